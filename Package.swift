@@ -1,0 +1,37 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "reckon",
+    products: [
+        .executable(name: "reckon", targets: ["reckon"]),
+        .library(name: "ReckonCore", targets: ["ReckonCore"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CArchive",
+            providers: [.apt(["libarchive-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "ReckonCore",
+            dependencies: ["CArchive", "CCrypto"]
+        ),
+        .executableTarget(
+            name: "reckon",
+            dependencies: ["ReckonCore"]
+        ),
+        .testTarget(
+            name: "ReckonCoreTests",
+            dependencies: ["ReckonCore"]
+        ),
+        .testTarget(
+            name: "ReckonCLITests",
+            dependencies: ["reckon", "ReckonCore"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

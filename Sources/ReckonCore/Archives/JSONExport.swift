@@ -1,0 +1,46 @@
+import Foundation
+
+/// `memos.json`: every exported memo of one side, every field, sorted by
+/// creation time then id. Soft-deleted memos are never included.
+public enum JSONExport {
+    /// The memo as it is written in an export: known fields always present
+    /// (null when absent), dates in UTC, unknown keys kept.
+    public static func value(of memo: Memo) -> JSONValue {
+        func date(_ t: Timestamp?) -> JSONValue { t.map { .string($0.iso8601) } ?? .null }
+        var object = memo.otherFields
+        object["id"] = .string(memo.id.value)
+        object["title"] = memo.title.map(JSONValue.string) ?? .null
+        object["body"] = memo.body.map(JSONValue.string) ?? .null
+        object["createdAt"] = date(memo.createdAt)
+        object["modifiedAt"] = date(memo.modifiedAt)
+        object["archivedAt"] = date(memo.archivedAt)
+        object["deletedAt"] = date(memo.deletedAt)
+        object["tags"] = .array(memo.tags.sorted().map(JSONValue.string))
+        object["pinned"] = memo.pinned.map(JSONValue.bool) ?? .null
+        object["changeTag"] = memo.changeTag.map(JSONValue.string) ?? .null
+        return .object(object)
+    }
+
+    /// The order memos are exported in: creation time (memos without one
+    /// first), then id.
+    public static func exportOrder(_ a: Memo, _ b: Memo) -> Bool {
+        switch (a.createdAt, b.createdAt) {
+        case let (x?, y?) where x != y: return x < y
+        case (nil, _?): return true
+        case (_?, nil): return false
+        default: return a.id < b.id
+        }
+    }
+
+    public static func document(memos: [Memo], source: SideSpec) throws -> Data {
+        let sorted = memos.sorted(by: exportOrder)
+        let root: JSONValue = .object([
+            "schemaVersion": .number(1),
+            "source": .object(["name": .string(source.name), "label": .string(source.label), "path": .string(source.path)]),
+            "memos": .array(sorted.map(value(of:))),
+        ])
+        var data = try makeJSONEncoder().encode(root)
+        data.append(0x0A)
+        return data
+    }
+}

@@ -1,0 +1,47 @@
+/// One memo file, `memos/<uuid>.json`, with its body.
+public struct Memo: Sendable, Equatable {
+    public var id: MemoID
+    public var title: String?
+    public var body: String?
+    public var createdAt: Timestamp?
+    public var modifiedAt: Timestamp
+    public var archivedAt: Timestamp?
+    public var deletedAt: Timestamp?
+    public var tags: [String]
+    public var pinned: Bool?
+    public var changeTag: String?
+    /// Keys reckon does not know, kept as they were read.
+    public var otherFields: [String: JSONValue]
+
+    public init(id: MemoID, title: String? = nil, body: String? = nil, createdAt: Timestamp? = nil, modifiedAt: Timestamp,
+                archivedAt: Timestamp? = nil, deletedAt: Timestamp? = nil, tags: [String] = [], pinned: Bool? = nil,
+                changeTag: String? = nil, otherFields: [String: JSONValue] = [:]) {
+        self.id = id
+        self.title = title
+        self.body = body
+        self.createdAt = createdAt
+        self.modifiedAt = modifiedAt
+        self.archivedAt = archivedAt
+        self.deletedAt = deletedAt
+        self.tags = tags
+        self.pinned = pinned
+        self.changeTag = changeTag
+        self.otherFields = otherFields
+    }
+
+    /// The names of the fields in which two memos differ, compared as parsed
+    /// values (dates as instants, tags as a set); unknown keys are ignored.
+    public func differingFields(from other: Memo) -> [String] {
+        var fields: [String] = []
+        if title != other.title { fields.append("title") }
+        if body != other.body { fields.append("body") }
+        if tags.sorted() != other.tags.sorted() { fields.append("tags") }
+        if createdAt != other.createdAt { fields.append("createdAt") }
+        if modifiedAt != other.modifiedAt { fields.append("modifiedAt") }
+        if archivedAt != other.archivedAt { fields.append("archivedAt") }
+        if deletedAt != other.deletedAt { fields.append("deletedAt") }
+        if pinned ?? false != other.pinned ?? false { fields.append("pinned") }
+        if let a = changeTag, let b = other.changeTag, a != b { fields.append("changeTag") }
+        return fields
+    }
+}

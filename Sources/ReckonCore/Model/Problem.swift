@@ -1,0 +1,45 @@
+/// Something wrong inside one side, found while reading it. Problems are
+/// values: they are collected and reported, and a run goes on past them.
+public struct Problem: Sendable, Equatable, Codable {
+    public enum Severity: String, Sendable, Codable {
+        /// Worth knowing; does not make the run "trouble".
+        case warning
+        /// Makes the run exit 2.
+        case error
+    }
+
+    public enum Kind: String, Sendable, Codable {
+        case unreadableFolder = "unreadable-folder"
+        case missingIndex = "missing-index"
+        case corruptIndex = "corrupt-index"
+        case unsupportedSchema = "unsupported-schema"
+        case badEntry = "bad-entry"
+        case invalidID = "invalid-id"
+        case duplicateID = "duplicate-id"
+        case danglingEntry = "dangling-entry"
+        case orphanFile = "orphan-file"
+        case notRegularFile = "not-regular-file"
+        case link
+        case unreadableFile = "unreadable-file"
+        case corruptMemo = "corrupt-memo"
+        case idMismatch = "id-mismatch"
+        case nameSpelling = "name-spelling"
+        case exportFailed = "export-failed"
+    }
+
+    public var severity: Severity
+    public var kind: Kind
+    /// The file inside the side's folder (`index.json`, `memos/<id>.json`).
+    public var path: String
+    /// The memo this problem makes uncomparable, when there is one.
+    public var id: MemoID?
+    public var message: String
+
+    public init(_ kind: Kind, path: String, id: MemoID? = nil, _ message: String, severity: Severity = .error) {
+        self.severity = severity
+        self.kind = kind
+        self.path = path
+        self.id = id
+        self.message = message
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// Which part a side plays: the local side is rclone's source, a remote its destination.
+public enum SideRole: String, Sendable, Codable {
+    case local
+    case remote
+}
+
+/// Where one side is and what to call it.
+public struct SideSpec: Sendable, Equatable {
+    public var role: SideRole
+    /// A short name, used in file names and in the report (`device`, `drive`).
+    public var name: String
+    /// What a person calls it ("this device", "Google Drive").
+    public var label: String
+    /// The path as the user wrote it, for reports (never resolved, so
+    /// reports do not depend on where the command was run).
+    public var path: String
+    /// The folder, resolved.
+    public var url: URL
+
+    public init(role: SideRole, name: String, label: String, path: String, url: URL) {
+        self.role = role
+        self.name = name
+        self.label = label
+        self.path = path
+        self.url = url
+    }
+}
+
+public enum SideStatus: String, Sendable, Codable {
+    /// Read whole.
+    case ok
+    /// Read, but only in part (reserved for the corrupt-index fallback).
+    case degraded
+    /// Could not be read at all; it has no counts.
+    case failed
+}
+
+/// Everything read from one side: its index entries, its memo files and the
+/// problems met. In a deep check it also holds the parsed memos.
+public struct SideListing: Sendable {
+    public var spec: SideSpec
+    public var status: SideStatus
+    /// Usable index entries by id (the first entry of a duplicated id).
+    public var entries: [MemoID: IndexEntry]
+    /// Regular memo files by id, with their names inside `memos/`.
+    public var files: [MemoID: String]
+    /// Parsed memos (deep check only).
+    public var memos: [MemoID: Memo]
+    public var problems: [Problem]
+
+    public init(spec: SideSpec, status: SideStatus = .ok, entries: [MemoID: IndexEntry] = [:], files: [MemoID: String] = [:],
+                memos: [MemoID: Memo] = [:], problems: [Problem] = []) {
+        self.spec = spec
+        self.status = status
+        self.entries = entries
+        self.files = files
+        self.memos = memos
+        self.problems = problems
+    }
+
+    /// Counts from the index entries; nil when the side failed.
+    public var counts: MemoCounts? {
+        status == .failed ? nil : MemoCounts.aggregate(Array(entries.values))
+    }
+
+    /// Ids that cannot be compared on this side, with the reasons.
+    public var brokenIDs: [MemoID: [String]] {
+        var result: [MemoID: [String]] = [:]
+        for problem in problems where problem.severity == .error {
+            if let id = problem.id { result[id, default: []].append(problem.message) }
+        }
+        return result
+    }
+
+    /// Whether this side has anything that makes a run "trouble".
+    public var hasTrouble: Bool {
+        status != .ok || problems.contains { $0.severity == .error }
+    }
+}

@@ -1,0 +1,151 @@
+/// An instant read from an ISO 8601 string, exact to the nanosecond.
+///
+/// Two spellings of one instant (`2026-04-19T14:32:00Z`,
+/// `2026-04-19T23:32:00.000+09:00`) give equal values. A string without a
+/// time zone is rejected: reckon does not guess which zone was meant.
+public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Seconds since 1970-01-01T00:00:00Z.
+    public let seconds: Int64
+    /// Nanoseconds within the second, 0..<1_000_000_000.
+    public let nanoseconds: Int32
+
+    public init(seconds: Int64, nanoseconds: Int32 = 0) {
+        self.seconds = seconds
+        self.nanoseconds = nanoseconds
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`.
+    public init?(iso8601 text: String) {
+        let b = Array(text.utf8)
+        var i = 0
+        func digits(_ count: Int) -> Int? {
+            guard i + count <= b.count else { return nil }
+            var value = 0
+            for k in 0..<count {
+                let c = b[i + k]
+                guard c >= 0x30, c <= 0x39 else { return nil }
+                value = value * 10 + Int(c - 0x30)
+            }
+            i += count
+            return value
+        }
+        func expect(_ c: UInt8) -> Bool {
+            guard i < b.count, b[i] == c else { return false }
+            i += 1
+            return true
+        }
+        guard let year = digits(4), expect(UInt8(ascii: "-")),
+              let month = digits(2), expect(UInt8(ascii: "-")),
+              let day = digits(2), expect(UInt8(ascii: "T")),
+              let hour = digits(2), expect(UInt8(ascii: ":")),
+              let minute = digits(2), expect(UInt8(ascii: ":")),
+              let second = digits(2)
+        else { return nil }
+        guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
+              hour < 24, minute < 60, second < 60
+        else { return nil }
+        var nanos = 0
+        if expect(UInt8(ascii: ".")) {
+            var count = 0
+            while i < b.count, b[i] >= 0x30, b[i] <= 0x39 {
+                if count < 9 { nanos = nanos * 10 + Int(b[i] - 0x30) }
+                count += 1
+                i += 1
+            }
+            guard count > 0 else { return nil }
+            for _ in min(count, 9)..<9 { nanos *= 10 }
+        }
+        var offset = 0
+        if expect(UInt8(ascii: "Z")) {
+        } else if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
+            let sign = b[i] == UInt8(ascii: "-") ? -1 : 1
+            i += 1
+            guard let oh = digits(2) else { return nil }
+            _ = expect(UInt8(ascii: ":"))
+            guard let om = digits(2), oh < 24, om < 60 else { return nil }
+            offset = sign * (oh * 3600 + om * 60)
+        } else {
+            return nil
+        }
+        guard i == b.count else { return nil }
+        let days = Self.daysFromCivil(year: year, month: month, day: day)
+        seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second - offset)
+        nanoseconds = Int32(nanos)
+    }
+
+    /// The instant in UTC, `Z`, with a fraction only when there is one.
+    public var iso8601: String {
+        let days = Int(seconds.floorDivided(by: 86_400))
+        let secondOfDay = Int(seconds - Int64(days) * 86_400)
+        let (y, m, d) = Self.civilFromDays(days)
+        func pad(_ v: Int, _ width: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        var text = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
+        if nanoseconds != 0 {
+            var fraction = pad(Int(nanoseconds), 9)
+            while fraction.hasSuffix("000") { fraction.removeLast(3) }
+            text += "." + fraction
+        }
+        return text + "Z"
+    }
+
+    public var description: String { iso8601 }
+
+    public static func < (a: Timestamp, b: Timestamp) -> Bool {
+        (a.seconds, a.nanoseconds) < (b.seconds, b.nanoseconds)
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    // Howard Hinnant's days_from_civil / civil_from_days.
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+}
+
+extension Timestamp: Codable {
+    public init(from decoder: Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let value = Timestamp(iso8601: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 date: \(text)"))
+        }
+        self = value
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(iso8601)
+    }
+}
+
+private extension Int64 {
+    func floorDivided(by d: Int64) -> Int64 {
+        let q = self / d
+        return (self % d != 0 && (self < 0) != (d < 0)) ? q - 1 : q
+    }
+}

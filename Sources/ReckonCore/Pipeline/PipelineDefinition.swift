@@ -1,0 +1,251 @@
+import Foundation
+
+/// Which check `reconcile` makes.
+public enum CheckMode: String, Sendable, Codable {
+    /// Index entries, the folder listing and every memo file, field by field.
+    case deep
+    /// Index entries and the folder listing only.
+    case quick
+}
+
+/// Formats an export can be written in.
+public enum ExportFormat: String, Sendable, Codable, CaseIterable {
+    case json
+}
+
+/// What to export, from which side, to where.
+public struct ExportSpec: Sendable, Equatable {
+    /// `local`, or the name of a remote.
+    public var from: String
+    public var formats: [ExportFormat]
+    public var includeArchived: Bool
+    /// The folder as the definition spells it, for reports.
+    public var path: String
+    public var dir: URL
+    /// How many past exports to keep (used by the nightly job).
+    public var keep: Int?
+}
+
+/// A pipeline definition: the sides, what to check, where reports and exports go.
+public struct PipelineDefinition: Sendable, Equatable {
+    public var name: String
+    public var local: SideSpec
+    public var remotes: [SideSpec]
+    public var check: CheckMode
+    /// Where report files are written; nil writes none.
+    public var reportDir: URL?
+    public var export: ExportSpec?
+    public var language: String
+    /// Whether drift makes `reckon run` exit 1.
+    public var failOnDrift: Bool
+
+    public static let defaultLocalLabel = "this device"
+    public static let defaultRemoteLabel = "Google Drive"
+
+    public init(name: String, local: SideSpec, remotes: [SideSpec], check: CheckMode = .deep, reportDir: URL? = nil,
+                export: ExportSpec? = nil, language: String = "en", failOnDrift: Bool = false) {
+        self.name = name
+        self.local = local
+        self.remotes = remotes
+        self.check = check
+        self.reportDir = reportDir
+        self.export = export
+        self.language = language
+        self.failOnDrift = failOnDrift
+    }
+}
+
+/// A definition that cannot be used; names the file and the exact key.
+public struct DefinitionError: Error, Equatable, CustomStringConvertible {
+    public var file: String
+    public var key: String?
+    public var message: String
+
+    public var description: String {
+        if let key { return "\(file): '\(key)' \(message)" }
+        return "\(file): \(message)"
+    }
+}
+
+extension PipelineDefinition {
+    static let topKeys: Set<String> = ["schemaVersion", "name", "local", "remotes", "check", "reports", "export", "language", "failOnDrift"]
+    static let sideKeys: Set<String> = ["name", "label", "path"]
+    static let exportKeys: Set<String> = ["from", "formats", "includeArchived", "dir", "keep"]
+    static let reportKeys: Set<String> = ["dir"]
+    public static let supportedLanguages = ["en"]
+
+    /// Reads and checks a definition file. Relative paths in it are taken
+    /// relative to the file's folder, so cron can run it from anywhere.
+    public static func load(from url: URL, displayPath: String) throws(DefinitionError) -> PipelineDefinition {
+        let data: Data
+        do {
+            data = try readRegularFile(atPath: url.path, limit: 1 << 20)
+        } catch {
+            throw DefinitionError(file: displayPath, message: FileKind(path: url.path) == .missing ? "no such file" : error.message)
+        }
+        return try parse(data, file: displayPath, base: url.deletingLastPathComponent())
+    }
+
+    /// Parses a definition; `base` is the folder relative paths start from.
+    public static func parse(_ data: Data, file: String, base: URL) throws(DefinitionError) -> PipelineDefinition {
+        let root: JSONValue
+        do {
+            root = try JSONValue.parse(data)
+        } catch {
+            throw DefinitionError(file: file, message: "is not valid JSON (\(describe(error)))")
+        }
+        let reader = DefinitionReader(file: file, base: base)
+        return try reader.definition(root)
+    }
+}
+
+/// Walks a definition's JSON, naming the key path of anything wrong.
+private struct DefinitionReader {
+    let file: String
+    let base: URL
+
+    func fail(_ key: String?, _ message: String) -> DefinitionError {
+        DefinitionError(file: file, key: key, message: message)
+    }
+
+    func object(_ value: JSONValue?, _ key: String?, allowed: Set<String>) throws(DefinitionError) -> [String: JSONValue] {
+        guard case .object(let object)? = value else {
+            throw fail(key, "must be an object, found \(value?.typeName ?? "nothing")")
+        }
+        if let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) {
+            let full = key.map { "\($0).\(unknown)" } ?? unknown
+            throw fail(full, "is not a known key (known: \(allowed.sorted().joined(separator: ", ")))")
+        }
+        return object
+    }
+
+    func string(_ object: [String: JSONValue], _ name: String, in parent: String?, required: Bool) throws(DefinitionError) -> String? {
+        let key = parent.map { "\($0).\(name)" } ?? name
+        switch object[name] {
+        case nil where required: throw fail(key, "is missing")
+        case nil: return nil
+        case .string(let value)?:
+            guard !value.isEmpty else { throw fail(key, "must not be empty") }
+            return value
+        case let other?: throw fail(key, "must be a string, found \(other.typeName)")
+        }
+    }
+
+    func bool(_ object: [String: JSONValue], _ name: String, in parent: String?) throws(DefinitionError) -> Bool? {
+        let key = parent.map { "\($0).\(name)" } ?? name
+        switch object[name] {
+        case nil: return nil
+        case .bool(let value)?: return value
+        case let other?: throw fail(key, "must be true or false, found \(other.typeName)")
+        }
+    }
+
+    func url(_ path: String) -> URL {
+        path.hasPrefix("/") ? URL(fileURLWithPath: path) : base.appendingPathComponent(path).standardizedFileURL
+    }
+
+    func side(_ value: JSONValue?, _ key: String, role: SideRole, defaultName: String, defaultLabel: String) throws(DefinitionError) -> SideSpec {
+        let object = try object(value, key, allowed: PipelineDefinition.sideKeys)
+        let name = try string(object, "name", in: key, required: false) ?? defaultName
+        guard name.range(of: "^[a-z0-9][a-z0-9_-]{0,31}$", options: .regularExpression) != nil else {
+            throw fail("\(key).name", "must be 1 to 32 small letters, digits, '-' or '_', starting with a letter or digit")
+        }
+        let path = try string(object, "path", in: key, required: true)!
+        let label = try string(object, "label", in: key, required: false) ?? defaultLabel
+        return SideSpec(role: role, name: name, label: label, path: path, url: url(path))
+    }
+
+    func definition(_ root: JSONValue) throws(DefinitionError) -> PipelineDefinition {
+        let top = try object(root, nil, allowed: PipelineDefinition.topKeys)
+        if let version = top["schemaVersion"], version != .number(1) {
+            throw fail("schemaVersion", "must be 1, the version this reckon reads")
+        }
+        let name = try string(top, "name", in: nil, required: false) ?? "pipeline"
+        let local = try side(top["local"], "local", role: .local, defaultName: "local", defaultLabel: PipelineDefinition.defaultLocalLabel)
+
+        guard case .array(let remoteValues)? = top["remotes"] else {
+            throw fail("remotes", top["remotes"] == nil ? "is missing" : "must be an array of remotes, found \(top["remotes"]!.typeName)")
+        }
+        guard !remoteValues.isEmpty else { throw fail("remotes", "must name at least one remote") }
+        var remotes: [SideSpec] = []
+        for (position, value) in remoteValues.enumerated() {
+            let remote = try side(value, "remotes[\(position)]", role: .remote, defaultName: "remote\(position + 1)",
+                                  defaultLabel: PipelineDefinition.defaultRemoteLabel)
+            if remote.name == local.name || remotes.contains(where: { $0.name == remote.name }) {
+                throw fail("remotes[\(position)].name", "'\(remote.name)' is already the name of another side")
+            }
+            remotes.append(remote)
+        }
+
+        var check = CheckMode.deep
+        if let text = try string(top, "check", in: nil, required: false) {
+            guard let mode = CheckMode(rawValue: text) else { throw fail("check", "must be \"deep\" or \"quick\", found \"\(text)\"") }
+            check = mode
+        }
+
+        var reportDir: URL?
+        if top["reports"] != nil {
+            let reports = try object(top["reports"], "reports", allowed: PipelineDefinition.reportKeys)
+            reportDir = url(try string(reports, "dir", in: "reports", required: true)!)
+        }
+
+        var export: ExportSpec?
+        if top["export"] != nil {
+            export = try exportSpec(top["export"], local: local, remotes: remotes)
+        }
+
+        let language = try string(top, "language", in: nil, required: false) ?? "en"
+        guard PipelineDefinition.supportedLanguages.contains(language) else {
+            throw fail("language", "must be one of \(PipelineDefinition.supportedLanguages.joined(separator: ", ")), found \"\(language)\"")
+        }
+        return PipelineDefinition(name: name, local: local, remotes: remotes, check: check, reportDir: reportDir, export: export,
+                                  language: language, failOnDrift: try bool(top, "failOnDrift", in: nil) ?? false)
+    }
+
+    func exportSpec(_ value: JSONValue?, local: SideSpec, remotes: [SideSpec]) throws(DefinitionError) -> ExportSpec {
+        let object = try object(value, "export", allowed: PipelineDefinition.exportKeys)
+        let from = try string(object, "from", in: "export", required: false) ?? "local"
+        guard from == "local" || remotes.contains(where: { $0.name == from }) else {
+            throw fail("export.from", "must be \"local\" or the name of a remote (\(remotes.map(\.name).joined(separator: ", "))), found \"\(from)\"")
+        }
+        var formats: [ExportFormat] = [.json]
+        if let value = object["formats"] {
+            guard case .array(let items) = value, !items.isEmpty else { throw fail("export.formats", "must be a non-empty array of format names") }
+            formats = []
+            for (position, item) in items.enumerated() {
+                guard case .string(let text) = item, let format = ExportFormat(rawValue: text) else {
+                    throw fail("export.formats[\(position)]", "must be one of \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                if !formats.contains(format) { formats.append(format) }
+            }
+        }
+        let path = try string(object, "dir", in: "export", required: true)!
+        var keep: Int?
+        if let value = object["keep"] {
+            guard case .number(let number) = value, number == number.rounded(), number >= 1, number <= 10_000 else {
+                throw fail("export.keep", "must be a whole number from 1 to 10000")
+            }
+            keep = Int(number)
+        }
+        return ExportSpec(from: from, formats: formats, includeArchived: try bool(object, "includeArchived", in: "export") ?? false,
+                          path: path, dir: url(path), keep: keep)
+    }
+}
+
+extension PipelineDefinition {
+    /// Refuses an output folder inside a source folder: nothing is ever
+    /// written into a source.
+    public func checkOutputsOutsideSources(file: String) throws(DefinitionError) {
+        let outputs: [(String, URL?)] = [("reports.dir", reportDir), ("export.dir", export?.dir)]
+        for (key, output) in outputs {
+            guard let output else { continue }
+            let out = output.resolvingSymlinksInPath().standardizedFileURL.path
+            for side in [local] + remotes {
+                let source = side.url.resolvingSymlinksInPath().standardizedFileURL.path
+                if out == source || out.hasPrefix(source.hasSuffix("/") ? source : source + "/") {
+                    throw DefinitionError(file: file, key: key, message: "is inside the source folder \(side.path); reckon never writes into a source")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+/// The reconciliation report: what `report.json` holds and every rendering is
+/// made from. Holds no run time or machine path, so the same input gives the
+/// same bytes.
+public struct Report: Sendable, Equatable, Codable {
+    public static let currentSchemaVersion = 1
+
+    public var schemaVersion = Report.currentSchemaVersion
+    public var reckonVersion = Reckon.version
+    public var pipeline: String
+    public var check: CheckMode
+    public var sides: [SideReport]
+    /// No side failed and every memo is the same on every side.
+    public var inSync: Bool
+    public var outcome: Outcome
+    /// Every memo that is not the same (`=` lines left out), by remote then id.
+    public var differences: [Difference]
+    public var quarantined: [QuarantineRecord]
+    public var exports: [ExportRecord]
+
+    public enum Outcome: String, Sendable, Codable {
+        /// Done, and every side agrees.
+        case inSync = "in-sync"
+        /// Done, and memos differ.
+        case drift
+        /// A side failed or has problems, or an export failed.
+        case trouble
+    }
+
+    public var local: SideReport { sides.first { $0.role == .local }! }
+    public var remotes: [SideReport] { sides.filter { $0.role == .remote } }
+}
+
+/// One side as the report shows it.
+public struct SideReport: Sendable, Equatable, Codable {
+    public var role: SideRole
+    public var name: String
+    public var label: String
+    public var path: String
+    public var status: SideStatus
+    public var counts: MemoCounts?
+    public var problems: [Problem]
+
+    public init(_ side: SideListing) {
+        role = side.spec.role
+        name = side.spec.name
+        label = side.spec.label
+        path = side.spec.path
+        status = side.status
+        counts = side.counts
+        problems = side.problems.sorted { ($0.path, $0.message) < ($1.path, $1.message) }
+    }
+
+    enum CodingKeys: String, CodingKey { case role, name, label, path, status, counts, problems }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(role, forKey: .role)
+        try container.encode(name, forKey: .name)
+        try container.encode(label, forKey: .label)
+        try container.encode(path, forKey: .path)
+        try container.encode(status, forKey: .status)
+        try container.encode(counts, forKey: .counts) // null when the side failed
+        try container.encode(problems, forKey: .problems)
+    }
+}
+
+/// A file copied aside because it could not be used.
+public struct QuarantineRecord: Sendable, Equatable, Codable {
+    public var source: String
+    public var copy: String
+    public var sha256: String
+    public var reason: String
+}
+
+/// One export file written by a run.
+public struct ExportRecord: Sendable, Equatable, Codable {
+    public var format: ExportFormat
+    /// The file, as the definition spells its folder.
+    public var path: String
+    public var memos: Int
+    public var bytes: Int
+    /// Memos that should have been exported but could not be read.
+    public var missing: [Problem]
+}
+
+/// reckon's own name and version.
+public enum Reckon {
+    public static let version = "0.1.0"
+}

@@ -1,0 +1,79 @@
+/// The terminal summary of `reconcile` and `run`, in the seed's layout: the
+/// device block above each remote's block, then the sentences, then the lists.
+public struct TextSummary {
+    public var strings: Strings
+    /// Whether to colour drifted counts (a terminal without NO_COLOR).
+    public var color: Bool
+    /// How many differences and problems to list before pointing at the files.
+    public var listLimit = 20
+
+    public init(strings: Strings = .en, color: Bool = false) {
+        self.strings = strings
+        self.color = color
+    }
+
+    public func render(_ report: Report) -> String {
+        let s = strings
+        var out: [String] = []
+        let localCounts = report.local.counts
+        for side in report.sides {
+            out.append(s.memosOn(side.label))
+            guard let counts = side.counts else {
+                out.append("  \(s.notRead)")
+                out.append("")
+                continue
+            }
+            for (name, value, localValue) in [(s.active, counts.active, localCounts?.active), (s.archived, counts.archived, localCounts?.archived)] {
+                var shown = String(value)
+                if side.role == .remote, let localValue, localValue != value {
+                    shown = s.drifted(value, local: localValue)
+                    if color { shown = "\u{1B}[38;5;208m\(shown)\u{1B}[0m" }
+                }
+                out.append("  " + pad(name, 10) + shown)
+            }
+            out.append("")
+        }
+        out += report.hints(s)
+
+        if !report.differences.isEmpty {
+            out.append("")
+            out.append("\(s.differencesHeading) (\(report.differences.count)):")
+            let labels = Dictionary(report.remotes.map { ($0.name, $0.label) }, uniquingKeysWith: { a, _ in a })
+            for difference in report.differences.prefix(listLimit) {
+                var line = "  \(difference.sigil.rawValue) \(difference.id)  \(s.kind(difference.kind, remote: labels[difference.remote] ?? difference.remote))"
+                if !difference.fields.isEmpty && difference.kind == .changed { line += ": " + difference.fields.joined(separator: ", ") }
+                if let title = difference.title, !title.isEmpty { line += "  " + quoted(title, limit: 40) }
+                out.append(line)
+            }
+            if report.differences.count > listLimit { out.append("  " + s.andMore(report.differences.count - listLimit, file: "combined.txt")) }
+        }
+        let problems = report.sides.flatMap { side in side.problems.map { (side, $0) } }
+        if !problems.isEmpty {
+            out.append("")
+            out.append("\(s.problemsHeading) (\(problems.count)):")
+            for (side, problem) in problems.prefix(listLimit) {
+                out.append("  \(problem.severity == .error ? "error" : "warning"): \(joinPath(side.path, problem.path)): \(problem.message)")
+            }
+            if problems.count > listLimit { out.append("  " + s.andMore(problems.count - listLimit, file: "report.json")) }
+        }
+        if !report.exports.isEmpty {
+            out.append("")
+            out.append("\(s.exportsHeading):")
+            for export in report.exports {
+                out.append("  \(export.path)  \(export.memos) memos, \(export.bytes) bytes")
+                for problem in export.missing { out.append("    missing \(problem.path): \(problem.message)") }
+            }
+        }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    func pad(_ text: String, _ width: Int) -> String {
+        text + String(repeating: " ", count: max(1, width - text.count))
+    }
+}
+
+/// A side's path joined with a path inside it, for messages.
+public func joinPath(_ root: String, _ inside: String) -> String {
+    if inside.isEmpty { return root }
+    return root.hasSuffix("/") ? root + inside : root + "/" + inside
+}

@@ -1,0 +1,62 @@
+/// Compares the local side with one remote, memo by memo.
+public enum Reconciler {
+    /// Every memo that is not the same on both sides, sorted by id. Memos
+    /// deleted on one side and absent on the other are the same to the user
+    /// and are left out. When either side failed, nothing can be compared.
+    public static func differences(local: SideListing, remote: SideListing, deep: Bool) -> [Difference] {
+        guard local.status != .failed, remote.status != .failed else { return [] }
+        let localBroken = local.brokenIDs
+        let remoteBroken = remote.brokenIDs
+        var ids = Set(local.entries.keys).union(local.files.keys).union(localBroken.keys)
+        ids.formUnion(remote.entries.keys)
+        ids.formUnion(remote.files.keys)
+        ids.formUnion(remoteBroken.keys)
+
+        var result: [Difference] = []
+        for id in ids.sorted() {
+            let l = local.entries[id]
+            let r = remote.entries[id]
+            let title = local.memos[id]?.title ?? remote.memos[id]?.title
+            func make(_ sigil: Difference.Sigil, _ kind: Difference.Kind, _ fields: [String] = []) -> Difference {
+                Difference(remote: remote.spec.name, id: id, sigil: sigil, kind: kind, fields: fields, title: title,
+                           local: .init(l, problem: localBroken[id]?.joined(separator: "; ")),
+                           remoteState: .init(r, problem: remoteBroken[id]?.joined(separator: "; ")))
+            }
+            if localBroken[id] != nil || remoteBroken[id] != nil {
+                result.append(make(.cannotCompare, .cannotCompare))
+                continue
+            }
+            let localLive = l.map { !$0.isDeleted } ?? false
+            let remoteLive = r.map { !$0.isDeleted } ?? false
+            switch (localLive, remoteLive) {
+            case (false, false):
+                continue
+            case (true, false):
+                result.append(r == nil ? make(.onlyOnLocal, .onlyOnLocal) : make(.differs, .deletedOnOneSide, ["deletedAt"]))
+            case (false, true):
+                result.append(l == nil ? make(.onlyOnRemote, .onlyOnRemote) : make(.differs, .deletedOnOneSide, ["deletedAt"]))
+            case (true, true):
+                let fields = differingFields(l!, r!, local.memos[id], remote.memos[id], deep: deep)
+                guard !fields.isEmpty else { continue }
+                let kind: Difference.Kind = fields.contains("archived") ? .archivedOnOneSide : .changed
+                result.append(make(.differs, kind, fields))
+            }
+        }
+        return result
+    }
+
+    /// Index fields that differ, then (deep) memo fields that differ, each named once.
+    static func differingFields(_ l: IndexEntry, _ r: IndexEntry, _ lm: Memo?, _ rm: Memo?, deep: Bool) -> [String] {
+        var fields: [String] = []
+        if l.isArchived != r.isArchived { fields.append("archived") }
+        if l.modifiedTime != r.modifiedTime { fields.append("modifiedTime") }
+        if let a = l.changeTag, let b = r.changeTag, a != b { fields.append("changeTag") }
+        if deep, let lm, let rm {
+            for field in lm.differingFields(from: rm) where !fields.contains(field) {
+                if field == "archivedAt" && fields.contains("archived") { continue }
+                fields.append(field)
+            }
+        }
+        return fields
+    }
+}

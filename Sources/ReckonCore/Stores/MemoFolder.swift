@@ -1,0 +1,159 @@
+import Foundation
+
+/// Reads one side stored as a memo folder: `index.json` plus `memos/<uuid>.json`.
+///
+/// Nothing is written, renamed or deleted. Links inside the folder are
+/// reported, never followed.
+public struct MemoFolder: Sendable {
+    /// Largest `index.json` read.
+    public var indexSizeLimit: Int64 = 1 << 30
+    /// Largest memo file read.
+    public var memoSizeLimit: Int64 = 64 << 20
+
+    public init() {}
+
+    /// The folder holding `index.json`: the path itself, or its `60dMemo`
+    /// subfolder when the path is the cloud folder's parent.
+    public static func resolveRoot(_ url: URL) -> URL {
+        let nested = url.appendingPathComponent("60dMemo")
+        if FileKind(path: url.appendingPathComponent("index.json").path) == .missing,
+           FileKind(path: url.appendingPathComponent("memos").path) == .missing,
+           FileKind(path: nested.path) == .directory {
+            return nested
+        }
+        return url
+    }
+
+    /// Reads the index only: the fast path used for counting.
+    public func readIndex(_ spec: SideSpec) -> SideListing {
+        var side = SideListing(spec: spec)
+        let root = Self.resolveRoot(spec.url)
+        func fail(_ kind: Problem.Kind, _ path: String, _ message: String) -> SideListing {
+            side.status = .failed
+            side.problems.append(Problem(kind, path: path, message))
+            return side
+        }
+        switch FileKind(path: root.path) {
+        case .directory: break
+        case .missing: return fail(.unreadableFolder, "", "the folder does not exist")
+        case let other: return fail(.unreadableFolder, "", "is \(other.description), not a folder")
+        }
+        guard access(root.path, R_OK | X_OK) == 0 else {
+            return fail(.unreadableFolder, "", "the folder cannot be read (permission denied)")
+        }
+        let indexPath = root.appendingPathComponent("index.json").path
+        switch FileKind(path: indexPath) {
+        case .regular: break
+        case .missing: return fail(.missingIndex, "index.json", "there is no index.json in this folder")
+        case let other: return fail(.corruptIndex, "index.json", "is \(other.description), not a regular file")
+        }
+        let data: Data
+        do {
+            data = try readRegularFile(atPath: indexPath, limit: indexSizeLimit)
+        } catch {
+            return fail(.corruptIndex, "index.json", error.message)
+        }
+        do {
+            let index = try IndexReader.read(data)
+            for entry in index.entries { side.entries[entry.id] = entry }
+            side.problems += index.problems
+        } catch {
+            return fail(error.kind, "index.json", error.message)
+        }
+        return side
+    }
+
+    /// Reads the index and lists `memos/`, finding dangling entries and
+    /// orphan files; with `deep`, also reads and parses every memo file.
+    public func load(_ spec: SideSpec, deep: Bool) -> SideListing {
+        var side = readIndex(spec)
+        guard side.status != .failed else { return side }
+        let memosURL = Self.resolveRoot(spec.url).appendingPathComponent("memos")
+
+        var names: [String] = []
+        switch FileKind(path: memosURL.path) {
+        case .missing: break
+        case .directory:
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: memosURL.path).sorted()
+            } catch {
+                side.status = .failed
+                side.problems.append(Problem(.unreadableFolder, path: "memos", "the folder cannot be listed"))
+                return side
+            }
+        case let other:
+            side.status = .failed
+            side.problems.append(Problem(.unreadableFolder, path: "memos", "is \(other.description), not a folder"))
+            return side
+        }
+
+        let indexProblemIDs = Set(side.problems.compactMap(\.id))
+        for name in names {
+            let path = "memos/" + name
+            guard name.hasSuffix(".json") else {
+                side.problems.append(Problem(.orphanFile, path: path, "not a memo file (no .json ending); left alone", severity: .warning))
+                continue
+            }
+            guard let id = MemoID(String(name.dropLast(5))) else {
+                side.problems.append(Problem(.invalidID, path: path, "the file name is not <uuid>.json; the file is not read"))
+                continue
+            }
+            if let other = side.files[id] {
+                side.problems.append(Problem(.duplicateID, path: path, id: id, "another file, memos/\(other), holds the same id"))
+                continue
+            }
+            switch FileKind(path: memosURL.appendingPathComponent(name).path) {
+            case .regular:
+                side.files[id] = name
+            case .link:
+                side.problems.append(Problem(.link, path: path, id: id, "is a link; links are not followed"))
+            case let other:
+                side.problems.append(Problem(.notRegularFile, path: path, id: id, "is \(other.description), not a regular file"))
+            }
+        }
+
+        let problemIDs = Set(side.problems.compactMap(\.id))
+        for id in side.entries.keys.sorted() {
+            let entry = side.entries[id]!
+            if let name = side.files[id] {
+                if name != entry.spelling + ".json" {
+                    side.problems.append(Problem(.nameSpelling, path: "memos/" + name, id: id,
+                                                 "the index spells this id \(entry.spelling)", severity: .warning))
+                }
+            } else if !entry.isDeleted && !problemIDs.contains(id) {
+                side.problems.append(Problem(.danglingEntry, path: "memos/\(entry.spelling).json", id: id,
+                                             "index.json lists this memo but its file is missing"))
+            }
+        }
+        for (id, name) in side.files.sorted(by: { $0.key < $1.key }) where side.entries[id] == nil && !indexProblemIDs.contains(id) {
+            side.problems.append(Problem(.orphanFile, path: "memos/" + name, id: id, "this memo file has no entry in index.json"))
+        }
+
+        if deep {
+            for (id, name) in side.files.sorted(by: { $0.key < $1.key }) {
+                let path = "memos/" + name
+                do {
+                    let memo = try readMemo(root: memosURL.deletingLastPathComponent(), name: name)
+                    if memo.id != id {
+                        side.problems.append(Problem(.idMismatch, path: path, id: id, "the file holds id \(memo.id), not the one in its name"))
+                    } else {
+                        side.memos[id] = memo
+                    }
+                } catch let failure as ReadFailure {
+                    side.problems.append(Problem(.unreadableFile, path: path, id: id, failure.message))
+                } catch let failure as MemoReader.Failure {
+                    side.problems.append(Problem(.corruptMemo, path: path, id: id, failure.message))
+                } catch {
+                    side.problems.append(Problem(.unreadableFile, path: path, id: id, String(describing: error)))
+                }
+            }
+        }
+        return side
+    }
+
+    /// Reads and parses `memos/<name>`; throws `ReadFailure` or `MemoReader.Failure`.
+    public func readMemo(root: URL, name: String) throws -> Memo {
+        let data = try readRegularFile(atPath: root.appendingPathComponent("memos").appendingPathComponent(name).path, limit: memoSizeLimit)
+        return try MemoReader.read(data)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An output file or folder that could not be written; stops the run.
+public struct OutputError: Error, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+    public var description: String { "cannot write \(path): \(reason)" }
+}
+
+/// Writes files so that a run killed at any moment leaves either the old file
+/// or the new one: a temporary name in the same folder, flushed, then renamed.
+public enum AtomicFile {
+    public static func write(_ data: Data, to url: URL) throws(OutputError) {
+        let folder = url.deletingLastPathComponent()
+        try makeFolder(folder)
+        let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw OutputError(path: url.path, reason: lastError()) }
+        var failure: String?
+        data.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let count = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = lastError()
+                    return
+                }
+                done += count
+            }
+        }
+        if failure == nil, fsync(fd) != 0 { failure = lastError() }
+        close(fd)
+        if failure == nil, rename(temporary.path, url.path) != 0 { failure = lastError() }
+        if let failure {
+            unlink(temporary.path)
+            throw OutputError(path: url.path, reason: failure)
+        }
+        let folderFD = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folderFD >= 0 {
+            fsync(folderFD)
+            close(folderFD)
+        }
+    }
+
+    /// Creates a folder and its parents, or says why it could not.
+    public static func makeFolder(_ url: URL) throws(OutputError) {
+        switch FileKind(path: url.path) {
+        case .directory: return
+        case .missing: break
+        case .link:
+            // A link to a folder (such as a synced folder) is the user's choice.
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), isFolder.boolValue { return }
+            throw OutputError(path: url.path, reason: "a link that does not lead to a folder stands there")
+        case let other:
+            throw OutputError(path: url.path, reason: "\(other.description) stands where a folder must be")
+        }
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } catch {
+            throw OutputError(path: url.path, reason: (error as NSError).localizedDescription)
+        }
+    }
+
+    static func lastError() -> String { String(cString: strerror(errno)) }
+}

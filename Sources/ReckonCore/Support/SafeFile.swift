@@ -1,0 +1,86 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What stands at a path, found without following a link.
+public enum FileKind: Equatable, Sendable {
+    case missing
+    case regular(size: Int64)
+    case directory
+    case link
+    /// A FIFO, socket or device; the string names it for messages.
+    case special(String)
+
+    /// Looks at a path with `lstat`, so links are seen as links.
+    public init(path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            self = .missing
+            return
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: self = .regular(size: Int64(info.st_size))
+        case S_IFDIR: self = .directory
+        case S_IFLNK: self = .link
+        case S_IFIFO: self = .special("a FIFO")
+        case S_IFSOCK: self = .special("a socket")
+        case S_IFCHR, S_IFBLK: self = .special("a device")
+        default: self = .special("not a regular file")
+        }
+    }
+
+    /// What this is, for a message ("a folder", "a link").
+    public var description: String {
+        switch self {
+        case .missing: "missing"
+        case .regular: "a file"
+        case .directory: "a folder"
+        case .link: "a link"
+        case .special(let name): name
+        }
+    }
+}
+
+/// Reads a whole regular file without following a link and without blocking
+/// on a FIFO, refusing files larger than `limit` bytes.
+public func readRegularFile(atPath path: String, limit: Int64) throws(ReadFailure) -> Data {
+    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    guard fd >= 0 else {
+        let code = errno
+        if code == ELOOP { throw ReadFailure(message: "is a link; links are not followed") }
+        throw ReadFailure(message: "cannot be opened: \(String(cString: strerror(code)))")
+    }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else {
+        throw ReadFailure(message: "cannot be examined: \(String(cString: strerror(errno)))")
+    }
+    guard info.st_mode & S_IFMT == S_IFREG else {
+        throw ReadFailure(message: "is not a regular file")
+    }
+    let size = Int64(info.st_size)
+    guard size <= limit else {
+        throw ReadFailure(message: "is \(size) bytes, over the limit of \(limit) bytes")
+    }
+    var data = Data(count: Int(size))
+    var done = 0
+    while done < Int(size) {
+        let count = data.withUnsafeMutableBytes { buffer in
+            read(fd, buffer.baseAddress! + done, Int(size) - done)
+        }
+        if count < 0 {
+            if errno == EINTR { continue }
+            throw ReadFailure(message: "cannot be read: \(String(cString: strerror(errno)))")
+        }
+        if count == 0 { break }
+        done += count
+    }
+    if done < Int(size) { data.removeSubrange(done...) }
+    return data
+}
+
+/// Why a file could not be read; the message completes "<path> …".
+public struct ReadFailure: Error, Equatable {
+    public var message: String
+}

@@ -1,0 +1,233 @@
+import Foundation
+import ReckonCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Exit codes, as DESIGN §3 gives them.
+enum ExitCode: Int32 {
+    case done = 0
+    case drift = 1
+    case trouble = 2
+    case usage = 64
+}
+
+/// Where output goes; tests of the commands could swap these.
+struct Console {
+    var out: @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data($0.utf8)) }
+    var err: @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
+    /// Colour only on a terminal and only without NO_COLOR.
+    var color = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"].map(\.isEmpty) ?? true
+    var progress = isatty(STDERR_FILENO) == 1
+}
+
+enum Commands {
+    static let overview = "Count, reconcile and export a notes app's memos between this device and its cloud folders."
+
+    static let run = CommandSpec(
+        name: "run", abstract: "Run a pipeline definition: read every side, reconcile, export and write the reports.",
+        positionals: [("pipeline", "The pipeline definition (JSON). Relative paths in it are relative to the file.")],
+        options: [
+            .init(name: "--dry-run", help: "Read and compare, but write no file."),
+            .init(name: "--quiet", help: "Print nothing but errors."),
+            .init(name: "--json", help: "Print the report JSON instead of the summary."),
+        ])
+    static let reconcile = CommandSpec(
+        name: "reconcile", abstract: "Compare the memos on this device with a cloud folder, memo by memo.",
+        options: [
+            .init(name: "--local", value: "path", help: "The memo folder on this device.", required: true),
+            .init(name: "--remote", value: "path", help: "The cloud memo folder (holding index.json and memos/).", required: true),
+            .init(name: "--out", value: "dir", help: "Write report.json, report.md and combined.txt here."),
+            .init(name: "--json", help: "Print the report JSON instead of the summary."),
+            .init(name: "--quick", help: "Compare index.json entries and the folder listing only; do not read memo files."),
+            .init(name: "--lang", value: "lang", help: "The language of the summary and reports (en)."),
+        ])
+    static let counts = CommandSpec(
+        name: "counts", abstract: "Count Active and Archived memos in a memo folder, from index.json alone.",
+        positionals: [("path", "The memo folder (holding index.json), or the folder above 60dMemo/.")],
+        options: [.init(name: "--json", help: "Print {\"active\": N, \"archived\": M, …} as JSON.")])
+    static let validate = CommandSpec(
+        name: "validate", abstract: "Check a pipeline definition and name any key that is wrong.",
+        positionals: [("pipeline", "The pipeline definition (JSON).")])
+
+    static let all = [run, reconcile, counts, validate]
+
+    static var mainHelp: String {
+        var lines = ["OVERVIEW: \(overview)", "", "USAGE: reckon <subcommand>", "", "OPTIONS:",
+                     helpLine("--version", "Show the version."), helpLine("-h, --help", "Show help information."), "",
+                     "SUBCOMMANDS:"]
+        for command in all { lines.append(helpLine(command.name, command.abstract)) }
+        lines.append(helpLine("help", "Show subcommand help information."))
+        lines += ["", "  See 'reckon help <subcommand>' for detailed help.", "",
+                  "EXIT CODES:", "  0  done, in sync", "  1  done, drift found", "  2  trouble: a side failed or has problems; whatever could be done was done",
+                  "  64 usage or definition error; nothing done"]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Runs one command line and returns its exit code.
+    static func main(_ arguments: [String], console: Console = Console()) -> ExitCode {
+        guard let first = arguments.first else {
+            console.err(UsageError(command: nil, message: "Missing expected argument '<subcommand>'").text)
+            return .usage
+        }
+        let rest = Array(arguments.dropFirst())
+        switch first {
+        case "--version":
+            console.out(Reckon.version + "\n")
+            return .done
+        case "-h", "--help":
+            console.out(mainHelp)
+            return .done
+        case "help":
+            guard let name = rest.first else {
+                console.out(mainHelp)
+                return .done
+            }
+            guard let command = all.first(where: { $0.name == name }) else {
+                console.err(UsageError(command: nil, message: "Unknown subcommand '\(name)'").text)
+                return .usage
+            }
+            console.out(command.help)
+            return .done
+        default:
+            guard let command = all.first(where: { $0.name == first }) else {
+                let message = first.hasPrefix("-") ? "Unknown option '\(first)'" : "Unknown subcommand '\(first)'"
+                console.err(UsageError(command: nil, message: message).text)
+                return .usage
+            }
+            do {
+                let parsed = try command.parse(rest)
+                switch command.name {
+                case "run": return runPipeline(parsed, console: console)
+                case "reconcile": return runReconcile(parsed, console: console)
+                case "counts": return runCounts(parsed, console: console)
+                default: return runValidate(parsed, console: console)
+                }
+            } catch {
+                if error.message == nil {
+                    console.out(error.text)
+                    return .done
+                }
+                console.err(error.text)
+                return .usage
+            }
+        }
+    }
+
+    static func fileURL(_ path: String) -> URL {
+        URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)).standardizedFileURL
+    }
+
+    static func runPipeline(_ arguments: ParsedArguments, console: Console) -> ExitCode {
+        let path = arguments.positionals[0]
+        let definition: PipelineDefinition
+        do {
+            definition = try PipelineDefinition.load(from: fileURL(path), displayPath: path)
+            try definition.checkOutputsOutsideSources(file: path)
+        } catch {
+            console.err("Error: \(error)\n")
+            return .usage
+        }
+        var pipeline = Pipeline()
+        pipeline.writeFiles = !arguments.flags.contains("--dry-run")
+        guard let report = execute(pipeline, definition, console: console, json: arguments.flags.contains("--json"),
+                                   quiet: arguments.flags.contains("--quiet")) else { return .trouble }
+        switch report.outcome {
+        case .trouble: return .trouble
+        case .drift: return definition.failOnDrift ? .drift : .done
+        case .inSync: return .done
+        }
+    }
+
+    static func runReconcile(_ arguments: ParsedArguments, console: Console) -> ExitCode {
+        let language = arguments.values["--lang"] ?? "en"
+        guard PipelineDefinition.supportedLanguages.contains(language) else {
+            console.err(UsageError(command: reconcile, message: "The value '\(language)' is invalid for '--lang <lang>'; expected one of: \(PipelineDefinition.supportedLanguages.joined(separator: ", "))").text)
+            return .usage
+        }
+        let localPath = arguments.values["--local"]!
+        let remotePath = arguments.values["--remote"]!
+        let definition = PipelineDefinition(
+            name: "reconcile",
+            local: SideSpec(role: .local, name: "local", label: PipelineDefinition.defaultLocalLabel, path: localPath, url: fileURL(localPath)),
+            remotes: [SideSpec(role: .remote, name: "remote", label: PipelineDefinition.defaultRemoteLabel, path: remotePath, url: fileURL(remotePath))],
+            check: arguments.flags.contains("--quick") ? .quick : .deep,
+            reportDir: arguments.values["--out"].map(fileURL),
+            language: language)
+        do {
+            try definition.checkOutputsOutsideSources(file: "--out")
+        } catch {
+            console.err(UsageError(command: reconcile, message: error.message).text)
+            return .usage
+        }
+        guard let report = execute(Pipeline(), definition, console: console, json: arguments.flags.contains("--json"), quiet: false) else {
+            return .trouble
+        }
+        switch report.outcome {
+        case .trouble: return .trouble
+        case .drift: return .drift
+        case .inSync: return .done
+        }
+    }
+
+    /// Runs a pipeline and prints its summary or JSON; nil when an output could not be written.
+    static func execute(_ pipeline: Pipeline, _ definition: PipelineDefinition, console: Console, json: Bool, quiet: Bool) -> Report? {
+        let context = RunContext(onNote: { [progress = console.progress, err = console.err] note in
+            if progress && !quiet { err("reckon: \(note)\n") }
+        })
+        do {
+            let report = try pipeline.run(definition, context: context)
+            if json {
+                console.out(String(decoding: try makeJSONEncoder().encode(report), as: UTF8.self) + "\n")
+            } else if !quiet {
+                console.out(TextSummary(strings: .forLanguage(definition.language), color: console.color).render(report))
+            }
+            return report
+        } catch {
+            console.err("Error: \(error)\n")
+            return nil
+        }
+    }
+
+    static func runCounts(_ arguments: ParsedArguments, console: Console) -> ExitCode {
+        let path = arguments.positionals[0]
+        let spec = SideSpec(role: .local, name: "side", label: path, path: path, url: fileURL(path))
+        let side = MemoFolder().readIndex(spec)
+        let counts = side.counts
+        if arguments.flags.contains("--json") {
+            let value: JSONValue = .object([
+                "active": counts.map { .number(Double($0.active)) } ?? .null,
+                "archived": counts.map { .number(Double($0.archived)) } ?? .null,
+                "path": .string(path),
+                "status": .string(side.status.rawValue),
+                "problems": .array(side.problems.map { .string(joinPath(path, $0.path) + ": " + $0.message) }),
+            ])
+            console.out(String(decoding: (try? makeJSONEncoder().encode(value)) ?? Data(), as: UTF8.self) + "\n")
+        } else if let counts {
+            console.out("Memos in \(path)\n  Active    \(counts.active)\n  Archived  \(counts.archived)\n")
+        }
+        for problem in side.problems {
+            console.err("\(problem.severity == .error ? "error" : "warning"): \(joinPath(path, problem.path)): \(problem.message)\n")
+        }
+        return side.hasTrouble ? .trouble : .done
+    }
+
+    static func runValidate(_ arguments: ParsedArguments, console: Console) -> ExitCode {
+        let path = arguments.positionals[0]
+        do {
+            let definition = try PipelineDefinition.load(from: fileURL(path), displayPath: path)
+            try definition.checkOutputsOutsideSources(file: path)
+            var parts = ["local '\(definition.local.name)'",
+                         "remotes " + definition.remotes.map { "'\($0.name)'" }.joined(separator: ", "),
+                         "\(definition.check.rawValue) check"]
+            if let export = definition.export {
+                parts.append("export \(export.formats.map(\.rawValue).joined(separator: ",")) from '\(export.from)'")
+            }
+            console.out("\(path) is valid: \(parts.joined(separator: "; ")).\n")
+            return .done
+        } catch {
+            console.err("Error: \(error)\n")
+            return .usage
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import Foundation
+
+exit(Commands.main(Array(CommandLine.arguments.dropFirst())).rawValue)
