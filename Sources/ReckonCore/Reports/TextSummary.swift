@@ -16,7 +16,8 @@ public struct TextSummary {
         let s = strings
         var out: [String] = []
         let localCounts = report.local.counts
-        for side in report.sides {
+        let isEmpty = report.inSync && report.sides.allSatisfy { $0.counts?.total == 0 }
+        for side in report.sides where !isEmpty {
             out.append(s.memosOn(side.label))
             guard let counts = side.counts else {
                 out.append("  \(s.notRead)")

@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import ReckonCore
+
+@Suite struct TimestampTests {
+    @Test(arguments: [
+        "2026-04-19T14:32:00Z",
+        "2026-04-19T14:32:00.000Z",
+        "2026-04-19T23:32:00+09:00",
+        "2026-04-19T23:32:00.000+0900",
+        "2026-04-19T09:32:00-05:00",
+    ])
+    func spellingsOfOneInstantAreEqual(_ text: String) throws {
+        let reference = try #require(Timestamp(iso8601: "2026-04-19T14:32:00Z"))
+        #expect(Timestamp(iso8601: text) == reference)
+    }
+
+    @Test func fractionsAreKeptAndOrdered() throws {
+        let a = try #require(Timestamp(iso8601: "2026-04-10T21:05:30.25Z"))
+        let b = try #require(Timestamp(iso8601: "2026-04-10T21:05:30.250000001Z"))
+        #expect(a < b)
+        #expect(a.iso8601 == "2026-04-10T21:05:30.250Z")
+        #expect(b.iso8601 == "2026-04-10T21:05:30.250000001Z")
+    }
+
+    @Test(arguments: ["2026-04-19T14:32:00", "2026-02-30T00:00:00Z", "2026-04-19 14:32:00Z", "2026-13-01T00:00:00Z",
+                      "2026-04-19T24:00:00Z", "2026-04-19T14:32:00.Z", "yesterday", "", "2026-04-19T14:32:00Zjunk"])
+    func rejectsWhatIsNotAnInstant(_ text: String) {
+        #expect(Timestamp(iso8601: text) == nil)
+    }
+
+    @Test func writesUTC() throws {
+        #expect(Timestamp(iso8601: "2024-02-29T23:30:00-01:00")?.iso8601 == "2024-03-01T00:30:00Z")
+        #expect(Timestamp(iso8601: "1969-12-31T23:59:59Z")?.seconds == -1)
+    }
+}
+
+@Suite struct MemoIDTests {
+    @Test func comparesCaseInsensitivelyAndWritesSmallLetters() throws {
+        let upper = try #require(MemoID("3F2504E0-4F89-11D3-9A0C-0305E82C3301"))
+        let lower = try #require(MemoID("3f2504e0-4f89-11d3-9a0c-0305e82c3301"))
+        #expect(upper == lower)
+        #expect(upper.value == "3f2504e0-4f89-11d3-9a0c-0305e82c3301")
+    }
+
+    @Test(arguments: ["../../x", "3F2504E0-4F89-11D3-9A0C-0305E82C330", "{3F2504E0-4F89-11D3-9A0C-0305E82C3301}",
+                      "3F2504E04F8911D39A0C0305E82C3301", "3F2504E0-4F89-11D3-9A0C-0305E82C330G", "../3F2504E0-4F89-11D3-9A0C-0305E82C",
+                      "3F2504E0/4F89-11D3-9A0C-0305E82C3301", ""])
+    func rejectsNonUUIDs(_ text: String) {
+        #expect(MemoID(text) == nil)
+    }
+}
+
+@Suite struct CountingTests {
+    func entry(_ n: Int, archived: Bool = false, deleted: Bool = false) -> IndexEntry {
+        let t = Timestamp(seconds: 1_776_600_000)
+        return IndexEntry(id: MemoID(String(format: "00000000-0000-0000-0000-%012d", n))!, modifiedTime: t,
+                          archivedAt: archived ? t : nil, deletedAt: deleted ? t : nil)
+    }
+
+    @Test func softDeletedIsNeverCountedAndArchivedIsApart() {
+        let entries = [entry(1), entry(2), entry(3), entry(4), entry(5, archived: true),
+                       entry(6, deleted: true), entry(7, archived: true, deleted: true)]
+        #expect(MemoCounts.aggregate(entries) == MemoCounts(active: 4, archived: 1))
+    }
+
+    @Test func nothingCountsAsZero() {
+        #expect(MemoCounts.aggregate([]) == MemoCounts(active: 0, archived: 0))
+        #expect(MemoCounts.aggregate([entry(1, deleted: true)]) == MemoCounts())
+    }
+}
+
+@Suite struct LibraryTests {
+    @Test func sha256MatchesTheStandardVector() {
+        #expect(SHA256.hex(of: Data("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hex(of: Data()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
+
+    @Test func libarchiveIsLinked() {
+        #expect(LibArchive.version.hasPrefix("libarchive 3."))
+    }
+}

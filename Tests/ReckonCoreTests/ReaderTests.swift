@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import ReckonCore
+
+@Suite struct IndexReaderTests {
+    func read(_ text: String) throws(IndexReader.Failure) -> MemoIndex {
+        try IndexReader.read(Data(text.utf8))
+    }
+
+    @Test func acceptsAByteOrderMark() throws {
+        let index = try IndexReader.read(Data([0xEF, 0xBB, 0xBF]) + Data(#"{"schemaVersion": 1, "entries": [\#(entry(idA))]}"#.utf8))
+        #expect(index.entries.map(\.id.value) == [idA.lowercased()])
+        #expect(index.problems.isEmpty)
+    }
+
+    @Test func aWrongTypeIsAProblemForThatEntryOnly() throws {
+        let bad = #"{"id": "\#(idB)", "modifiedTime": "2026-04-19T14:32:00Z", "archivedAt": 12345, "deletedAt": null}"#
+        let index = try read(#"{"schemaVersion": 1, "entries": [\#(entry(idA)), \#(bad), \#(entry(idC))]}"#)
+        #expect(index.entries.count == 2)
+        #expect(index.problems.count == 1)
+        let problem = try #require(index.problems.first)
+        #expect(problem.kind == .badEntry)
+        #expect(problem.id == MemoID(idB))
+        #expect(problem.message.contains("entries[1]"))
+        #expect(problem.message.contains("'archivedAt' must be an ISO 8601 date or null, found a number"))
+    }
+
+    @Test func anInvalidIdIsRejectedAndNotCounted() throws {
+        let index = try read(#"{"schemaVersion": 1, "entries": [\#(entry("../../etc/passwd")), \#(entry(idA))]}"#)
+        #expect(index.entries.count == 1)
+        #expect(index.problems.map(\.kind) == [.invalidID])
+        #expect(index.problems[0].id == nil)
+        #expect(index.problems[0].message.contains("'../../etc/passwd' is not a UUID"))
+    }
+
+    @Test func aDuplicateIdCountsOnceAndIsAProblem() throws {
+        let index = try read(#"{"schemaVersion": 1, "entries": [\#(entry(idA)), \#(entry(idA.lowercased(), archived: "2026-01-01T00:00:00Z"))]}"#)
+        #expect(index.entries.count == 1)
+        #expect(index.entries[0].archivedAt == nil)
+        #expect(MemoCounts.aggregate(index.entries) == MemoCounts(active: 1, archived: 0))
+        #expect(index.problems.map(\.kind) == [.duplicateID])
+        #expect(index.problems[0].message.contains("first at entries[0]"))
+    }
+
+    @Test func aNewerSchemaFailsNamingTheVersion() {
+        #expect(throws: IndexReader.Failure.self) { try read(#"{"schemaVersion": 2, "entries": []}"#) }
+        do {
+            _ = try read(#"{"schemaVersion": 2, "entries": []}"#)
+        } catch {
+            #expect(error.kind == .unsupportedSchema)
+            #expect(error.message.contains("schemaVersion 2"))
+        }
+    }
+
+    @Test(arguments: [#"{"schemaVersion": 1, "entries": [tru"#, "null", "[]", #"{"entries": []}"#, #"{"schemaVersion": 1}"#,
+                      #"{"schemaVersion": "1", "entries": []}"#, ""])
+    func aBrokenFileIsCorrupt(_ text: String) {
+        do {
+            _ = try read(text)
+            Issue.record("expected a failure for \(text)")
+        } catch {
+            #expect(error.kind == .corruptIndex)
+        }
+    }
+
+    @Test func keepsChangeTagsAndDates() throws {
+        let index = try read(#"{"schemaVersion": 1, "entries": [\#(entry(idA, modified: "2026-04-19T23:32:00+09:00", deleted: "2026-04-20T00:00:00Z", tag: "v7"))], "future": true}"#)
+        let first = try #require(index.entries.first)
+        #expect(first.changeTag == "v7")
+        #expect(first.spelling == idA)
+        #expect(first.modifiedTime == Timestamp(iso8601: "2026-04-19T14:32:00Z"))
+        #expect(first.isDeleted)
+    }
+}
+
+@Suite struct MemoReaderTests {
+    @Test func readsEveryFieldAndKeepsUnknownKeys() throws {
+        let text = #"{"id": "\#(idA)", "title": "T", "body": "B", "createdAt": "2026-04-01T00:00:00Z", "modifiedAt": "2026-04-02T00:00:00+09:00", "archivedAt": null, "deletedAt": null, "tags": ["b", "a"], "pinned": true, "color": "red"}"#
+        let memo = try MemoReader.read(Data(text.utf8))
+        #expect(memo.title == "T")
+        #expect(memo.tags == ["b", "a"])
+        #expect(memo.pinned == true)
+        #expect(memo.modifiedAt.iso8601 == "2026-04-01T15:00:00Z")
+        #expect(memo.otherFields == ["color": .string("red")])
+    }
+
+    @Test(arguments: [
+        (#"{"id": "x", "modifiedAt": "2026-04-01T00:00:00Z"}"#, "not a UUID"),
+        (#"{"id": "\#(idA)", "title": 5, "modifiedAt": "2026-04-01T00:00:00Z"}"#, "'title' must be a string, found a number"),
+        (#"{"id": "\#(idA)", "tags": "a", "modifiedAt": "2026-04-01T00:00:00Z"}"#, "'tags' must be an array of strings"),
+        (#"{"id": "\#(idA)"}"#, "'modifiedAt' is missing"),
+        ("[1]", "must be a JSON object, found an array"),
+        (#"{"id": "#, "not valid JSON"),
+    ])
+    func namesWhatIsWrong(_ text: String, _ expected: String) {
+        do {
+            _ = try MemoReader.read(Data(text.utf8))
+            Issue.record("expected a failure")
+        } catch {
+            #expect(error.message.contains(expected), "\(error.message)")
+        }
+    }
+}
