@@ -30,7 +30,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ReckonCLITests",
-            dependencies: ["reckon", "ReckonCore"]
+            dependencies: ["reckon", "ReckonCore"],
+            exclude: ["Golden"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -33,6 +33,7 @@ public struct Difference: Sendable, Equatable, Codable {
         }
     }
 
+    /// The name of the remote compared with the local side.
     public var remote: String
     public var id: MemoID
     public var sigil: Sigil
@@ -44,8 +45,9 @@ public struct Difference: Sendable, Equatable, Codable {
     public var remoteState: SideState
 
     enum CodingKeys: String, CodingKey {
-        case remote, id, sigil, kind, fields, title, local
-        case remoteState = "remoteSide"
+        case remote, id, sigil, kind, fields, title
+        case local = "onLocal"
+        case remoteState = "onRemote"
     }
 
     public init(remote: String, id: MemoID, sigil: Sigil, kind: Kind, fields: [String] = [], title: String? = nil,

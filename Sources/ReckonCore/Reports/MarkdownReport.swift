@@ -36,10 +36,12 @@ public struct MarkdownReport {
 
         if !report.differences.isEmpty {
             out += ["## \(s.differencesHeading) (\(report.differences.count))", "", "| | Id | Title | Remote | What differs |", "| --- | --- | --- | --- | --- |"]
+            let labels = Dictionary(report.remotes.map { ($0.name, $0.label) }, uniquingKeysWith: { a, _ in a })
             for d in report.differences {
-                let what = d.kind == .changed ? d.fields.joined(separator: ", ") : s.kind(d.kind, remote: d.remote)
+                let label = labels[d.remote] ?? d.remote
+                let what = d.kind == .changed ? d.fields.joined(separator: ", ") : s.kind(d.kind, remote: label)
                 let reason = [d.local.problem, d.remoteState.problem].compactMap { $0 }.joined(separator: "; ")
-                out.append("| \(code(d.sigil.rawValue)) | \(code(d.id.value)) | \(escape(d.title ?? "")) | \(escape(d.remote)) | \(escape(reason.isEmpty ? what : reason)) |")
+                out.append("| \(code(d.sigil.rawValue)) | \(code(d.id.value)) | \(escape(d.title ?? "")) | \(escape(label)) | \(escape(reason.isEmpty ? what : reason)) |")
             }
             out.append("")
         }
@@ -74,6 +76,6 @@ public struct MarkdownReport {
 
     /// A path or id in code style, safe from a backtick inside it.
     func code(_ text: String) -> String {
-        "`` " + text.replacingOccurrences(of: "`", with: "'").replacingOccurrences(of: "\n", with: " ") + " ``"
+        "`" + text.replacingOccurrences(of: "`", with: "'").replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ") + "`"
     }
 }

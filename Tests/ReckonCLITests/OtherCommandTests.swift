@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+
+@Suite struct CountsCommandTests {
+    @Test func countsFromTheIndex() throws {
+        let device = try reckon("counts", "Samples/drift/device", "--json")
+        #expect(device.code == 0)
+        let counts = try json(device.stdout)
+        #expect(counts["active"] as? Int == 4)
+        #expect(counts["archived"] as? Int == 1)
+        let drive = try reckon("counts", "Samples/drift/drive/60dMemo")
+        #expect(drive.code == 0)
+        #expect(drive.stdout == "Memos in Samples/drift/drive/60dMemo\n  Active    5\n  Archived  1\n")
+    }
+
+    @Test func aMissingFolderIsTroubleNotUsage() throws {
+        let result = try reckon("counts", "Samples/nowhere")
+        #expect(result.code == 2)
+        #expect(result.stderr == "error: Samples/nowhere: the folder does not exist\n")
+    }
+}
+
+@Suite struct UsageTests {
+    @Test func unknownOptionIsUsageError() throws {
+        let result = try reckon("reconcile", "--local", "a", "--remote", "b", "--foo")
+        #expect(result.code == 64)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr == """
+            Error: Unknown option '--foo'
+            Usage: reckon reconcile --local <path> --remote <path> [--out <dir>] [--json] [--quick] [--lang <lang>]
+              See 'reckon reconcile --help' for more information.
+
+            """)
+    }
+
+    @Test(arguments: [
+        (["reconcile", "--local", "a", "--remote"], "Error: Missing value for '--remote <path>'"),
+        (["reconcile", "--local", "a"], "Error: Missing expected argument '--remote <path>'"),
+        (["counts"], "Error: Missing expected argument '<path>'"),
+        (["counts", "a", "b"], "Error: Unexpected argument 'b'"),
+        (["frobnicate"], "Error: Unknown subcommand 'frobnicate'"),
+        ([], "Error: Missing expected argument '<subcommand>'"),
+        (["reconcile", "--local", "a", "--remote", "b", "--lang", "xx"], "Error: The value 'xx' is invalid for '--lang <lang>'"),
+        (["run", "Pipelines/sample.json", "--json=yes"], "Error: Unknown option '--json=yes'"),
+    ])
+    func usageErrorsExit64(_ arguments: [String], _ message: String) throws {
+        let process = try runArray(arguments)
+        #expect(process.code == 64)
+        #expect(process.stderr.hasPrefix(message), "\(process.stderr)")
+        #expect(process.stderr.contains("\nUsage: reckon"))
+    }
+
+    @Test func helpAndVersionGoToStdout() throws {
+        let help = try reckon("--help")
+        #expect(help.code == 0)
+        #expect(help.stdout.hasPrefix("OVERVIEW: "))
+        #expect(help.stdout.contains("USAGE: reckon <subcommand>"))
+        #expect(help.stdout.contains("SUBCOMMANDS:\n  run "))
+        let sub = try reckon("help", "reconcile")
+        #expect(sub.code == 0)
+        #expect(sub.stdout.contains("USAGE: reckon reconcile --local <path> --remote <path>"))
+        #expect(try reckon("reconcile", "--help").stdout == sub.stdout)
+        let version = try reckon("--version")
+        #expect(version.code == 0)
+        #expect(version.stdout == "0.1.0\n")
+    }
+}
+
+/// Runs the binary with an argument array (the variadic helper takes literals).
+func runArray(_ arguments: [String]) throws -> RunResult {
+    let process = Process()
+    process.executableURL = reckonBinary
+    process.arguments = arguments
+    process.currentDirectoryURL = packageRoot
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return RunResult(code: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+}
+
+@Suite struct PipelineCommandTests {
+    /// A definition in a temporary folder that points at the samples by absolute path.
+    func definition(_ extra: String = "", export: String = #""export": {"dir": "export"},"#) throws -> URL {
+        let folder = temporaryFolder()
+        let samples = packageRoot.appendingPathComponent("Samples/drift").path
+        let text = """
+            {"name": "test", "local": {"name": "device", "path": "\(samples)/device"},
+             "remotes": [{"name": "drive", "label": "Google Drive", "path": "\(samples)/drive"}],
+             \(export) "reports": {"dir": "reports"} \(extra)}
+            """
+        let url = folder.appendingPathComponent("pipeline.json")
+        try Data(text.utf8).write(to: url)
+        return url
+    }
+
+    @Test func runWritesReportsAndAJSONExportBesideTheDefinition() throws {
+        let url = try definition()
+        let result = try runArray(["run", url.path])
+        #expect(result.code == 0, "drift does not fail a run unless failOnDrift says so")
+        #expect(result.stdout.contains("  Active    5 (local 4)\n"))
+        let folder = url.deletingLastPathComponent()
+        #expect(try read(folder.appendingPathComponent("reports/combined.txt")).contains("- e4eaaaf2-d142-11e1-b3e4-080027620cdd\n"))
+        let export = try json(read(folder.appendingPathComponent("export/memos.json")))
+        let memos = try #require(export["memos"] as? [[String: Any]])
+        #expect(memos.map { $0["title"] as? String } == ["Groceries", "京都旅行", "Book list", "Meeting notes"], "active only, by creation time")
+        #expect(memos.allSatisfy { $0["deletedAt"] is NSNull && $0["archivedAt"] is NSNull })
+        let report = try json(read(folder.appendingPathComponent("reports/report.json")))
+        let exports = try #require(report["exports"] as? [[String: Any]])
+        #expect(exports.first?["memos"] as? Int == 4)
+    }
+
+    @Test func includeArchivedExportsArchivedMemosButNeverDeletedOnes() throws {
+        let url = try definition(export: #""export": {"dir": "export", "includeArchived": true, "from": "drive"},"#)
+        #expect(try runArray(["run", url.path, "--quiet"]).code == 0)
+        let export = try json(read(url.deletingLastPathComponent().appendingPathComponent("export/memos.json")))
+        let titles = (export["memos"] as? [[String: Any]] ?? []).map { $0["title"] as? String ?? "" }
+        #expect(titles == ["Old recipes", "Groceries", "京都旅行", "Book list", "Meeting notes", "Idea from the train"])
+        #expect(!titles.contains("Draft I threw away"))
+    }
+
+    @Test func failOnDriftMakesDriftExitOne() throws {
+        let url = try definition(#", "failOnDrift": true"#)
+        let result = try runArray(["run", url.path, "--quiet"])
+        #expect(result.code == 1)
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func dryRunWritesNothing() throws {
+        let url = try definition()
+        let result = try runArray(["run", url.path, "--dry-run"])
+        #expect(result.code == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path) == ["pipeline.json"])
+    }
+
+    @Test func theSamplePipelineRunsFromAnotherFolder() throws {
+        let process = Process()
+        process.executableURL = reckonBinary
+        process.arguments = ["run", packageRoot.appendingPathComponent("Pipelines/sample.json").path, "--json"]
+        process.currentDirectoryURL = temporaryFolder()
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let report = try json(String(decoding: data, as: UTF8.self))
+        #expect(report["pipeline"] as? String == "sample")
+        #expect(FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent("out/sample/reports/report.json").path))
+    }
+
+    @Test func validateNamesTheWrongKey() throws {
+        let good = try runArray(["validate", "Pipelines/sample.json"])
+        #expect(good.code == 0)
+        #expect(good.stdout == "Pipelines/sample.json is valid: local 'device'; remotes 'drive'; deep check; export json from 'local'.\n")
+        let url = temporaryFolder().appendingPathComponent("bad.json")
+        try Data(#"{"local": {"path": "a"}, "remotes": [{"path": "x", "lable": "Drive"}]}"#.utf8).write(to: url)
+        let bad = try runArray(["validate", url.path])
+        #expect(bad.code == 64)
+        #expect(bad.stderr.contains("'remotes[0].lable' is not a known key"))
+        #expect(try runArray(["run", url.path]).code == 64)
+        let missing = try runArray(["validate", "Pipelines/none.json"])
+        #expect(missing.code == 64)
+        #expect(missing.stderr == "Error: Pipelines/none.json: no such file\n")
+    }
+}

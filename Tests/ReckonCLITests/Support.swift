@@ -1,0 +1,61 @@
+import Foundation
+import ReckonCore
+
+/// The package's root folder, found from this file.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The `reckon` binary built beside the test bundle.
+let reckonBinary: URL = {
+    let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    return exe.deletingLastPathComponent().appendingPathComponent("reckon")
+}()
+
+struct RunResult {
+    var code: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs the built binary with the package root as the working folder.
+func reckon(_ arguments: String..., environment: [String: String] = [:]) throws -> RunResult {
+    let process = Process()
+    process.executableURL = reckonBinary
+    process.arguments = arguments
+    process.currentDirectoryURL = packageRoot
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return RunResult(code: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                     stderr: String(decoding: errData, as: UTF8.self))
+}
+
+func temporaryFolder() -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-cli-\(UUID().uuidString)")
+    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+func read(_ url: URL) throws -> String { String(decoding: try Data(contentsOf: url), as: UTF8.self) }
+
+func json(_ text: String) throws -> [String: Any] {
+    try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
+}
+
+/// Every file under a folder with its SHA-256, to show nothing was written.
+func fingerprint(_ folder: URL) throws -> [String: String] {
+    var result: [String: String] = [:]
+    let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)!
+    for case let url as URL in enumerator {
+        let relative = String(url.path.dropFirst(folder.path.count))
+        var isFolder: ObjCBool = false
+        _ = FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder)
+        result[relative] = isFolder.boolValue ? "folder" : SHA256.hex(of: try Data(contentsOf: url))
+    }
+    return result
+}
