@@ -167,3 +167,28 @@ func runArray(_ arguments: [String]) throws -> RunResult {
         #expect(missing.stderr == "Error: Pipelines/none.json: no such file\n")
     }
 }
+
+@Suite struct SeveralRemotesTests {
+    @Test func aFailingRemoteDoesNotDiscardTheOthers() throws {
+        let folder = temporaryFolder()
+        let samples = packageRoot.appendingPathComponent("Samples").path
+        let text = """
+            {"local": {"path": "\(samples)/drift/device"},
+             "remotes": [{"name": "drive", "label": "Google Drive", "path": "\(samples)/drift/drive"},
+                         {"name": "backup", "label": "Backup disk", "path": "\(samples)/no-such-folder"},
+                         {"name": "mirror", "label": "Mirror", "path": "\(samples)/drift/device"}],
+             "reports": {"dir": "reports"}}
+            """
+        try Data(text.utf8).write(to: folder.appendingPathComponent("p.json"))
+        let result = try runArray(["run", folder.appendingPathComponent("p.json").path])
+        #expect(result.code == 2)
+        #expect(result.stdout.contains("Memos on Google Drive\n  Active    5 (local 4)\n"))
+        #expect(result.stdout.contains("Memos on Backup disk\n  not read\n"))
+        #expect(result.stdout.contains("Memos on Mirror\n  Active    4\n  Archived  1\n"))
+        #expect(result.stdout.contains("Backup disk could not be read: the folder does not exist."))
+        let reports = folder.appendingPathComponent("reports")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: reports.path).sorted()
+                == ["combined-backup.txt", "combined-drive.txt", "combined-mirror.txt", "report.json", "report.md"])
+        #expect(try read(reports.appendingPathComponent("combined-mirror.txt")).split(separator: "\n").allSatisfy { $0.hasPrefix("= ") })
+    }
+}

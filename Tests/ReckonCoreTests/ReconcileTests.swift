@@ -166,3 +166,23 @@ import Testing
         #expect(side.problems.isEmpty)
     }
 }
+
+@Suite struct SpecialFileTests {
+    @Test func aFIFOWhereAMemoShouldBeIsReportedAndNeverOpened() throws {
+        let folder = TempFolder()
+        folder.index([entry(idA)])
+        let path = folder.url.appendingPathComponent("memos/\(idA).json").path
+        #expect(mkfifo(path, 0o644) == 0)
+        let side = MemoFolder().load(folder.spec(), deep: true)
+        #expect(side.problems.map(\.kind) == [.notRegularFile])
+        #expect(side.problems.first?.message == "is a FIFO, not a regular file")
+        #expect(side.brokenIDs[MemoID(idA)!] != nil)
+    }
+
+    @Test func readingRefusesAFIFOWithoutBlocking() throws {
+        let folder = TempFolder()
+        let path = folder.url.appendingPathComponent("fifo").path
+        #expect(mkfifo(path, 0o644) == 0)
+        #expect(throws: ReadFailure(message: "is not a regular file")) { try readRegularFile(atPath: path, limit: 100) }
+    }
+}
