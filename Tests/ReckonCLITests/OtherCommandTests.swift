@@ -66,22 +66,6 @@ import Testing
     }
 }
 
-/// Runs the binary with an argument array (the variadic helper takes literals).
-func runArray(_ arguments: [String]) throws -> RunResult {
-    let process = Process()
-    process.executableURL = reckonBinary
-    process.arguments = arguments
-    process.currentDirectoryURL = packageRoot
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return RunResult(code: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
-}
-
 @Suite struct PipelineCommandTests {
     /// A definition in a temporary folder that points at the samples by absolute path.
     func definition(_ extra: String = "", export: String = #""export": {"dir": "export"},"#) throws -> URL {
@@ -137,17 +121,9 @@ func runArray(_ arguments: [String]) throws -> RunResult {
     }
 
     @Test func theSamplePipelineRunsFromAnotherFolder() throws {
-        let process = Process()
-        process.executableURL = reckonBinary
-        process.arguments = ["run", packageRoot.appendingPathComponent("Pipelines/sample.json").path, "--json"]
-        process.currentDirectoryURL = temporaryFolder()
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let report = try json(String(decoding: data, as: UTF8.self))
+        let result = try runArray(["run", packageRoot.appendingPathComponent("Pipelines/sample.json").path, "--json"], in: temporaryFolder())
+        #expect(result.code == 0)
+        let report = try json(result.stdout)
         #expect(report["pipeline"] as? String == "sample")
         #expect(FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent("out/sample/reports/report.json").path))
     }

@@ -16,12 +16,17 @@ struct RunResult {
     var stderr: String
 }
 
-/// Runs the built binary with the package root as the working folder.
+/// Runs the built binary, by default in the package root.
 func reckon(_ arguments: String..., environment: [String: String] = [:]) throws -> RunResult {
+    try runArray(arguments, environment: environment)
+}
+
+/// Runs the built binary with an argument array.
+func runArray(_ arguments: [String], environment: [String: String] = [:], in folder: URL = packageRoot) throws -> RunResult {
     let process = Process()
     process.executableURL = reckonBinary
     process.arguments = arguments
-    process.currentDirectoryURL = packageRoot
+    process.currentDirectoryURL = folder
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
     let out = Pipe(), err = Pipe()
     process.standardOutput = out

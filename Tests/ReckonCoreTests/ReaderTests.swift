@@ -63,6 +63,17 @@ import Testing
         }
     }
 
+    @Test func invalidUTF8IsCorruptAndThePlaceIsNamed() {
+        let data = Data(#"{"schemaVersion": 1, "entries": [{"id": "a"#.utf8) + Data([0xFF]) + Data(#"", "modifiedTime": "x"}]}"#.utf8)
+        do {
+            _ = try IndexReader.read(data)
+            Issue.record("expected a failure")
+        } catch {
+            #expect(error.kind == .corruptIndex)
+            #expect(error.message.contains("at entries[0].id"), "\(error.message)")
+        }
+    }
+
     @Test func keepsChangeTagsAndDates() throws {
         let index = try read(#"{"schemaVersion": 1, "entries": [\#(entry(idA, modified: "2026-04-19T23:32:00+09:00", deleted: "2026-04-20T00:00:00Z", tag: "v7"))], "future": true}"#)
         let first = try #require(index.entries.first)

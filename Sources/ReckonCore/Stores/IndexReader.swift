@@ -84,7 +84,9 @@ func describe(_ error: any Error) -> String {
         switch decoding {
         case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context):
             let underlying = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            return underlying ?? context.debugDescription
+            let place = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            let reason = underlying ?? context.debugDescription
+            return place.isEmpty ? reason : "at \(place.drop { $0 == "." }): \(reason)"
         @unknown default:
             return String(describing: decoding)
         }

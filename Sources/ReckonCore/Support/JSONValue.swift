@@ -33,19 +33,28 @@ public enum JSONValue: Sendable, Equatable {
 
 extension JSONValue: Codable {
     public init(from decoder: Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
+        if var items = try? decoder.unkeyedContainer() {
+            var array: [JSONValue] = []
+            while !items.isAtEnd { array.append(try items.decode(JSONValue.self)) }
+            self = .array(array)
+        } else if let fields = try? decoder.container(keyedBy: AnyKey.self) {
+            var object: [String: JSONValue] = [:]
+            for key in fields.allKeys { object[key.stringValue] = try fields.decode(JSONValue.self, forKey: key) }
+            self = .object(object)
         } else {
-            self = .object(try container.decode([String: JSONValue].self))
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() {
+                self = .null
+            } else if let value = try? container.decode(Bool.self) {
+                self = .bool(value)
+            } else if let value = try? container.decode(Double.self) {
+                self = .number(value)
+            } else if let value = try? container.decode(String.self) {
+                self = .string(value)
+            } else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                        debugDescription: "a value that is not valid JSON, such as text that is not UTF-8"))
+            }
         }
     }
 
@@ -60,6 +69,13 @@ extension JSONValue: Codable {
         case .object(let value): try container.encode(value)
         }
     }
+}
+
+private struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }
 
 /// The one JSON encoder configuration reckon writes with: sorted keys, pretty,
