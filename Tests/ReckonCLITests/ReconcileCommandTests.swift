@@ -136,3 +136,24 @@ import ReckonCore
         #expect(try fingerprint(samples) == before)
     }
 }
+
+@Suite struct OutputTests {
+    @Test func anUnusableOutputFolderStopsTheRunWithAReason() throws {
+        let blocker = temporaryFolder().appendingPathComponent("file")
+        try Data("x".utf8).write(to: blocker)
+        let result = try reckon("reconcile", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--out", blocker.path)
+        #expect(result.code == 2)
+        #expect(result.stderr == "Error: cannot write \(blocker.path): a file stands where a folder must be\n")
+        #expect(try read(blocker) == "x")
+    }
+
+    @Test func aFailedLocalSideComparesNothingButStillShowsTheRemote() throws {
+        let result = try reckon("reconcile", "--local", "Samples/nowhere", "--remote", "Samples/drift/drive", "--json")
+        #expect(result.code == 2)
+        let report = try json(result.stdout)
+        #expect((report["differences"] as? [Any])?.isEmpty == true)
+        let sides = try #require(report["sides"] as? [[String: Any]])
+        #expect(sides[0]["status"] as? String == "failed")
+        #expect(sides[1]["counts"] as? [String: Int] == ["active": 5, "archived": 1])
+    }
+}
