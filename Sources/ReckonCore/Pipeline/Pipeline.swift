@@ -84,7 +84,10 @@ public struct Pipeline {
 
     /// Runs every stage in order.
     public func run(_ definition: PipelineDefinition, context: RunContext) throws -> Report {
-        try load.then(reconcile).then(export).then(report).run(definition, in: context)
+        let loaded = try load.run(definition, in: context)
+        let reconciled = try reconcile.run(loaded, in: context)
+        let exported = try export.run(reconciled, in: context)
+        return try report.run(exported, in: context)
     }
 }
 

@@ -15,11 +15,4 @@ public struct Stage<Input, Output> {
         defer { context.recordTiming(stage: name, duration: ContinuousClock.now - start) }
         return try body(input, context)
     }
-
-    /// This stage followed by another, as one stage.
-    public func then<Next>(_ next: Stage<Output, Next>) -> Stage<Input, Next> {
-        Stage<Input, Next>("\(name) → \(next.name)") { input, context in
-            try next.run(try self.run(input, in: context), in: context)
-        }
-    }
 }
