@@ -16,9 +16,10 @@ let package = Package(
             name: "CCrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(name: "CLinux"),
         .target(
             name: "ReckonCore",
-            dependencies: ["CArchive", "CCrypto"]
+            dependencies: ["CArchive", "CCrypto", "CLinux"]
         ),
         .executableTarget(
             name: "reckon",

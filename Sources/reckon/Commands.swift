@@ -46,11 +46,19 @@ enum Commands {
         name: "counts", abstract: "Count Active and Archived memos in a memo folder, from index.json alone.",
         positionals: [("path", "The memo folder (holding index.json), or the folder above 60dMemo/.")],
         options: [.init(name: "--json", help: "Print {\"active\": N, \"archived\": M, …} as JSON.")])
+    static let export = CommandSpec(
+        name: "export", abstract: "Export a memo folder's memos as JSON, Markdown and zip, atomically.",
+        positionals: [("path", "The memo folder (holding index.json), or the folder above 60dMemo/.")],
+        options: [
+            .init(name: "--out", value: "dir", help: "The folder to write memos.json, markdown/, memos.zip and manifest.json into.", required: true),
+            .init(name: "--format", value: "formats", help: "Comma-separated: json, markdown, zip (default: all three)."),
+            .init(name: "--include-archived", help: "Export archived memos too (soft-deleted ones never)."),
+        ])
     static let validate = CommandSpec(
         name: "validate", abstract: "Check a pipeline definition and name any key that is wrong.",
         positionals: [("pipeline", "The pipeline definition (JSON).")])
 
-    static let all = [run, reconcile, counts, validate]
+    static let all = [run, reconcile, counts, export, validate]
 
     static var mainHelp: String {
         var lines = ["OVERVIEW: \(overview)", "", "USAGE: reckon <subcommand>", "", "OPTIONS:",
@@ -101,6 +109,7 @@ enum Commands {
                 case "run": return runPipeline(parsed, console: console)
                 case "reconcile": return runReconcile(parsed, console: console)
                 case "counts": return runCounts(parsed, console: console)
+                case "export": return runExport(parsed, console: console)
                 default: return runValidate(parsed, console: console)
                 }
             } catch {
@@ -130,6 +139,19 @@ enum Commands {
         }
         var pipeline = Pipeline()
         pipeline.writeFiles = !arguments.flags.contains("--dry-run")
+        var lock: RunLock?
+        if pipeline.writeFiles, let url = definition.lockURL {
+            do {
+                lock = try RunLock(at: url)
+            } catch {
+                console.err("Error: \(error)\n")
+                return .trouble
+            }
+            if let holder = lock?.staleHolder {
+                console.err("warning: took over the lock \(url.path) left by process \(holder), which is no longer running\n")
+            }
+        }
+        defer { lock?.release() }
         guard let report = execute(pipeline, definition, console: console, json: arguments.flags.contains("--json"),
                                    quiet: arguments.flags.contains("--quiet")) else { return .trouble }
         switch report.outcome {
@@ -174,7 +196,7 @@ enum Commands {
     static func execute(_ pipeline: Pipeline, _ definition: PipelineDefinition, console: Console, json: Bool, quiet: Bool) -> Report? {
         let context = RunContext(onNote: { [progress = console.progress, err = console.err] note in
             if progress && !quiet { err("reckon: \(note)\n") }
-        })
+        }, onProgress: progressPrinter(console, quiet: quiet))
         do {
             let report = try pipeline.run(definition, context: context)
             if json {
@@ -186,6 +208,59 @@ enum Commands {
         } catch {
             console.err("Error: \(error)\n")
             return nil
+        }
+    }
+
+    /// A progress line on a terminal only, redrawn in place; silent in cron.
+    static func progressPrinter(_ console: Console, quiet: Bool) -> @Sendable (String, Int, Int) -> Void {
+        guard console.progress && !quiet else { return { _, _, _ in } }
+        return { [err = console.err] what, done, total in
+            guard done == total || done % 100 == 0 else { return }
+            err("\rreckon: \(what) \(done)/\(total) memos" + (done == total ? "\n" : ""))
+        }
+    }
+
+    static func runExport(_ arguments: ParsedArguments, console: Console) -> ExitCode {
+        let path = arguments.positionals[0]
+        let outPath = arguments.values["--out"]!
+        var formats: [ExportFormat] = []
+        for name in (arguments.values["--format"] ?? "json,markdown,zip").split(separator: ",", omittingEmptySubsequences: false) {
+            guard let format = ExportFormat(rawValue: String(name)) else {
+                console.err(UsageError(command: export, message: "The value '\(name)' is invalid for '--format <formats>'; expected json, markdown or zip").text)
+                return .usage
+            }
+            if !formats.contains(format) { formats.append(format) }
+        }
+        let spec = SideSpec(role: .local, name: "local", label: path, path: path, url: fileURL(path))
+        let out = fileURL(outPath)
+        let check = PipelineDefinition(name: "export", local: spec, remotes: [], reportDir: out)
+        do {
+            try check.checkOutputsOutsideSources(file: "--out")
+        } catch {
+            console.err(UsageError(command: export, message: error.message).text)
+            return .usage
+        }
+        let side = MemoFolder().load(spec, deep: false)
+        for problem in side.problems {
+            console.err("\(problem.severity == .error ? "error" : "warning"): \(joinPath(path, problem.path)): \(problem.message)\n")
+        }
+        guard side.status != .failed else { return .trouble }
+        do {
+            let staging = try ExportFolder.makeStaging(in: out, kind: "export")
+            let printer = progressPrinter(console, quiet: false)
+            let manifest = try Exporter().export(side, formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
+                                                 into: staging) { printer("exporting", $0, $1) }
+            try ExportFolder.publishInPlace(staging, to: out)
+            for record in ExportRecord.records(manifest, folder: out, displayPath: outPath) {
+                console.out("\(record.path)  \(record.memos) memos, \(record.bytes) bytes\(record.sha256.map { ", sha256 \($0)" } ?? "")\n")
+            }
+            for missing in manifest.missing {
+                console.err("error: \(joinPath(path, missing.path)): not exported: \(missing.reason)\n")
+            }
+            return manifest.missing.isEmpty && !side.hasTrouble ? .done : .trouble
+        } catch {
+            console.err("Error: \(error)\n")
+            return .trouble
         }
     }
 

@@ -88,7 +88,7 @@ import Testing
         #expect(result.stdout.contains("  Active    5 (local 4)\n"))
         let folder = url.deletingLastPathComponent()
         #expect(try read(folder.appendingPathComponent("reports/combined.txt")).contains("- e4eaaaf2-d142-11e1-b3e4-080027620cdd\n"))
-        let export = try json(read(folder.appendingPathComponent("export/memos.json")))
+        let export = try json(read(folder.appendingPathComponent("export/latest/memos.json")))
         let memos = try #require(export["memos"] as? [[String: Any]])
         #expect(memos.map { $0["title"] as? String } == ["Groceries", "京都旅行", "Book list", "Meeting notes"], "active only, by creation time")
         #expect(memos.allSatisfy { $0["deletedAt"] is NSNull && $0["archivedAt"] is NSNull })
@@ -100,7 +100,7 @@ import Testing
     @Test func includeArchivedExportsArchivedMemosButNeverDeletedOnes() throws {
         let url = try definition(export: #""export": {"dir": "export", "includeArchived": true, "from": "drive"},"#)
         #expect(try runArray(["run", url.path, "--quiet"]).code == 0)
-        let export = try json(read(url.deletingLastPathComponent().appendingPathComponent("export/memos.json")))
+        let export = try json(read(url.deletingLastPathComponent().appendingPathComponent("export/latest/memos.json")))
         let titles = (export["memos"] as? [[String: Any]] ?? []).map { $0["title"] as? String ?? "" }
         #expect(titles == ["Old recipes", "Groceries", "京都旅行", "Book list", "Meeting notes", "Idea from the train"])
         #expect(!titles.contains("Draft I threw away"))
@@ -131,7 +131,7 @@ import Testing
     @Test func validateNamesTheWrongKey() throws {
         let good = try runArray(["validate", "Pipelines/sample.json"])
         #expect(good.code == 0)
-        #expect(good.stdout == "Pipelines/sample.json is valid: local 'device'; remotes 'drive'; deep check; export json from 'local'.\n")
+        #expect(good.stdout == "Pipelines/sample.json is valid: local 'device'; remotes 'drive'; deep check; export json,markdown,zip from 'local'.\n")
         let url = temporaryFolder().appendingPathComponent("bad.json")
         try Data(#"{"local": {"path": "a"}, "remotes": [{"path": "x", "lable": "Drive"}]}"#.utf8).write(to: url)
         let bad = try runArray(["validate", url.path])
@@ -164,7 +164,7 @@ import Testing
         #expect(result.stdout.contains("Backup disk could not be read: the folder does not exist."))
         let reports = folder.appendingPathComponent("reports")
         #expect(try FileManager.default.contentsOfDirectory(atPath: reports.path).sorted()
-                == ["combined-backup.txt", "combined-drive.txt", "combined-mirror.txt", "report.json", "report.md"])
+                == [".reckon.lock", "combined-backup.txt", "combined-drive.txt", "combined-mirror.txt", "report.json", "report.md"])
         #expect(try read(reports.appendingPathComponent("combined-mirror.txt")).split(separator: "\n").allSatisfy { $0.hasPrefix("= ") })
     }
 }

@@ -22,7 +22,7 @@ import Testing
         #expect(definition.remotes[0].url.path == "/data/pipelines/drive")
         #expect(definition.reportDir?.path == "/var/reckon")
         #expect(definition.export?.includeArchived == true)
-        #expect(definition.export?.formats == [.json])
+        #expect(definition.export?.formats == [.json, .markdown, .zip])
         #expect(definition.check == .deep)
         #expect(definition.failOnDrift == false)
     }
@@ -34,7 +34,7 @@ import Testing
         (#"{"local": {"path": "a"}, "remotes": []}"#, "p.json: 'remotes' must name at least one remote"),
         (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "check": "fast"}"#, "p.json: 'check' must be \"deep\" or \"quick\""),
         (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "export": {"from": "cloud", "dir": "x"}}"#, "p.json: 'export.from' must be \"local\" or the name of a remote"),
-        (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "export": {"dir": "x", "formats": ["pdf"]}}"#, "p.json: 'export.formats[0]' must be one of json"),
+        (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "export": {"dir": "x", "formats": ["pdf"]}}"#, "p.json: 'export.formats[0]' must be one of json, markdown, zip"),
         (#"{"local": {"path": "a"}, "remotes": [{"path": "b", "name": "x"}, {"path": "c", "name": "x"}]}"#, "p.json: 'remotes[1].name' 'x' is already the name"),
         (#"{"local": {"path": "a"}, "remotes": [{"path": "b", "name": "../x"}]}"#, "p.json: 'remotes[0].name' must be 1 to 32 small letters"),
         (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "failOnDrift": "yes"}"#, "p.json: 'failOnDrift' must be true or false"),

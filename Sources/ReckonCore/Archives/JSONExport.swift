@@ -1,7 +1,6 @@
 import Foundation
 
-/// `memos.json`: every exported memo of one side, every field, sorted by
-/// creation time then id. Soft-deleted memos are never included.
+/// How a memo appears in `memos.json`, and the order memos are exported in.
 public enum JSONExport {
     /// The memo as it is written in an export: known fields always present
     /// (null when absent), dates in UTC, unknown keys kept.
@@ -30,17 +29,5 @@ public enum JSONExport {
         case (_?, nil): return false
         default: return a.id < b.id
         }
-    }
-
-    public static func document(memos: [Memo], source: SideSpec) throws -> Data {
-        let sorted = memos.sorted(by: exportOrder)
-        let root: JSONValue = .object([
-            "schemaVersion": .number(1),
-            "source": .object(["name": .string(source.name), "label": .string(source.label), "path": .string(source.path)]),
-            "memos": .array(sorted.map(value(of:))),
-        ])
-        var data = try makeJSONEncoder().encode(root)
-        data.append(0x0A)
-        return data
     }
 }

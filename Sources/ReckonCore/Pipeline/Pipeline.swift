@@ -22,6 +22,8 @@ public struct Pipeline {
     public var folder = MemoFolder()
     /// Whether files may be written (false for `--dry-run`).
     public var writeFiles = true
+    /// The run's start time; names the run's export folder.
+    public var startedAt = Timestamp(seconds: Int64(Date().timeIntervalSince1970))
     public var strings: Strings = .en
 
     public init() {}
@@ -46,14 +48,27 @@ public struct Pipeline {
         }
     }
 
-    /// Writes the definition's export, if it has one, from the chosen side.
+    /// Writes the definition's export, if it has one, from the chosen side,
+    /// into a new folder named by the run's start time.
     public var export: Stage<Reconciliation, Exported> {
-        Stage("export") { [folder, writeFiles] reconciliation, context in
+        Stage("export") { [folder, writeFiles, startedAt] reconciliation, context in
             let loaded = reconciliation.loaded
-            guard let spec = loaded.definition.export else { return Exported(reconciliation: reconciliation, exports: []) }
+            guard let spec = loaded.definition.export, writeFiles else { return Exported(reconciliation: reconciliation, exports: []) }
             let side = spec.from == "local" ? loaded.local : loaded.remotes.first { $0.spec.name == spec.from }!
+            guard side.status != .failed else {
+                let problem = Problem(.exportFailed, path: "", "\(side.spec.label) could not be read, so nothing was exported")
+                return Exported(reconciliation: reconciliation, exports: [ExportRecord(format: spec.formats[0], path: spec.path, memos: 0, bytes: 0, missing: [problem])])
+            }
             context.note("exporting \(side.spec.label)")
-            let records = try Exporter(folder: folder, writeFiles: writeFiles).export(side, spec: spec)
+            var exporter = Exporter()
+            exporter.folder = folder
+            let staging = try ExportFolder.makeStaging(in: spec.dir, kind: "run")
+            let manifest = try exporter.export(side, formats: spec.formats, includeArchived: spec.includeArchived, into: staging) {
+                context.progress("exporting", done: $0, total: $1)
+            }
+            let (run, removed) = try ExportFolder.publishRun(staging, in: spec.dir, startedAt: startedAt, keep: spec.keep)
+            for name in removed { context.note("removed the old export \(name)") }
+            let records = ExportRecord.records(manifest, folder: run, displayPath: joinPath(spec.path, run.lastPathComponent))
             return Exported(reconciliation: reconciliation, exports: records)
         }
     }
@@ -88,37 +103,5 @@ public struct Pipeline {
         let reconciled = try reconcile.run(loaded, in: context)
         let exported = try export.run(reconciled, in: context)
         return try report.run(exported, in: context)
-    }
-}
-
-/// Writes one side's memos in the definition's formats.
-struct Exporter {
-    var folder: MemoFolder
-    var writeFiles: Bool
-
-    func export(_ side: SideListing, spec: ExportSpec) throws -> [ExportRecord] {
-        let fileName = "memos.json"
-        let path = joinPath(spec.path, fileName)
-        guard side.status != .failed else {
-            let problem = Problem(.exportFailed, path: "", "\(side.spec.label) could not be read, so nothing was exported")
-            return [ExportRecord(format: .json, path: path, memos: 0, bytes: 0, missing: [problem])]
-        }
-        var memos: [Memo] = []
-        var missing: [Problem] = []
-        let root = MemoFolder.resolveRoot(side.spec.url)
-        for entry in side.entries.values.sorted(by: { $0.id < $1.id }) where !entry.isDeleted && (spec.includeArchived || !entry.isArchived) {
-            let name = side.files[entry.id] ?? entry.spelling + ".json"
-            do {
-                let memo = try side.memos[entry.id] ?? folder.readMemo(root: root, name: name)
-                guard memo.id == entry.id else { throw MemoReader.Failure(message: "the file holds id \(memo.id), not the one in its name") }
-                if memo.deletedAt == nil { memos.append(memo) }
-            } catch {
-                let reason = (error as? MemoReader.Failure)?.message ?? (error as? ReadFailure)?.message ?? String(describing: error)
-                missing.append(Problem(.exportFailed, path: "memos/" + name, id: entry.id, reason))
-            }
-        }
-        let data = try JSONExport.document(memos: memos, source: side.spec)
-        if writeFiles { try AtomicFile.write(data, to: spec.dir.appendingPathComponent(fileName)) }
-        return [ExportRecord(format: .json, path: path, memos: memos.count, bytes: data.count, missing: missing)]
     }
 }

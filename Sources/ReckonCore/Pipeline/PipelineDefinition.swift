@@ -11,6 +11,8 @@ public enum CheckMode: String, Sendable, Codable {
 /// Formats an export can be written in.
 public enum ExportFormat: String, Sendable, Codable, CaseIterable {
     case json
+    case markdown
+    case zip
 }
 
 /// What to export, from which side, to where.
@@ -52,6 +54,13 @@ public struct PipelineDefinition: Sendable, Equatable {
         self.export = export
         self.language = language
         self.failOnDrift = failOnDrift
+    }
+}
+
+extension PipelineDefinition {
+    /// The pipeline's lock file, in the folder its outputs go to; nil when it writes nothing.
+    public var lockURL: URL? {
+        (export?.dir ?? reportDir)?.appendingPathComponent(".reckon.lock")
     }
 }
 
@@ -208,7 +217,7 @@ private struct DefinitionReader {
         guard from == "local" || remotes.contains(where: { $0.name == from }) else {
             throw fail("export.from", "must be \"local\" or the name of a remote (\(remotes.map(\.name).joined(separator: ", "))), found \"\(from)\"")
         }
-        var formats: [ExportFormat] = [.json]
+        var formats = ExportFormat.allCases
         if let value = object["formats"] {
             guard case .array(let items) = value, !items.isEmpty else { throw fail("export.formats", "must be a non-empty array of format names") }
             formats = []

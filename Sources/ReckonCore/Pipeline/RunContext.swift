@@ -15,10 +15,20 @@ public final class RunContext: Sendable {
 
     private let state = Mutex(State())
     private let onNote: @Sendable (String) -> Void
+    private let onProgress: @Sendable (String, Int, Int) -> Void
 
-    /// - Parameter onNote: called for each progress note, as it happens.
-    public init(onNote: @escaping @Sendable (String) -> Void = { _ in }) {
+    /// - Parameters:
+    ///   - onNote: called for each progress note, as it happens.
+    ///   - onProgress: called as work advances (what, done, total).
+    public init(onNote: @escaping @Sendable (String) -> Void = { _ in },
+                onProgress: @escaping @Sendable (String, Int, Int) -> Void = { _, _, _ in }) {
         self.onNote = onNote
+        self.onProgress = onProgress
+    }
+
+    /// How far a long step has come ("exporting", 120 of 4000 memos).
+    public func progress(_ what: String, done: Int, total: Int) {
+        onProgress(what, done, total)
     }
 
     public func recordTiming(stage: String, duration: Duration) {

@@ -23,7 +23,7 @@ extension Report {
             let errors = side.problems.filter { $0.severity == .error }.count
             if errors > 0 { lines.append(s.sideHasProblems(side.label, count: errors)) }
         }
-        for export in exports where !export.missing.isEmpty {
+        if let export = exports.first(where: { !$0.missing.isEmpty }) {
             lines.append(s.exportFailed("\(export.missing.count) of the memos could not be read"))
         }
         if lines.isEmpty && inSync {

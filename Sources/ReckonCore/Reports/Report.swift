@@ -1,3 +1,5 @@
+import Foundation
+
 /// The reconciliation report: what `report.json` holds and every rendering is
 /// made from. Holds no run time or machine path, so the same input gives the
 /// same bytes.
@@ -75,12 +77,46 @@ public struct QuarantineRecord: Sendable, Equatable, Codable {
 /// One export file written by a run.
 public struct ExportRecord: Sendable, Equatable, Codable {
     public var format: ExportFormat
-    /// The file, as the definition spells its folder.
+    /// The file or folder, under the export folder as the user spelled it.
     public var path: String
     public var memos: Int
     public var bytes: Int
+    /// The file's SHA-256 (none for the Markdown folder).
+    public var sha256: String?
     /// Memos that should have been exported but could not be read.
     public var missing: [Problem]
+
+    public init(format: ExportFormat, path: String, memos: Int, bytes: Int, sha256: String? = nil, missing: [Problem] = []) {
+        self.format = format
+        self.path = path
+        self.memos = memos
+        self.bytes = bytes
+        self.sha256 = sha256
+        self.missing = missing
+    }
+
+    /// One record per format written, from an export's manifest.
+    public static func records(_ manifest: ExportManifest, folder: URL, displayPath: String) -> [ExportRecord] {
+        let missing = manifest.missing.map { Problem(.exportFailed, path: $0.path, id: $0.id, $0.reason) }
+        let exported = manifest.counts.total
+        return manifest.formats.map { format in
+            switch format {
+            case .json:
+                let file = manifest.files.first { $0.path == Exporter.jsonName }
+                return ExportRecord(format: .json, path: joinPath(displayPath, Exporter.jsonName), memos: exported,
+                                    bytes: file?.size ?? 0, sha256: file?.sha256, missing: missing)
+            case .markdown:
+                let bytes = manifest.files.filter { $0.path.hasPrefix(Exporter.markdownName + "/") }.reduce(0) { $0 + $1.size }
+                return ExportRecord(format: .markdown, path: joinPath(displayPath, Exporter.markdownName + "/"), memos: exported,
+                                    bytes: bytes, missing: missing)
+            case .zip:
+                let url = folder.appendingPathComponent(Exporter.zipName)
+                let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+                return ExportRecord(format: .zip, path: joinPath(displayPath, Exporter.zipName), memos: exported,
+                                    bytes: size, sha256: try? SHA256.hex(ofFileAt: url), missing: missing)
+            }
+        }
+    }
 }
 
 /// reckon's own name and version.

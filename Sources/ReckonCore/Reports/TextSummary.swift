@@ -62,7 +62,9 @@ public struct TextSummary {
             out.append("\(s.exportsHeading):")
             for export in report.exports {
                 out.append("  \(export.path)  \(export.memos) memos, \(export.bytes) bytes")
-                for problem in export.missing { out.append("    missing \(problem.path): \(problem.message)") }
+            }
+            for problem in report.exports.first?.missing ?? [] {
+                out.append("  not exported: \(problem.path): \(problem.message)")
             }
         }
         return out.joined(separator: "\n") + "\n"

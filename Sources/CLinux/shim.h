@@ -1,0 +1,15 @@
+// Linux calls that Swift's Glibc module does not expose, reached through
+// syscall(2) so that no _GNU_SOURCE is needed.
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/// Swaps two paths atomically (renameat2 with RENAME_EXCHANGE).
+static inline int reckon_rename_exchange(const char *first, const char *second) {
+    return (int)syscall(SYS_renameat2, AT_FDCWD, first, AT_FDCWD, second, 1 << 1);
+}
+
+/// Flushes the file system that holds fd to disk (syncfs).
+static inline int reckon_syncfs(int fd) {
+    return (int)syscall(SYS_syncfs, fd);
+}

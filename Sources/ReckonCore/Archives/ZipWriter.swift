@@ -1,0 +1,130 @@
+import CArchive
+import Foundation
+
+/// An error from libarchive, with the library's own message.
+public struct ArchiveError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
+
+/// Writes a zip archive through libarchive: deflate, UTF-8 names flagged as
+/// UTF-8, permissions 0644, no owner, each entry's time given by the caller.
+/// The one owner of the `struct archive` pointer; not `Sendable`.
+public final class ZipWriter {
+    private let archive: OpaquePointer
+    private var finished = false
+
+    /// Opens `url` for writing. Zip's DOS times are computed from local time,
+    /// so the process's time zone is set to UTC first: the same input gives
+    /// the same bytes on every machine.
+    public init(url: URL) throws(ArchiveError) {
+        setenv("TZ", "UTC", 1)
+        tzset()
+        setlocale(LC_CTYPE, "C.UTF-8")
+        archive = archive_write_new()
+        try check(archive_write_set_format_zip(archive))
+        try check(archive_write_set_options(archive, "zip:compression=deflate,zip:hdrcharset=UTF-8"))
+        try check(archive_write_open_filename(archive, url.path))
+    }
+
+    deinit {
+        if !finished { archive_write_close(archive) }
+        archive_write_free(archive)
+    }
+
+    /// Refuses a name that is absolute, climbs with `..`, holds a backslash,
+    /// an empty part or a control character.
+    public static func checkName(_ name: String) throws(ArchiveError) {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        guard !name.isEmpty, !name.hasPrefix("/"), !name.contains("\\"),
+              !parts.contains(where: { $0.isEmpty || $0 == ".." || $0 == "." }),
+              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw ArchiveError(message: "unsafe entry name \(quoted(name))") }
+    }
+
+    /// The earliest and latest instants a zip entry can carry.
+    static let earliest = Timestamp(iso8601: "1980-01-01T00:00:00Z")!
+    static let latest = Timestamp(iso8601: "2107-12-31T23:59:58Z")!
+
+    /// Adds one regular file, its contents streamed from `source` in chunks.
+    public func add(name: String, modified: Timestamp, size: Int, contents source: URL) throws {
+        let input = try FileHandle(forReadingFrom: source)
+        defer { try? input.close() }
+        try add(name: name, modified: modified, size: size) { write in
+            while let chunk = try input.read(upToCount: 1 << 16), !chunk.isEmpty { try write(chunk) }
+        }
+    }
+
+    /// Adds one regular file whose bytes `produce` hands over in order.
+    public func add(name: String, modified: Timestamp, size: Int, produce: ((Data) throws -> Void) throws -> Void) throws {
+        try Self.checkName(name)
+        let entry = archive_entry_new()!
+        defer { archive_entry_free(entry) }
+        archive_entry_set_pathname_utf8(entry, name)
+        archive_entry_set_filetype(entry, 0o100000) // AE_IFREG
+        archive_entry_set_perm(entry, 0o644)
+        archive_entry_set_size(entry, la_int64_t(size))
+        let time = min(max(modified, Self.earliest), Self.latest)
+        archive_entry_set_mtime(entry, time_t(time.seconds), 0)
+        archive_entry_set_uid(entry, 0)
+        archive_entry_set_gid(entry, 0)
+        try check(archive_write_header(archive, entry))
+        var written = 0
+        try produce { data in
+            written += data.count
+            let count = data.withUnsafeBytes { archive_write_data(archive, $0.baseAddress, $0.count) }
+            guard count >= 0 else { throw ArchiveError(message: errorMessage()) }
+        }
+        guard written == size else { throw ArchiveError(message: "\(name): \(written) bytes written, \(size) announced") }
+        try check(archive_write_finish_entry(archive))
+    }
+
+    /// Writes the central directory and closes the file.
+    public func finish() throws(ArchiveError) {
+        finished = true
+        try check(archive_write_close(archive))
+    }
+
+    private func check(_ code: Int32) throws(ArchiveError) {
+        guard code >= ARCHIVE_WARN else { throw ArchiveError(message: errorMessage()) }
+    }
+
+    private func errorMessage() -> String {
+        archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))"
+    }
+}
+
+/// Reads an archive back through libarchive, to verify what was written.
+public enum ArchiveReader {
+    public struct Entry: Equatable, Sendable {
+        public var name: String
+        public var data: Data
+        public var modified: Int64
+        public var permissions: UInt32
+    }
+
+    public static func entries(of url: URL) throws -> [Entry] {
+        setlocale(LC_CTYPE, "C.UTF-8")
+        let archive = archive_read_new()!
+        defer { archive_read_free(archive) }
+        archive_read_support_format_zip(archive)
+        guard archive_read_open_filename(archive, url.path, 1 << 16) == ARCHIVE_OK else {
+            throw ArchiveError(message: String(cString: archive_error_string(archive)))
+        }
+        var result: [Entry] = []
+        var entry: OpaquePointer?
+        while archive_read_next_header(archive, &entry) == ARCHIVE_OK, let entry {
+            let name = archive_entry_pathname_utf8(entry).map { String(cString: $0) } ?? ""
+            var data = Data()
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let count = archive_read_data(archive, &buffer, buffer.count)
+                guard count >= 0 else { throw ArchiveError(message: String(cString: archive_error_string(archive))) }
+                if count == 0 { break }
+                data.append(contentsOf: buffer[0..<count])
+            }
+            result.append(Entry(name: name, data: data, modified: Int64(archive_entry_mtime(entry)), permissions: UInt32(archive_entry_perm(entry))))
+        }
+        return result
+    }
+}

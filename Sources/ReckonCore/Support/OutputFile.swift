@@ -1,0 +1,57 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A new file written in order through a buffer, counting and hashing what
+/// it writes. Used for outputs that are built in a staging folder and
+/// published by renaming. Owns its descriptor; not `Sendable`.
+public final class OutputFile {
+    public let url: URL
+    private var fd: Int32
+    private var buffer: [UInt8] = []
+    private let hasher = SHA256()
+    public private(set) var size = 0
+
+    /// Creates the file; fails if something already stands at the path.
+    public init(_ url: URL) throws(OutputError) {
+        self.url = url
+        fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
+
+    public func write(_ text: String) throws(OutputError) {
+        try write(Data(text.utf8))
+    }
+
+    public func write(_ data: Data) throws(OutputError) {
+        data.withUnsafeBytes { hasher.update($0) }
+        size += data.count
+        buffer.append(contentsOf: data)
+        if buffer.count >= 1 << 16 { try flush() }
+    }
+
+    private func flush() throws(OutputError) {
+        var done = 0
+        while done < buffer.count {
+            let count = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw OutputError(path: url.path, reason: AtomicFile.lastError())
+            }
+            done += count
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes what is buffered and closes; returns the SHA-256 of the contents.
+    public func finish() throws(OutputError) -> String {
+        try flush()
+        close(fd)
+        fd = -1
+        return hasher.finalize()
+    }
+}

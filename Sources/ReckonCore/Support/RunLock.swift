@@ -1,0 +1,53 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One pipeline's lock file: held with `flock` for the whole run, so the
+/// kernel frees it when a run dies; the file holds the holder's process id.
+public final class RunLock {
+    public struct Busy: Error, CustomStringConvertible {
+        public var path: String
+        public var holder: String
+        public var description: String {
+            "another reckon run (process \(holder)) holds the lock \(path); try again when it has finished"
+        }
+    }
+
+    private let fd: Int32
+    public let url: URL
+    /// The process id left in the file by a run that died holding it.
+    public let staleHolder: String?
+
+    /// Takes the lock or throws `Busy` naming the process that holds it.
+    public init(at url: URL) throws {
+        try AtomicFile.makeFolder(url.deletingLastPathComponent())
+        self.url = url
+        fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+        let previous = Self.contents(fd)
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw Busy(path: url.path, holder: previous.isEmpty ? "unknown" : previous)
+        }
+        staleHolder = previous.isEmpty ? nil : previous
+        ftruncate(fd, 0)
+        let text = "\(getpid())\n"
+        _ = text.withCString { pwrite(fd, $0, strlen($0), 0) }
+        fsync(fd)
+    }
+
+    /// Empties the file and lets the lock go.
+    public func release() {
+        ftruncate(fd, 0)
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+
+    private static func contents(_ fd: Int32) -> String {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = pread(fd, &buffer, buffer.count, 0)
+        guard count > 0 else { return "" }
+        return String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
