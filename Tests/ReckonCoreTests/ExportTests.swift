@@ -26,3 +26,167 @@ import Testing
         #expect(object["id"] == .string(idA.lowercased()))
     }
 }
+
+@Suite struct MarkdownExportTests {
+    func memo(title: String?, created: String? = "2026-04-02T09:00:00+09:00") -> Memo {
+        Memo(id: MemoID(idA)!, title: title, body: "Body line", createdAt: created.flatMap { Timestamp(iso8601: $0) },
+             modifiedAt: Timestamp(iso8601: "2026-04-19T14:32:00Z")!, tags: ["travel", "japan"])
+    }
+
+    @Test func frontMatterHasFixedKeysOnlyWithValuesAndSortedTags() {
+        var m = memo(title: "Trip")
+        m.archivedAt = Timestamp(iso8601: "2026-05-01T00:00:00Z")
+        #expect(MarkdownExport.render(m) == """
+            ---
+            title: "Trip"
+            id: 3f2504e0-4f89-11d3-9a0c-0305e82c3301
+            created: 2026-04-02T00:00:00Z
+            updated: 2026-04-19T14:32:00Z
+            archived: 2026-05-01T00:00:00Z
+            tags:
+              - "japan"
+              - "travel"
+            ---
+
+            Body line
+
+            """)
+        var bare = memo(title: nil, created: nil)
+        bare.tags = []
+        bare.body = nil
+        #expect(MarkdownExport.render(bare) == "---\nid: 3f2504e0-4f89-11d3-9a0c-0305e82c3301\nupdated: 2026-04-19T14:32:00Z\n---\n\n")
+    }
+
+    @Test func aHostileTitleStaysOneQuotedValue() {
+        let text = MarkdownExport.render(memo(title: "a\"b\\c\n---\nrm: -rf\u{7}"))
+        #expect(text.contains(#"title: "a\"b\\c\n---\nrm: -rf\u0007""#))
+        #expect(text.components(separatedBy: "\n---\n").count == 2, "the title cannot close the front matter")
+    }
+
+    @Test(arguments: [
+        ("<script>alert(1)</script>", "2026-04-02-script-alert-1-script-3f2504e0.md"),
+        ("../../etc/passwd", "2026-04-02-etc-passwd-3f2504e0.md"),
+        ("京都旅行", "2026-04-02-京都旅行-3f2504e0.md"),
+        ("🎉🎉", "2026-04-02-untitled-3f2504e0.md"),
+        ("", "2026-04-02-untitled-3f2504e0.md"),
+        ("CON", "2026-04-02-con-3f2504e0.md"),
+        ("a\u{0}b\u{1F}c/d\\e", "2026-04-02-a-b-c-d-e-3f2504e0.md"),
+        ("Café au lait", "2026-04-02-café-au-lait-3f2504e0.md"),
+    ])
+    func fileNamesAreSafe(_ title: String, _ expected: String) throws {
+        let name = MarkdownExport.fileName(memo(title: title))
+        #expect(name == expected)
+        try ZipWriter.checkName("markdown/" + name)
+    }
+
+    @Test func veryLongTitlesGiveShortNames() {
+        let name = MarkdownExport.fileName(memo(title: String(repeating: "長い", count: 500)))
+        #expect(name.utf8.count < 255)
+        #expect(name.hasSuffix("-3f2504e0.md"))
+    }
+
+    @Test(arguments: ["/etc/passwd", "a/../b", "..", "a\\b", "", "a//b", "./a", "a\u{0}b"])
+    func zipRefusesUnsafeNames(_ name: String) {
+        #expect(throws: ArchiveError.self) { try ZipWriter.checkName(name) }
+    }
+}
+
+@Suite struct ExporterTests {
+    let source = TempFolder()
+
+    func exportAll(formats: [ExportFormat] = ExportFormat.allCases, includeArchived: Bool = true) throws -> (URL, ExportManifest) {
+        let side = MemoFolder().load(source.spec(), deep: false)
+        let staging = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        let manifest = try Exporter().export(side, formats: formats, includeArchived: includeArchived, into: staging)
+        return (staging, manifest)
+    }
+
+    func fill() {
+        source.index([entry(idA, modified: "2026-04-19T14:32:00Z"), entry(idB, archived: "2026-04-20T00:00:00Z"),
+                      entry(idC, deleted: "2026-04-21T00:00:00Z"), entry(idD, modified: "1970-01-02T00:00:00Z")])
+        source.write("memos/\(idA).json", memo(idA, title: "京都旅行", tags: ["b", "a"]))
+        source.write("memos/\(idB).json", memo(idB, title: "Archived", archived: "2026-04-20T00:00:00Z"))
+        source.write("memos/\(idC).json", memo(idC, title: "Deleted"))
+        source.write("memos/\(idD).json", memo(idD, title: "Old", modified: "1970-01-02T00:00:00Z"))
+    }
+
+    @Test func theStreamedJSONIsWhatTheEncoderWouldWrite() throws {
+        fill()
+        let (staging, manifest) = try exportAll()
+        let written = try Data(contentsOf: staging.appendingPathComponent("memos.json"))
+        let parsed = try JSONValue.parse(written)
+        var expected = try makeJSONEncoder().encode(parsed)
+        expected.append(0x0A)
+        #expect(written == expected)
+        guard case .object(let root) = parsed, case .array(let memos)? = root["memos"] else { Issue.record("bad shape"); return }
+        #expect(memos.count == 3)
+        #expect(root["exportedAt"] == .string("2026-04-19T14:32:00Z"))
+        #expect(manifest.counts == MemoCounts(active: 2, archived: 1))
+        #expect(!String(decoding: written, as: UTF8.self).contains("Deleted"))
+    }
+
+    @Test func anEmptyExportIsStillValidJSON() throws {
+        source.index([])
+        let (staging, manifest) = try exportAll()
+        let written = try Data(contentsOf: staging.appendingPathComponent("memos.json"))
+        var expected = try makeJSONEncoder().encode(JSONValue.parse(written))
+        expected.append(0x0A)
+        #expect(written == expected)
+        #expect(manifest.exportedAt == nil)
+        #expect(try ArchiveReader.entries(of: staging.appendingPathComponent("memos.zip")).map(\.name) == ["manifest.json", "memos.json"])
+    }
+
+    @Test func theZipHoldsEveryFileSortedWithTheMemosTimes() throws {
+        fill()
+        let (staging, manifest) = try exportAll()
+        let entries = try ArchiveReader.entries(of: staging.appendingPathComponent("memos.zip"))
+        let names = entries.map(\.name)
+        #expect(names == names.sorted { Array($0.utf8).lexicographicallyPrecedes($1.utf8) })
+        #expect(names.first == "manifest.json")
+        #expect(names.last == "memos.json")
+        #expect(names.contains("markdown/2026-04-01-京都旅行-3f2504e0.md"))
+        #expect(entries.allSatisfy { $0.permissions == 0o644 })
+        for entry in entries {
+            #expect(entry.data == (try Data(contentsOf: staging.appendingPathComponent(entry.name))), "\(entry.name)")
+        }
+        let kyoto = try #require(entries.first { $0.name.contains("京都") })
+        #expect(kyoto.modified == Timestamp(iso8601: "2026-04-19T14:32:00Z")!.seconds)
+        let old = try #require(entries.first { $0.name.contains("-old-") })
+        #expect(old.modified == Timestamp(iso8601: "1980-01-01T00:00:00Z")!.seconds, "clamped to 1980")
+        let files = Dictionary(uniqueKeysWithValues: manifest.files.map { ($0.path, $0) })
+        for entry in entries where entry.name != "manifest.json" {
+            #expect(files[entry.name]?.sha256 == SHA256.hex(of: entry.data))
+            #expect(files[entry.name]?.size == entry.data.count)
+        }
+    }
+
+    @Test func archivedOnlyWhenAskedAndOnlyTheFormatsAsked() throws {
+        fill()
+        let (staging, manifest) = try exportAll(formats: [.markdown], includeArchived: false)
+        #expect(manifest.counts == MemoCounts(active: 2, archived: 0))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: staging.path).sorted() == ["manifest.json", "markdown"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: staging.appendingPathComponent("markdown").path).count == 2)
+    }
+
+    @Test func aCorruptMemoIsLeftOutAndNamedInTheManifest() throws {
+        fill()
+        source.write("memos/\(idB).json", #"{"id": "#)
+        let (_, manifest) = try exportAll()
+        #expect(manifest.counts.total == 2)
+        #expect(manifest.missing.map(\.id) == [MemoID(idB)!])
+        #expect(manifest.missing.first?.path == "memos/\(idB).json")
+        #expect(manifest.missing.first?.reason.contains("not valid JSON") == true)
+    }
+
+    @Test func twoMemosWithOneTitleAndDateNeverCollide() throws {
+        let twin = "3F2504E0-0000-4000-8000-000000000001"
+        source.index([entry(idA), entry(twin)])
+        source.write("memos/\(idA).json", memo(idA, title: "Same"))
+        source.write("memos/\(twin).json", memo(twin, title: "Same"))
+        let (staging, _) = try exportAll()
+        let names = try FileManager.default.contentsOfDirectory(atPath: staging.appendingPathComponent("markdown").path).sorted()
+        #expect(names.count == 2)
+        #expect(Set(names).count == 2)
+    }
+}

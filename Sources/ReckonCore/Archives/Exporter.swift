@@ -98,7 +98,7 @@ public struct Exporter {
             progress(position, planned.count)
             guard let memo = read(plan.id, plan.name) else { continue }
             let object = String(decoding: try encoder.encode(JSONExport.value(of: memo)), as: UTF8.self)
-            let indented = object.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n")
+            let indented = object.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "    " + $0 }.joined(separator: "\n")
             try json.write((counts.total == 0 ? "" : ",\n") + indented)
             if memo.archivedAt != nil { counts.archived += 1 } else { counts.active += 1 }
 
