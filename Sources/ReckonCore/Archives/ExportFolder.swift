@@ -57,12 +57,11 @@ public enum ExportFolder {
     /// names of the folders removed.
     public static func publishRun(_ staging: URL, in dir: URL, startedAt: Timestamp, keep: Int?) throws(OutputError) -> (URL, [String]) {
         try flush(staging)
-        var name = runName(startedAt)
-        var suffix = 2
-        while FileKind(path: dir.appendingPathComponent(name).path) != .missing {
-            name = runName(startedAt) + "-\(suffix)"
-            suffix += 1
-        }
+        // Two runs in one second get -2, -3 …, always above every folder of that second.
+        let base = runName(startedAt)
+        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { runOrder($0)?.base == base }
+        let number = (existing.compactMap { runOrder($0)?.number }.max() ?? 0) + 1
+        let name = number == 1 ? base : "\(base)-\(number)"
         let run = dir.appendingPathComponent(name)
         guard rename(staging.path, run.path) == 0 else { throw OutputError(path: run.path, reason: AtomicFile.lastError()) }
         let link = dir.appendingPathComponent(".\(latestName).\(getpid()).tmp")
@@ -92,7 +91,20 @@ public enum ExportFolder {
                   case .object(let manifest)? = try? JSONValue.parse(data)
             else { return false }
             return manifest["generator"] == .string("reckon")
-        }.sorted(by: >)
+        }.sorted { runOrder($0)! > runOrder($1)! }
+    }
+
+    /// A run folder's time and its number within that second, for ordering.
+    static func runOrder(_ name: String) -> RunOrder? {
+        guard name.wholeMatch(of: try! Regex(runPattern)) != nil else { return nil }
+        let parts = name.split(separator: "-", maxSplits: 1)
+        return RunOrder(base: String(parts[0]), number: parts.count > 1 ? Int(parts[1]) ?? 1 : 1)
+    }
+
+    struct RunOrder: Comparable {
+        var base: String
+        var number: Int
+        static func < (a: RunOrder, b: RunOrder) -> Bool { (a.base, a.number) < (b.base, b.number) }
     }
 
     /// `20261130T084238Z`: sortable, and safe on every file system.

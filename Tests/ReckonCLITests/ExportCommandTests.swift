@@ -1,0 +1,230 @@
+import Foundation
+import Testing
+import ReckonCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a system tool and returns its exit code and output.
+func tool(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = out
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// A memo folder of `count` generated memos with bodies of a few kilobytes.
+func generatedFolder(count: Int, titles: [String] = []) throws -> URL {
+    let root = temporaryFolder()
+    try FileManager.default.createDirectory(at: root.appendingPathComponent("memos"), withIntermediateDirectories: true)
+    var entries: [String] = []
+    for n in 0..<count {
+        let id = String(format: "%08X-0000-4000-8000-%012X", n, n * 7919)
+        let title = n < titles.count ? titles[n] : "Memo number \(n)"
+        let archived = n % 10 == 3 ? "\"2026-03-01T00:00:00Z\"" : "null"
+        let deleted = n % 17 == 5 ? "\"2026-03-02T00:00:00Z\"" : "null"
+        let modified = String(format: "2026-04-%02dT%02d:%02d:00Z", n % 28 + 1, n % 24, n % 60)
+        entries.append(#"{"id": "\#(id)", "modifiedTime": "\#(modified)", "archivedAt": \#(archived), "deletedAt": \#(deleted)}"#)
+        let memo: [String: Any] = ["id": id, "title": title, "body": String(repeating: "Line \(n) of a memo body.\n", count: 60),
+                                   "createdAt": String(format: "2026-03-%02dT00:00:%02dZ", n % 28 + 1, n % 60), "modifiedAt": modified,
+                                   "archivedAt": n % 10 == 3 ? "2026-03-01T00:00:00Z" : NSNull(),
+                                   "deletedAt": n % 17 == 5 ? "2026-03-02T00:00:00Z" : NSNull(), "tags": ["t\(n % 5)"], "pinned": false]
+        try JSONSerialization.data(withJSONObject: memo).write(to: root.appendingPathComponent("memos/\(id).json"))
+    }
+    try Data(#"{"schemaVersion": 1, "entries": [\#(entries.joined(separator: ","))]}"#.utf8).write(to: root.appendingPathComponent("index.json"))
+    return root
+}
+
+/// Every visible file under an export folder with its bytes (staging folders are hidden).
+func visibleFiles(_ folder: URL) throws -> [String: Data] {
+    var result: [String: Data] = [:]
+    for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where !name.hasPrefix(".") {
+        let url = folder.appendingPathComponent(name)
+        if FileKind(path: url.path) == .directory {
+            for (inner, data) in try visibleFiles(url) { result[name + "/" + inner] = data }
+        } else {
+            result[name] = try Data(contentsOf: url)
+        }
+    }
+    return result
+}
+
+@Suite struct ExportCommandTests {
+    @Test func theDriftSampleExportsToFilesAnyToolOpens() throws {
+        let out = temporaryFolder()
+        let result = try reckon("export", "Samples/drift/device", "--out", out.path)
+        #expect(result.code == 0)
+        #expect(result.stdout.contains("memos.zip  4 memos"))
+        let zip = out.appendingPathComponent("memos.zip").path
+        let (unzipCode, unzipOutput) = try tool("/usr/bin/unzip", ["-t", zip])
+        #expect(unzipCode == 0, "\(unzipOutput)")
+        #expect(unzipOutput.contains("No errors detected"))
+        let (tarCode, listing) = try tool("/usr/bin/bsdtar", ["-tf", zip])
+        #expect(tarCode == 0)
+        #expect(listing == """
+            manifest.json
+            markdown/2026-04-01-groceries-3f2504e0.md
+            markdown/2026-04-02-京都旅行-7c9e6679.md
+            markdown/2026-04-03-book-list-16fd2706.md
+            markdown/2026-04-05-meeting-notes-886313e1.md
+            memos.json
+
+            """)
+        let files = try visibleFiles(out)
+        for entry in try ArchiveReader.entries(of: out.appendingPathComponent("memos.zip")) {
+            #expect(files[entry.name] == entry.data, "\(entry.name) in the zip equals the file beside it")
+        }
+        let kyoto = try read(out.appendingPathComponent("markdown/2026-04-02-京都旅行-7c9e6679.md"))
+        #expect(kyoto.hasSuffix("---\n\nDay 1: Fushimi Inari early, before the crowds.\nDay 2: Arashiyama.\n"))
+        let memos = try json(read(out.appendingPathComponent("memos.json")))["memos"] as? [[String: Any]] ?? []
+        let source = try json(read(packageRoot.appendingPathComponent("Samples/drift/device/60dMemo/memos/7C9E6679-7425-40DE-944B-E07FC1F90AE7.json")))
+        let exported = try #require(memos.first { $0["title"] as? String == "京都旅行" })
+        for key in ["title", "body", "createdAt", "modifiedAt"] { #expect(exported[key] as? String == source[key] as? String, "\(key)") }
+    }
+
+    @Test func theSameBytesInEveryTimeZoneAndLocale() throws {
+        let first = temporaryFolder(), second = temporaryFolder()
+        #expect(try reckon("export", "Samples/drift/drive", "--out", first.path, "--include-archived", environment: ["TZ": "UTC", "LANG": "C"]).code == 0)
+        #expect(try reckon("export", "Samples/drift/drive", "--out", second.path, "--include-archived",
+                           environment: ["TZ": "Pacific/Kiritimati", "LANG": "ja_JP.UTF-8", "LC_ALL": "ja_JP.UTF-8"]).code == 0)
+        let a = try visibleFiles(first), b = try visibleFiles(second)
+        #expect(a.keys.sorted() == b.keys.sorted())
+        #expect(a == b)
+        #expect(a.keys.contains("memos.zip"))
+    }
+
+    @Test func hostileTitlesExportToSafeNames() throws {
+        // The sixth memo (number 5) is soft-deleted and never exported.
+        let source = try generatedFolder(count: 7, titles: ["<script>alert(1)</script>", "../../etc/passwd", "京都旅行", "🎉", "", "deleted", "/abs\\win"])
+        let out = temporaryFolder()
+        let result = try runArray(["export", source.path, "--out", out.path, "--include-archived"])
+        #expect(result.code == 0, "\(result.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("markdown").path).sorted()
+        #expect(names.count == 6)
+        for name in names {
+            #expect(!name.contains("/") && !name.contains("\\") && !name.contains("..") && !name.contains("<"), "\(name)")
+        }
+        #expect(names.contains { $0.contains("-etc-passwd-") })
+        #expect(names.contains { $0.contains("-untitled-") })
+        let extract = temporaryFolder()
+        let (code, output) = try tool("/usr/bin/unzip", ["-q", out.appendingPathComponent("memos.zip").path, "-d", extract.path])
+        #expect(code == 0, "\(output)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: extract.path).sorted() == ["manifest.json", "markdown", "memos.json"])
+    }
+
+    @Test func aCorruptMemoIsNamedAndTheRunIsTrouble() throws {
+        let source = try generatedFolder(count: 3)
+        try Data("{".utf8).write(to: source.appendingPathComponent("memos/00000001-0000-4000-8000-000000001EEF.json"))
+        let out = temporaryFolder()
+        let result = try runArray(["export", source.path, "--out", out.path])
+        #expect(result.code == 2)
+        #expect(result.stderr.contains("memos/00000001-0000-4000-8000-000000001EEF.json: not exported: not valid JSON"))
+        let manifest = try json(read(out.appendingPathComponent("manifest.json")))
+        let missing = try #require(manifest["missing"] as? [[String: Any]])
+        #expect(missing.first?["id"] as? String == "00000001-0000-4000-8000-000000001eef")
+        #expect((manifest["counts"] as? [String: Int]) == ["active": 2, "archived": 0])
+    }
+
+    @Test func badFormatsAndOutputInsideTheSourceAreUsageErrors() throws {
+        let format = try reckon("export", "Samples/drift/device", "--out", temporaryFolder().path, "--format", "json,pdf")
+        #expect(format.code == 64)
+        #expect(format.stderr.hasPrefix("Error: The value 'pdf' is invalid for '--format <formats>'"))
+        let inside = try reckon("export", "Samples/drift/device", "--out", "Samples/drift/device/export")
+        #expect(inside.code == 64)
+        #expect(!FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent("Samples/drift/device/export").path))
+    }
+
+    @Test func aKilledExportLeavesThePreviousOneWhole() throws {
+        let source = try generatedFolder(count: 1500)
+        let reference = temporaryFolder(), target = temporaryFolder()
+        let start = Date()
+        #expect(try runArray(["export", source.path, "--out", reference.path, "--include-archived"]).code == 0)
+        let duration = Date().timeIntervalSince(start)
+        #expect(try runArray(["export", source.path, "--out", target.path, "--include-archived"]).code == 0)
+        let expected = try visibleFiles(reference)
+        #expect(expected.count > 1000)
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<12 {
+            let process = Process()
+            process.executableURL = reckonBinary
+            process.arguments = ["export", source.path, "--out", target.path, "--include-archived"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32(Double.random(in: 0...(duration * 1.1), using: &generator) * 1_000_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let found = try visibleFiles(target)
+            let lost = Set(expected.keys).subtracting(found.keys), added = Set(found.keys).subtracting(expected.keys)
+            #expect(lost.isEmpty && added.isEmpty, "round \(round): \(lost.count) files lost, \(added.count) added, such as \(lost.union(added).sorted().prefix(3))")
+            let damaged = found.filter { expected[$0.key] != $0.value }.map(\.key)
+            #expect(damaged.isEmpty, "round \(round): \(damaged.prefix(3)) differ from a whole export")
+        }
+        #expect(try runArray(["export", source.path, "--out", target.path, "--include-archived"]).code == 0)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: target.path).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "staging folders of killed runs are cleaned up: \(leftovers)")
+    }
+}
+
+@Suite struct NightlyRunTests {
+    func definition(keep: Int = 2) throws -> URL {
+        let folder = temporaryFolder()
+        let samples = packageRoot.appendingPathComponent("Samples/drift").path
+        let text = """
+            {"name": "nightly", "local": {"path": "\(samples)/device"}, "remotes": [{"name": "drive", "path": "\(samples)/drive"}],
+             "reports": {"dir": "reports"}, "export": {"dir": "exports", "keep": \(keep)}}
+            """
+        try Data(text.utf8).write(to: folder.appendingPathComponent("nightly.json"))
+        return folder.appendingPathComponent("nightly.json")
+    }
+
+    @Test func runsKeepTheNewestAndDeleteOnlyTheirOwnFolders() throws {
+        let url = try definition()
+        let exports = url.deletingLastPathComponent().appendingPathComponent("exports")
+        try FileManager.default.createDirectory(at: exports.appendingPathComponent("20000101T000000Z"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: exports.appendingPathComponent("my notes"), withIntermediateDirectories: true)
+        for _ in 0..<4 {
+            let result = try runArray(["run", url.path, "--quiet"])
+            #expect(result.code == 0)
+            #expect(result.stdout.isEmpty && result.stderr.isEmpty, "nothing but the result in cron")
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: exports.path).filter { !$0.hasPrefix(".") }.sorted()
+        let runs = ExportFolder.runFolders(in: exports)
+        #expect(runs.count == 2)
+        #expect(Set(names) == Set(runs + ["20000101T000000Z", "my notes", "latest"]), "\(names)")
+        let latest = try FileManager.default.destinationOfSymbolicLink(atPath: exports.appendingPathComponent("latest").path)
+        #expect(latest == runs.first)
+        let first = try visibleFiles(exports.appendingPathComponent(runs[0]))
+        #expect(first == (try visibleFiles(exports.appendingPathComponent(runs[1]))), "the same input gives the same export")
+        #expect(first.keys.contains("memos.zip") && first.keys.contains("manifest.json"))
+    }
+
+    @Test func aSecondRunWhileOneIsGoingIsRefused() throws {
+        let url = try definition()
+        let lockURL = url.deletingLastPathComponent().appendingPathComponent("exports/.reckon.lock")
+        let lock = try RunLock(at: lockURL)
+        let refused = try runArray(["run", url.path])
+        #expect(refused.code == 2)
+        #expect(refused.stderr == "Error: another reckon run (process \(getpid())) holds the lock \(lockURL.path); try again when it has finished\n")
+        #expect(ExportFolder.runFolders(in: lockURL.deletingLastPathComponent()).isEmpty)
+        lock.release()
+        #expect(try runArray(["run", url.path, "--quiet"]).code == 0)
+    }
+
+    @Test func aLockLeftByADeadProcessIsTakenOverWithAWarning() throws {
+        let url = try definition()
+        let lockURL = url.deletingLastPathComponent().appendingPathComponent("exports/.reckon.lock")
+        try FileManager.default.createDirectory(at: lockURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("4194301\n".utf8).write(to: lockURL)
+        let result = try runArray(["run", url.path, "--quiet"])
+        #expect(result.code == 0)
+        #expect(result.stderr == "warning: took over the lock \(lockURL.path) left by process 4194301, which is no longer running\n")
+        #expect(try read(lockURL).isEmpty, "released at the end")
+    }
+}
