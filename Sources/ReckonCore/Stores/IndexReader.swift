@@ -10,72 +10,139 @@ public enum IndexReader {
 
     /// Parses an index. A bad entry is a problem for that entry only; the
     /// file as a whole fails only when it is not JSON, has the wrong shape or
-    /// a schema version this reckon does not know.
+    /// a schema version this reckon does not know. Entries are decoded into
+    /// typed values directly, without a tree of the whole file.
     public static func read(_ data: Data, path: String = "index.json") throws(Failure) -> MemoIndex {
-        let root: JSONValue
+        var bytes = data
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = Data(bytes.dropFirst(3)) }
+        let document: IndexDocument
         do {
-            root = try JSONValue.parse(data)
+            document = try JSONDecoder().decode(IndexDocument.self, from: bytes)
+        } catch let failure as Failure {
+            throw failure
         } catch {
             throw Failure(kind: .corruptIndex, message: "not valid JSON (\(describe(error)))")
         }
-        guard case .object(let object) = root else {
-            throw Failure(kind: .corruptIndex, message: "must be a JSON object, found \(root.typeName)")
-        }
-        guard let versionValue = object["schemaVersion"] else {
-            throw Failure(kind: .corruptIndex, message: "has no 'schemaVersion'")
-        }
-        guard case .number(let number) = versionValue, number == number.rounded(), number >= 1, number < 1e9 else {
-            throw Failure(kind: .corruptIndex, message: "'schemaVersion' must be a whole number from 1, found \(versionValue.typeName)")
-        }
-        let version = Int(number)
-        guard version <= MemoIndex.supportedSchemaVersion else {
-            throw Failure(kind: .unsupportedSchema,
-                          message: "has schemaVersion \(version), newer than the version \(MemoIndex.supportedSchemaVersion) this reckon reads; use a newer reckon (nothing was guessed)")
-        }
-        guard case .array(let items)? = object["entries"] else {
-            throw Failure(kind: .corruptIndex, message: "'entries' must be an array, found \(object["entries"]?.typeName ?? "nothing")")
-        }
-
         var entries: [IndexEntry] = []
         var seen: [MemoID: Int] = [:]
         var problems: [Problem] = []
-        for (position, item) in items.enumerated() {
+        for (position, item) in document.entries.enumerated() {
             let place = "entries[\(position)]"
-            guard case .object(let fields) = item else {
-                problems.append(Problem(.badEntry, path: path, "\(place) must be an object, found \(item.typeName)"))
-                continue
-            }
-            let reader = FieldReader(object: fields)
-            let spelling: String
-            do {
-                spelling = try reader.requiredString("id")
-            } catch {
-                problems.append(Problem(.badEntry, path: path, "\(place): \(error.message)"))
-                continue
-            }
-            guard let id = MemoID(spelling) else {
-                problems.append(Problem(.invalidID, path: path, "\(place): id \(quoted(spelling)) is not a UUID; the entry is not counted"))
-                continue
-            }
-            do {
-                let entry = IndexEntry(id: id, spelling: spelling,
-                                       modifiedTime: try reader.requiredTimestamp("modifiedTime"),
-                                       archivedAt: try reader.timestamp("archivedAt"),
-                                       deletedAt: try reader.timestamp("deletedAt"),
-                                       changeTag: try reader.string("changeTag"))
-                if let first = seen[id] {
-                    problems.append(Problem(.duplicateID, path: path, id: id,
-                                            "\(place): id \(id) appears again (first at entries[\(first)]); counted once"))
+            switch item.outcome {
+            case .bad(let kind, let id, let message):
+                let subject = id.map { "\(place) (id \($0))" } ?? place
+                problems.append(Problem(kind, path: path, id: id, "\(subject)\(message)"))
+            case .entry(let entry):
+                if let first = seen[entry.id] {
+                    problems.append(Problem(.duplicateID, path: path, id: entry.id,
+                                            "\(place): id \(entry.id) appears again (first at entries[\(first)]); counted once"))
                     continue
                 }
-                seen[id] = position
+                seen[entry.id] = position
                 entries.append(entry)
-            } catch {
-                problems.append(Problem(.badEntry, path: path, id: id, "\(place) (id \(id)): \(error.message); the entry is not counted"))
             }
         }
         return MemoIndex(entries: entries, problems: problems)
     }
+}
+
+/// The whole index file: checks the shape and version before the entries.
+private struct IndexDocument: Decodable {
+    var entries: [LenientEntry] = []
+
+    init(from decoder: Decoder) throws {
+        guard let object = try? decoder.container(keyedBy: AnyKey.self) else {
+            throw IndexReader.Failure(kind: .corruptIndex, message: "must be a JSON object, found \(typeName(in: decoder))")
+        }
+        let versionKey = AnyKey("schemaVersion")
+        guard object.contains(versionKey) else { throw IndexReader.Failure(kind: .corruptIndex, message: "has no 'schemaVersion'") }
+        guard let number = try? object.decode(Double.self, forKey: versionKey), number == number.rounded(), number >= 1, number < 1e9 else {
+            throw IndexReader.Failure(kind: .corruptIndex,
+                                      message: "'schemaVersion' must be a whole number from 1, found \(typeName(object, versionKey))")
+        }
+        let version = Int(number)
+        guard version <= MemoIndex.supportedSchemaVersion else {
+            throw IndexReader.Failure(kind: .unsupportedSchema,
+                                      message: "has schemaVersion \(version), newer than the version \(MemoIndex.supportedSchemaVersion) this reckon reads; use a newer reckon (nothing was guessed)")
+        }
+        let entriesKey = AnyKey("entries")
+        guard var list = try? object.nestedUnkeyedContainer(forKey: entriesKey) else {
+            let found = object.contains(entriesKey) ? typeName(object, entriesKey) : "nothing"
+            throw IndexReader.Failure(kind: .corruptIndex, message: "'entries' must be an array, found \(found)")
+        }
+        while !list.isAtEnd { entries.append(try list.decode(LenientEntry.self)) }
+    }
+}
+
+/// One index entry, or why it cannot be used; never fails the whole file.
+private struct LenientEntry: Decodable {
+    enum Outcome {
+        case entry(IndexEntry)
+        /// The message follows the entry's place ("entries[3]") directly.
+        case bad(Problem.Kind, MemoID?, String)
+    }
+
+    var outcome: Outcome
+
+    init(from decoder: Decoder) throws {
+        guard let fields = try? decoder.container(keyedBy: AnyKey.self) else {
+            outcome = .bad(.badEntry, nil, " must be an object, found \(typeName(in: decoder))")
+            return
+        }
+        let idKey = AnyKey("id")
+        guard let spelling = try? fields.decode(String.self, forKey: idKey) else {
+            let reason = fields.contains(idKey) ? "must be a string, found \(typeName(fields, idKey))" : "is missing"
+            outcome = .bad(.badEntry, nil, ": 'id' \(reason)")
+            return
+        }
+        guard let id = MemoID(spelling) else {
+            outcome = .bad(.invalidID, nil, ": id \(quoted(spelling)) is not a UUID; the entry is not counted")
+            return
+        }
+        do {
+            let entry = IndexEntry(id: id, spelling: spelling,
+                                   modifiedTime: try Self.date(fields, "modifiedTime", required: true)!,
+                                   archivedAt: try Self.date(fields, "archivedAt"),
+                                   deletedAt: try Self.date(fields, "deletedAt"),
+                                   changeTag: try Self.string(fields, "changeTag"))
+            outcome = .entry(entry)
+        } catch {
+            outcome = .bad(.badEntry, id, ": \(error.message); the entry is not counted")
+        }
+    }
+
+    static func date(_ fields: KeyedDecodingContainer<AnyKey>, _ name: String, required: Bool = false) throws(FieldReader.Failure) -> Timestamp? {
+        let key = AnyKey(name)
+        guard fields.contains(key), (try? fields.decodeNil(forKey: key)) != true else {
+            if required { throw FieldReader.Failure(message: "'\(name)' is missing") }
+            return nil
+        }
+        guard let text = try? fields.decode(String.self, forKey: key) else {
+            throw FieldReader.Failure(message: "'\(name)' must be an ISO 8601 date or null, found \(typeName(fields, key))")
+        }
+        guard let value = Timestamp(iso8601: text) else {
+            throw FieldReader.Failure(message: "'\(name)' is not an ISO 8601 date with a time zone: \"\(text)\"")
+        }
+        return value
+    }
+
+    static func string(_ fields: KeyedDecodingContainer<AnyKey>, _ name: String) throws(FieldReader.Failure) -> String? {
+        let key = AnyKey(name)
+        guard fields.contains(key), (try? fields.decodeNil(forKey: key)) != true else { return nil }
+        guard let text = try? fields.decode(String.self, forKey: key) else {
+            throw FieldReader.Failure(message: "'\(name)' must be a string, found \(typeName(fields, key))")
+        }
+        return text
+    }
+}
+
+/// What JSON type stands at a key, for a message; only used on the error path.
+private func typeName(_ container: KeyedDecodingContainer<AnyKey>, _ key: AnyKey) -> String {
+    (try? container.decode(JSONValue.self, forKey: key))?.typeName ?? "text that is not valid UTF-8"
+}
+
+private func typeName(in decoder: Decoder) -> String {
+    (try? JSONValue(from: decoder))?.typeName ?? "text that is not valid UTF-8"
 }
 
 /// A short, single-line reason from a decoding error.

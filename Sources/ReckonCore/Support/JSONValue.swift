@@ -71,9 +71,11 @@ extension JSONValue: Codable {
     }
 }
 
-private struct AnyKey: CodingKey {
+/// A coding key for any string, for reading objects whose keys are data.
+struct AnyKey: CodingKey {
     var stringValue: String
     var intValue: Int? { nil }
+    init(_ string: String) { stringValue = string }
     init(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
 }
