@@ -190,9 +190,10 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         try FileManager.default.createDirectory(at: exports.appendingPathComponent("20000101T000000Z"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: exports.appendingPathComponent("my notes"), withIntermediateDirectories: true)
         for _ in 0..<4 {
-            let result = try runArray(["run", url.path, "--quiet"])
+            let result = try runArray(["run", url.path])
             #expect(result.code == 0)
-            #expect(result.stdout.isEmpty && result.stderr.isEmpty, "nothing but the result in cron")
+            #expect(result.stdout.hasPrefix("Memos on this device"))
+            #expect(result.stderr.isEmpty, "no progress without a terminal")
         }
         let names = try FileManager.default.contentsOfDirectory(atPath: exports.path).filter { !$0.hasPrefix(".") }.sorted()
         let runs = ExportFolder.runFolders(in: exports)
@@ -226,5 +227,24 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect(result.code == 0)
         #expect(result.stderr == "warning: took over the lock \(lockURL.path) left by process 4194301, which is no longer running\n")
         #expect(try read(lockURL).isEmpty, "released at the end")
+    }
+}
+
+@Suite struct ProgressTests {
+    @Test func aTerminalSeesProgressAndAPipeDoesNot() throws {
+        let out = temporaryFolder()
+        let command = "\(reckonBinary.path) export Samples/drift/device --out \(out.path)"
+        let terminal = try runArray(["-qec", command, "/dev/null"], executable: URL(fileURLWithPath: "/usr/bin/script"))
+        #expect(terminal.code == 0)
+        #expect(terminal.stdout.contains("\rreckon: exporting 4/4 memos\r\n"), "\(terminal.stdout.debugDescription)")
+        let piped = try reckon("export", "Samples/drift/device", "--out", temporaryFolder().path)
+        #expect(piped.code == 0)
+        #expect(piped.stderr.isEmpty)
+    }
+
+    @Test func theNightlyPipelineIsValid() throws {
+        let result = try reckon("validate", "Pipelines/nightly.json")
+        #expect(result.code == 0)
+        #expect(result.stdout.contains("export json,markdown,zip from 'drive'"))
     }
 }

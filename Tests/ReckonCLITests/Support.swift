@@ -22,9 +22,10 @@ func reckon(_ arguments: String..., environment: [String: String] = [:]) throws 
 }
 
 /// Runs the built binary with an argument array.
-func runArray(_ arguments: [String], environment: [String: String] = [:], in folder: URL = packageRoot) throws -> RunResult {
+func runArray(_ arguments: [String], environment: [String: String] = [:], in folder: URL = packageRoot,
+              executable: URL = reckonBinary) throws -> RunResult {
     let process = Process()
-    process.executableURL = reckonBinary
+    process.executableURL = executable
     process.arguments = arguments
     process.currentDirectoryURL = folder
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
