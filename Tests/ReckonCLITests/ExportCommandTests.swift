@@ -88,6 +88,32 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         for key in ["title", "body", "createdAt", "modifiedAt"] { #expect(exported[key] as? String == source[key] as? String, "\(key)") }
     }
 
+    @Test func nonASCIINamesAreFlaggedUTF8AndEverythingIsDeflated() throws {
+        let out = temporaryFolder()
+        #expect(try reckon("export", "Samples/drift/device", "--out", out.path, "--format", "zip").code == 0)
+        let bytes = [UInt8](try Data(contentsOf: out.appendingPathComponent("memos.zip")))
+        func le16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+        var headers: [(name: String, flags: Int, method: Int)] = []
+        var at = 0
+        while at + 30 <= bytes.count, bytes[at..<at + 4].elementsEqual([0x50, 0x4B, 0x03, 0x04]) {
+            let nameLength = le16(at + 26), extraLength = le16(at + 28)
+            let name = String(decoding: bytes[at + 30..<at + 30 + nameLength], as: UTF8.self)
+            headers.append((name, le16(at + 6), le16(at + 8)))
+            // Entries carry a data descriptor; find the next local header after this one's name.
+            let next = bytes.indices.dropFirst(at + 30 + nameLength + extraLength).first { i in
+                i + 4 <= bytes.count && bytes[i..<i + 4].elementsEqual([0x50, 0x4B, 0x03, 0x04]) || bytes[i..<min(i + 4, bytes.count)].elementsEqual([0x50, 0x4B, 0x01, 0x02])
+            }
+            guard let next, bytes[next..<next + 4].elementsEqual([0x50, 0x4B, 0x03, 0x04]) else { break }
+            at = next
+        }
+        #expect(headers.count == 6)
+        let kyoto = try #require(headers.first { $0.name.contains("京都") })
+        #expect(kyoto.flags & 0x0800 != 0, "the UTF-8 flag (bit 11) is set")
+        #expect(headers.allSatisfy { $0.method == 8 }, "deflate")
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("manifest.json").path))
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("memos.json").path), "only the formats asked for")
+    }
+
     @Test func theSameBytesInEveryTimeZoneAndLocale() throws {
         let first = temporaryFolder(), second = temporaryFolder()
         #expect(try reckon("export", "Samples/drift/drive", "--out", first.path, "--include-archived", environment: ["TZ": "UTC", "LANG": "C"]).code == 0)
