@@ -37,7 +37,7 @@ enum Commands {
         options: [
             .init(name: "--local", value: "path", help: "The memo folder on this device.", required: true),
             .init(name: "--remote", value: "path", help: "The cloud memo folder (holding index.json and memos/).", required: true),
-            .init(name: "--out", value: "dir", help: "Write report.json, report.md and combined.txt here."),
+            .init(name: "--out", value: "dir", help: "Write report.json, report.md and combined.txt here, and copy damaged files to quarantine/."),
             .init(name: "--json", help: "Print the report JSON instead of the summary."),
             .init(name: "--quick", help: "Compare index.json entries and the folder listing only; do not read memo files."),
             .init(name: "--lang", value: "lang", help: "The language of the summary and reports (en)."),
@@ -169,13 +169,17 @@ enum Commands {
         }
         let localPath = arguments.values["--local"]!
         let remotePath = arguments.values["--remote"]!
-        let definition = PipelineDefinition(
+        var definition = PipelineDefinition(
             name: "reconcile",
             local: SideSpec(role: .local, name: "local", label: PipelineDefinition.defaultLocalLabel, path: localPath, url: fileURL(localPath)),
             remotes: [SideSpec(role: .remote, name: "remote", label: PipelineDefinition.defaultRemoteLabel, path: remotePath, url: fileURL(remotePath))],
             check: arguments.flags.contains("--quick") ? .quick : .deep,
             reportDir: arguments.values["--out"].map(fileURL),
             language: language)
+        if let out = arguments.values["--out"] {
+            definition.quarantineDir = fileURL(out).appendingPathComponent("quarantine")
+            definition.quarantinePath = joinPath(out, "quarantine")
+        }
         do {
             try definition.checkOutputsOutsideSources(file: "--out")
         } catch {
@@ -267,7 +271,7 @@ enum Commands {
     static func runCounts(_ arguments: ParsedArguments, console: Console) -> ExitCode {
         let path = arguments.positionals[0]
         let spec = SideSpec(role: .local, name: "side", label: path, path: path, url: fileURL(path))
-        let side = MemoFolder().readIndex(spec)
+        let side = MemoFolder().count(spec)
         let counts = side.counts
         if arguments.flags.contains("--json") {
             let value: JSONValue = .object([

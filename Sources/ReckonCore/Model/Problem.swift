@@ -25,6 +25,7 @@ public struct Problem: Sendable, Equatable, Codable {
         case idMismatch = "id-mismatch"
         case nameSpelling = "name-spelling"
         case exportFailed = "export-failed"
+        case quarantineFailed = "quarantine-failed"
     }
 
     public var severity: Severity

@@ -31,7 +31,8 @@ public struct SideSpec: Sendable, Equatable {
 public enum SideStatus: String, Sendable, Codable {
     /// Read whole.
     case ok
-    /// Read, but only in part (reserved for the corrupt-index fallback).
+    /// Read, but not as it should be: its index could not be used, so its
+    /// entries were rebuilt from the memo files.
     case degraded
     /// Could not be read at all; it has no counts.
     case failed
@@ -49,6 +50,9 @@ public struct SideListing: Sendable {
     /// Parsed memos (deep check only).
     public var memos: [MemoID: Memo]
     public var problems: [Problem]
+    /// Whether the entries were rebuilt from the memo files because
+    /// `index.json` could not be used.
+    public var rebuiltFromMemoFiles = false
 
     public init(spec: SideSpec, status: SideStatus = .ok, entries: [MemoID: IndexEntry] = [:], files: [MemoID: String] = [:],
                 memos: [MemoID: Memo] = [:], problems: [Problem] = []) {
@@ -72,6 +76,15 @@ public struct SideListing: Sendable {
             if let id = problem.id { result[id, default: []].append(problem.message) }
         }
         return result
+    }
+
+    /// Whether the side failed only because `index.json` itself cannot be
+    /// used (damaged, not a regular file, too large), so its memo files can
+    /// stand in. A missing index or a newer schema is never guessed around.
+    public var indexUnusable: Bool {
+        status == .failed && problems.contains { problem in
+            problem.path == "index.json" && [.corruptIndex, .notRegularFile, .link, .unreadableFile].contains(problem.kind)
+        }
     }
 
     /// Whether this side has anything that makes a run "trouble".

@@ -5,6 +5,8 @@ public struct LoadedSides: Sendable {
     public var definition: PipelineDefinition
     public var local: SideListing
     public var remotes: [SideListing]
+    /// Files set aside by the quarantine stage.
+    public var quarantined: [QuarantineRecord] = []
 }
 
 public struct Reconciliation: Sendable {
@@ -19,7 +21,6 @@ public struct Exported: Sendable {
 
 /// The run of one pipeline: load → aggregate → reconcile → export → report.
 public struct Pipeline {
-    public var folder = MemoFolder()
     /// Whether files may be written (false for `--dry-run`).
     public var writeFiles = true
     /// The run's start time; names the run's export folder.
@@ -30,13 +31,30 @@ public struct Pipeline {
 
     /// Reads every side on its own: one failing does not discard the others.
     public var load: Stage<PipelineDefinition, LoadedSides> {
-        Stage("load") { [folder] definition, context in
+        Stage("load") { definition, context in
+            let folder = definition.limits
             let deep = definition.check == .deep
             func read(_ spec: SideSpec) -> SideListing {
                 context.note("reading \(spec.label)")
                 return folder.load(spec, deep: deep)
             }
             return LoadedSides(definition: definition, local: read(definition.local), remotes: definition.remotes.map(read))
+        }
+    }
+
+    /// Copies every unusable file aside before anything goes on without it.
+    public var quarantine: Stage<LoadedSides, LoadedSides> {
+        Stage("quarantine") { [writeFiles, startedAt] loaded, context in
+            guard writeFiles, let dir = loaded.definition.quarantineDir, let path = loaded.definition.quarantinePath else { return loaded }
+            var quarantine = Quarantine(dir: dir, path: path, run: ExportFolder.runName(startedAt))
+            quarantine.folder = loaded.definition.limits
+            let (sides, records) = quarantine.setAside([loaded.local] + loaded.remotes)
+            for record in records { context.note("set aside \(record.source) as \(record.copy)") }
+            var result = loaded
+            result.local = sides[0]
+            result.remotes = Array(sides.dropFirst())
+            result.quarantined = records
+            return result
         }
     }
 
@@ -51,7 +69,7 @@ public struct Pipeline {
     /// Writes the definition's export, if it has one, from the chosen side,
     /// into a new folder named by the run's start time.
     public var export: Stage<Reconciliation, Exported> {
-        Stage("export") { [folder, writeFiles, startedAt] reconciliation, context in
+        Stage("export") { [writeFiles, startedAt] reconciliation, context in
             let loaded = reconciliation.loaded
             guard let spec = loaded.definition.export, writeFiles else { return Exported(reconciliation: reconciliation, exports: []) }
             let side = spec.from == "local" ? loaded.local : loaded.remotes.first { $0.spec.name == spec.from }!
@@ -61,7 +79,7 @@ public struct Pipeline {
             }
             context.note("exporting \(side.spec.label)")
             var exporter = Exporter()
-            exporter.folder = folder
+            exporter.folder = loaded.definition.limits
             let staging = try ExportFolder.makeStaging(in: spec.dir, kind: "run")
             let manifest = try exporter.export(side, formats: spec.formats, includeArchived: spec.includeArchived, into: staging) {
                 context.progress("exporting", done: $0, total: $1)
@@ -83,7 +101,7 @@ public struct Pipeline {
             let trouble = sides.contains { $0.hasTrouble } || exported.exports.contains { !$0.missing.isEmpty }
             let report = Report(pipeline: loaded.definition.name, check: loaded.definition.check, sides: sides.map(SideReport.init),
                                 inSync: inSync, outcome: trouble ? .trouble : differences.isEmpty ? .inSync : .drift,
-                                differences: differences, quarantined: [], exports: exported.exports)
+                                differences: differences, quarantined: loaded.quarantined, exports: exported.exports)
             if writeFiles, let dir = loaded.definition.reportDir {
                 try AtomicFile.write(try makeJSONEncoder().encode(report) + [0x0A], to: dir.appendingPathComponent("report.json"))
                 try AtomicFile.write(Data(MarkdownReport(strings: strings).render(report).utf8), to: dir.appendingPathComponent("report.md"))
@@ -99,7 +117,7 @@ public struct Pipeline {
 
     /// Runs every stage in order.
     public func run(_ definition: PipelineDefinition, context: RunContext) throws -> Report {
-        let loaded = try load.run(definition, in: context)
+        let loaded = try quarantine.run(try load.run(definition, in: context), in: context)
         let reconciled = try reconcile.run(loaded, in: context)
         let exported = try export.run(reconciled, in: context)
         return try report.run(exported, in: context)

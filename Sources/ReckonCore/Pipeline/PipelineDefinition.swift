@@ -36,6 +36,12 @@ public struct PipelineDefinition: Sendable, Equatable {
     public var check: CheckMode
     /// Where report files are written; nil writes none.
     public var reportDir: URL?
+    /// Where unusable files are copied aside, and how the user spelled it
+    /// (by default `quarantine/` in the report folder); nil copies nothing.
+    public var quarantineDir: URL?
+    public var quarantinePath: String?
+    /// Limits on what is read (sizes, JSON nesting).
+    public var limits = MemoFolder()
     public var export: ExportSpec?
     public var language: String
     /// Whether drift makes `reckon run` exit 1.
@@ -77,7 +83,9 @@ public struct DefinitionError: Error, Equatable, CustomStringConvertible {
 }
 
 extension PipelineDefinition {
-    static let topKeys: Set<String> = ["schemaVersion", "name", "local", "remotes", "check", "reports", "export", "language", "failOnDrift"]
+    static let topKeys: Set<String> = ["schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
+                                       "failOnDrift", "limits"]
+    static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
     static let sideKeys: Set<String> = ["name", "label", "path"]
     static let exportKeys: Set<String> = ["from", "formats", "includeArchived", "dir", "keep"]
     static let reportKeys: Set<String> = ["dir"]
@@ -193,9 +201,31 @@ private struct DefinitionReader {
         }
 
         var reportDir: URL?
+        var quarantine: (URL, String)?
         if top["reports"] != nil {
             let reports = try object(top["reports"], "reports", allowed: PipelineDefinition.reportKeys)
-            reportDir = url(try string(reports, "dir", in: "reports", required: true)!)
+            let path = try string(reports, "dir", in: "reports", required: true)!
+            reportDir = url(path)
+            quarantine = (url(path).appendingPathComponent("quarantine"), joinPath(path, "quarantine"))
+        }
+        if top["quarantine"] != nil {
+            let object = try object(top["quarantine"], "quarantine", allowed: PipelineDefinition.reportKeys)
+            let path = try string(object, "dir", in: "quarantine", required: true)!
+            quarantine = (url(path), path)
+        }
+        var limits = MemoFolder()
+        if top["limits"] != nil {
+            let object = try object(top["limits"], "limits", allowed: PipelineDefinition.limitKeys)
+            func number(_ name: String, _ range: ClosedRange<Double>) throws(DefinitionError) -> Double? {
+                guard let value = object[name] else { return nil }
+                guard case .number(let n) = value, n == n.rounded(), range.contains(n) else {
+                    throw fail("limits.\(name)", "must be a whole number from \(Int(range.lowerBound)) to \(Int64(range.upperBound))")
+                }
+                return n
+            }
+            if let n = try number("memoBytes", 1...Double(1 << 40)) { limits.memoSizeLimit = Int64(n) }
+            if let n = try number("indexBytes", 1...Double(1 << 40)) { limits.indexSizeLimit = Int64(n) }
+            if let n = try number("nestingDepth", 2...10_000) { limits.depthLimit = Int(n) }
         }
 
         var export: ExportSpec?
@@ -207,8 +237,12 @@ private struct DefinitionReader {
         guard PipelineDefinition.supportedLanguages.contains(language) else {
             throw fail("language", "must be one of \(PipelineDefinition.supportedLanguages.joined(separator: ", ")), found \"\(language)\"")
         }
-        return PipelineDefinition(name: name, local: local, remotes: remotes, check: check, reportDir: reportDir, export: export,
-                                  language: language, failOnDrift: try bool(top, "failOnDrift", in: nil) ?? false)
+        var definition = PipelineDefinition(name: name, local: local, remotes: remotes, check: check, reportDir: reportDir, export: export,
+                                            language: language, failOnDrift: try bool(top, "failOnDrift", in: nil) ?? false)
+        definition.quarantineDir = quarantine?.0
+        definition.quarantinePath = quarantine?.1
+        definition.limits = limits
+        return definition
     }
 
     func exportSpec(_ value: JSONValue?, local: SideSpec, remotes: [SideSpec]) throws(DefinitionError) -> ExportSpec {
@@ -245,7 +279,7 @@ extension PipelineDefinition {
     /// Refuses an output folder inside a source folder: nothing is ever
     /// written into a source.
     public func checkOutputsOutsideSources(file: String) throws(DefinitionError) {
-        let outputs: [(String, URL?)] = [("reports.dir", reportDir), ("export.dir", export?.dir)]
+        let outputs: [(String, URL?)] = [("reports.dir", reportDir), ("quarantine.dir", quarantineDir), ("export.dir", export?.dir)]
         for (key, output) in outputs {
             guard let output else { continue }
             let out = output.resolvingSymlinksInPath().standardizedFileURL.path

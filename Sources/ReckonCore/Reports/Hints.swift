@@ -7,6 +7,10 @@ extension Report {
         for side in sides where side.status == .failed {
             lines.append(s.sideFailed(side.label, reason: side.problems.first?.message ?? "unknown reason"))
         }
+        for side in sides where side.countsFrom == "memo-files" {
+            let reason = side.problems.first { $0.path == "index.json" }?.message ?? "damaged"
+            lines.append(s.rebuiltFromMemoFiles(side.label, reason: reason))
+        }
         for remote in remotes where remote.status != .failed && local.status != .failed {
             let mine = differences.filter { $0.remote == remote.name }
             func count(_ kind: Difference.Kind) -> Int { mine.filter { $0.kind == kind }.count }
@@ -19,6 +23,9 @@ extension Report {
             }
             if count(.cannotCompare) > 0 { lines.append(s.cannotCompare(count(.cannotCompare), remote: remote.label)) }
         }
+        if !quarantined.isEmpty { lines.append(s.quarantined(quarantined.count)) }
+        let notCopied = sides.flatMap(\.problems).filter { $0.kind == .quarantineFailed }.count
+        if notCopied > 0 { lines.append(s.quarantineFailed(notCopied)) }
         for side in sides where side.status != .failed {
             let errors = side.problems.filter { $0.severity == .error }.count
             if errors > 0 { lines.append(s.sideHasProblems(side.label, count: errors)) }

@@ -53,6 +53,11 @@ public struct MarkdownReport {
             }
             out.append("")
         }
+        if !report.quarantined.isEmpty {
+            out += ["## \(s.quarantinedHeading) (\(report.quarantined.count))", "", "| File | Copy | SHA-256 | Why |", "| --- | --- | --- | --- |"]
+            for q in report.quarantined { out.append("| \(code(q.source)) | \(code(q.copy)) | `\(q.sha256)` | \(escape(q.reason)) |") }
+            out.append("")
+        }
         if !report.exports.isEmpty {
             out += ["## \(s.exportsHeading)", "", "| File | Memos | Bytes | Missing |", "| --- | --- | --- | --- |"]
             for e in report.exports { out.append("| \(code(e.path)) | \(e.memos) | \(e.bytes) | \(e.missing.count) |") }

@@ -40,6 +40,8 @@ public struct SideReport: Sendable, Equatable, Codable {
     public var path: String
     public var status: SideStatus
     public var counts: MemoCounts?
+    /// `index` normally; `memo-files` when the index could not be used.
+    public var countsFrom: String
     public var problems: [Problem]
 
     public init(_ side: SideListing) {
@@ -49,10 +51,11 @@ public struct SideReport: Sendable, Equatable, Codable {
         path = side.spec.path
         status = side.status
         counts = side.counts
+        countsFrom = side.rebuiltFromMemoFiles ? "memo-files" : "index"
         problems = side.problems.sorted { ($0.path, $0.message) < ($1.path, $1.message) }
     }
 
-    enum CodingKeys: String, CodingKey { case role, name, label, path, status, counts, problems }
+    enum CodingKeys: String, CodingKey { case role, name, label, path, status, counts, countsFrom, problems }
 
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -62,13 +65,18 @@ public struct SideReport: Sendable, Equatable, Codable {
         try container.encode(path, forKey: .path)
         try container.encode(status, forKey: .status)
         try container.encode(counts, forKey: .counts) // null when the side failed
+        try container.encode(countsFrom, forKey: .countsFrom)
         try container.encode(problems, forKey: .problems)
     }
 }
 
 /// A file copied aside because it could not be used.
 public struct QuarantineRecord: Sendable, Equatable, Codable {
+    /// The side's name.
+    public var side: String
+    /// The damaged file, under the side's path as the user spelled it.
     public var source: String
+    /// The verified copy.
     public var copy: String
     public var sha256: String
     public var reason: String

@@ -46,6 +46,15 @@ public struct Strings: Sendable {
     public func empty(local: String, remotes: [String]) -> String {
         "There are no memos yet, on \(local) or on \(remotes.joined(separator: ", "))."
     }
+    public func rebuiltFromMemoFiles(_ label: String, reason: String) -> String {
+        "The index.json of \(label) could not be used (\(reason)), so its counts were rebuilt from the memo files."
+    }
+    public func quarantined(_ n: Int) -> String {
+        "\(n == 1 ? "1 file" : "\(n) files") could not be used and \(n == 1 ? "was" : "were") copied aside (listed below); the \(n == 1 ? "original was" : "originals were") left exactly as \(n == 1 ? "it was" : "they were")."
+    }
+    public func quarantineFailed(_ n: Int) -> String {
+        "\(n == 1 ? "1 damaged file" : "\(n) damaged files") could not be copied aside; the \(n == 1 ? "original is" : "originals are") untouched. See the problems below."
+    }
     public func exportFailed(_ reason: String) -> String { "The export could not be written in full: \(reason)." }
 
     public var differencesHeading: String { "Differences" }

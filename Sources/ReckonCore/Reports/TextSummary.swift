@@ -57,6 +57,11 @@ public struct TextSummary {
             }
             if problems.count > listLimit { out.append("  " + s.andMore(problems.count - listLimit, file: "report.json")) }
         }
+        if !report.quarantined.isEmpty {
+            out.append("")
+            out.append("\(s.quarantinedHeading) (\(report.quarantined.count)):")
+            for record in report.quarantined { out.append("  \(record.source) → \(record.copy)  sha256 \(record.sha256)") }
+        }
         if !report.exports.isEmpty {
             out.append("")
             out.append("\(s.exportsHeading):")

@@ -12,7 +12,11 @@ public enum IndexReader {
     /// file as a whole fails only when it is not JSON, has the wrong shape or
     /// a schema version this reckon does not know. Entries are decoded into
     /// typed values directly, without a tree of the whole file.
-    public static func read(_ data: Data, path: String = "index.json") throws(Failure) -> MemoIndex {
+    public static func read(_ data: Data, path: String = "index.json", depthLimit: Int = 64) throws(Failure) -> MemoIndex {
+        guard !data.isEmpty else { throw Failure(kind: .corruptIndex, message: "is empty (0 bytes)") }
+        guard !jsonNestsDeeper(data, than: depthLimit) else {
+            throw Failure(kind: .corruptIndex, message: "nests JSON deeper than \(depthLimit) levels")
+        }
         var bytes = data
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = Data(bytes.dropFirst(3)) }
         let document: IndexDocument

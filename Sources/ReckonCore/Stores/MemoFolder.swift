@@ -4,11 +4,13 @@ import Foundation
 ///
 /// Nothing is written, renamed or deleted. Links inside the folder are
 /// reported, never followed.
-public struct MemoFolder: Sendable {
+public struct MemoFolder: Sendable, Equatable {
     /// Largest `index.json` read.
     public var indexSizeLimit: Int64 = 1 << 30
     /// Largest memo file read.
     public var memoSizeLimit: Int64 = 64 << 20
+    /// Deepest nesting of JSON arrays and objects read.
+    public var depthLimit = 64
 
     public init() {}
 
@@ -45,16 +47,17 @@ public struct MemoFolder: Sendable {
         switch FileKind(path: indexPath) {
         case .regular: break
         case .missing: return fail(.missingIndex, "index.json", "there is no index.json in this folder")
-        case let other: return fail(.corruptIndex, "index.json", "is \(other.description), not a regular file")
+        case .link: return fail(.link, "index.json", "is a link; links are not followed")
+        case let other: return fail(.notRegularFile, "index.json", "is \(other.description), not a regular file")
         }
         let data: Data
         do {
             data = try readRegularFile(atPath: indexPath, limit: indexSizeLimit)
         } catch {
-            return fail(.corruptIndex, "index.json", error.message)
+            return fail(.unreadableFile, "index.json", error.message)
         }
         do {
-            let index = try IndexReader.read(data)
+            let index = try IndexReader.read(data, depthLimit: depthLimit)
             for entry in index.entries { side.entries[entry.id] = entry }
             side.problems += index.problems
         } catch {
@@ -63,10 +66,24 @@ public struct MemoFolder: Sendable {
         return side
     }
 
+    /// Counts a side: from the index alone, or, when the index cannot be
+    /// used, from the memo files (the slow path), marked degraded.
+    public func count(_ spec: SideSpec) -> SideListing {
+        let side = readIndex(spec)
+        return side.indexUnusable ? load(spec, deep: true) : side
+    }
+
     /// Reads the index and lists `memos/`, finding dangling entries and
     /// orphan files; with `deep`, also reads and parses every memo file.
+    /// When `index.json` cannot be used the side is not given up: its
+    /// entries are rebuilt from the memo files and it is marked degraded.
     public func load(_ spec: SideSpec, deep: Bool) -> SideListing {
         var side = readIndex(spec)
+        let rebuild = side.indexUnusable
+        if rebuild {
+            side.status = .degraded
+            side.rebuiltFromMemoFiles = true
+        }
         guard side.status != .failed else { return side }
         let memosURL = Self.resolveRoot(spec.url).appendingPathComponent("memos")
 
@@ -113,7 +130,7 @@ public struct MemoFolder: Sendable {
         }
 
         let problemIDs = Set(side.problems.compactMap(\.id))
-        for id in side.entries.keys.sorted() {
+        for id in side.entries.keys.sorted() where !rebuild {
             let entry = side.entries[id]!
             if let name = side.files[id] {
                 if name != entry.spelling + ".json" {
@@ -125,11 +142,11 @@ public struct MemoFolder: Sendable {
                                              "index.json lists this memo but its file is missing"))
             }
         }
-        for (id, name) in side.files.sorted(by: { $0.key < $1.key }) where side.entries[id] == nil && !indexProblemIDs.contains(id) {
+        for (id, name) in side.files.sorted(by: { $0.key < $1.key }) where !rebuild && side.entries[id] == nil && !indexProblemIDs.contains(id) {
             side.problems.append(Problem(.orphanFile, path: "memos/" + name, id: id, "this memo file has no entry in index.json"))
         }
 
-        if deep {
+        if deep || rebuild {
             for (id, name) in side.files.sorted(by: { $0.key < $1.key }) {
                 let path = "memos/" + name
                 do {
@@ -138,6 +155,10 @@ public struct MemoFolder: Sendable {
                         side.problems.append(Problem(.idMismatch, path: path, id: id, "the file holds id \(memo.id), not the one in its name"))
                     } else {
                         side.memos[id] = memo
+                        if rebuild {
+                            side.entries[id] = IndexEntry(id: id, spelling: String(name.dropLast(5)), modifiedTime: memo.modifiedAt,
+                                                          archivedAt: memo.archivedAt, deletedAt: memo.deletedAt, changeTag: memo.changeTag)
+                        }
                     }
                 } catch let failure as ReadFailure {
                     side.problems.append(Problem(.unreadableFile, path: path, id: id, failure.message))
@@ -154,6 +175,6 @@ public struct MemoFolder: Sendable {
     /// Reads and parses `memos/<name>`; throws `ReadFailure` or `MemoReader.Failure`.
     public func readMemo(root: URL, name: String) throws -> Memo {
         let data = try readRegularFile(atPath: root.appendingPathComponent("memos").appendingPathComponent(name).path, limit: memoSizeLimit)
-        return try MemoReader.read(data)
+        return try MemoReader.read(data, depthLimit: depthLimit)
     }
 }

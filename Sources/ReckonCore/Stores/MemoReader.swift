@@ -8,7 +8,9 @@ public enum MemoReader {
 
     static let knownKeys: Set<String> = ["id", "title", "body", "createdAt", "modifiedAt", "archivedAt", "deletedAt", "tags", "pinned", "changeTag"]
 
-    public static func read(_ data: Data) throws(Failure) -> Memo {
+    public static func read(_ data: Data, depthLimit: Int = 64) throws(Failure) -> Memo {
+        guard !data.isEmpty else { throw Failure(message: "is empty (0 bytes)") }
+        guard !jsonNestsDeeper(data, than: depthLimit) else { throw Failure(message: "nests JSON deeper than \(depthLimit) levels") }
         let root: JSONValue
         do {
             root = try JSONValue.parse(data)
