@@ -32,7 +32,7 @@ let package = Package(
         .testTarget(
             name: "ReckonCLITests",
             dependencies: ["reckon", "ReckonCore"],
-            exclude: ["Golden"]
+            exclude: ["Golden", "Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]
