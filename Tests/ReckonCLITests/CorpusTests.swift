@@ -69,6 +69,7 @@ func sigils(_ report: [String: Any]) -> [String: String] {
     func eachDamageIsNamedSetAsideAndLeftUntouched(_ damage: DamageCase) throws {
         let remote = fixtures.appendingPathComponent("bad/\(damage.name)")
         let before = try fingerprint(remote)
+        let goodBefore = try fingerprint(fixtures.appendingPathComponent("good"))
         let out = temporaryFolder()
         let (result, report) = try reconcileDamaged(remote, out: out)
         #expect(result.code == damage.exit, "\(result.stdout)")
@@ -98,6 +99,7 @@ func sigils(_ report: [String: Any]) -> [String: String] {
             #expect(FileManager.default.fileExists(atPath: manifest.path), "\(manifest.path)")
         }
         #expect(try fingerprint(remote) == before, "every byte under the source is unchanged")
+        #expect(try fingerprint(fixtures.appendingPathComponent("good")) == goodBefore)
     }
 
     @Test func withoutOutNothingIsCopiedAndTheDamageIsStillNamed() throws {

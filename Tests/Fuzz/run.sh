@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Fuzzes one of reckon's readers with libFuzzer, seeded from the samples and
+# the hostile-input corpus.  Usage: Tests/Fuzz/run.sh index|memo [seconds]
+# Crashing inputs are written to .build/fuzz/<reader>/ as crash-*.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+reader="${1:?usage: Tests/Fuzz/run.sh index|memo [seconds]}"
+seconds="${2:-600}"
+case "$reader" in
+  index) entry=Tests/Fuzz/IndexFuzzer.swift; seeds=$(find Samples Tests/ReckonCLITests/Fixtures -name index.json) ;;
+  memo)  entry=Tests/Fuzz/MemoFuzzer.swift;  seeds=$(find Samples Tests/ReckonCLITests/Fixtures -path '*/memos/*.json' -type f -size -64k) ;;
+  *) echo "unknown reader '$reader': use index or memo" >&2; exit 64 ;;
+esac
+work=".build/fuzz/$reader"
+mkdir -p "$work/corpus"
+for seed in $seeds; do cp "$seed" "$work/corpus/$(sha256sum "$seed" | cut -c1-16)"; done
+# ReckonCore is compiled into the fuzzer itself, so the sanitizers see all of it.
+swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name ReckonFuzz \
+  -I Sources/CArchive -I Sources/CCrypto -I Sources/CLinux \
+  $(find Sources/ReckonCore -name '*.swift') "$entry" -o "$work/fuzzer"
+"$work/fuzzer" "$work/corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 -artifact_prefix="$work/" -print_final_stats=1
