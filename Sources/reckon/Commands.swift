@@ -37,10 +37,10 @@ enum Commands {
         options: [
             .init(name: "--local", value: "path", help: "The memo folder on this device.", required: true),
             .init(name: "--remote", value: "path", help: "The cloud memo folder (holding index.json and memos/).", required: true),
-            .init(name: "--out", value: "dir", help: "Write report.json, report.md and combined.txt here, and copy damaged files to quarantine/."),
+            .init(name: "--out", value: "dir", help: "Write report.json, report.md, report.html and combined.txt here, and copy damaged files to quarantine/."),
             .init(name: "--json", help: "Print the report JSON instead of the summary."),
             .init(name: "--quick", help: "Compare index.json entries and the folder listing only; do not read memo files."),
-            .init(name: "--lang", value: "lang", help: "The language of the summary and reports (en)."),
+            .init(name: "--lang", value: "lang", help: "The language of the summary and reports: en or ja."),
         ])
     static let counts = CommandSpec(
         name: "counts", abstract: "Count Active and Archived memos in a memo folder, from index.json alone.",
@@ -139,6 +139,7 @@ enum Commands {
         }
         var pipeline = Pipeline()
         pipeline.writeFiles = !arguments.flags.contains("--dry-run")
+        pipeline.keepsHistory = true
         var lock: RunLock?
         if pipeline.writeFiles, let url = definition.lockURL {
             do {
@@ -154,28 +155,25 @@ enum Commands {
         defer { lock?.release() }
         guard let report = execute(pipeline, definition, console: console, json: arguments.flags.contains("--json"),
                                    quiet: arguments.flags.contains("--quiet")) else { return .trouble }
-        switch report.outcome {
-        case .trouble: return .trouble
-        case .drift: return definition.failOnDrift ? .drift : .done
-        case .inSync: return .done
-        }
+        return ExitCode(rawValue: report.exitCode(driftFails: definition.failOnDrift))!
     }
 
     static func runReconcile(_ arguments: ParsedArguments, console: Console) -> ExitCode {
         let language = arguments.values["--lang"] ?? "en"
-        guard PipelineDefinition.supportedLanguages.contains(language) else {
-            console.err(UsageError(command: reconcile, message: "The value '\(language)' is invalid for '--lang <lang>'; expected one of: \(PipelineDefinition.supportedLanguages.joined(separator: ", "))").text)
+        guard Strings.languages.contains(language) else {
+            console.err(UsageError(command: reconcile, message: "The value '\(language)' is invalid for '--lang <lang>'; expected one of: \(Strings.languages.joined(separator: ", "))").text)
             return .usage
         }
+        let strings = Strings.forLanguage(language)
         let localPath = arguments.values["--local"]!
         let remotePath = arguments.values["--remote"]!
         var definition = PipelineDefinition(
             name: "reconcile",
-            local: SideSpec(role: .local, name: "local", label: PipelineDefinition.defaultLocalLabel, path: localPath, url: fileURL(localPath)),
-            remotes: [SideSpec(role: .remote, name: "remote", label: PipelineDefinition.defaultRemoteLabel, path: remotePath, url: fileURL(remotePath))],
+            local: SideSpec(role: .local, name: "local", label: strings.defaultLocalLabel, path: localPath, url: fileURL(localPath)),
+            remotes: [SideSpec(role: .remote, name: "remote", label: strings.defaultRemoteLabel, path: remotePath, url: fileURL(remotePath))],
             check: arguments.flags.contains("--quick") ? .quick : .deep,
             reportDir: arguments.values["--out"].map(fileURL),
-            language: language)
+            language: language, failOnDrift: true)
         if let out = arguments.values["--out"] {
             definition.quarantineDir = fileURL(out).appendingPathComponent("quarantine")
             definition.quarantinePath = joinPath(out, "quarantine")
@@ -189,11 +187,7 @@ enum Commands {
         guard let report = execute(Pipeline(), definition, console: console, json: arguments.flags.contains("--json"), quiet: false) else {
             return .trouble
         }
-        switch report.outcome {
-        case .trouble: return .trouble
-        case .drift: return .drift
-        case .inSync: return .done
-        }
+        return ExitCode(rawValue: report.exitCode(driftFails: true))!
     }
 
     /// Runs a pipeline and prints its summary or JSON; nil when an output could not be written.

@@ -164,7 +164,7 @@ import Testing
         #expect(result.stdout.contains("Backup disk could not be read: the folder does not exist."))
         let reports = folder.appendingPathComponent("reports")
         #expect(try FileManager.default.contentsOfDirectory(atPath: reports.path).sorted()
-                == [".reckon.lock", "combined-backup.txt", "combined-drive.txt", "combined-mirror.txt", "report.json", "report.md"])
+                == [".reckon.lock", "combined-backup.txt", "combined-drive.txt", "combined-mirror.txt", "history.jsonl", "report.html", "report.json", "report.md"])
         #expect(try read(reports.appendingPathComponent("combined-mirror.txt")).split(separator: "\n").allSatisfy { $0.hasPrefix("= ") })
     }
 }

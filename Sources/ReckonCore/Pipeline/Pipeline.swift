@@ -23,9 +23,12 @@ public struct Exported: Sendable {
 public struct Pipeline {
     /// Whether files may be written (false for `--dry-run`).
     public var writeFiles = true
-    /// The run's start time; names the run's export folder.
-    public var startedAt = Timestamp(seconds: Int64(Date().timeIntervalSince1970))
-    public var strings: Strings = .en
+    /// The run's start time; names the run's export and quarantine folders.
+    /// `SOURCE_DATE_EPOCH`, when set, fixes it, for reproducible reports.
+    public var startedAt = Timestamp(seconds: ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap { Int64($0) }
+                                     ?? Int64(Date().timeIntervalSince1970))
+    /// Whether the run appends to `history.jsonl` (pipeline runs do).
+    public var keepsHistory = false
 
     public init() {}
 
@@ -91,25 +94,37 @@ public struct Pipeline {
         }
     }
 
-    /// Builds the report and, when the definition names a folder, writes it.
+    /// Builds the report and, when the definition names a folder, writes
+    /// `report.json`, `report.md`, `report.html`, the combined listings and
+    /// (for pipeline runs) a line of `history.jsonl`.
     public var report: Stage<Exported, Report> {
-        Stage("report") { [writeFiles, strings] exported, _ in
+        Stage("report") { [writeFiles, startedAt, keepsHistory] exported, context in
             let loaded = exported.reconciliation.loaded
+            let definition = loaded.definition
             let differences = exported.reconciliation.differences
             let sides = [loaded.local] + loaded.remotes
             let inSync = differences.isEmpty && sides.allSatisfy { $0.status != .failed }
             let trouble = sides.contains { $0.hasTrouble } || exported.exports.contains { !$0.missing.isEmpty }
-            let report = Report(pipeline: loaded.definition.name, check: loaded.definition.check, sides: sides.map(SideReport.init),
+            var report = Report(pipeline: definition.name, check: definition.check, sides: sides.map(SideReport.init),
                                 inSync: inSync, outcome: trouble ? .trouble : differences.isEmpty ? .inSync : .drift,
                                 differences: differences, quarantined: loaded.quarantined, exports: exported.exports)
-            if writeFiles, let dir = loaded.definition.reportDir {
-                try AtomicFile.write(try makeJSONEncoder().encode(report) + [0x0A], to: dir.appendingPathComponent("report.json"))
-                try AtomicFile.write(Data(MarkdownReport(strings: strings).render(report).utf8), to: dir.appendingPathComponent("report.md"))
-                for remote in loaded.remotes {
-                    let name = loaded.remotes.count == 1 ? "combined.txt" : "combined-\(remote.spec.name).txt"
-                    let listing = CombinedListing.render(local: loaded.local, remote: remote, differences: differences)
-                    try AtomicFile.write(Data(listing.utf8), to: dir.appendingPathComponent(name))
-                }
+            report.startedAt = startedAt
+            report.timeZone = definition.timeZone
+            report.timings = context.timings.map { StageTiming(stage: $0.stage, seconds: Double($0.duration.components.seconds) + Double($0.duration.components.attoseconds) / 1e18) }
+            guard writeFiles, let dir = definition.reportDir else { return report }
+            if keepsHistory {
+                let entry = HistoryEntry(time: startedAt, sides: report.sides.map { .init(name: $0.name, label: $0.label, counts: $0.counts) },
+                                         differences: differences.count, exitCode: report.exitCode(driftFails: definition.failOnDrift))
+                report.history = try History.append(entry, in: dir)
+            }
+            let strings = Strings.forLanguage(definition.language)
+            try AtomicFile.write(try makeJSONEncoder().encode(report) + [0x0A], to: dir.appendingPathComponent("report.json"))
+            try AtomicFile.write(Data(MarkdownReport(strings: strings).render(report).utf8), to: dir.appendingPathComponent("report.md"))
+            try AtomicFile.write(Data(HTMLReport(strings: strings).render(report).utf8), to: dir.appendingPathComponent("report.html"))
+            for remote in loaded.remotes {
+                let name = loaded.remotes.count == 1 ? "combined.txt" : "combined-\(remote.spec.name).txt"
+                let listing = CombinedListing.render(local: loaded.local, remote: remote, differences: differences)
+                try AtomicFile.write(Data(listing.utf8), to: dir.appendingPathComponent(name))
             }
             return report
         }

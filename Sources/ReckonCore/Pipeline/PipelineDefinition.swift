@@ -44,11 +44,11 @@ public struct PipelineDefinition: Sendable, Equatable {
     public var limits = MemoFolder()
     public var export: ExportSpec?
     public var language: String
+    /// The IANA time zone reports show times in.
+    public var timeZone = "UTC"
     /// Whether drift makes `reckon run` exit 1.
     public var failOnDrift: Bool
 
-    public static let defaultLocalLabel = "this device"
-    public static let defaultRemoteLabel = "Google Drive"
 
     public init(name: String, local: SideSpec, remotes: [SideSpec], check: CheckMode = .deep, reportDir: URL? = nil,
                 export: ExportSpec? = nil, language: String = "en", failOnDrift: Bool = false) {
@@ -84,12 +84,11 @@ public struct DefinitionError: Error, Equatable, CustomStringConvertible {
 
 extension PipelineDefinition {
     static let topKeys: Set<String> = ["schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
-                                       "failOnDrift", "limits"]
+                                       "timeZone", "failOnDrift", "limits"]
     static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
     static let sideKeys: Set<String> = ["name", "label", "path"]
     static let exportKeys: Set<String> = ["from", "formats", "includeArchived", "dir", "keep"]
     static let reportKeys: Set<String> = ["dir"]
-    public static let supportedLanguages = ["en"]
 
     /// Reads and checks a definition file. Relative paths in it are taken
     /// relative to the file's folder, so cron can run it from anywhere.
@@ -178,7 +177,16 @@ private struct DefinitionReader {
             throw fail("schemaVersion", "must be 1, the version this reckon reads")
         }
         let name = try string(top, "name", in: nil, required: false) ?? "pipeline"
-        let local = try side(top["local"], "local", role: .local, defaultName: "local", defaultLabel: PipelineDefinition.defaultLocalLabel)
+        let language = try string(top, "language", in: nil, required: false) ?? "en"
+        guard Strings.languages.contains(language) else {
+            throw fail("language", "must be one of \(Strings.languages.joined(separator: ", ")), found \"\(language)\"")
+        }
+        let strings = Strings.forLanguage(language)
+        let timeZone = try string(top, "timeZone", in: nil, required: false) ?? "UTC"
+        guard TimeZone(identifier: timeZone) != nil else {
+            throw fail("timeZone", "must be an IANA time zone such as \"UTC\" or \"Asia/Tokyo\", found \"\(timeZone)\"")
+        }
+        let local = try side(top["local"], "local", role: .local, defaultName: "local", defaultLabel: strings.defaultLocalLabel)
 
         guard case .array(let remoteValues)? = top["remotes"] else {
             throw fail("remotes", top["remotes"] == nil ? "is missing" : "must be an array of remotes, found \(top["remotes"]!.typeName)")
@@ -187,7 +195,7 @@ private struct DefinitionReader {
         var remotes: [SideSpec] = []
         for (position, value) in remoteValues.enumerated() {
             let remote = try side(value, "remotes[\(position)]", role: .remote, defaultName: "remote\(position + 1)",
-                                  defaultLabel: PipelineDefinition.defaultRemoteLabel)
+                                  defaultLabel: strings.defaultRemoteLabel)
             if remote.name == local.name || remotes.contains(where: { $0.name == remote.name }) {
                 throw fail("remotes[\(position)].name", "'\(remote.name)' is already the name of another side")
             }
@@ -233,15 +241,12 @@ private struct DefinitionReader {
             export = try exportSpec(top["export"], local: local, remotes: remotes)
         }
 
-        let language = try string(top, "language", in: nil, required: false) ?? "en"
-        guard PipelineDefinition.supportedLanguages.contains(language) else {
-            throw fail("language", "must be one of \(PipelineDefinition.supportedLanguages.joined(separator: ", ")), found \"\(language)\"")
-        }
         var definition = PipelineDefinition(name: name, local: local, remotes: remotes, check: check, reportDir: reportDir, export: export,
                                             language: language, failOnDrift: try bool(top, "failOnDrift", in: nil) ?? false)
         definition.quarantineDir = quarantine?.0
         definition.quarantinePath = quarantine?.1
         definition.limits = limits
+        definition.timeZone = timeZone
         return definition
     }
 

@@ -1,5 +1,5 @@
-/// `report.md`: the same content as the terminal summary, for people who read
-/// reports in a repository or a terminal pager.
+/// `report.md`: the same content as the HTML page, for people who read
+/// reports in a terminal or a repository.
 public struct MarkdownReport {
     public var strings: Strings
 
@@ -9,39 +9,33 @@ public struct MarkdownReport {
 
     public func render(_ report: Report) -> String {
         let s = strings
-        var out: [String] = ["# reckon report: \(escape(report.pipeline))", ""]
-        let localCounts = report.local.counts
-        for side in report.sides {
-            out.append("## \(escape(s.memosOn(side.label)))")
-            out.append("")
-            guard let counts = side.counts else {
-                out += ["\(s.notRead)", ""]
+        var out: [String] = ["# \(escape(s.title(report.pipeline)))", ""]
+        if let startedAt = report.startedAt { out += [escape(s.checkedAt(report.display(startedAt))), ""] }
+        for side in report.sides where !report.isEmpty {
+            out += ["## \(escape(s.memosOn(side.label)))", ""]
+            guard let rows = report.countRows(side, s) else {
+                out += [escape(s.notRead), ""]
                 continue
             }
             out += ["| | |", "| --- | --- |"]
-            for (name, value, localValue) in [(s.active, counts.active, localCounts?.active), (s.archived, counts.archived, localCounts?.archived)] {
-                var shown = String(value)
-                if side.role == .remote, let localValue, localValue != value { shown = "**\(s.drifted(value, local: localValue))** ⚠" }
-                out.append("| \(name) | \(shown) |")
-            }
+            for row in rows { out.append("| \(row.name) | \(row.drifted.map { "**\($0)** ⚠ \(s.differs)" } ?? String(row.value)) |") }
             out.append("")
         }
         for hint in report.hints(s) { out += ["> \(escape(hint))", ""] }
 
-        out += ["## \(s.sourcesHeading)", "", "| Side | Name | Path | Status |", "| --- | --- | --- | --- |"]
+        out += ["## \(s.sourcesHeading)", "", "| \(s.sideColumn) | \(s.pathColumn) | \(s.statusColumn) |", "| --- | --- | --- |"]
         for side in report.sides {
-            out.append("| \(escape(side.label)) | \(escape(side.name)) | \(code(side.path)) | \(side.status.rawValue) |")
+            out.append("| \(escape(side.label)) | \(code(side.path)) | \(s.status(side.status)) |")
         }
         out.append("")
 
         if !report.differences.isEmpty {
-            out += ["## \(s.differencesHeading) (\(report.differences.count))", "", "| | Id | Title | Remote | What differs |", "| --- | --- | --- | --- | --- |"]
-            let labels = Dictionary(report.remotes.map { ($0.name, $0.label) }, uniquingKeysWith: { a, _ in a })
+            out += ["## \(s.differencesHeading) (\(report.differences.count))", "",
+                    "| | Id | \(s.titleColumn) | \(s.whatDiffersColumn) | \(escape(report.local.label)) | \(escape(report.remoteColumn(s))) |",
+                    "| --- | --- | --- | --- | --- | --- |"]
             for d in report.differences {
-                let label = labels[d.remote] ?? d.remote
-                let what = d.kind == .changed ? d.fields.joined(separator: ", ") : s.kind(d.kind, remote: label)
-                let reason = [d.local.problem, d.remoteState.problem].compactMap { $0 }.joined(separator: "; ")
-                out.append("| \(code(d.sigil.rawValue)) | \(code(d.id.value)) | \(escape(d.title ?? "")) | \(escape(label)) | \(escape(reason.isEmpty ? what : reason)) |")
+                out.append("| \(code(d.sigil.rawValue)) | \(code(d.id.value)) | \(escape(d.title ?? "")) | \(escape(report.whatDiffers(d, s))) | "
+                           + "\(escape(report.describe(d.local, s))) | \(escape(report.describeRemote(d, s))) |")
             }
             out.append("")
         }
@@ -54,13 +48,32 @@ public struct MarkdownReport {
             out.append("")
         }
         if !report.quarantined.isEmpty {
-            out += ["## \(s.quarantinedHeading) (\(report.quarantined.count))", "", "| File | Copy | SHA-256 | Why |", "| --- | --- | --- | --- |"]
+            out += ["## \(s.quarantinedHeading) (\(report.quarantined.count))", "",
+                    "| \(s.fileColumn) | \(s.copyColumn) | SHA-256 | \(s.whyColumn) |", "| --- | --- | --- | --- |"]
             for q in report.quarantined { out.append("| \(code(q.source)) | \(code(q.copy)) | `\(q.sha256)` | \(escape(q.reason)) |") }
             out.append("")
         }
         if !report.exports.isEmpty {
-            out += ["## \(s.exportsHeading)", "", "| File | Memos | Bytes | Missing |", "| --- | --- | --- | --- |"]
-            for e in report.exports { out.append("| \(code(e.path)) | \(e.memos) | \(e.bytes) | \(e.missing.count) |") }
+            out += ["## \(s.exportsHeading)", "", "| \(s.fileColumn) | \(s.memosColumn) | \(s.bytesColumn) | SHA-256 |", "| --- | --- | --- | --- |"]
+            for e in report.exports { out.append("| \(code(e.path)) | \(e.memos) | \(e.bytes) | \(e.sha256.map { "`\($0)`" } ?? "") |") }
+            out.append("")
+        }
+        if !report.history.isEmpty {
+            let names = report.sides.map(\.name)
+            out += ["## \(s.historyHeading)", "",
+                    "| \(s.timeColumn) | " + report.sides.map { "\(escape($0.label)) (\(s.active) / \(s.archived))" }.joined(separator: " | ") + " | \(s.differencesHeading) |",
+                    "| --- | " + names.map { _ in "---" }.joined(separator: " | ") + " | --- |"]
+            for entry in report.history {
+                let cells = names.map { name in
+                    entry.sides.first { $0.name == name }?.counts.map { "\($0.active) / \($0.archived)" } ?? "–"
+                }
+                out.append("| \(report.display(entry.time)) | " + cells.joined(separator: " | ") + " | \(entry.differences) |")
+            }
+            out.append("")
+        }
+        if !report.timings.isEmpty {
+            out += ["## \(s.timingsHeading)", "", "| \(s.stageColumn) | \(s.secondsColumn) |", "| --- | --- |"]
+            for timing in report.timings { out.append("| \(timing.stage) | \(seconds(timing.seconds)) |") }
             out.append("")
         }
         return out.joined(separator: "\n")
@@ -79,8 +92,15 @@ public struct MarkdownReport {
         return result
     }
 
-    /// A path or id in code style, safe from a backtick inside it.
+    /// A path or id in code style, safe from a backtick or a table bar inside it.
     func code(_ text: String) -> String {
         "`" + text.replacingOccurrences(of: "`", with: "'").replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ") + "`"
     }
+}
+
+/// Seconds with three decimals, for timing tables.
+func seconds(_ value: Double) -> String {
+    let millis = Int((value * 1000).rounded())
+    let fraction = String(millis % 1000)
+    return "\(millis / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
 }

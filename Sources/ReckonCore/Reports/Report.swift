@@ -19,6 +19,43 @@ public struct Report: Sendable, Equatable, Codable {
     public var quarantined: [QuarantineRecord]
     public var exports: [ExportRecord]
 
+    // What the rendered pages show besides the JSON: they are left out of
+    // `report.json`, which stays the same bytes for the same input.
+    /// When the run started.
+    public var startedAt: Timestamp?
+    /// How long each stage took, in order.
+    public var timings: [StageTiming] = []
+    /// Earlier runs from `history.jsonl`, oldest first (at most 30).
+    public var history: [HistoryEntry] = []
+    /// The IANA time zone times are shown in (`UTC` unless the definition says).
+    public var timeZone = "UTC"
+
+    enum CodingKeys: String, CodingKey {
+        case schemaVersion, reckonVersion, pipeline, check, sides, inSync, outcome, differences, quarantined, exports
+    }
+
+    public init(pipeline: String, check: CheckMode, sides: [SideReport], inSync: Bool, outcome: Outcome, differences: [Difference],
+                quarantined: [QuarantineRecord], exports: [ExportRecord]) {
+        self.pipeline = pipeline
+        self.check = check
+        self.sides = sides
+        self.inSync = inSync
+        self.outcome = outcome
+        self.differences = differences
+        self.quarantined = quarantined
+        self.exports = exports
+    }
+
+    /// The exit code for this report: 2 trouble, 1 drift (when drift fails
+    /// the run), else 0.
+    public func exitCode(driftFails: Bool) -> Int32 {
+        switch outcome {
+        case .trouble: 2
+        case .drift: driftFails ? 1 : 0
+        case .inSync: 0
+        }
+    }
+
     public enum Outcome: String, Sendable, Codable {
         /// Done, and every side agrees.
         case inSync = "in-sync"
@@ -68,6 +105,27 @@ public struct SideReport: Sendable, Equatable, Codable {
         try container.encode(countsFrom, forKey: .countsFrom)
         try container.encode(problems, forKey: .problems)
     }
+}
+
+/// How long one stage of a run took.
+public struct StageTiming: Sendable, Equatable, Codable {
+    public var stage: String
+    public var seconds: Double
+}
+
+/// One line of `history.jsonl`: a run's time, counts per side, number of
+/// differences and exit code.
+public struct HistoryEntry: Sendable, Equatable, Codable {
+    public struct Side: Sendable, Equatable, Codable {
+        public var name: String
+        public var label: String
+        public var counts: MemoCounts?
+    }
+
+    public var time: Timestamp
+    public var sides: [Side]
+    public var differences: Int
+    public var exitCode: Int32
 }
 
 /// A file copied aside because it could not be used.

@@ -1,79 +1,166 @@
-/// Every sentence a person reads, in one table per language. Renderers for
-/// the terminal, Markdown and HTML all take their words from here.
+/// Every sentence and word a person reads in a summary or report, as one
+/// table per language (`en`, `ja`). The terminal, Markdown and HTML
+/// renderers all take their words from here. Diagnostics about single files
+/// (problem messages) stay in English.
 public struct Strings: Sendable {
-    public static let en = Strings()
+    public typealias Count = @Sendable (Int) -> String
+    /// (number of memos, local label, remote label)
+    public typealias Drift = @Sendable (Int, String, String) -> String
 
-    public static func forLanguage(_ code: String) -> Strings { .en }
+    public var code: String
+    public var defaultLocalLabel: String
+    public var defaultRemoteLabel: String
+    public var title: @Sendable (String) -> String
+    public var memosOn: @Sendable (String) -> String
+    public var active: String
+    public var archived: String
+    /// (remote count, local count): `5 (local 4)`.
+    public var drifted: @Sendable (Int, Int) -> String
+    /// The word beside a drifted count, so colour is never the only sign.
+    public var differs: String
+    public var notRead: String
+    public var onlyOnRemote: Drift
+    public var onlyOnLocal: Drift
+    public var archivedOnOneSide: Drift
+    public var deletedOnOneSide: Drift
+    public var changed: Drift
+    /// (number of memos, remote label)
+    public var cannotCompare: @Sendable (Int, String) -> String
+    /// (label, reason)
+    public var sideFailed: @Sendable (String, String) -> String
+    /// (label, number of problems)
+    public var sideHasProblems: @Sendable (String, Int) -> String
+    /// (local label, remote labels)
+    public var inSync: @Sendable (String, [String]) -> String
+    public var empty: @Sendable (String, [String]) -> String
+    /// (label, reason)
+    public var rebuiltFromMemoFiles: @Sendable (String, String) -> String
+    public var quarantined: Count
+    public var quarantineFailed: Count
+    public var exportMissing: Count
+    public var checkedAt: @Sendable (String) -> String
+    /// (kind, remote label): a difference in a few words.
+    public var kind: @Sendable (Difference.Kind, String) -> String
+    /// (number left out, file that lists them)
+    public var andMore: @Sendable (Int, String) -> String
+    public var status: @Sendable (SideStatus) -> String
+    public var differencesHeading: String
+    public var problemsHeading: String
+    public var sourcesHeading: String
+    public var exportsHeading: String
+    public var quarantinedHeading: String
+    public var timingsHeading: String
+    public var historyHeading: String
+    public var sideColumn: String
+    public var pathColumn: String
+    public var statusColumn: String
+    public var titleColumn: String
+    public var whatDiffersColumn: String
+    public var fileColumn: String
+    public var copyColumn: String
+    public var whyColumn: String
+    public var memosColumn: String
+    public var bytesColumn: String
+    public var stageColumn: String
+    public var secondsColumn: String
+    public var timeColumn: String
+    public var modified: String
+    public var archivedState: String
+    public var deletedState: String
+    public var absent: String
 
-    func memos(_ n: Int) -> String { n == 1 ? "1 memo" : "\(n) memos" }
-    func isAre(_ n: Int) -> String { n == 1 ? "is" : "are" }
-    func itThem(_ n: Int) -> String { n == 1 ? "it" : "them" }
+    /// The table for a language code; English for any code not known.
+    public static func forLanguage(_ code: String) -> Strings { code == "ja" ? .ja : .en }
 
-    public func memosOn(_ label: String) -> String { "Memos on \(label)" }
-    public var active: String { "Active" }
-    public var archived: String { "Archived" }
-    /// A remote count that differs from the local one: `5 (local 4)`.
-    public func drifted(_ remote: Int, local: Int) -> String { "\(remote) (local \(local))" }
-    public var notRead: String { "not read" }
+    public static let languages = ["en", "ja"]
 
-    public func onlyOnRemote(_ n: Int, local: String, remote: String) -> String {
-        "\(capitalized(remote)) has \(memos(n)) that \(isAre(n)) not on \(local). Sync \(local) to bring \(itThem(n)) in."
-    }
-    public func onlyOnLocal(_ n: Int, local: String, remote: String) -> String {
-        "\(capitalized(local)) has \(memos(n)) that \(isAre(n)) not on \(remote). Sync \(local) to upload \(itThem(n)) to \(remote)."
-    }
-    public func archivedOnOneSide(_ n: Int, local: String, remote: String) -> String {
-        "\(capitalized(memos(n))) \(isAre(n)) archived on one side only. Sync \(local) so that \(local) and \(remote) agree which memos are archived."
-    }
-    public func deletedOnOneSide(_ n: Int, local: String, remote: String) -> String {
-        "\(capitalized(memos(n))) \(n == 1 ? "was" : "were") deleted on one side only. Sync to carry the deletion over, or restore \(itThem(n)) from the side that still has \(itThem(n))."
-    }
-    public func changed(_ n: Int, local: String, remote: String) -> String {
-        "\(capitalized(memos(n))) \(n == 1 ? "differs" : "differ") between \(local) and \(remote). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you."
-    }
-    public func cannotCompare(_ n: Int, remote: String) -> String {
-        "\(capitalized(memos(n))) could not be compared with \(remote) because a file is damaged, missing or duplicated. The problems are listed below; nothing was changed."
-    }
-    public func sideFailed(_ label: String, reason: String) -> String {
-        "\(capitalized(label)) could not be read: \(reason). Its counts are left out; fix the folder and run again."
-    }
-    public func sideHasProblems(_ label: String, count: Int) -> String {
-        "\(capitalized(label)) has \(count == 1 ? "1 problem" : "\(count) problems") that need a look; see below."
-    }
-    public func inSync(local: String, remotes: [String]) -> String {
-        "\(capitalized(local)) and \(remotes.joined(separator: ", ")) agree: every memo is the same on each side."
-    }
-    public func empty(local: String, remotes: [String]) -> String {
-        "There are no memos yet, on \(local) or on \(remotes.joined(separator: ", "))."
-    }
-    public func rebuiltFromMemoFiles(_ label: String, reason: String) -> String {
-        "The index.json of \(label) could not be used (\(reason)), so its counts were rebuilt from the memo files."
-    }
-    public func quarantined(_ n: Int) -> String {
-        "\(n == 1 ? "1 file" : "\(n) files") could not be used and \(n == 1 ? "was" : "were") copied aside (listed below); the \(n == 1 ? "original was" : "originals were") left exactly as \(n == 1 ? "it was" : "they were")."
-    }
-    public func quarantineFailed(_ n: Int) -> String {
-        "\(n == 1 ? "1 damaged file" : "\(n) damaged files") could not be copied aside; the \(n == 1 ? "original is" : "originals are") untouched. See the problems below."
-    }
-    public func exportFailed(_ reason: String) -> String { "The export could not be written in full: \(reason)." }
+    public static let en: Strings = {
+        @Sendable func memos(_ n: Int) -> String { n == 1 ? "1 memo" : "\(n) memos" }
+        @Sendable func isAre(_ n: Int) -> String { n == 1 ? "is" : "are" }
+        @Sendable func itThem(_ n: Int) -> String { n == 1 ? "it" : "them" }
+        @Sendable func upper(_ text: String) -> String { text.prefix(1).uppercased() + text.dropFirst() }
+        return Strings(
+            code: "en", defaultLocalLabel: "this device", defaultRemoteLabel: "Google Drive",
+            title: { "reckon report: \($0)" },
+            memosOn: { "Memos on \($0)" }, active: "Active", archived: "Archived",
+            drifted: { "\($0) (local \($1))" }, differs: "differs", notRead: "not read",
+            onlyOnRemote: { n, local, remote in "\(upper(remote)) has \(memos(n)) that \(isAre(n)) not on \(local). Sync \(local) to bring \(itThem(n)) in." },
+            onlyOnLocal: { n, local, remote in "\(upper(local)) has \(memos(n)) that \(isAre(n)) not on \(remote). Sync \(local) to upload \(itThem(n)) to \(remote)." },
+            archivedOnOneSide: { n, local, remote in "\(upper(memos(n))) \(isAre(n)) archived on one side only. Sync \(local) so that \(local) and \(remote) agree which memos are archived." },
+            deletedOnOneSide: { n, _, _ in "\(upper(memos(n))) \(n == 1 ? "was" : "were") deleted on one side only. Sync to carry the deletion over, or restore \(itThem(n)) from the side that still has \(itThem(n))." },
+            changed: { n, local, remote in "\(upper(memos(n))) \(n == 1 ? "differs" : "differ") between \(local) and \(remote). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you." },
+            cannotCompare: { n, remote in "\(upper(memos(n))) could not be compared with \(remote) because a file is damaged, missing or duplicated. The problems are listed below; nothing was changed." },
+            sideFailed: { label, reason in "\(upper(label)) could not be read: \(reason). Its counts are left out; fix the folder and run again." },
+            sideHasProblems: { label, n in "\(upper(label)) has \(n == 1 ? "1 problem" : "\(n) problems") that need a look; see below." },
+            inSync: { local, remotes in "\(upper(local)) and \(remotes.joined(separator: ", ")) agree: every memo is the same on each side." },
+            empty: { local, remotes in "There are no memos yet, on \(local) or on \(remotes.joined(separator: ", "))." },
+            rebuiltFromMemoFiles: { label, reason in "The index.json of \(label) could not be used (\(reason)), so its counts were rebuilt from the memo files." },
+            quarantined: { n in "\(n == 1 ? "1 file" : "\(n) files") could not be used and \(n == 1 ? "was" : "were") copied aside (listed below); the \(n == 1 ? "original was" : "originals were") left exactly as \(n == 1 ? "it was" : "they were")." },
+            quarantineFailed: { n in "\(n == 1 ? "1 damaged file" : "\(n) damaged files") could not be copied aside; the \(n == 1 ? "original is" : "originals are") untouched. See the problems below." },
+            exportMissing: { n in "The export could not be written in full: \(n == 1 ? "1 memo" : "\(n) memos") could not be read." },
+            checkedAt: { "Checked \($0)." },
+            kind: { kind, remote in
+                switch kind {
+                case .onlyOnRemote: "only on \(remote)"
+                case .onlyOnLocal: "not on \(remote)"
+                case .deletedOnOneSide: "deleted on one side"
+                case .archivedOnOneSide: "archived on one side"
+                case .changed: "changed"
+                case .cannotCompare: "cannot be compared"
+                }
+            },
+            andMore: { n, file in "… and \(n) more (see \(file))" },
+            status: { $0.rawValue },
+            differencesHeading: "Differences", problemsHeading: "Problems", sourcesHeading: "Sources", exportsHeading: "Exports",
+            quarantinedHeading: "Set aside", timingsHeading: "Timings", historyHeading: "Last runs",
+            sideColumn: "Side", pathColumn: "Path", statusColumn: "Status", titleColumn: "Title", whatDiffersColumn: "What differs",
+            fileColumn: "File", copyColumn: "Copy", whyColumn: "Why", memosColumn: "Memos", bytesColumn: "Bytes",
+            stageColumn: "Stage", secondsColumn: "Seconds", timeColumn: "Time",
+            modified: "modified", archivedState: "archived", deletedState: "deleted", absent: "absent")
+    }()
 
-    public var differencesHeading: String { "Differences" }
-    public var problemsHeading: String { "Problems" }
-    public var sourcesHeading: String { "Sources" }
-    public var exportsHeading: String { "Exports" }
-    public var quarantinedHeading: String { "Set aside" }
-    public func andMore(_ n: Int, file: String) -> String { "… and \(n) more (see \(file))" }
-
-    public func kind(_ kind: Difference.Kind, remote: String) -> String {
-        switch kind {
-        case .onlyOnRemote: "only on \(remote)"
-        case .onlyOnLocal: "not on \(remote)"
-        case .deletedOnOneSide: "deleted on one side"
-        case .archivedOnOneSide: "archived on one side"
-        case .changed: "changed"
-        case .cannotCompare: "cannot be compared"
-        }
-    }
-
-    func capitalized(_ text: String) -> String { text.prefix(1).uppercased() + text.dropFirst() }
+    public static let ja = Strings(
+        code: "ja", defaultLocalLabel: "この端末", defaultRemoteLabel: "Google Drive",
+        title: { "reckon レポート: \($0)" },
+        memosOn: { "\($0)のメモ" }, active: "アクティブ", archived: "アーカイブ",
+        drifted: { "\($0)（端末 \($1)）" }, differs: "不一致", notRead: "読み込めませんでした",
+        onlyOnRemote: { n, local, remote in "\(remote)に、\(local)にないメモが\(n)件あります。\(local)を同期すると取り込めます。" },
+        onlyOnLocal: { n, local, remote in "\(local)に、\(remote)にないメモが\(n)件あります。\(local)を同期すると\(remote)にアップロードされます。" },
+        archivedOnOneSide: { n, local, remote in "\(n)件のメモが片方でだけアーカイブされています。\(local)を同期して、\(local)と\(remote)のアーカイブをそろえてください。" },
+        deletedOnOneSide: { n, _, _ in "\(n)件のメモが片方でだけ削除されています。同期して削除を反映するか、残っている側から復元してください。" },
+        changed: { n, local, remote in "\(n)件のメモが\(local)と\(remote)で異なります。両方を開いて、残す版を選んでください。reckon が勝手に選ぶことはありません。" },
+        cannotCompare: { n, remote in "\(n)件のメモは、ファイルが壊れている・見つからない・重複しているため\(remote)と比較できませんでした。下の問題一覧を確認してください。何も変更していません。" },
+        sideFailed: { label, reason in "\(label)を読み込めませんでした（\(reason)）。件数は表示していません。フォルダを確認して、もう一度実行してください。" },
+        sideHasProblems: { label, n in "\(label)に確認が必要な問題が\(n)件あります。下の一覧を見てください。" },
+        inSync: { local, remotes in "\(local)と\(remotes.joined(separator: "・"))は一致しています。すべてのメモが両側で同じです。" },
+        empty: { local, remotes in "まだメモはありません（\(local)にも\(remotes.joined(separator: "・"))にも）。" },
+        rebuiltFromMemoFiles: { label, reason in "\(label)の index.json が使えなかったため（\(reason)）、件数はメモファイルから数え直しました。" },
+        quarantined: { n in "使えないファイル\(n)件を別の場所にコピーしました（下の一覧）。元のファイルはそのままです。" },
+        quarantineFailed: { n in "壊れたファイル\(n)件をコピーできませんでした。元のファイルには手を触れていません。下の問題一覧を見てください。" },
+        exportMissing: { n in "エクスポートを完全には書き出せませんでした。\(n)件のメモを読み込めませんでした。" },
+        checkedAt: { "確認日時: \($0)" },
+        kind: { kind, remote in
+            switch kind {
+            case .onlyOnRemote: "\(remote)にだけある"
+            case .onlyOnLocal: "\(remote)にない"
+            case .deletedOnOneSide: "片方でだけ削除"
+            case .archivedOnOneSide: "片方でだけアーカイブ"
+            case .changed: "内容が異なる"
+            case .cannotCompare: "比較できない"
+            }
+        },
+        andMore: { n, file in "…ほか\(n)件（\(file) を参照）" },
+        status: { status in
+            switch status {
+            case .ok: "正常"
+            case .degraded: "一部のみ"
+            case .failed: "失敗"
+            }
+        },
+        differencesHeading: "差分", problemsHeading: "問題", sourcesHeading: "読み込んだ場所", exportsHeading: "エクスポート",
+        quarantinedHeading: "隔離したファイル", timingsHeading: "処理時間", historyHeading: "これまでの実行",
+        sideColumn: "場所", pathColumn: "パス", statusColumn: "状態", titleColumn: "タイトル", whatDiffersColumn: "違い",
+        fileColumn: "ファイル", copyColumn: "コピー", whyColumn: "理由", memosColumn: "メモ", bytesColumn: "バイト",
+        stageColumn: "段階", secondsColumn: "秒", timeColumn: "日時",
+        modified: "更新", archivedState: "アーカイブ済み", deletedState: "削除済み", absent: "なし")
 }

@@ -15,22 +15,16 @@ public struct TextSummary {
     public func render(_ report: Report) -> String {
         let s = strings
         var out: [String] = []
-        let localCounts = report.local.counts
-        let isEmpty = report.inSync && report.sides.allSatisfy { $0.counts?.total == 0 }
-        for side in report.sides where !isEmpty {
+        for side in report.sides where !report.isEmpty {
             out.append(s.memosOn(side.label))
-            guard let counts = side.counts else {
-                out.append("  \(s.notRead)")
-                out.append("")
+            guard let rows = report.countRows(side, s) else {
+                out += ["  \(s.notRead)", ""]
                 continue
             }
-            for (name, value, localValue) in [(s.active, counts.active, localCounts?.active), (s.archived, counts.archived, localCounts?.archived)] {
-                var shown = String(value)
-                if side.role == .remote, let localValue, localValue != value {
-                    shown = s.drifted(value, local: localValue)
-                    if color { shown = "\u{1B}[38;5;208m\(shown)\u{1B}[0m" }
-                }
-                out.append("  " + pad(name, 10) + shown)
+            for row in rows {
+                var shown = row.drifted ?? String(row.value)
+                if color && row.drifted != nil { shown = "\u{1B}[38;5;208m\(shown)\u{1B}[0m" }
+                out.append("  " + pad(row.name, 10) + shown)
             }
             out.append("")
         }
@@ -39,23 +33,21 @@ public struct TextSummary {
         if !report.differences.isEmpty {
             out.append("")
             out.append("\(s.differencesHeading) (\(report.differences.count)):")
-            let labels = Dictionary(report.remotes.map { ($0.name, $0.label) }, uniquingKeysWith: { a, _ in a })
             for difference in report.differences.prefix(listLimit) {
-                var line = "  \(difference.sigil.rawValue) \(difference.id)  \(s.kind(difference.kind, remote: labels[difference.remote] ?? difference.remote))"
-                if !difference.fields.isEmpty && difference.kind == .changed { line += ": " + difference.fields.joined(separator: ", ") }
+                var line = "  \(difference.sigil.rawValue) \(difference.id)  \(report.whatDiffers(difference, s))"
                 if let title = difference.title, !title.isEmpty { line += "  " + quoted(title, limit: 40) }
                 out.append(line)
             }
-            if report.differences.count > listLimit { out.append("  " + s.andMore(report.differences.count - listLimit, file: "combined.txt")) }
+            if report.differences.count > listLimit { out.append("  " + s.andMore(report.differences.count - listLimit, "combined.txt")) }
         }
         let problems = report.sides.flatMap { side in side.problems.map { (side, $0) } }
         if !problems.isEmpty {
             out.append("")
             out.append("\(s.problemsHeading) (\(problems.count)):")
             for (side, problem) in problems.prefix(listLimit) {
-                out.append("  \(problem.severity == .error ? "error" : "warning"): \(joinPath(side.path, problem.path)): \(problem.message)")
+                out.append("  \(problem.severity.rawValue): \(joinPath(side.path, problem.path)): \(problem.message)")
             }
-            if problems.count > listLimit { out.append("  " + s.andMore(problems.count - listLimit, file: "report.json")) }
+            if problems.count > listLimit { out.append("  " + s.andMore(problems.count - listLimit, "report.json")) }
         }
         if !report.quarantined.isEmpty {
             out.append("")
