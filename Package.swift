@@ -5,6 +5,7 @@ let package = Package(
     name: "reckon",
     products: [
         .executable(name: "reckon", targets: ["reckon"]),
+        .executable(name: "reckon-bench", targets: ["reckon-bench"]),
         .library(name: "ReckonCore", targets: ["ReckonCore"]),
     ],
     targets: [
@@ -25,6 +26,7 @@ let package = Package(
             name: "reckon",
             dependencies: ["ReckonCore"]
         ),
+        .executableTarget(name: "reckon-bench"),
         .testTarget(
             name: "ReckonCoreTests",
             dependencies: ["ReckonCore"]

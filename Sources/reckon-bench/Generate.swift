@@ -1,0 +1,116 @@
+import Foundation
+
+/// A small, fast, seeded random number generator (SplitMix64), so the same
+/// seed always gives the same data.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Generated memo folders: a Drive copy and a device copy with controlled drift.
+struct Generator {
+    var memos: Int
+    var seed: UInt64
+    /// Share of memos that differ on the device (missing, edited, archived on one side).
+    var drift = 0.015
+
+    static let words = ["memo", "note", "idea", "trip", "book", "list", "meeting", "draft", "plan", "sync", "drive", "device",
+                        "coffee", "train", "Kyoto", "garden", "letter", "recipe", "budget", "weekend", "京都", "旅行", "買い物", "会議"]
+
+    func uuid(_ random: inout SeededRandom) -> String {
+        let a = random.next(), b = random.next()
+        let hex = String(format: "%016llX%016llX", a, b)
+        let chars = Array(hex)
+        return "\(String(chars[0..<8]))-\(String(chars[8..<12]))-4\(String(chars[13..<16]))-8\(String(chars[17..<20]))-\(String(chars[20..<32]))"
+    }
+
+    func date(_ seconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: Date(timeIntervalSince1970: Double(seconds)))
+    }
+
+    struct Memo {
+        var id: String
+        var title: String
+        var body: String
+        var created: String
+        var modified: String
+        var archived: String?
+        var deleted: String?
+    }
+
+    func memo(_ random: inout SeededRandom, withBody: Bool) -> Memo {
+        let created = 1_767_225_600 + Int64(random.next() % 9_000_000)
+        let modified = created + Int64(random.next() % 2_000_000)
+        let roll = random.next() % 100
+        let title = (0..<3).map { _ in Self.words[Int(random.next() % UInt64(Self.words.count))] }.joined(separator: " ")
+        var body = ""
+        if withBody {
+            let length = 30 + Int(random.next() % 400)
+            body = (0..<length).map { _ in Self.words[Int(random.next() % UInt64(Self.words.count))] }.joined(separator: " ")
+        }
+        return Memo(id: uuid(&random), title: title, body: body, created: date(created), modified: date(modified),
+                    archived: roll < 12 ? date(modified) : nil, deleted: (12..<20).contains(roll) ? date(modified) : nil)
+    }
+
+    static func json(_ text: String?) -> String {
+        guard let text else { return "null" }
+        let data = try! JSONEncoder().encode(text)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func indexLine(_ memo: Memo) -> String {
+        #"{"id":"\#(memo.id)","modifiedTime":"\#(memo.modified)","archivedAt":\#(Self.json(memo.archived)),"deletedAt":\#(Self.json(memo.deleted))}"#
+    }
+
+    func memoFile(_ memo: Memo) -> String {
+        #"{"id":"\#(memo.id)","title":\#(Self.json(memo.title)),"body":\#(Self.json(memo.body)),"createdAt":"\#(memo.created)","modifiedAt":"\#(memo.modified)","archivedAt":\#(Self.json(memo.archived)),"deletedAt":\#(Self.json(memo.deleted)),"tags":["bench"],"pinned":false}"#
+    }
+
+    /// Writes `index.json` only, for the counting benchmark.
+    func writeIndexOnly(to folder: URL) throws {
+        var random = SeededRandom(state: seed)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var lines: [String] = []
+        lines.reserveCapacity(memos)
+        for _ in 0..<memos { lines.append(indexLine(memo(&random, withBody: false))) }
+        try Data(("{\"schemaVersion\":1,\"entries\":[\n" + lines.joined(separator: ",\n") + "\n]}\n").utf8)
+            .write(to: folder.appendingPathComponent("index.json"))
+    }
+
+    /// Writes `drive/60dMemo` and `device/60dMemo`; the device copy lacks,
+    /// edits or archives `drift` of the memos.
+    func writePair(to folder: URL) throws {
+        var random = SeededRandom(state: seed)
+        let all = (0..<memos).map { _ in memo(&random, withBody: true) }
+        var device: [Memo] = []
+        for (n, memo) in all.enumerated() {
+            let bucket = Double(n % 1000) / 1000
+            if bucket < drift / 3 { continue }
+            var copy = memo
+            if bucket < drift * 2 / 3 {
+                copy.body += " edited on the device"
+                copy.modified = date(Int64(1_777_000_000 + n))
+            } else if bucket < drift, copy.deleted == nil {
+                copy.archived = copy.archived == nil ? copy.modified : nil
+            }
+            device.append(copy)
+        }
+        for (name, memos) in [("drive", all), ("device", device)] {
+            let root = folder.appendingPathComponent(name).appendingPathComponent("60dMemo")
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("memos"), withIntermediateDirectories: true)
+            try Data(("{\"schemaVersion\":1,\"entries\":[\n" + memos.map(indexLine).joined(separator: ",\n") + "\n]}\n").utf8)
+                .write(to: root.appendingPathComponent("index.json"))
+            for memo in memos {
+                try Data(memoFile(memo).utf8).write(to: root.appendingPathComponent("memos/\(memo.id).json"))
+            }
+        }
+    }
+}

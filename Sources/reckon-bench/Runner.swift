@@ -1,0 +1,73 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One timed run of a command: wall seconds and peak RSS of the child.
+struct Measurement {
+    var seconds: Double
+    var peakKilobytes: Int
+    var exitCode: Int32
+}
+
+/// Runs a command with posix_spawn, output discarded, and measures it with wait4.
+func measure(_ command: [String]) throws -> Measurement {
+    var pid: pid_t = 0
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let argv = command.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    let start = ContinuousClock.now
+    let spawned = posix_spawnp(&pid, command[0], &actions, nil, argv, environ)
+    guard spawned == 0 else { throw BenchError("cannot start \(command[0]): \(String(cString: strerror(spawned)))") }
+    var status: Int32 = 0
+    var usage = rusage()
+    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+    let elapsed = ContinuousClock.now - start
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return Measurement(seconds: seconds, peakKilobytes: usage.ru_maxrss, exitCode: (status >> 8) & 0xFF)
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The path of a program on PATH, or nil.
+func which(_ name: String) -> String? {
+    for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+        let path = "\(folder)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+/// A comparison: reckon's command against a peer's, run alternately.
+struct Pair {
+    var name: String
+    var reckon: [String]
+    var peer: [String]
+    var peerName: String
+    /// Run before each command (clearing an output folder).
+    var reset: () -> Void = {}
+
+    /// Warm-up, then `rounds` of A B; returns both sides' measurements.
+    func run(rounds: Int) throws -> ([Measurement], [Measurement]) {
+        reset(); _ = try measure(reckon)
+        reset(); _ = try measure(peer)
+        var a: [Measurement] = [], b: [Measurement] = []
+        for _ in 0..<rounds {
+            reset(); a.append(try measure(reckon))
+            reset(); b.append(try measure(peer))
+        }
+        return (a, b)
+    }
+}

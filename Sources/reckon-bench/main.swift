@@ -1,0 +1,107 @@
+import Foundation
+
+/// reckon-bench: generates memo folders and runs reckon side by side with the
+/// tools a user would reach for instead, printing medians, ratios and peak RSS.
+let usage = """
+    USAGE: reckon-bench generate --out <dir> [--seed <n>]
+           reckon-bench run --data <dir> [--rounds <n>] [--reckon <path>]
+           reckon-bench decode-index <index.json>
+
+      generate      writes <dir>/index-1m (1,000,000 index entries), <dir>/pair-10k and
+                    <dir>/pair-100k (a Drive copy and a device copy with ~1.5% drift)
+      run           runs each pair alternately (a warm-up, then A B A B …) and prints a table;
+                    builds nothing: build reckon first with 'swift build -c release'
+      decode-index  decodes an index.json with Foundation's JSONDecoder (a peer for counting)
+
+    """
+
+func value(_ name: String, in arguments: [String]) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+/// What Foundation's JSONDecoder does with an index, for the counting comparison.
+struct DecodedIndex: Decodable {
+    struct Entry: Decodable {
+        var id: String
+        var modifiedTime: String
+        var archivedAt: String?
+        var deletedAt: String?
+    }
+    var schemaVersion: Int
+    var entries: [Entry]
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+    switch arguments.first {
+    case "generate":
+        guard let out = value("--out", in: arguments) else { throw BenchError("generate needs --out <dir>") }
+        let seed = UInt64(value("--seed", in: arguments) ?? "42") ?? 42
+        let root = URL(fileURLWithPath: out)
+        print("writing \(out)/index-1m …")
+        try Generator(memos: 1_000_000, seed: seed).writeIndexOnly(to: root.appendingPathComponent("index-1m"))
+        for (name, count) in [("pair-10k", 10_000), ("pair-100k", 100_000)] {
+            print("writing \(out)/\(name) …")
+            try Generator(memos: count, seed: seed).writePair(to: root.appendingPathComponent(name))
+        }
+    case "decode-index":
+        guard arguments.count > 1 else { throw BenchError("decode-index needs a path") }
+        let index = try JSONDecoder().decode(DecodedIndex.self, from: Data(contentsOf: URL(fileURLWithPath: arguments[1])))
+        let live = index.entries.filter { $0.deletedAt == nil }
+        print(#"{"active": \#(live.filter { $0.archivedAt == nil }.count), "archived": \#(live.filter { $0.archivedAt != nil }.count)}"#)
+    case "run":
+        guard let data = value("--data", in: arguments) else { throw BenchError("run needs --data <dir>") }
+        let rounds = max(5, Int(value("--rounds", in: arguments) ?? "5") ?? 5)
+        let reckon = value("--reckon", in: arguments) ?? ".build/release/reckon"
+        let bench = CommandLine.arguments[0]
+        guard FileManager.default.isExecutableFile(atPath: reckon) else {
+            throw BenchError("\(reckon) is not built; run 'swift build -c release' first")
+        }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-bench-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        func clear() { try? FileManager.default.removeItem(at: scratch); try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true) }
+        let index = "\(data)/index-1m"
+        let device = "\(data)/pair-100k/device/60dMemo", drive = "\(data)/pair-100k/drive/60dMemo"
+        var pairs: [Pair] = []
+        let jqProgram = "[.entries[] | select(.deletedAt == null)] | group_by(.archivedAt != null) | map(length)"
+        pairs.append(Pair(name: "counts, 1M entries", reckon: [reckon, "counts", index, "--json"],
+                          peer: ["jq", jqProgram, "\(index)/index.json"], peerName: "jq"))
+        pairs.append(Pair(name: "counts, 1M entries", reckon: [reckon, "counts", index, "--json"],
+                          peer: [bench, "decode-index", "\(index)/index.json"], peerName: "JSONDecoder"))
+        pairs.append(Pair(name: "reconcile (deep), 100k", reckon: [reckon, "reconcile", "--local", device, "--remote", drive],
+                          peer: ["rclone", "check", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check"))
+        pairs.append(Pair(name: "reconcile --quick, 100k", reckon: [reckon, "reconcile", "--quick", "--local", device, "--remote", drive],
+                          peer: ["rclone", "check", "--size-only", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check --size-only"))
+        for size in ["10k", "100k"] {
+            let source = "\(data)/pair-\(size)/drive/60dMemo"
+            pairs.append(Pair(name: "export json,markdown,zip, \(size)",
+                              reckon: [reckon, "export", source, "--out", scratch.appendingPathComponent("export").path, "--format", "json,markdown,zip"],
+                              peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(source)/memos"], peerName: "zip -qr",
+                              reset: clear))
+        }
+        print("reckon-bench: \(rounds) rounds after a warm-up, A B alternately; medians of wall time, peak RSS of the child")
+        print("")
+        print("| comparison | reckon | peer | peer time | ratio (peer / reckon) | reckon peak RSS | peer peak RSS |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for pair in pairs {
+            guard which(pair.peer[0]) != nil || pair.peer[0].hasPrefix("/") else {
+                print("| \(pair.name) | – | \(pair.peerName) | skipped: \(pair.peer[0]) is not installed | | | |")
+                continue
+            }
+            let (a, b) = try pair.run(rounds: rounds)
+            let ta = median(a.map(\.seconds)), tb = median(b.map(\.seconds))
+            let ra = a.map(\.peakKilobytes).max()! / 1024, rb = b.map(\.peakKilobytes).max()! / 1024
+            print(String(format: "| %@ | %.3f s | %@ | %.3f s | %.2f× | %d MB | %d MB |", pair.name, ta, pair.peerName, tb, tb / ta, ra, rb))
+        }
+    default:
+        print(usage, terminator: "")
+        if let first = arguments.first, first != "--help", first != "-h" {
+            FileHandle.standardError.write(Data("Error: Unknown subcommand '\(first)'\n".utf8))
+            exit(64)
+        }
+    }
+} catch {
+    FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+    exit(2)
+}
