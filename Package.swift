@@ -19,14 +19,19 @@ let package = Package(
         ),
         .systemLibrary(name: "CLinux"),
         .target(
+            name: "CSimdIndex",
+            cxxSettings: [.define("SIMDJSON_THREADS_ENABLED", to: "1")],
+            linkerSettings: [.linkedLibrary("simdjson")]
+        ),
+        .target(
             name: "ReckonCore",
-            dependencies: ["CArchive", "CCrypto", "CLinux"]
+            dependencies: ["CArchive", "CCrypto", "CLinux", "CSimdIndex"]
         ),
         .executableTarget(
             name: "reckon",
             dependencies: ["ReckonCore"]
         ),
-        .executableTarget(name: "reckon-bench"),
+        .executableTarget(name: "reckon-bench", dependencies: ["ReckonCore"]),
         .testTarget(
             name: "ReckonCoreTests",
             dependencies: ["ReckonCore"]
@@ -37,5 +42,6 @@ let package = Package(
             exclude: ["Golden", "Fixtures"]
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )

@@ -1,4 +1,5 @@
 import Foundation
+import ReckonCore
 
 /// A small, fast, seeded random number generator (SplitMix64), so the same
 /// seed always gives the same data.
@@ -31,9 +32,7 @@ struct Generator {
     }
 
     func date(_ seconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: Date(timeIntervalSince1970: Double(seconds)))
+        Timestamp(seconds: seconds).iso8601
     }
 
     struct Memo {
@@ -60,10 +59,10 @@ struct Generator {
                     archived: roll < 12 ? date(modified) : nil, deleted: (12..<20).contains(roll) ? date(modified) : nil)
     }
 
+    /// A JSON string literal (the generated text has no control characters).
     static func json(_ text: String?) -> String {
         guard let text else { return "null" }
-        let data = try! JSONEncoder().encode(text)
-        return String(decoding: data, as: UTF8.self)
+        return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     func indexLine(_ memo: Memo) -> String {

@@ -50,12 +50,15 @@ public struct SideListing: Sendable {
     /// Parsed memos (deep check only).
     public var memos: [MemoID: Memo]
     public var problems: [Problem]
+    /// Counts taken by the fast path, which builds no entries.
+    public var precounted: MemoCounts?
     /// Whether the entries were rebuilt from the memo files because
     /// `index.json` could not be used.
     public var rebuiltFromMemoFiles = false
 
     public init(spec: SideSpec, status: SideStatus = .ok, entries: [MemoID: IndexEntry] = [:], files: [MemoID: String] = [:],
-                memos: [MemoID: Memo] = [:], problems: [Problem] = []) {
+                memos: [MemoID: Memo] = [:], problems: [Problem] = [], precounted: MemoCounts? = nil) {
+        self.precounted = precounted
         self.spec = spec
         self.status = status
         self.entries = entries
@@ -66,7 +69,7 @@ public struct SideListing: Sendable {
 
     /// Counts from the index entries; nil when the side failed.
     public var counts: MemoCounts? {
-        status == .failed ? nil : MemoCounts.aggregate(Array(entries.values))
+        status == .failed ? nil : precounted ?? MemoCounts.aggregate(Array(entries.values))
     }
 
     /// Ids that cannot be compared on this side, with the reasons.

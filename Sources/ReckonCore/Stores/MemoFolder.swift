@@ -1,3 +1,4 @@
+import CSimdIndex
 import Foundation
 
 /// Reads one side stored as a memo folder: `index.json` plus `memos/<uuid>.json`.
@@ -66,9 +67,17 @@ public struct MemoFolder: Sendable, Equatable {
         return side
     }
 
-    /// Counts a side: from the index alone, or, when the index cannot be
-    /// used, from the memo files (the slow path), marked degraded.
+    /// Counts a side: from the index alone — with simdjson when the file is
+    /// clean, else with the careful reader that names every problem — or,
+    /// when the index cannot be used, from the memo files, marked degraded.
     public func count(_ spec: SideSpec) -> SideListing {
+        let indexPath = Self.resolveRoot(spec.url).appendingPathComponent("index.json").path
+        if case .regular(let size) = FileKind(path: indexPath), size <= indexSizeLimit, size > 0 {
+            var counts = reckon_index_counts()
+            if reckon_count_clean_index(indexPath, &counts) == 0 {
+                return SideListing(spec: spec, precounted: MemoCounts(active: Int(counts.active), archived: Int(counts.archived)))
+            }
+        }
         let side = readIndex(spec)
         return side.indexUnusable ? load(spec, deep: true) : side
     }
