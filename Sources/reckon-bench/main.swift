@@ -32,6 +32,11 @@ struct DecodedIndex: Decodable {
     var entries: [Entry]
 }
 
+/// Prints a line at once (stdout to a file is otherwise buffered until exit).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first {
@@ -80,19 +85,19 @@ do {
                               peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(source)/memos"], peerName: "zip -qr",
                               reset: clear))
         }
-        print("reckon-bench: \(rounds) rounds after a warm-up, A B alternately; medians of wall time, peak RSS of the child")
-        print("")
-        print("| comparison | reckon | peer | peer time | ratio (peer / reckon) | reckon peak RSS | peer peak RSS |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
+        say("reckon-bench: \(rounds) rounds after a warm-up, A B alternately; medians of wall time, peak RSS of the child")
+        say("")
+        say("| comparison | reckon | peer | peer time | ratio (peer / reckon) | reckon peak RSS | peer peak RSS |")
+        say("| --- | --- | --- | --- | --- | --- | --- |")
         for pair in pairs {
-            guard which(pair.peer[0]) != nil || pair.peer[0].hasPrefix("/") else {
-                print("| \(pair.name) | – | \(pair.peerName) | skipped: \(pair.peer[0]) is not installed | | | |")
+            guard which(pair.peer[0]) != nil || FileManager.default.isExecutableFile(atPath: pair.peer[0]) else {
+                say("| \(pair.name) | – | \(pair.peerName) | skipped: \(pair.peer[0]) is not installed | | | |")
                 continue
             }
             let (a, b) = try pair.run(rounds: rounds)
             let ta = median(a.map(\.seconds)), tb = median(b.map(\.seconds))
             let ra = a.map(\.peakKilobytes).max()! / 1024, rb = b.map(\.peakKilobytes).max()! / 1024
-            print(String(format: "| %@ | %.3f s | %@ | %.3f s | %.2f× | %d MB | %d MB |", pair.name, ta, pair.peerName, tb, tb / ta, ra, rb))
+            say(String(format: "| %@ | %.3f s | %@ | %.3f s | %.2f× | %d MB | %d MB |", pair.name, ta, pair.peerName, tb, tb / ta, ra, rb))
         }
     default:
         print(usage, terminator: "")

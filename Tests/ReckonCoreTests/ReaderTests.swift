@@ -67,7 +67,7 @@ import Testing
         let data = Data(#"{"schemaVersion": 1, "entries": [{"id": "a"#.utf8) + Data([0xFF]) + Data(#"", "modifiedTime": "x"}, \#(entry(idA))]}"#.utf8)
         let index = try IndexReader.read(data)
         #expect(index.entries.map(\.id) == [MemoID(idA)!])
-        #expect(index.problems.map(\.message) == ["entries[0]: 'id' must be a string, found text that is not valid UTF-8"])
+        #expect(index.problems.map(\.message) == ["entries[0]: 'id' must be a string, found text that is not valid JSON (not UTF-8, or a raw control character)"])
     }
 
     @Test func keepsChangeTagsAndDates() throws {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One memo file, `memos/<uuid>.json`, with its body.
 public struct Memo: Sendable, Equatable {
     public var id: MemoID
@@ -28,19 +30,46 @@ public struct Memo: Sendable, Equatable {
         self.changeTag = changeTag
         self.otherFields = otherFields
     }
+}
+
+/// What the deep check keeps of a memo: every field it compares, with the
+/// body as its SHA-256, so a side's summaries stay small however long the
+/// memos are.
+public struct MemoSummary: Sendable, Equatable {
+    public var title: String?
+    public var bodySHA256: String?
+    public var tags: [String]
+    public var createdAt: Timestamp?
+    public var modifiedAt: Timestamp
+    public var archivedAt: Timestamp?
+    public var deletedAt: Timestamp?
+    public var pinned: Bool
+    public var changeTag: String?
+
+    public init(_ memo: Memo) {
+        title = memo.title
+        bodySHA256 = memo.body.map { SHA256.hex(of: Data($0.utf8)) }
+        tags = memo.tags.sorted()
+        createdAt = memo.createdAt
+        modifiedAt = memo.modifiedAt
+        archivedAt = memo.archivedAt
+        deletedAt = memo.deletedAt
+        pinned = memo.pinned ?? false
+        changeTag = memo.changeTag
+    }
 
     /// The names of the fields in which two memos differ, compared as parsed
     /// values (dates as instants, tags as a set); unknown keys are ignored.
-    public func differingFields(from other: Memo) -> [String] {
+    public func differingFields(from other: MemoSummary) -> [String] {
         var fields: [String] = []
         if title != other.title { fields.append("title") }
-        if body != other.body { fields.append("body") }
-        if tags.sorted() != other.tags.sorted() { fields.append("tags") }
+        if bodySHA256 != other.bodySHA256 { fields.append("body") }
+        if tags != other.tags { fields.append("tags") }
         if createdAt != other.createdAt { fields.append("createdAt") }
         if modifiedAt != other.modifiedAt { fields.append("modifiedAt") }
         if archivedAt != other.archivedAt { fields.append("archivedAt") }
         if deletedAt != other.deletedAt { fields.append("deletedAt") }
-        if pinned ?? false != other.pinned ?? false { fields.append("pinned") }
+        if pinned != other.pinned { fields.append("pinned") }
         if let a = changeTag, let b = other.changeTag, a != b { fields.append("changeTag") }
         return fields
     }

@@ -1,6 +1,6 @@
 /// Something wrong inside one side, found while reading it. Problems are
 /// values: they are collected and reported, and a run goes on past them.
-public struct Problem: Sendable, Equatable, Codable {
+public struct Problem: Error, Sendable, Equatable, Codable {
     public enum Severity: String, Sendable, Codable {
         /// Worth knowing; does not make the run "trouble".
         case warning

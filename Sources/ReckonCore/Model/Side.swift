@@ -47,8 +47,8 @@ public struct SideListing: Sendable {
     public var entries: [MemoID: IndexEntry]
     /// Regular memo files by id, with their names inside `memos/`.
     public var files: [MemoID: String]
-    /// Parsed memos (deep check only).
-    public var memos: [MemoID: Memo]
+    /// What the deep check read of each memo file.
+    public var memos: [MemoID: MemoSummary]
     public var problems: [Problem]
     /// Counts taken by the fast path, which builds no entries.
     public var precounted: MemoCounts?
@@ -57,7 +57,7 @@ public struct SideListing: Sendable {
     public var rebuiltFromMemoFiles = false
 
     public init(spec: SideSpec, status: SideStatus = .ok, entries: [MemoID: IndexEntry] = [:], files: [MemoID: String] = [:],
-                memos: [MemoID: Memo] = [:], problems: [Problem] = [], precounted: MemoCounts? = nil) {
+                memos: [MemoID: MemoSummary] = [:], problems: [Problem] = [], precounted: MemoCounts? = nil) {
         self.precounted = precounted
         self.spec = spec
         self.status = status

@@ -46,7 +46,7 @@ public enum Reconciler {
     }
 
     /// Index fields that differ, then (deep) memo fields that differ, each named once.
-    static func differingFields(_ l: IndexEntry, _ r: IndexEntry, _ lm: Memo?, _ rm: Memo?, deep: Bool) -> [String] {
+    static func differingFields(_ l: IndexEntry, _ r: IndexEntry, _ lm: MemoSummary?, _ rm: MemoSummary?, deep: Bool) -> [String] {
         var fields: [String] = []
         if l.isArchived != r.isArchived { fields.append("archived") }
         if l.modifiedTime != r.modifiedTime { fields.append("modifiedTime") }

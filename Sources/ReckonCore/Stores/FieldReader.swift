@@ -1,65 +1,68 @@
-/// Reads typed fields out of a JSON object, with messages that name the key
-/// and what was found instead.
-struct FieldReader {
-    struct Failure: Error {
-        var message: String
+/// Why one field could not be used: names the key and what was found instead.
+struct FieldError: Error {
+    var message: String
+}
+
+/// Typed reading of one JSON object's fields straight from the decoder, with
+/// messages that name the key and what was found instead. Absent and null
+/// are the same; a wrong type is an error for that field only.
+extension KeyedDecodingContainer where Key == AnyKey {
+    func isAbsentOrNull(_ key: AnyKey) -> Bool {
+        !contains(key) || (try? decodeNil(forKey: key)) == true
     }
 
-    let object: [String: JSONValue]
+    /// What JSON type stands at a key, for a message; only on the error path.
+    func typeName(_ key: AnyKey) -> String {
+        (try? decode(JSONValue.self, forKey: key))?.typeName ?? "text that is not valid JSON (not UTF-8, or a raw control character)"
+    }
 
-    /// A string, or nil when the key is absent or null.
-    func string(_ key: String) throws(Failure) -> String? {
-        switch object[key] {
-        case nil, .null?: return nil
-        case .string(let value)?: return value
-        case let other?: throw Failure(message: "'\(key)' must be a string, found \(other.typeName)")
+    func string(_ name: String) throws(FieldError) -> String? {
+        let key = AnyKey(name)
+        guard !isAbsentOrNull(key) else { return nil }
+        guard let text = try? decode(String.self, forKey: key) else {
+            throw FieldError(message: "'\(name)' must be a string, found \(typeName(key))")
         }
+        return text
     }
 
-    func requiredString(_ key: String) throws(Failure) -> String {
-        guard let value = try string(key) else { throw Failure(message: "'\(key)' is missing") }
+    func requiredString(_ name: String) throws(FieldError) -> String {
+        guard let text = try string(name) else { throw FieldError(message: "'\(name)' is missing") }
+        return text
+    }
+
+    /// An ISO 8601 instant with a time zone.
+    func timestamp(_ name: String) throws(FieldError) -> Timestamp? {
+        let key = AnyKey(name)
+        guard !isAbsentOrNull(key) else { return nil }
+        guard let text = try? decode(String.self, forKey: key) else {
+            throw FieldError(message: "'\(name)' must be an ISO 8601 date or null, found \(typeName(key))")
+        }
+        guard let value = Timestamp(iso8601: text) else {
+            throw FieldError(message: "'\(name)' is not an ISO 8601 date with a time zone: \"\(text)\"")
+        }
         return value
     }
 
-    /// An ISO 8601 instant, or nil when the key is absent or null.
-    func timestamp(_ key: String) throws(Failure) -> Timestamp? {
-        switch object[key] {
-        case nil, .null?: return nil
-        case .string(let text)?:
-            guard let value = Timestamp(iso8601: text) else {
-                throw Failure(message: "'\(key)' is not an ISO 8601 date with a time zone: \"\(text)\"")
-            }
-            return value
-        case let other?: throw Failure(message: "'\(key)' must be an ISO 8601 date or null, found \(other.typeName)")
-        }
-    }
-
-    func requiredTimestamp(_ key: String) throws(Failure) -> Timestamp {
-        guard let value = try timestamp(key) else { throw Failure(message: "'\(key)' is missing") }
+    func requiredTimestamp(_ name: String) throws(FieldError) -> Timestamp {
+        guard let value = try timestamp(name) else { throw FieldError(message: "'\(name)' is missing") }
         return value
     }
 
-    func bool(_ key: String) throws(Failure) -> Bool? {
-        switch object[key] {
-        case nil, .null?: return nil
-        case .bool(let value)?: return value
-        case let other?: throw Failure(message: "'\(key)' must be true or false, found \(other.typeName)")
+    func bool(_ name: String) throws(FieldError) -> Bool? {
+        let key = AnyKey(name)
+        guard !isAbsentOrNull(key) else { return nil }
+        guard let value = try? decode(Bool.self, forKey: key) else {
+            throw FieldError(message: "'\(name)' must be true or false, found \(typeName(key))")
         }
+        return value
     }
 
-    func strings(_ key: String) throws(Failure) -> [String]? {
-        switch object[key] {
-        case nil, .null?: return nil
-        case .array(let items)?:
-            var result: [String] = []
-            for item in items {
-                guard case .string(let value) = item else {
-                    throw Failure(message: "'\(key)' must hold strings only, found \(item.typeName)")
-                }
-                result.append(value)
-            }
-            return result
-        case let other?: throw Failure(message: "'\(key)' must be an array of strings, found \(other.typeName)")
+    func strings(_ name: String) throws(FieldError) -> [String]? {
+        let key = AnyKey(name)
+        guard !isAbsentOrNull(key) else { return nil }
+        guard let values = try? decode([String].self, forKey: key) else {
+            throw FieldError(message: "'\(name)' must be an array of strings, found \(typeName(key))")
         }
+        return values
     }
 }

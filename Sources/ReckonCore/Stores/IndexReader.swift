@@ -62,7 +62,7 @@ private struct IndexDocument: Decodable {
         guard object.contains(versionKey) else { throw IndexReader.Failure(kind: .corruptIndex, message: "has no 'schemaVersion'") }
         guard let number = try? object.decode(Double.self, forKey: versionKey), number == number.rounded(), number >= 1, number < 1e9 else {
             throw IndexReader.Failure(kind: .corruptIndex,
-                                      message: "'schemaVersion' must be a whole number from 1, found \(typeName(object, versionKey))")
+                                      message: "'schemaVersion' must be a whole number from 1, found \(object.typeName(versionKey))")
         }
         let version = Int(number)
         guard version <= MemoIndex.supportedSchemaVersion else {
@@ -71,7 +71,7 @@ private struct IndexDocument: Decodable {
         }
         let entriesKey = AnyKey("entries")
         guard var list = try? object.nestedUnkeyedContainer(forKey: entriesKey) else {
-            let found = object.contains(entriesKey) ? typeName(object, entriesKey) : "nothing"
+            let found = object.contains(entriesKey) ? object.typeName(entriesKey) : "nothing"
             throw IndexReader.Failure(kind: .corruptIndex, message: "'entries' must be an array, found \(found)")
         }
         while !list.isAtEnd { entries.append(try list.decode(LenientEntry.self)) }
@@ -95,7 +95,7 @@ private struct LenientEntry: Decodable {
         }
         let idKey = AnyKey("id")
         guard let spelling = try? fields.decode(String.self, forKey: idKey) else {
-            let reason = fields.contains(idKey) ? "must be a string, found \(typeName(fields, idKey))" : "is missing"
+            let reason = fields.contains(idKey) ? "must be a string, found \(fields.typeName(idKey))" : "is missing"
             outcome = .bad(.badEntry, nil, ": 'id' \(reason)")
             return
         }
@@ -103,50 +103,22 @@ private struct LenientEntry: Decodable {
             outcome = .bad(.invalidID, nil, ": id \(quoted(spelling)) is not a UUID; the entry is not counted")
             return
         }
-        do {
+        do throws(FieldError) {
             let entry = IndexEntry(id: id, spelling: spelling,
-                                   modifiedTime: try Self.date(fields, "modifiedTime", required: true)!,
-                                   archivedAt: try Self.date(fields, "archivedAt"),
-                                   deletedAt: try Self.date(fields, "deletedAt"),
-                                   changeTag: try Self.string(fields, "changeTag"))
+                                   modifiedTime: try fields.requiredTimestamp("modifiedTime"),
+                                   archivedAt: try fields.timestamp("archivedAt"),
+                                   deletedAt: try fields.timestamp("deletedAt"),
+                                   changeTag: try fields.string("changeTag"))
             outcome = .entry(entry)
         } catch {
             outcome = .bad(.badEntry, id, ": \(error.message); the entry is not counted")
         }
     }
-
-    static func date(_ fields: KeyedDecodingContainer<AnyKey>, _ name: String, required: Bool = false) throws(FieldReader.Failure) -> Timestamp? {
-        let key = AnyKey(name)
-        guard fields.contains(key), (try? fields.decodeNil(forKey: key)) != true else {
-            if required { throw FieldReader.Failure(message: "'\(name)' is missing") }
-            return nil
-        }
-        guard let text = try? fields.decode(String.self, forKey: key) else {
-            throw FieldReader.Failure(message: "'\(name)' must be an ISO 8601 date or null, found \(typeName(fields, key))")
-        }
-        guard let value = Timestamp(iso8601: text) else {
-            throw FieldReader.Failure(message: "'\(name)' is not an ISO 8601 date with a time zone: \"\(text)\"")
-        }
-        return value
-    }
-
-    static func string(_ fields: KeyedDecodingContainer<AnyKey>, _ name: String) throws(FieldReader.Failure) -> String? {
-        let key = AnyKey(name)
-        guard fields.contains(key), (try? fields.decodeNil(forKey: key)) != true else { return nil }
-        guard let text = try? fields.decode(String.self, forKey: key) else {
-            throw FieldReader.Failure(message: "'\(name)' must be a string, found \(typeName(fields, key))")
-        }
-        return text
-    }
 }
 
-/// What JSON type stands at a key, for a message; only used on the error path.
-private func typeName(_ container: KeyedDecodingContainer<AnyKey>, _ key: AnyKey) -> String {
-    (try? container.decode(JSONValue.self, forKey: key))?.typeName ?? "text that is not valid UTF-8"
-}
-
-private func typeName(in decoder: Decoder) -> String {
-    (try? JSONValue(from: decoder))?.typeName ?? "text that is not valid UTF-8"
+/// What JSON value the decoder stands on, for a message; only on the error path.
+func typeName(in decoder: Decoder) -> String {
+    (try? JSONValue(from: decoder))?.typeName ?? "text that is not valid JSON (not UTF-8, or a raw control character)"
 }
 
 /// A short, single-line reason from a decoding error.

@@ -1,5 +1,6 @@
 import CSimdIndex
 import Foundation
+import Synchronization
 
 /// Reads one side stored as a memo folder: `index.json` plus `memos/<uuid>.json`.
 ///
@@ -156,25 +157,16 @@ public struct MemoFolder: Sendable, Equatable {
         }
 
         if deep || rebuild {
-            for (id, name) in side.files.sorted(by: { $0.key < $1.key }) {
-                let path = "memos/" + name
-                do {
-                    let memo = try readMemo(root: memosURL.deletingLastPathComponent(), name: name)
-                    if memo.id != id {
-                        side.problems.append(Problem(.idMismatch, path: path, id: id, "the file holds id \(memo.id), not the one in its name"))
-                    } else {
-                        side.memos[id] = memo
-                        if rebuild {
-                            side.entries[id] = IndexEntry(id: id, spelling: String(name.dropLast(5)), modifiedTime: memo.modifiedAt,
-                                                          archivedAt: memo.archivedAt, deletedAt: memo.deletedAt, changeTag: memo.changeTag)
-                        }
+            for (id, name, outcome) in readAll(side.files.sorted { $0.key < $1.key }, root: memosURL.deletingLastPathComponent()) {
+                switch outcome {
+                case .success(let memo):
+                    side.memos[id] = memo
+                    if rebuild {
+                        side.entries[id] = IndexEntry(id: id, spelling: String(name.dropLast(5)), modifiedTime: memo.modifiedAt,
+                                                      archivedAt: memo.archivedAt, deletedAt: memo.deletedAt, changeTag: memo.changeTag)
                     }
-                } catch let failure as ReadFailure {
-                    side.problems.append(Problem(.unreadableFile, path: path, id: id, failure.message))
-                } catch let failure as MemoReader.Failure {
-                    side.problems.append(Problem(.corruptMemo, path: path, id: id, failure.message))
-                } catch {
-                    side.problems.append(Problem(.unreadableFile, path: path, id: id, String(describing: error)))
+                case .failure(let problem):
+                    side.problems.append(problem)
                 }
             }
         }
@@ -183,7 +175,40 @@ public struct MemoFolder: Sendable, Equatable {
 
     /// Reads and parses `memos/<name>`; throws `ReadFailure` or `MemoReader.Failure`.
     public func readMemo(root: URL, name: String) throws -> Memo {
-        let data = try readRegularFile(atPath: root.appendingPathComponent("memos").appendingPathComponent(name).path, limit: memoSizeLimit)
+        let data = try readRegularFile(atPath: root.path + "/memos/" + name, limit: memoSizeLimit)
         return try MemoReader.read(data, depthLimit: depthLimit)
+    }
+
+    /// Reads memo files on every core, each file once; the results come back
+    /// in the order given, so the outcome does not depend on the machine.
+    /// Each memo is kept as its summary, so bodies are let go as soon as read.
+    func readAll(_ files: [(key: MemoID, value: String)], root: URL) -> [(MemoID, String, Result<MemoSummary, Problem>)] {
+        let chunkSize = 256
+        let chunks = (files.count + chunkSize - 1) / chunkSize
+        let done = Mutex([Int: [(MemoID, String, Result<MemoSummary, Problem>)]]())
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            var results: [(MemoID, String, Result<MemoSummary, Problem>)] = []
+            for (id, name) in files[(chunk * chunkSize)..<min(files.count, (chunk + 1) * chunkSize)] {
+                results.append((id, name, readChecked(id, name, root: root).map(MemoSummary.init)))
+            }
+            done.withLock { $0[chunk] = results }
+        }
+        return done.withLock { all in (0..<chunks).flatMap { all[$0] ?? [] } }
+    }
+
+    /// One memo file, or the problem that makes its id uncomparable.
+    func readChecked(_ id: MemoID, _ name: String, root: URL) -> Result<Memo, Problem> {
+        let path = "memos/" + name
+        do {
+            let memo = try readMemo(root: root, name: name)
+            guard memo.id == id else { return .failure(Problem(.idMismatch, path: path, id: id, "the file holds id \(memo.id), not the one in its name")) }
+            return .success(memo)
+        } catch let failure as ReadFailure {
+            return .failure(Problem(.unreadableFile, path: path, id: id, failure.message))
+        } catch let failure as MemoReader.Failure {
+            return .failure(Problem(.corruptMemo, path: path, id: id, failure.message))
+        } catch {
+            return .failure(Problem(.unreadableFile, path: path, id: id, String(describing: error)))
+        }
     }
 }

@@ -74,24 +74,26 @@ extension JSONValue: Codable {
 /// Whether JSON text nests arrays and objects deeper than `limit`, found
 /// by one pass over the bytes before any parser recurses into it.
 public func jsonNestsDeeper(_ data: Data, than limit: Int) -> Bool {
-    var depth = 0
-    var inString = false
-    var escaped = false
-    for byte in data {
-        if inString {
-            if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-            continue
+    data.withUnsafeBytes { bytes in
+        var depth = 0
+        var inString = false
+        var escaped = false
+        for byte in bytes {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth > limit { return true }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
         }
-        switch byte {
-        case UInt8(ascii: "\""): inString = true
-        case UInt8(ascii: "["), UInt8(ascii: "{"):
-            depth += 1
-            if depth > limit { return true }
-        case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-        default: break
-        }
+        return false
     }
-    return false
 }
 
 /// A coding key for any string, for reading objects whose keys are data.
