@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 namespace {
 
@@ -154,3 +155,76 @@ extern "C" int reckon_count_clean_index(const char *path, reckon_index_counts *c
     counts->archived = archived;
     return 0;
 }
+
+struct reckon_clean_index {
+    simdjson::dom::parser parser;
+    std::vector<reckon_index_entry> entries;
+};
+
+namespace {
+
+bool text(simdjson::dom::element value, bool nullable, reckon_text &out) {
+    if (nullable && value.is_null()) {
+        out = {nullptr, 0};
+        return true;
+    }
+    std::string_view view;
+    if (value.get_string().get(view) != simdjson::SUCCESS) return false;
+    out = {view.data(), view.size()};
+    return true;
+}
+
+bool readEntries(reckon_clean_index &index, const char *path) {
+    using namespace simdjson;
+    dom::object root;
+    if (index.parser.load(path).get_object().get(root) != SUCCESS) return false;
+    bool sawVersion = false, sawEntries = false;
+    for (auto field : root) {
+        if (field.key == "schemaVersion" && !sawVersion) {
+            int64_t version;
+            if (field.value.get_int64().get(version) != SUCCESS || version != 1) return false;
+            sawVersion = true;
+        } else if (field.key == "entries" && !sawEntries) {
+            dom::array items;
+            if (field.value.get_array().get(items) != SUCCESS) return false;
+            index.entries.reserve(items.size());
+            for (dom::element item : items) {
+                dom::object object;
+                if (item.get_object().get(object) != SUCCESS) return false;
+                reckon_index_entry entry = {};
+                bool seen[5] = {false, false, false, false, false};
+                for (auto member : object) {
+                    static const std::string_view names[5] = {"id", "modifiedTime", "archivedAt", "deletedAt", "changeTag"};
+                    reckon_text *slots[5] = {&entry.id, &entry.modified_time, &entry.archived_at, &entry.deleted_at, &entry.change_tag};
+                    int which = -1;
+                    for (int k = 0; k < 5; k++) if (member.key == names[k]) which = k;
+                    if (which < 0 || seen[which] || !text(member.value, which >= 2, *slots[which])) return false;
+                    seen[which] = true;
+                }
+                if (!seen[0] || !seen[1]) return false;
+                index.entries.push_back(entry);
+            }
+            sawEntries = true;
+        } else {
+            return false;
+        }
+    }
+    return sawVersion && sawEntries;
+}
+
+}  // namespace
+
+extern "C" reckon_clean_index *reckon_clean_index_open(const char *path) {
+    auto *index = new reckon_clean_index();
+    if (readEntries(*index, path)) return index;
+    delete index;
+    return nullptr;
+}
+
+extern "C" size_t reckon_clean_index_count(const reckon_clean_index *index) { return index->entries.size(); }
+
+extern "C" reckon_index_entry reckon_clean_index_entry(const reckon_clean_index *index, size_t position) {
+    return index->entries[position];
+}
+
+extern "C" void reckon_clean_index_close(reckon_clean_index *index) { delete index; }

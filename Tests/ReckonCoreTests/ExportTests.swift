@@ -126,6 +126,14 @@ import Testing
         #expect(!String(decoding: written, as: UTF8.self).contains("Deleted"))
     }
 
+    @Test func theStreamedManifestIsWhatTheEncoderWouldWrite() throws {
+        fill()
+        let (staging, manifest) = try exportAll()
+        let written = try Data(contentsOf: staging.appendingPathComponent("manifest.json"))
+        #expect(written == (try makeJSONEncoder().encode(manifest)) + [0x0A])
+        #expect(manifest.files.count == 4, "memos.json and three Markdown files")
+    }
+
     @Test func anEmptyExportIsStillValidJSON() throws {
         source.index([])
         let (staging, manifest) = try exportAll()

@@ -108,3 +108,39 @@ import Testing
         }
     }
 }
+
+/// The simdjson path must give exactly what the careful reader gives, or step aside.
+@Suite struct CleanIndexTests {
+    func both(_ text: String) throws -> (MemoIndex?, MemoIndex) {
+        let folder = TempFolder()
+        folder.write("index.json", text)
+        let path = folder.url.appendingPathComponent("index.json").path
+        return (IndexReader.readClean(atPath: path), try IndexReader.read(Data(text.utf8)))
+    }
+
+    @Test func aCleanIndexGivesTheSameEntriesBothWays() throws {
+        let text = #"{"schemaVersion": 1, "entries": [\#(entry(idA, modified: "2026-04-19T23:32:00.5+09:00", tag: #"v\"1"#)), \#(entry(idB.lowercased(), archived: "2026-04-20T00:00:00Z")), \#(entry(idC, deleted: "2026-04-21T00:00:00Z"))]}"#
+        let (fast, careful) = try both(text)
+        #expect(fast != nil)
+        #expect(fast == careful)
+        #expect(fast?.entries.first?.changeTag == "v\"1")
+    }
+
+    @Test(arguments: [
+        #"{"schemaVersion": 1, "entries": [{"id": "3F2504E0-4F89-11D3-9A0C-0305E82C3301", "modifiedTime": "2026-04-19T14:32:00Z", "color": 1}]}"#,
+        #"{"schemaVersion": 1, "entries": [{"id": "3F2504E0-4F89-11D3-9A0C-0305E82C3301", "modifiedTime": "2026-04-19T14:32:00"}]}"#,
+        #"{"schemaVersion": 1, "entries": [{"id": "not-a-uuid", "modifiedTime": "2026-04-19T14:32:00Z"}]}"#,
+        #"{"schemaVersion": 1, "entries": [{"id": "3F2504E0-4F89-11D3-9A0C-0305E82C3301", "modifiedTime": "2026-04-19T14:32:00Z", "archivedAt": 5}]}"#,
+        #"{"schemaVersion": 1, "entries": [{"id": "3F2504E0-4F89-11D3-9A0C-0305E82C3301", "modifiedTime": "2026-04-19T14:32:00Z"}, {"id": "3f2504e0-4f89-11d3-9a0c-0305e82c3301", "modifiedTime": "2026-04-19T14:32:00Z"}]}"#,
+        #"{"schemaVersion": 1, "entries": [{"id": "3F2504E0-4F89-11D3-9A0C-0305E82C3301", "id": "7C9E6679-7425-40DE-944B-E07FC1F90AE7", "modifiedTime": "2026-04-19T14:32:00Z"}]}"#,
+        #"{"schemaVersion": 2, "entries": []}"#,
+        #"{"schemaVersion": 1, "entries": [], "future": true}"#,
+        #"{"schemaVersion": 1, "entries": [] } trailing"#,
+        #"[]"#,
+    ])
+    func anythingUnusualStepsAside(_ text: String) throws {
+        let folder = TempFolder()
+        folder.write("index.json", text)
+        #expect(IndexReader.readClean(atPath: folder.url.appendingPathComponent("index.json").path) == nil)
+    }
+}

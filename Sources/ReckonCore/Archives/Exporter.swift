@@ -120,14 +120,14 @@ public struct Exporter {
         let manifest = ExportManifest(source: source, exportedAt: exportedAt, includeArchived: includeArchived, formats: formats,
                                       counts: counts, files: files.sorted { Array($0.path.utf8).lexicographicallyPrecedes($1.path.utf8) },
                                       missing: missing.sorted { $0.id < $1.id })
-        let manifestData = try encoder.encode(manifest) + [0x0A]
-        try AtomicFile.write(manifestData, to: staging.appendingPathComponent(Self.manifestName))
+        let manifestURL = staging.appendingPathComponent(Self.manifestName)
+        let manifestSize = try Self.writeManifest(manifest, to: manifestURL, encoder: encoder)
 
         if formats.contains(.zip) {
             let zip = try ZipWriter(url: staging.appendingPathComponent(Self.zipName))
             let time = exportedAt ?? ZipWriter.earliest
             var entries: [(name: String, write: () throws -> Void)] = [
-                (Self.manifestName, { try zip.add(name: Self.manifestName, modified: time, size: manifestData.count) { try $0(manifestData) } }),
+                (Self.manifestName, { try zip.add(name: Self.manifestName, modified: time, size: manifestSize, contents: manifestURL) }),
             ]
             for file in files {
                 let url = staging.appendingPathComponent(file.path)
@@ -140,5 +140,24 @@ public struct Exporter {
         if !formats.contains(.json) { try FileManager.default.removeItem(at: staging.appendingPathComponent(Self.jsonName)) }
         if !formats.contains(.markdown) { try FileManager.default.removeItem(at: markdownFolder) }
         return manifest
+    }
+
+    /// Writes the manifest as JSONEncoder would, but one file record at a
+    /// time, so a manifest of 100,000 files is never held twice. Returns its size.
+    static func writeManifest(_ manifest: ExportManifest, to url: URL, encoder: JSONEncoder) throws -> Int {
+        var skeleton = manifest
+        skeleton.files = []
+        let text = String(decoding: try encoder.encode(skeleton), as: UTF8.self)
+        let marker = "\"files\" : [\n\n  ]"
+        guard let range = text.range(of: marker) else { throw OutputError(path: url.path, reason: "the manifest has no files list") }
+        let output = try OutputFile(url)
+        try output.write(String(text[..<range.lowerBound]) + "\"files\" : [\n")
+        for (position, file) in manifest.files.enumerated() {
+            let object = String(decoding: try encoder.encode(file), as: UTF8.self)
+            try output.write((position == 0 ? "" : ",\n") + object.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+        }
+        try output.write("\n  ]" + String(text[range.upperBound...]) + "\n")
+        _ = try output.finish()
+        return output.size
     }
 }

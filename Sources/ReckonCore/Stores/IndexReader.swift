@@ -1,3 +1,4 @@
+import CSimdIndex
 import Foundation
 
 /// Reads `index.json` (schema version 1).
@@ -47,6 +48,39 @@ public enum IndexReader {
             }
         }
         return MemoIndex(entries: entries, problems: problems)
+    }
+}
+
+extension IndexReader {
+    /// Reads a clean index.json with simdjson: nil when anything is unusual
+    /// (a damaged entry, an unknown key, an id twice …), and the careful
+    /// reader then names every problem. For a clean file both give the same entries.
+    public static func readClean(atPath path: String) -> MemoIndex? {
+        guard let index = reckon_clean_index_open(path) else { return nil }
+        defer { reckon_clean_index_close(index) }
+        func string(_ text: reckon_text) -> String? {
+            guard let data = text.data else { return nil }
+            let bytes = UnsafeRawBufferPointer(start: data, count: text.length)
+            return bytes.contains { $0 < 0x20 } ? "\u{0}" : String(decoding: bytes, as: UTF8.self)
+        }
+        func date(_ text: reckon_text) -> Timestamp?? {
+            guard let value = string(text) else { return .some(nil) }
+            return Timestamp(iso8601: value).map { .some($0) }
+        }
+        let count = reckon_clean_index_count(index)
+        var entries: [IndexEntry] = []
+        entries.reserveCapacity(count)
+        var seen = Set<MemoID>(minimumCapacity: count)
+        for position in 0..<count {
+            let raw = reckon_clean_index_entry(index, position)
+            guard let spelling = string(raw.id), let id = MemoID(spelling), seen.insert(id).inserted,
+                  let modified = date(raw.modified_time) ?? nil, let archived = date(raw.archived_at), let deleted = date(raw.deleted_at)
+            else { return nil }
+            let tag = string(raw.change_tag)
+            guard tag != "\u{0}" else { return nil }
+            entries.append(IndexEntry(id: id, spelling: spelling, modifiedTime: modified, archivedAt: archived, deletedAt: deleted, changeTag: tag))
+        }
+        return MemoIndex(entries: entries)
     }
 }
 

@@ -52,6 +52,10 @@ public struct MemoFolder: Sendable, Equatable {
         case .link: return fail(.link, "index.json", "is a link; links are not followed")
         case let other: return fail(.notRegularFile, "index.json", "is \(other.description), not a regular file")
         }
+        if case .regular(let size) = FileKind(path: indexPath), size > 0, size <= indexSizeLimit, let index = IndexReader.readClean(atPath: indexPath) {
+            for entry in index.entries { side.entries[entry.id] = entry }
+            return side
+        }
         let data: Data
         do {
             data = try readRegularFile(atPath: indexPath, limit: indexSizeLimit)
