@@ -1,28 +1,53 @@
 /// A memo's id: a UUID, compared case-insensitively and written in small letters.
 ///
 /// Only strings of the form `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (hex digits)
-/// are ids, so an id is always safe to use as part of a file name.
+/// are ids, so an id is always safe to use as part of a file name. Held as
+/// its 128 bits, so a side's ids cost no allocation each.
 public struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
-    /// The id in small letters.
-    public let value: String
+    private let high: UInt64
+    private let low: UInt64
 
     public init?(_ text: String) {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 36 else { return nil }
-        for (index, byte) in bytes.enumerated() {
-            if [8, 13, 18, 23].contains(index) {
+        var high: UInt64 = 0, low: UInt64 = 0, digits = 0, position = 0
+        for byte in text.utf8 {
+            defer { position += 1 }
+            if position == 8 || position == 13 || position == 18 || position == 23 {
                 guard byte == UInt8(ascii: "-") else { return nil }
-            } else {
-                let isHex = (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
-                guard isHex else { return nil }
+                continue
             }
+            let nibble: UInt8
+            switch byte {
+            case 0x30...0x39: nibble = byte - 0x30
+            case 0x41...0x46: nibble = byte - 0x41 + 10
+            case 0x61...0x66: nibble = byte - 0x61 + 10
+            default: return nil
+            }
+            if digits < 16 { high = high << 4 | UInt64(nibble) } else { low = low << 4 | UInt64(nibble) }
+            digits += 1
         }
-        value = text.lowercased()
+        guard position == 36 else { return nil }
+        self.high = high
+        self.low = low
+    }
+
+    /// The id in small letters.
+    public var value: String {
+        let hex = Array("0123456789abcdef".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(36)
+        for index in 0..<32 {
+            let word = index < 16 ? high : low
+            let shift = UInt64(60 - (index % 16) * 4)
+            if index == 8 || index == 12 || index == 16 || index == 20 { bytes.append(UInt8(ascii: "-")) }
+            bytes.append(hex[Int((word >> shift) & 15)])
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public var description: String { value }
 
-    public static func < (a: MemoID, b: MemoID) -> Bool { a.value < b.value }
+    /// Ordered as their small-letter spellings are.
+    public static func < (a: MemoID, b: MemoID) -> Bool { (a.high, a.low) < (b.high, b.low) }
 
     public init(from decoder: Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)

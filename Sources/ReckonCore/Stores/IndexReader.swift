@@ -18,11 +18,9 @@ public enum IndexReader {
         guard !jsonNestsDeeper(data, than: depthLimit) else {
             throw Failure(kind: .corruptIndex, message: "nests JSON deeper than \(depthLimit) levels")
         }
-        var bytes = data
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = Data(bytes.dropFirst(3)) }
         let document: IndexDocument
         do {
-            document = try JSONDecoder().decode(IndexDocument.self, from: bytes)
+            document = try decodeJSON(IndexDocument.self, from: data)
         } catch let failure as Failure {
             throw failure
         } catch {

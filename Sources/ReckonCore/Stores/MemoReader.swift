@@ -12,11 +12,9 @@ public enum MemoReader {
     public static func read(_ data: Data, depthLimit: Int = 64) throws(Failure) -> Memo {
         guard !data.isEmpty else { throw Failure(message: "is empty (0 bytes)") }
         guard !jsonNestsDeeper(data, than: depthLimit) else { throw Failure(message: "nests JSON deeper than \(depthLimit) levels") }
-        var bytes = data
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = Data(bytes.dropFirst(3)) }
         let file: MemoFile
         do {
-            file = try JSONDecoder().decode(MemoFile.self, from: bytes)
+            file = try decodeJSON(MemoFile.self, from: data)
         } catch let failure as Failure {
             throw failure
         } catch {

@@ -13,9 +13,7 @@ public enum JSONValue: Sendable, Equatable {
 
     /// Parses UTF-8 JSON, accepting a leading byte order mark.
     public static func parse(_ data: Data) throws -> JSONValue {
-        var bytes = data
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        try decodeJSON(JSONValue.self, from: data)
     }
 
     /// The name of this value's JSON type, for messages.
@@ -69,6 +67,12 @@ extension JSONValue: Codable {
         case .object(let value): try container.encode(value)
         }
     }
+}
+
+/// Decodes UTF-8 JSON, accepting a leading byte order mark.
+func decodeJSON<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+    let bytes = data.starts(with: [0xEF, 0xBB, 0xBF]) ? Data(data.dropFirst(3)) : data
+    return try JSONDecoder().decode(type, from: bytes)
 }
 
 /// Whether JSON text nests arrays and objects deeper than `limit`, found
