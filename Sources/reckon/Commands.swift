@@ -240,7 +240,7 @@ enum Commands {
         }
         let side = MemoFolder().load(spec, deep: false)
         for problem in side.problems {
-            console.err("\(problem.severity == .error ? "error" : "warning"): \(joinPath(path, problem.path)): \(problem.message)\n")
+            console.err(problem.line(under: path) + "\n")
         }
         guard side.status != .failed else { return .trouble }
         do {
@@ -280,7 +280,7 @@ enum Commands {
             console.out("Memos in \(path)\n  Active    \(counts.active)\n  Archived  \(counts.archived)\n")
         }
         for problem in side.problems {
-            console.err("\(problem.severity == .error ? "error" : "warning"): \(joinPath(path, problem.path)): \(problem.message)\n")
+            console.err(problem.line(under: path) + "\n")
         }
         return side.hasTrouble ? .trouble : .done
     }

@@ -5,18 +5,10 @@ import ReckonCore
 import Glibc
 #endif
 
-/// Runs a system tool and returns its exit code and output.
+/// Runs a system tool and returns its exit code and output (stdout, then stderr).
 func tool(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = out
-    try process.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let result = try runArray(arguments, executable: URL(fileURLWithPath: path))
+    return (result.code, result.stdout + result.stderr)
 }
 
 /// A memo folder of `count` generated memos with bodies of a few kilobytes.

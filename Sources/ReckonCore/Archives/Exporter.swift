@@ -57,13 +57,10 @@ public struct Exporter {
         let root = MemoFolder.resolveRoot(side.spec.url)
         var missing: [ExportManifest.Missing] = []
         func read(_ id: MemoID, _ name: String) -> Memo? {
-            do {
-                let memo = try folder.readMemo(root: root, name: name)
-                guard memo.id == id else { throw MemoReader.Failure(message: "the file holds id \(memo.id), not the one in its name") }
-                return memo
-            } catch {
-                let reason = (error as? MemoReader.Failure)?.message ?? (error as? ReadFailure)?.message ?? String(describing: error)
-                missing.append(.init(id: id, path: "memos/" + name, reason: reason))
+            switch folder.readChecked(id, name, root: root) {
+            case .success(let memo): return memo
+            case .failure(let problem):
+                missing.append(.init(id: id, path: problem.path, reason: problem.message))
                 return nil
             }
         }
@@ -77,10 +74,7 @@ public struct Exporter {
             guard let memo = read(entry.id, name), memo.deletedAt == nil, includeArchived || memo.archivedAt == nil else { continue }
             planned.append(Planned(id: entry.id, name: name, createdAt: memo.createdAt, modifiedAt: memo.modifiedAt))
         }
-        planned.sort { a, b in
-            JSONExport.exportOrder(Memo(id: a.id, createdAt: a.createdAt, modifiedAt: a.modifiedAt),
-                                   Memo(id: b.id, createdAt: b.createdAt, modifiedAt: b.modifiedAt))
-        }
+        planned.sort { JSONExport.precedes(created: $0.createdAt, $0.id, created: $1.createdAt, $1.id) }
         let exportedAt = planned.map(\.modifiedAt).max()
         let source = ExportManifest.Source(name: side.spec.name, label: side.spec.label, path: side.spec.path)
 
@@ -92,7 +86,7 @@ public struct Exporter {
         var files: [ExportManifest.File] = []
         var usedNames: Set<String> = []
         var counts = MemoCounts()
-        var markdownTimes: [String: Timestamp] = [:]
+        var modifiedTimes: [String: Timestamp] = [:]
         let encoder = makeJSONEncoder()
         for (position, plan) in planned.enumerated() {
             progress(position, planned.count)
@@ -108,7 +102,7 @@ public struct Exporter {
             let markdown = try OutputFile(markdownFolder.appendingPathComponent(name))
             try markdown.write(MarkdownExport.render(memo))
             files.append(.init(path: "\(Self.markdownName)/\(name)", size: markdown.size, sha256: try markdown.finish()))
-            markdownTimes[name] = memo.modifiedAt
+            modifiedTimes[files[files.count - 1].path] = memo.modifiedAt
         }
         progress(planned.count, planned.count)
         let sourceJSON = String(decoding: try encoder.encode(source), as: UTF8.self)
@@ -131,7 +125,7 @@ public struct Exporter {
             ]
             for file in files {
                 let url = staging.appendingPathComponent(file.path)
-                let modified = file.path == Self.jsonName ? time : markdownTimes[String(file.path.dropFirst(Self.markdownName.count + 1))] ?? time
+                let modified = modifiedTimes[file.path] ?? time
                 entries.append((file.path, { try zip.add(name: file.path, modified: modified, size: file.size, contents: url) }))
             }
             for entry in entries.sorted(by: { Array($0.name.utf8).lexicographicallyPrecedes($1.name.utf8) }) { try entry.write() }

@@ -23,11 +23,16 @@ public enum JSONExport {
     /// The order memos are exported in: creation time (memos without one
     /// first), then id.
     public static func exportOrder(_ a: Memo, _ b: Memo) -> Bool {
-        switch (a.createdAt, b.createdAt) {
+        precedes(created: a.createdAt, a.id, created: b.createdAt, b.id)
+    }
+
+    /// The same order from a memo's creation time and id alone.
+    static func precedes(created a: Timestamp?, _ idA: MemoID, created b: Timestamp?, _ idB: MemoID) -> Bool {
+        switch (a, b) {
         case let (x?, y?) where x != y: return x < y
         case (nil, _?): return true
         case (_?, nil): return false
-        default: return a.id < b.id
+        default: return idA < idB
         }
     }
 }

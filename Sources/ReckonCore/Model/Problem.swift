@@ -36,6 +36,11 @@ public struct Problem: Error, Sendable, Equatable, Codable {
     public var id: MemoID?
     public var message: String
 
+    /// `error: <root>/<path>: <message>`, the one way a problem is printed.
+    public func line(under root: String) -> String {
+        "\(severity.rawValue): \(joinPath(root, path)): \(message)"
+    }
+
     public init(_ kind: Kind, path: String, id: MemoID? = nil, _ message: String, severity: Severity = .error) {
         self.severity = severity
         self.kind = kind

@@ -45,7 +45,7 @@ public struct TextSummary {
             out.append("")
             out.append("\(s.problemsHeading) (\(problems.count)):")
             for (side, problem) in problems.prefix(listLimit) {
-                out.append("  \(problem.severity.rawValue): \(joinPath(side.path, problem.path)): \(problem.message)")
+                out.append("  " + problem.line(under: side.path))
             }
             if problems.count > listLimit { out.append("  " + s.andMore(problems.count - listLimit, "report.json")) }
         }

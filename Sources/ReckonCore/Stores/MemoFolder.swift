@@ -28,7 +28,8 @@ public struct MemoFolder: Sendable, Equatable {
         return url
     }
 
-    /// Reads the index only: the fast path used for counting.
+    /// Reads the index only (no memo file): with simdjson when the file is
+    /// clean, else with the careful reader that names every problem.
     public func readIndex(_ spec: SideSpec) -> SideListing {
         var side = SideListing(spec: spec)
         let root = Self.resolveRoot(spec.url)
@@ -46,13 +47,14 @@ public struct MemoFolder: Sendable, Equatable {
             return fail(.unreadableFolder, "", "the folder cannot be read (permission denied)")
         }
         let indexPath = root.appendingPathComponent("index.json").path
+        let indexSize: Int64
         switch FileKind(path: indexPath) {
-        case .regular: break
+        case .regular(let size): indexSize = size
         case .missing: return fail(.missingIndex, "index.json", "there is no index.json in this folder")
         case .link: return fail(.link, "index.json", "is a link; links are not followed")
         case let other: return fail(.notRegularFile, "index.json", "is \(other.description), not a regular file")
         }
-        if case .regular(let size) = FileKind(path: indexPath), size > 0, size <= indexSizeLimit, let index = IndexReader.readClean(atPath: indexPath) {
+        if indexSize > 0, indexSize <= indexSizeLimit, let index = IndexReader.readClean(atPath: indexPath) {
             for entry in index.entries { side.entries[entry.id] = entry }
             return side
         }
