@@ -1,13 +1,15 @@
-// The fast path for counting: simdjson's DOM parser over index.json,
-// counting without building entries. Anything unusual sends the caller back
-// to the careful reader, so both paths always give the same counts.
+// The fast path for reading a clean index.json: the file is cut into batches
+// of whole entries, and simdjson's DOM parser validates and walks one batch
+// at a time, so memory stays near the file's own size however many entries
+// it holds. Anything unusual sends the caller back to the careful reader, so
+// both paths always give the same entries and counts.
 #include "simd_index.h"
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 namespace {
@@ -53,178 +55,282 @@ bool isInstant(std::string_view s) {
 
 // A UUID in any case, as 128 bits, so ids compare case-insensitively.
 bool uuidBits(std::string_view s, uint64_t &high, uint64_t &low) {
-    if (s.size() != 36) return false;
-    high = low = 0;
-    int n = 0;
-    for (size_t i = 0; i < 36; i++) {
-        char c = s[i];
-        if (i == 8 || i == 13 || i == 18 || i == 23) {
-            if (c != '-') return false;
-            continue;
+    static const struct Nibbles {
+        int8_t of[256];
+        Nibbles() {
+            for (int c = 0; c < 256; c++) of[c] = -1;
+            for (int c = '0'; c <= '9'; c++) of[c] = int8_t(c - '0');
+            for (int c = 'a'; c <= 'f'; c++) of[c] = int8_t(c - 'a' + 10);
+            for (int c = 'A'; c <= 'F'; c++) of[c] = int8_t(c - 'A' + 10);
         }
-        uint64_t v;
-        if (c >= '0' && c <= '9') v = c - '0';
-        else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
-        else return false;
-        if (n < 16) high = (high << 4) | v; else low = (low << 4) | v;
+    } nibbles;
+    if (s.size() != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-') return false;
+    uint64_t words[2] = {0, 0};
+    int bad = 0, n = 0;
+    for (size_t i = 0; i < 36; i++) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) continue;
+        int v = nibbles.of[static_cast<unsigned char>(s[i])];
+        bad |= v;
+        words[n >> 4] = (words[n >> 4] << 4) | uint64_t(v & 15);
         n++;
     }
-    return true;
+    high = words[0];
+    low = words[1];
+    return bad >= 0;
 }
 
-struct PairHash {
-    size_t operator()(const std::pair<uint64_t, uint64_t> &p) const { return p.first ^ (p.second * 0x9E3779B97F4A7C15ull); }
-};
-
-// A date field: null (false in `set`) or a valid instant. False when neither.
-bool dateField(simdjson::dom::element value, bool &set) {
-    if (value.is_null()) {
-        set = false;
-        return true;
-    }
-    std::string_view text;
-    if (value.get_string().get(text) != simdjson::SUCCESS || !isInstant(text)) return false;
-    set = true;
-    return true;
-}
-
-}  // namespace
-
-extern "C" int reckon_count_clean_index(const char *path, reckon_index_counts *counts) {
-    using namespace simdjson;
-    padded_string json;
-    if (padded_string::load(path).get(json) != SUCCESS) return 1;
-    if (json.size() >= 3 && std::memcmp(json.data(), "\xEF\xBB\xBF", 3) == 0) return 1;
-    // The DOM parser validates the whole document and uses the best
-    // instructions this processor has (chosen when it runs).
-    dom::parser parser;
-    dom::object root;
-    if (parser.parse(json).get_object().get(root) != SUCCESS) return 1;
-
-    bool sawVersion = false, sawEntries = false;
-    int64_t active = 0, archived = 0;
-    std::unordered_set<std::pair<uint64_t, uint64_t>, PairHash> seen;
-    for (auto field : root) {
-        if (field.key == "schemaVersion" && !sawVersion) {
-            int64_t version;
-            if (field.value.get_int64().get(version) != SUCCESS || version != 1) return 1;
-            sawVersion = true;
-        } else if (field.key == "entries" && !sawEntries) {
-            dom::array entries;
-            if (field.value.get_array().get(entries) != SUCCESS) return 1;
-            seen.reserve(entries.size());
-            for (dom::element item : entries) {
-                dom::object entry;
-                if (item.get_object().get(entry) != SUCCESS) return 1;
-                bool hasID = false, hasModified = false, hasArchived = false, hasDeleted = false, hasTag = false;
-                bool isArchived = false, isDeleted = false;
-                uint64_t high = 0, low = 0;
-                for (auto member : entry) {
-                    if (member.key == "id" && !hasID) {
-                        std::string_view id;
-                        if (member.value.get_string().get(id) != SUCCESS || !uuidBits(id, high, low)) return 1;
-                        hasID = true;
-                    } else if (member.key == "modifiedTime" && !hasModified) {
-                        bool set = false;
-                        if (!dateField(member.value, set) || !set) return 1;
-                        hasModified = true;
-                    } else if (member.key == "archivedAt" && !hasArchived) {
-                        if (!dateField(member.value, isArchived)) return 1;
-                        hasArchived = true;
-                    } else if (member.key == "deletedAt" && !hasDeleted) {
-                        if (!dateField(member.value, isDeleted)) return 1;
-                        hasDeleted = true;
-                    } else if (member.key == "changeTag" && !hasTag) {
-                        if (!member.value.is_null() && !member.value.is_string()) return 1;
-                        hasTag = true;
-                    } else {
-                        return 1;  // an unknown or repeated key: the careful reader decides
-                    }
-                }
-                if (!hasID || !hasModified || !seen.insert({high, low}).second) return 1;
-                if (!isDeleted) (isArchived ? archived : active)++;
-            }
-            sawEntries = true;
-        } else {
-            return 1;
-        }
-    }
-    if (!sawVersion || !sawEntries) return 1;
-    counts->active = active;
-    counts->archived = archived;
-    return 0;
-}
-
-struct reckon_clean_index {
-    simdjson::dom::parser parser;
-    std::vector<reckon_index_entry> entries;
-};
-
-namespace {
-
-bool text(simdjson::dom::element value, bool nullable, reckon_text &out) {
+// A string or (when `nullable`) null; a date field must also be an instant.
+bool textField(simdjson::dom::element value, bool nullable, bool date, reckon_text &out) {
     if (nullable && value.is_null()) {
         out = {nullptr, 0};
         return true;
     }
     std::string_view view;
-    if (value.get_string().get(view) != simdjson::SUCCESS) return false;
+    if (value.get_string().get(view) != simdjson::SUCCESS || (date && !isInstant(view))) return false;
     out = {view.data(), view.size()};
     return true;
 }
 
-bool readEntries(reckon_clean_index &index, const char *path) {
-    using namespace simdjson;
-    dom::object root;
-    if (index.parser.load(path).get_object().get(root) != SUCCESS) return false;
-    bool sawVersion = false, sawEntries = false;
-    for (auto field : root) {
-        if (field.key == "schemaVersion" && !sawVersion) {
-            int64_t version;
-            if (field.value.get_int64().get(version) != SUCCESS || version != 1) return false;
-            sawVersion = true;
-        } else if (field.key == "entries" && !sawEntries) {
-            dom::array items;
-            if (field.value.get_array().get(items) != SUCCESS) return false;
-            index.entries.reserve(items.size());
-            for (dom::element item : items) {
-                dom::object object;
-                if (item.get_object().get(object) != SUCCESS) return false;
-                reckon_index_entry entry = {};
-                bool seen[5] = {false, false, false, false, false};
-                for (auto member : object) {
-                    static const std::string_view names[5] = {"id", "modifiedTime", "archivedAt", "deletedAt", "changeTag"};
-                    reckon_text *slots[5] = {&entry.id, &entry.modified_time, &entry.archived_at, &entry.deleted_at, &entry.change_tag};
-                    int which = -1;
-                    for (int k = 0; k < 5; k++) if (member.key == names[k]) which = k;
-                    if (which < 0 || seen[which] || !text(member.value, which >= 2, *slots[which])) return false;
-                    seen[which] = true;
-                }
-                if (!seen[0] || !seen[1]) return false;
-                index.entries.push_back(entry);
-            }
-            sawEntries = true;
-        } else {
-            return false;
+// One entry: only known keys, each once; an id that is a UUID, a
+// modifiedTime that is an instant, the other dates instants or null, the
+// change tag a string or null.
+bool readEntry(simdjson::dom::element item, reckon_index_entry &entry) {
+    simdjson::dom::object object;
+    if (item.get_object().get(object) != simdjson::SUCCESS) return false;
+    entry = {};
+    bool seen[5] = {false, false, false, false, false};
+    static const std::string_view names[5] = {"id", "modifiedTime", "archivedAt", "deletedAt", "changeTag"};
+    reckon_text *slots[5] = {&entry.id, &entry.modified_time, &entry.archived_at, &entry.deleted_at, &entry.change_tag};
+    for (auto member : object) {
+        int which = -1;
+        for (int k = 0; k < 5; k++) {
+            if (member.key == names[k]) which = k;
         }
+        if (which < 0 || seen[which] || !textField(member.value, which >= 2, which >= 1 && which <= 3, *slots[which])) return false;
+        seen[which] = true;
     }
-    return sawVersion && sawEntries;
+    return seen[0] && seen[1] && uuidBits(std::string_view(entry.id.data, entry.id.length), entry.id_high, entry.id_low);
+}
+
+// Where a JSON value's text ends, for cutting the file outside strings.
+enum class Cut { comma, close, none };
+
+// Scans from `at` at nesting depth 0 (inside an array or object) for the next
+// comma or closing bracket at that depth, skipping strings. `at` is left on it.
+Cut scan(const char *text, size_t size, size_t &at) {
+    int depth = 0;
+    while (at < size) {
+        char c = text[at];
+        if (c == '"') {
+            at++;
+            while (at < size && text[at] != '"') at += text[at] == '\\' ? 2 : 1;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0) return Cut::close;
+            depth--;
+        } else if (c == ',' && depth == 0) {
+            return Cut::comma;
+        }
+        at++;
+    }
+    return Cut::none;
 }
 
 }  // namespace
 
-extern "C" reckon_clean_index *reckon_clean_index_open(const char *path) {
+struct reckon_clean_index {
+    FILE *file = nullptr;
+    size_t batchBytes = 1;
+    // The part of the file read and not yet parsed: window[0..<filled].
+    std::vector<char> window;
+    size_t filled = 0;
+    // The document up to and including the '[' of the entries array.
+    std::string prefix;
+    bool arrayDone = false;
+    bool hasBatch = false;
+    std::vector<char> batch;
+    simdjson::dom::parser parser;
+    simdjson::dom::array entries;
+    simdjson::dom::array::iterator position, end;
+
+    ~reckon_clean_index() {
+        if (file != nullptr) fclose(file);
+    }
+
+    /// Drops the first `used` bytes of the window and reads more of the file
+    /// after the rest, growing the window when it is full. False at the end.
+    bool refill(size_t used) {
+        std::memmove(window.data(), window.data() + used, filled - used);
+        filled -= used;
+        if (filled == window.size()) window.resize(window.size() * 2);
+        size_t got = fread(window.data() + filled, 1, window.size() - filled, file);
+        filled += got;
+        return got > 0;
+    }
+};
+
+namespace {
+
+bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The file's first '[' outside strings at the top object's level opens the
+// entries array; whether it really belongs to "entries" is checked at the end.
+bool findArray(reckon_clean_index &index) {
+    for (;;) {
+        const char *text = index.window.data();
+        size_t at = 0;
+        while (at < index.filled && isSpace(text[at])) at++;
+        if (at < index.filled && text[at] != '{') return false;
+        for (at++; at < index.filled; at++) {
+            char c = text[at];
+            if (c == '"') {
+                at++;
+                while (at < index.filled && text[at] != '"') at += text[at] == '\\' ? 2 : 1;
+            } else if (c == '[') {
+                index.prefix.assign(text, at + 1);
+                index.refill(at + 1);
+                return true;
+            } else if (c == '{' || c == ']' || c == '}') {
+                return false;
+            }
+        }
+        if (!index.refill(0)) return false;
+    }
+}
+
+// Parses `[` + window[0..<length] + `]` into the current batch.
+bool parseBatch(reckon_clean_index &index, size_t length) {
+    size_t size = length + 2;
+    index.batch.resize(size + simdjson::SIMDJSON_PADDING);
+    index.batch[0] = '[';
+    std::memcpy(index.batch.data() + 1, index.window.data(), length);
+    index.batch[size - 1] = ']';
+    std::memset(index.batch.data() + size, ' ', simdjson::SIMDJSON_PADDING);
+    if (index.parser.parse(index.batch.data(), size, false).get_array().get(index.entries) != simdjson::SUCCESS) return false;
+    if (index.entries.size() == 0) return false;  // "[x, , y]" or "[, x]"
+    index.position = index.entries.begin();
+    index.end = index.entries.end();
+    return true;
+}
+
+// The document with the entries array emptied — the prefix, then the rest of
+// the file from the array's ']' — must be an object with exactly
+// schemaVersion 1 and that empty array as "entries", and nothing after it.
+bool skeletonIsClean(reckon_clean_index &index, size_t arrayClose) {
+    std::string skeleton = index.prefix;
+    skeleton.append(index.window.data() + arrayClose, index.filled - arrayClose);
+    char more[65536];
+    size_t got;
+    while ((got = fread(more, 1, sizeof more, index.file)) > 0) skeleton.append(more, got);
+    simdjson::dom::parser parser;
+    simdjson::dom::object root;
+    if (parser.parse(skeleton).get_object().get(root) != simdjson::SUCCESS || root.size() != 2) return false;
+    int64_t version;
+    simdjson::dom::array entries;
+    return root["schemaVersion"].get_int64().get(version) == simdjson::SUCCESS && version == 1 &&
+           root["entries"].get_array().get(entries) == simdjson::SUCCESS && entries.size() == 0;
+}
+
+// Cuts and parses the next batch of whole entries from the start of the
+// window: 1 when one is ready, 0 at the end of a clean file, -1 when the
+// file is not clean.
+//
+// The cut is first guessed without reading every byte: the first "}" followed
+// by "," after `batchBytes`. A wrong guess (inside a string, or inside an
+// entry) leaves a batch with an open string or object, which cannot parse;
+// then, and for the file's last batch, every byte is scanned.
+int nextBatch(reckon_clean_index &index) {
+    while (index.filled < index.window.size() && index.refill(0)) {}
+    const char *text = index.window.data();
+    for (size_t at = index.batchBytes; at < index.filled;) {
+        auto brace = static_cast<const char *>(std::memchr(text + at, '}', index.filled - at));
+        if (brace == nullptr) break;
+        size_t comma = brace - text + 1;
+        while (comma < index.filled && isSpace(text[comma])) comma++;
+        if (comma < index.filled && text[comma] == ',') {
+            if (!parseBatch(index, comma)) break;
+            index.refill(comma + 1);
+            return 1;
+        }
+        at = comma;
+    }
+
+    bool first = !index.hasBatch;
+    size_t at = 0;
+    for (;;) {
+        text = index.window.data();
+        Cut cut = scan(text, index.filled, at);
+        if (cut == Cut::none) {
+            // The window ends inside a batch: read on and look again.
+            if (!index.refill(0)) return -1;
+            at = 0;
+            continue;
+        }
+        if (cut == Cut::close) {
+            if (text[at] != ']') return -1;
+            index.arrayDone = true;
+            if (!skeletonIsClean(index, at)) return -1;
+            bool blank = true;
+            for (size_t i = 0; i < at && blank; i++) blank = isSpace(text[i]);
+            if (blank) return first ? 0 : -1;  // "[]" is clean; "[x, ]" is not
+            return parseBatch(index, at) ? 1 : -1;
+        }
+        if (at >= index.batchBytes) {
+            if (!parseBatch(index, at)) return -1;
+            index.refill(at + 1);
+            return 1;
+        }
+        at++;
+    }
+}
+
+}  // namespace
+
+extern "C" reckon_clean_index *reckon_clean_index_open(const char *path, size_t batch_bytes) {
     auto *index = new reckon_clean_index();
-    if (readEntries(*index, path)) return index;
+    index->batchBytes = batch_bytes > 0 ? batch_bytes : 1;
+    index->window.resize(std::max<size_t>(index->batchBytes * 2, 4096));
+    index->file = fopen(path, "rb");
+    if (index->file != nullptr && index->refill(0)) {
+        bool bom = index->filled >= 3 && std::memcmp(index->window.data(), "\xEF\xBB\xBF", 3) == 0;
+        if (!bom && findArray(*index)) return index;
+    }
     delete index;
     return nullptr;
 }
 
-extern "C" size_t reckon_clean_index_count(const reckon_clean_index *index) { return index->entries.size(); }
-
-extern "C" reckon_index_entry reckon_clean_index_entry(const reckon_clean_index *index, size_t position) {
-    return index->entries[position];
+extern "C" int reckon_clean_index_next(reckon_clean_index *index, reckon_index_entry *entry) {
+    while (!index->hasBatch || index->position == index->end) {
+        if (index->arrayDone) return 0;
+        int batch = nextBatch(*index);
+        if (batch <= 0) return batch;
+        index->hasBatch = true;
+    }
+    simdjson::dom::element item = *index->position;
+    ++index->position;
+    return readEntry(item, *entry) ? 1 : -1;
 }
 
 extern "C" void reckon_clean_index_close(reckon_clean_index *index) { delete index; }
+
+extern "C" int reckon_count_clean_index(const char *path, reckon_index_counts *counts) {
+    reckon_clean_index *index = reckon_clean_index_open(path, RECKON_CLEAN_INDEX_BATCH_BYTES);
+    if (index == nullptr) return 1;
+    // Every id as 128 bits; sorted afterwards, a repeated id sits beside its twin.
+    std::vector<std::pair<uint64_t, uint64_t>> ids;
+    int64_t active = 0, archived = 0;
+    reckon_index_entry entry;
+    int result;
+    while ((result = reckon_clean_index_next(index, &entry)) == 1) {
+        ids.emplace_back(entry.id_high, entry.id_low);
+        if (entry.deleted_at.data == nullptr) (entry.archived_at.data != nullptr ? archived : active)++;
+    }
+    reckon_clean_index_close(index);
+    if (result != 0) return 1;
+    std::sort(ids.begin(), ids.end());
+    if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) return 1;
+    counts->active = active;
+    counts->archived = archived;
+    return 0;
+}

@@ -143,4 +143,55 @@ import Testing
         folder.write("index.json", text)
         #expect(IndexReader.readClean(atPath: folder.url.appendingPathComponent("index.json").path) == nil)
     }
+
+    /// Entries whose change tags hold the very text batches are cut at.
+    func awkwardEntries(_ count: Int) -> [String] {
+        let tags = [#"},{"#, #"}, ["#, #"\\"#, #"\"},{\""#, "[[{", nil]
+        return (0..<count).map { n in
+            entry(String(format: "%08X-0000-4000-8000-%012X", n, n), archived: n % 5 == 0 ? "2026-04-20T00:00:00Z" : nil,
+                  deleted: n % 7 == 0 ? "2026-04-21T00:00:00Z" : nil, tag: tags[n % tags.count])
+        }
+    }
+
+    @Test(arguments: [1, 7, 150, 100_000])
+    func batchesCutAnywhereGiveTheSameEntries(_ batchBytes: Int) throws {
+        let folder = TempFolder()
+        for (name, text) in [("pretty", #"{"schemaVersion": 1, "entries": [\#n  \#(awkwardEntries(40).joined(separator: ",\n  "))\#n]}\#n"#),
+                             ("tight", #"{"entries":[\#(awkwardEntries(40).joined(separator: ","))],"schemaVersion":1}"#),
+                             ("empty", #"{ "schemaVersion" : 1 , "entries" : [ ] }"#)] {
+            folder.write("\(name).json", text)
+            let fast = IndexReader.readClean(atPath: folder.url.appendingPathComponent("\(name).json").path, batchBytes: batchBytes)
+            #expect(fast != nil, "\(name)")
+            #expect(fast == (try IndexReader.read(Data(text.utf8))), "\(name)")
+        }
+    }
+
+    @Test(arguments: [1, 150, 100_000])
+    func aBadSeparatorOrEndStepsAside(_ batchBytes: Int) throws {
+        let (a, b) = (entry(idA), entry(idB))
+        let folder = TempFolder()
+        for text in [#"{"schemaVersion": 1, "entries": [\#(a), \#(b), ]}"#, #"{"schemaVersion": 1, "entries": [, \#(a)]}"#,
+                     #"{"schemaVersion": 1, "entries": [\#(a),, \#(b)]}"#, #"{"schemaVersion": 1, "entries": [\#(a), \#(b)"#,
+                     #"{"schemaVersion": 1, "entries": [\#(a) \#(b)]}"#, #"{"schemaVersion": 1, "entries": [\#(a)], "entries": []}"#,
+                     #"{"schemaVersion": 1, "entries": [\#(a), "\#(b)]}"#] {
+            folder.write("index.json", text)
+            #expect(IndexReader.readClean(atPath: folder.url.appendingPathComponent("index.json").path, batchBytes: batchBytes) == nil, "\(text)")
+        }
+    }
+
+    /// Large enough for several batches, with cut-like text inside strings.
+    @Test func countingAManyBatchIndexAgreesWithTheCarefulReader() throws {
+        let folder = TempFolder()
+        let entries = awkwardEntries(12_000)
+        folder.index(entries)
+        let careful = try IndexReader.read(Data(#"{"schemaVersion": 1, "entries": [\#(entries.joined(separator: ","))]}"#.utf8))
+        let side = MemoFolder().count(folder.spec())
+        #expect(side.precounted != nil)
+        #expect(side.counts == MemoCounts.aggregate(careful.entries))
+
+        folder.index(entries + [entries[11_000]])
+        let twice = MemoFolder().count(folder.spec())
+        #expect(twice.precounted == nil)
+        #expect(twice.counts == MemoCounts.aggregate(careful.entries))
+    }
 }

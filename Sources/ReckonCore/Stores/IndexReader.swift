@@ -52,9 +52,10 @@ public enum IndexReader {
 extension IndexReader {
     /// Reads a clean index.json with simdjson: nil when anything is unusual
     /// (a damaged entry, an unknown key, an id twice …), and the careful
-    /// reader then names every problem. For a clean file both give the same entries.
-    public static func readClean(atPath path: String) -> MemoIndex? {
-        guard let index = reckon_clean_index_open(path) else { return nil }
+    /// reader then names every problem. For a clean file both give the same
+    /// entries. The file is parsed `batchBytes` of entries at a time.
+    public static func readClean(atPath path: String, batchBytes: Int = Int(RECKON_CLEAN_INDEX_BATCH_BYTES)) -> MemoIndex? {
+        guard let index = reckon_clean_index_open(path, batchBytes) else { return nil }
         defer { reckon_clean_index_close(index) }
         func string(_ text: reckon_text) -> String? {
             guard let data = text.data else { return nil }
@@ -65,12 +66,15 @@ extension IndexReader {
             guard let value = string(text) else { return .some(nil) }
             return Timestamp(iso8601: value).map { .some($0) }
         }
-        let count = reckon_clean_index_count(index)
         var entries: [IndexEntry] = []
-        entries.reserveCapacity(count)
-        var seen = Set<MemoID>(minimumCapacity: count)
-        for position in 0..<count {
-            let raw = reckon_clean_index_entry(index, position)
+        var seen = Set<MemoID>()
+        var raw = reckon_index_entry()
+        while true {
+            switch reckon_clean_index_next(index, &raw) {
+            case 0: return MemoIndex(entries: entries)
+            case 1: break
+            default: return nil
+            }
             guard let spelling = string(raw.id), let id = MemoID(spelling), seen.insert(id).inserted,
                   let modified = date(raw.modified_time) ?? nil, let archived = date(raw.archived_at), let deleted = date(raw.deleted_at)
             else { return nil }
@@ -78,7 +82,6 @@ extension IndexReader {
             guard tag != "\u{0}" else { return nil }
             entries.append(IndexEntry(id: id, spelling: spelling, modifiedTime: modified, archivedAt: archived, deletedAt: deleted, changeTag: tag))
         }
-        return MemoIndex(entries: entries)
     }
 }
 
