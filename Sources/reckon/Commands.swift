@@ -246,16 +246,16 @@ enum Commands {
         do {
             let staging = try ExportFolder.makeStaging(in: out, kind: "export")
             let printer = progressPrinter(console, quiet: false)
-            let manifest = try Exporter().export(side, formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
+            let summary = try Exporter().export(side, formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
                                                  into: staging) { printer("exporting", $0, $1) }
             try ExportFolder.publishInPlace(staging, to: out)
-            for record in ExportRecord.records(manifest, folder: out, displayPath: outPath) {
+            for record in ExportRecord.records(summary, folder: out, displayPath: outPath) {
                 console.out("\(record.path)  \(record.memos) memos, \(record.bytes) bytes\(record.sha256.map { ", sha256 \($0)" } ?? "")\n")
             }
-            for missing in manifest.missing {
+            for missing in summary.missing {
                 console.err("error: \(joinPath(path, missing.path)): not exported: \(missing.reason)\n")
             }
-            return manifest.missing.isEmpty && !side.hasTrouble ? .done : .trouble
+            return summary.missing.isEmpty && !side.hasTrouble ? .done : .trouble
         } catch {
             console.err("Error: \(error)\n")
             return .trouble

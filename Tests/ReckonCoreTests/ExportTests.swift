@@ -94,12 +94,14 @@ import Testing
 @Suite struct ExporterTests {
     let source = TempFolder()
 
-    func exportAll(formats: [ExportFormat] = ExportFormat.allCases, includeArchived: Bool = true) throws -> (URL, ExportManifest) {
+    /// Exports the source; returns the staging folder, the summary and the manifest as written.
+    func exportAll(formats: [ExportFormat] = ExportFormat.allCases, includeArchived: Bool = true) throws -> (URL, ExportSummary, ExportManifest) {
         let side = MemoFolder().load(source.spec(), deep: false)
         let staging = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        let manifest = try Exporter().export(side, formats: formats, includeArchived: includeArchived, into: staging)
-        return (staging, manifest)
+        let summary = try Exporter().export(side, formats: formats, includeArchived: includeArchived, into: staging)
+        let manifest = try JSONDecoder().decode(ExportManifest.self, from: Data(contentsOf: staging.appendingPathComponent("manifest.json")))
+        return (staging, summary, manifest)
     }
 
     func fill() {
@@ -113,7 +115,7 @@ import Testing
 
     @Test func theStreamedJSONIsWhatTheEncoderWouldWrite() throws {
         fill()
-        let (staging, manifest) = try exportAll()
+        let (staging, summary, _) = try exportAll()
         let written = try Data(contentsOf: staging.appendingPathComponent("memos.json"))
         let parsed = try JSONValue.parse(written)
         var expected = try makeJSONEncoder().encode(parsed)
@@ -122,21 +124,26 @@ import Testing
         guard case .object(let root) = parsed, case .array(let memos)? = root["memos"] else { Issue.record("bad shape"); return }
         #expect(memos.count == 3)
         #expect(root["exportedAt"] == .string("2026-04-19T14:32:00Z"))
-        #expect(manifest.counts == MemoCounts(active: 2, archived: 1))
+        #expect(summary.counts == MemoCounts(active: 2, archived: 1))
+        #expect(summary.json.size == written.count)
+        #expect(summary.json.sha256 == SHA256.hex(of: written))
         #expect(!String(decoding: written, as: UTF8.self).contains("Deleted"))
     }
 
     @Test func theStreamedManifestIsWhatTheEncoderWouldWrite() throws {
         fill()
-        let (staging, manifest) = try exportAll()
+        let (staging, summary, manifest) = try exportAll()
         let written = try Data(contentsOf: staging.appendingPathComponent("manifest.json"))
         #expect(written == (try makeJSONEncoder().encode(manifest)) + [0x0A])
-        #expect(manifest.files.count == 4, "memos.json and three Markdown files")
+        #expect(manifest.files.map(\.path) == ["markdown/2026-04-01-archived-7c9e6679.md", "markdown/2026-04-01-old-a3bb189e.md",
+                                               "markdown/2026-04-01-京都旅行-3f2504e0.md", "memos.json"])
+        #expect(manifest.counts == summary.counts)
+        #expect(summary.markdownBytes == manifest.files.dropLast().reduce(0) { $0 + $1.size })
     }
 
     @Test func anEmptyExportIsStillValidJSON() throws {
         source.index([])
-        let (staging, manifest) = try exportAll()
+        let (staging, _, manifest) = try exportAll()
         let written = try Data(contentsOf: staging.appendingPathComponent("memos.json"))
         var expected = try makeJSONEncoder().encode(JSONValue.parse(written))
         expected.append(0x0A)
@@ -147,7 +154,7 @@ import Testing
 
     @Test func theZipHoldsEveryFileSortedWithTheMemosTimes() throws {
         fill()
-        let (staging, manifest) = try exportAll()
+        let (staging, _, manifest) = try exportAll()
         let entries = try ArchiveReader.entries(of: staging.appendingPathComponent("memos.zip"))
         let names = entries.map(\.name)
         #expect(names == names.sorted { Array($0.utf8).lexicographicallyPrecedes($1.utf8) })
@@ -171,7 +178,7 @@ import Testing
 
     @Test func archivedOnlyWhenAskedAndOnlyTheFormatsAsked() throws {
         fill()
-        let (staging, manifest) = try exportAll(formats: [.markdown], includeArchived: false)
+        let (staging, manifest, _) = try exportAll(formats: [.markdown], includeArchived: false)
         #expect(manifest.counts == MemoCounts(active: 2, archived: 0))
         #expect(try FileManager.default.contentsOfDirectory(atPath: staging.path).sorted() == ["manifest.json", "markdown"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: staging.appendingPathComponent("markdown").path).count == 2)
@@ -180,7 +187,7 @@ import Testing
     @Test func aCorruptMemoIsLeftOutAndNamedInTheManifest() throws {
         fill()
         source.write("memos/\(idB).json", #"{"id": "#)
-        let (_, manifest) = try exportAll()
+        let (_, manifest, _) = try exportAll()
         #expect(manifest.counts.total == 2)
         #expect(manifest.missing.map(\.id) == [MemoID(idB)!])
         #expect(manifest.missing.first?.path == "memos/\(idB).json")
@@ -192,7 +199,7 @@ import Testing
         source.index([entry(idA), entry(twin)])
         source.write("memos/\(idA).json", memo(idA, title: "Same"))
         source.write("memos/\(twin).json", memo(twin, title: "Same"))
-        let (staging, _) = try exportAll()
+        let (staging, _, _) = try exportAll()
         let names = try FileManager.default.contentsOfDirectory(atPath: staging.appendingPathComponent("markdown").path).sorted()
         #expect(names.count == 2)
         #expect(Set(names).count == 2)

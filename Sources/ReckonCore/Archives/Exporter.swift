@@ -37,8 +37,22 @@ public struct ExportManifest: Sendable, Equatable, Codable {
     public var missing: [Missing]
 }
 
+/// What an export wrote, in short: the manifest's facts without its list of
+/// files (that list is in `manifest.json`), and the totals a report shows.
+public struct ExportSummary: Sendable, Equatable {
+    public var formats: [ExportFormat]
+    public var exportedAt: Timestamp?
+    public var counts: MemoCounts
+    public var missing: [ExportManifest.Missing]
+    /// `memos.json`'s size and SHA-256.
+    public var json: ExportManifest.File
+    /// The sizes of all Markdown files together.
+    public var markdownBytes: Int
+}
+
 /// Writes one side's memos as `memos.json`, `markdown/` and `memos.zip` into a
-/// staging folder, streaming: each memo is read, written and let go.
+/// staging folder, streaming: each memo is read, written and let go. What is
+/// kept per memo is small and fixed: its id, times, file names, size and digest.
 public struct Exporter {
     public var folder = MemoFolder()
 
@@ -50,10 +64,23 @@ public struct Exporter {
     public static let zipName = "memos.zip"
     public static let manifestName = "manifest.json"
 
+    /// One file written: its path in the export folder, and what the
+    /// manifest and the zip say of it.
+    struct Written {
+        var path: String
+        var size: Int
+        var digest: SHA256.Digest
+        var modified: Timestamp
+
+        var record: ExportManifest.File { .init(path: path, size: size, sha256: digest.hex) }
+
+        static func inOrder(_ a: Written, _ b: Written) -> Bool { a.path.utf8.lexicographicallyPrecedes(b.path.utf8) }
+    }
+
     /// Exports `side` into `staging` (an empty, existing folder). Soft-deleted
     /// memos are never exported; archived ones only when asked.
     public func export(_ side: SideListing, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
-                       progress: (Int, Int) -> Void = { _, _ in }) throws -> ExportManifest {
+                       progress: (Int, Int) -> Void = { _, _ in }) throws -> ExportSummary {
         let root = MemoFolder.resolveRoot(side.spec.url)
         var missing: [ExportManifest.Missing] = []
         func read(_ id: MemoID, _ name: String) -> Memo? {
@@ -68,11 +95,11 @@ public struct Exporter {
         // Pass 1: which memos, in which order. Only small facts are kept.
         struct Planned { var id: MemoID; var name: String; var createdAt: Timestamp?; var modifiedAt: Timestamp }
         var planned: [Planned] = []
-        let selected = side.entries.values.filter { !$0.isDeleted && (includeArchived || !$0.isArchived) }.sorted { $0.id < $1.id }
-        for entry in selected {
-            let name = side.files[entry.id] ?? entry.spelling + ".json"
-            guard let memo = read(entry.id, name), memo.deletedAt == nil, includeArchived || memo.archivedAt == nil else { continue }
-            planned.append(Planned(id: entry.id, name: name, createdAt: memo.createdAt, modifiedAt: memo.modifiedAt))
+        let selected = side.entries.values.filter { !$0.isDeleted && (includeArchived || !$0.isArchived) }.map(\.id).sorted()
+        for id in selected {
+            let name = side.files[id] ?? side.entries[id]!.spelling + ".json"
+            guard let memo = read(id, name), memo.deletedAt == nil, includeArchived || memo.archivedAt == nil else { continue }
+            planned.append(Planned(id: id, name: name, createdAt: memo.createdAt, modifiedAt: memo.modifiedAt))
         }
         planned.sort { JSONExport.precedes(created: $0.createdAt, $0.id, created: $1.createdAt, $1.id) }
         let exportedAt = planned.map(\.modifiedAt).max()
@@ -83,10 +110,10 @@ public struct Exporter {
         let markdownFolder = staging.appendingPathComponent(Self.markdownName)
         try AtomicFile.makeFolder(markdownFolder)
         try json.write("{\n  \"exportedAt\" : \(exportedAt.map { "\"\($0.iso8601)\"" } ?? "null"),\n  \"memos\" : [\n")
-        var files: [ExportManifest.File] = []
+        var written: [Written] = []
+        written.reserveCapacity(planned.count + 1)
         var usedNames: Set<String> = []
         var counts = MemoCounts()
-        var modifiedTimes: [String: Timestamp] = [:]
         let encoder = makeJSONEncoder()
         for (position, plan) in planned.enumerated() {
             progress(position, planned.count)
@@ -101,44 +128,48 @@ public struct Exporter {
             usedNames.insert(name)
             let markdown = try OutputFile(markdownFolder.appendingPathComponent(name))
             try markdown.write(MarkdownExport.render(memo))
-            files.append(.init(path: "\(Self.markdownName)/\(name)", size: markdown.size, sha256: try markdown.finish()))
-            modifiedTimes[files[files.count - 1].path] = memo.modifiedAt
+            written.append(Written(path: "\(Self.markdownName)/\(name)", size: markdown.size, digest: try markdown.finish(), modified: memo.modifiedAt))
         }
+        usedNames = []
         progress(planned.count, planned.count)
+        planned = []
         let sourceJSON = String(decoding: try encoder.encode(source), as: UTF8.self)
             .split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n  ")
         try json.write("\n  ],\n")
         try json.write("  \"schemaVersion\" : 1,\n  \"source\" : \(sourceJSON)\n}\n")
-        files.insert(.init(path: Self.jsonName, size: json.size, sha256: try json.finish()), at: 0)
+        let time = exportedAt ?? ZipWriter.earliest
+        let jsonFile = Written(path: Self.jsonName, size: json.size, digest: try json.finish(), modified: time)
+        written.append(jsonFile)
+        written.sort(by: Written.inOrder)
 
         let manifest = ExportManifest(source: source, exportedAt: exportedAt, includeArchived: includeArchived, formats: formats,
-                                      counts: counts, files: files.sorted { Array($0.path.utf8).lexicographicallyPrecedes($1.path.utf8) },
-                                      missing: missing.sorted { $0.id < $1.id })
+                                      counts: counts, files: [], missing: missing.sorted { $0.id < $1.id })
         let manifestURL = staging.appendingPathComponent(Self.manifestName)
-        let manifestSize = try Self.writeManifest(manifest, to: manifestURL, encoder: encoder)
+        let manifestSize = try Self.writeManifest(manifest, files: written, to: manifestURL, encoder: encoder)
 
         if formats.contains(.zip) {
             let zip = try ZipWriter(url: staging.appendingPathComponent(Self.zipName))
-            let time = exportedAt ?? ZipWriter.earliest
-            var entries: [(name: String, write: () throws -> Void)] = [
-                (Self.manifestName, { try zip.add(name: Self.manifestName, modified: time, size: manifestSize, contents: manifestURL) }),
-            ]
-            for file in files {
-                let url = staging.appendingPathComponent(file.path)
-                let modified = modifiedTimes[file.path] ?? time
-                entries.append((file.path, { try zip.add(name: file.path, modified: modified, size: file.size, contents: url) }))
+            var manifestPending = true
+            for file in written {
+                if manifestPending, Self.manifestName.utf8.lexicographicallyPrecedes(file.path.utf8) {
+                    try zip.add(name: Self.manifestName, modified: time, size: manifestSize, contents: manifestURL)
+                    manifestPending = false
+                }
+                try zip.add(name: file.path, modified: file.modified, size: file.size, contents: staging.appendingPathComponent(file.path))
             }
-            for entry in entries.sorted(by: { Array($0.name.utf8).lexicographicallyPrecedes($1.name.utf8) }) { try entry.write() }
+            if manifestPending { try zip.add(name: Self.manifestName, modified: time, size: manifestSize, contents: manifestURL) }
             try zip.finish()
         }
         if !formats.contains(.json) { try FileManager.default.removeItem(at: staging.appendingPathComponent(Self.jsonName)) }
         if !formats.contains(.markdown) { try FileManager.default.removeItem(at: markdownFolder) }
-        return manifest
+        let markdownBytes = written.reduce(0) { $0 + ($1.path == Self.jsonName ? 0 : $1.size) }
+        return ExportSummary(formats: formats, exportedAt: exportedAt, counts: counts, missing: manifest.missing,
+                             json: jsonFile.record, markdownBytes: markdownBytes)
     }
 
-    /// Writes the manifest as JSONEncoder would, but one file record at a
-    /// time, so a manifest of 100,000 files is never held twice. Returns its size.
-    static func writeManifest(_ manifest: ExportManifest, to url: URL, encoder: JSONEncoder) throws -> Int {
+    /// Writes the manifest as JSONEncoder would write `manifest` with `files`
+    /// as its file list, one file record at a time. Returns its size.
+    static func writeManifest(_ manifest: ExportManifest, files: [Written], to url: URL, encoder: JSONEncoder) throws -> Int {
         var skeleton = manifest
         skeleton.files = []
         let text = String(decoding: try encoder.encode(skeleton), as: UTF8.self)
@@ -146,8 +177,8 @@ public struct Exporter {
         guard let range = text.range(of: marker) else { throw OutputError(path: url.path, reason: "the manifest has no files list") }
         let output = try OutputFile(url)
         try output.write(String(text[..<range.lowerBound]) + "\"files\" : [\n")
-        for (position, file) in manifest.files.enumerated() {
-            let object = String(decoding: try encoder.encode(file), as: UTF8.self)
+        for (position, file) in files.enumerated() {
+            let object = String(decoding: try encoder.encode(file.record), as: UTF8.self)
             try output.write((position == 0 ? "" : ",\n") + object.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
         }
         try output.write("\n  ]" + String(text[range.upperBound...]) + "\n")

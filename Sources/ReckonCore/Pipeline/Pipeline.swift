@@ -84,12 +84,12 @@ public struct Pipeline {
             var exporter = Exporter()
             exporter.folder = loaded.definition.limits
             let staging = try ExportFolder.makeStaging(in: spec.dir, kind: "run")
-            let manifest = try exporter.export(side, formats: spec.formats, includeArchived: spec.includeArchived, into: staging) {
+            let summary = try exporter.export(side, formats: spec.formats, includeArchived: spec.includeArchived, into: staging) {
                 context.progress("exporting", done: $0, total: $1)
             }
             let (run, removed) = try ExportFolder.publishRun(staging, in: spec.dir, startedAt: startedAt, keep: spec.keep)
             for name in removed { context.note("removed the old export \(name)") }
-            let records = ExportRecord.records(manifest, folder: run, displayPath: joinPath(spec.path, run.lastPathComponent))
+            let records = ExportRecord.records(summary, folder: run, displayPath: joinPath(spec.path, run.lastPathComponent))
             return Exported(reconciliation: reconciliation, exports: records)
         }
     }

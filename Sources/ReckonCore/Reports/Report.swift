@@ -161,20 +161,18 @@ public struct ExportRecord: Sendable, Equatable, Codable {
         self.missing = missing
     }
 
-    /// One record per format written, from an export's manifest.
-    public static func records(_ manifest: ExportManifest, folder: URL, displayPath: String) -> [ExportRecord] {
-        let missing = manifest.missing.map { Problem(.exportFailed, path: $0.path, id: $0.id, $0.reason) }
-        let exported = manifest.counts.total
-        return manifest.formats.map { format in
+    /// One record per format written, from an export's summary.
+    public static func records(_ summary: ExportSummary, folder: URL, displayPath: String) -> [ExportRecord] {
+        let missing = summary.missing.map { Problem(.exportFailed, path: $0.path, id: $0.id, $0.reason) }
+        let exported = summary.counts.total
+        return summary.formats.map { format in
             switch format {
             case .json:
-                let file = manifest.files.first { $0.path == Exporter.jsonName }
                 return ExportRecord(format: .json, path: joinPath(displayPath, Exporter.jsonName), memos: exported,
-                                    bytes: file?.size ?? 0, sha256: file?.sha256, missing: missing)
+                                    bytes: summary.json.size, sha256: summary.json.sha256, missing: missing)
             case .markdown:
-                let bytes = manifest.files.filter { $0.path.hasPrefix(Exporter.markdownName + "/") }.reduce(0) { $0 + $1.size }
                 return ExportRecord(format: .markdown, path: joinPath(displayPath, Exporter.markdownName + "/"), memos: exported,
-                                    bytes: bytes, missing: missing)
+                                    bytes: summary.markdownBytes, missing: missing)
             case .zip:
                 let url = folder.appendingPathComponent(Exporter.zipName)
                 let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0

@@ -48,7 +48,7 @@ public final class OutputFile {
     }
 
     /// Writes what is buffered and closes; returns the SHA-256 of the contents.
-    public func finish() throws(OutputError) -> String {
+    public func finish() throws(OutputError) -> SHA256.Digest {
         try flush()
         close(fd)
         fd = -1

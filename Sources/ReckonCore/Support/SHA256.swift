@@ -22,28 +22,55 @@ public final class SHA256 {
         data.withUnsafeBytes { update($0) }
     }
 
-    /// The digest in small hexadecimal letters; call once.
-    public func finalize() -> String {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        precondition(EVP_DigestFinal_ex(context, &digest, &length) == 1, "EVP_DigestFinal_ex failed")
-        let hex = Array("0123456789abcdef".utf8)
-        return String(decoding: digest.prefix(Int(length)).flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 15)]] }, as: UTF8.self)
+    /// A SHA-256 digest: its 32 bytes held inline, so keeping many costs no allocation each.
+    public struct Digest: Sendable, Hashable {
+        private let words: (UInt64, UInt64, UInt64, UInt64)
+
+        fileprivate init(_ bytes: [UInt8]) {
+            func word(_ at: Int) -> UInt64 { bytes[at..<at + 8].reduce(0) { $0 << 8 | UInt64($1) } }
+            words = (word(0), word(8), word(16), word(24))
+        }
+
+        /// The digest in small hexadecimal letters.
+        public var hex: String {
+            let digits = Array("0123456789abcdef".utf8)
+            var text: [UInt8] = []
+            text.reserveCapacity(64)
+            for word in [words.0, words.1, words.2, words.3] {
+                for shift in stride(from: 60, through: 0, by: -4) { text.append(digits[Int((word >> UInt64(shift)) & 15)]) }
+            }
+            return String(decoding: text, as: UTF8.self)
+        }
+
+        public static func == (a: Digest, b: Digest) -> Bool { a.words == b.words }
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(words.0)
+            hasher.combine(words.1)
+            hasher.combine(words.2)
+            hasher.combine(words.3)
+        }
     }
 
-    /// The digest of a file's contents, read in chunks.
+    /// The digest of everything updated so far; call once.
+    public func finalize() -> Digest {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        precondition(EVP_DigestFinal_ex(context, &digest, &length) == 1 && length == 32, "EVP_DigestFinal_ex failed")
+        return Digest(digest)
+    }
+
     public static func hex(ofFileAt url: URL) throws -> String {
         let input = try FileHandle(forReadingFrom: url)
         defer { try? input.close() }
         let hasher = SHA256()
         while let chunk = try input.read(upToCount: 1 << 16), !chunk.isEmpty { hasher.update(chunk) }
-        return hasher.finalize()
+        return hasher.finalize().hex
     }
 
     /// The digest of `data` in small hexadecimal letters.
     public static func hex(of data: Data) -> String {
         let hasher = SHA256()
         hasher.update(data)
-        return hasher.finalize()
+        return hasher.finalize().hex
     }
 }
