@@ -19,13 +19,13 @@ let package = Package(
         ),
         .systemLibrary(name: "CLinux"),
         .target(
-            name: "CSimdIndex",
+            name: "CSimdJSON",
             cxxSettings: [.define("SIMDJSON_THREADS_ENABLED", to: "1")],
             linkerSettings: [.linkedLibrary("simdjson")]
         ),
         .target(
             name: "ReckonCore",
-            dependencies: ["CArchive", "CCrypto", "CLinux", "CSimdIndex"]
+            dependencies: ["CArchive", "CCrypto", "CLinux", "CSimdJSON"]
         ),
         .executableTarget(
             name: "reckon",

@@ -195,3 +195,39 @@ import Testing
         #expect(twice.counts == MemoCounts.aggregate(careful.entries))
     }
 }
+
+/// The simdjson memo path must give exactly what the careful reader gives, or step aside.
+@Suite struct CleanMemoTests {
+    @Test(arguments: [
+        memo(idA, title: "京都旅行 \\\"quoted\\\" \\u0001", body: "line\\nline 🙂", tags: ["b", "a", ""]),
+        memo(idB.lowercased(), archived: "2026-04-20T09:00:00.125+09:00"),
+        #"{"id": "\#(idC)", "modifiedAt": "2026-04-19T14:32:00Z"}"#,
+        #"{"id": "\#(idC)", "modifiedAt": "2026-04-19T14:32:00-0130", "title": null, "body": null, "tags": null, "pinned": true, "changeTag": "v2", "createdAt": null}"#,
+        "\n  " + memo(idD) + "\n",
+    ])
+    func aCleanMemoReadsTheSameBothWays(_ text: String) throws {
+        let fast = MemoReader.readClean(Data(text.utf8))
+        #expect(fast != nil)
+        #expect(fast == (try MemoReader.readCarefully(Data(text.utf8))))
+    }
+
+    @Test(arguments: [
+        #"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z", "color": "red"}"#,
+        #"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z", "title": "a", "title": "b"}"#,
+        #"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00"}"#,
+        #"{"id": "\#(idA)", "modifiedAt": "2026-02-30T14:32:00Z"}"#,
+        #"{"id": "\#(idA)", "modifiedAt": null}"#,
+        #"{"id": "\#(idA)"}"#,
+        #"{"id": "not-a-uuid", "modifiedAt": "2026-04-19T14:32:00Z"}"#,
+        #"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z", "tags": ["a", 1]}"#,
+        #"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z", "pinned": "yes"}"#,
+        #"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z", "title": 5}"#,
+        "\u{FEFF}" + #"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z"}"#,
+        #"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z"} {}"#,
+        #"[{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z"}]"#,
+        "",
+    ])
+    func anythingUnusualStepsAside(_ text: String) {
+        #expect(MemoReader.readClean(Data(text.utf8)) == nil)
+    }
+}

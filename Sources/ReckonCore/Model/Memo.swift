@@ -37,7 +37,7 @@ public struct Memo: Sendable, Equatable {
 /// memos are.
 public struct MemoSummary: Sendable, Equatable {
     public var title: String?
-    public var bodySHA256: String?
+    public var bodySHA256: SHA256.Digest?
     public var tags: [String]
     public var createdAt: Timestamp?
     public var modifiedAt: Timestamp
@@ -48,7 +48,14 @@ public struct MemoSummary: Sendable, Equatable {
 
     public init(_ memo: Memo) {
         title = memo.title
-        bodySHA256 = memo.body.map { SHA256.hex(of: Data($0.utf8)) }
+        bodySHA256 = memo.body.map { body in
+            var text = body
+            return text.withUTF8 { bytes in
+                let hasher = SHA256()
+                hasher.update(UnsafeRawBufferPointer(bytes))
+                return hasher.finalize()
+            }
+        }
         tags = memo.tags.sorted()
         createdAt = memo.createdAt
         modifiedAt = memo.modifiedAt

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The values passed from stage to stage. Each stage adds its own part.
 public struct LoadedSides: Sendable {
@@ -32,16 +33,21 @@ public struct Pipeline {
 
     public init() {}
 
-    /// Reads every side on its own: one failing does not discard the others.
+    /// Reads every side on its own, all at once: one failing does not
+    /// discard the others.
     public var load: Stage<PipelineDefinition, LoadedSides> {
         Stage("load") { definition, context in
             let folder = definition.limits
             let deep = definition.check == .deep
-            func read(_ spec: SideSpec) -> SideListing {
-                context.note("reading \(spec.label)")
-                return folder.load(spec, deep: deep)
+            let specs = [definition.local] + definition.remotes
+            for spec in specs { context.note("reading \(spec.label)") }
+            let read = Mutex([Int: SideListing]())
+            DispatchQueue.concurrentPerform(iterations: specs.count) { position in
+                let side = folder.load(specs[position], deep: deep)
+                read.withLock { $0[position] = side }
             }
-            return LoadedSides(definition: definition, local: read(definition.local), remotes: definition.remotes.map(read))
+            let sides = read.withLock { all in specs.indices.map { all[$0]! } }
+            return LoadedSides(definition: definition, local: sides[0], remotes: Array(sides.dropFirst()))
         }
     }
 

@@ -1,4 +1,4 @@
-import CSimdIndex
+import CSimdJSON
 import Foundation
 
 /// Reads `index.json` (schema version 1).

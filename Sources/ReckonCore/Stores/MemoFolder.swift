@@ -1,4 +1,4 @@
-import CSimdIndex
+import CSimdJSON
 import Foundation
 import Synchronization
 
@@ -103,17 +103,16 @@ public struct MemoFolder: Sendable, Equatable {
         guard side.status != .failed else { return side }
         let memosURL = Self.resolveRoot(spec.url).appendingPathComponent("memos")
 
-        var names: [String] = []
+        var listing: [(name: String, kind: ListedKind)] = []
         switch FileKind(path: memosURL.path) {
         case .missing: break
         case .directory:
-            do {
-                names = try FileManager.default.contentsOfDirectory(atPath: memosURL.path).sorted()
-            } catch {
+            guard let items = listFolder(atPath: memosURL.path) else {
                 side.status = .failed
                 side.problems.append(Problem(.unreadableFolder, path: "memos", "the folder cannot be listed"))
                 return side
             }
+            listing = items.sorted { $0.name < $1.name }
         case let other:
             side.status = .failed
             side.problems.append(Problem(.unreadableFolder, path: "memos", "is \(other.description), not a folder"))
@@ -121,7 +120,8 @@ public struct MemoFolder: Sendable, Equatable {
         }
 
         let indexProblemIDs = Set(side.problems.compactMap(\.id))
-        for name in names {
+        side.files.reserveCapacity(listing.count)
+        for (name, kind) in listing {
             let path = "memos/" + name
             guard name.hasSuffix(".json") else {
                 side.problems.append(Problem(.orphanFile, path: path, "not a memo file (no .json ending); left alone", severity: .warning))
@@ -135,12 +135,12 @@ public struct MemoFolder: Sendable, Equatable {
                 side.problems.append(Problem(.duplicateID, path: path, id: id, "another file, memos/\(other), holds the same id"))
                 continue
             }
-            switch FileKind(path: memosURL.appendingPathComponent(name).path) {
-            case .regular:
+            switch kind {
+            case .regularFile:
                 side.files[id] = name
-            case .link:
+            case .other(.link):
                 side.problems.append(Problem(.link, path: path, id: id, "is a link; links are not followed"))
-            case let other:
+            case .other(let other):
                 side.problems.append(Problem(.notRegularFile, path: path, id: id, "is \(other.description), not a regular file"))
             }
         }

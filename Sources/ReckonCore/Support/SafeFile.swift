@@ -30,6 +30,11 @@ public enum FileKind: Equatable, Sendable {
         }
     }
 
+    public var isRegular: Bool {
+        if case .regular = self { return true }
+        return false
+    }
+
     /// What this is, for a message ("a folder", "a link").
     public var description: String {
         switch self {
@@ -40,6 +45,34 @@ public enum FileKind: Equatable, Sendable {
         case .special(let name): name
         }
     }
+}
+
+/// What a folder listing says one of its names is: a regular file, or
+/// (when the listing does not say, or says something else) what `lstat` finds.
+public enum ListedKind: Equatable, Sendable {
+    case regularFile
+    case other(FileKind)
+}
+
+/// The names in a folder (without "." and ".."), unsorted, each with its
+/// kind. The kind comes from the listing itself where the file system gives
+/// it, so a folder of 100,000 memo files costs no `lstat` per name. Nil when
+/// the folder cannot be opened.
+public func listFolder(atPath path: String) -> [(name: String, kind: ListedKind)]? {
+    guard let folder = opendir(path) else { return nil }
+    defer { closedir(folder) }
+    var items: [(name: String, kind: ListedKind)] = []
+    while let entry = readdir(folder) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+        if name == "." || name == ".." { continue }
+        switch Int32(entry.pointee.d_type) {
+        case Int32(DT_REG): items.append((name, .regularFile))
+        default:
+            let kind = FileKind(path: path + "/" + name)
+            items.append((name, kind.isRegular ? .regularFile : .other(kind)))
+        }
+    }
+    return items
 }
 
 /// Reads a whole regular file without following a link and without blocking

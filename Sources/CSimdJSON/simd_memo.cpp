@@ -1,0 +1,89 @@
+// The fast path for reading a clean memo file: simdjson's DOM parser over
+// its bytes, handing back its fields as text. Anything unusual sends the
+// caller back to the careful reader, so both give the same memo.
+#include "simd_memo.h"
+#include "checks.h"
+
+#include <simdjson.h>
+
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+// Each thread reads with its own parser, reused from file to file.
+struct MemoParser {
+    simdjson::dom::parser parser;
+    std::vector<reckon_text> tags;
+};
+thread_local MemoParser memo;
+
+// A string or null; a date must also be an instant.
+bool textField(simdjson::dom::element value, bool date, reckon_text &out) {
+    if (value.is_null()) {
+        out = {nullptr, 0};
+        return true;
+    }
+    std::string_view view;
+    if (value.get_string().get(view) != simdjson::SUCCESS || (date && !reckon::isInstant(view))) return false;
+    out = {view.data(), view.size()};
+    return true;
+}
+
+bool tagsField(simdjson::dom::element value, std::vector<reckon_text> &tags) {
+    tags.clear();
+    if (value.is_null()) return true;
+    simdjson::dom::array array;
+    if (value.get_array().get(array) != simdjson::SUCCESS) return false;
+    for (simdjson::dom::element item : array) {
+        std::string_view view;
+        if (item.get_string().get(view) != simdjson::SUCCESS) return false;
+        tags.push_back({view.data(), view.size()});
+    }
+    return true;
+}
+
+}  // namespace
+
+extern "C" int reckon_memo_parse(const void *data, size_t length, reckon_memo_fields *fields) {
+    using namespace simdjson;
+    if (length >= 3 && std::memcmp(data, "\xEF\xBB\xBF", 3) == 0) return 1;
+    dom::object object;
+    if (memo.parser.parse(static_cast<const char *>(data), length).get_object().get(object) != SUCCESS) return 1;
+    *fields = {};
+    fields->pinned = -1;
+    memo.tags.clear();
+    enum Key { id, title, body, createdAt, modifiedAt, archivedAt, deletedAt, tags, pinned, changeTag, count };
+    static const std::string_view names[count] = {"id", "title", "body", "createdAt", "modifiedAt",
+                                                  "archivedAt", "deletedAt", "tags", "pinned", "changeTag"};
+    reckon_text *texts[count] = {nullptr, &fields->title, &fields->body, &fields->created_at, &fields->modified_at,
+                                 &fields->archived_at, &fields->deleted_at, nullptr, nullptr, &fields->change_tag};
+    bool seen[count] = {};
+    reckon_text idText = {nullptr, 0};
+    for (auto member : object) {
+        int which = -1;
+        for (int k = 0; k < count; k++) {
+            if (member.key == names[k]) which = k;
+        }
+        if (which < 0 || seen[which]) return 1;  // an unknown or repeated key: the careful reader decides
+        seen[which] = true;
+        bool ok;
+        switch (which) {
+        case id: ok = textField(member.value, false, idText); break;
+        case tags: ok = tagsField(member.value, memo.tags); break;
+        case pinned:
+            ok = member.value.is_null() || member.value.is_bool();
+            if (member.value.is_bool()) fields->pinned = bool(member.value) ? 1 : 0;
+            break;
+        default: ok = textField(member.value, which >= createdAt && which <= deletedAt, *texts[which]); break;
+        }
+        if (!ok) return 1;
+    }
+    if (idText.data == nullptr || fields->modified_at.data == nullptr) return 1;
+    if (!reckon::uuidBits(std::string_view(idText.data, idText.length), fields->id_high, fields->id_low)) return 1;
+    fields->tag_count = memo.tags.size();
+    return 0;
+}
+
+extern "C" reckon_text reckon_memo_tag(size_t position) { return memo.tags[position]; }
