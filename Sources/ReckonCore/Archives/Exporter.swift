@@ -112,31 +112,29 @@ public struct Exporter {
         try json.write("{\n  \"exportedAt\" : \(exportedAt.map { "\"\($0.iso8601)\"" } ?? "null"),\n  \"memos\" : [\n")
         var written: [Written] = []
         written.reserveCapacity(planned.count + 1)
-        var usedNames: Set<String> = []
+        var usedPaths: Set<String> = []
         var counts = MemoCounts()
         let encoder = makeJSONEncoder()
         for (position, plan) in planned.enumerated() {
             progress(position, planned.count)
             guard let memo = read(plan.id, plan.name) else { continue }
-            let object = String(decoding: try encoder.encode(JSONExport.value(of: memo)), as: UTF8.self)
-            let indented = object.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "    " + $0 }.joined(separator: "\n")
-            try json.write((counts.total == 0 ? "" : ",\n") + indented)
+            if counts.total > 0 { try json.write(",\n") }
+            try json.write(Self.indent(try encoder.encode(JSONExport.value(of: memo)), "    "))
             if memo.archivedAt != nil { counts.archived += 1 } else { counts.active += 1 }
 
-            var name = MarkdownExport.fileName(memo)
-            if usedNames.contains(name) { name = MarkdownExport.fileName(memo, longID: true) }
-            usedNames.insert(name)
-            let markdown = try OutputFile(markdownFolder.appendingPathComponent(name))
+            var path = "\(Self.markdownName)/\(MarkdownExport.fileName(memo))"
+            if usedPaths.contains(path) { path = "\(Self.markdownName)/\(MarkdownExport.fileName(memo, longID: true))" }
+            usedPaths.insert(path)
+            let markdown = try OutputFile(staging.appendingPathComponent(path))
             try markdown.write(MarkdownExport.render(memo))
-            written.append(Written(path: "\(Self.markdownName)/\(name)", size: markdown.size, digest: try markdown.finish(), modified: memo.modifiedAt))
+            written.append(Written(path: path, size: markdown.size, digest: try markdown.finish(), modified: memo.modifiedAt))
         }
-        usedNames = []
+        usedPaths = []
         progress(planned.count, planned.count)
         planned = []
-        let sourceJSON = String(decoding: try encoder.encode(source), as: UTF8.self)
-            .split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n  ")
-        try json.write("\n  ],\n")
-        try json.write("  \"schemaVersion\" : 1,\n  \"source\" : \(sourceJSON)\n}\n")
+        try json.write("\n  ],\n  \"schemaVersion\" : 1,\n  \"source\" : ")
+        try json.write(Self.indent(try encoder.encode(source), "  ", firstLine: false))
+        try json.write("\n}\n")
         let time = exportedAt ?? ZipWriter.earliest
         let jsonFile = Written(path: Self.jsonName, size: json.size, digest: try json.finish(), modified: time)
         written.append(jsonFile)
@@ -167,6 +165,19 @@ public struct Exporter {
                              json: jsonFile.record, markdownBytes: markdownBytes)
     }
 
+    /// The encoder's pretty JSON with `prefix` before each line (but the
+    /// first, unless `firstLine`), as it stands nested in a larger document.
+    static func indent(_ json: Data, _ prefix: String, firstLine: Bool = true) -> Data {
+        let pad = Data(prefix.utf8)
+        var out = Data(capacity: json.count + json.count / 4)
+        for (number, line) in json.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
+            if number > 0 { out.append(0x0A) }
+            if (number > 0 || firstLine) && !line.isEmpty { out.append(pad) }
+            out.append(line)
+        }
+        return out
+    }
+
     /// Writes the manifest as JSONEncoder would write `manifest` with `files`
     /// as its file list, one file record at a time. Returns its size.
     static func writeManifest(_ manifest: ExportManifest, files: [Written], to url: URL, encoder: JSONEncoder) throws -> Int {
@@ -178,8 +189,8 @@ public struct Exporter {
         let output = try OutputFile(url)
         try output.write(String(text[..<range.lowerBound]) + "\"files\" : [\n")
         for (position, file) in files.enumerated() {
-            let object = String(decoding: try encoder.encode(file.record), as: UTF8.self)
-            try output.write((position == 0 ? "" : ",\n") + object.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+            if position > 0 { try output.write(",\n") }
+            try output.write(indent(try encoder.encode(file.record), "    "))
         }
         try output.write("\n  ]" + String(text[range.upperBound...]) + "\n")
         _ = try output.finish()
