@@ -9,6 +9,11 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -87,6 +92,7 @@ struct reckon_clean_index {
     // The document up to and including the '[' of the entries array.
     std::string prefix;
     bool arrayDone = false;
+    size_t batchesCut = 0;
     bool hasBatch = false;
     std::vector<char> batch;
     simdjson::dom::parser parser;
@@ -138,16 +144,22 @@ bool findArray(reckon_clean_index &index) {
     }
 }
 
-// Parses `[` + window[0..<length] + `]` into the current batch.
-bool parseBatch(reckon_clean_index &index, size_t length) {
+// `[` + window[0..<length] + `]`, padded as simdjson needs, into `batch`.
+void copyBatch(const reckon_clean_index &index, size_t length, std::vector<char> &batch) {
     size_t size = length + 2;
-    index.batch.resize(size + simdjson::SIMDJSON_PADDING);
-    index.batch[0] = '[';
-    std::memcpy(index.batch.data() + 1, index.window.data(), length);
-    index.batch[size - 1] = ']';
-    std::memset(index.batch.data() + size, ' ', simdjson::SIMDJSON_PADDING);
-    if (index.parser.parse(index.batch.data(), size, false).get_array().get(index.entries) != simdjson::SUCCESS) return false;
-    if (index.entries.size() == 0) return false;  // "[x, , y]" or "[, x]"
+    batch.resize(size + simdjson::SIMDJSON_PADDING);
+    batch[0] = '[';
+    std::memcpy(batch.data() + 1, index.window.data(), length);
+    batch[size - 1] = ']';
+    std::memset(batch.data() + size, ' ', simdjson::SIMDJSON_PADDING);
+}
+
+// Parses `[` + window[0..<length] + `]` into the current batch; an empty
+// batch ("[x, , y]" or "[, x]") is not clean.
+bool parseBatch(reckon_clean_index &index, size_t length) {
+    copyBatch(index, length, index.batch);
+    if (index.parser.parse(index.batch.data(), length + 2, false).get_array().get(index.entries) != simdjson::SUCCESS) return false;
+    if (index.entries.size() == 0) return false;
     index.position = index.entries.begin();
     index.end = index.entries.end();
     return true;
@@ -171,57 +183,80 @@ bool skeletonIsClean(reckon_clean_index &index, size_t arrayClose) {
            root["entries"].get_array().get(entries) == simdjson::SUCCESS && entries.size() == 0;
 }
 
-// Cuts and parses the next batch of whole entries from the start of the
-// window: 1 when one is ready, 0 at the end of a clean file, -1 when the
-// file is not clean.
-//
-// The cut is first guessed without reading every byte: the first "}" followed
-// by "," after `batchBytes`. A wrong guess (inside a string, or inside an
-// entry) leaves a batch with an open string or object, which cannot parse;
-// then, and for the file's last batch, every byte is scanned.
-int nextBatch(reckon_clean_index &index) {
+enum class Next { batch, end, unclean };
+
+// Finds where the next batch of whole entries ends: `length` bytes from the
+// window's start. With `guess`, the cut is first guessed without reading every
+// byte — the first "}" followed by "," after `batchBytes` — and `guessed`
+// says so. A wrong guess (inside a string, or inside an entry) leaves a batch
+// with an open string or object, which cannot parse; the caller then asks
+// again without guessing, and every byte is scanned. The file's last batch is
+// always scanned, and the document around the array checked.
+Next cutBatch(reckon_clean_index &index, bool guess, size_t &length, bool &guessed) {
+    guessed = false;
     while (index.filled < index.window.size() && index.refill(0)) {}
     const char *text = index.window.data();
-    for (size_t at = index.batchBytes; at < index.filled;) {
+    for (size_t at = index.batchBytes; guess && at < index.filled;) {
         auto brace = static_cast<const char *>(std::memchr(text + at, '}', index.filled - at));
         if (brace == nullptr) break;
         size_t comma = brace - text + 1;
         while (comma < index.filled && isSpace(text[comma])) comma++;
         if (comma < index.filled && text[comma] == ',') {
-            if (!parseBatch(index, comma)) break;
-            index.refill(comma + 1);
-            return 1;
+            length = comma;
+            guessed = true;
+            return Next::batch;
         }
         at = comma;
     }
 
-    bool first = !index.hasBatch;
     size_t at = 0;
     for (;;) {
         text = index.window.data();
         Cut cut = scan(text, index.filled, at);
         if (cut == Cut::none) {
             // The window ends inside a batch: read on and look again.
-            if (!index.refill(0)) return -1;
+            if (!index.refill(0)) return Next::unclean;
             at = 0;
             continue;
         }
         if (cut == Cut::close) {
-            if (text[at] != ']') return -1;
+            if (text[at] != ']') return Next::unclean;
             index.arrayDone = true;
-            if (!skeletonIsClean(index, at)) return -1;
+            if (!skeletonIsClean(index, at)) return Next::unclean;
             bool blank = true;
             for (size_t i = 0; i < at && blank; i++) blank = isSpace(text[i]);
-            if (blank) return first ? 0 : -1;  // "[]" is clean; "[x, ]" is not
-            return parseBatch(index, at) ? 1 : -1;
+            if (blank) return index.batchesCut == 0 ? Next::end : Next::unclean;  // "[]" is clean; "[x, ]" is not
+            length = at;
+            return Next::batch;
         }
         if (at >= index.batchBytes) {
-            if (!parseBatch(index, at)) return -1;
-            index.refill(at + 1);
-            return 1;
+            length = at;
+            return Next::batch;
         }
         at++;
     }
+}
+
+// Forgets the batch just cut, and the comma after it.
+void dropBatch(reckon_clean_index &index, size_t length) {
+    index.batchesCut++;
+    if (!index.arrayDone) index.refill(length + 1);
+}
+
+// Cuts and parses the next batch: 1 when one is ready, 0 at the end of a
+// clean file, -1 when the file is not clean.
+int nextBatch(reckon_clean_index &index) {
+    size_t length;
+    bool guessed;
+    Next next = cutBatch(index, true, length, guessed);
+    if (next == Next::batch && !parseBatch(index, length)) {
+        if (!guessed) return -1;
+        next = cutBatch(index, false, length, guessed);
+        if (next == Next::batch && !parseBatch(index, length)) return -1;
+    }
+    if (next != Next::batch) return next == Next::end ? 0 : -1;
+    dropBatch(index, length);
+    return 1;
 }
 
 }  // namespace
@@ -253,23 +288,126 @@ extern "C" int reckon_clean_index_next(reckon_clean_index *index, reckon_index_e
 
 extern "C" void reckon_clean_index_close(reckon_clean_index *index) { delete index; }
 
-extern "C" int reckon_count_clean_index(const char *path, reckon_index_counts *counts) {
-    reckon_clean_index *index = reckon_clean_index_open(path, RECKON_CLEAN_INDEX_BATCH_BYTES);
-    if (index == nullptr) return 1;
-    // Every id as 128 bits; sorted afterwards, a repeated id sits beside its twin.
-    std::vector<std::pair<uint64_t, uint64_t>> ids;
+namespace {
+
+// What counting keeps: the counts, and every id as 128 bits (once sorted, a
+// repeated id sits beside its twin).
+struct Tally {
     int64_t active = 0, archived = 0;
-    reckon_index_entry entry;
-    int result;
-    while ((result = reckon_clean_index_next(index, &entry)) == 1) {
+    std::vector<std::pair<uint64_t, uint64_t>> ids;
+
+    void add(const reckon_index_entry &entry) {
         ids.emplace_back(entry.id_high, entry.id_low);
         if (entry.deleted_at.data == nullptr) (entry.archived_at.data != nullptr ? archived : active)++;
     }
+};
+
+// Counts one entry after another on this thread: exact wherever cuts are guessed wrong.
+bool countInOrder(const char *path, Tally &tally) {
+    reckon_clean_index *index = reckon_clean_index_open(path, RECKON_CLEAN_INDEX_BATCH_BYTES);
+    if (index == nullptr) return false;
+    reckon_index_entry entry;
+    int result;
+    while ((result = reckon_clean_index_next(index, &entry)) == 1) tally.add(entry);
     reckon_clean_index_close(index);
-    if (result != 0) return 1;
-    std::sort(ids.begin(), ids.end());
-    if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) return 1;
-    counts->active = active;
-    counts->archived = archived;
+    std::sort(tally.ids.begin(), tally.ids.end());
+    return result == 0;
+}
+
+// Counts on every core: this thread cuts batches (guessing cuts) and hands
+// them to workers, which parse and count them. False when anything is not
+// clean — including a wrong guess, which only countInOrder gets right.
+bool countOnAllCores(const char *path, Tally &tally) {
+    reckon_clean_index *index = reckon_clean_index_open(path, RECKON_CLEAN_INDEX_BATCH_BYTES);
+    if (index == nullptr) return false;
+    std::mutex lock;
+    std::condition_variable changed;
+    std::deque<std::vector<char>> batches;
+    bool finished = false;
+    std::atomic<bool> unclean{false};
+
+    unsigned workerCount = std::max(2u, std::thread::hardware_concurrency());
+    std::vector<Tally> tallies(workerCount);
+    std::vector<std::thread> workers;
+    for (unsigned w = 0; w < workerCount; w++) {
+        workers.emplace_back([&, w] {
+            simdjson::dom::parser parser;
+            for (;;) {
+                std::vector<char> batch;
+                {
+                    std::unique_lock<std::mutex> held(lock);
+                    changed.wait(held, [&] { return !batches.empty() || finished; });
+                    if (batches.empty()) break;
+                    batch = std::move(batches.front());
+                    batches.pop_front();
+                }
+                changed.notify_all();
+                simdjson::dom::array items;
+                size_t length = batch.size() - simdjson::SIMDJSON_PADDING;
+                if (parser.parse(batch.data(), length, false).get_array().get(items) != simdjson::SUCCESS || items.size() == 0) {
+                    unclean = true;
+                    continue;
+                }
+                for (simdjson::dom::element item : items) {
+                    reckon_index_entry entry;
+                    if (!readEntry(item, entry)) {
+                        unclean = true;
+                        break;
+                    }
+                    tallies[w].add(entry);
+                }
+            }
+            std::sort(tallies[w].ids.begin(), tallies[w].ids.end());
+        });
+    }
+
+    for (;;) {
+        size_t length;
+        bool guessed;
+        Next next = cutBatch(*index, true, length, guessed);
+        if (next != Next::batch) {
+            if (next == Next::unclean) unclean = true;
+            break;
+        }
+        std::vector<char> batch;
+        copyBatch(*index, length, batch);
+        dropBatch(*index, length);
+        {
+            std::unique_lock<std::mutex> held(lock);
+            changed.wait(held, [&] { return batches.size() < 2 * workerCount || unclean; });
+            batches.push_back(std::move(batch));
+        }
+        changed.notify_all();
+        if (index->arrayDone || unclean) break;
+    }
+    {
+        std::lock_guard<std::mutex> held(lock);
+        finished = true;
+    }
+    changed.notify_all();
+    for (auto &worker : workers) worker.join();
+    reckon_clean_index_close(index);
+    if (unclean) return false;
+    for (auto &part : tallies) {
+        tally.active += part.active;
+        tally.archived += part.archived;
+        size_t middle = tally.ids.size();
+        tally.ids.insert(tally.ids.end(), part.ids.begin(), part.ids.end());
+        std::inplace_merge(tally.ids.begin(), tally.ids.begin() + middle, tally.ids.end());
+    }
+    return true;
+}
+
+}  // namespace
+
+extern "C" int reckon_count_clean_index(const char *path, reckon_index_counts *counts) {
+    Tally tally;
+    if (!countOnAllCores(path, tally)) {
+        tally = Tally();
+        if (!countInOrder(path, tally)) return 1;
+    }
+    if (std::adjacent_find(tally.ids.begin(), tally.ids.end()) != tally.ids.end()) return 1;
+    counts->active = tally.active;
+    counts->archived = tally.archived;
     return 0;
 }

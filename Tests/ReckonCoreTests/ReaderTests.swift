@@ -179,6 +179,19 @@ import Testing
         }
     }
 
+    /// Change tags so long that every guessed cut lands inside one: the
+    /// batches cannot parse, and counting goes entry by entry instead.
+    @Test func countingSurvivesEveryGuessedCutBeingWrong() throws {
+        let folder = TempFolder()
+        let tag = String(repeating: "},", count: 10_000)
+        let entries = (0..<120).map { n in entry(String(format: "%08X-0000-4000-8000-%012X", n, n), archived: n % 3 == 0 ? "2026-04-20T00:00:00Z" : nil, tag: tag) }
+        folder.index(entries)
+        let careful = try IndexReader.read(Data(#"{"schemaVersion": 1, "entries": [\#(entries.joined(separator: ","))]}"#.utf8))
+        let side = MemoFolder().count(folder.spec())
+        #expect(side.precounted == MemoCounts(active: 80, archived: 40))
+        #expect(side.counts == MemoCounts.aggregate(careful.entries))
+    }
+
     /// Large enough for several batches, with cut-like text inside strings.
     @Test func countingAManyBatchIndexAgreesWithTheCarefulReader() throws {
         let folder = TempFolder()
@@ -208,7 +221,11 @@ import Testing
     func aCleanMemoReadsTheSameBothWays(_ text: String) throws {
         let fast = MemoReader.readClean(Data(text.utf8))
         #expect(fast != nil)
-        #expect(fast == (try MemoReader.readCarefully(Data(text.utf8))))
+        let careful = try MemoReader.readCarefully(Data(text.utf8))
+        #expect(fast == careful)
+        let summary = try MemoReader.readSummary(Data(text.utf8))
+        #expect(summary.0 == careful.id)
+        #expect(summary.1 == MemoSummary(careful))
     }
 
     @Test(arguments: [

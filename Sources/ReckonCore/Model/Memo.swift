@@ -47,22 +47,25 @@ public struct MemoSummary: Sendable, Equatable {
     public var changeTag: String?
 
     public init(_ memo: Memo) {
-        title = memo.title
-        bodySHA256 = memo.body.map { body in
-            var text = body
-            return text.withUTF8 { bytes in
-                let hasher = SHA256()
-                hasher.update(UnsafeRawBufferPointer(bytes))
-                return hasher.finalize()
-            }
-        }
-        tags = memo.tags.sorted()
-        createdAt = memo.createdAt
-        modifiedAt = memo.modifiedAt
-        archivedAt = memo.archivedAt
-        deletedAt = memo.deletedAt
-        pinned = memo.pinned ?? false
-        changeTag = memo.changeTag
+        self.init(title: memo.title, bodySHA256: memo.body.map { body in
+                      var text = body
+                      return text.withUTF8 { SHA256.digest(of: UnsafeRawBufferPointer($0)) }
+                  },
+                  tags: memo.tags, createdAt: memo.createdAt, modifiedAt: memo.modifiedAt, archivedAt: memo.archivedAt,
+                  deletedAt: memo.deletedAt, pinned: memo.pinned, changeTag: memo.changeTag)
+    }
+
+    init(title: String?, bodySHA256: SHA256.Digest?, tags: [String], createdAt: Timestamp?, modifiedAt: Timestamp,
+         archivedAt: Timestamp?, deletedAt: Timestamp?, pinned: Bool?, changeTag: String?) {
+        self.title = title
+        self.bodySHA256 = bodySHA256
+        self.tags = tags.sorted()
+        self.createdAt = createdAt
+        self.modifiedAt = modifiedAt
+        self.archivedAt = archivedAt
+        self.deletedAt = deletedAt
+        self.pinned = pinned ?? false
+        self.changeTag = changeTag
     }
 
     /// The names of the fields in which two memos differ, compared as parsed

@@ -179,12 +179,6 @@ public struct MemoFolder: Sendable, Equatable {
         return side
     }
 
-    /// Reads and parses `memos/<name>`; throws `ReadFailure` or `MemoReader.Failure`.
-    public func readMemo(root: URL, name: String) throws -> Memo {
-        let data = try readRegularFile(atPath: root.path + "/memos/" + name, limit: memoSizeLimit)
-        return try MemoReader.read(data, depthLimit: depthLimit)
-    }
-
     /// Reads memo files on every core, each file once; the results come back
     /// in the order given, so the outcome does not depend on the machine.
     /// Each memo is kept as its summary, so bodies are let go as soon as read.
@@ -195,7 +189,7 @@ public struct MemoFolder: Sendable, Equatable {
         DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
             var results: [(MemoID, String, Result<MemoSummary, Problem>)] = []
             for (id, name) in files[(chunk * chunkSize)..<min(files.count, (chunk + 1) * chunkSize)] {
-                results.append((id, name, readChecked(id, name, root: root).map(MemoSummary.init)))
+                results.append((id, name, readChecked(id, name, root: root, as: MemoReader.readSummary)))
             }
             done.withLock { $0[chunk] = results }
         }
@@ -204,11 +198,22 @@ public struct MemoFolder: Sendable, Equatable {
 
     /// One memo file, or the problem that makes its id uncomparable.
     func readChecked(_ id: MemoID, _ name: String, root: URL) -> Result<Memo, Problem> {
+        readChecked(id, name, root: root) { data, depthLimit throws(MemoReader.Failure) in
+            let memo = try MemoReader.read(data, depthLimit: depthLimit)
+            return (memo.id, memo)
+        }
+    }
+
+    /// One memo file read by `parse` (which gives the id it holds and what
+    /// is kept of it), or the problem that makes its id uncomparable.
+    func readChecked<Kept>(_ id: MemoID, _ name: String, root: URL,
+                           as parse: (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept)) -> Result<Kept, Problem> {
         let path = "memos/" + name
         do {
-            let memo = try readMemo(root: root, name: name)
-            guard memo.id == id else { return .failure(Problem(.idMismatch, path: path, id: id, "the file holds id \(memo.id), not the one in its name")) }
-            return .success(memo)
+            let data = try readRegularFile(atPath: root.path + "/" + path, limit: memoSizeLimit)
+            let (held, kept) = try parse(data, depthLimit)
+            guard held == id else { return .failure(Problem(.idMismatch, path: path, id: id, "the file holds id \(held), not the one in its name")) }
+            return .success(kept)
         } catch let failure as ReadFailure {
             return .failure(Problem(.unreadableFile, path: path, id: id, failure.message))
         } catch let failure as MemoReader.Failure {

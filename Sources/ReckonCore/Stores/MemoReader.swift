@@ -34,26 +34,62 @@ public enum MemoReader {
 }
 
 extension MemoReader {
+    /// What the deep check keeps of a memo file, with the id it holds. A
+    /// clean file's body is hashed where simdjson left it, never made a string.
+    static func readSummary(_ data: Data, depthLimit: Int = 64) throws(Failure) -> (MemoID, MemoSummary) {
+        let clean = withCleanFields(data) { fields in
+            (fields.id, MemoSummary(title: fields.title, bodySHA256: fields.body.map(SHA256.digest), tags: fields.tags,
+                                    createdAt: fields.createdAt, modifiedAt: fields.modifiedAt, archivedAt: fields.archivedAt,
+                                    deletedAt: fields.deletedAt, pinned: fields.pinned, changeTag: fields.changeTag))
+        }
+        if let clean { return clean }
+        let memo = try readCarefully(data, depthLimit: depthLimit)
+        return (memo.id, MemoSummary(memo))
+    }
+
     /// Reads a clean memo file with simdjson: nil when anything is unusual
     /// (an unknown or repeated key, a wrong type, a date without a zone …).
     /// For a clean file it gives what the careful reader gives.
     static func readClean(_ data: Data) -> Memo? {
-        data.withUnsafeBytes { bytes -> Memo? in
-            var fields = reckon_memo_fields()
-            guard reckon_memo_parse(bytes.baseAddress, bytes.count, &fields) == 0 else { return nil }
-            func string(_ text: reckon_text) -> String? {
-                text.data.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: text.length), as: UTF8.self) }
-            }
+        withCleanFields(data) { fields in
+            Memo(id: fields.id, title: fields.title, body: fields.body.map { String(decoding: $0, as: UTF8.self) },
+                 createdAt: fields.createdAt, modifiedAt: fields.modifiedAt, archivedAt: fields.archivedAt, deletedAt: fields.deletedAt,
+                 tags: fields.tags, pinned: fields.pinned, changeTag: fields.changeTag)
+        }
+    }
+
+    /// A clean memo file's fields, the body still as bytes inside the parser.
+    struct CleanFields {
+        var id: MemoID
+        var title: String?
+        var body: UnsafeRawBufferPointer?
+        var createdAt: Timestamp?
+        var modifiedAt: Timestamp
+        var archivedAt: Timestamp?
+        var deletedAt: Timestamp?
+        var tags: [String]
+        var pinned: Bool?
+        var changeTag: String?
+    }
+
+    /// Parses `data` with simdjson and hands its fields to `use` (the body
+    /// is valid only inside); nil when the file is not clean.
+    private static func withCleanFields<Result>(_ data: Data, _ use: (CleanFields) -> Result) -> Result? {
+        data.withUnsafeBytes { bytes -> Result? in
+            var raw = reckon_memo_fields()
+            guard reckon_memo_parse(bytes.baseAddress, bytes.count, &raw) == 0 else { return nil }
+            func view(_ text: reckon_text) -> UnsafeRawBufferPointer? { text.data.map { UnsafeRawBufferPointer(start: $0, count: text.length) } }
+            func string(_ text: reckon_text) -> String? { view(text).map { String(decoding: $0, as: UTF8.self) } }
             func date(_ text: reckon_text) -> Timestamp?? {
                 guard let value = string(text) else { return .some(nil) }
                 return Timestamp(iso8601: value).map { .some($0) }
             }
-            guard let modified = date(fields.modified_at) ?? nil, let created = date(fields.created_at),
-                  let archived = date(fields.archived_at), let deleted = date(fields.deleted_at) else { return nil }
-            return Memo(id: MemoID(high: fields.id_high, low: fields.id_low), title: string(fields.title), body: string(fields.body),
-                        createdAt: created, modifiedAt: modified, archivedAt: archived, deletedAt: deleted,
-                        tags: (0..<fields.tag_count).map { string(reckon_memo_tag($0)) ?? "" },
-                        pinned: fields.pinned < 0 ? nil : fields.pinned == 1, changeTag: string(fields.change_tag))
+            guard let modified = date(raw.modified_at) ?? nil, let created = date(raw.created_at),
+                  let archived = date(raw.archived_at), let deleted = date(raw.deleted_at) else { return nil }
+            return use(CleanFields(id: MemoID(high: raw.id_high, low: raw.id_low), title: string(raw.title), body: view(raw.body),
+                                   createdAt: created, modifiedAt: modified, archivedAt: archived, deletedAt: deleted,
+                                   tags: (0..<raw.tag_count).map { string(reckon_memo_tag($0)) ?? "" },
+                                   pinned: raw.pinned < 0 ? nil : raw.pinned == 1, changeTag: string(raw.change_tag)))
         }
     }
 }

@@ -59,6 +59,13 @@ public final class SHA256 {
         return Digest(digest)
     }
 
+    /// The digest of some bytes.
+    public static func digest(of bytes: UnsafeRawBufferPointer) -> Digest {
+        let hasher = SHA256()
+        hasher.update(bytes)
+        return hasher.finalize()
+    }
+
     public static func hex(ofFileAt url: URL) throws -> String {
         let input = try FileHandle(forReadingFrom: url)
         defer { try? input.close() }
@@ -69,8 +76,6 @@ public final class SHA256 {
 
     /// The digest of `data` in small hexadecimal letters.
     public static func hex(of data: Data) -> String {
-        let hasher = SHA256()
-        hasher.update(data)
-        return hasher.finalize().hex
+        data.withUnsafeBytes { digest(of: $0) }.hex
     }
 }
