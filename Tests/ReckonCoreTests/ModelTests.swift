@@ -83,3 +83,17 @@ import Testing
         #expect(hasher.finalize().hex == SHA256.hex(of: Data("abc".utf8)))
     }
 }
+
+@Suite struct IDMapTests {
+    @Test func keepsTheFirstOfEachIDSortedAndFindsEveryOne() {
+        let a = MemoID(idA)!, b = MemoID(idB)!, c = MemoID(idC)!, d = MemoID(idD)!
+        var dropped: [String] = []
+        let map = IDMap(firstOf: [(b, "b1"), (a, "a1"), (b, "b2"), (c, "c1"), (a, "a2")]) { _, value in dropped.append(value) }
+        #expect(map.keys == [a, b, c].sorted())
+        #expect(map.keys.map { map[$0]! } == map.values)
+        #expect([map[a], map[b], map[c], map[d]] == ["a1", "b1", "c1", nil])
+        #expect(dropped.sorted() == ["a2", "b2"])
+        #expect(map.count == 3)
+        #expect(IDMap<String>(firstOf: [])[a] == nil)
+    }
+}

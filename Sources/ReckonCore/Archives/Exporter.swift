@@ -95,7 +95,7 @@ public struct Exporter {
         // Pass 1: which memos, in which order. Only small facts are kept.
         struct Planned { var id: MemoID; var name: String; var createdAt: Timestamp?; var modifiedAt: Timestamp }
         var planned: [Planned] = []
-        let selected = side.entries.values.filter { !$0.isDeleted && (includeArchived || !$0.isArchived) }.map(\.id).sorted()
+        let selected = side.entries.values.filter { !$0.isDeleted && (includeArchived || !$0.isArchived) }.map(\.id)
         for id in selected {
             let name = side.files[id] ?? side.entries[id]!.spelling + ".json"
             guard let memo = read(id, name), memo.deletedAt == nil, includeArchived || memo.archivedAt == nil else { continue }

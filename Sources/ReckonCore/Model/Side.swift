@@ -44,11 +44,11 @@ public struct SideListing: Sendable {
     public var spec: SideSpec
     public var status: SideStatus
     /// Usable index entries by id (the first entry of a duplicated id).
-    public var entries: [MemoID: IndexEntry]
+    public var entries: IDMap<IndexEntry>
     /// Regular memo files by id, with their names inside `memos/`.
-    public var files: [MemoID: String]
+    public var files: IDMap<String>
     /// What the deep check read of each memo file.
-    public var memos: [MemoID: MemoSummary]
+    public var memos: IDMap<MemoSummary>
     public var problems: [Problem]
     /// Counts taken by the fast path, which builds no entries.
     public var precounted: MemoCounts?
@@ -56,8 +56,8 @@ public struct SideListing: Sendable {
     /// `index.json` could not be used.
     public var rebuiltFromMemoFiles = false
 
-    public init(spec: SideSpec, status: SideStatus = .ok, entries: [MemoID: IndexEntry] = [:], files: [MemoID: String] = [:],
-                memos: [MemoID: MemoSummary] = [:], problems: [Problem] = [], precounted: MemoCounts? = nil) {
+    public init(spec: SideSpec, status: SideStatus = .ok, entries: IDMap<IndexEntry> = IDMap(), files: IDMap<String> = IDMap(),
+                memos: IDMap<MemoSummary> = IDMap(), problems: [Problem] = [], precounted: MemoCounts? = nil) {
         self.precounted = precounted
         self.spec = spec
         self.status = status
@@ -69,7 +69,7 @@ public struct SideListing: Sendable {
 
     /// Counts from the index entries; nil when the side failed.
     public var counts: MemoCounts? {
-        status == .failed ? nil : precounted ?? MemoCounts.aggregate(Array(entries.values))
+        status == .failed ? nil : precounted ?? MemoCounts.aggregate(entries.values)
     }
 
     /// Ids that cannot be compared on this side, with the reasons.

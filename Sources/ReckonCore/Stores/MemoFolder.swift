@@ -55,7 +55,7 @@ public struct MemoFolder: Sendable, Equatable {
         case let other: return fail(.notRegularFile, "index.json", "is \(other.description), not a regular file")
         }
         if indexSize > 0, indexSize <= indexSizeLimit, let index = IndexReader.readClean(atPath: indexPath) {
-            for entry in index.entries { side.entries[entry.id] = entry }
+            side.entries = IDMap(firstOf: index.entries.map { ($0.id, $0) })
             return side
         }
         let data: Data
@@ -66,7 +66,7 @@ public struct MemoFolder: Sendable, Equatable {
         }
         do {
             let index = try IndexReader.read(data, depthLimit: depthLimit)
-            for entry in index.entries { side.entries[entry.id] = entry }
+            side.entries = IDMap(firstOf: index.entries.map { ($0.id, $0) })
             side.problems += index.problems
         } catch {
             return fail(error.kind, "index.json", error.message)
@@ -120,7 +120,8 @@ public struct MemoFolder: Sendable, Equatable {
         }
 
         let indexProblemIDs = Set(side.problems.compactMap(\.id))
-        side.files.reserveCapacity(listing.count)
+        var files: [(MemoID, String)] = []
+        var fileIDs = Set<MemoID>()
         for (name, kind) in listing {
             let path = "memos/" + name
             guard name.hasSuffix(".json") else {
@@ -131,23 +132,26 @@ public struct MemoFolder: Sendable, Equatable {
                 side.problems.append(Problem(.invalidID, path: path, "the file name is not <uuid>.json; the file is not read"))
                 continue
             }
-            if let other = side.files[id] {
+            if fileIDs.contains(id), let other = files.first(where: { $0.0 == id })?.1 {
                 side.problems.append(Problem(.duplicateID, path: path, id: id, "another file, memos/\(other), holds the same id"))
                 continue
             }
             switch kind {
             case .regularFile:
-                side.files[id] = name
+                files.append((id, name))
+                fileIDs.insert(id)
             case .other(.link):
                 side.problems.append(Problem(.link, path: path, id: id, "is a link; links are not followed"))
             case .other(let other):
                 side.problems.append(Problem(.notRegularFile, path: path, id: id, "is \(other.description), not a regular file"))
             }
         }
+        fileIDs = []
+        side.files = IDMap(firstOf: files)
+        files = []
 
         let problemIDs = Set(side.problems.compactMap(\.id))
-        for id in side.entries.keys.sorted() where !rebuild {
-            let entry = side.entries[id]!
+        for (id, entry) in side.entries.pairs where !rebuild {
             if let name = side.files[id] {
                 if name != entry.spelling + ".json" {
                     side.problems.append(Problem(.nameSpelling, path: "memos/" + name, id: id,
@@ -158,23 +162,27 @@ public struct MemoFolder: Sendable, Equatable {
                                              "index.json lists this memo but its file is missing"))
             }
         }
-        for (id, name) in side.files.sorted(by: { $0.key < $1.key }) where !rebuild && side.entries[id] == nil && !indexProblemIDs.contains(id) {
+        for (id, name) in side.files.pairs where !rebuild && side.entries[id] == nil && !indexProblemIDs.contains(id) {
             side.problems.append(Problem(.orphanFile, path: "memos/" + name, id: id, "this memo file has no entry in index.json"))
         }
 
         if deep || rebuild {
-            for (id, name, outcome) in readAll(side.files.sorted { $0.key < $1.key }, root: memosURL.deletingLastPathComponent()) {
+            var memos: [(MemoID, MemoSummary)] = []
+            var rebuilt: [(MemoID, IndexEntry)] = []
+            for (id, name, outcome) in readAll(Array(side.files.pairs), root: memosURL.deletingLastPathComponent()) {
                 switch outcome {
                 case .success(let memo):
-                    side.memos[id] = memo
+                    memos.append((id, memo))
                     if rebuild {
-                        side.entries[id] = IndexEntry(id: id, spelling: String(name.dropLast(5)), modifiedTime: memo.modifiedAt,
-                                                      archivedAt: memo.archivedAt, deletedAt: memo.deletedAt, changeTag: memo.changeTag)
+                        rebuilt.append((id, IndexEntry(id: id, spelling: String(name.dropLast(5)), modifiedTime: memo.modifiedAt,
+                                                       archivedAt: memo.archivedAt, deletedAt: memo.deletedAt, changeTag: memo.changeTag)))
                     }
                 case .failure(let problem):
                     side.problems.append(problem)
                 }
             }
+            side.memos = IDMap(firstOf: memos)
+            if rebuild { side.entries = IDMap(firstOf: rebuilt) }
         }
         return side
     }
@@ -182,7 +190,7 @@ public struct MemoFolder: Sendable, Equatable {
     /// Reads memo files on every core, each file once; the results come back
     /// in the order given, so the outcome does not depend on the machine.
     /// Each memo is kept as its summary, so bodies are let go as soon as read.
-    func readAll(_ files: [(key: MemoID, value: String)], root: URL) -> [(MemoID, String, Result<MemoSummary, Problem>)] {
+    func readAll(_ files: [(MemoID, String)], root: URL) -> [(MemoID, String, Result<MemoSummary, Problem>)] {
         let chunkSize = 256
         let chunks = (files.count + chunkSize - 1) / chunkSize
         let done = Mutex([Int: [(MemoID, String, Result<MemoSummary, Problem>)]]())
