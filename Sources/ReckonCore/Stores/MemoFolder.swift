@@ -194,10 +194,11 @@ public struct MemoFolder: Sendable, Equatable {
         let chunkSize = 256
         let chunks = (files.count + chunkSize - 1) / chunkSize
         let done = Mutex([Int: [(MemoID, String, Result<MemoSummary, Problem>)]]())
+        let folder = OpenFolder(root.path + "/memos")
         DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
             var results: [(MemoID, String, Result<MemoSummary, Problem>)] = []
             for (id, name) in files[(chunk * chunkSize)..<min(files.count, (chunk + 1) * chunkSize)] {
-                results.append((id, name, readChecked(id, name, root: root, as: MemoReader.readSummary)))
+                results.append((id, name, readChecked(id, name, root: root, in: folder, as: MemoReader.readSummary)))
             }
             done.withLock { $0[chunk] = results }
         }
@@ -214,11 +215,13 @@ public struct MemoFolder: Sendable, Equatable {
 
     /// One memo file read by `parse` (which gives the id it holds and what
     /// is kept of it), or the problem that makes its id uncomparable.
-    func readChecked<Kept>(_ id: MemoID, _ name: String, root: URL,
+    /// With `folder` (`memos/`, opened), the file is opened inside it.
+    func readChecked<Kept>(_ id: MemoID, _ name: String, root: URL, in folder: OpenFolder? = nil,
                            as parse: (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept)) -> Result<Kept, Problem> {
         let path = "memos/" + name
         do {
-            let data = try readRegularFile(atPath: root.path + "/" + path, limit: memoSizeLimit)
+            let data = folder == nil ? try readRegularFile(atPath: root.path + "/" + path, limit: memoSizeLimit)
+                                     : try readRegularFile(atPath: name, in: folder, limit: memoSizeLimit)
             let (held, kept) = try parse(data, depthLimit)
             guard held == id else { return .failure(Problem(.idMismatch, path: path, id: id, "the file holds id \(held), not the one in its name")) }
             return .success(kept)

@@ -75,10 +75,25 @@ public func listFolder(atPath path: String) -> [(name: String, kind: ListedKind)
     return items
 }
 
+/// An open folder, so that the files in it are opened by name alone
+/// instead of walking the whole path each time.
+public final class OpenFolder: Sendable {
+    let fd: Int32
+
+    /// Nil when the folder cannot be opened (or is a link).
+    public init?(_ path: String) {
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if fd < 0 { return nil }
+    }
+
+    deinit { close(fd) }
+}
+
 /// Reads a whole regular file without following a link and without blocking
-/// on a FIFO, refusing files larger than `limit` bytes.
-public func readRegularFile(atPath path: String, limit: Int64) throws(ReadFailure) -> Data {
-    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+/// on a FIFO, refusing files larger than `limit` bytes. A relative path is
+/// taken inside `folder` when one is given.
+public func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, limit: Int64) throws(ReadFailure) -> Data {
+    let fd = openat(folder?.fd ?? AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     guard fd >= 0 else {
         let code = errno
         if code == ELOOP { throw ReadFailure(message: "is a link; links are not followed") }
