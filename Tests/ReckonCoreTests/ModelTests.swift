@@ -97,3 +97,23 @@ import Testing
         #expect(IDMap<String>(firstOf: [])[a] == nil)
     }
 }
+
+extension IDMapTests {
+    @Test func theUnionOfSortedListsHoldsEachIDOnceInOrder() {
+        let ids = (0..<9).map { MemoID(String(format: "00000000-0000-4000-8000-%012d", $0))! }
+        #expect(MemoID.union([[ids[1], ids[4], ids[7]], [], [ids[0], ids[4], ids[8]], [ids[1], ids[2], ids[7], ids[8]]])
+                == [ids[0], ids[1], ids[2], ids[4], ids[7], ids[8]])
+        #expect(MemoID.union([]) == [])
+    }
+}
+
+@Suite struct IndexEntrySpellingTests {
+    @Test(arguments: [idA, idA.lowercased(), "3f2504E0-4f89-11D3-9a0c-0305E82C3301"])
+    func anEntryKeepsTheSpellingItWasGiven(_ spelling: String) {
+        let entry = IndexEntry(id: MemoID(spelling)!, spelling: spelling, modifiedTime: Timestamp(seconds: 0))
+        #expect(entry.spelling == spelling)
+        for other in [idA, idA.lowercased(), "3f2504E0-4f89-11D3-9a0c-0305E82C3301"] {
+            #expect(entry.isSpelled(as: Substring(other)) == (other == spelling), "\(other)")
+        }
+    }
+}

@@ -9,21 +9,28 @@ public struct IDMap<Value: Sendable>: Sendable {
 
     public init() {}
 
-    /// From pairs in any order. Where an id comes more than once, the first
-    /// is kept and `dropped` is told of each later one.
-    public init(firstOf pairs: [(MemoID, Value)], dropped: (MemoID, Value) -> Void = { _, _ in }) {
-        let order = pairs.indices.sorted { pairs[$0].0 < pairs[$1].0 || (pairs[$0].0 == pairs[$1].0 && $0 < $1) }
-        keys.reserveCapacity(pairs.count)
-        values.reserveCapacity(pairs.count)
+    /// From items in any order, each giving its id and value. Where an id
+    /// comes more than once, the first is kept and `dropped` is told of each
+    /// later one.
+    public init<Item>(firstOf items: [Item], id: (Item) -> MemoID, value: (Item) -> Value,
+                      dropped: (MemoID, Value) -> Void = { _, _ in }) {
+        let ids = items.map(id)
+        let order = ids.indices.sorted { ids[$0] < ids[$1] || (ids[$0] == ids[$1] && $0 < $1) }
+        keys.reserveCapacity(items.count)
+        values.reserveCapacity(items.count)
         for position in order {
-            let (id, value) = pairs[position]
-            if id == keys.last {
-                dropped(id, value)
+            if ids[position] == keys.last {
+                dropped(ids[position], value(items[position]))
                 continue
             }
-            keys.append(id)
-            values.append(value)
+            keys.append(ids[position])
+            values.append(value(items[position]))
         }
+    }
+
+    /// From (id, value) pairs in any order; see `init(firstOf:id:value:dropped:)`.
+    public init(firstOf pairs: [(MemoID, Value)], dropped: (MemoID, Value) -> Void = { _, _ in }) {
+        self.init(firstOf: pairs, id: \.0, value: \.1, dropped: dropped)
     }
 
     public subscript(id: MemoID) -> Value? {
@@ -40,4 +47,22 @@ public struct IDMap<Value: Sendable>: Sendable {
 
     /// Each id with its value, in id order.
     public var pairs: Zip2Sequence<[MemoID], [Value]> { zip(keys, values) }
+}
+
+extension MemoID {
+    /// Every id of the given lists once, in order; each list must be sorted.
+    static func union(_ lists: [[MemoID]]) -> [MemoID] {
+        lists.reduce([]) { merged, list in
+            var result: [MemoID] = []
+            result.reserveCapacity(merged.count + list.count)
+            var i = 0, j = 0
+            while i < merged.count || j < list.count {
+                let next = j == list.count || (i < merged.count && merged[i] <= list[j]) ? merged[i] : list[j]
+                if i < merged.count && merged[i] == next { i += 1 }
+                if j < list.count && list[j] == next { j += 1 }
+                if result.last != next { result.append(next) }
+            }
+            return result
+        }
+    }
 }

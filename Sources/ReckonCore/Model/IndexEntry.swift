@@ -1,20 +1,46 @@
 /// One entry of `index.json`: a memo's metadata, without its body.
 public struct IndexEntry: Sendable, Equatable {
     public var id: MemoID
-    /// The id as the index spells it; the memo's file name uses this spelling.
-    public var spelling: String
     public var modifiedTime: Timestamp
     public var archivedAt: Timestamp?
     public var deletedAt: Timestamp?
     public var changeTag: String?
+    /// How the index writes the id. Kept without a string when its letters
+    /// are all capitals (as the app writes ids) or all small.
+    private var letters: Letters
+
+    private enum Letters: Sendable, Equatable {
+        case small, capital
+        case mixed(String)
+    }
 
     public init(id: MemoID, spelling: String? = nil, modifiedTime: Timestamp, archivedAt: Timestamp? = nil, deletedAt: Timestamp? = nil, changeTag: String? = nil) {
         self.id = id
-        self.spelling = spelling ?? id.value
+        let text = spelling ?? id.value
+        letters = text == id.value ? .small : text == id.value.uppercased() ? .capital : .mixed(text)
         self.modifiedTime = modifiedTime
         self.archivedAt = archivedAt
         self.deletedAt = deletedAt
         self.changeTag = changeTag
+    }
+
+    /// The id as the index spells it; the memo's file name uses this spelling.
+    public var spelling: String {
+        switch letters {
+        case .small: id.value
+        case .capital: id.value.uppercased()
+        case .mixed(let text): text
+        }
+    }
+
+    /// Whether `name` is this id spelled as the index spells it (`name` must
+    /// hold this id, in any case), without building the spelling.
+    public func isSpelled(as name: Substring) -> Bool {
+        switch letters {
+        case .small: !name.utf8.contains { (0x41...0x46).contains($0) }
+        case .capital: !name.utf8.contains { (0x61...0x66).contains($0) }
+        case .mixed(let text): name == text
+        }
     }
 
     public var isDeleted: Bool { deletedAt != nil }

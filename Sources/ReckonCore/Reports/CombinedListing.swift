@@ -5,12 +5,8 @@ public enum CombinedListing {
     public static func render(local: SideListing, remote: SideListing, differences: [Difference]) -> String {
         let listed = Dictionary(differences.filter { $0.remote == remote.spec.name }.map { ($0.id, $0.sigil) },
                                 uniquingKeysWith: { a, _ in a })
-        var ids = Set(listed.keys)
-        for side in [local, remote] {
-            ids.formUnion(side.entries.keys)
-            ids.formUnion(side.files.keys)
-        }
+        let ids = MemoID.union([listed.keys.sorted(), local.entries.keys, local.files.keys, remote.entries.keys, remote.files.keys])
         let unreadable = local.status == .failed || remote.status == .failed
-        return ids.sorted().map { "\((unreadable ? .cannotCompare : listed[$0] ?? .same).rawValue) \($0)\n" }.joined()
+        return ids.map { "\((unreadable ? .cannotCompare : listed[$0] ?? .same).rawValue) \($0)\n" }.joined()
     }
 }

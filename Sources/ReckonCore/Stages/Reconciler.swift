@@ -7,13 +7,10 @@ public enum Reconciler {
         guard local.status != .failed, remote.status != .failed else { return [] }
         let localBroken = local.brokenIDs
         let remoteBroken = remote.brokenIDs
-        var ids = Set(local.entries.keys).union(local.files.keys).union(localBroken.keys)
-        ids.formUnion(remote.entries.keys)
-        ids.formUnion(remote.files.keys)
-        ids.formUnion(remoteBroken.keys)
-
+        let ids = MemoID.union([local.entries.keys, local.files.keys, localBroken.keys.sorted(),
+                                remote.entries.keys, remote.files.keys, remoteBroken.keys.sorted()])
         var result: [Difference] = []
-        for id in ids.sorted() {
+        for id in ids {
             let l = local.entries[id]
             let r = remote.entries[id]
             let title = local.memos[id]?.title ?? remote.memos[id]?.title

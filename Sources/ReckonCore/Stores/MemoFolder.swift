@@ -55,7 +55,7 @@ public struct MemoFolder: Sendable, Equatable {
         case let other: return fail(.notRegularFile, "index.json", "is \(other.description), not a regular file")
         }
         if indexSize > 0, indexSize <= indexSizeLimit, let index = IndexReader.readClean(atPath: indexPath) {
-            side.entries = IDMap(firstOf: index.entries.map { ($0.id, $0) })
+            side.entries = IDMap(firstOf: index.entries, id: \.id, value: { $0 })
             return side
         }
         let data: Data
@@ -66,7 +66,7 @@ public struct MemoFolder: Sendable, Equatable {
         }
         do {
             let index = try IndexReader.read(data, depthLimit: depthLimit)
-            side.entries = IDMap(firstOf: index.entries.map { ($0.id, $0) })
+            side.entries = IDMap(firstOf: index.entries, id: \.id, value: { $0 })
             side.problems += index.problems
         } catch {
             return fail(error.kind, "index.json", error.message)
@@ -153,7 +153,7 @@ public struct MemoFolder: Sendable, Equatable {
         let problemIDs = Set(side.problems.compactMap(\.id))
         for (id, entry) in side.entries.pairs where !rebuild {
             if let name = side.files[id] {
-                if name != entry.spelling + ".json" {
+                if !entry.isSpelled(as: name.dropLast(5)) {
                     side.problems.append(Problem(.nameSpelling, path: "memos/" + name, id: id,
                                                  "the index spells this id \(entry.spelling)", severity: .warning))
                 }
