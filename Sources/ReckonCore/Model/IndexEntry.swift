@@ -16,8 +16,13 @@ public struct IndexEntry: Sendable, Equatable {
 
     public init(id: MemoID, spelling: String? = nil, modifiedTime: Timestamp, archivedAt: Timestamp? = nil, deletedAt: Timestamp? = nil, changeTag: String? = nil) {
         self.id = id
-        let text = spelling ?? id.value
-        letters = text == id.value ? .small : text == id.value.uppercased() ? .capital : .mixed(text)
+        if let spelling, MemoID(spelling) == id {
+            let capitals = spelling.utf8.contains { (0x41...0x46).contains($0) }
+            let smalls = spelling.utf8.contains { (0x61...0x66).contains($0) }
+            letters = capitals && smalls ? .mixed(spelling) : capitals ? .capital : .small
+        } else {
+            letters = spelling.map { .mixed($0) } ?? .small
+        }
         self.modifiedTime = modifiedTime
         self.archivedAt = archivedAt
         self.deletedAt = deletedAt

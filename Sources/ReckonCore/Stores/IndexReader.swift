@@ -75,7 +75,8 @@ extension IndexReader {
             case 1: break
             default: return nil
             }
-            guard let spelling = string(raw.id), let id = MemoID(spelling), seen.insert(id).inserted,
+            let id = MemoID(high: raw.id_high, low: raw.id_low)
+            guard let spelling = string(raw.id), seen.insert(id).inserted,
                   let modified = date(raw.modified_time) ?? nil, let archived = date(raw.archived_at), let deleted = date(raw.deleted_at)
             else { return nil }
             let tag = string(raw.change_tag)
