@@ -56,18 +56,41 @@ struct Pair {
     var reckon: [String]
     var peer: [String]
     var peerName: String
-    /// Run before each command (clearing an output folder).
-    var reset: () -> Void = {}
+    /// Run, untimed, before each command: clears outputs and warms inputs,
+    /// so every run of either side starts the same way.
+    var prepare: () -> Void = {}
 
     /// Warm-up, then `rounds` of A B; returns both sides' measurements.
     func run(rounds: Int) throws -> ([Measurement], [Measurement]) {
-        reset(); _ = try measure(reckon)
-        reset(); _ = try measure(peer)
+        prepare(); _ = try measure(reckon)
+        prepare(); _ = try measure(peer)
         var a: [Measurement] = [], b: [Measurement] = []
         for _ in 0..<rounds {
-            reset(); a.append(try measure(reckon))
-            reset(); b.append(try measure(peer))
+            prepare(); a.append(try measure(reckon))
+            prepare(); b.append(try measure(peer))
         }
         return (a, b)
     }
+}
+
+/// Reads every file under `paths` and flushes what earlier runs wrote, so
+/// the next run starts with its input in the page cache and no writeback of
+/// someone else's output. (rclone drops the cache of each file it reads, so
+/// without this whoever runs after it reads from disk.)
+func warm(_ paths: [String]) {
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    func readAll(_ path: String) {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return }
+        while read(fd, &buffer, buffer.count) > 0 {}
+        close(fd)
+    }
+    for path in paths {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else { continue }
+        guard isFolder.boolValue else { readAll(path); continue }
+        let files = FileManager.default.enumerator(atPath: path)
+        while let name = files?.nextObject() as? String { readAll(path + "/" + name) }
+    }
+    sync()
 }

@@ -71,21 +71,23 @@ do {
         var pairs: [Pair] = []
         let jqProgram = "[.entries[] | select(.deletedAt == null)] | group_by(.archivedAt != null) | map(length)"
         pairs.append(Pair(name: "counts, 1M entries", reckon: [reckon, "counts", index, "--json"],
-                          peer: ["jq", jqProgram, "\(index)/index.json"], peerName: "jq"))
+                          peer: ["jq", jqProgram, "\(index)/index.json"], peerName: "jq", prepare: { warm([index]) }))
         pairs.append(Pair(name: "counts, 1M entries", reckon: [reckon, "counts", index, "--json"],
-                          peer: [bench, "decode-index", "\(index)/index.json"], peerName: "JSONDecoder"))
+                          peer: [bench, "decode-index", "\(index)/index.json"], peerName: "JSONDecoder", prepare: { warm([index]) }))
         pairs.append(Pair(name: "reconcile (deep), 100k", reckon: [reckon, "reconcile", "--local", device, "--remote", drive],
-                          peer: ["rclone", "check", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check"))
+                          peer: ["rclone", "check", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check",
+                          prepare: { warm([device, drive]) }))
         pairs.append(Pair(name: "reconcile --quick, 100k", reckon: [reckon, "reconcile", "--quick", "--local", device, "--remote", drive],
-                          peer: ["rclone", "check", "--size-only", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check --size-only"))
+                          peer: ["rclone", "check", "--size-only", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check --size-only",
+                          prepare: { warm([device, drive]) }))
         for size in ["10k", "100k"] {
             let source = "\(data)/pair-\(size)/drive/60dMemo"
             pairs.append(Pair(name: "export json,markdown,zip, \(size)",
                               reckon: [reckon, "export", source, "--out", scratch.appendingPathComponent("export").path, "--format", "json,markdown,zip"],
                               peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(source)/memos"], peerName: "zip -qr",
-                              reset: clear))
+                              prepare: { clear(); warm([source]) }))
         }
-        say("reckon-bench: \(rounds) rounds after a warm-up, A B alternately; medians of wall time, peak RSS of the child")
+        say("reckon-bench: \(rounds) rounds after a warm-up, A B alternately, each run from a warm page cache; medians of wall time, peak RSS of the child")
         say("")
         say("| comparison | reckon | peer | peer time | ratio (peer / reckon) | reckon peak RSS | peer peak RSS |")
         say("| --- | --- | --- | --- | --- | --- | --- |")

@@ -14,8 +14,15 @@ esac
 work=".build/fuzz/$reader"
 mkdir -p "$work/corpus"
 for seed in $seeds; do cp "$seed" "$work/corpus/$(sha256sum "$seed" | cut -c1-16)"; done
-# ReckonCore is compiled into the fuzzer itself, so the sanitizers see all of it.
+# ReckonCore and its simdjson readers are compiled into the fuzzer itself, so
+# the sanitizers see all of it (a module map stands in for the one SwiftPM writes).
+mkdir -p "$work/CSimdJSON"
+printf 'module CSimdJSON {\n  umbrella "%s"\n  export *\n}\n' "$PWD/Sources/CSimdJSON/include" > "$work/CSimdJSON/module.modulemap"
+for source in Sources/CSimdJSON/*.cpp; do
+  clang++ -std=c++17 -O1 -fsanitize=fuzzer-no-link,address -DSIMDJSON_THREADS_ENABLED=1 -I Sources/CSimdJSON/include \
+    -c "$source" -o "$work/$(basename "$source" .cpp).o"
+done
 swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name ReckonFuzz \
-  -I Sources/CArchive -I Sources/CCrypto -I Sources/CLinux \
-  $(find Sources/ReckonCore -name '*.swift') "$entry" -o "$work/fuzzer"
+  -I Sources/CArchive -I Sources/CCrypto -I Sources/CLinux -I "$work/CSimdJSON" \
+  $(find Sources/ReckonCore -name '*.swift') "$entry" "$work"/simd_*.o -lsimdjson -lstdc++ -o "$work/fuzzer"
 "$work/fuzzer" "$work/corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 -artifact_prefix="$work/" -print_final_stats=1
