@@ -125,7 +125,7 @@ public struct Exporter {
             var path = "\(Self.markdownName)/\(MarkdownExport.fileName(memo))"
             if usedPaths.contains(path) { path = "\(Self.markdownName)/\(MarkdownExport.fileName(memo, longID: true))" }
             usedPaths.insert(path)
-            let markdown = try OutputFile(staging.appendingPathComponent(path))
+            let markdown = try OutputFile(staging.appending(path: path, directoryHint: .notDirectory))
             try markdown.write(MarkdownExport.render(memo))
             written.append(Written(path: path, size: markdown.size, digest: try markdown.finish(), modified: memo.modifiedAt))
         }
@@ -153,7 +153,7 @@ public struct Exporter {
                     try zip.add(name: Self.manifestName, modified: time, size: manifestSize, contents: manifestURL)
                     manifestPending = false
                 }
-                try zip.add(name: file.path, modified: file.modified, size: file.size, contents: staging.appendingPathComponent(file.path))
+                try zip.add(name: file.path, modified: file.modified, size: file.size, contents: staging.appending(path: file.path, directoryHint: .notDirectory))
             }
             if manifestPending { try zip.add(name: Self.manifestName, modified: time, size: manifestSize, contents: manifestURL) }
             try zip.finish()
