@@ -121,7 +121,7 @@ public struct MemoFolder: Sendable, Equatable {
 
         let indexProblemIDs = Set(side.problems.compactMap(\.id))
         var files: [(MemoID, String)] = []
-        var fileIDs = Set<MemoID>()
+        var fileByID: [MemoID: Int] = [:]
         for (name, kind) in listing {
             let path = "memos/" + name
             guard name.hasSuffix(".json") else {
@@ -132,21 +132,21 @@ public struct MemoFolder: Sendable, Equatable {
                 side.problems.append(Problem(.invalidID, path: path, "the file name is not <uuid>.json; the file is not read"))
                 continue
             }
-            if fileIDs.contains(id), let other = files.first(where: { $0.0 == id })?.1 {
-                side.problems.append(Problem(.duplicateID, path: path, id: id, "another file, memos/\(other), holds the same id"))
+            if let other = fileByID[id] {
+                side.problems.append(Problem(.duplicateID, path: path, id: id, "another file, memos/\(files[other].1), holds the same id"))
                 continue
             }
             switch kind {
             case .regularFile:
+                fileByID[id] = files.count
                 files.append((id, name))
-                fileIDs.insert(id)
             case .other(.link):
                 side.problems.append(Problem(.link, path: path, id: id, "is a link; links are not followed"))
             case .other(let other):
                 side.problems.append(Problem(.notRegularFile, path: path, id: id, "is \(other.description), not a regular file"))
             }
         }
-        fileIDs = []
+        fileByID = [:]
         side.files = IDMap(firstOf: files)
         files = []
 
