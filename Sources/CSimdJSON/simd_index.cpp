@@ -391,9 +391,9 @@ bool countOnAllCores(const char *path, Tally &tally) {
     for (auto &part : tallies) {
         tally.active += part.active;
         tally.archived += part.archived;
-        size_t middle = tally.ids.size();
-        tally.ids.insert(tally.ids.end(), part.ids.begin(), part.ids.end());
-        std::inplace_merge(tally.ids.begin(), tally.ids.begin() + middle, tally.ids.end());
+        std::vector<std::pair<uint64_t, uint64_t>> merged(tally.ids.size() + part.ids.size());
+        std::merge(tally.ids.begin(), tally.ids.end(), part.ids.begin(), part.ids.end(), merged.begin());
+        tally.ids.swap(merged);
     }
     return true;
 }
