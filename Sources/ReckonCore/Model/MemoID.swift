@@ -7,7 +7,7 @@ public struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConve
     private let high: UInt64
     private let low: UInt64
 
-    public init?(_ text: String) {
+    public init?<Text: StringProtocol>(_ text: Text) {
         var high: UInt64 = 0, low: UInt64 = 0, digits = 0, position = 0
         for byte in text.utf8 {
             defer { position += 1 }

@@ -16,8 +16,18 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`.
     public init?(iso8601 text: String) {
-        let b = Array(text.utf8)
-        var i = 0
+        guard let value = text.utf8.withContiguousStorageIfAvailable({ Self.parse($0) }) ?? Self.parse(Array(text.utf8)) else { return nil }
+        self = value
+    }
+
+    /// Parses the UTF-8 bytes of an ISO 8601 instant, as `init?(iso8601:)` does.
+    init?(iso8601Bytes bytes: UnsafeRawBufferPointer) {
+        guard let value = Self.parse(bytes) else { return nil }
+        self = value
+    }
+
+    private static func parse<Bytes: RandomAccessCollection>(_ b: Bytes) -> Timestamp? where Bytes.Element == UInt8, Bytes.Index == Int {
+        var i = b.startIndex
         func digits(_ count: Int) -> Int? {
             guard i + count <= b.count else { return nil }
             var value = 0
@@ -69,8 +79,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         }
         guard i == b.count else { return nil }
         let days = Self.daysFromCivil(year: year, month: month, day: day)
-        seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second - offset)
-        nanoseconds = Int32(nanos)
+        return Timestamp(seconds: Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second - offset), nanoseconds: Int32(nanos))
     }
 
     /// The instant in UTC, `Z`, with a fraction only when there is one.

@@ -58,13 +58,8 @@ extension IndexReader {
         guard let index = reckon_clean_index_open(path, batchBytes) else { return nil }
         defer { reckon_clean_index_close(index) }
         func string(_ text: reckon_text) -> String? {
-            guard let data = text.data else { return nil }
-            let bytes = UnsafeRawBufferPointer(start: data, count: text.length)
+            guard let bytes = text.bytes else { return nil }
             return bytes.contains { $0 < 0x20 } ? "\u{0}" : String(decoding: bytes, as: UTF8.self)
-        }
-        func date(_ text: reckon_text) -> Timestamp?? {
-            guard let value = string(text) else { return .some(nil) }
-            return Timestamp(iso8601: value).map { .some($0) }
         }
         var entries: [IndexEntry] = []
         var seen = Set<MemoID>()
@@ -77,7 +72,7 @@ extension IndexReader {
             }
             let id = MemoID(high: raw.id_high, low: raw.id_low)
             guard let spelling = string(raw.id), seen.insert(id).inserted,
-                  let modified = date(raw.modified_time) ?? nil, let archived = date(raw.archived_at), let deleted = date(raw.deleted_at)
+                  let modified = raw.modified_time.date ?? nil, let archived = raw.archived_at.date, let deleted = raw.deleted_at.date
             else { return nil }
             let tag = string(raw.change_tag)
             guard tag != "\u{0}" else { return nil }
@@ -180,4 +175,16 @@ func quoted(_ text: String, limit: Int = 80) -> String {
     }.joined())
     if text.unicodeScalars.count > limit { shown += "…" }
     return "'\(shown)'"
+}
+
+extension reckon_text {
+    /// The text's bytes; nil for null or absent.
+    var bytes: UnsafeRawBufferPointer? { data.map { UnsafeRawBufferPointer(start: $0, count: length) } }
+
+    /// A date field: `.some(nil)` for null or absent, nil when it is not an
+    /// ISO 8601 instant with a zone.
+    var date: Timestamp?? {
+        guard let bytes else { return .some(nil) }
+        return Timestamp(iso8601Bytes: bytes).map { .some($0) }
+    }
 }

@@ -128,7 +128,7 @@ public struct MemoFolder: Sendable, Equatable {
                 side.problems.append(Problem(.orphanFile, path: path, "not a memo file (no .json ending); left alone", severity: .warning))
                 continue
             }
-            guard let id = MemoID(String(name.dropLast(5))) else {
+            guard let id = MemoID(name.dropLast(5)) else {
                 side.problems.append(Problem(.invalidID, path: path, "the file name is not <uuid>.json; the file is not read"))
                 continue
             }

@@ -78,15 +78,10 @@ extension MemoReader {
         data.withUnsafeBytes { bytes -> Result? in
             var raw = reckon_memo_fields()
             guard reckon_memo_parse(bytes.baseAddress, bytes.count, &raw) == 0 else { return nil }
-            func view(_ text: reckon_text) -> UnsafeRawBufferPointer? { text.data.map { UnsafeRawBufferPointer(start: $0, count: text.length) } }
-            func string(_ text: reckon_text) -> String? { view(text).map { String(decoding: $0, as: UTF8.self) } }
-            func date(_ text: reckon_text) -> Timestamp?? {
-                guard let value = string(text) else { return .some(nil) }
-                return Timestamp(iso8601: value).map { .some($0) }
-            }
-            guard let modified = date(raw.modified_at) ?? nil, let created = date(raw.created_at),
-                  let archived = date(raw.archived_at), let deleted = date(raw.deleted_at) else { return nil }
-            return use(CleanFields(id: MemoID(high: raw.id_high, low: raw.id_low), title: string(raw.title), body: view(raw.body),
+            func string(_ text: reckon_text) -> String? { text.bytes.map { String(decoding: $0, as: UTF8.self) } }
+            guard let modified = raw.modified_at.date ?? nil, let created = raw.created_at.date,
+                  let archived = raw.archived_at.date, let deleted = raw.deleted_at.date else { return nil }
+            return use(CleanFields(id: MemoID(high: raw.id_high, low: raw.id_low), title: string(raw.title), body: raw.body.bytes,
                                    createdAt: created, modifiedAt: modified, archivedAt: archived, deletedAt: deleted,
                                    tags: (0..<raw.tag_count).map { string(reckon_memo_tag($0)) ?? "" },
                                    pinned: raw.pinned < 0 ? nil : raw.pinned == 1, changeTag: string(raw.change_tag)))
