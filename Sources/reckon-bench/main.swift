@@ -4,13 +4,14 @@ import Foundation
 /// tools a user would reach for instead, printing medians, ratios and peak RSS.
 let usage = """
     USAGE: reckon-bench generate --out <dir> [--seed <n>]
-           reckon-bench run --data <dir> [--rounds <n>] [--reckon <path>]
+           reckon-bench run --data <dir> [--rounds <n>] [--reckon <path>] [--only <text>]
            reckon-bench decode-index <index.json>
 
       generate      writes <dir>/index-1m (1,000,000 index entries), <dir>/pair-10k and
                     <dir>/pair-100k (a Drive copy and a device copy with ~1.5% drift)
       run           runs each pair alternately (a warm-up, then A B A B …) and prints a table;
-                    builds nothing: build reckon first with 'swift build -c release'
+                    builds nothing: build reckon first with 'swift build -c release';
+                    --only keeps the rows whose name holds the text ("reconcile", "10k")
       decode-index  decodes an index.json with Foundation's JSONDecoder (a peer for counting)
 
     """
@@ -91,7 +92,8 @@ do {
         say("")
         say("| comparison | reckon | peer | peer time | ratio (peer / reckon) | reckon peak RSS | peer peak RSS |")
         say("| --- | --- | --- | --- | --- | --- | --- |")
-        for pair in pairs {
+        let only = value("--only", in: arguments)
+        for pair in pairs where only.map(pair.name.contains) ?? true {
             guard which(pair.peer[0]) != nil || FileManager.default.isExecutableFile(atPath: pair.peer[0]) else {
                 say("| \(pair.name) | – | \(pair.peerName) | skipped: \(pair.peer[0]) is not installed | | | |")
                 continue
