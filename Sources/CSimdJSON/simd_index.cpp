@@ -326,7 +326,8 @@ bool countOnAllCores(const char *path, Tally &tally) {
     bool finished = false;
     std::atomic<bool> unclean{false};
 
-    unsigned workerCount = std::max(2u, std::thread::hardware_concurrency());
+    // Two to four workers: more would add parsers (each some MB) faster than speed.
+    unsigned workerCount = std::min(4u, std::max(2u, std::thread::hardware_concurrency()));
     std::vector<Tally> tallies(workerCount);
     std::vector<std::thread> workers;
     for (unsigned w = 0; w < workerCount; w++) {
