@@ -57,12 +57,14 @@ public enum ListedKind: Equatable, Sendable {
 /// The names in a folder (without "." and ".."), unsorted, each with its
 /// kind. The kind comes from the listing itself where the file system gives
 /// it, so a folder of 100,000 memo files costs no `lstat` per name. Nil when
-/// the folder cannot be opened.
+/// the folder cannot be opened or its listing breaks off.
 public func listFolder(atPath path: String) -> [(name: String, kind: ListedKind)]? {
     guard let folder = opendir(path) else { return nil }
     defer { closedir(folder) }
     var items: [(name: String, kind: ListedKind)] = []
-    while let entry = readdir(folder) {
+    while true {
+        errno = 0
+        guard let entry = readdir(folder) else { return errno == 0 ? items : nil }
         let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
         if name == "." || name == ".." { continue }
         switch Int32(entry.pointee.d_type) {
@@ -72,7 +74,6 @@ public func listFolder(atPath path: String) -> [(name: String, kind: ListedKind)
             items.append((name, kind.isRegular ? .regularFile : .other(kind)))
         }
     }
-    return items
 }
 
 /// An open folder, so that the files in it are opened by name alone
