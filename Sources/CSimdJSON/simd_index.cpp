@@ -59,6 +59,12 @@ bool readEntry(simdjson::dom::element item, reckon_index_entry &entry) {
 // Where a JSON value's text ends, for cutting the file outside strings.
 enum class Cut { comma, close, none };
 
+// Moves `at` from a string's opening quote onto its closing one (or to `size`).
+void skipString(const char *text, size_t size, size_t &at) {
+    at++;
+    while (at < size && text[at] != '"') at += text[at] == '\\' ? 2 : 1;
+}
+
 // Scans from `at` at nesting depth 0 (inside an array or object) for the next
 // comma or closing bracket at that depth, skipping strings. `at` is left on it.
 Cut scan(const char *text, size_t size, size_t &at) {
@@ -66,8 +72,7 @@ Cut scan(const char *text, size_t size, size_t &at) {
     while (at < size) {
         char c = text[at];
         if (c == '"') {
-            at++;
-            while (at < size && text[at] != '"') at += text[at] == '\\' ? 2 : 1;
+            skipString(text, size, at);
         } else if (c == '{' || c == '[') {
             depth++;
         } else if (c == '}' || c == ']') {
@@ -93,7 +98,6 @@ struct reckon_clean_index {
     std::string prefix;
     bool arrayDone = false;
     size_t batchesCut = 0;
-    bool hasBatch = false;
     std::vector<char> batch;
     simdjson::dom::parser parser;
     simdjson::dom::array entries;
@@ -130,8 +134,7 @@ bool findArray(reckon_clean_index &index) {
         for (at++; at < index.filled; at++) {
             char c = text[at];
             if (c == '"') {
-                at++;
-                while (at < index.filled && text[at] != '"') at += text[at] == '\\' ? 2 : 1;
+                skipString(text, index.filled, at);
             } else if (c == '[') {
                 index.prefix.assign(text, at + 1);
                 index.refill(at + 1);
@@ -275,11 +278,11 @@ extern "C" reckon_clean_index *reckon_clean_index_open(const char *path, size_t 
 }
 
 extern "C" int reckon_clean_index_next(reckon_clean_index *index, reckon_index_entry *entry) {
-    while (!index->hasBatch || index->position == index->end) {
+    // Until a batch is cut, `position` and `end` point at nothing.
+    while (index->batchesCut == 0 || index->position == index->end) {
         if (index->arrayDone) return 0;
         int batch = nextBatch(*index);
         if (batch <= 0) return batch;
-        index->hasBatch = true;
     }
     simdjson::dom::element item = *index->position;
     ++index->position;
