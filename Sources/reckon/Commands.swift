@@ -238,16 +238,21 @@ enum Commands {
             console.err(UsageError(command: export, message: error.message).text)
             return .usage
         }
-        let side = MemoFolder().load(spec, deep: false)
-        for problem in side.problems {
-            console.err(problem.line(under: path) + "\n")
-        }
-        guard side.status != .failed else { return .trouble }
+        let outExisted = FileKind(path: out.path) != .missing
         do {
             let staging = try ExportFolder.makeStaging(in: out, kind: "export")
             let printer = progressPrinter(console, quiet: false)
-            let summary = try Exporter().export(side, formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
-                                                 into: staging) { printer("exporting", $0, $1) }
+            let (side, exported) = try Exporter().export(reading: spec, formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
+                                                         into: staging) { printer("exporting", $0, $1) }
+            for problem in side.problems {
+                console.err(problem.line(under: path) + "\n")
+            }
+            guard let summary = exported else {
+                // The side could not be read: leave no trace, not even the folder.
+                try? FileManager.default.removeItem(at: staging)
+                if !outExisted { rmdir(out.path) }
+                return .trouble
+            }
             try ExportFolder.publishInPlace(staging, to: out)
             for record in ExportRecord.records(summary, folder: out, displayPath: outPath) {
                 console.out("\(record.path)  \(record.memos) memos, \(record.bytes) bytes\(record.sha256.map { ", sha256 \($0)" } ?? "")\n")

@@ -52,7 +52,8 @@ public struct ExportSummary: Sendable, Equatable {
 
 /// Writes one side's memos as `memos.json`, `markdown/` and `memos.zip` into a
 /// staging folder, streaming: each memo is read, written and let go. What is
-/// kept per memo is small and fixed: its id, times, file names, size and digest.
+/// noted per memo (its id, times, file names, size and digest) is sorted
+/// through files in the staging folder, so memory does not grow with the side.
 public struct Exporter {
     public var folder = MemoFolder()
 
@@ -65,7 +66,7 @@ public struct Exporter {
     public static let manifestName = "manifest.json"
 
     /// One file written: its path in the export folder, and what the
-    /// manifest and the zip say of it.
+    /// manifest and the zip say of it. Kept sorted by path in a `SpillSort`.
     struct Written {
         var path: String
         var size: Int
@@ -74,14 +75,72 @@ public struct Exporter {
 
         var record: ExportManifest.File { .init(path: path, size: size, sha256: digest.hex) }
 
-        static func inOrder(_ a: Written, _ b: Written) -> Bool { a.path.utf8.lexicographicallyPrecedes(b.path.utf8) }
+        var sortable: Record {
+            var record = Record()
+            record.addOrdered(path)
+            record.add(size)
+            record.add(digest)
+            record.add(modified)
+            return record
+        }
+
+        init(path: String, size: Int, digest: SHA256.Digest, modified: Timestamp) {
+            self.path = path
+            self.size = size
+            self.digest = digest
+            self.modified = modified
+        }
+
+        init(_ reader: inout RecordReader) {
+            self.init(path: reader.orderedText(), size: reader.int(), digest: reader.digest(), modified: reader.timestamp()!)
+        }
     }
 
-    /// Exports `side` into `staging` (an empty, existing folder). Soft-deleted
-    /// memos are never exported; archived ones only when asked.
+    /// Whether an index entry's memo is one to export.
+    static func selects(_ entry: IndexEntry, includeArchived: Bool) -> Bool {
+        !entry.isDeleted && (includeArchived || !entry.isArchived)
+    }
+
+    /// Exports `side`, already listed, into `staging` (an empty, existing
+    /// folder). Soft-deleted memos are never exported; archived ones only when asked.
     public func export(_ side: SideListing, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
                        progress: (Int, Int) -> Void = { _, _ in }) throws -> ExportSummary {
-        let root = MemoFolder.resolveRoot(side.spec.url)
+        try export(side.spec, formats: formats, includeArchived: includeArchived, into: staging, progress: progress) { add in
+            for (id, entry) in side.entries.pairs where Self.selects(entry, includeArchived: includeArchived) {
+                try add(id, side.files[id] ?? entry.spelling + ".json")
+            }
+        }
+    }
+
+    /// Lists the side at `spec` and exports it in one go, holding nothing
+    /// per memo: the listing and both export orders are sorted through files
+    /// in `staging`. Returns the listing (its status and problems) and, unless
+    /// it failed, what was exported. A side whose index cannot be used is
+    /// rebuilt from its memo files in memory first.
+    public func export(reading spec: SideSpec, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
+                       progress: (Int, Int) -> Void = { _, _ in }) throws -> (SideListing, ExportSummary?) {
+        struct ListingStopped: Error {}
+        var listing = SideListing(spec: spec)
+        do {
+            let summary = try export(spec, formats: formats, includeArchived: includeArchived, into: staging, progress: progress) { add in
+                listing = try folder.list(spec, scratch: staging) { id, entry, name in
+                    if let entry, Self.selects(entry, includeArchived: includeArchived) { try add(id, name ?? entry.spelling + ".json") }
+                }
+                if listing.status == .failed || listing.rebuiltFromMemoFiles { throw ListingStopped() }
+            }
+            return (listing, summary)
+        } catch is ListingStopped {
+            guard listing.status != .failed else { return (listing, nil) }
+            let side = folder.load(spec, deep: false)
+            return (side, try export(side, formats: formats, includeArchived: includeArchived, into: staging, progress: progress))
+        }
+    }
+
+    /// Exports the memos `listMemos` hands over (id and file name, in any
+    /// order): streaming, each memo read, written and let go.
+    private func export(_ spec: SideSpec, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
+                        progress: (Int, Int) -> Void, listMemos: ((MemoID, String) throws -> Void) throws -> Void) throws -> ExportSummary {
+        let root = MemoFolder.resolveRoot(spec.url)
         var missing: [ExportManifest.Missing] = []
         func read(_ id: MemoID, _ name: String) -> Memo? {
             switch folder.readChecked(id, name, root: root) {
@@ -92,63 +151,72 @@ public struct Exporter {
             }
         }
 
-        // Pass 1: which memos, in which order. Only small facts are kept.
-        struct Planned { var id: MemoID; var name: String; var createdAt: Timestamp?; var modifiedAt: Timestamp }
-        var planned: [Planned] = []
-        let selected = side.entries.values.filter { !$0.isDeleted && (includeArchived || !$0.isArchived) }.map(\.id)
-        for id in selected {
-            let name = side.files[id] ?? side.entries[id]!.spelling + ".json"
-            guard let memo = read(id, name), memo.deletedAt == nil, includeArchived || memo.archivedAt == nil else { continue }
-            planned.append(Planned(id: id, name: name, createdAt: memo.createdAt, modifiedAt: memo.modifiedAt))
+        // Pass 1: which memos, in which order (creation time, then id).
+        let planned = SpillSort(scratch: staging)
+        var plannedCount = 0
+        var exportedAt: Timestamp?
+        try listMemos { id, name in
+            guard let memo = read(id, name), memo.deletedAt == nil, includeArchived || memo.archivedAt == nil else { return }
+            var record = Record()
+            record.add(memo.createdAt)
+            record.add(id)
+            record.add(name)
+            try planned.append(record)
+            plannedCount += 1
+            exportedAt = max(exportedAt ?? memo.modifiedAt, memo.modifiedAt)
         }
-        planned.sort { JSONExport.precedes(created: $0.createdAt, $0.id, created: $1.createdAt, $1.id) }
-        let exportedAt = planned.map(\.modifiedAt).max()
-        let source = ExportManifest.Source(name: side.spec.name, label: side.spec.label, path: side.spec.path)
+        let source = ExportManifest.Source(name: spec.name, label: spec.label, path: spec.path)
 
         // Pass 2: read each memo again and write it everywhere, then let it go.
         let json = try OutputFile(staging.appendingPathComponent(Self.jsonName))
         let markdownFolder = staging.appendingPathComponent(Self.markdownName)
         try AtomicFile.makeFolder(markdownFolder)
         try json.write("{\n  \"exportedAt\" : \(exportedAt.map { "\"\($0.iso8601)\"" } ?? "null"),\n  \"memos\" : [\n")
-        var written: [Written] = []
-        written.reserveCapacity(planned.count + 1)
-        var usedPaths: Set<String> = []
+        let written = SpillSort(scratch: staging)
+        var markdownBytes = 0
         var counts = MemoCounts()
         let encoder = makeJSONEncoder()
-        for (position, plan) in planned.enumerated() {
-            progress(position, planned.count)
-            guard let memo = read(plan.id, plan.name) else { continue }
+        let order = try planned.sorted()
+        var position = 0
+        while var plan = try order.next() {
+            progress(position, plannedCount)
+            position += 1
+            _ = plan.timestamp()
+            guard let memo = read(plan.id(), plan.text()!) else { continue }
             if counts.total > 0 { try json.write(",\n") }
             try json.write(Self.indent(try encoder.encode(JSONExport.value(of: memo)), "    "))
             if memo.archivedAt != nil { counts.archived += 1 } else { counts.active += 1 }
 
+            // The short name unless an earlier memo took it.
             var path = "\(Self.markdownName)/\(MarkdownExport.fileName(memo))"
-            if usedPaths.contains(path) { path = "\(Self.markdownName)/\(MarkdownExport.fileName(memo, longID: true))" }
-            usedPaths.insert(path)
-            let markdown = try OutputFile(staging.appending(path: path, directoryHint: .notDirectory))
-            try markdown.write(MarkdownExport.render(memo))
-            written.append(Written(path: path, size: markdown.size, digest: try markdown.finish(), modified: memo.modifiedAt))
+            var markdown = try OutputFile(creatingNew: staging.appending(path: path, directoryHint: .notDirectory))
+            if markdown == nil {
+                path = "\(Self.markdownName)/\(MarkdownExport.fileName(memo, longID: true))"
+                markdown = try OutputFile(staging.appending(path: path, directoryHint: .notDirectory))
+            }
+            try markdown!.write(MarkdownExport.render(memo))
+            try written.append(Written(path: path, size: markdown!.size, digest: try markdown!.finish(), modified: memo.modifiedAt).sortable)
+            markdownBytes += markdown!.size
         }
-        usedPaths = []
-        progress(planned.count, planned.count)
-        planned = []
+        progress(plannedCount, plannedCount)
         try json.write("\n  ],\n  \"schemaVersion\" : 1,\n  \"source\" : ")
         try json.write(Self.indent(try encoder.encode(source), "  ", firstLine: false))
         try json.write("\n}\n")
         let time = exportedAt ?? ZipWriter.earliest
         let jsonFile = Written(path: Self.jsonName, size: json.size, digest: try json.finish(), modified: time)
-        written.append(jsonFile)
-        written.sort(by: Written.inOrder)
+        try written.append(jsonFile.sortable)
 
         let manifest = ExportManifest(source: source, exportedAt: exportedAt, includeArchived: includeArchived, formats: formats,
                                       counts: counts, files: [], missing: missing.sorted { $0.id < $1.id })
         let manifestURL = staging.appendingPathComponent(Self.manifestName)
-        let manifestSize = try Self.writeManifest(manifest, files: written, to: manifestURL, encoder: encoder)
+        let manifestSize = try Self.writeManifest(manifest, files: written.sorted(), to: manifestURL, encoder: encoder)
 
         if formats.contains(.zip) {
             let zip = try ZipWriter(url: staging.appendingPathComponent(Self.zipName))
             var manifestPending = true
-            for file in written {
+            let files = try written.sorted()
+            while var reader = try files.next() {
+                let file = Written(&reader)
                 if manifestPending, Self.manifestName.utf8.lexicographicallyPrecedes(file.path.utf8) {
                     try zip.add(name: Self.manifestName, modified: time, size: manifestSize, contents: manifestURL)
                     manifestPending = false
@@ -160,7 +228,6 @@ public struct Exporter {
         }
         if !formats.contains(.json) { try FileManager.default.removeItem(at: staging.appendingPathComponent(Self.jsonName)) }
         if !formats.contains(.markdown) { try FileManager.default.removeItem(at: markdownFolder) }
-        let markdownBytes = written.reduce(0) { $0 + ($1.path == Self.jsonName ? 0 : $1.size) }
         return ExportSummary(formats: formats, exportedAt: exportedAt, counts: counts, missing: manifest.missing,
                              json: jsonFile.record, markdownBytes: markdownBytes)
     }
@@ -180,7 +247,7 @@ public struct Exporter {
 
     /// Writes the manifest as JSONEncoder would write `manifest` with `files`
     /// as its file list, one file record at a time. Returns its size.
-    static func writeManifest(_ manifest: ExportManifest, files: [Written], to url: URL, encoder: JSONEncoder) throws -> Int {
+    static func writeManifest(_ manifest: ExportManifest, files: SortedRecords, to url: URL, encoder: JSONEncoder) throws -> Int {
         var skeleton = manifest
         skeleton.files = []
         let text = String(decoding: try encoder.encode(skeleton), as: UTF8.self)
@@ -188,9 +255,11 @@ public struct Exporter {
         guard let range = text.range(of: marker) else { throw OutputError(path: url.path, reason: "the manifest has no files list") }
         let output = try OutputFile(url)
         try output.write(String(text[..<range.lowerBound]) + "\"files\" : [\n")
-        for (position, file) in files.enumerated() {
-            if position > 0 { try output.write(",\n") }
-            try output.write(indent(try encoder.encode(file.record), "    "))
+        var first = true
+        while var reader = try files.next() {
+            if !first { try output.write(",\n") }
+            first = false
+            try output.write(indent(try encoder.encode(Written(&reader).record), "    "))
         }
         try output.write("\n  ]" + String(text[range.upperBound...]) + "\n")
         _ = try output.finish()

@@ -28,6 +28,13 @@ public struct IDMap<Value: Sendable>: Sendable {
         }
     }
 
+    /// From ids already sorted, each once, and their values.
+    init(sortedKeys keys: [MemoID], values: [Value]) {
+        precondition(keys.count == values.count && zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }, "ids not sorted")
+        self.keys = keys
+        self.values = values
+    }
+
     /// From (id, value) pairs in any order; see `init(firstOf:id:value:dropped:)`.
     public init(firstOf pairs: [(MemoID, Value)], dropped: (MemoID, Value) -> Void = { _, _ in }) {
         self.init(firstOf: pairs, id: \.0, value: \.1, dropped: dropped)

@@ -65,3 +65,34 @@ public struct MemoIndex: Sendable, Equatable {
         self.problems = problems
     }
 }
+
+extension IndexEntry {
+    /// Adds everything but the id to a record for sorting.
+    func add(to record: inout Record) {
+        switch letters {
+        case .small: record.bytes.append(0)
+        case .capital: record.bytes.append(1)
+        case .mixed(let text):
+            record.bytes.append(2)
+            record.add(text)
+        }
+        record.add(modifiedTime)
+        record.add(archivedAt)
+        record.add(deletedAt)
+        record.add(changeTag)
+    }
+
+    /// The entry `add(to:)` wrote, with its id.
+    init(id: MemoID, from reader: inout RecordReader) {
+        self.id = id
+        switch reader.byte() {
+        case 0: letters = .small
+        case 1: letters = .capital
+        default: letters = .mixed(reader.text()!)
+        }
+        modifiedTime = reader.timestamp()!
+        archivedAt = reader.timestamp()
+        deletedAt = reader.timestamp()
+        changeTag = reader.text()
+    }
+}

@@ -4,8 +4,8 @@
 /// are ids, so an id is always safe to use as part of a file name. Held as
 /// its 128 bits, so a side's ids cost no allocation each.
 public struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
-    private let high: UInt64
-    private let low: UInt64
+    let high: UInt64
+    let low: UInt64
 
     public init?<Text: StringProtocol>(_ text: Text) {
         var high: UInt64 = 0, low: UInt64 = 0, digits = 0, position = 0

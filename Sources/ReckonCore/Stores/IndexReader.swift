@@ -37,8 +37,7 @@ public enum IndexReader {
                 problems.append(Problem(kind, path: path, id: id, "\(subject)\(message)"))
             case .entry(let entry):
                 if let first = seen[entry.id] {
-                    problems.append(Problem(.duplicateID, path: path, id: entry.id,
-                                            "\(place): id \(entry.id) appears again (first at entries[\(first)]); counted once"))
+                    problems.append(repeated(entry.id, at: position, first: first, path: path))
                     continue
                 }
                 seen[entry.id] = position
@@ -47,37 +46,56 @@ public enum IndexReader {
         }
         return MemoIndex(entries: entries, problems: problems)
     }
+
+    /// The problem of an entry whose id an earlier entry already has.
+    static func repeated(_ id: MemoID, at position: Int, first: Int, path: String = "index.json") -> Problem {
+        Problem(.duplicateID, path: path, id: id, "entries[\(position)]: id \(id) appears again (first at entries[\(first)]); counted once")
+    }
 }
 
 extension IndexReader {
-    /// Reads a clean index.json with simdjson: nil when anything is unusual
-    /// (a damaged entry, an unknown key, an id twice …), and the careful
-    /// reader then names every problem. For a clean file both give the same
-    /// entries. The file is parsed `batchBytes` of entries at a time.
-    public static func readClean(atPath path: String, batchBytes: Int = Int(RECKON_CLEAN_INDEX_BATCH_BYTES)) -> MemoIndex? {
-        guard let index = reckon_clean_index_open(path, batchBytes) else { return nil }
+    /// Hands each entry of a clean index.json to `body` in file order, read
+    /// with simdjson `batchBytes` of entries at a time, so memory does not
+    /// follow the file. False when anything is unusual (a damaged entry, an
+    /// unknown key …); the careful reader then names every problem. Repeated
+    /// ids are left to the caller.
+    static func forEachClean(atPath path: String, batchBytes: Int = Int(RECKON_CLEAN_INDEX_BATCH_BYTES),
+                             _ body: (IndexEntry) throws -> Void) rethrows -> Bool {
+        guard let index = reckon_clean_index_open(path, batchBytes) else { return false }
         defer { reckon_clean_index_close(index) }
         func string(_ text: reckon_text) -> String? {
             guard let bytes = text.bytes else { return nil }
             return bytes.contains { $0 < 0x20 } ? "\u{0}" : String(decoding: bytes, as: UTF8.self)
         }
-        var entries: [IndexEntry] = []
-        var seen = Set<MemoID>()
         var raw = reckon_index_entry()
         while true {
             switch reckon_clean_index_next(index, &raw) {
-            case 0: return MemoIndex(entries: entries)
+            case 0: return true
             case 1: break
-            default: return nil
+            default: return false
             }
-            let id = MemoID(high: raw.id_high, low: raw.id_low)
-            guard let spelling = string(raw.id), seen.insert(id).inserted,
-                  let modified = raw.modified_time.date ?? nil, let archived = raw.archived_at.date, let deleted = raw.deleted_at.date
-            else { return nil }
+            guard let spelling = string(raw.id), let modified = raw.modified_time.date ?? nil,
+                  let archived = raw.archived_at.date, let deleted = raw.deleted_at.date
+            else { return false }
             let tag = string(raw.change_tag)
-            guard tag != "\u{0}" else { return nil }
-            entries.append(IndexEntry(id: id, spelling: spelling, modifiedTime: modified, archivedAt: archived, deletedAt: deleted, changeTag: tag))
+            guard tag != "\u{0}" else { return false }
+            try body(IndexEntry(id: MemoID(high: raw.id_high, low: raw.id_low), spelling: spelling, modifiedTime: modified,
+                                archivedAt: archived, deletedAt: deleted, changeTag: tag))
         }
+    }
+
+    /// A clean index.json read whole with simdjson (see `forEachClean`); nil
+    /// when anything is unusual, an id given twice included. For a clean
+    /// file it gives the same entries as the careful reader.
+    public static func readClean(atPath path: String, batchBytes: Int = Int(RECKON_CLEAN_INDEX_BATCH_BYTES)) -> MemoIndex? {
+        var entries: [IndexEntry] = []
+        var seen = Set<MemoID>()
+        var repeated = false
+        let clean = forEachClean(atPath: path, batchBytes: batchBytes) { entry in
+            repeated = repeated || !seen.insert(entry.id).inserted
+            entries.append(entry)
+        }
+        return clean && !repeated ? MemoIndex(entries: entries) : nil
     }
 }
 

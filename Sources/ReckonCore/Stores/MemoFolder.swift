@@ -31,12 +31,31 @@ public struct MemoFolder: Sendable, Equatable {
     /// Reads the index only (no memo file): with simdjson when the file is
     /// clean, else with the careful reader that names every problem.
     public func readIndex(_ spec: SideSpec) -> SideListing {
+        do {
+            var (side, sorter) = try sortIndex(spec, scratch: nil)
+            guard let sorter else { return side }
+            var entries = try SortedEntries(sorter.sorted())
+            var kept: [IndexEntry] = []
+            while let entry = try entries.next() { kept.append(entry) }
+            side.entries = IDMap(sortedKeys: kept.map(\.id), values: kept)
+            side.problems += entries.repeatProblems
+            return side
+        } catch {
+            return SideListing(spec: spec, status: .failed, problems: [Problem(.unreadableFile, path: "index.json", "\(error)")])
+        }
+    }
+
+    /// Checks the side's folder and reads its index into a sorter: each
+    /// usable entry keyed by its id and its place in the file, a repeated id
+    /// included. The listing returned has the index's status and problems;
+    /// no sorter when the side failed.
+    private func sortIndex(_ spec: SideSpec, scratch: URL?) throws -> (SideListing, SpillSort?) {
         var side = SideListing(spec: spec)
         let root = Self.resolveRoot(spec.url)
-        func fail(_ kind: Problem.Kind, _ path: String, _ message: String) -> SideListing {
+        func fail(_ kind: Problem.Kind, _ path: String, _ message: String) -> (SideListing, SpillSort?) {
             side.status = .failed
             side.problems.append(Problem(kind, path: path, message))
-            return side
+            return (side, nil)
         }
         switch FileKind(path: root.path) {
         case .directory: break
@@ -54,9 +73,21 @@ public struct MemoFolder: Sendable, Equatable {
         case .link: return fail(.link, "index.json", "is a link; links are not followed")
         case let other: return fail(.notRegularFile, "index.json", "is \(other.description), not a regular file")
         }
-        if indexSize > 0, indexSize <= indexSizeLimit, let index = IndexReader.readClean(atPath: indexPath) {
-            side.entries = IDMap(firstOf: index.entries, id: \.id, value: { $0 })
-            return side
+        func record(_ entry: IndexEntry, _ position: Int) -> Record {
+            var record = Record()
+            record.add(entry.id)
+            record.add(position)
+            entry.add(to: &record)
+            return record
+        }
+        if indexSize > 0, indexSize <= indexSizeLimit {
+            let sorter = SpillSort(scratch: scratch)
+            var position = 0
+            let clean = try IndexReader.forEachClean(atPath: indexPath) { entry in
+                try sorter.append(record(entry, position))
+                position += 1
+            }
+            if clean { return (side, sorter) }
         }
         let data: Data
         do {
@@ -66,12 +97,53 @@ public struct MemoFolder: Sendable, Equatable {
         }
         do {
             let index = try IndexReader.read(data, depthLimit: depthLimit)
-            side.entries = IDMap(firstOf: index.entries, id: \.id, value: { $0 })
+            let sorter = SpillSort(scratch: scratch)
+            for (position, entry) in index.entries.enumerated() { try sorter.append(record(entry, position)) }
             side.problems += index.problems
-        } catch {
-            return fail(error.kind, "index.json", error.message)
+            return (side, sorter)
+        } catch let failure as IndexReader.Failure {
+            return fail(failure.kind, "index.json", failure.message)
         }
-        return side
+    }
+
+    /// Index entries read back from `sortIndex` in id order, each id once:
+    /// the first in the file is kept, and a later one is a problem worded as
+    /// the careful reader words it.
+    struct SortedEntries {
+        private let records: SortedRecords
+        private var ahead: (entry: IndexEntry, position: Int)?
+        private var repeats: [(position: Int, problem: Problem)] = []
+
+        init(_ records: SortedRecords) throws {
+            self.records = records
+            ahead = try Self.read(records)
+        }
+
+        private static func read(_ records: SortedRecords) throws -> (entry: IndexEntry, position: Int)? {
+            guard var reader = try records.next() else { return nil }
+            let id = reader.id()
+            let position = reader.int()
+            return (IndexEntry(id: id, from: &reader), position)
+        }
+
+        /// The id `next()` gives.
+        var nextID: MemoID? { ahead?.entry.id }
+
+        mutating func next() throws -> IndexEntry? {
+            guard let (entry, first) = ahead else { return nil }
+            ahead = try Self.read(records)
+            while let (later, position) = ahead, later.id == entry.id {
+                repeats.append((position, IndexReader.repeated(entry.id, at: position, first: first)))
+                ahead = try Self.read(records)
+            }
+            return entry
+        }
+
+        /// Whether `id` came more than once (asked right after `next()` gave it).
+        func repeated(_ id: MemoID) -> Bool { repeats.last?.problem.id == id }
+
+        /// The problems of the repeated ids so far, in file order.
+        var repeatProblems: [Problem] { repeats.sorted { $0.position < $1.position }.map(\.problem) }
     }
 
     /// Counts a side: from the index alone — with simdjson when the file is
@@ -94,96 +166,151 @@ public struct MemoFolder: Sendable, Equatable {
     /// When `index.json` cannot be used the side is not given up: its
     /// entries are rebuilt from the memo files and it is marked degraded.
     public func load(_ spec: SideSpec, deep: Bool) -> SideListing {
-        var side = readIndex(spec)
+        var entries: [IndexEntry] = []
+        var files: [(MemoID, String)] = []
+        var side: SideListing
+        do {
+            side = try list(spec, scratch: nil) { id, entry, name in
+                if let entry { entries.append(entry) }
+                if let name { files.append((id, name)) }
+            }
+        } catch {
+            return SideListing(spec: spec, status: .failed, problems: [Problem(.unreadableFolder, path: "", "\(error)")])
+        }
+        side.entries = IDMap(sortedKeys: entries.map(\.id), values: entries)
+        side.files = IDMap(sortedKeys: files.map(\.0), values: files.map(\.1))
+        entries = []
+        guard side.status != .failed, deep || side.rebuiltFromMemoFiles else { return side }
+
+        var memos: [(MemoID, MemoSummary)] = []
+        var rebuilt: [(MemoID, IndexEntry)] = []
+        for (id, name, outcome) in readAll(files, root: Self.resolveRoot(spec.url)) {
+            switch outcome {
+            case .success(let memo):
+                memos.append((id, memo))
+                if side.rebuiltFromMemoFiles {
+                    rebuilt.append((id, IndexEntry(id: id, spelling: String(name.dropLast(5)), modifiedTime: memo.modifiedAt,
+                                                   archivedAt: memo.archivedAt, deletedAt: memo.deletedAt, changeTag: memo.changeTag)))
+                }
+            case .failure(let problem):
+                side.problems.append(problem)
+            }
+        }
+        side.memos = IDMap(sortedKeys: memos.map(\.0), values: memos.map(\.1))
+        if side.rebuiltFromMemoFiles { side.entries = IDMap(sortedKeys: rebuilt.map(\.0), values: rebuilt.map(\.1)) }
+        return side
+    }
+
+    /// Reads the index and lists `memos/`, and hands each id to `visit` in id
+    /// order with its index entry and its memo file's name (either may be
+    /// absent), finding on the way dangling entries, orphan files, names
+    /// spelled unlike the index and repeated ids. The listing returned holds
+    /// the status and the problems, not the entries or files: `visit` gets
+    /// those. With `scratch`, sorting spills there, so memory does not grow
+    /// with the side. When the index cannot be used, the side is marked
+    /// degraded, to be rebuilt from its memo files, and `visit` gets no entries.
+    func list(_ spec: SideSpec, scratch: URL?, visit: (MemoID, IndexEntry?, String?) throws -> Void) throws -> SideListing {
+        var (side, indexSorter) = try sortIndex(spec, scratch: scratch)
         let rebuild = side.indexUnusable
         if rebuild {
             side.status = .degraded
             side.rebuiltFromMemoFiles = true
+            indexSorter = SpillSort(scratch: nil)
         }
-        guard side.status != .failed else { return side }
-        let memosURL = Self.resolveRoot(spec.url).appendingPathComponent("memos")
+        guard side.status != .failed, let indexSorter else { return side }
 
-        var listing: [(name: String, kind: ListedKind)] = []
+        // Each memo file keyed by its id and name; other names are problems.
+        enum Kind: UInt8 { case regular, link, other }
+        let fileSorter = SpillSort(scratch: scratch)
+        var listingProblems: [(name: String, problem: Problem)] = []
+        let memosURL = Self.resolveRoot(spec.url).appendingPathComponent("memos")
         switch FileKind(path: memosURL.path) {
         case .missing: break
         case .directory:
-            guard let items = listFolder(atPath: memosURL.path) else {
+            let listed = try listFolder(atPath: memosURL.path) { name, kind in
+                let path = "memos/" + name
+                guard name.hasSuffix(".json") else {
+                    listingProblems.append((name, Problem(.orphanFile, path: path, "not a memo file (no .json ending); left alone", severity: .warning)))
+                    return
+                }
+                guard let id = MemoID(name.dropLast(5)) else {
+                    listingProblems.append((name, Problem(.invalidID, path: path, "the file name is not <uuid>.json; the file is not read")))
+                    return
+                }
+                var record = Record()
+                record.add(id)
+                record.addOrdered(name)
+                switch kind {
+                case .regularFile: record.bytes.append(Kind.regular.rawValue)
+                case .other(.link): record.bytes.append(Kind.link.rawValue)
+                case .other(let other):
+                    record.bytes.append(Kind.other.rawValue)
+                    record.add(other.description)
+                }
+                try fileSorter.append(record)
+            }
+            guard listed else {
                 side.status = .failed
                 side.problems.append(Problem(.unreadableFolder, path: "memos", "the folder cannot be listed"))
                 return side
             }
-            listing = items.sorted { $0.name < $1.name }
         case let other:
             side.status = .failed
             side.problems.append(Problem(.unreadableFolder, path: "memos", "is \(other.description), not a folder"))
             return side
         }
 
+        // Both lists in id order, side by side.
         let indexProblemIDs = Set(side.problems.compactMap(\.id))
-        var files: [(MemoID, String)] = []
-        var fileByID: [MemoID: Int] = [:]
-        for (name, kind) in listing {
-            let path = "memos/" + name
-            guard name.hasSuffix(".json") else {
-                side.problems.append(Problem(.orphanFile, path: path, "not a memo file (no .json ending); left alone", severity: .warning))
-                continue
-            }
-            guard let id = MemoID(name.dropLast(5)) else {
-                side.problems.append(Problem(.invalidID, path: path, "the file name is not <uuid>.json; the file is not read"))
-                continue
-            }
-            if let other = fileByID[id] {
-                side.problems.append(Problem(.duplicateID, path: path, id: id, "another file, memos/\(files[other].1), holds the same id"))
-                continue
-            }
-            switch kind {
-            case .regularFile:
-                fileByID[id] = files.count
-                files.append((id, name))
-            case .other(.link):
-                side.problems.append(Problem(.link, path: path, id: id, "is a link; links are not followed"))
-            case .other(let other):
-                side.problems.append(Problem(.notRegularFile, path: path, id: id, "is \(other.description), not a regular file"))
-            }
+        var entries = try SortedEntries(indexSorter.sorted())
+        let files = try fileSorter.sorted()
+        func readFile() throws -> (id: MemoID, name: String, kind: Kind, description: String?)? {
+            guard var reader = try files.next() else { return nil }
+            let id = reader.id(), name = reader.orderedText(), kind = Kind(rawValue: reader.byte())!
+            return (id, name, kind, kind == .other ? reader.text() : nil)
         }
-        fileByID = [:]
-        side.files = IDMap(firstOf: files)
-        files = []
-
-        let problemIDs = Set(side.problems.compactMap(\.id))
-        for (id, entry) in side.entries.pairs where !rebuild {
-            if let name = side.files[id] {
-                if !entry.isSpelled(as: name.dropLast(5)) {
-                    side.problems.append(Problem(.nameSpelling, path: "memos/" + name, id: id,
-                                                 "the index spells this id \(entry.spelling)", severity: .warning))
-                }
-            } else if !entry.isDeleted && !problemIDs.contains(id) {
-                side.problems.append(Problem(.danglingEntry, path: "memos/\(entry.spelling).json", id: id,
-                                             "index.json lists this memo but its file is missing"))
-            }
-        }
-        for (id, name) in side.files.pairs where !rebuild && side.entries[id] == nil && !indexProblemIDs.contains(id) {
-            side.problems.append(Problem(.orphanFile, path: "memos/" + name, id: id, "this memo file has no entry in index.json"))
-        }
-
-        if deep || rebuild {
-            var memos: [(MemoID, MemoSummary)] = []
-            var rebuilt: [(MemoID, IndexEntry)] = []
-            for (id, name, outcome) in readAll(Array(side.files.pairs), root: memosURL.deletingLastPathComponent()) {
-                switch outcome {
-                case .success(let memo):
-                    memos.append((id, memo))
-                    if rebuild {
-                        rebuilt.append((id, IndexEntry(id: id, spelling: String(name.dropLast(5)), modifiedTime: memo.modifiedAt,
-                                                       archivedAt: memo.archivedAt, deletedAt: memo.deletedAt, changeTag: memo.changeTag)))
+        var file = try readFile()
+        var entryProblems: [Problem] = []
+        var orphans: [Problem] = []
+        while let id = [entries.nextID, file?.id].compactMap({ $0 }).min() {
+            // The first regular file by name is the memo's; a later one is a duplicate.
+            var name: String?
+            var fileProblem = false
+            while let listed = file, listed.id == id {
+                let path = "memos/" + listed.name
+                var problem: Problem?
+                if let kept = name {
+                    problem = Problem(.duplicateID, path: path, id: id, "another file, memos/\(kept), holds the same id")
+                } else {
+                    switch listed.kind {
+                    case .regular: name = listed.name
+                    case .link: problem = Problem(.link, path: path, id: id, "is a link; links are not followed")
+                    case .other: problem = Problem(.notRegularFile, path: path, id: id, "is \(listed.description!), not a regular file")
                     }
-                case .failure(let problem):
-                    side.problems.append(problem)
                 }
+                if let problem {
+                    listingProblems.append((listed.name, problem))
+                    fileProblem = true
+                }
+                file = try readFile()
             }
-            side.memos = IDMap(firstOf: memos)
-            if rebuild { side.entries = IDMap(firstOf: rebuilt) }
+            let entry = entries.nextID == id ? try entries.next() : nil
+            if let entry {
+                if let name, !entry.isSpelled(as: name.dropLast(5)) {
+                    entryProblems.append(Problem(.nameSpelling, path: "memos/" + name, id: id,
+                                                 "the index spells this id \(entry.spelling)", severity: .warning))
+                } else if name == nil && !entry.isDeleted && !indexProblemIDs.contains(id) && !fileProblem && !entries.repeated(id) {
+                    entryProblems.append(Problem(.danglingEntry, path: "memos/\(entry.spelling).json", id: id,
+                                                 "index.json lists this memo but its file is missing"))
+                }
+            } else if let name, !rebuild, !indexProblemIDs.contains(id) {
+                orphans.append(Problem(.orphanFile, path: "memos/" + name, id: id, "this memo file has no entry in index.json"))
+            }
+            try visit(id, entry, name)
         }
+        side.problems += entries.repeatProblems
+        side.problems += listingProblems.sorted { $0.name < $1.name }.map(\.problem)
+        side.problems += entryProblems + orphans
         return side
     }
 

@@ -14,11 +14,29 @@ public final class OutputFile {
     public private(set) var size = 0
 
     /// Creates the file; fails if something already stands at the path.
-    public init(_ url: URL) throws(OutputError) {
+    public convenience init(_ url: URL) throws(OutputError) {
+        guard let fd = try Self.create(url) else { throw OutputError(path: url.path, reason: "something already stands there") }
+        self.init(url: url, fd: fd)
+    }
+
+    /// Creates the file, or gives nil when something already stands at the path.
+    public convenience init?(creatingNew url: URL) throws(OutputError) {
+        guard let fd = try Self.create(url) else { return nil }
+        self.init(url: url, fd: fd)
+    }
+
+    private init(url: URL, fd: Int32) {
         self.url = url
-        fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+        self.fd = fd
         buffer.reserveCapacity(1 << 16)
+    }
+
+    /// A descriptor for a new file at `url`; nil when the path is taken.
+    private static func create(_ url: URL) throws(OutputError) -> Int32? {
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        if fd < 0 && errno == EEXIST { return nil }
+        guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+        return fd
     }
 
     deinit { if fd >= 0 { close(fd) } }

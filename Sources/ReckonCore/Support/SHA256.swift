@@ -24,7 +24,9 @@ public final class SHA256 {
 
     /// A SHA-256 digest: its 32 bytes held inline, so keeping many costs no allocation each.
     public struct Digest: Sendable, Hashable {
-        private let words: (UInt64, UInt64, UInt64, UInt64)
+        let words: (UInt64, UInt64, UInt64, UInt64)
+
+        init(words: (UInt64, UInt64, UInt64, UInt64)) { self.words = words }
 
         fileprivate init(_ bytes: [UInt8]) {
             func word(_ at: Int) -> UInt64 { bytes[at..<at + 8].reduce(0) { $0 << 8 | UInt64($1) } }

@@ -54,24 +54,23 @@ public enum ListedKind: Equatable, Sendable {
     case other(FileKind)
 }
 
-/// The names in a folder (without "." and ".."), unsorted, each with its
-/// kind. The kind comes from the listing itself where the file system gives
-/// it, so a folder of 100,000 memo files costs no `lstat` per name. Nil when
-/// the folder cannot be opened or its listing breaks off.
-public func listFolder(atPath path: String) -> [(name: String, kind: ListedKind)]? {
-    guard let folder = opendir(path) else { return nil }
+/// Hands each name in a folder (without "." and "..") to `each`, unsorted,
+/// with its kind. The kind comes from the listing itself where the file
+/// system gives it, so a folder of 100,000 memo files costs no `lstat` per
+/// name. False when the folder cannot be opened or its listing breaks off.
+public func listFolder(atPath path: String, each: (String, ListedKind) throws -> Void) rethrows -> Bool {
+    guard let folder = opendir(path) else { return false }
     defer { closedir(folder) }
-    var items: [(name: String, kind: ListedKind)] = []
     while true {
         errno = 0
-        guard let entry = readdir(folder) else { return errno == 0 ? items : nil }
+        guard let entry = readdir(folder) else { return errno == 0 }
         let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
         if name == "." || name == ".." { continue }
         switch Int32(entry.pointee.d_type) {
-        case Int32(DT_REG): items.append((name, .regularFile))
+        case Int32(DT_REG): try each(name, .regularFile)
         default:
             let kind = FileKind(path: path + "/" + name)
-            items.append((name, kind.isRegular ? .regularFile : .other(kind)))
+            try each(name, kind.isRegular ? .regularFile : .other(kind))
         }
     }
 }
