@@ -149,6 +149,16 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect((manifest["counts"] as? [String: Int]) == ["active": 2, "archived": 0])
     }
 
+    @Test func aSideThatCannotBeReadWritesNothing() throws {
+        let source = try generatedFolder(count: 3)
+        try FileManager.default.removeItem(at: source.appendingPathComponent("index.json"))
+        let out = temporaryFolder().appendingPathComponent("new")
+        let result = try runArray(["export", source.path, "--out", out.path])
+        #expect(result.code == 2)
+        #expect(result.stderr.contains("index.json: there is no index.json in this folder"))
+        #expect(!FileManager.default.fileExists(atPath: out.path), "not even the output folder is made")
+    }
+
     @Test func badFormatsAndOutputInsideTheSourceAreUsageErrors() throws {
         let format = try reckon("export", "Samples/drift/device", "--out", temporaryFolder().path, "--format", "json,pdf")
         #expect(format.code == 64)

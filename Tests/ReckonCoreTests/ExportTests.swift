@@ -204,4 +204,31 @@ import Testing
         #expect(names.count == 2)
         #expect(Set(names).count == 2)
     }
+
+    @Test func exportingStraightFromTheFolderWithEverySortOnDiskWritesTheSameBytes() throws {
+        fill()
+        // Memos sharing a title, a date and the short id, so Markdown names collide.
+        let twins = (1...12).map { "3F2504E0-0000-4000-8000-0000000000\(String(format: "%02d", $0))" }
+        source.index([entry(idA), entry(idB, archived: "2026-04-20T00:00:00Z"), entry(idC, deleted: "2026-04-21T00:00:00Z"),
+                      entry(idD, modified: "1970-01-02T00:00:00Z")] + twins.map { entry($0) })
+        for twin in twins { source.write("memos/\(twin).json", memo(twin, title: "Same")) }
+        source.write("memos/\(idB).json", #"{"id": "#)
+        let (inMemory, summary, _) = try exportAll()
+
+        var exporter = Exporter()
+        exporter.folder.sortMemoryLimit = 1
+        let streamed = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: streamed, withIntermediateDirectories: true)
+        let (listing, streamedSummary) = try exporter.export(reading: source.spec(), formats: ExportFormat.allCases, includeArchived: true, into: streamed)
+        #expect(streamedSummary == summary)
+        #expect(listing.problems.isEmpty)
+        #expect(summary.missing.map(\.id) == [MemoID(idB)!])
+        func files(_ folder: URL) throws -> [String: Data] {
+            let paths = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { !$0.hasSuffix("markdown") }
+            return try Dictionary(uniqueKeysWithValues: paths.map { ($0, try Data(contentsOf: folder.appendingPathComponent($0))) })
+        }
+        let expected = try files(inMemory)
+        #expect(expected.count == 3 + 2 + 12, "memos.json, manifest.json, memos.zip and a Markdown file for idA, idD and each twin")
+        #expect(try files(streamed) == expected)
+    }
 }

@@ -152,7 +152,7 @@ public struct Exporter {
         }
 
         // Pass 1: which memos, in which order (creation time, then id).
-        let planned = SpillSort(scratch: staging)
+        let planned = SpillSort(scratch: staging, memoryLimit: folder.sortMemoryLimit)
         var plannedCount = 0
         var exportedAt: Timestamp?
         try listMemos { id, name in
@@ -172,7 +172,7 @@ public struct Exporter {
         let markdownFolder = staging.appendingPathComponent(Self.markdownName)
         try AtomicFile.makeFolder(markdownFolder)
         try json.write("{\n  \"exportedAt\" : \(exportedAt.map { "\"\($0.iso8601)\"" } ?? "null"),\n  \"memos\" : [\n")
-        let written = SpillSort(scratch: staging)
+        let written = SpillSort(scratch: staging, memoryLimit: folder.sortMemoryLimit)
         var markdownBytes = 0
         var counts = MemoCounts()
         let encoder = makeJSONEncoder()

@@ -13,6 +13,9 @@ public struct MemoFolder: Sendable, Equatable {
     public var memoSizeLimit: Int64 = 64 << 20
     /// Deepest nesting of JSON arrays and objects read.
     public var depthLimit = 64
+    /// How many bytes of records a sort holds before it spills to its
+    /// scratch folder (when it has one).
+    public var sortMemoryLimit = 1 << 20
 
     public init() {}
 
@@ -81,7 +84,7 @@ public struct MemoFolder: Sendable, Equatable {
             return record
         }
         if indexSize > 0, indexSize <= indexSizeLimit {
-            let sorter = SpillSort(scratch: scratch)
+            let sorter = SpillSort(scratch: scratch, memoryLimit: sortMemoryLimit)
             var position = 0
             let clean = try IndexReader.forEachClean(atPath: indexPath) { entry in
                 try sorter.append(record(entry, position))
@@ -97,7 +100,7 @@ public struct MemoFolder: Sendable, Equatable {
         }
         do {
             let index = try IndexReader.read(data, depthLimit: depthLimit)
-            let sorter = SpillSort(scratch: scratch)
+            let sorter = SpillSort(scratch: scratch, memoryLimit: sortMemoryLimit)
             for (position, entry) in index.entries.enumerated() { try sorter.append(record(entry, position)) }
             side.problems += index.problems
             return (side, sorter)
@@ -215,13 +218,13 @@ public struct MemoFolder: Sendable, Equatable {
         if rebuild {
             side.status = .degraded
             side.rebuiltFromMemoFiles = true
-            indexSorter = SpillSort(scratch: nil)
+            indexSorter = SpillSort(scratch: nil, memoryLimit: 0)
         }
         guard side.status != .failed, let indexSorter else { return side }
 
         // Each memo file keyed by its id and name; other names are problems.
         enum Kind: UInt8 { case regular, link, other }
-        let fileSorter = SpillSort(scratch: scratch)
+        let fileSorter = SpillSort(scratch: scratch, memoryLimit: sortMemoryLimit)
         var listingProblems: [(name: String, problem: Problem)] = []
         let memosURL = Self.resolveRoot(spec.url).appendingPathComponent("memos")
         switch FileKind(path: memosURL.path) {

@@ -17,7 +17,7 @@ final class SpillSort {
     private var runs: [Range<Int>] = []
     private var spilled = 0
 
-    init(scratch: URL?, memoryLimit: Int = 1 << 20) {
+    init(scratch: URL?, memoryLimit: Int) {
         self.scratch = scratch?.path
         self.memoryLimit = memoryLimit
     }
