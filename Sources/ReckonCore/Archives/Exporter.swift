@@ -235,14 +235,21 @@ public struct Exporter {
     /// The encoder's pretty JSON with `prefix` before each line (but the
     /// first, unless `firstLine`), as it stands nested in a larger document.
     static func indent(_ json: Data, _ prefix: String, firstLine: Bool = true) -> Data {
-        let pad = Data(prefix.utf8)
-        var out = Data(capacity: json.count + json.count / 4)
-        for (number, line) in json.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
-            if number > 0 { out.append(0x0A) }
-            if (number > 0 || firstLine) && !line.isEmpty { out.append(pad) }
-            out.append(line)
+        let pad = Array(prefix.utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(json.count + json.count / 4)
+        json.withUnsafeBytes { bytes in
+            var start = 0
+            while true {
+                let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+                if (start > 0 || firstLine) && end > start { out += pad }
+                out += bytes[start..<end]
+                guard end < bytes.count else { break }
+                out.append(0x0A)
+                start = end + 1
+            }
         }
-        return out
+        return Data(out)
     }
 
     /// Writes the manifest as JSONEncoder would write `manifest` with `files`
