@@ -8,9 +8,17 @@ public struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConve
     let low: UInt64
 
     public init?<Text: StringProtocol>(_ text: Text) {
-        var high: UInt64 = 0, low: UInt64 = 0, digits = 0, position = 0
-        for byte in text.utf8 {
-            defer { position += 1 }
+        let parsed = text.utf8.withContiguousStorageIfAvailable(Self.parse) ?? Array(text.utf8).withUnsafeBufferPointer(Self.parse)
+        guard let parsed else { return nil }
+        self = parsed
+    }
+
+    /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in hex digits of either case.
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> MemoID? {
+        guard bytes.count == 36 else { return nil }
+        var high: UInt64 = 0, low: UInt64 = 0
+        for position in 0..<36 {
+            let byte = bytes[position]
             if position == 8 || position == 13 || position == 18 || position == 23 {
                 guard byte == UInt8(ascii: "-") else { return nil }
                 continue
@@ -22,12 +30,9 @@ public struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConve
             case 0x61...0x66: nibble = byte - 0x61 + 10
             default: return nil
             }
-            if digits < 16 { high = high << 4 | UInt64(nibble) } else { low = low << 4 | UInt64(nibble) }
-            digits += 1
+            if position < 19 { high = high << 4 | UInt64(nibble) } else { low = low << 4 | UInt64(nibble) }
         }
-        guard position == 36 else { return nil }
-        self.high = high
-        self.low = low
+        return MemoID(high: high, low: low)
     }
 
     /// The id whose 128 bits a fast reader has already taken apart.

@@ -49,27 +49,39 @@ final class SpillSort {
     }
 
     /// Whether `a` sorts before `b`, byte by byte.
-    static func precedes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
-        a.withUnsafeBytes { a in
-            b.withUnsafeBytes { b in
-                let common = memcmp(a.baseAddress!, b.baseAddress!, min(a.count, b.count))
-                return common != 0 ? common < 0 : a.count < b.count
-            }
-        }
+    static func precedes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        let common = memcmp(a.baseAddress!, b.baseAddress!, min(a.count, b.count))
+        return common != 0 ? common < 0 : a.count < b.count
     }
 
+    static func precedes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
+        a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in precedes(a, b) } }
+    }
+
+    /// Sorts the records held. Each is first ordered by its first eight
+    /// bytes as one number (a memo id's first half, usually enough), and
+    /// compared whole only where those are equal.
     private func sortRun() {
-        let order = starts.indices.sorted { Self.precedes(record($0), record($1)) }
+        let (bytes, starts) = (self.bytes, self.starts)
         var sorted: [UInt8] = []
-        sorted.reserveCapacity(bytes.count)
         var sortedStarts: [Int] = []
-        sortedStarts.reserveCapacity(starts.count)
-        for index in order {
-            sortedStarts.append(sorted.count)
-            sorted += record(index)
+        bytes.withUnsafeBufferPointer { all in
+            func record(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+                UnsafeBufferPointer(rebasing: all[starts[index]..<(index + 1 < starts.count ? starts[index + 1] : all.count)])
+            }
+            var keys = starts.indices.map { index in
+                (prefix: record(index).prefix(8).enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (56 - 8 * $1.offset) }, index: index)
+            }
+            keys.sort { a, b in a.prefix != b.prefix ? a.prefix < b.prefix : Self.precedes(record(a.index), record(b.index)) }
+            sorted.reserveCapacity(all.count)
+            sortedStarts.reserveCapacity(starts.count)
+            for key in keys {
+                sortedStarts.append(sorted.count)
+                sorted += record(key.index)
+            }
         }
-        bytes = sorted
-        starts = sortedStarts
+        self.bytes = sorted
+        self.starts = sortedStarts
     }
 
     /// Writes the records held, sorted, as one run: each record as its
