@@ -35,17 +35,12 @@ final class SpillSort {
     /// more than once; records added later are not seen by earlier readers.
     func sorted() throws(OutputError) -> SortedRecords {
         guard fd >= 0 else {
-            sortRun()
-            return SortedRecords(owner: self, held: starts.indices.map { record($0) }, cursors: [])
+            return SortedRecords(owner: self, held: sortedRanges().map { bytes[$0] }, cursors: [])
         }
         try spill()
         var cursors: [RunCursor] = []
         for run in runs { cursors.append(try RunCursor(fd: fd, run: run, path: scratch!)) }
         return SortedRecords(owner: self, held: [], cursors: cursors)
-    }
-
-    private func record(_ index: Int) -> ArraySlice<UInt8> {
-        bytes[starts[index]..<(index + 1 < starts.count ? starts[index + 1] : bytes.count)]
     }
 
     /// Whether `a` sorts before `b`, byte by byte.
@@ -58,30 +53,20 @@ final class SpillSort {
         a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in precedes(a, b) } }
     }
 
-    /// Sorts the records held. Each is first ordered by its first eight
-    /// bytes as one number (a memo id's first half, usually enough), and
-    /// compared whole only where those are equal.
-    private func sortRun() {
-        let (bytes, starts) = (self.bytes, self.starts)
-        var sorted: [UInt8] = []
-        var sortedStarts: [Int] = []
-        bytes.withUnsafeBufferPointer { all in
-            func record(_ index: Int) -> UnsafeBufferPointer<UInt8> {
-                UnsafeBufferPointer(rebasing: all[starts[index]..<(index + 1 < starts.count ? starts[index + 1] : all.count)])
-            }
-            var keys = starts.indices.map { index in
+    /// Where each record held lies in `bytes`, in sorted order. Records are
+    /// first ordered by their first eight bytes as one number (a memo id's
+    /// first half, usually enough), and compared whole only where those are equal.
+    private func sortedRanges() -> [Range<Int>] {
+        let ends = starts.dropFirst() + [bytes.count]
+        let ranges = zip(starts, ends).map { $0..<$1 }
+        return bytes.withUnsafeBufferPointer { all in
+            func record(_ index: Int) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: all[ranges[index]]) }
+            var keys = ranges.indices.map { index in
                 (prefix: record(index).prefix(8).enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (56 - 8 * $1.offset) }, index: index)
             }
             keys.sort { a, b in a.prefix != b.prefix ? a.prefix < b.prefix : Self.precedes(record(a.index), record(b.index)) }
-            sorted.reserveCapacity(all.count)
-            sortedStarts.reserveCapacity(starts.count)
-            for key in keys {
-                sortedStarts.append(sorted.count)
-                sorted += record(key.index)
-            }
+            return keys.map { ranges[$0.index] }
         }
-        self.bytes = sorted
-        self.starts = sortedStarts
     }
 
     /// Writes the records held, sorted, as one run: each record as its
@@ -94,11 +79,10 @@ final class SpillSort {
             guard fd >= 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
             unlink(path)
         }
-        sortRun()
         var run: [UInt8] = []
         run.reserveCapacity(bytes.count + 4 * starts.count)
-        for index in starts.indices {
-            let record = record(index)
+        for range in sortedRanges() {
+            let record = bytes[range]
             withUnsafeBytes(of: UInt32(record.count).littleEndian) { run += $0 }
             run += record
         }
