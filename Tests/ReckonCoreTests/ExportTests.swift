@@ -216,7 +216,7 @@ import Testing
         let (inMemory, summary, _) = try exportAll()
 
         var exporter = Exporter()
-        exporter.folder.sortMemoryLimit = 1
+        exporter.folder.sortRunLength = 1
         let streamed = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: streamed, withIntermediateDirectories: true)
         let (listing, streamedSummary) = try exporter.export(reading: source.spec(), formats: ExportFormat.allCases, includeArchived: true, into: streamed)

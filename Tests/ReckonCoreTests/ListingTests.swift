@@ -28,7 +28,7 @@ import Testing
 
     func walk(spilling: Bool) throws -> ([Visit], SideListing) {
         var folder = MemoFolder()
-        folder.sortMemoryLimit = spilling ? 1 : 1 << 20
+        folder.sortRunLength = spilling ? 1 : 1 << 20
         var visits: [Visit] = []
         let listing = try folder.list(side.spec(), scratch: spilling ? TempFolder().url : nil) { visits.append(Visit(id: $0, entry: $1, name: $2)) }
         return (visits, listing)

@@ -65,9 +65,34 @@ public struct Exporter {
     public static let zipName = "memos.zip"
     public static let manifestName = "manifest.json"
 
+    /// A memo to export and where its file is, in export order.
+    struct Planned: Spillable {
+        var createdAt: Timestamp?
+        var id: MemoID
+        var name: String
+
+        static func < (a: Planned, b: Planned) -> Bool { JSONExport.precedes(created: a.createdAt, a.id, created: b.createdAt, b.id) }
+
+        func write(to record: inout Record) {
+            record.add(createdAt)
+            record.add(id)
+            record.add(name)
+        }
+
+        init(createdAt: Timestamp?, id: MemoID, name: String) {
+            self.createdAt = createdAt
+            self.id = id
+            self.name = name
+        }
+
+        init(from reader: inout RecordReader) {
+            self.init(createdAt: reader.timestamp(), id: reader.id(), name: reader.text()!)
+        }
+    }
+
     /// One file written: its path in the export folder, and what the
-    /// manifest and the zip say of it. Kept sorted by path in a `SpillSort`.
-    struct Written {
+    /// manifest and the zip say of it; in the order of the paths' bytes.
+    struct Written: Spillable {
         var path: String
         var size: Int
         var digest: SHA256.Digest
@@ -75,13 +100,13 @@ public struct Exporter {
 
         var record: ExportManifest.File { .init(path: path, size: size, sha256: digest.hex) }
 
-        var sortable: Record {
-            var record = Record()
-            record.addOrdered(path)
+        static func < (a: Written, b: Written) -> Bool { a.path.utf8.lexicographicallyPrecedes(b.path.utf8) }
+
+        func write(to record: inout Record) {
+            record.add(path)
             record.add(size)
             record.add(digest)
             record.add(modified)
-            return record
         }
 
         init(path: String, size: Int, digest: SHA256.Digest, modified: Timestamp) {
@@ -91,8 +116,8 @@ public struct Exporter {
             self.modified = modified
         }
 
-        init(_ reader: inout RecordReader) {
-            self.init(path: reader.orderedText(), size: reader.int(), digest: reader.digest(), modified: reader.timestamp()!)
+        init(from reader: inout RecordReader) {
+            self.init(path: reader.text()!, size: reader.int(), digest: reader.digest(), modified: reader.timestamp()!)
         }
     }
 
@@ -152,16 +177,12 @@ public struct Exporter {
         }
 
         // Pass 1: which memos, in which order (creation time, then id).
-        let planned = SpillSort(scratch: staging, memoryLimit: folder.sortMemoryLimit)
+        let planned = SpillSort<Planned>(scratch: staging, runLength: folder.sortRunLength)
         var plannedCount = 0
         var exportedAt: Timestamp?
         try listMemos { id, name in
             guard let memo = read(id, name), memo.deletedAt == nil, includeArchived || memo.archivedAt == nil else { return }
-            var record = Record()
-            record.add(memo.createdAt)
-            record.add(id)
-            record.add(name)
-            try planned.append(record)
+            try planned.append(Planned(createdAt: memo.createdAt, id: id, name: name))
             plannedCount += 1
             exportedAt = max(exportedAt ?? memo.modifiedAt, memo.modifiedAt)
         }
@@ -172,17 +193,16 @@ public struct Exporter {
         let markdownFolder = staging.appendingPathComponent(Self.markdownName)
         try AtomicFile.makeFolder(markdownFolder)
         try json.write("{\n  \"exportedAt\" : \(exportedAt.map { "\"\($0.iso8601)\"" } ?? "null"),\n  \"memos\" : [\n")
-        let written = SpillSort(scratch: staging, memoryLimit: folder.sortMemoryLimit)
+        let written = SpillSort<Written>(scratch: staging, runLength: folder.sortRunLength)
         var markdownBytes = 0
         var counts = MemoCounts()
         let encoder = makeJSONEncoder()
         let order = try planned.sorted()
         var position = 0
-        while var plan = try order.next() {
+        while let plan = try order.next() {
             progress(position, plannedCount)
             position += 1
-            _ = plan.timestamp()
-            guard let memo = read(plan.id(), plan.text()!) else { continue }
+            guard let memo = read(plan.id, plan.name) else { continue }
             if counts.total > 0 { try json.write(",\n") }
             try json.write(Self.indent(try encoder.encode(JSONExport.value(of: memo)), "    "))
             if memo.archivedAt != nil { counts.archived += 1 } else { counts.active += 1 }
@@ -195,7 +215,7 @@ public struct Exporter {
                 markdown = try OutputFile(staging.appending(path: path, directoryHint: .notDirectory))
             }
             try markdown!.write(MarkdownExport.render(memo))
-            try written.append(Written(path: path, size: markdown!.size, digest: try markdown!.finish(), modified: memo.modifiedAt).sortable)
+            try written.append(Written(path: path, size: markdown!.size, digest: try markdown!.finish(), modified: memo.modifiedAt))
             markdownBytes += markdown!.size
         }
         progress(plannedCount, plannedCount)
@@ -204,7 +224,7 @@ public struct Exporter {
         try json.write("\n}\n")
         let time = exportedAt ?? ZipWriter.earliest
         let jsonFile = Written(path: Self.jsonName, size: json.size, digest: try json.finish(), modified: time)
-        try written.append(jsonFile.sortable)
+        try written.append(jsonFile)
 
         let manifest = ExportManifest(source: source, exportedAt: exportedAt, includeArchived: includeArchived, formats: formats,
                                       counts: counts, files: [], missing: missing.sorted { $0.id < $1.id })
@@ -215,8 +235,7 @@ public struct Exporter {
             let zip = try ZipWriter(url: staging.appendingPathComponent(Self.zipName))
             var manifestPending = true
             let files = try written.sorted()
-            while var reader = try files.next() {
-                let file = Written(&reader)
+            while let file = try files.next() {
                 if manifestPending, Self.manifestName.utf8.lexicographicallyPrecedes(file.path.utf8) {
                     try zip.add(name: Self.manifestName, modified: time, size: manifestSize, contents: manifestURL)
                     manifestPending = false
@@ -254,7 +273,7 @@ public struct Exporter {
 
     /// Writes the manifest as JSONEncoder would write `manifest` with `files`
     /// as its file list, one file record at a time. Returns its size.
-    static func writeManifest(_ manifest: ExportManifest, files: SortedRecords, to url: URL, encoder: JSONEncoder) throws -> Int {
+    static func writeManifest(_ manifest: ExportManifest, files: SortedValues<Written>, to url: URL, encoder: JSONEncoder) throws -> Int {
         var skeleton = manifest
         skeleton.files = []
         let text = String(decoding: try encoder.encode(skeleton), as: UTF8.self)
@@ -263,10 +282,10 @@ public struct Exporter {
         let output = try OutputFile(url)
         try output.write(String(text[..<range.lowerBound]) + "\"files\" : [\n")
         var first = true
-        while var reader = try files.next() {
+        while let file = try files.next() {
             if !first { try output.write(",\n") }
             first = false
-            try output.write(indent(try encoder.encode(Written(&reader).record), "    "))
+            try output.write(indent(try encoder.encode(file.record), "    "))
         }
         try output.write("\n  ]" + String(text[range.upperBound...]) + "\n")
         _ = try output.finish()

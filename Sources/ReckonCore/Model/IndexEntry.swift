@@ -15,27 +15,25 @@ public struct IndexEntry: Sendable, Equatable {
     }
 
     public init(id: MemoID, spelling: String? = nil, modifiedTime: Timestamp, archivedAt: Timestamp? = nil, deletedAt: Timestamp? = nil, changeTag: String? = nil) {
-        let spellsID = spelling.map { MemoID($0) == id } ?? false
-        self.init(id: id, spelling: spellsID ? spelling : nil, otherwise: spelling, modifiedTime: modifiedTime,
-                  archivedAt: archivedAt, deletedAt: deletedAt, changeTag: changeTag)
-    }
-
-    /// An entry whose `spelling` a reader has already found to be `id`.
-    init(id: MemoID, checkedSpelling spelling: String, modifiedTime: Timestamp, archivedAt: Timestamp?, deletedAt: Timestamp?, changeTag: String?) {
-        self.init(id: id, spelling: spelling, otherwise: nil, modifiedTime: modifiedTime, archivedAt: archivedAt, deletedAt: deletedAt, changeTag: changeTag)
-    }
-
-    /// With `spelling` (known to be the id) kept as its letters' case, else
-    /// with `otherwise` kept as it is.
-    private init(id: MemoID, spelling: String?, otherwise: String?, modifiedTime: Timestamp, archivedAt: Timestamp?, deletedAt: Timestamp?, changeTag: String?) {
-        self.id = id
-        if let spelling {
-            let capitals = spelling.utf8.contains { (0x41...0x46).contains($0) }
-            let smalls = spelling.utf8.contains { (0x61...0x66).contains($0) }
-            letters = capitals && smalls ? .mixed(spelling) : capitals ? .capital : .small
-        } else {
-            letters = otherwise.map { .mixed($0) } ?? .small
+        if var spelling, MemoID(spelling) == id {
+            self = spelling.withUTF8 { IndexEntry(id: id, checkedSpelling: UnsafeRawBufferPointer($0), modifiedTime: modifiedTime,
+                                                  archivedAt: archivedAt, deletedAt: deletedAt, changeTag: changeTag) }
+            return
         }
+        self.id = id
+        letters = spelling.map { .mixed($0) } ?? .small
+        self.modifiedTime = modifiedTime
+        self.archivedAt = archivedAt
+        self.deletedAt = deletedAt
+        self.changeTag = changeTag
+    }
+
+    /// An entry whose spelling (UTF-8) a reader has already found to be `id`.
+    init(id: MemoID, checkedSpelling spelling: UnsafeRawBufferPointer, modifiedTime: Timestamp, archivedAt: Timestamp?, deletedAt: Timestamp?, changeTag: String?) {
+        let capitals = spelling.contains { (0x41...0x46).contains($0) }
+        let smalls = spelling.contains { (0x61...0x66).contains($0) }
+        self.id = id
+        letters = capitals && smalls ? .mixed(String(decoding: spelling, as: UTF8.self)) : capitals ? .capital : .small
         self.modifiedTime = modifiedTime
         self.archivedAt = archivedAt
         self.deletedAt = deletedAt

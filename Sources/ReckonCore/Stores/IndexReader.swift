@@ -74,7 +74,7 @@ extension IndexReader {
             case 1: break
             default: return false
             }
-            guard let spelling = string(raw.id), let modified = raw.modified_time.date ?? nil,
+            guard let spelling = raw.id.bytes, let modified = raw.modified_time.date ?? nil,
                   let archived = raw.archived_at.date, let deleted = raw.deleted_at.date
             else { return false }
             let tag = string(raw.change_tag)

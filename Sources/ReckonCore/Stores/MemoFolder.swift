@@ -13,9 +13,9 @@ public struct MemoFolder: Sendable, Equatable {
     public var memoSizeLimit: Int64 = 64 << 20
     /// Deepest nesting of JSON arrays and objects read.
     public var depthLimit = 64
-    /// How many bytes of records a sort holds before it spills to its
-    /// scratch folder (when it has one).
-    public var sortMemoryLimit = 1 << 20
+    /// How many values a sort holds before it spills a run to its scratch
+    /// folder (when it has one).
+    public var sortRunLength = 8192
 
     public init() {}
 
@@ -52,10 +52,10 @@ public struct MemoFolder: Sendable, Equatable {
     /// usable entry keyed by its id and its place in the file, a repeated id
     /// included. The listing returned has the index's status and problems;
     /// no sorter when the side failed.
-    private func sortIndex(_ spec: SideSpec, scratch: URL?) throws -> (SideListing, SpillSort?) {
+    private func sortIndex(_ spec: SideSpec, scratch: URL?) throws -> (SideListing, SpillSort<PlacedEntry>?) {
         var side = SideListing(spec: spec)
         let root = Self.resolveRoot(spec.url)
-        func fail(_ kind: Problem.Kind, _ path: String, _ message: String) -> (SideListing, SpillSort?) {
+        func fail(_ kind: Problem.Kind, _ path: String, _ message: String) -> (SideListing, SpillSort<PlacedEntry>?) {
             side.status = .failed
             side.problems.append(Problem(kind, path: path, message))
             return (side, nil)
@@ -76,18 +76,11 @@ public struct MemoFolder: Sendable, Equatable {
         case .link: return fail(.link, "index.json", "is a link; links are not followed")
         case let other: return fail(.notRegularFile, "index.json", "is \(other.description), not a regular file")
         }
-        func record(_ entry: IndexEntry, _ position: Int) -> Record {
-            var record = Record()
-            record.add(entry.id)
-            record.add(position)
-            entry.add(to: &record)
-            return record
-        }
         if indexSize > 0, indexSize <= indexSizeLimit {
-            let sorter = SpillSort(scratch: scratch, memoryLimit: sortMemoryLimit)
+            let sorter = SpillSort<PlacedEntry>(scratch: scratch, runLength: sortRunLength)
             var position = 0
             let clean = try IndexReader.forEachClean(atPath: indexPath) { entry in
-                try sorter.append(record(entry, position))
+                try sorter.append(PlacedEntry(entry: entry, position: position))
                 position += 1
             }
             if clean { return (side, sorter) }
@@ -100,8 +93,8 @@ public struct MemoFolder: Sendable, Equatable {
         }
         do {
             let index = try IndexReader.read(data, depthLimit: depthLimit)
-            let sorter = SpillSort(scratch: scratch, memoryLimit: sortMemoryLimit)
-            for (position, entry) in index.entries.enumerated() { try sorter.append(record(entry, position)) }
+            let sorter = SpillSort<PlacedEntry>(scratch: scratch, runLength: sortRunLength)
+            for (position, entry) in index.entries.enumerated() { try sorter.append(PlacedEntry(entry: entry, position: position)) }
             side.problems += index.problems
             return (side, sorter)
         } catch let failure as IndexReader.Failure {
@@ -109,37 +102,93 @@ public struct MemoFolder: Sendable, Equatable {
         }
     }
 
+    /// An index entry and its place in the file, ordered by id, then place.
+    struct PlacedEntry: Spillable {
+        var entry: IndexEntry
+        var position: Int
+
+        static func < (a: PlacedEntry, b: PlacedEntry) -> Bool { (a.entry.id, a.position) < (b.entry.id, b.position) }
+
+        func write(to record: inout Record) {
+            record.add(entry.id)
+            record.add(position)
+            entry.add(to: &record)
+        }
+
+        init(entry: IndexEntry, position: Int) {
+            self.entry = entry
+            self.position = position
+        }
+
+        init(from reader: inout RecordReader) {
+            let id = reader.id()
+            position = reader.int()
+            entry = IndexEntry(id: id, from: &reader)
+        }
+    }
+
+    /// A name listed in `memos/` that holds an id, ordered by id, then name.
+    struct ListedFile: Spillable {
+        var id: MemoID
+        var name: String
+        /// Nil for a regular file; else what it is, for messages.
+        var other: FileKind?
+
+        static func < (a: ListedFile, b: ListedFile) -> Bool { (a.id, a.name) < (b.id, b.name) }
+
+        func write(to record: inout Record) {
+            record.add(id)
+            record.add(name)
+            switch other {
+            case nil: record.add(UInt8(0))
+            case .link: record.add(UInt8(1))
+            case let kind?:
+                record.add(UInt8(2))
+                record.add(kind.description)
+            }
+        }
+
+        init(id: MemoID, name: String, other: FileKind?) {
+            self.id = id
+            self.name = name
+            self.other = other
+        }
+
+        init(from reader: inout RecordReader) {
+            id = reader.id()
+            name = reader.text()!
+            switch reader.byte() {
+            case 0: other = nil
+            case 1: other = .link
+            default: other = .special(reader.text()!)
+            }
+        }
+    }
+
     /// Index entries read back from `sortIndex` in id order, each id once:
     /// the first in the file is kept, and a later one is a problem worded as
     /// the careful reader words it.
     struct SortedEntries {
-        private let records: SortedRecords
-        private var ahead: (entry: IndexEntry, position: Int)?
+        private let values: SortedValues<PlacedEntry>
+        private var ahead: PlacedEntry?
         private var repeats: [(position: Int, problem: Problem)] = []
 
-        init(_ records: SortedRecords) throws {
-            self.records = records
-            ahead = try Self.read(records)
-        }
-
-        private static func read(_ records: SortedRecords) throws -> (entry: IndexEntry, position: Int)? {
-            guard var reader = try records.next() else { return nil }
-            let id = reader.id()
-            let position = reader.int()
-            return (IndexEntry(id: id, from: &reader), position)
+        init(_ values: SortedValues<PlacedEntry>) throws {
+            self.values = values
+            ahead = try values.next()
         }
 
         /// The id `next()` gives.
         var nextID: MemoID? { ahead?.entry.id }
 
         mutating func next() throws -> IndexEntry? {
-            guard let (entry, first) = ahead else { return nil }
-            ahead = try Self.read(records)
-            while let (later, position) = ahead, later.id == entry.id {
-                repeats.append((position, IndexReader.repeated(entry.id, at: position, first: first)))
-                ahead = try Self.read(records)
+            guard let first = ahead else { return nil }
+            ahead = try values.next()
+            while let later = ahead, later.entry.id == first.entry.id {
+                repeats.append((later.position, IndexReader.repeated(later.entry.id, at: later.position, first: first.position)))
+                ahead = try values.next()
             }
-            return entry
+            return first.entry
         }
 
         /// Whether `id` came more than once (asked right after `next()` gave it).
@@ -218,13 +267,12 @@ public struct MemoFolder: Sendable, Equatable {
         if rebuild {
             side.status = .degraded
             side.rebuiltFromMemoFiles = true
-            indexSorter = SpillSort(scratch: nil, memoryLimit: 0)
+            indexSorter = SpillSort(scratch: nil, runLength: 1)
         }
         guard side.status != .failed, let indexSorter else { return side }
 
-        // Each memo file keyed by its id and name; other names are problems.
-        enum Kind: UInt8 { case regular, link, other }
-        let fileSorter = SpillSort(scratch: scratch, memoryLimit: sortMemoryLimit)
+        // Each name that holds an id, sorted by id; other names are problems.
+        let fileSorter = SpillSort<ListedFile>(scratch: scratch, runLength: sortRunLength)
         var listingProblems: [(name: String, problem: Problem)] = []
         let memosURL = Self.resolveRoot(spec.url).appendingPathComponent("memos")
         switch FileKind(path: memosURL.path) {
@@ -240,17 +288,10 @@ public struct MemoFolder: Sendable, Equatable {
                     listingProblems.append((name, Problem(.invalidID, path: path, "the file name is not <uuid>.json; the file is not read")))
                     return
                 }
-                var record = Record()
-                record.add(id)
-                record.addOrdered(name)
                 switch kind {
-                case .regularFile: record.bytes.append(Kind.regular.rawValue)
-                case .other(.link): record.bytes.append(Kind.link.rawValue)
-                case .other(let other):
-                    record.bytes.append(Kind.other.rawValue)
-                    record.add(other.description)
+                case .regularFile: try fileSorter.append(ListedFile(id: id, name: name, other: nil))
+                case .other(let other): try fileSorter.append(ListedFile(id: id, name: name, other: other))
                 }
-                try fileSorter.append(record)
             }
             guard listed else {
                 side.status = .failed
@@ -267,12 +308,7 @@ public struct MemoFolder: Sendable, Equatable {
         let indexProblemIDs = Set(side.problems.compactMap(\.id))
         var entries = try SortedEntries(indexSorter.sorted())
         let files = try fileSorter.sorted()
-        func readFile() throws -> (id: MemoID, name: String, kind: Kind, description: String?)? {
-            guard var reader = try files.next() else { return nil }
-            let id = reader.id(), name = reader.orderedText(), kind = Kind(rawValue: reader.byte())!
-            return (id, name, kind, kind == .other ? reader.text() : nil)
-        }
-        var file = try readFile()
+        var file = try files.next()
         var entryProblems: [Problem] = []
         var orphans: [Problem] = []
         while let id = [entries.nextID, file?.id].compactMap({ $0 }).min() {
@@ -285,17 +321,17 @@ public struct MemoFolder: Sendable, Equatable {
                 if let kept = name {
                     problem = Problem(.duplicateID, path: path, id: id, "another file, memos/\(kept), holds the same id")
                 } else {
-                    switch listed.kind {
-                    case .regular: name = listed.name
-                    case .link: problem = Problem(.link, path: path, id: id, "is a link; links are not followed")
-                    case .other: problem = Problem(.notRegularFile, path: path, id: id, "is \(listed.description!), not a regular file")
+                    switch listed.other {
+                    case nil: name = listed.name
+                    case .some(.link): problem = Problem(.link, path: path, id: id, "is a link; links are not followed")
+                    case .some(let other): problem = Problem(.notRegularFile, path: path, id: id, "is \(other.description), not a regular file")
                     }
                 }
                 if let problem {
                     listingProblems.append((listed.name, problem))
                     fileProblem = true
                 }
-                file = try readFile()
+                file = try files.next()
             }
             let entry = entries.nextID == id ? try entries.next() : nil
             if let entry {
