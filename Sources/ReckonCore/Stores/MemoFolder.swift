@@ -236,7 +236,7 @@ public struct MemoFolder: Sendable, Equatable {
 
         var memos: [(MemoID, MemoSummary)] = []
         var rebuilt: [(MemoID, IndexEntry)] = []
-        for (id, name, outcome) in readAll(files, root: Self.resolveRoot(spec.url)) {
+        for (id, name, outcome) in readAll(files, root: Self.resolveRoot(spec.url)).joined() {
             switch outcome {
             case .success(let memo):
                 memos.append((id, memo))
@@ -354,26 +354,28 @@ public struct MemoFolder: Sendable, Equatable {
     }
 
     /// Reads memo files on every core, each file once; the results come back
-    /// in the order given, so the outcome does not depend on the machine.
-    /// Each memo is kept as its summary, so bodies are let go as soon as read.
-    func readAll(_ files: [(MemoID, String)], root: URL) -> [(MemoID, String, Result<MemoSummary, Problem>)] {
+    /// in the order given (in chunks), so the outcome does not depend on the
+    /// machine. Each memo is kept as its summary, so bodies are let go as soon as read.
+    func readAll(_ files: [(MemoID, String)], root: URL) -> [[(MemoID, String, Result<MemoSummary, Problem>)]] {
         let chunkSize = 256
         let chunks = (files.count + chunkSize - 1) / chunkSize
-        let done = Mutex([Int: [(MemoID, String, Result<MemoSummary, Problem>)]]())
+        let done = Mutex([[(MemoID, String, Result<MemoSummary, Problem>)]](repeating: [], count: chunks))
         let folder = OpenFolder(root.path + "/memos")
         DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
             var results: [(MemoID, String, Result<MemoSummary, Problem>)] = []
+            var buffer = Data()
             for (id, name) in files[(chunk * chunkSize)..<min(files.count, (chunk + 1) * chunkSize)] {
-                results.append((id, name, readChecked(id, name, root: root, in: folder, as: MemoReader.readSummary)))
+                results.append((id, name, readChecked(id, name, root: root, in: folder, buffer: &buffer, as: MemoReader.readSummary)))
             }
             done.withLock { $0[chunk] = results }
         }
-        return done.withLock { all in (0..<chunks).flatMap { all[$0] ?? [] } }
+        return done.withLock { $0 }
     }
 
     /// One memo file, or the problem that makes its id uncomparable.
     func readChecked(_ id: MemoID, _ name: String, root: URL) -> Result<Memo, Problem> {
-        readChecked(id, name, root: root) { data, depthLimit throws(MemoReader.Failure) in
+        var buffer = Data()
+        return readChecked(id, name, root: root, buffer: &buffer) { data, depthLimit throws(MemoReader.Failure) in
             let memo = try MemoReader.read(data, depthLimit: depthLimit)
             return (memo.id, memo)
         }
@@ -381,14 +383,18 @@ public struct MemoFolder: Sendable, Equatable {
 
     /// One memo file read by `parse` (which gives the id it holds and what
     /// is kept of it), or the problem that makes its id uncomparable.
-    /// With `folder` (`memos/`, opened), the file is opened inside it.
-    func readChecked<Kept>(_ id: MemoID, _ name: String, root: URL, in folder: OpenFolder? = nil,
+    /// With `folder` (`memos/`, opened), the file is opened inside it;
+    /// `buffer` is reused from call to call.
+    func readChecked<Kept>(_ id: MemoID, _ name: String, root: URL, in folder: OpenFolder? = nil, buffer: inout Data,
                            as parse: (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept)) -> Result<Kept, Problem> {
         let path = "memos/" + name
         do {
-            let data = folder == nil ? try readRegularFile(atPath: root.path + "/" + path, limit: memoSizeLimit)
-                                     : try readRegularFile(atPath: name, in: folder, limit: memoSizeLimit)
-            let (held, kept) = try parse(data, depthLimit)
+            if folder == nil {
+                try readRegularFile(atPath: root.path + "/" + path, limit: memoSizeLimit, into: &buffer)
+            } else {
+                try readRegularFile(atPath: name, in: folder, limit: memoSizeLimit, into: &buffer)
+            }
+            let (held, kept) = try parse(buffer, depthLimit)
             guard held == id else { return .failure(Problem(.idMismatch, path: path, id: id, "the file holds id \(held), not the one in its name")) }
             return .success(kept)
         } catch let failure as ReadFailure {

@@ -93,6 +93,15 @@ public final class OpenFolder: Sendable {
 /// on a FIFO, refusing files larger than `limit` bytes. A relative path is
 /// taken inside `folder` when one is given.
 public func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, limit: Int64) throws(ReadFailure) -> Data {
+    var data = Data()
+    try readRegularFile(atPath: path, in: folder, limit: limit, into: &data)
+    return data
+}
+
+/// Reads a file as `readRegularFile(atPath:in:limit:)` does into `data`,
+/// reusing its storage, so reading many files one after another does not
+/// allocate and clear a buffer for each.
+public func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, limit: Int64, into data: inout Data) throws(ReadFailure) {
     let fd = openat(folder?.fd ?? AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     guard fd >= 0 else {
         let code = errno
@@ -111,7 +120,7 @@ public func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, l
     guard size <= limit else {
         throw ReadFailure(message: "is \(size) bytes, over the limit of \(limit) bytes")
     }
-    var data = Data(count: Int(size))
+    data.count = Int(size)
     var done = 0
     while done < Int(size) {
         let count = data.withUnsafeMutableBytes { buffer in
@@ -124,8 +133,7 @@ public func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, l
         if count == 0 { break }
         done += count
     }
-    if done < Int(size) { data.removeSubrange(done...) }
-    return data
+    data.count = done
 }
 
 /// Why a file could not be read; the message completes "<path> …".
