@@ -23,14 +23,14 @@ import Testing
     struct Visit: Equatable {
         var id: MemoID
         var entry: IndexEntry?
-        var name: String?
+        var file: IDSpelling?
     }
 
     func walk(spilling: Bool) throws -> ([Visit], SideListing) {
         var folder = MemoFolder()
         folder.sortRunLength = spilling ? 1 : 1 << 20
         var visits: [Visit] = []
-        let listing = try folder.list(side.spec(), scratch: spilling ? TempFolder().url : nil) { visits.append(Visit(id: $0, entry: $1, name: $2)) }
+        let listing = try folder.list(side.spec(), scratch: spilling ? TempFolder().url : nil) { visits.append(Visit(id: $0, entry: $1, file: $2)) }
         return (visits, listing)
     }
 

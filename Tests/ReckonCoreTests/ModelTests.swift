@@ -113,7 +113,8 @@ extension IDMapTests {
         let entry = IndexEntry(id: MemoID(spelling)!, spelling: spelling, modifiedTime: Timestamp(seconds: 0))
         #expect(entry.spelling == spelling)
         for other in [idA, idA.lowercased(), "3f2504E0-4f89-11D3-9a0c-0305E82C3301"] {
-            #expect(entry.isSpelled(as: Substring(other)) == (other == spelling), "\(other)")
+            #expect((entry.spelledAs == IDSpelling(other)) == (other == spelling), "\(other)")
+            #expect(IDSpelling(other).fileName(of: entry.id) == other + ".json")
         }
     }
 }

@@ -132,7 +132,7 @@ public struct Exporter {
                        progress: (Int, Int) -> Void = { _, _ in }) throws -> ExportSummary {
         try export(side.spec, formats: formats, includeArchived: includeArchived, into: staging, progress: progress) { add in
             for (id, entry) in side.entries.pairs where Self.selects(entry, includeArchived: includeArchived) {
-                try add(id, side.files[id] ?? entry.spelling + ".json")
+                try add(id, (side.files[id] ?? entry.spelledAs).fileName(of: id))
             }
         }
     }
@@ -148,8 +148,8 @@ public struct Exporter {
         var listing = SideListing(spec: spec)
         do {
             let summary = try export(spec, formats: formats, includeArchived: includeArchived, into: staging, progress: progress) { add in
-                listing = try folder.list(spec, scratch: staging) { id, entry, name in
-                    if let entry, Self.selects(entry, includeArchived: includeArchived) { try add(id, name ?? entry.spelling + ".json") }
+                listing = try folder.list(spec, scratch: staging) { id, entry, file in
+                    if let entry, Self.selects(entry, includeArchived: includeArchived) { try add(id, (file ?? entry.spelledAs).fileName(of: id)) }
                 }
                 if listing.status == .failed || listing.rebuiltFromMemoFiles { throw ListingStopped() }
             }

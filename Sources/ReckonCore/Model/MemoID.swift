@@ -8,13 +8,14 @@ public struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConve
     let low: UInt64
 
     public init?<Text: StringProtocol>(_ text: Text) {
-        let parsed = text.utf8.withContiguousStorageIfAvailable(Self.parse) ?? Array(text.utf8).withUnsafeBufferPointer(Self.parse)
+        let parsed = text.utf8.withContiguousStorageIfAvailable { MemoID(utf8: UnsafeRawBufferPointer($0)) }
+            ?? Array(text.utf8).withUnsafeBytes { MemoID(utf8: $0) }
         guard let parsed else { return nil }
         self = parsed
     }
 
-    /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in hex digits of either case.
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> MemoID? {
+    /// Parses `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (hex digits of either case) from UTF-8.
+    init?(utf8 bytes: UnsafeRawBufferPointer) {
         guard bytes.count == 36 else { return nil }
         var high: UInt64 = 0, low: UInt64 = 0
         for position in 0..<36 {
@@ -32,7 +33,7 @@ public struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConve
             }
             if position < 19 { high = high << 4 | UInt64(nibble) } else { low = low << 4 | UInt64(nibble) }
         }
-        return MemoID(high: high, low: low)
+        self.init(high: high, low: low)
     }
 
     /// The id whose 128 bits a fast reader has already taken apart.

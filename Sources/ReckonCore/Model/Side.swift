@@ -45,8 +45,8 @@ public struct SideListing: Sendable {
     public var status: SideStatus
     /// Usable index entries by id (the first entry of a duplicated id).
     public var entries: IDMap<IndexEntry>
-    /// Regular memo files by id, with their names inside `memos/`.
-    public var files: IDMap<String>
+    /// Regular memo files by id, with how their names spell the id.
+    public var files: IDMap<IDSpelling>
     /// What the deep check read of each memo file.
     public var memos: IDMap<MemoSummary>
     public var problems: [Problem]
@@ -56,7 +56,7 @@ public struct SideListing: Sendable {
     /// `index.json` could not be used.
     public var rebuiltFromMemoFiles = false
 
-    public init(spec: SideSpec, status: SideStatus = .ok, entries: IDMap<IndexEntry> = IDMap(), files: IDMap<String> = IDMap(),
+    public init(spec: SideSpec, status: SideStatus = .ok, entries: IDMap<IndexEntry> = IDMap(), files: IDMap<IDSpelling> = IDMap(),
                 memos: IDMap<MemoSummary> = IDMap(), problems: [Problem] = [], precounted: MemoCounts? = nil) {
         self.precounted = precounted
         self.spec = spec

@@ -79,7 +79,7 @@ extension IndexReader {
             else { return false }
             let tag = string(raw.change_tag)
             guard tag != "\u{0}" else { return false }
-            try body(IndexEntry(id: MemoID(high: raw.id_high, low: raw.id_low), checkedSpelling: spelling, modifiedTime: modified,
+            try body(IndexEntry(id: MemoID(high: raw.id_high, low: raw.id_low), spelledAs: IDSpelling(spelling), modifiedTime: modified,
                                 archivedAt: archived, deletedAt: deleted, changeTag: tag))
         }
     }

@@ -127,18 +127,21 @@ public struct MemoFolder: Sendable, Equatable {
         }
     }
 
-    /// A name listed in `memos/` that holds an id, ordered by id, then name.
+    /// A name listed in `memos/` that holds an id (`<id>.json`), ordered by
+    /// id, then name.
     struct ListedFile: Spillable {
         var id: MemoID
-        var name: String
+        var spelledAs: IDSpelling
         /// Nil for a regular file; else what it is, for messages.
         var other: FileKind?
 
-        static func < (a: ListedFile, b: ListedFile) -> Bool { (a.id, a.name) < (b.id, b.name) }
+        var name: String { spelledAs.fileName(of: id) }
+
+        static func < (a: ListedFile, b: ListedFile) -> Bool { a.id != b.id ? a.id < b.id : a.name < b.name }
 
         func write(to record: inout Record) {
             record.add(id)
-            record.add(name)
+            spelledAs.write(to: &record)
             switch other {
             case nil: record.add(UInt8(0))
             case .link: record.add(UInt8(1))
@@ -148,15 +151,15 @@ public struct MemoFolder: Sendable, Equatable {
             }
         }
 
-        init(id: MemoID, name: String, other: FileKind?) {
+        init(id: MemoID, spelledAs: IDSpelling, other: FileKind?) {
             self.id = id
-            self.name = name
+            self.spelledAs = spelledAs
             self.other = other
         }
 
         init(from reader: inout RecordReader) {
             id = reader.id()
-            name = reader.text()!
+            spelledAs = IDSpelling(from: &reader)
             switch reader.byte() {
             case 0: other = nil
             case 1: other = .link
@@ -219,12 +222,12 @@ public struct MemoFolder: Sendable, Equatable {
     /// entries are rebuilt from the memo files and it is marked degraded.
     public func load(_ spec: SideSpec, deep: Bool) -> SideListing {
         var entries: [IndexEntry] = []
-        var files: [(MemoID, String)] = []
+        var files: [(MemoID, IDSpelling)] = []
         var side: SideListing
         do {
-            side = try list(spec, scratch: nil) { id, entry, name in
+            side = try list(spec, scratch: nil) { id, entry, file in
                 if let entry { entries.append(entry) }
-                if let name { files.append((id, name)) }
+                if let file { files.append((id, file)) }
             }
         } catch {
             return SideListing(spec: spec, status: .failed, problems: [Problem(.unreadableFolder, path: "", "\(error)")])
@@ -236,12 +239,12 @@ public struct MemoFolder: Sendable, Equatable {
 
         var memos: [(MemoID, MemoSummary)] = []
         var rebuilt: [(MemoID, IndexEntry)] = []
-        for (id, name, outcome) in readAll(files, root: Self.resolveRoot(spec.url)).joined() {
+        for (id, spelledAs, outcome) in readAll(files, root: Self.resolveRoot(spec.url)).joined() {
             switch outcome {
             case .success(let memo):
                 memos.append((id, memo))
                 if side.rebuiltFromMemoFiles {
-                    rebuilt.append((id, IndexEntry(id: id, spelling: String(name.dropLast(5)), modifiedTime: memo.modifiedAt,
+                    rebuilt.append((id, IndexEntry(id: id, spelledAs: spelledAs, modifiedTime: memo.modifiedAt,
                                                    archivedAt: memo.archivedAt, deletedAt: memo.deletedAt, changeTag: memo.changeTag)))
                 }
             case .failure(let problem):
@@ -261,7 +264,7 @@ public struct MemoFolder: Sendable, Equatable {
     /// those. With `scratch`, sorting spills there, so memory does not grow
     /// with the side. When the index cannot be used, the side is marked
     /// degraded, to be rebuilt from its memo files, and `visit` gets no entries.
-    func list(_ spec: SideSpec, scratch: URL?, visit: (MemoID, IndexEntry?, String?) throws -> Void) throws -> SideListing {
+    func list(_ spec: SideSpec, scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
         var (side, indexSorter) = try sortIndex(spec, scratch: scratch)
         let rebuild = side.indexUnusable
         if rebuild {
@@ -279,18 +282,20 @@ public struct MemoFolder: Sendable, Equatable {
         case .missing: break
         case .directory:
             let listed = try listFolder(atPath: memosURL.path) { name, kind in
-                let path = "memos/" + name
-                guard name.hasSuffix(".json") else {
-                    listingProblems.append((name, Problem(.orphanFile, path: path, "not a memo file (no .json ending); left alone", severity: .warning)))
-                    return
+                func problem(_ problem: (String) -> Problem) {
+                    let text = String(decoding: name, as: UTF8.self)
+                    listingProblems.append((text, problem("memos/" + text)))
                 }
-                guard let id = MemoID(name.dropLast(5)) else {
-                    listingProblems.append((name, Problem(.invalidID, path: path, "the file name is not <uuid>.json; the file is not read")))
-                    return
+                guard name.count > 5, name.suffix(5).elementsEqual(".json".utf8) else {
+                    return problem { Problem(.orphanFile, path: $0, "not a memo file (no .json ending); left alone", severity: .warning) }
+                }
+                let stem = UnsafeRawBufferPointer(rebasing: name.dropLast(5))
+                guard let id = MemoID(utf8: stem) else {
+                    return problem { Problem(.invalidID, path: $0, "the file name is not <uuid>.json; the file is not read") }
                 }
                 switch kind {
-                case .regularFile: try fileSorter.append(ListedFile(id: id, name: name, other: nil))
-                case .other(let other): try fileSorter.append(ListedFile(id: id, name: name, other: other))
+                case .regularFile: try fileSorter.append(ListedFile(id: id, spelledAs: IDSpelling(stem), other: nil))
+                case .other(let other): try fileSorter.append(ListedFile(id: id, spelledAs: IDSpelling(stem), other: other))
                 }
             }
             guard listed else {
@@ -313,18 +318,18 @@ public struct MemoFolder: Sendable, Equatable {
         var orphans: [Problem] = []
         while let id = [entries.nextID, file?.id].compactMap({ $0 }).min() {
             // The first regular file by name is the memo's; a later one is a duplicate.
-            var name: String?
+            var kept: IDSpelling?
             var fileProblem = false
             while let listed = file, listed.id == id {
-                let path = "memos/" + listed.name
                 var problem: Problem?
-                if let kept = name {
-                    problem = Problem(.duplicateID, path: path, id: id, "another file, memos/\(kept), holds the same id")
+                if let kept {
+                    problem = Problem(.duplicateID, path: "memos/" + listed.name, id: id, "another file, memos/\(kept.fileName(of: id)), holds the same id")
                 } else {
                     switch listed.other {
-                    case nil: name = listed.name
-                    case .some(.link): problem = Problem(.link, path: path, id: id, "is a link; links are not followed")
-                    case .some(let other): problem = Problem(.notRegularFile, path: path, id: id, "is \(other.description), not a regular file")
+                    case nil: kept = listed.spelledAs
+                    case .some(.link): problem = Problem(.link, path: "memos/" + listed.name, id: id, "is a link; links are not followed")
+                    case .some(let other):
+                        problem = Problem(.notRegularFile, path: "memos/" + listed.name, id: id, "is \(other.description), not a regular file")
                     }
                 }
                 if let problem {
@@ -335,17 +340,17 @@ public struct MemoFolder: Sendable, Equatable {
             }
             let entry = entries.nextID == id ? try entries.next() : nil
             if let entry {
-                if let name, !entry.isSpelled(as: name.dropLast(5)) {
-                    entryProblems.append(Problem(.nameSpelling, path: "memos/" + name, id: id,
+                if let kept, kept != entry.spelledAs {
+                    entryProblems.append(Problem(.nameSpelling, path: "memos/" + kept.fileName(of: id), id: id,
                                                  "the index spells this id \(entry.spelling)", severity: .warning))
-                } else if name == nil && !entry.isDeleted && !indexProblemIDs.contains(id) && !fileProblem && !entries.repeated(id) {
-                    entryProblems.append(Problem(.danglingEntry, path: "memos/\(entry.spelling).json", id: id,
+                } else if kept == nil && !entry.isDeleted && !indexProblemIDs.contains(id) && !fileProblem && !entries.repeated(id) {
+                    entryProblems.append(Problem(.danglingEntry, path: "memos/" + entry.spelledAs.fileName(of: id), id: id,
                                                  "index.json lists this memo but its file is missing"))
                 }
-            } else if let name, !rebuild, !indexProblemIDs.contains(id) {
-                orphans.append(Problem(.orphanFile, path: "memos/" + name, id: id, "this memo file has no entry in index.json"))
+            } else if let kept, !rebuild, !indexProblemIDs.contains(id) {
+                orphans.append(Problem(.orphanFile, path: "memos/" + kept.fileName(of: id), id: id, "this memo file has no entry in index.json"))
             }
-            try visit(id, entry, name)
+            try visit(id, entry, kept)
         }
         side.problems += entries.repeatProblems
         side.problems += listingProblems.sorted { $0.name < $1.name }.map(\.problem)
@@ -356,16 +361,17 @@ public struct MemoFolder: Sendable, Equatable {
     /// Reads memo files on every core, each file once; the results come back
     /// in the order given (in chunks), so the outcome does not depend on the
     /// machine. Each memo is kept as its summary, so bodies are let go as soon as read.
-    func readAll(_ files: [(MemoID, String)], root: URL) -> [[(MemoID, String, Result<MemoSummary, Problem>)]] {
+    func readAll(_ files: [(MemoID, IDSpelling)], root: URL) -> [[(MemoID, IDSpelling, Result<MemoSummary, Problem>)]] {
         let chunkSize = 256
         let chunks = (files.count + chunkSize - 1) / chunkSize
-        let done = Mutex([[(MemoID, String, Result<MemoSummary, Problem>)]](repeating: [], count: chunks))
+        let done = Mutex([[(MemoID, IDSpelling, Result<MemoSummary, Problem>)]](repeating: [], count: chunks))
         let folder = OpenFolder(root.path + "/memos")
         DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-            var results: [(MemoID, String, Result<MemoSummary, Problem>)] = []
+            var results: [(MemoID, IDSpelling, Result<MemoSummary, Problem>)] = []
             var buffer = Data()
-            for (id, name) in files[(chunk * chunkSize)..<min(files.count, (chunk + 1) * chunkSize)] {
-                results.append((id, name, readChecked(id, name, root: root, in: folder, buffer: &buffer, as: MemoReader.readSummary)))
+            for (id, spelledAs) in files[(chunk * chunkSize)..<min(files.count, (chunk + 1) * chunkSize)] {
+                let name = spelledAs.fileName(of: id)
+                results.append((id, spelledAs, readChecked(id, name, root: root, in: folder, buffer: &buffer, as: MemoReader.readSummary)))
             }
             done.withLock { $0[chunk] = results }
         }

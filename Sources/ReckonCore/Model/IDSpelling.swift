@@ -1,0 +1,56 @@
+/// How an id is written, in index.json or in a memo file's name: in
+/// capitals (as the app writes ids), in small letters, or mixed. Held
+/// without a string unless the letters are mixed, so a side's 100,000
+/// spellings cost no allocation each.
+public enum IDSpelling: Sendable, Equatable {
+    case capital
+    case small
+    case mixed(String)
+
+    /// The spelling of `text` (UTF-8), which must hold the id it spells.
+    init(_ text: UnsafeRawBufferPointer) {
+        let capitals = text.contains { (0x41...0x46).contains($0) }
+        let smalls = text.contains { (0x61...0x66).contains($0) }
+        if capitals && smalls {
+            self = .mixed(String(decoding: text, as: UTF8.self))
+        } else {
+            self = capitals ? .capital : .small
+        }
+    }
+
+    /// The spelling of `text`, which must hold the id it spells.
+    init(_ text: String) {
+        var text = text
+        self = text.withUTF8 { (bytes: UnsafeBufferPointer<UInt8>) -> IDSpelling in IDSpelling(UnsafeRawBufferPointer(bytes)) }
+    }
+
+    /// `id` written this way.
+    public func text(of id: MemoID) -> String {
+        switch self {
+        case .small: id.value
+        case .capital: id.value.uppercased()
+        case .mixed(let text): text
+        }
+    }
+
+    /// The memo file's name for `id` written this way: `<id>.json`.
+    public func fileName(of id: MemoID) -> String { text(of: id) + ".json" }
+
+    func write(to record: inout Record) {
+        switch self {
+        case .capital: record.add(UInt8(0))
+        case .small: record.add(UInt8(1))
+        case .mixed(let text):
+            record.add(UInt8(2))
+            record.add(text)
+        }
+    }
+
+    init(from reader: inout RecordReader) {
+        switch reader.byte() {
+        case 0: self = .capital
+        case 1: self = .small
+        default: self = .mixed(reader.text()!)
+        }
+    }
+}
