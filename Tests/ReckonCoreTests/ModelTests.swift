@@ -85,16 +85,12 @@ import Testing
 }
 
 @Suite struct IDMapTests {
-    @Test func keepsTheFirstOfEachIDSortedAndFindsEveryOne() {
-        let a = MemoID(idA)!, b = MemoID(idB)!, c = MemoID(idC)!, d = MemoID(idD)!
-        var dropped: [String] = []
-        let map = IDMap(firstOf: [(b, "b1"), (a, "a1"), (b, "b2"), (c, "c1"), (a, "a2")]) { _, value in dropped.append(value) }
-        #expect(map.keys == [a, b, c].sorted())
-        #expect(map.keys.map { map[$0]! } == map.values)
-        #expect([map[a], map[b], map[c], map[d]] == ["a1", "b1", "c1", nil])
-        #expect(dropped.sorted() == ["a2", "b2"])
+    @Test func findsEveryIDItHoldsAndNoOther() {
+        let ids = [idA, idB, idC, idD].map { MemoID($0)! }.sorted()
+        let map = IDMap(sortedKeys: Array(ids.dropLast()), values: ["first", "second", "third"])
+        #expect(ids.map { map[$0] } == ["first", "second", "third", nil])
         #expect(map.count == 3)
-        #expect(IDMap<String>(firstOf: [])[a] == nil)
+        #expect(IDMap<String>(sortedKeys: [], values: [])[ids[0]] == nil)
     }
 }
 

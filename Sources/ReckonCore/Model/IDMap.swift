@@ -9,35 +9,11 @@ public struct IDMap<Value: Sendable>: Sendable {
 
     public init() {}
 
-    /// From items in any order, each giving its id and value. Where an id
-    /// comes more than once, the first is kept and `dropped` is told of each
-    /// later one.
-    public init<Item>(firstOf items: [Item], id: (Item) -> MemoID, value: (Item) -> Value,
-                      dropped: (MemoID, Value) -> Void = { _, _ in }) {
-        let ids = items.map(id)
-        let order = ids.indices.sorted { ids[$0] < ids[$1] || (ids[$0] == ids[$1] && $0 < $1) }
-        keys.reserveCapacity(items.count)
-        values.reserveCapacity(items.count)
-        for position in order {
-            if ids[position] == keys.last {
-                dropped(ids[position], value(items[position]))
-                continue
-            }
-            keys.append(ids[position])
-            values.append(value(items[position]))
-        }
-    }
-
     /// From ids already sorted, each once, and their values.
     init(sortedKeys keys: [MemoID], values: [Value]) {
         precondition(keys.count == values.count && zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }, "ids not sorted")
         self.keys = keys
         self.values = values
-    }
-
-    /// From (id, value) pairs in any order; see `init(firstOf:id:value:dropped:)`.
-    public init(firstOf pairs: [(MemoID, Value)], dropped: (MemoID, Value) -> Void = { _, _ in }) {
-        self.init(firstOf: pairs, id: \.0, value: \.1, dropped: dropped)
     }
 
     public subscript(id: MemoID) -> Value? {
