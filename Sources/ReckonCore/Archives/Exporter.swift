@@ -121,19 +121,12 @@ public struct Exporter {
         }
     }
 
-    /// Whether an index entry's memo is one to export.
-    static func selects(_ entry: IndexEntry, includeArchived: Bool) -> Bool {
-        !entry.isDeleted && (includeArchived || !entry.isArchived)
-    }
-
     /// Exports `side`, already listed, into `staging` (an empty, existing
     /// folder). Soft-deleted memos are never exported; archived ones only when asked.
     public func export(_ side: SideListing, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
                        progress: (Int, Int) -> Void = { _, _ in }) throws -> ExportSummary {
         try export(side.spec, formats: formats, includeArchived: includeArchived, into: staging, progress: progress) { add in
-            for (id, entry) in side.entries.pairs where Self.selects(entry, includeArchived: includeArchived) {
-                try add(id, (side.files[id] ?? entry.spelledAs).fileName(of: id))
-            }
+            for (id, entry) in side.entries.pairs { try add(id, entry, side.files[id]) }
         }
     }
 
@@ -149,7 +142,7 @@ public struct Exporter {
         do {
             let summary = try export(spec, formats: formats, includeArchived: includeArchived, into: staging, progress: progress) { add in
                 listing = try folder.list(spec, scratch: staging) { id, entry, file in
-                    if let entry, Self.selects(entry, includeArchived: includeArchived) { try add(id, (file ?? entry.spelledAs).fileName(of: id)) }
+                    if let entry { try add(id, entry, file) }
                 }
                 if listing.status == .failed || listing.rebuiltFromMemoFiles { throw ListingStopped() }
             }
@@ -161,10 +154,11 @@ public struct Exporter {
         }
     }
 
-    /// Exports the memos `listMemos` hands over (id and file name, in any
-    /// order): streaming, each memo read, written and let go.
-    private func export(_ spec: SideSpec, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
-                        progress: (Int, Int) -> Void, listMemos: ((MemoID, String) throws -> Void) throws -> Void) throws -> ExportSummary {
+    /// Exports the memos `listMemos` hands over (each index entry with its
+    /// file's spelling when it has a file, in any order): streaming, each
+    /// memo read, written and let go.
+    private func export(_ spec: SideSpec, formats: [ExportFormat], includeArchived: Bool, into staging: URL, progress: (Int, Int) -> Void,
+                        listMemos: ((MemoID, IndexEntry, IDSpelling?) throws -> Void) throws -> Void) throws -> ExportSummary {
         let root = MemoFolder.resolveRoot(spec.url)
         var missing: [ExportManifest.Missing] = []
         func read(_ id: MemoID, _ name: String) -> Memo? {
@@ -180,7 +174,9 @@ public struct Exporter {
         let planned = SpillSort<Planned>(scratch: staging, runLength: folder.sortRunLength)
         var plannedCount = 0
         var exportedAt: Timestamp?
-        try listMemos { id, name in
+        try listMemos { id, entry, file in
+            guard !entry.isDeleted, includeArchived || !entry.isArchived else { return }
+            let name = (file ?? entry.spelledAs).fileName(of: id)
             guard let memo = read(id, name), memo.deletedAt == nil, includeArchived || memo.archivedAt == nil else { return }
             try planned.append(Planned(createdAt: memo.createdAt, id: id, name: name))
             plannedCount += 1
@@ -209,14 +205,16 @@ public struct Exporter {
 
             // The short name unless an earlier memo took it.
             var path = "\(Self.markdownName)/\(MarkdownExport.fileName(memo))"
-            var markdown = try OutputFile(creatingNew: staging.appending(path: path, directoryHint: .notDirectory))
-            if markdown == nil {
+            let markdown: OutputFile
+            if let file = try OutputFile(creatingNew: staging.appending(path: path, directoryHint: .notDirectory)) {
+                markdown = file
+            } else {
                 path = "\(Self.markdownName)/\(MarkdownExport.fileName(memo, longID: true))"
                 markdown = try OutputFile(staging.appending(path: path, directoryHint: .notDirectory))
             }
-            try markdown!.write(MarkdownExport.render(memo))
-            try written.append(Written(path: path, size: markdown!.size, digest: try markdown!.finish(), modified: memo.modifiedAt))
-            markdownBytes += markdown!.size
+            try markdown.write(MarkdownExport.render(memo))
+            try written.append(Written(path: path, size: markdown.size, digest: try markdown.finish(), modified: memo.modifiedAt))
+            markdownBytes += markdown.size
         }
         progress(plannedCount, plannedCount)
         try json.write("\n  ],\n  \"schemaVersion\" : 1,\n  \"source\" : ")

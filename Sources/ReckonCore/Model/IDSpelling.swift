@@ -21,7 +21,7 @@ public enum IDSpelling: Sendable, Equatable {
     /// The spelling of `text`, which must hold the id it spells.
     init(_ text: String) {
         var text = text
-        self = text.withUTF8 { (bytes: UnsafeBufferPointer<UInt8>) -> IDSpelling in IDSpelling(UnsafeRawBufferPointer(bytes)) }
+        self = text.withUTF8 { IDSpelling(UnsafeRawBufferPointer($0)) }
     }
 
     /// `id` written this way.
