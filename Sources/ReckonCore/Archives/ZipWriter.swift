@@ -7,7 +7,7 @@ public struct ArchiveError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// Writes a zip archive through libarchive: deflate, UTF-8 names flagged as
+/// Writes a zip archive through libarchive: deflate at level 1, UTF-8 names flagged as
 /// UTF-8, permissions 0644, no owner, each entry's time given by the caller.
 /// The one owner of the `struct archive` pointer; not `Sendable`.
 public final class ZipWriter {
@@ -23,7 +23,7 @@ public final class ZipWriter {
         setlocale(LC_CTYPE, "C.UTF-8")
         archive = archive_write_new()
         try check(archive_write_set_format_zip(archive))
-        try check(archive_write_set_options(archive, "zip:compression=deflate,zip:hdrcharset=UTF-8"))
+        try check(archive_write_set_options(archive, "zip:compression=deflate,zip:compression-level=1,zip:hdrcharset=UTF-8"))
         try check(archive_write_open_filename(archive, url.path))
     }
 
@@ -38,7 +38,8 @@ public final class ZipWriter {
         let parts = name.split(separator: "/", omittingEmptySubsequences: false)
         guard !name.isEmpty, !name.hasPrefix("/"), !name.contains("\\"),
               !parts.contains(where: { $0.isEmpty || $0 == ".." || $0 == "." }),
-              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+              !name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }),
+              name.utf8.allSatisfy({ $0 < 0x80 }) || !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else { throw ArchiveError(message: "unsafe entry name \(quoted(name))") }
     }
 
