@@ -217,6 +217,10 @@ import Testing
 
         var exporter = Exporter()
         exporter.folder.sortRunLength = 1
+        // Batches and chunks that cut through the twins: which twin keeps the
+        // short name must not depend on how the work is shared out.
+        exporter.batchSize = 5
+        exporter.chunkSize = 2
         let streamed = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: streamed, withIntermediateDirectories: true)
         let (listing, streamedSummary) = try exporter.export(reading: source.spec(), formats: ExportFormat.allCases, includeArchived: true, into: streamed)
@@ -230,5 +234,8 @@ import Testing
         let expected = try files(inMemory)
         #expect(expected.count == 3 + 2 + 12, "memos.json, manifest.json, memos.zip and a Markdown file for idA, idD and each twin")
         #expect(try files(streamed) == expected)
+        let shortName = try #require(expected.keys.first { $0.hasPrefix("markdown/") && $0.hasSuffix("-same-3f2504e0.md") })
+        #expect(String(decoding: expected[shortName]!, as: UTF8.self).contains("id: \(twins[0].lowercased())"),
+                "the first twin in export order (creation time, then id) keeps the short name")
     }
 }

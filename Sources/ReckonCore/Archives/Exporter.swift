@@ -90,6 +90,45 @@ public struct Exporter {
         }
     }
 
+    /// How many memos are read at a time, and how many of those one core
+    /// takes at a time (the zip's read-ahead takes files as many at a time).
+    var batchSize = 1024
+    var chunkSize = 64
+    /// Files up to this size are read ahead whole for the zip.
+    static let readAheadLimit = 1 << 20
+
+    /// A memo as it goes into `memos.json` and `markdown/`, rendered on any core.
+    struct Rendered: Sendable {
+        var json: Data
+        var archived: Bool
+        var shortName: String
+        var longName: String
+        var markdown: String
+        var modified: Timestamp
+
+        init(_ memo: Memo, encoder: JSONEncoder) throws {
+            json = Exporter.indent(try encoder.encode(JSONExport.value(of: memo)), "    ")
+            archived = memo.archivedAt != nil
+            shortName = "\(Exporter.markdownName)/\(MarkdownExport.fileName(memo))"
+            longName = "\(Exporter.markdownName)/\(MarkdownExport.fileName(memo, longID: true))"
+            markdown = MarkdownExport.render(memo)
+            modified = memo.modifiedAt
+        }
+
+        /// Writes the Markdown file under the short name when allowed and
+        /// free, else under the long one.
+        func writeMarkdown(into staging: URL, mayTakeShortName: Bool) throws -> Written {
+            var path = shortName
+            var file = mayTakeShortName ? try OutputFile(creatingNew: staging.appending(path: path, directoryHint: .notDirectory)) : nil
+            if file == nil {
+                path = longName
+                file = try OutputFile(staging.appending(path: path, directoryHint: .notDirectory))
+            }
+            try file!.write(markdown)
+            return Written(path: path, size: file!.size, digest: try file!.finish(), modified: modified)
+        }
+    }
+
     /// One file written: its path in the export folder, and what the
     /// manifest and the zip say of it; in the order of the paths' bytes.
     struct Written: Spillable {
@@ -159,32 +198,63 @@ public struct Exporter {
     /// memo read, written and let go.
     private func export(_ spec: SideSpec, formats: [ExportFormat], includeArchived: Bool, into staging: URL, progress: (Int, Int) -> Void,
                         listMemos: ((MemoID, IndexEntry, IDSpelling?) throws -> Void) throws -> Void) throws -> ExportSummary {
+        let folder = self.folder, chunkSize = self.chunkSize
         let root = MemoFolder.resolveRoot(spec.url)
+        let memoFiles = OpenFolder(root.path + "/memos")
         var missing: [ExportManifest.Missing] = []
-        func read(_ id: MemoID, _ name: String) -> Memo? {
-            switch folder.readChecked(id, name, root: root) {
-            case .success(let memo): return memo
-            case .failure(let problem):
-                missing.append(.init(id: id, path: problem.path, reason: problem.message))
-                return nil
+        /// Reads the memos in `batch` on every core, each by `parse`, and
+        /// maps each that was read by `work`; a memo that cannot be read is noted as missing.
+        func read<Kept: Sendable, Output: Sendable>(_ batch: [(MemoID, String)],
+                                                    as parse: @escaping @Sendable (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept),
+                                                    then work: @escaping @Sendable (String, Kept, JSONEncoder) throws -> Output) throws -> [Output] {
+            let outcomes = mapOnEveryCore(batch, chunkSize: chunkSize) { chunk in
+                var buffer = Data()
+                let encoder = makeJSONEncoder()
+                return chunk.map { id, name -> Result<Output, any Error> in
+                    switch folder.readChecked(id, name, root: root, in: memoFiles, buffer: &buffer, as: parse) {
+                    case .success(let kept): return Result { try work(name, kept, encoder) }
+                    case .failure(let problem): return .failure(problem)
+                    }
+                }
+            }
+            return try outcomes.joined().compactMap { outcome in
+                switch outcome {
+                case .success(let output): return output
+                case .failure(let problem as Problem):
+                    missing.append(.init(id: problem.id!, path: problem.path, reason: problem.message))
+                    return nil
+                case .failure(let error): throw error
+                }
             }
         }
+        var batch: [(MemoID, String)] = []
 
         // Pass 1: which memos, in which order (creation time, then id).
         let planned = SpillSort<Planned>(scratch: staging, runLength: folder.sortRunLength)
         var plannedCount = 0
         var exportedAt: Timestamp?
+        func plan() throws {
+            let memos = try read(batch, as: { data, depthLimit throws(MemoReader.Failure) in
+                let (id, summary) = try MemoReader.readSummary(data, depthLimit: depthLimit)
+                return (id, (id, summary))
+            }) { name, memo, _ in (name, memo.0, memo.1) }
+            batch.removeAll(keepingCapacity: true)
+            for (name, id, memo) in memos where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
+                try planned.append(Planned(createdAt: memo.createdAt, id: id, name: name))
+                plannedCount += 1
+                exportedAt = max(exportedAt ?? memo.modifiedAt, memo.modifiedAt)
+            }
+        }
         try listMemos { id, entry, file in
             guard !entry.isDeleted, includeArchived || !entry.isArchived else { return }
-            let name = (file ?? entry.spelledAs).fileName(of: id)
-            guard let memo = read(id, name), memo.deletedAt == nil, includeArchived || memo.archivedAt == nil else { return }
-            try planned.append(Planned(createdAt: memo.createdAt, id: id, name: name))
-            plannedCount += 1
-            exportedAt = max(exportedAt ?? memo.modifiedAt, memo.modifiedAt)
+            batch.append((id, (file ?? entry.spelledAs).fileName(of: id)))
+            if batch.count == batchSize { try plan() }
         }
+        try plan()
         let source = ExportManifest.Source(name: spec.name, label: spec.label, path: spec.path)
 
-        // Pass 2: read each memo again and write it everywhere, then let it go.
+        // Pass 2: read each memo again and write it everywhere, then let it
+        // go; memos are read and rendered, and Markdown files written, on every core.
         let json = try OutputFile(staging.appendingPathComponent(Self.jsonName))
         let markdownFolder = staging.appendingPathComponent(Self.markdownName)
         try AtomicFile.makeFolder(markdownFolder)
@@ -195,27 +265,36 @@ public struct Exporter {
         let encoder = makeJSONEncoder()
         let order = try planned.sorted()
         var position = 0
-        while let plan = try order.next() {
-            progress(position, plannedCount)
-            position += 1
-            guard let memo = read(plan.id, plan.name) else { continue }
-            if counts.total > 0 { try json.write(",\n") }
-            try json.write(Self.indent(try encoder.encode(JSONExport.value(of: memo)), "    "))
-            if memo.archivedAt != nil { counts.archived += 1 } else { counts.active += 1 }
-
-            // The short name unless an earlier memo took it.
-            var path = "\(Self.markdownName)/\(MarkdownExport.fileName(memo))"
-            let markdown: OutputFile
-            if let file = try OutputFile(creatingNew: staging.appending(path: path, directoryHint: .notDirectory)) {
-                markdown = file
-            } else {
-                path = "\(Self.markdownName)/\(MarkdownExport.fileName(memo, longID: true))"
-                markdown = try OutputFile(staging.appending(path: path, directoryHint: .notDirectory))
+        func export() throws {
+            let memos = try read(batch, as: { data, depthLimit throws(MemoReader.Failure) in
+                let memo = try MemoReader.read(data, depthLimit: depthLimit)
+                return (memo.id, memo)
+            }) { _, memo, encoder in try Rendered(memo, encoder: encoder) }
+            batch.removeAll(keepingCapacity: true)
+            // The short name unless an earlier memo took it: an earlier
+            // batch's file is found when the name is created, this batch's here.
+            var shortNames = Set<String>()
+            let named = memos.map { memo in (memo, shortNames.insert(memo.shortName).inserted) }
+            let files = try mapOnEveryCore(named, chunkSize: chunkSize) { chunk in
+                chunk.map { memo, mayTakeShortName in Result { try memo.writeMarkdown(into: staging, mayTakeShortName: mayTakeShortName) } }
+            }.joined().map { try $0.get() }
+            for (memo, file) in zip(memos, files) {
+                if counts.total > 0 { try json.write(",\n") }
+                try json.write(memo.json)
+                if memo.archived { counts.archived += 1 } else { counts.active += 1 }
+                try written.append(file)
+                markdownBytes += file.size
             }
-            try markdown.write(MarkdownExport.render(memo))
-            try written.append(Written(path: path, size: markdown.size, digest: try markdown.finish(), modified: memo.modifiedAt))
-            markdownBytes += markdown.size
         }
+        while let plan = try order.next() {
+            batch.append((plan.id, plan.name))
+            if batch.count == batchSize {
+                progress(position, plannedCount)
+                position += batch.count
+                try export()
+            }
+        }
+        try export()
         progress(plannedCount, plannedCount)
         try json.write("\n  ],\n  \"schemaVersion\" : 1,\n  \"source\" : ")
         try json.write(Self.indent(try encoder.encode(source), "  ", firstLine: false))
@@ -230,18 +309,40 @@ public struct Exporter {
         let manifestSize = try Self.writeManifest(manifest, files: written.sorted(), to: manifestURL, encoder: encoder)
 
         if formats.contains(.zip) {
-            let zip = try ZipWriter(url: staging.appendingPathComponent(Self.zipName))
+            let archive = try ZipWriter(url: staging.appendingPathComponent(Self.zipName))
+            func addManifest() throws {
+                try archive.add(name: Self.manifestName, modified: time, size: manifestSize, contents: manifestURL)
+            }
             var manifestPending = true
             let files = try written.sorted()
-            while let file = try files.next() {
-                if manifestPending, Self.manifestName.utf8.lexicographicallyPrecedes(file.path.utf8) {
-                    try zip.add(name: Self.manifestName, modified: time, size: manifestSize, contents: manifestURL)
-                    manifestPending = false
+            let stagingPath = staging.path
+            // Small files are read on the other core while this one deflates; large ones are streamed.
+            try withReadAhead(chunks: {
+                var chunk: [Written] = []
+                while chunk.count < chunkSize, let file = try files.next() { chunk.append(file) }
+                return chunk
+            }, load: { chunk in
+                chunk.map { file -> Result<Data, ReadFailure>? in
+                    guard file.size <= Self.readAheadLimit else { return nil }
+                    return Result { () throws(ReadFailure) in try readRegularFile(atPath: stagingPath + "/" + file.path, limit: Int64(Self.readAheadLimit)) }
                 }
-                try zip.add(name: file.path, modified: file.modified, size: file.size, contents: staging.appending(path: file.path, directoryHint: .notDirectory))
+            }) { chunk, contents in
+                for (file, contents) in zip(chunk, contents) {
+                    if manifestPending, Self.manifestName.utf8.lexicographicallyPrecedes(file.path.utf8) {
+                        try addManifest()
+                        manifestPending = false
+                    }
+                    let url = staging.appending(path: file.path, directoryHint: .notDirectory)
+                    if let contents {
+                        let data = try contents.mapError { OutputError(path: url.path, reason: $0.message) }.get()
+                        try archive.add(name: file.path, modified: file.modified, size: file.size) { write in try write(data) }
+                    } else {
+                        try archive.add(name: file.path, modified: file.modified, size: file.size, contents: url)
+                    }
+                }
             }
-            if manifestPending { try zip.add(name: Self.manifestName, modified: time, size: manifestSize, contents: manifestURL) }
-            try zip.finish()
+            if manifestPending { try addManifest() }
+            try archive.finish()
         }
         if !formats.contains(.json) { try FileManager.default.removeItem(at: staging.appendingPathComponent(Self.jsonName)) }
         if !formats.contains(.markdown) { try FileManager.default.removeItem(at: markdownFolder) }

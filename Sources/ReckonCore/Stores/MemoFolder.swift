@@ -362,20 +362,13 @@ public struct MemoFolder: Sendable, Equatable {
     /// in the order given (in chunks), so the outcome does not depend on the
     /// machine. Each memo is kept as its summary, so bodies are let go as soon as read.
     func readAll(_ files: [(MemoID, IDSpelling)], root: URL) -> [[(MemoID, IDSpelling, Result<MemoSummary, Problem>)]] {
-        let chunkSize = 256
-        let chunks = (files.count + chunkSize - 1) / chunkSize
-        let done = Mutex([[(MemoID, IDSpelling, Result<MemoSummary, Problem>)]](repeating: [], count: chunks))
         let folder = OpenFolder(root.path + "/memos")
-        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-            var results: [(MemoID, IDSpelling, Result<MemoSummary, Problem>)] = []
+        return mapOnEveryCore(files, chunkSize: 256) { chunk in
             var buffer = Data()
-            for (id, spelledAs) in files[(chunk * chunkSize)..<min(files.count, (chunk + 1) * chunkSize)] {
-                let name = spelledAs.fileName(of: id)
-                results.append((id, spelledAs, readChecked(id, name, root: root, in: folder, buffer: &buffer, as: MemoReader.readSummary)))
+            return chunk.map { id, spelledAs in
+                (id, spelledAs, readChecked(id, spelledAs.fileName(of: id), root: root, in: folder, buffer: &buffer, as: MemoReader.readSummary))
             }
-            done.withLock { $0[chunk] = results }
         }
-        return done.withLock { $0 }
     }
 
     /// One memo file, or the problem that makes its id uncomparable.
