@@ -74,13 +74,13 @@ import Testing
         ("Café au lait", "2026-04-02-café-au-lait-3f2504e0.md"),
     ])
     func fileNamesAreSafe(_ title: String, _ expected: String) throws {
-        let name = MarkdownExport.fileName(memo(title: title))
+        let name = MarkdownExport.fileNames(memo(title: title)).short
         #expect(name == expected)
         try ZipWriter.checkName("markdown/" + name)
     }
 
     @Test func veryLongTitlesGiveShortNames() {
-        let name = MarkdownExport.fileName(memo(title: String(repeating: "長い", count: 500)))
+        let name = MarkdownExport.fileNames(memo(title: String(repeating: "長い", count: 500))).short
         #expect(name.utf8.count < 255)
         #expect(name.hasSuffix("-3f2504e0.md"))
     }

@@ -109,8 +109,9 @@ public struct Exporter {
         init(_ memo: Memo, encoder: JSONEncoder) throws {
             json = Exporter.indent(try encoder.encode(JSONExport.value(of: memo)), "    ")
             archived = memo.archivedAt != nil
-            shortName = "\(Exporter.markdownName)/\(MarkdownExport.fileName(memo))"
-            longName = "\(Exporter.markdownName)/\(MarkdownExport.fileName(memo, longID: true))"
+            let names = MarkdownExport.fileNames(memo)
+            shortName = "\(Exporter.markdownName)/\(names.short)"
+            longName = "\(Exporter.markdownName)/\(names.long)"
             markdown = MarkdownExport.render(memo)
             modified = memo.modifiedAt
         }

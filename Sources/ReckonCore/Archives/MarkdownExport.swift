@@ -49,11 +49,12 @@ public enum MarkdownExport {
     /// any script, in small letters, with every other run of characters made
     /// one `-`; an empty slug is `untitled`. The name never holds `/`, `..`,
     /// a control character or a reserved device name, and the id part keeps
-    /// two memos with one title and one date apart.
-    public static func fileName(_ memo: Memo, longID: Bool = false) -> String {
-        let date = String((memo.createdAt ?? memo.modifiedAt).iso8601.prefix(10))
-        let id = longID ? memo.id.value : String(memo.id.value.prefix(8))
-        return "\(date)-\(slug(memo.title ?? ""))-\(id).md"
+    /// two memos with one title and one date apart: the short name ends in
+    /// the id's first 8 letters, the long one (for a memo whose short name an
+    /// earlier memo took) in the whole id.
+    public static func fileNames(_ memo: Memo) -> (short: String, long: String) {
+        let stem = "\((memo.createdAt ?? memo.modifiedAt).iso8601.prefix(10))-\(slug(memo.title ?? ""))-"
+        return (stem + memo.id.value.prefix(8) + ".md", stem + memo.id.value + ".md")
     }
 
     static func slug(_ title: String) -> String {
