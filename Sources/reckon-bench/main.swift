@@ -66,7 +66,19 @@ do {
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-bench-\(getpid())")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        func clear() { try? FileManager.default.removeItem(at: scratch); try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true) }
+        // Each export run's output is set aside, not deleted, until the
+        // benchmark ends: on ext4 without a journal, creating files within a
+        // minute of deleting many is several times slower (the allocator
+        // skips recently freed inodes), which would time the benchmark's own
+        // clean-up instead of the tool.
+        var setAside = 0
+        func clear() {
+            try? FileManager.default.createDirectory(at: scratch.appendingPathComponent("set-aside"), withIntermediateDirectories: true)
+            for name in ["export", "memos.zip"] where FileManager.default.fileExists(atPath: scratch.appendingPathComponent(name).path) {
+                setAside += 1
+                rename(scratch.appendingPathComponent(name).path, scratch.appendingPathComponent("set-aside/\(setAside)-\(name)").path)
+            }
+        }
         let index = "\(data)/index-1m"
         let device = "\(data)/pair-100k/device/60dMemo", drive = "\(data)/pair-100k/drive/60dMemo"
         var pairs: [Pair] = []
