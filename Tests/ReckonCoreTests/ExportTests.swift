@@ -89,6 +89,18 @@ import Testing
     func zipRefusesUnsafeNames(_ name: String) {
         #expect(throws: ArchiveError.self) { try ZipWriter.checkName(name) }
     }
+
+    @Test func theBytewiseControlCheckAgreesWithUnicodeForEveryScalar() {
+        var disagreeing: [UInt32] = []
+        for value in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let name = "a" + String(Character(scalar)) + "b"
+            if ZipWriter.containsControlCharacter(name) != (scalar.properties.generalCategory == .control) { disagreeing.append(value) }
+        }
+        #expect(disagreeing.isEmpty)
+        #expect(throws: ArchiveError.self) { try ZipWriter.checkName("markdown/a\u{85}b.md") }
+        #expect(throws: Never.self) { try ZipWriter.checkName("markdown/2026-04-01-京都旅行-3f2504e0.md") }
+    }
 }
 
 @Suite struct ExporterTests {

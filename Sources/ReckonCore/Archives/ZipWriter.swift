@@ -38,9 +38,20 @@ public final class ZipWriter {
         let parts = name.split(separator: "/", omittingEmptySubsequences: false)
         guard !name.isEmpty, !name.hasPrefix("/"), !name.contains("\\"),
               !parts.contains(where: { $0.isEmpty || $0 == ".." || $0 == "." }),
-              !name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }),
-              name.utf8.allSatisfy({ $0 < 0x80 }) || !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+              !containsControlCharacter(name)
         else { throw ArchiveError(message: "unsafe entry name \(quoted(name))") }
+    }
+
+    /// Whether `text` holds a control character (general category Cc:
+    /// U+0000–U+001F and U+007F–U+009F), found in its UTF-8 bytes: U+0080–U+009F
+    /// are the only scalars encoded as 0xC2 followed by 0x80–0x9F.
+    static func containsControlCharacter(_ text: String) -> Bool {
+        var afterC2 = false
+        for byte in text.utf8 {
+            if byte < 0x20 || byte == 0x7F || (afterC2 && byte < 0xA0) { return true }
+            afterC2 = byte == 0xC2
+        }
+        return false
     }
 
     /// The earliest and latest instants a zip entry can carry.
