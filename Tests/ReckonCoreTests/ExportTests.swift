@@ -14,6 +14,32 @@ import Testing
         #expect(ordered == [idD, idA, idB, idC].map { $0.lowercased() })
     }
 
+    @Test func eachMemoIsWrittenAsTheEncoderWouldWriteIt() throws {
+        let encoder = makeJSONEncoder()
+        var everyByte = ""
+        for value in 0..<0x80 { everyByte.unicodeScalars.append(Unicode.Scalar(UInt8(value))) }
+        let texts: [String?] = [nil, "", everyByte, "a/b \\ \"q\"", "\u{80}\u{9F}\u{2028}\u{FEFF}😀 京都 é", "line\r\nnext"]
+        var memos: [Memo] = []
+        for (position, text) in texts.enumerated() {
+            var m = memo(idA, created: position % 2 == 0 ? "2026-04-02T09:00:00.5+09:00" : nil)
+            m.title = text
+            m.body = texts[(position + 2) % texts.count]
+            m.changeTag = texts[(position + 3) % texts.count]
+            m.tags = position == 0 ? [] : [text ?? "x", "b", "a"]
+            m.pinned = [nil, true, false][position % 3]
+            m.archivedAt = position % 3 == 1 ? Timestamp(iso8601: "2026-05-01T00:00:00Z") : nil
+            m.deletedAt = position % 3 == 2 ? Timestamp(iso8601: "2026-05-02T00:00:00Z") : nil
+            memos.append(m)
+        }
+        var unknown = memo(idA, created: nil)
+        unknown.otherFields = ["zeta": .number(1.5), "alpha": .object(["b": .null, "a": .array([])])]
+        memos.append(unknown)
+        for m in memos {
+            let expected = Exporter.indent(try encoder.encode(JSONExport.value(of: m)), "    ")
+            #expect(try JSONExport.entry(of: m, encoder: encoder) == expected, "\(m)")
+        }
+    }
+
     @Test func writesEveryFieldInUTCAndKeepsUnknownKeys() throws {
         var m = memo(idA, created: "2026-04-02T09:00:00+09:00")
         m.tags = ["b", "a"]

@@ -107,7 +107,7 @@ public struct Exporter {
         var modified: Timestamp
 
         init(_ memo: Memo, encoder: JSONEncoder) throws {
-            json = Exporter.indent(try encoder.encode(JSONExport.value(of: memo)), "    ")
+            json = try JSONExport.entry(of: memo, encoder: encoder)
             archived = memo.archivedAt != nil
             let names = MarkdownExport.fileNames(memo)
             shortName = "\(Exporter.markdownName)/\(names.short)"
