@@ -66,22 +66,29 @@ public enum JSONExport {
     /// quote and a backslash escaped, control characters as `\b \t \n \f \r`
     /// or `\u00xx`, everything else as it is.
     static func appendQuoted(_ text: String, to out: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
+        var text = text
         out.append(0x22)
-        for byte in text.utf8 {
-            switch byte {
-            case 0x22, 0x5C: out += [0x5C, byte]
-            case 0x08: out += [0x5C, 0x62]
-            case 0x09: out += [0x5C, 0x74]
-            case 0x0A: out += [0x5C, 0x6E]
-            case 0x0C: out += [0x5C, 0x66]
-            case 0x0D: out += [0x5C, 0x72]
-            case ..<0x20: out += [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: out.append(byte)
+        text.withUTF8 { bytes in
+            var run = 0
+            for (position, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<position]))
+                run = position + 1
+                switch byte {
+                case 0x08: out += [0x5C, 0x62]
+                case 0x09: out += [0x5C, 0x74]
+                case 0x0A: out += [0x5C, 0x6E]
+                case 0x0C: out += [0x5C, 0x66]
+                case 0x0D: out += [0x5C, 0x72]
+                case 0x22, 0x5C: out += [0x5C, byte]
+                default: out += [0x5C, 0x75, 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
+                }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
         }
         out.append(0x22)
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The order memos are exported in: creation time (memos without one
     /// first), then id.
