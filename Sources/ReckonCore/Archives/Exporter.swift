@@ -333,12 +333,12 @@ public struct Exporter {
                         try addManifest()
                         manifestPending = false
                     }
-                    let url = staging.appending(path: file.path, directoryHint: .notDirectory)
                     if let contents {
-                        let data = try contents.mapError { OutputError(path: url.path, reason: $0.message) }.get()
+                        let data = try contents.mapError { OutputError(path: stagingPath + "/" + file.path, reason: $0.message) }.get()
                         try archive.add(name: file.path, modified: file.modified, size: file.size) { write in try write(data) }
                     } else {
-                        try archive.add(name: file.path, modified: file.modified, size: file.size, contents: url)
+                        try archive.add(name: file.path, modified: file.modified, size: file.size,
+                                        contents: staging.appending(path: file.path, directoryHint: .notDirectory))
                     }
                 }
             }
