@@ -203,28 +203,27 @@ public struct Exporter {
         let root = MemoFolder.resolveRoot(spec.url)
         let memoFiles = OpenFolder(root.path + "/memos")
         var missing: [ExportManifest.Missing] = []
-        /// Reads the memos in `batch` on every core, each by `parse`, and
-        /// maps each that was read by `work`; a memo that cannot be read is noted as missing.
+        /// Reads the memos in `batch` (ids and file names) on every core,
+        /// each by `parse`, and maps each that was read by `work`; a memo
+        /// that cannot be read is noted as missing.
         func read<Kept: Sendable, Output: Sendable>(_ batch: [(MemoID, String)],
                                                     as parse: @escaping @Sendable (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept),
-                                                    then work: @escaping @Sendable (String, Kept, JSONEncoder) throws -> Output) throws -> [Output] {
+                                                    then work: @escaping @Sendable (MemoID, String, Kept, JSONEncoder) throws -> Output) throws -> [Output] {
             let outcomes = mapOnEveryCore(batch, chunkSize: chunkSize) { chunk in
                 var buffer = Data()
                 let encoder = makeJSONEncoder()
-                return chunk.map { id, name -> Result<Output, any Error> in
-                    switch folder.readChecked(id, name, root: root, in: memoFiles, buffer: &buffer, as: parse) {
-                    case .success(let kept): return Result { try work(name, kept, encoder) }
-                    case .failure(let problem): return .failure(problem)
+                return chunk.map { id, name in
+                    folder.readChecked(id, name, root: root, in: memoFiles, buffer: &buffer, as: parse).map { kept in
+                        Result { try work(id, name, kept, encoder) }
                     }
                 }
             }
-            return try outcomes.joined().compactMap { outcome in
+            return try zip(batch, outcomes.joined()).compactMap { memo, outcome in
                 switch outcome {
-                case .success(let output): return output
-                case .failure(let problem as Problem):
-                    missing.append(.init(id: problem.id!, path: problem.path, reason: problem.message))
+                case .success(let output): return try output.get()
+                case .failure(let problem):
+                    missing.append(.init(id: memo.0, path: problem.path, reason: problem.message))
                     return nil
-                case .failure(let error): throw error
                 }
             }
         }
@@ -235,12 +234,9 @@ public struct Exporter {
         var plannedCount = 0
         var exportedAt: Timestamp?
         func plan() throws {
-            let memos = try read(batch, as: { data, depthLimit throws(MemoReader.Failure) in
-                let (id, summary) = try MemoReader.readSummary(data, depthLimit: depthLimit)
-                return (id, (id, summary))
-            }) { name, memo, _ in (name, memo.0, memo.1) }
+            let memos = try read(batch, as: MemoReader.readSummary) { id, name, summary, _ in (id, name, summary) }
             batch.removeAll(keepingCapacity: true)
-            for (name, id, memo) in memos where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
+            for (id, name, memo) in memos where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
                 try planned.append(Planned(createdAt: memo.createdAt, id: id, name: name))
                 plannedCount += 1
                 exportedAt = max(exportedAt ?? memo.modifiedAt, memo.modifiedAt)
@@ -270,7 +266,7 @@ public struct Exporter {
             let memos = try read(batch, as: { data, depthLimit throws(MemoReader.Failure) in
                 let memo = try MemoReader.read(data, depthLimit: depthLimit)
                 return (memo.id, memo)
-            }) { _, memo, encoder in try Rendered(memo, encoder: encoder) }
+            }) { _, _, memo, encoder in try Rendered(memo, encoder: encoder) }
             batch.removeAll(keepingCapacity: true)
             // The short name unless an earlier memo took it: an earlier
             // batch's file is found when the name is created, this batch's here.
