@@ -102,6 +102,22 @@ func sigils(_ report: [String: Any]) -> [String: String] {
         #expect(try fingerprint(fixtures.appendingPathComponent("good")) == goodBefore)
     }
 
+    @Test func aNestedDamagedFileIsNamedAndCopiedFromWhereItIs() throws {
+        let remote = temporaryFolder()
+        try FileManager.default.copyItem(at: fixtures.appendingPathComponent("bad/truncated-memo"), to: remote.appendingPathComponent("60dMemo"))
+        let out = temporaryFolder()
+        let (result, report) = try reconcileDamaged(remote, out: out)
+        #expect(result.code == 2)
+        let inside = "60dMemo/memos/\(memoA).json"
+        let problems = (remoteSide(report)["problems"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? String }
+        #expect(problems == [inside])
+        let records = report["quarantined"] as? [[String: Any]] ?? []
+        #expect(records.compactMap { $0["source"] as? String } == [remote.path + "/" + inside])
+        let copy = URL(fileURLWithPath: try #require(records.first?["copy"] as? String))
+        #expect(copy.path.hasSuffix("/remote/" + inside))
+        #expect(try Data(contentsOf: copy) == Data(contentsOf: remote.appendingPathComponent(inside)))
+    }
+
     @Test func withoutOutNothingIsCopiedAndTheDamageIsStillNamed() throws {
         let remote = fixtures.appendingPathComponent("bad/truncated-memo")
         let result = try runArray(["reconcile", "--local", fixtures.appendingPathComponent("good").path, "--remote", remote.path])

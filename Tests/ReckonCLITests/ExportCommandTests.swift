@@ -149,6 +149,26 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect((manifest["counts"] as? [String: Int]) == ["active": 2, "archived": 0])
     }
 
+    @Test func aProblemInANestedFolderNamesTheFileItself() throws {
+        // The side is given as the folder holding 60dMemo, as the samples are.
+        let parent = temporaryFolder()
+        try FileManager.default.moveItem(at: try generatedFolder(count: 3), to: parent.appendingPathComponent("60dMemo"))
+        let name = "memos/00000001-0000-4000-8000-000000001EEF.json"
+        try Data("{".utf8).write(to: parent.appendingPathComponent("60dMemo/" + name))
+        let out = temporaryFolder()
+        let export = try runArray(["export", parent.path, "--out", out.path])
+        #expect(export.code == 2)
+        #expect(export.stderr.contains("error: \(parent.path)/60dMemo/\(name): not exported: not valid JSON"), "\(export.stderr)")
+        let manifest = try json(read(out.appendingPathComponent("manifest.json")))
+        let missing = try #require(manifest["missing"] as? [[String: Any]])
+        #expect(missing.first?["path"] as? String == "60dMemo/" + name)
+
+        try Data("[".utf8).write(to: parent.appendingPathComponent("60dMemo/index.json"))
+        let counts = try runArray(["counts", parent.path])
+        #expect(counts.stderr.contains("\(parent.path)/60dMemo/index.json: not valid JSON"), "\(counts.stderr)")
+        #expect(counts.stdout.contains("Active    2"), "rebuilt from the two memo files that can be read")
+    }
+
     @Test func aSideThatCannotBeReadWritesNothing() throws {
         let source = try generatedFolder(count: 3)
         try FileManager.default.removeItem(at: source.appendingPathComponent("index.json"))

@@ -186,9 +186,9 @@ public struct Exporter {
                 }
                 if listing.status == .failed || listing.rebuiltFromMemoFiles { throw ListingStopped() }
             }
-            return (listing, summary)
+            return (MemoFolder.placed(listing), summary)
         } catch is ListingStopped {
-            guard listing.status != .failed else { return (listing, nil) }
+            guard listing.status != .failed else { return (MemoFolder.placed(listing), nil) }
             let side = folder.load(spec, deep: false)
             return (side, try export(side, formats: formats, includeArchived: includeArchived, into: staging, progress: progress))
         }
@@ -202,6 +202,7 @@ public struct Exporter {
         let folder = self.folder, chunkSize = self.chunkSize
         let root = MemoFolder.resolveRoot(spec.url)
         let memoFiles = OpenFolder(root.path + "/memos")
+        let nesting = MemoFolder.nesting(of: spec)
         var missing: [ExportManifest.Missing] = []
         /// Reads the memos in `batch` (ids and file names) on every core,
         /// each by `parse`, and maps each that was read by `work`; a memo
@@ -222,7 +223,7 @@ public struct Exporter {
                 switch outcome {
                 case .success(let output): return try output.get()
                 case .failure(let problem):
-                    missing.append(.init(id: memo.0, path: problem.path, reason: problem.message))
+                    missing.append(.init(id: memo.0, path: problem.inside(nesting).path, reason: problem.message))
                     return nil
                 }
             }

@@ -30,11 +30,25 @@ public struct Problem: Error, Sendable, Equatable, Codable {
 
     public var severity: Severity
     public var kind: Kind
-    /// The file inside the side's folder (`index.json`, `memos/<id>.json`).
+    /// The file inside the side's folder as the user gave it (`index.json`,
+    /// `memos/<id>.json`, or `60dMemo/…` when the files are nested there).
     public var path: String
     /// The memo this problem makes uncomparable, when there is one.
     public var id: MemoID?
     public var message: String
+
+    /// Whether the problem is with the side's `index.json`, nested or not.
+    public var isAboutIndex: Bool {
+        path == "index.json" || path == MemoFolder.nestedFolder + "/index.json"
+    }
+
+    /// The same problem with its path taken from one folder further out.
+    func inside(_ folder: String) -> Problem {
+        guard !folder.isEmpty else { return self }
+        var moved = self
+        moved.path = joinPath(folder, path)
+        return moved
+    }
 
     /// `error: <root>/<path>: <message>`, the one way a problem is printed.
     public func line(under root: String) -> String {

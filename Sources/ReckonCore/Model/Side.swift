@@ -86,7 +86,7 @@ public struct SideListing: Sendable {
     /// stand in. A missing index or a newer schema is never guessed around.
     public var indexUnusable: Bool {
         status == .failed && problems.contains { problem in
-            problem.path == "index.json" && [.corruptIndex, .notRegularFile, .link, .unreadableFile].contains(problem.kind)
+            problem.isAboutIndex && [.corruptIndex, .notRegularFile, .link, .unreadableFile].contains(problem.kind)
         }
     }
 

@@ -12,7 +12,7 @@ extension Report {
             lines.append(s.sideFailed(side.label, side.problems.first?.message ?? "unknown reason"))
         }
         for side in sides where side.countsFrom == "memo-files" {
-            lines.append(s.rebuiltFromMemoFiles(side.label, side.problems.first { $0.path == "index.json" }?.message ?? "damaged"))
+            lines.append(s.rebuiltFromMemoFiles(side.label, side.problems.first(where: \.isAboutIndex)?.message ?? "damaged"))
         }
         for remote in remotes where remote.status != .failed && local.status != .failed {
             let mine = differences.filter { $0.remote == remote.name }

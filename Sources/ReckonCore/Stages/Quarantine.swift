@@ -30,11 +30,10 @@ public struct Quarantine {
         var result = sides
         for index in result.indices where result[index].status != .failed {
             let side = result[index]
-            let root = MemoFolder.resolveRoot(side.spec.url)
             for problem in side.problems where Self.kinds.contains(problem.kind) && !problem.path.isEmpty {
                 let inside = "\(run)/\(side.spec.name)/\(problem.path)"
                 do {
-                    let sha256 = try copy(root.appendingPathComponent(problem.path), to: dir.appendingPathComponent(inside))
+                    let sha256 = try copy(side.spec.url.appendingPathComponent(problem.path), to: dir.appendingPathComponent(inside))
                     records.append(QuarantineRecord(side: side.spec.name, source: joinPath(side.spec.path, problem.path),
                                                     copy: joinPath(path, inside), sha256: sha256, reason: problem.message))
                 } catch {

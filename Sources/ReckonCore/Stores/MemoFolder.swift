@@ -31,9 +31,32 @@ public struct MemoFolder: Sendable, Equatable {
         return url
     }
 
+    /// The folder the cloud folder nests its files in, when a side's path is its parent.
+    public static let nestedFolder = "60dMemo"
+
+    /// The side with each problem's path made relative to the side's own
+    /// path, as the user spelled it: `60dMemo/memos/…` when the files are
+    /// nested. Reading works inside the nested folder; what is shown and
+    /// kept is this, so every printed path names the file itself.
+    static func placed(_ side: SideListing) -> SideListing {
+        var placed = side
+        placed.problems = side.problems.map { $0.inside(nesting(of: side.spec)) }
+        return placed
+    }
+
+    /// `60dMemo` when the side's files are nested in that folder, else empty.
+    static func nesting(of spec: SideSpec) -> String {
+        resolveRoot(spec.url) == spec.url ? "" : nestedFolder
+    }
+
     /// Reads the index only (no memo file): with simdjson when the file is
     /// clean, else with the careful reader that names every problem.
     public func readIndex(_ spec: SideSpec) -> SideListing {
+        Self.placed(readIndexInRoot(spec))
+    }
+
+    /// `readIndex` with problem paths relative to the folder holding `index.json`.
+    private func readIndexInRoot(_ spec: SideSpec) -> SideListing {
         do {
             var (side, sorter) = try sortIndex(spec, scratch: nil)
             guard let sorter else { return side }
@@ -212,8 +235,8 @@ public struct MemoFolder: Sendable, Equatable {
                 return SideListing(spec: spec, precounted: MemoCounts(active: Int(counts.active), archived: Int(counts.archived)))
             }
         }
-        let side = readIndex(spec)
-        return side.indexUnusable ? load(spec, deep: true) : side
+        let side = readIndexInRoot(spec)
+        return side.indexUnusable ? load(spec, deep: true) : Self.placed(side)
     }
 
     /// Reads the index and lists `memos/`, finding dangling entries and
@@ -221,6 +244,11 @@ public struct MemoFolder: Sendable, Equatable {
     /// When `index.json` cannot be used the side is not given up: its
     /// entries are rebuilt from the memo files and it is marked degraded.
     public func load(_ spec: SideSpec, deep: Bool) -> SideListing {
+        Self.placed(loadInRoot(spec, deep: deep))
+    }
+
+    /// `load` with problem paths relative to the folder holding `index.json`.
+    private func loadInRoot(_ spec: SideSpec, deep: Bool) -> SideListing {
         var entries: [IndexEntry] = []
         var files: [(MemoID, IDSpelling)] = []
         var side: SideListing
@@ -264,6 +292,7 @@ public struct MemoFolder: Sendable, Equatable {
     /// those. With `scratch`, sorting spills there, so memory does not grow
     /// with the side. When the index cannot be used, the side is marked
     /// degraded, to be rebuilt from its memo files, and `visit` gets no entries.
+    /// Problem paths are relative to the folder holding `index.json`; `placed` moves them.
     func list(_ spec: SideSpec, scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
         var (side, indexSorter) = try sortIndex(spec, scratch: scratch)
         let rebuild = side.indexUnusable
