@@ -1,6 +1,5 @@
 import CSimdJSON
 import Foundation
-import Synchronization
 
 /// Reads one side stored as a memo folder: `index.json` plus `memos/<uuid>.json`.
 ///
@@ -39,8 +38,9 @@ public struct MemoFolder: Sendable, Equatable {
     /// nested. Reading works inside the nested folder; what is shown and
     /// kept is this, so every printed path names the file itself.
     static func placed(_ side: SideListing) -> SideListing {
+        let nesting = nesting(of: side.spec)
         var placed = side
-        placed.problems = side.problems.map { $0.inside(nesting(of: side.spec)) }
+        placed.problems = side.problems.map { $0.inside(nesting) }
         return placed
     }
 
