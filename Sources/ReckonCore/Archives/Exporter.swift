@@ -382,7 +382,11 @@ public struct Exporter {
         while let file = try files.next() {
             if !first { try output.write(",\n") }
             first = false
-            try output.write(indent(try encoder.encode(file.record), "    "))
+            // What JSONEncoder writes for `file.record`, nested in the list.
+            var record: [UInt8] = Array("    {\n      \"path\" : ".utf8)
+            JSONExport.appendQuoted(file.path, to: &record)
+            record += Array(",\n      \"sha256\" : \"\(file.digest.hex)\",\n      \"size\" : \(file.size)\n    }".utf8)
+            try output.write(Data(record))
         }
         try output.write("\n  ]" + String(text[range.upperBound...]) + "\n")
         _ = try output.finish()
