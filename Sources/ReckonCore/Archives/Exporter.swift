@@ -307,6 +307,11 @@ public struct Exporter {
         let manifestSize = try Self.writeManifest(manifest, files: written.sorted(), to: manifestURL, encoder: encoder)
 
         if formats.contains(.zip) {
+            // What is written so far goes to disk while the zip is deflated,
+            // so the flush before publishing has little more than the zip left.
+            let earlyFlush = DispatchGroup()
+            DispatchQueue.global().async(group: earlyFlush) { try? ExportFolder.flush(staging) }
+            defer { earlyFlush.wait() }
             let archive = try ZipWriter(url: staging.appendingPathComponent(Self.zipName))
             func addManifest() throws {
                 try archive.add(name: Self.manifestName, modified: time, size: manifestSize, contents: manifestURL)
