@@ -12,7 +12,7 @@ public func fuzzMemoReader(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt 
     if var memo = careful {
         let encoder = makeJSONEncoder()
         memo.otherFields = [:]
-        let direct = try! JSONExport.entry(of: memo, encoder: encoder)
+        let direct = try! JSONExport.entry(of: memo)
         precondition(direct == Exporter.indent(try! encoder.encode(JSONExport.value(of: memo)), "    "), "memos.json entry differs")
     }
     if let fast = MemoReader.readClean(data) {

@@ -65,28 +65,28 @@ public struct Exporter {
     public static let zipName = "memos.zip"
     public static let manifestName = "manifest.json"
 
-    /// A memo to export and where its file is, in export order.
+    /// A memo to export and how its file's name spells its id, in export order.
     struct Planned: Spillable {
         var createdAt: Timestamp?
         var id: MemoID
-        var name: String
+        var spelledAs: IDSpelling
 
         static func < (a: Planned, b: Planned) -> Bool { JSONExport.precedes(created: a.createdAt, a.id, created: b.createdAt, b.id) }
 
         func write(to record: inout Record) {
             record.add(createdAt)
             record.add(id)
-            record.add(name)
+            spelledAs.write(to: &record)
         }
 
-        init(createdAt: Timestamp?, id: MemoID, name: String) {
+        init(createdAt: Timestamp?, id: MemoID, spelledAs: IDSpelling) {
             self.createdAt = createdAt
             self.id = id
-            self.name = name
+            self.spelledAs = spelledAs
         }
 
         init(from reader: inout RecordReader) {
-            self.init(createdAt: reader.timestamp(), id: reader.id(), name: reader.text()!)
+            self.init(createdAt: reader.timestamp(), id: reader.id(), spelledAs: IDSpelling(from: &reader))
         }
     }
 
@@ -106,8 +106,8 @@ public struct Exporter {
         var markdown: String
         var modified: Timestamp
 
-        init(_ memo: Memo, encoder: JSONEncoder) throws {
-            json = try JSONExport.entry(of: memo, encoder: encoder)
+        init(_ memo: Memo) throws {
+            json = try JSONExport.entry(of: memo)
             archived = memo.archivedAt != nil
             let names = MarkdownExport.fileNames(memo)
             shortName = "\(Exporter.markdownName)/\(names.short)"
@@ -199,53 +199,42 @@ public struct Exporter {
     /// memo read, written and let go.
     private func export(_ spec: SideSpec, formats: [ExportFormat], includeArchived: Bool, into staging: URL, progress: (Int, Int) -> Void,
                         listMemos: ((MemoID, IndexEntry, IDSpelling?) throws -> Void) throws -> Void) throws -> ExportSummary {
-        let folder = self.folder, chunkSize = self.chunkSize
         let root = MemoFolder.resolveRoot(spec.url)
-        let memoFiles = OpenFolder(root.path + "/memos")
         let nesting = MemoFolder.nesting(of: spec)
         var missing: [ExportManifest.Missing] = []
-        /// Reads the memos in `batch` (ids and file names) on every core,
-        /// each by `parse`, and maps each that was read by `work`; a memo
-        /// that cannot be read is noted as missing.
-        func read<Kept: Sendable, Output: Sendable>(_ batch: [(MemoID, String)],
-                                                    as parse: @escaping @Sendable (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept),
-                                                    then work: @escaping @Sendable (MemoID, String, Kept, JSONEncoder) throws -> Output) throws -> [Output] {
-            let outcomes = mapOnEveryCore(batch, chunkSize: chunkSize) { chunk in
-                var buffer = Data()
-                let encoder = makeJSONEncoder()
-                return chunk.map { id, name in
-                    folder.readChecked(id, name, root: root, in: memoFiles, buffer: &buffer, as: parse).map { kept in
-                        Result { try work(id, name, kept, encoder) }
-                    }
-                }
-            }
-            return try zip(batch, outcomes.joined()).compactMap { memo, outcome in
+        /// Reads the memos in `batch` on every core and maps each by `work`
+        /// there; a memo that cannot be read is noted as missing and left out.
+        func read<Kept, Output: Sendable>(_ batch: [(MemoID, IDSpelling)],
+                                          as parse: @escaping @Sendable (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept),
+                                          then work: @escaping @Sendable (Kept) -> Output) -> [((MemoID, IDSpelling), Output)] {
+            let outcomes = folder.readOnEveryCore(batch, root: root, chunkSize: chunkSize, as: parse, then: work)
+            return zip(batch, outcomes.joined()).compactMap { memo, outcome in
                 switch outcome {
-                case .success(let output): return try output.get()
+                case .success(let output): return (memo, output)
                 case .failure(let problem):
                     missing.append(.init(id: memo.0, path: problem.inside(nesting).path, reason: problem.message))
                     return nil
                 }
             }
         }
-        var batch: [(MemoID, String)] = []
+        var batch: [(MemoID, IDSpelling)] = []
 
         // Pass 1: which memos, in which order (creation time, then id).
         let planned = SpillSort<Planned>(scratch: staging, runLength: folder.sortRunLength)
         var plannedCount = 0
         var exportedAt: Timestamp?
         func plan() throws {
-            let memos = try read(batch, as: MemoReader.readSummary) { id, name, summary, _ in (id, name, summary) }
+            let memos = read(batch, as: MemoReader.readSummary) { $0 }
             batch.removeAll(keepingCapacity: true)
-            for (id, name, memo) in memos where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
-                try planned.append(Planned(createdAt: memo.createdAt, id: id, name: name))
+            for ((id, spelledAs), memo) in memos where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
+                try planned.append(Planned(createdAt: memo.createdAt, id: id, spelledAs: spelledAs))
                 plannedCount += 1
                 exportedAt = max(exportedAt ?? memo.modifiedAt, memo.modifiedAt)
             }
         }
         try listMemos { id, entry, file in
             guard !entry.isDeleted, includeArchived || !entry.isArchived else { return }
-            batch.append((id, (file ?? entry.spelledAs).fileName(of: id)))
+            batch.append((id, file ?? entry.spelledAs))
             if batch.count == batchSize { try plan() }
         }
         try plan()
@@ -267,7 +256,7 @@ public struct Exporter {
             let memos = try read(batch, as: { data, depthLimit throws(MemoReader.Failure) in
                 let memo = try MemoReader.read(data, depthLimit: depthLimit)
                 return (memo.id, memo)
-            }) { _, _, memo, encoder in try Rendered(memo, encoder: encoder) }
+            }) { memo in Result { try Rendered(memo) } }.map { try $0.1.get() }
             batch.removeAll(keepingCapacity: true)
             // The short name unless an earlier memo took it: an earlier
             // batch's file is found when the name is created, this batch's here.
@@ -285,7 +274,7 @@ public struct Exporter {
             }
         }
         while let plan = try order.next() {
-            batch.append((plan.id, plan.name))
+            batch.append((plan.id, plan.spelledAs))
             if batch.count == batchSize {
                 progress(position, plannedCount)
                 position += batch.count

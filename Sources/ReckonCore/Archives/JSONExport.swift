@@ -24,8 +24,8 @@ public enum JSONExport {
     /// `value(of:)` with its keys sorted and every line indented by four
     /// spaces. A memo without unknown keys (nearly every memo) is written
     /// byte by byte here, much faster; the tests hold both ways to the same bytes.
-    static func entry(of memo: Memo, encoder: JSONEncoder) throws -> Data {
-        guard memo.otherFields.isEmpty else { return Exporter.indent(try encoder.encode(value(of: memo)), "    ") }
+    static func entry(of memo: Memo) throws -> Data {
+        guard memo.otherFields.isEmpty else { return Exporter.indent(try makeJSONEncoder().encode(value(of: memo)), "    ") }
         var out: [UInt8] = []
         out.reserveCapacity(256 + (memo.body?.utf8.count ?? 0) + (memo.title?.utf8.count ?? 0))
         func field(_ key: String, last: Bool = false, _ value: (inout [UInt8]) -> Void) {

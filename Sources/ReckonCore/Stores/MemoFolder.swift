@@ -267,7 +267,8 @@ public struct MemoFolder: Sendable, Equatable {
 
         var memos: [(MemoID, MemoSummary)] = []
         var rebuilt: [(MemoID, IndexEntry)] = []
-        for (id, spelledAs, outcome) in readAll(files, root: Self.resolveRoot(spec.url)).joined() {
+        let outcomes = readOnEveryCore(files, root: Self.resolveRoot(spec.url), chunkSize: 256, as: MemoReader.readSummary) { $0 }
+        for ((id, spelledAs), outcome) in zip(files, outcomes.joined()) {
             switch outcome {
             case .success(let memo):
                 memos.append((id, memo))
@@ -387,25 +388,20 @@ public struct MemoFolder: Sendable, Equatable {
         return side
     }
 
-    /// Reads memo files on every core, each file once; the results come back
-    /// in the order given (in chunks), so the outcome does not depend on the
-    /// machine. Each memo is kept as its summary, so bodies are let go as soon as read.
-    func readAll(_ files: [(MemoID, IDSpelling)], root: URL) -> [[(MemoID, IDSpelling, Result<MemoSummary, Problem>)]] {
+    /// Reads memo files on every core, `chunkSize` at a time, each by
+    /// `parse`, and maps each memo read by `work` on the same core. The
+    /// results come back in the order given (in chunks), so the outcome does
+    /// not depend on the machine; a file that cannot be used gives the
+    /// problem that makes its id uncomparable.
+    func readOnEveryCore<Kept, Output: Sendable>(_ files: [(MemoID, IDSpelling)], root: URL, chunkSize: Int,
+                                                 as parse: @escaping @Sendable (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept),
+                                                 then work: @escaping @Sendable (Kept) -> Output) -> [[Result<Output, Problem>]] {
         let folder = OpenFolder(root.path + "/memos")
-        return mapOnEveryCore(files, chunkSize: 256) { chunk in
+        return mapOnEveryCore(files, chunkSize: chunkSize) { chunk in
             var buffer = Data()
             return chunk.map { id, spelledAs in
-                (id, spelledAs, readChecked(id, spelledAs.fileName(of: id), root: root, in: folder, buffer: &buffer, as: MemoReader.readSummary))
+                readChecked(id, spelledAs.fileName(of: id), root: root, in: folder, buffer: &buffer, as: parse).map(work)
             }
-        }
-    }
-
-    /// One memo file, or the problem that makes its id uncomparable.
-    func readChecked(_ id: MemoID, _ name: String, root: URL) -> Result<Memo, Problem> {
-        var buffer = Data()
-        return readChecked(id, name, root: root, buffer: &buffer) { data, depthLimit throws(MemoReader.Failure) in
-            let memo = try MemoReader.read(data, depthLimit: depthLimit)
-            return (memo.id, memo)
         }
     }
 
