@@ -323,10 +323,8 @@ public struct MemoFolder: Sendable, Equatable {
                 guard let id = MemoID(utf8: stem) else {
                     return problem { Problem(.invalidID, path: $0, "the file name is not <uuid>.json; the file is not read") }
                 }
-                switch kind {
-                case .regularFile: try fileSorter.append(ListedFile(id: id, spelledAs: IDSpelling(stem), other: nil))
-                case .other(let other): try fileSorter.append(ListedFile(id: id, spelledAs: IDSpelling(stem), other: other))
-                }
+                let other: FileKind? = if case .other(let other) = kind { other } else { nil }
+                try fileSorter.append(ListedFile(id: id, spelledAs: IDSpelling(stem), other: other))
             }
             guard listed else {
                 side.status = .failed
