@@ -274,13 +274,13 @@ enum Commands {
         let counts = side.counts
         if arguments.flags.contains("--json") {
             let value: JSONValue = .object([
-                "active": counts.map { .number(Double($0.active)) } ?? .null,
-                "archived": counts.map { .number(Double($0.archived)) } ?? .null,
+                "active": counts.map { .integer($0.active) } ?? .null,
+                "archived": counts.map { .integer($0.archived) } ?? .null,
                 "path": .string(path),
                 "status": .string(side.status.rawValue),
                 "problems": .array(side.problems.map { .string(joinPath(path, $0.path) + ": " + $0.message) }),
             ])
-            console.out(String(decoding: (try? makeJSONEncoder().encode(value)) ?? Data(), as: UTF8.self) + "\n")
+            console.out(String(decoding: value.jsonData, as: UTF8.self) + "\n")
         } else if let counts {
             console.out("Memos in \(path)\n  Active    \(counts.active)\n  Archived  \(counts.archived)\n")
         }

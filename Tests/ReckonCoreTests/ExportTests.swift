@@ -32,11 +32,11 @@ import Testing
             memos.append(m)
         }
         var unknown = memo(idA, created: nil)
-        unknown.otherFields = ["zeta": .number(1.5), "alpha": .object(["b": .null, "a": .array([])])]
+        unknown.otherFields = ["zeta": .number("1.5"), "alpha": .object(["b": .null, "a": .array([])])]
         memos.append(unknown)
         for m in memos {
             let expected = Exporter.indent(try encoder.encode(JSONExport.value(of: m)), "    ")
-            #expect(try JSONExport.entry(of: m) == expected, "\(m)")
+            #expect(JSONExport.entry(of: m) == expected, "\(m)")
         }
     }
 

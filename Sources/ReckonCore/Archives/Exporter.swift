@@ -107,7 +107,7 @@ public struct Exporter {
         var modified: Timestamp
 
         init(_ memo: Memo) throws {
-            json = try JSONExport.entry(of: memo)
+            json = JSONExport.entry(of: memo)
             archived = memo.archivedAt != nil
             let names = MarkdownExport.fileNames(memo)
             shortName = "\(Exporter.markdownName)/\(names.short)"
@@ -378,7 +378,7 @@ public struct Exporter {
             first = false
             // What JSONEncoder writes for `file.record`, nested in the list.
             var record: [UInt8] = Array("    {\n      \"path\" : ".utf8)
-            JSONExport.appendQuoted(file.path, to: &record)
+            JSONValue.appendQuoted(file.path, to: &record)
             record += Array(",\n      \"sha256\" : \"\(file.digest.hex)\",\n      \"size\" : \(file.size)\n    }".utf8)
             try output.write(Data(record))
         }

@@ -173,7 +173,7 @@ private struct DefinitionReader {
 
     func definition(_ root: JSONValue) throws(DefinitionError) -> PipelineDefinition {
         let top = try object(root, nil, allowed: PipelineDefinition.topKeys)
-        if let version = top["schemaVersion"], version != .number(1) {
+        if let version = top["schemaVersion"], version.double != 1 {
             throw fail("schemaVersion", "must be 1, the version this reckon reads")
         }
         let name = try string(top, "name", in: nil, required: false) ?? "pipeline"
@@ -226,7 +226,7 @@ private struct DefinitionReader {
             let object = try object(top["limits"], "limits", allowed: PipelineDefinition.limitKeys)
             func number(_ name: String, _ range: ClosedRange<Double>) throws(DefinitionError) -> Double? {
                 guard let value = object[name] else { return nil }
-                guard case .number(let n) = value, n == n.rounded(), range.contains(n) else {
+                guard let n = value.double, n == n.rounded(), range.contains(n) else {
                     throw fail("limits.\(name)", "must be a whole number from \(Int(range.lowerBound)) to \(Int64(range.upperBound))")
                 }
                 return n
@@ -270,7 +270,7 @@ private struct DefinitionReader {
         let path = try string(object, "dir", in: "export", required: true)!
         var keep: Int?
         if let value = object["keep"] {
-            guard case .number(let number) = value, number == number.rounded(), number >= 1, number <= 10_000 else {
+            guard let number = value.double, number == number.rounded(), number >= 1, number <= 10_000 else {
                 throw fail("export.keep", "must be a whole number from 1 to 10000")
             }
             keep = Int(number)

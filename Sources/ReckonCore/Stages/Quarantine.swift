@@ -44,8 +44,8 @@ public struct Quarantine {
         }
         if !records.isEmpty {
             do {
-                let data = try makeJSONEncoder().encode(["schemaVersion": JSONValue.number(1), "generator": .string("reckon"),
-                                                         "files": .array(records.map(Self.manifestEntry))]) + [0x0A]
+                let data = JSONValue.object(["schemaVersion": .integer(1), "generator": .string("reckon"),
+                                              "files": .array(records.map(Self.manifestEntry))]).jsonData + [0x0A]
                 try AtomicFile.write(data, to: dir.appendingPathComponent(run).appendingPathComponent("manifest.json"))
             } catch {
                 result[0].problems.append(Problem(.quarantineFailed, path: "", "could not write the quarantine manifest: \(error)"))

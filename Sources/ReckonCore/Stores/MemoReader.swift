@@ -21,13 +21,22 @@ public enum MemoReader {
     static func readCarefully(_ data: Data, depthLimit: Int = 64) throws(Failure) -> Memo {
         guard !data.isEmpty else { throw Failure(message: "is empty (0 bytes)") }
         guard !jsonNestsDeeper(data, than: depthLimit) else { throw Failure(message: "nests JSON deeper than \(depthLimit) levels") }
-        let file: MemoFile
+        var file: MemoFile
         do {
             file = try decodeJSON(MemoFile.self, from: data)
         } catch let failure as Failure {
             throw failure
         } catch {
             throw Failure(message: "not valid JSON (\(describe(error)))")
+        }
+        guard !file.otherKeys.isEmpty else { return file.memo }
+        if let exact = JSONValue.exactObject(in: data, depthLimit: depthLimit) {
+            file.memo.otherFields = exact.filter { !knownKeys.contains($0.key) }
+            return file.memo
+        }
+        for (key, value) in file.otherKeys {
+            guard let value else { throw Failure(message: "'\(key)' holds text that is not valid JSON (not UTF-8, or a raw control character)") }
+            file.memo.otherFields[key] = value
         }
         return file.memo
     }
@@ -89,9 +98,12 @@ extension MemoReader {
     }
 }
 
-/// A memo file's object, or the first reason it cannot be used.
+/// A memo file's object, or the first reason it cannot be used. Unknown
+/// keys are listed with Foundation's reading of their values (nil where it
+/// has none); the caller reads them again keeping every number's digits.
 private struct MemoFile: Decodable {
     var memo: Memo
+    var otherKeys: [(String, JSONValue?)] = []
 
     init(from decoder: Decoder) throws {
         guard let fields = try? decoder.container(keyedBy: AnyKey.self) else {
@@ -100,13 +112,8 @@ private struct MemoFile: Decodable {
         do throws(FieldError) {
             let spelling = try fields.requiredString("id")
             guard let id = MemoID(spelling) else { throw FieldError(message: "id \(quoted(spelling)) is not a UUID") }
-            var others: [String: JSONValue] = [:]
-            for key in fields.allKeys where !MemoReader.knownKeys.contains(key.stringValue) {
-                guard let value = try? fields.decode(JSONValue.self, forKey: key) else {
-                    throw FieldError(message: "'\(key.stringValue)' holds text that is not valid JSON (not UTF-8, or a raw control character)")
-                }
-                others[key.stringValue] = value
-            }
+            otherKeys = fields.allKeys.filter { !MemoReader.knownKeys.contains($0.stringValue) }
+                .map { ($0.stringValue, try? fields.decode(JSONValue.self, forKey: $0)) }
             memo = Memo(id: id,
                         title: try fields.string("title"),
                         body: try fields.string("body"),
@@ -116,8 +123,7 @@ private struct MemoFile: Decodable {
                         deletedAt: try fields.timestamp("deletedAt"),
                         tags: try fields.strings("tags") ?? [],
                         pinned: try fields.bool("pinned"),
-                        changeTag: try fields.string("changeTag"),
-                        otherFields: others)
+                        changeTag: try fields.string("changeTag"))
         } catch {
             throw MemoReader.Failure(message: error.message)
         }

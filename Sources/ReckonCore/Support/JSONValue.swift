@@ -1,3 +1,4 @@
+import CSimdJSON
 import Foundation
 
 /// A parsed JSON value. Memo and index files are read into this first, so a
@@ -6,7 +7,9 @@ import Foundation
 public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
-    case number(Double)
+    /// A number as JSON text. Read from a memo's unknown key it is the text
+    /// the file holds, so no digit is rounded away (`exactObject(in:)`).
+    case number(String)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -14,6 +17,14 @@ public enum JSONValue: Sendable, Equatable {
     /// Parses UTF-8 JSON, accepting a leading byte order mark.
     public static func parse(_ data: Data) throws -> JSONValue {
         try decodeJSON(JSONValue.self, from: data)
+    }
+
+    /// A whole number.
+    public static func integer(_ value: Int) -> JSONValue { .number(String(value)) }
+
+    /// A number's value, rounded to a Double; nil for anything else.
+    public var double: Double? {
+        if case .number(let text) = self { Double(text) } else { nil }
     }
 
     /// The name of this value's JSON type, for messages.
@@ -29,7 +40,9 @@ public enum JSONValue: Sendable, Equatable {
     }
 }
 
-extension JSONValue: Codable {
+extension JSONValue: Decodable {
+    /// Decodes through Foundation, which rounds a number to a Double; memo
+    /// files' unknown keys are read again with `exactObject(in:)`.
     public init(from decoder: Decoder) throws {
         if var items = try? decoder.unkeyedContainer() {
             var array: [JSONValue] = []
@@ -46,7 +59,7 @@ extension JSONValue: Codable {
             } else if let value = try? container.decode(Bool.self) {
                 self = .bool(value)
             } else if let value = try? container.decode(Double.self) {
-                self = .number(value)
+                self = .number(value == value.rounded() && abs(value) < 0x1p53 ? String(Int64(value)) : "\(value)")
             } else if let value = try? container.decode(String.self) {
                 self = .string(value)
             } else {
@@ -56,16 +69,115 @@ extension JSONValue: Codable {
         }
     }
 
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
+}
+
+extension JSONValue {
+    /// The value as reckon writes JSON, byte for byte what `makeJSONEncoder()`
+    /// writes: keys sorted, two spaces per level, `" : "` after a key. A
+    /// number is written as its text, which JSONEncoder cannot do.
+    public var jsonData: Data {
+        var out: [UInt8] = []
+        append(to: &out, indent: 0)
+        return Data(out)
+    }
+
+    func append(to out: inout [UInt8], indent: Int) {
+        func container(_ open: UInt8, _ close: UInt8, count: Int, item: (Int, inout [UInt8]) -> Void) {
+            out += [open, 0x0A]
+            if count == 0 { out.append(0x0A) }
+            for position in 0..<count {
+                out += repeatElement(0x20, count: indent + 2)
+                item(position, &out)
+                out += position == count - 1 ? [0x0A] : [0x2C, 0x0A]
+            }
+            out += repeatElement(0x20, count: indent)
+            out.append(close)
         }
+        switch self {
+        case .null: out += "null".utf8
+        case .bool(let value): out += (value ? "true" : "false").utf8
+        case .number(let text): out += text.utf8
+        case .string(let text): Self.appendQuoted(text, to: &out)
+        case .array(let items):
+            container(0x5B, 0x5D, count: items.count) { position, out in items[position].append(to: &out, indent: indent + 2) }
+        case .object(let fields):
+            let keys = fields.keys.sorted()
+            container(0x7B, 0x7D, count: keys.count) { position, out in
+                Self.appendQuoted(keys[position], to: &out)
+                out += " : ".utf8
+                fields[keys[position]]!.append(to: &out, indent: indent + 2)
+            }
+        }
+    }
+
+    /// A JSON string as JSONEncoder writes it without escaping slashes: a
+    /// quote and a backslash escaped, control characters as `\b \t \n \f \r`
+    /// or `\u00xx`, everything else as it is.
+    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        var text = text
+        out.append(0x22)
+        text.withUTF8 { bytes in
+            var run = 0
+            for (position, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<position]))
+                run = position + 1
+                switch byte {
+                case 0x08: out += [0x5C, 0x62]
+                case 0x09: out += [0x5C, 0x74]
+                case 0x0A: out += [0x5C, 0x6E]
+                case 0x0C: out += [0x5C, 0x66]
+                case 0x0D: out += [0x5C, 0x72]
+                case 0x22, 0x5C: out += [0x5C, byte]
+                default: out += [0x5C, 0x75, 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
+                }
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
+        }
+        out.append(0x22)
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// The members of a JSON object read with every number's text kept as
+    /// written; nil when `data` is not one JSON object (after an optional
+    /// byte order mark) or nests deeper than `depthLimit`. A key written
+    /// twice keeps its first value, as Foundation's decoder does.
+    public static func exactObject(in data: Data, depthLimit: Int = 64) -> [String: JSONValue]? {
+        let bytes = data.starts(with: [0xEF, 0xBB, 0xBF]) ? data.dropFirst(3) : data[...]
+        let count = bytes.withUnsafeBytes { reckon_json_walk_object($0.baseAddress, $0.count, depthLimit) }
+        guard count > 0 else { return nil }
+        var position = 0
+        func text(_ token: reckon_json_token) -> String {
+            String(decoding: UnsafeRawBufferPointer(start: token.text.data, count: token.text.length), as: UTF8.self)
+        }
+        func value() -> JSONValue {
+            let token = reckon_json_token_at(position)
+            position += 1
+            switch token.kind {
+            case RECKON_JSON_NULL: return .null
+            case RECKON_JSON_FALSE: return .bool(false)
+            case RECKON_JSON_TRUE: return .bool(true)
+            case RECKON_JSON_NUMBER: return .number(text(token))
+            case RECKON_JSON_STRING: return .string(text(token))
+            case RECKON_JSON_ARRAY_START:
+                var items: [JSONValue] = []
+                while reckon_json_token_at(position).kind != RECKON_JSON_ARRAY_END { items.append(value()) }
+                position += 1
+                return .array(items)
+            default:
+                var fields: [String: JSONValue] = [:]
+                while reckon_json_token_at(position).kind == RECKON_JSON_KEY {
+                    let key = text(reckon_json_token_at(position))
+                    position += 1
+                    let member = value()
+                    if fields[key] == nil { fields[key] = member }
+                }
+                position += 1
+                return .object(fields)
+            }
+        }
+        guard case .object(let fields) = value() else { return nil }
+        return fields
     }
 }
 
