@@ -149,6 +149,25 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect((manifest["counts"] as? [String: Int]) == ["active": 2, "archived": 0])
     }
 
+    @Test func unknownKeysKeepEveryDigitInTheJSONAndTheZip() throws {
+        let source = try generatedFolder(count: 2)
+        let file = source.appendingPathComponent("memos/00000000-0000-4000-8000-000000000000.json")
+        var text = try read(file)
+        text.removeLast()  // the closing brace
+        text += #","serverSeq": 9007199254740993, "ratio": 1.10, "far": 1e400, "more": {"ids": [12345678901234567890]}}"#
+        try Data(text.utf8).write(to: file)
+        let out = temporaryFolder()
+        let result = try runArray(["export", source.path, "--out", out.path])
+        #expect(result.code == 0, "\(result.stderr)")
+        let written = try read(out.appendingPathComponent("memos.json"))
+        for line in ["\"serverSeq\" : 9007199254740993,", "\"ratio\" : 1.10,", "\"far\" : 1e400,", "          12345678901234567890\n"] {
+            #expect(written.contains(line), "\(line)")
+        }
+        let (code, zipped) = try tool("/usr/bin/unzip", ["-p", out.appendingPathComponent("memos.zip").path, "memos.json"])
+        #expect(code == 0)
+        #expect(zipped == written)
+    }
+
     @Test func aProblemInANestedFolderNamesTheFileItself() throws {
         // The side is given as the folder holding 60dMemo, as the samples are.
         let parent = temporaryFolder()
