@@ -40,6 +40,9 @@ import Testing
         (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "failOnDrift": "yes"}"#, "p.json: 'failOnDrift' must be true or false"),
         (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "schemaVersion": 2}"#, "p.json: 'schemaVersion' must be 1"),
         (#"{"local": {"path": "a"}, "#, "p.json: is not valid JSON"),
+        (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "export": {"dir": "x", "keep": 3, "keep": 30}}"#, "p.json: 'export.keep' is given twice"),
+        (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}, {"path": "c", "path": "d"}]}"#, "p.json: 'remotes[1].path' is given twice"),
+        (#"{"local": {"path": "a"}, "local": {"path": "b"}, "remotes": [{"path": "b"}]}"#, "p.json: 'local' is given twice"),
     ])
     func namesTheWrongKey(_ text: String, _ expected: String) {
         do {

@@ -110,6 +110,9 @@ extension PipelineDefinition {
         } catch {
             throw DefinitionError(file: file, message: "is not valid JSON (\(describe(error)))")
         }
+        if let repeated = JSONValue.firstRepeatedKey(in: data) {
+            throw DefinitionError(file: file, key: repeated, message: "is given twice; give it once")
+        }
         let reader = DefinitionReader(file: file, base: base)
         return try reader.definition(root)
     }

@@ -143,14 +143,29 @@ extension JSONValue {
     /// byte order mark) or nests deeper than `depthLimit`. A key written
     /// twice keeps its first value, as Foundation's decoder does.
     public static func exactObject(in data: Data, depthLimit: Int = 64) -> [String: JSONValue]? {
+        guard case .object(let fields)? = readExactly(data, depthLimit: depthLimit)?.value else { return nil }
+        return fields
+    }
+
+    /// Where a JSON object first writes one key twice in one object, as a
+    /// path such as `export.keep` or `remotes[1].path`; nil when no key is
+    /// repeated or `data` is not what `exactObject(in:)` reads.
+    public static func firstRepeatedKey(in data: Data) -> String? {
+        readExactly(data, depthLimit: 64)?.repeatedKey
+    }
+
+    /// Builds the value from the tokens simdjson's walk recorded, noting the
+    /// first repeated key.
+    private static func readExactly(_ data: Data, depthLimit: Int) -> (value: JSONValue, repeatedKey: String?)? {
         let bytes = data.starts(with: [0xEF, 0xBB, 0xBF]) ? data.dropFirst(3) : data[...]
         let count = bytes.withUnsafeBytes { reckon_json_walk_object($0.baseAddress, $0.count, depthLimit) }
         guard count > 0 else { return nil }
         var position = 0
+        var repeatedKey: String?
         func text(_ token: reckon_json_token) -> String {
             String(decoding: UnsafeRawBufferPointer(start: token.text.data, count: token.text.length), as: UTF8.self)
         }
-        func value() -> JSONValue {
+        func value(at path: String) -> JSONValue {
             let token = reckon_json_token_at(position)
             position += 1
             switch token.kind {
@@ -161,7 +176,7 @@ extension JSONValue {
             case RECKON_JSON_STRING: return .string(text(token))
             case RECKON_JSON_ARRAY_START:
                 var items: [JSONValue] = []
-                while reckon_json_token_at(position).kind != RECKON_JSON_ARRAY_END { items.append(value()) }
+                while reckon_json_token_at(position).kind != RECKON_JSON_ARRAY_END { items.append(value(at: "\(path)[\(items.count)]")) }
                 position += 1
                 return .array(items)
             default:
@@ -169,15 +184,15 @@ extension JSONValue {
                 while reckon_json_token_at(position).kind == RECKON_JSON_KEY {
                     let key = text(reckon_json_token_at(position))
                     position += 1
-                    let member = value()
-                    if fields[key] == nil { fields[key] = member }
+                    let keyPath = path.isEmpty ? key : "\(path).\(key)"
+                    let member = value(at: keyPath)
+                    if fields[key] == nil { fields[key] = member } else if repeatedKey == nil { repeatedKey = keyPath }
                 }
                 position += 1
                 return .object(fields)
             }
         }
-        guard case .object(let fields) = value() else { return nil }
-        return fields
+        return (value(at: ""), repeatedKey)
     }
 }
 
