@@ -34,6 +34,8 @@ public enum MemoReader {
             file.memo.otherFields = exact.filter { !knownKeys.contains($0.key) }
             return file.memo
         }
+        // Foundation also reads what the exact reader refuses (a trailing
+        // comma); then its values are kept, numbers rounded to Doubles.
         for (key, value) in file.otherKeys {
             guard let value else { throw Failure(message: "'\(key)' holds text that is not valid JSON (not UTF-8, or a raw control character)") }
             file.memo.otherFields[key] = value
