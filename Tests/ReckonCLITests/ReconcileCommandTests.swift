@@ -119,6 +119,21 @@ import ReckonCore
         #expect(quick.code == 1, "the quick check does not open memo files")
     }
 
+    @Test func aJapaneseReportNamesAProblemInJapanese() throws {
+        let remote = temporaryFolder()
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/drift/drive/60dMemo"), to: remote.appendingPathComponent("60dMemo"))
+        let name = "60dMemo/memos/3f2504e0-4f89-11d3-9a0c-0305e82c3301.json"
+        try Data(#"{"id": "3f2504e0-"#.utf8).write(to: remote.appendingPathComponent(name))
+        let out = temporaryFolder()
+        let result = try reckon("reconcile", "--local", "Samples/drift/device", "--remote", remote.path, "--out", out.path, "--lang", "ja")
+        #expect(result.code == 2)
+        let reason = "メモのファイルが壊れています（not valid JSON"
+        #expect(result.stdout.contains("  エラー: \(remote.path)/\(name): \(reason)"), "\(result.stdout)")
+        #expect(try read(out.appendingPathComponent("report.md")).contains("- エラー: `\(remote.path)/\(name)`: \(reason)"))
+        #expect(try read(out.appendingPathComponent("report.html")).contains("<td>エラー: \(reason)"))
+        #expect(try read(out.appendingPathComponent("report.json")).contains("\"message\" : \"not valid JSON"), "the JSON keeps the message alone")
+    }
+
     @Test func theSameInputGivesTheSameBytes() throws {
         let first = temporaryFolder(), second = temporaryFolder()
         _ = try reckon("reconcile", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--out", first.path)

@@ -50,9 +50,10 @@ public struct Problem: Error, Sendable, Equatable, Codable {
         return moved
     }
 
-    /// `error: <root>/<path>: <message>`, the one way a problem is printed.
-    public func line(under root: String) -> String {
-        "\(severity.rawValue): \(joinPath(root, path)): \(message)"
+    /// `error: <root>/<path>: <message>`, the one way a problem is printed;
+    /// a report's language may name its kind too (`Strings.reason`).
+    public func line(under root: String, in strings: Strings = .en) -> String {
+        "\(strings.severity(severity)): \(joinPath(root, path)): \(strings.reason(self))"
     }
 
     public init(_ kind: Kind, path: String, id: MemoID? = nil, _ message: String, severity: Severity = .error) {

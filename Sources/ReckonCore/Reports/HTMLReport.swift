@@ -87,7 +87,7 @@ public struct HTMLReport {
         let problems = report.sides.flatMap { side in side.problems.map { (side, $0) } }
         if !problems.isEmpty {
             out.append(table("\(s.problemsHeading) (\(problems.count))", [s.fileColumn, s.whyColumn], problems.map { side, problem in
-                ["<code>\(html(joinPath(side.path, problem.path)))</code>", "\(html(problem.severity.rawValue)): \(html(problem.message))"]
+                ["<code>\(html(joinPath(side.path, problem.path)))</code>", "\(html(s.severity(problem.severity))): \(html(s.reason(problem)))"]
             }))
         }
         if !report.quarantined.isEmpty {

@@ -43,7 +43,7 @@ public struct MarkdownReport {
         if !problems.isEmpty {
             out += ["## \(s.problemsHeading) (\(problems.count))", ""]
             for (side, problem) in problems {
-                out.append("- \(problem.severity.rawValue): \(code(joinPath(side.path, problem.path))): \(escape(problem.message))")
+                out.append("- \(s.severity(problem.severity)): \(code(joinPath(side.path, problem.path))): \(escape(s.reason(problem)))")
             }
             out.append("")
         }

@@ -1,7 +1,8 @@
 /// Every sentence and word a person reads in a summary or report, as one
 /// table per language (`en`, `ja`). The terminal, Markdown and HTML
-/// renderers all take their words from here. Diagnostics about single files
-/// (problem messages) stay in English.
+/// renderers all take their words from here. A problem's own message (what
+/// exactly is wrong with one file) stays in English; a report in another
+/// language says in its own words what kind of problem it is first.
 public struct Strings: Sendable {
     public typealias Count = @Sendable (Int) -> String
     /// (number of memos, local label, remote label)
@@ -44,6 +45,14 @@ public struct Strings: Sendable {
     /// (number left out, file that lists them)
     public var andMore: @Sendable (Int, String) -> String
     public var status: @Sendable (SideStatus) -> String
+    /// "error" or "warning".
+    public var severity: @Sendable (Problem.Severity) -> String
+    /// Why a problem is one: its message, after its kind in words of the language.
+    public var reason: @Sendable (Problem) -> String
+    /// Before a memo an export left out.
+    public var notExported: String
+    /// (memos, bytes) of one export file.
+    public var exportSize: @Sendable (Int, Int) -> String
     public var differencesHeading: String
     public var problemsHeading: String
     public var sourcesHeading: String
@@ -111,6 +120,10 @@ public struct Strings: Sendable {
             },
             andMore: { n, file in "… and \(n) more (see \(file))" },
             status: { $0.rawValue },
+            severity: { $0.rawValue },
+            reason: { $0.message },
+            notExported: "not exported",
+            exportSize: { memos, bytes in "\(memos) memos, \(bytes) bytes" },
             differencesHeading: "Differences", problemsHeading: "Problems", sourcesHeading: "Sources", exportsHeading: "Exports",
             quarantinedHeading: "Set aside", timingsHeading: "Timings", historyHeading: "Last runs",
             sideColumn: "Side", pathColumn: "Path", statusColumn: "Status", titleColumn: "Title", whatDiffersColumn: "What differs",
@@ -157,6 +170,31 @@ public struct Strings: Sendable {
             case .failed: "失敗"
             }
         },
+        severity: { $0 == .error ? "エラー" : "警告" },
+        reason: { problem in
+            let kind = switch problem.kind {
+            case .unreadableFolder: "フォルダを読み込めません"
+            case .missingIndex: "index.json がありません"
+            case .corruptIndex: "index.json が壊れています"
+            case .unsupportedSchema: "この reckon が読めない新しい形式です"
+            case .badEntry: "index.json の項目が正しくありません"
+            case .invalidID: "ID が UUID ではありません"
+            case .duplicateID: "同じ ID が重複しています"
+            case .danglingEntry: "index.json にあるメモのファイルがありません"
+            case .orphanFile: "index.json に載っていないメモのファイルです"
+            case .notRegularFile: "通常のファイルではありません"
+            case .link: "リンクです（たどりません）"
+            case .unreadableFile: "ファイルを読み込めません"
+            case .corruptMemo: "メモのファイルが壊れています"
+            case .idMismatch: "ファイル名と中身の ID が違います"
+            case .nameSpelling: "ファイル名の ID の書き方が index.json と違います"
+            case .exportFailed: "エクスポートできませんでした"
+            case .quarantineFailed: "隔離用のコピーができませんでした"
+            }
+            return "\(kind)（\(problem.message)）"
+        },
+        notExported: "エクスポートしていません",
+        exportSize: { memos, bytes in "メモ\(memos)件、\(bytes)バイト" },
         differencesHeading: "差分", problemsHeading: "問題", sourcesHeading: "読み込んだ場所", exportsHeading: "エクスポート",
         quarantinedHeading: "隔離したファイル", timingsHeading: "処理時間", historyHeading: "これまでの実行",
         sideColumn: "場所", pathColumn: "パス", statusColumn: "状態", titleColumn: "タイトル", whatDiffersColumn: "違い",

@@ -45,7 +45,7 @@ public struct TextSummary {
             out.append("")
             out.append("\(s.problemsHeading) (\(problems.count)):")
             for (side, problem) in problems.prefix(listLimit) {
-                out.append("  " + problem.line(under: side.path))
+                out.append("  " + problem.line(under: side.path, in: s))
             }
             if problems.count > listLimit { out.append("  " + s.andMore(problems.count - listLimit, "report.json")) }
         }
@@ -58,10 +58,10 @@ public struct TextSummary {
             out.append("")
             out.append("\(s.exportsHeading):")
             for export in report.exports {
-                out.append("  \(export.path)  \(export.memos) memos, \(export.bytes) bytes")
+                out.append("  \(export.path)  \(s.exportSize(export.memos, export.bytes))")
             }
             for problem in report.exports.first?.missing ?? [] {
-                out.append("  not exported: \(problem.path): \(problem.message)")
+                out.append("  \(s.notExported): \(problem.path): \(s.reason(problem))")
             }
         }
         return out.joined(separator: "\n") + "\n"
