@@ -9,10 +9,10 @@ extension Report {
         var lines: [String] = []
         let localLabel = local.label
         for side in sides where side.status == .failed {
-            lines.append(s.sideFailed(side.label, side.problems.first.map(s.reason) ?? "unknown reason"))
+            lines.append(s.sideFailed(side.label, side.problems.first?.message ?? "unknown reason"))
         }
         for side in sides where side.countsFrom == "memo-files" {
-            lines.append(s.rebuiltFromMemoFiles(side.label, side.problems.first(where: \.isAboutIndex).map(s.reason) ?? "damaged"))
+            lines.append(s.rebuiltFromMemoFiles(side.label, side.problems.first(where: \.isAboutIndex)?.message ?? "damaged"))
         }
         for remote in remotes where remote.status != .failed && local.status != .failed {
             let mine = differences.filter { $0.remote == remote.name }
