@@ -106,7 +106,7 @@ public struct Exporter {
         var markdown: String
         var modified: Timestamp
 
-        init(_ memo: Memo) throws {
+        init(_ memo: Memo) {
             json = JSONExport.entry(of: memo)
             archived = memo.archivedAt != nil
             let names = MarkdownExport.fileNames(memo)
@@ -253,10 +253,10 @@ public struct Exporter {
         let order = try planned.sorted()
         var position = 0
         func export() throws {
-            let memos = try read(batch, as: { data, depthLimit throws(MemoReader.Failure) in
+            let memos = read(batch, as: { data, depthLimit throws(MemoReader.Failure) in
                 let memo = try MemoReader.read(data, depthLimit: depthLimit)
                 return (memo.id, memo)
-            }) { memo in Result { try Rendered(memo) } }.map { try $0.1.get() }
+            }, then: Rendered.init).map(\.1)
             batch.removeAll(keepingCapacity: true)
             // The short name unless an earlier memo took it: an earlier
             // batch's file is found when the name is created, this batch's here.
