@@ -58,14 +58,21 @@ enum Commands {
         name: "validate", abstract: "Check a pipeline definition and name any key that is wrong.",
         positionals: [("pipeline", "The pipeline definition (JSON).")])
 
-    static let all = [run, reconcile, counts, export, validate]
+    static let help = CommandSpec(
+        name: "help", abstract: "Show subcommand help information.",
+        positionals: [("subcommand", "The subcommand to show help for.")])
+
+    /// Each subcommand and what runs it.
+    static let all: [(spec: CommandSpec, perform: @Sendable (ParsedArguments, Console) -> ExitCode)] = [
+        (run, runPipeline), (reconcile, runReconcile), (counts, runCounts), (export, runExport), (validate, runValidate),
+    ]
 
     static var mainHelp: String {
         var lines = ["OVERVIEW: \(overview)", "", "USAGE: reckon <subcommand>", "", "OPTIONS:",
                      helpLine("--version", "Show the version."), helpLine("-h, --help", "Show help information."), "",
                      "SUBCOMMANDS:"]
-        for command in all { lines.append(helpLine(command.name, command.abstract)) }
-        lines.append(helpLine("help", "Show subcommand help information."))
+        for command in all { lines.append(helpLine(command.spec.name, command.spec.abstract)) }
+        lines.append(helpLine(help.name, help.abstract))
         lines += ["", "  See 'reckon help <subcommand>' for detailed help.", "",
                   "EXIT CODES:", "  0  done, in sync", "  1  done, drift found", "  2  trouble: a side failed or has problems; whatever could be done was done",
                   "  64 usage or definition error; nothing done"]
@@ -91,27 +98,20 @@ enum Commands {
                 console.out(mainHelp)
                 return .done
             }
-            guard let command = all.first(where: { $0.name == name }) else {
+            guard let command = name == help.name ? help : all.first(where: { $0.spec.name == name })?.spec else {
                 console.err(UsageError(command: nil, message: "Unknown subcommand '\(name)'").text)
                 return .usage
             }
             console.out(command.help)
             return .done
         default:
-            guard let command = all.first(where: { $0.name == first }) else {
+            guard let command = all.first(where: { $0.spec.name == first }) else {
                 let message = first.hasPrefix("-") ? "Unknown option '\(first)'" : "Unknown subcommand '\(first)'"
                 console.err(UsageError(command: nil, message: message).text)
                 return .usage
             }
             do {
-                let parsed = try command.parse(rest)
-                switch command.name {
-                case "run": return runPipeline(parsed, console: console)
-                case "reconcile": return runReconcile(parsed, console: console)
-                case "counts": return runCounts(parsed, console: console)
-                case "export": return runExport(parsed, console: console)
-                default: return runValidate(parsed, console: console)
-                }
+                return command.perform(try command.spec.parse(rest), console)
             } catch {
                 if error.message == nil {
                     console.out(error.text)
@@ -125,6 +125,11 @@ enum Commands {
 
     static func fileURL(_ path: String) -> URL {
         URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)).standardizedFileURL
+    }
+
+    /// A side named on the command line: its kind follows from what the path is.
+    static func side(_ role: SideRole, name: String, label: String, path: String) -> SideSpec {
+        SideSpec(role: role, name: name, label: label, path: path, location: .folder(fileURL(path)))
     }
 
     static func runPipeline(_ arguments: ParsedArguments, console: Console) -> ExitCode {
@@ -153,9 +158,9 @@ enum Commands {
             }
         }
         defer { lock?.release() }
-        guard let report = execute(pipeline, definition, console: console, json: arguments.flags.contains("--json"),
-                                   quiet: arguments.flags.contains("--quiet")) else { return .trouble }
-        return ExitCode(rawValue: report.exitCode(driftFails: definition.failOnDrift))!
+        let published = execute(pipeline, definition, console: console, json: arguments.flags.contains("--json"),
+                                quiet: arguments.flags.contains("--quiet"))
+        return ExitCode(rawValue: published.exitCode(driftFails: definition.failOnDrift))!
     }
 
     static func runReconcile(_ arguments: ParsedArguments, console: Console) -> ExitCode {
@@ -169,44 +174,42 @@ enum Commands {
         let remotePath = arguments.values["--remote"]!
         var definition = PipelineDefinition(
             name: "reconcile",
-            local: SideSpec(role: .local, name: "local", label: strings.defaultLocalLabel, path: localPath, url: fileURL(localPath)),
-            remotes: [SideSpec(role: .remote, name: "remote", label: strings.defaultRemoteLabel, path: remotePath, url: fileURL(remotePath))],
+            local: side(.local, name: "local", label: strings.defaultLocalLabel, path: localPath),
+            remotes: [side(.remote, name: "remote", label: strings.defaultRemoteLabel, path: remotePath)],
             check: arguments.flags.contains("--quick") ? .quick : .deep,
             reportDir: arguments.values["--out"].map(fileURL),
             language: language, failOnDrift: true)
         if let out = arguments.values["--out"] {
+            definition.reportPath = out
             definition.quarantineDir = fileURL(out).appendingPathComponent("quarantine")
             definition.quarantinePath = joinPath(out, "quarantine")
         }
         do {
             try definition.checkOutputsOutsideSources(file: "--out")
         } catch {
-            console.err(UsageError(command: reconcile, message: error.message).text)
+            console.err(UsageError(command: reconcile, message: error.description).text)
             return .usage
         }
-        guard let report = execute(Pipeline(), definition, console: console, json: arguments.flags.contains("--json"), quiet: false) else {
-            return .trouble
-        }
-        return ExitCode(rawValue: report.exitCode(driftFails: true))!
+        let published = execute(Pipeline(), definition, console: console, json: arguments.flags.contains("--json"), quiet: false)
+        return ExitCode(rawValue: published.exitCode(driftFails: true))!
     }
 
-    /// Runs a pipeline and prints its summary or JSON; nil when an output could not be written.
-    static func execute(_ pipeline: Pipeline, _ definition: PipelineDefinition, console: Console, json: Bool, quiet: Bool) -> Report? {
+    /// Runs a pipeline, prints its summary or JSON, then says which outputs
+    /// could not be written: the summary is printed whatever failed.
+    static func execute(_ pipeline: Pipeline, _ definition: PipelineDefinition, console: Console, json: Bool, quiet: Bool) -> Published {
         let context = RunContext(onNote: { [progress = console.progress, err = console.err] note in
             if progress && !quiet { err("reckon: \(note)\n") }
         }, onProgress: progressPrinter(console, quiet: quiet))
-        do {
-            let report = try pipeline.run(definition, context: context)
-            if json {
-                console.out(String(decoding: try makeJSONEncoder().encode(report), as: UTF8.self) + "\n")
-            } else if !quiet {
-                console.out(TextSummary(strings: .forLanguage(definition.language), color: console.color).render(report))
-            }
-            return report
-        } catch {
-            console.err("Error: \(error)\n")
-            return nil
+        let published = pipeline.run(definition, context: context)
+        if json {
+            console.out(String(decoding: try! makeJSONEncoder().encode(published.report), as: UTF8.self) + "\n")
+        } else if !quiet {
+            console.out(TextSummary(strings: .forLanguage(definition.language), color: console.color).render(published.report))
         }
+        for failure in published.failures {
+            console.err("error: \(failure.description)\n")
+        }
+        return published
     }
 
     /// A progress line on a terminal only, redrawn in place; silent in cron.
@@ -229,21 +232,22 @@ enum Commands {
             }
             if !formats.contains(format) { formats.append(format) }
         }
-        let spec = SideSpec(role: .local, name: "local", label: path, path: path, url: fileURL(path))
+        let spec = side(.local, name: "local", label: path, path: path)
         let out = fileURL(outPath)
         let check = PipelineDefinition(name: "export", local: spec, remotes: [], reportDir: out)
         do {
             try check.checkOutputsOutsideSources(file: "--out")
         } catch {
-            console.err(UsageError(command: export, message: error.message).text)
+            console.err(UsageError(command: export, message: error.description).text)
             return .usage
         }
         let outExisted = FileKind(path: out.path) != .missing
         do {
             let staging = try ExportFolder.makeStaging(in: out, kind: "export")
             let printer = progressPrinter(console, quiet: false)
-            let (side, exported) = try Exporter().export(reading: spec, formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
-                                                         into: staging) { printer("exporting", $0, $1) }
+            let exporter = Exporter(store: spec.store(limits: ReadLimits()))
+            let (side, exported) = try exporter.export(formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
+                                                       into: staging) { printer("exporting", $0, $1) }
             for problem in side.problems {
                 console.err(problem.line(under: path) + "\n")
             }
@@ -269,8 +273,7 @@ enum Commands {
 
     static func runCounts(_ arguments: ParsedArguments, console: Console) -> ExitCode {
         let path = arguments.positionals[0]
-        let spec = SideSpec(role: .local, name: "side", label: path, path: path, url: fileURL(path))
-        let side = MemoFolder().count(spec)
+        let side = side(.local, name: "side", label: path, path: path).store(limits: ReadLimits()).count()
         let counts = side.counts
         if arguments.flags.contains("--json") {
             let value: JSONValue = .object([

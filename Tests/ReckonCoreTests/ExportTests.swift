@@ -134,10 +134,10 @@ import Testing
 
     /// Exports the source; returns the staging folder, the summary and the manifest as written.
     func exportAll(formats: [ExportFormat] = ExportFormat.allCases, includeArchived: Bool = true) throws -> (URL, ExportSummary, ExportManifest) {
-        let side = MemoFolder().load(source.spec(), deep: false)
+        let side = MemoFolder(source.spec()).load(deep: false)
         let staging = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        let summary = try Exporter().export(side, formats: formats, includeArchived: includeArchived, into: staging)
+        let summary = try Exporter(store: MemoFolder(source.spec())).export(side, formats: formats, includeArchived: includeArchived, into: staging)
         let manifest = try JSONDecoder().decode(ExportManifest.self, from: Data(contentsOf: staging.appendingPathComponent("manifest.json")))
         return (staging, summary, manifest)
     }
@@ -253,15 +253,15 @@ import Testing
         source.write("memos/\(idB).json", #"{"id": "#)
         let (inMemory, summary, _) = try exportAll()
 
-        var exporter = Exporter()
-        exporter.folder.sortRunLength = 1
+        var exporter = Exporter(store: MemoFolder(source.spec()))
+        exporter.sortRunLength = 1
         // Batches and chunks that cut through the twins: which twin keeps the
         // short name must not depend on how the work is shared out.
         exporter.batchSize = 5
         exporter.chunkSize = 2
         let streamed = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: streamed, withIntermediateDirectories: true)
-        let (listing, streamedSummary) = try exporter.export(reading: source.spec(), formats: ExportFormat.allCases, includeArchived: true, into: streamed)
+        let (listing, streamedSummary) = try exporter.export(formats: ExportFormat.allCases, includeArchived: true, into: streamed)
         #expect(streamedSummary == summary)
         #expect(listing.problems.isEmpty)
         #expect(summary.missing.map(\.id) == [MemoID(idB)!])

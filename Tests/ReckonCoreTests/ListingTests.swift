@@ -27,10 +27,10 @@ import Testing
     }
 
     func walk(spilling: Bool) throws -> ([Visit], SideListing) {
-        var folder = MemoFolder()
+        var folder = MemoFolder(side.spec())
         folder.sortRunLength = spilling ? 1 : 1 << 20
         var visits: [Visit] = []
-        let listing = try folder.list(side.spec(), scratch: spilling ? TempFolder().url : nil) { visits.append(Visit(id: $0, entry: $1, file: $2)) }
+        let listing = try folder.list(scratch: spilling ? TempFolder().url : nil) { visits.append(Visit(id: $0, entry: $1, file: $2)) }
         return (visits, listing)
     }
 
@@ -60,7 +60,7 @@ import Testing
     @Test func aRepeatedIdIsWordedAsTheCarefulReaderWordsIt() throws {
         let careful = try IndexReader.read(Data(contentsOf: side.url.appendingPathComponent("index.json")))
         #expect(IndexReader.readClean(atPath: side.url.appendingPathComponent("index.json").path) == nil)
-        #expect(MemoFolder().readIndex(side.spec()).problems == careful.problems)
-        #expect(MemoFolder().readIndex(side.spec()).entries.values == careful.entries.sorted { $0.id < $1.id })
+        #expect(MemoFolder(side.spec()).readIndex().problems == careful.problems)
+        #expect(MemoFolder(side.spec()).readIndex().entries.values == careful.entries.sorted { $0.id < $1.id })
     }
 }

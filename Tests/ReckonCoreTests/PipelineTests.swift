@@ -18,16 +18,16 @@ import Testing
     @Test func stagesRunAloneAndAreTimed() throws {
         let context = RunContext()
         let pipeline = Pipeline()
-        let loaded = try pipeline.load.run(definition(), in: context)
+        let loaded = pipeline.load.run(definition(), in: context)
         #expect(loaded.local.counts == MemoCounts(active: 1, archived: 1))
-        let reconciled = try pipeline.reconcile.run(loaded, in: context)
+        let reconciled = pipeline.reconcile.run(loaded, in: context)
         #expect(reconciled.differences.map(\.sigil) == [.onlyOnLocal])
         #expect(context.timings.map(\.stage) == ["load", "reconcile"])
         #expect(context.notes == ["reading this device", "reading Google Drive"])
     }
 
     @Test func theWholeRunGivesTheOutcome() throws {
-        let report = try Pipeline().run(definition(), context: RunContext())
+        let report = Pipeline().run(definition(), context: RunContext()).report
         #expect(report.outcome == .drift)
         #expect(report.inSync == false)
         #expect(report.hints(.en) == ["This device has 1 memo that is not on Google Drive. Sync this device to upload it to Google Drive."])

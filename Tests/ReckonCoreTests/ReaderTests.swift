@@ -187,7 +187,7 @@ import Testing
         let entries = (0..<120).map { n in entry(String(format: "%08X-0000-4000-8000-%012X", n, n), archived: n % 3 == 0 ? "2026-04-20T00:00:00Z" : nil, tag: tag) }
         folder.index(entries)
         let careful = try IndexReader.read(Data(#"{"schemaVersion": 1, "entries": [\#(entries.joined(separator: ","))]}"#.utf8))
-        let side = MemoFolder().count(folder.spec())
+        let side = MemoFolder(folder.spec()).count()
         #expect(side.precounted == MemoCounts(active: 80, archived: 40))
         #expect(side.counts == MemoCounts.aggregate(careful.entries))
     }
@@ -198,12 +198,12 @@ import Testing
         let entries = awkwardEntries(12_000)
         folder.index(entries)
         let careful = try IndexReader.read(Data(#"{"schemaVersion": 1, "entries": [\#(entries.joined(separator: ","))]}"#.utf8))
-        let side = MemoFolder().count(folder.spec())
+        let side = MemoFolder(folder.spec()).count()
         #expect(side.precounted != nil)
         #expect(side.counts == MemoCounts.aggregate(careful.entries))
 
         folder.index(entries + [entries[11_000]])
-        let twice = MemoFolder().count(folder.spec())
+        let twice = MemoFolder(folder.spec()).count()
         #expect(twice.precounted == nil)
         #expect(twice.counts == MemoCounts.aggregate(careful.entries))
     }

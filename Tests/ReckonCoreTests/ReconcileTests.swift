@@ -8,8 +8,8 @@ import Testing
     let remote = TempFolder()
 
     func differences(deep: Bool) -> [Difference] {
-        let l = MemoFolder().load(local.spec(.local), deep: deep)
-        let r = MemoFolder().load(remote.spec(.remote), deep: deep)
+        let l = MemoFolder(local.spec(.local)).load(deep: deep)
+        let r = MemoFolder(remote.spec(.remote)).load(deep: deep)
         return Reconciler.differences(local: l, remote: r, deep: deep)
     }
 
@@ -100,7 +100,7 @@ import Testing
         put(local, idB)            // no entry: orphan
         remote.index([entry(idA), entry(idB)]); put(remote, idA); put(remote, idB)
         #expect(sigils(deep: false) == [idA.lowercased(): "!", idB.lowercased(): "!"])
-        let side = MemoFolder().load(local.spec(), deep: false)
+        let side = MemoFolder(local.spec()).load(deep: false)
         #expect(Set(side.problems.map(\.kind)) == [.danglingEntry, .orphanFile])
         #expect(side.hasTrouble)
         #expect(side.counts == MemoCounts(active: 1, archived: 0))
@@ -108,7 +108,7 @@ import Testing
 
     @Test func aSoftDeletedEntryWithoutItsFileIsNotDangling() {
         local.index([entry(idA, deleted: "2026-04-20T00:00:00Z")])
-        let side = MemoFolder().load(local.spec(), deep: true)
+        let side = MemoFolder(local.spec()).load(deep: true)
         #expect(side.problems.isEmpty)
     }
 
@@ -122,7 +122,7 @@ import Testing
         local.index([#"{"id": "\#(idA)", "modifiedTime": 7}"#]); put(local, idA)
         remote.index([entry(idA)]); put(remote, idA)
         #expect(sigils(deep: true) == [idA.lowercased(): "!"])
-        let side = MemoFolder().load(local.spec(), deep: true)
+        let side = MemoFolder(local.spec()).load(deep: true)
         #expect(side.problems.map(\.kind) == [.badEntry])
     }
 
@@ -133,7 +133,7 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: local.url.appendingPathComponent("memos/\(idA).json").path,
                                                    withDestinationPath: outside.url.appendingPathComponent("secret.json").path)
         remote.index([entry(idA)]); put(remote, idA)
-        let side = MemoFolder().load(local.spec(), deep: true)
+        let side = MemoFolder(local.spec()).load(deep: true)
         #expect(side.problems.map(\.kind) == [.link])
         #expect(side.memos.isEmpty)
         #expect(sigils(deep: false) == [idA.lowercased(): "!"])
@@ -148,12 +148,12 @@ import Testing
     @Test func aFailedRemoteIsNotCompared() {
         local.index([entry(idA)]); put(local, idA)
         let missing = SideSpec(role: .remote, name: "remote", label: "Google Drive", path: "nowhere",
-                               url: remote.url.appendingPathComponent("nowhere"))
-        let r = MemoFolder().load(missing, deep: true)
+                               location: .folder(remote.url.appendingPathComponent("nowhere")))
+        let r = MemoFolder(missing).load(deep: true)
         #expect(r.status == .failed)
         #expect(r.counts == nil)
         #expect(r.problems.first?.message == "the folder does not exist")
-        #expect(Reconciler.differences(local: MemoFolder().load(local.spec(), deep: true), remote: r, deep: true).isEmpty)
+        #expect(Reconciler.differences(local: MemoFolder(local.spec()).load(deep: true), remote: r, deep: true).isEmpty)
     }
 
     @Test func theFolderAbove60dMemoIsAccepted() {
@@ -161,7 +161,7 @@ import Testing
         parent.write("60dMemo/index.json", #"{"schemaVersion": 1, "entries": [\#(entry(idA))]}"#)
         parent.write("60dMemo/memos/\(idA).json", memo(idA))
         try? FileManager.default.removeItem(at: parent.url.appendingPathComponent("memos"))
-        let side = MemoFolder().load(parent.spec(), deep: true)
+        let side = MemoFolder(parent.spec()).load(deep: true)
         #expect(side.counts == MemoCounts(active: 1, archived: 0))
         #expect(side.problems.isEmpty)
     }
@@ -173,7 +173,7 @@ import Testing
         folder.index([entry(idA)])
         let path = folder.url.appendingPathComponent("memos/\(idA).json").path
         #expect(mkfifo(path, 0o644) == 0)
-        let side = MemoFolder().load(folder.spec(), deep: true)
+        let side = MemoFolder(folder.spec()).load(deep: true)
         #expect(side.problems.map(\.kind) == [.notRegularFile])
         #expect(side.problems.first?.message == "is a FIFO, not a regular file")
         #expect(side.brokenIDs[MemoID(idA)!] != nil)

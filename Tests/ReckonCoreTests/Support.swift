@@ -22,7 +22,7 @@ struct TempFolder {
     }
 
     func spec(_ role: SideRole = .local, name: String? = nil) -> SideSpec {
-        SideSpec(role: role, name: name ?? role.rawValue, label: role == .local ? "this device" : "Google Drive", path: url.path, url: url)
+        SideSpec(role: role, name: name ?? role.rawValue, label: role == .local ? "this device" : "Google Drive", path: url.path, location: .folder(url))
     }
 }
 

@@ -55,9 +55,14 @@ public struct ExportSummary: Sendable, Equatable {
 /// noted per memo (its id, times, file names, size and digest) is sorted
 /// through files in the staging folder, so memory does not grow with the side.
 public struct Exporter {
-    public var folder = MemoFolder()
+    /// The side's store, which lists and reads its memos.
+    public let store: any MemoStore
+    /// How many values a sort holds before it spills a run to the staging folder.
+    package var sortRunLength = 8192
 
-    public init() {}
+    public init(store: any MemoStore) {
+        self.store = store
+    }
 
     /// The names an export folder holds.
     public static let jsonName = "memos.json"
@@ -165,7 +170,7 @@ public struct Exporter {
     /// folder). Soft-deleted memos are never exported; archived ones only when asked.
     public func export(_ side: SideListing, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
                        progress: (Int, Int) -> Void = { _, _ in }) throws -> ExportSummary {
-        try export(side.spec, formats: formats, includeArchived: includeArchived, into: staging, progress: progress) { add in
+        try export(formats: formats, includeArchived: includeArchived, into: staging, progress: progress) { add in
             for (id, entry) in side.entries.pairs { try add(id, entry, side.files[id]) }
         }
     }
@@ -175,21 +180,21 @@ public struct Exporter {
     /// in `staging`. Returns the listing (its status and problems) and, unless
     /// it failed, what was exported. A side whose index cannot be used is
     /// rebuilt from its memo files in memory first.
-    public func export(reading spec: SideSpec, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
+    public func export(formats: [ExportFormat], includeArchived: Bool, into staging: URL,
                        progress: (Int, Int) -> Void = { _, _ in }) throws -> (SideListing, ExportSummary?) {
         struct ListingStopped: Error {}
-        var listing = SideListing(spec: spec)
+        var listing = SideListing(spec: store.spec)
         do {
-            let summary = try export(spec, formats: formats, includeArchived: includeArchived, into: staging, progress: progress) { add in
-                listing = try folder.list(spec, scratch: staging) { id, entry, file in
+            let summary = try export(formats: formats, includeArchived: includeArchived, into: staging, progress: progress) { add in
+                listing = try store.list(scratch: staging) { id, entry, file in
                     if let entry { try add(id, entry, file) }
                 }
                 if listing.status == .failed || listing.rebuiltFromMemoFiles { throw ListingStopped() }
             }
-            return (MemoFolder.placed(listing), summary)
+            return (listing, summary)
         } catch is ListingStopped {
-            guard listing.status != .failed else { return (MemoFolder.placed(listing), nil) }
-            let side = folder.load(spec, deep: false)
+            guard listing.status != .failed else { return (listing, nil) }
+            let side = store.load(deep: false)
             return (side, try export(side, formats: formats, includeArchived: includeArchived, into: staging, progress: progress))
         }
     }
@@ -197,22 +202,20 @@ public struct Exporter {
     /// Exports the memos `listMemos` hands over (each index entry with its
     /// file's spelling when it has a file, in any order): streaming, each
     /// memo read, written and let go.
-    private func export(_ spec: SideSpec, formats: [ExportFormat], includeArchived: Bool, into staging: URL, progress: (Int, Int) -> Void,
+    private func export(formats: [ExportFormat], includeArchived: Bool, into staging: URL, progress: (Int, Int) -> Void,
                         listMemos: ((MemoID, IndexEntry, IDSpelling?) throws -> Void) throws -> Void) throws -> ExportSummary {
-        let root = MemoFolder.resolveRoot(spec.url)
-        let nesting = MemoFolder.nesting(of: spec)
+        let spec = store.spec
         var missing: [ExportManifest.Missing] = []
         /// Reads the memos in `batch` on every core and maps each by `work`
         /// there; a memo that cannot be read is noted as missing and left out.
-        func read<Kept, Output: Sendable>(_ batch: [(MemoID, IDSpelling)],
-                                          as parse: @escaping @Sendable (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept),
+        func read<Kept, Output: Sendable>(_ batch: [(MemoID, IDSpelling)], as reading: MemoReading<Kept>,
                                           then work: @escaping @Sendable (Kept) -> Output) -> [((MemoID, IDSpelling), Output)] {
-            let outcomes = folder.readOnEveryCore(batch, root: root, chunkSize: chunkSize, as: parse, then: work)
-            return zip(batch, outcomes.joined()).compactMap { memo, outcome in
+            let outcomes = store.read(batch, chunkSize: chunkSize, as: reading, then: work)
+            return zip(batch, outcomes).compactMap { memo, outcome in
                 switch outcome {
                 case .success(let output): return (memo, output)
                 case .failure(let problem):
-                    missing.append(.init(id: memo.0, path: problem.inside(nesting).path, reason: problem.message))
+                    missing.append(.init(id: memo.0, path: problem.path, reason: problem.message))
                     return nil
                 }
             }
@@ -220,11 +223,11 @@ public struct Exporter {
         var batch: [(MemoID, IDSpelling)] = []
 
         // Pass 1: which memos, in which order (creation time, then id).
-        let planned = SpillSort<Planned>(scratch: staging, runLength: folder.sortRunLength)
+        let planned = SpillSort<Planned>(scratch: staging, runLength: sortRunLength)
         var plannedCount = 0
         var exportedAt: Timestamp?
         func plan() throws {
-            let memos = read(batch, as: MemoReader.readSummary) { $0 }
+            let memos = read(batch, as: .summary) { $0 }
             batch.removeAll(keepingCapacity: true)
             for ((id, spelledAs), memo) in memos where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
                 try planned.append(Planned(createdAt: memo.createdAt, id: id, spelledAs: spelledAs))
@@ -246,17 +249,14 @@ public struct Exporter {
         let markdownFolder = staging.appendingPathComponent(Self.markdownName)
         try AtomicFile.makeFolder(markdownFolder)
         try json.write("{\n  \"exportedAt\" : \(exportedAt.map { "\"\($0.iso8601)\"" } ?? "null"),\n  \"memos\" : [\n")
-        let written = SpillSort<Written>(scratch: staging, runLength: folder.sortRunLength)
+        let written = SpillSort<Written>(scratch: staging, runLength: sortRunLength)
         var markdownBytes = 0
         var counts = MemoCounts()
         let encoder = makeJSONEncoder()
         let order = try planned.sorted()
         var position = 0
         func export() throws {
-            let memos = read(batch, as: { data, depthLimit throws(MemoReader.Failure) in
-                let memo = try MemoReader.read(data, depthLimit: depthLimit)
-                return (memo.id, memo)
-            }, then: Rendered.init).map(\.1)
+            let memos = read(batch, as: .memo, then: Rendered.init).map(\.1)
             batch.removeAll(keepingCapacity: true)
             // The short name unless an earlier memo took it: an earlier
             // batch's file is found when the name is created, this batch's here.

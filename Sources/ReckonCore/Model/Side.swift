@@ -16,15 +16,29 @@ public struct SideSpec: Sendable, Equatable {
     /// The path as the user wrote it, for reports (never resolved, so
     /// reports do not depend on where the command was run).
     public var path: String
-    /// The folder, resolved.
-    public var url: URL
+    /// Where the side is and what kind of store holds it.
+    public var location: SideLocation
 
-    public init(role: SideRole, name: String, label: String, path: String, url: URL) {
+    public init(role: SideRole, name: String, label: String, path: String, location: SideLocation) {
         self.role = role
         self.name = name
         self.label = label
         self.path = path
-        self.url = url
+        self.location = location
+    }
+}
+
+/// Where a side is, and so which kind of store reads it.
+public enum SideLocation: Sendable, Equatable {
+    /// A memo folder on disk, or the folder above its `60dMemo/`, resolved.
+    case folder(URL)
+
+    /// The file or folder on this machine that holds the side, if any:
+    /// outputs may never land inside it.
+    public var localURL: URL? {
+        switch self {
+        case .folder(let url): url
+        }
     }
 }
 
@@ -55,6 +69,8 @@ public struct SideListing: Sendable {
     /// Whether the entries were rebuilt from the memo files because
     /// `index.json` could not be used.
     public var rebuiltFromMemoFiles = false
+    /// The bytes of every file judged damaged, as they were read, for the quarantine.
+    public var damaged: [DamagedFile] = []
 
     public init(spec: SideSpec, status: SideStatus = .ok, entries: IDMap<IndexEntry> = IDMap(), files: IDMap<IDSpelling> = IDMap(),
                 memos: IDMap<MemoSummary> = IDMap(), problems: [Problem] = [], precounted: MemoCounts? = nil) {

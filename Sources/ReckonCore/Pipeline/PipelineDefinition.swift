@@ -15,10 +15,24 @@ public enum ExportFormat: String, Sendable, Codable, CaseIterable {
     case zip
 }
 
+/// Which side an export reads.
+public enum ExportSource: Sendable, Equatable, CustomStringConvertible {
+    case local
+    /// The remote with this name.
+    case remote(String)
+
+    /// `local` or the remote's name, as a definition spells it.
+    public var description: String {
+        switch self {
+        case .local: "local"
+        case .remote(let name): name
+        }
+    }
+}
+
 /// What to export, from which side, to where.
 public struct ExportSpec: Sendable, Equatable {
-    /// `local`, or the name of a remote.
-    public var from: String
+    public var from: ExportSource
     public var formats: [ExportFormat]
     public var includeArchived: Bool
     /// The folder as the definition spells it, for reports.
@@ -36,12 +50,14 @@ public struct PipelineDefinition: Sendable, Equatable {
     public var check: CheckMode
     /// Where report files are written; nil writes none.
     public var reportDir: URL?
+    /// The report folder as the definition or the command line spells it.
+    public var reportPath: String?
     /// Where unusable files are copied aside, and how the user spelled it
     /// (by default `quarantine/` in the report folder); nil copies nothing.
     public var quarantineDir: URL?
     public var quarantinePath: String?
     /// Limits on what is read (sizes, JSON nesting).
-    public var limits = MemoFolder()
+    public var limits = ReadLimits()
     public var export: ExportSpec?
     public var language: String
     /// The IANA time zone reports show times in.
@@ -86,7 +102,9 @@ extension PipelineDefinition {
     static let topKeys: Set<String> = ["schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
                                        "timeZone", "failOnDrift", "limits"]
     static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
-    static let sideKeys: Set<String> = ["name", "label", "path"]
+    static let sideKeys: Set<String> = ["name", "label", "kind", "path"]
+    /// The kinds of side this reckon reads.
+    static let sideKinds = ["folder"]
     static let exportKeys: Set<String> = ["from", "formats", "includeArchived", "dir", "keep"]
     static let reportKeys: Set<String> = ["dir"]
 
@@ -169,9 +187,13 @@ private struct DefinitionReader {
         guard name.range(of: "^[a-z0-9][a-z0-9_-]{0,31}$", options: .regularExpression) != nil else {
             throw fail("\(key).name", "must be 1 to 32 small letters, digits, '-' or '_', starting with a letter or digit")
         }
+        let kind = try string(object, "kind", in: key, required: false) ?? "folder"
+        guard PipelineDefinition.sideKinds.contains(kind) else {
+            throw fail("\(key).kind", "must be one of \(PipelineDefinition.sideKinds.joined(separator: ", ")), found \"\(kind)\"")
+        }
         let path = try string(object, "path", in: key, required: true)!
         let label = try string(object, "label", in: key, required: false) ?? defaultLabel
-        return SideSpec(role: role, name: name, label: label, path: path, url: url(path))
+        return SideSpec(role: role, name: name, label: label, path: path, location: .folder(url(path)))
     }
 
     func definition(_ root: JSONValue) throws(DefinitionError) -> PipelineDefinition {
@@ -212,11 +234,13 @@ private struct DefinitionReader {
         }
 
         var reportDir: URL?
+        var reportPath: String?
         var quarantine: (URL, String)?
         if top["reports"] != nil {
             let reports = try object(top["reports"], "reports", allowed: PipelineDefinition.reportKeys)
             let path = try string(reports, "dir", in: "reports", required: true)!
             reportDir = url(path)
+            reportPath = path
             quarantine = (url(path).appendingPathComponent("quarantine"), joinPath(path, "quarantine"))
         }
         if top["quarantine"] != nil {
@@ -224,7 +248,7 @@ private struct DefinitionReader {
             let path = try string(object, "dir", in: "quarantine", required: true)!
             quarantine = (url(path), path)
         }
-        var limits = MemoFolder()
+        var limits = ReadLimits()
         if top["limits"] != nil {
             let object = try object(top["limits"], "limits", allowed: PipelineDefinition.limitKeys)
             func number(_ name: String, _ range: ClosedRange<Double>) throws(DefinitionError) -> Double? {
@@ -246,6 +270,7 @@ private struct DefinitionReader {
 
         var definition = PipelineDefinition(name: name, local: local, remotes: remotes, check: check, reportDir: reportDir, export: export,
                                             language: language, failOnDrift: try bool(top, "failOnDrift", in: nil) ?? false)
+        definition.reportPath = reportPath
         definition.quarantineDir = quarantine?.0
         definition.quarantinePath = quarantine?.1
         definition.limits = limits
@@ -255,9 +280,10 @@ private struct DefinitionReader {
 
     func exportSpec(_ value: JSONValue?, local: SideSpec, remotes: [SideSpec]) throws(DefinitionError) -> ExportSpec {
         let object = try object(value, "export", allowed: PipelineDefinition.exportKeys)
-        let from = try string(object, "from", in: "export", required: false) ?? "local"
-        guard from == "local" || remotes.contains(where: { $0.name == from }) else {
-            throw fail("export.from", "must be \"local\" or the name of a remote (\(remotes.map(\.name).joined(separator: ", "))), found \"\(from)\"")
+        let name = try string(object, "from", in: "export", required: false) ?? "local"
+        let from: ExportSource = name == "local" ? .local : .remote(name)
+        guard from == .local || remotes.contains(where: { $0.name == name }) else {
+            throw fail("export.from", "must be \"local\" or the name of a remote (\(remotes.map(\.name).joined(separator: ", "))), found \"\(name)\"")
         }
         var formats = ExportFormat.allCases
         if let value = object["formats"] {
@@ -285,17 +311,21 @@ private struct DefinitionReader {
 
 extension PipelineDefinition {
     /// Refuses an output folder inside a source folder: nothing is ever
-    /// written into a source.
+    /// written into a source. Paths are compared by their real paths, with
+    /// every link resolved, so a linked parent, a `..` after a link or a
+    /// link inside the output path cannot lead into a source.
     public func checkOutputsOutsideSources(file: String) throws(DefinitionError) {
-        let outputs: [(String, URL?)] = [("reports.dir", reportDir), ("quarantine.dir", quarantineDir), ("export.dir", export?.dir)]
-        for (key, output) in outputs {
-            guard let output else { continue }
-            let out = output.resolvingSymlinksInPath().standardizedFileURL.path
+        let outputs: [(key: String, path: String?, url: URL?)] = [
+            ("reports.dir", reportPath, reportDir), ("quarantine.dir", quarantinePath, quarantineDir), ("export.dir", export?.path, export?.dir),
+        ]
+        for output in outputs {
+            guard let url = output.url else { continue }
+            let out = realPath(url.path)
             for side in [local] + remotes {
-                let source = side.url.resolvingSymlinksInPath().standardizedFileURL.path
-                if out == source || out.hasPrefix(source.hasSuffix("/") ? source : source + "/") {
-                    throw DefinitionError(file: file, key: key, message: "is inside the source folder \(side.path); reckon never writes into a source")
-                }
+                guard let source = side.location.localURL.map({ realPath($0.path) }), isWithin(out, source) else { continue }
+                let shown = output.path ?? url.path
+                throw DefinitionError(file: file, key: output.key,
+                                      message: "(\(shown)) is inside the source folder \(side.path)\(out == url.path ? "" : " once links are followed (\(out))"); reckon never writes into a source")
             }
         }
     }

@@ -18,6 +18,8 @@ public struct Report: Sendable, Equatable, Codable {
     public var differences: [Difference]
     public var quarantined: [QuarantineRecord]
     public var exports: [ExportRecord]
+    /// Why the export could not be written, when it could not.
+    public var exportFailure: String?
 
     // What the rendered pages show besides the JSON: they are left out of
     // `report.json`, which stays the same bytes for the same input.
@@ -31,7 +33,7 @@ public struct Report: Sendable, Equatable, Codable {
     public var timeZone = "UTC"
 
     enum CodingKeys: String, CodingKey {
-        case schemaVersion, reckonVersion, pipeline, check, sides, inSync, outcome, differences, quarantined, exports
+        case schemaVersion, reckonVersion, pipeline, check, sides, inSync, outcome, differences, quarantined, exports, exportFailure
     }
 
     public init(pipeline: String, check: CheckMode, sides: [SideReport], inSync: Bool, outcome: Outcome, differences: [Difference],

@@ -1,21 +1,33 @@
 import Foundation
 
-/// Sets aside every file that could not be used: copies it byte for byte to
-/// `<dir>/<run>/<side>/<path inside the folder>`, checks the copy's size and
-/// SHA-256, and only then lets the run go on without it. The source is never
-/// moved, changed or deleted; when the copy cannot be made, the problem says
-/// why and the original stays exactly as it was.
+extension Pipeline {
+    /// Copies every unusable file aside before anything goes on without it.
+    public var quarantine: Stage<LoadedSides, LoadedSides> {
+        Stage("quarantine") { [writeFiles, startedAt] loaded, context in
+            guard writeFiles, let dir = loaded.definition.quarantineDir, let path = loaded.definition.quarantinePath else { return loaded }
+            let quarantine = Quarantine(dir: dir, path: path, run: ExportFolder.runName(startedAt))
+            let (sides, records) = quarantine.setAside(loaded.sides)
+            for record in records { context.note("set aside \(record.source) as \(record.copy)") }
+            var result = loaded
+            result.local = sides[0]
+            result.remotes = Array(sides.dropFirst())
+            result.quarantined = records
+            return result
+        }
+    }
+}
+
+/// Sets aside every file a store judged damaged: writes the bytes it read to
+/// `<dir>/<run>/<side>/<path inside the side>`, checks the copy's size and
+/// SHA-256 against them, and only then lets the run go on without it. The
+/// source is never opened again, let alone moved, changed or deleted; when
+/// the copy cannot be made, the problem says why.
 public struct Quarantine {
     /// The quarantine folder and how the user spelled it.
     public var dir: URL
     public var path: String
     /// This run's folder name inside it (its UTC start time).
     public var run: String
-    public var folder = MemoFolder()
-
-    /// Problems whose file is copied aside: its bytes were read but are not
-    /// a usable index or memo.
-    static let kinds: Set<Problem.Kind> = [.corruptIndex, .corruptMemo, .idMismatch]
 
     public init(dir: URL, path: String, run: String) {
         self.dir = dir
@@ -23,22 +35,23 @@ public struct Quarantine {
         self.run = run
     }
 
-    /// Copies the unusable files of every side; returns the sides with a
+    /// Copies the damaged files of every side; returns the sides with a
     /// problem added for each copy that failed, and a record for each copy made.
     public func setAside(_ sides: [SideListing]) -> ([SideListing], [QuarantineRecord]) {
         var records: [QuarantineRecord] = []
         var result = sides
-        for index in result.indices where result[index].status != .failed {
+        for index in result.indices {
             let side = result[index]
-            for problem in side.problems where Self.kinds.contains(problem.kind) && !problem.path.isEmpty {
-                let inside = "\(run)/\(side.spec.name)/\(problem.path)"
+            for damaged in side.damaged {
+                let problem = side.problems.first { $0.path == damaged.path && $0.severity == .error }
+                let inside = "\(run)/\(side.spec.name)/\(damaged.path)"
                 do {
-                    let sha256 = try copy(side.spec.url.appendingPathComponent(problem.path), to: dir.appendingPathComponent(inside))
-                    records.append(QuarantineRecord(side: side.spec.name, source: joinPath(side.spec.path, problem.path),
-                                                    copy: joinPath(path, inside), sha256: sha256, reason: problem.message))
+                    let sha256 = try copy(damaged.bytes, to: dir.appendingPathComponent(inside))
+                    records.append(QuarantineRecord(side: side.spec.name, source: joinPath(side.spec.path, damaged.path),
+                                                    copy: joinPath(path, inside), sha256: sha256, reason: problem?.message ?? "damaged"))
                 } catch {
-                    result[index].problems.append(Problem(.quarantineFailed, path: problem.path, id: problem.id,
-                                                          "could not quarantine \(problem.path): \(error); the original is untouched"))
+                    result[index].problems.append(Problem(.quarantineFailed, path: damaged.path, id: problem?.id,
+                                                          "could not be copied aside (\(error)); the original is untouched"))
                 }
             }
         }
@@ -48,15 +61,14 @@ public struct Quarantine {
                                               "files": .array(records.map(Self.manifestEntry))]).jsonData + [0x0A]
                 try AtomicFile.write(data, to: dir.appendingPathComponent(run).appendingPathComponent("manifest.json"))
             } catch {
-                result[0].problems.append(Problem(.quarantineFailed, path: "", "could not write the quarantine manifest: \(error)"))
+                result[0].problems.append(Problem(.quarantineFailed, path: "", "the quarantine's manifest could not be written (\(error))"))
             }
         }
         return (result, records)
     }
 
-    /// Copies one file and checks the copy; returns the SHA-256 both share.
-    func copy(_ source: URL, to destination: URL) throws -> String {
-        let data = try readRegularFile(atPath: source.path, limit: max(folder.indexSizeLimit, folder.memoSizeLimit))
+    /// Writes the bytes and checks the copy; returns the SHA-256 both share.
+    func copy(_ data: Data, to destination: URL) throws -> String {
         let sha256 = SHA256.hex(of: data)
         try AtomicFile.write(data, to: destination)
         let copy = try readRegularFile(atPath: destination.path, limit: Int64(data.count))

@@ -5,26 +5,34 @@ import Foundation
 ///
 /// Nothing is written, renamed or deleted. Links inside the folder are
 /// reported, never followed.
-public struct MemoFolder: Sendable, Equatable {
-    /// Largest `index.json` read.
-    public var indexSizeLimit: Int64 = 1 << 30
-    /// Largest memo file read.
-    public var memoSizeLimit: Int64 = 64 << 20
-    /// Deepest nesting of JSON arrays and objects read.
-    public var depthLimit = 64
+public struct MemoFolder: MemoStore {
+    public let spec: SideSpec
+    public var limits: ReadLimits
     /// How many values a sort holds before it spills a run to its scratch
     /// folder (when it has one).
-    public var sortRunLength = 8192
+    package var sortRunLength = 8192
+    /// The folder the side's path names.
+    let url: URL
 
-    public init() {}
+    public init(_ spec: SideSpec, limits: ReadLimits = ReadLimits()) {
+        self.spec = spec
+        self.limits = limits
+        guard case .folder(let url) = spec.location else { preconditionFailure("a memo folder is read from a folder") }
+        self.url = url
+    }
+
+    /// The folder holding `index.json` and `memos/`.
+    var root: URL { Self.resolveRoot(url) }
 
     /// The folder holding `index.json`: the path itself, or its `60dMemo`
     /// subfolder when the path is the cloud folder's parent.
+    /// A `60dMemo` that is a link is taken too, so that it is reported as a
+    /// link rather than as a folder without `index.json`.
     public static func resolveRoot(_ url: URL) -> URL {
-        let nested = url.appendingPathComponent("60dMemo")
+        let nested = url.appendingPathComponent(nestedFolder)
         if FileKind(path: url.appendingPathComponent("index.json").path) == .missing,
            FileKind(path: url.appendingPathComponent("memos").path) == .missing,
-           FileKind(path: nested.path) == .directory {
+           [.directory, .link].contains(FileKind(path: nested.path)) {
             return nested
         }
         return url
@@ -37,28 +45,28 @@ public struct MemoFolder: Sendable, Equatable {
     /// path, as the user spelled it: `60dMemo/memos/…` when the files are
     /// nested. Reading works inside the nested folder; what is shown and
     /// kept is this, so every printed path names the file itself.
-    static func placed(_ side: SideListing) -> SideListing {
-        let nesting = nesting(of: side.spec)
+    func placed(_ side: SideListing) -> SideListing {
         var placed = side
         placed.problems = side.problems.map { $0.inside(nesting) }
+        placed.damaged = side.damaged.map { DamagedFile(path: nesting.isEmpty ? $0.path : nesting + "/" + $0.path, bytes: $0.bytes) }
         return placed
     }
 
     /// `60dMemo` when the side's files are nested in that folder, else empty.
-    static func nesting(of spec: SideSpec) -> String {
-        resolveRoot(spec.url) == spec.url ? "" : nestedFolder
+    var nesting: String {
+        root == url ? "" : Self.nestedFolder
     }
 
     /// Reads the index only (no memo file): with simdjson when the file is
     /// clean, else with the careful reader that names every problem.
-    public func readIndex(_ spec: SideSpec) -> SideListing {
-        Self.placed(readIndexInRoot(spec))
+    public func readIndex() -> SideListing {
+        placed(readIndexInRoot())
     }
 
     /// `readIndex` with problem paths relative to the folder holding `index.json`.
-    private func readIndexInRoot(_ spec: SideSpec) -> SideListing {
+    private func readIndexInRoot() -> SideListing {
         do {
-            var (side, sorter) = try sortIndex(spec, scratch: nil)
+            var (side, sorter) = try sortIndex(scratch: nil)
             guard let sorter else { return side }
             var entries = try SortedEntries(sorter.sorted())
             var kept: [IndexEntry] = []
@@ -75,9 +83,8 @@ public struct MemoFolder: Sendable, Equatable {
     /// usable entry keyed by its id and its place in the file, a repeated id
     /// included. The listing returned has the index's status and problems;
     /// no sorter when the side failed.
-    private func sortIndex(_ spec: SideSpec, scratch: URL?) throws -> (SideListing, SpillSort<PlacedEntry>?) {
+    private func sortIndex(scratch: URL?) throws -> (SideListing, SpillSort<PlacedEntry>?) {
         var side = SideListing(spec: spec)
-        let root = Self.resolveRoot(spec.url)
         func fail(_ kind: Problem.Kind, _ path: String, _ message: String) -> (SideListing, SpillSort<PlacedEntry>?) {
             side.status = .failed
             side.problems.append(Problem(kind, path: path, message))
@@ -86,6 +93,7 @@ public struct MemoFolder: Sendable, Equatable {
         switch FileKind(path: root.path) {
         case .directory: break
         case .missing: return fail(.unreadableFolder, "", "the folder does not exist")
+        case .link: return fail(.link, "", "is a link; links are not followed")
         case let other: return fail(.unreadableFolder, "", "is \(other.description), not a folder")
         }
         guard access(root.path, R_OK | X_OK) == 0 else {
@@ -99,7 +107,7 @@ public struct MemoFolder: Sendable, Equatable {
         case .link: return fail(.link, "index.json", "is a link; links are not followed")
         case let other: return fail(.notRegularFile, "index.json", "is \(other.description), not a regular file")
         }
-        if indexSize > 0, indexSize <= indexSizeLimit {
+        if indexSize > 0, indexSize <= limits.indexSizeLimit {
             let sorter = SpillSort<PlacedEntry>(scratch: scratch, runLength: sortRunLength)
             var position = 0
             let clean = try IndexReader.forEachClean(atPath: indexPath) { entry in
@@ -110,17 +118,18 @@ public struct MemoFolder: Sendable, Equatable {
         }
         let data: Data
         do {
-            data = try readRegularFile(atPath: indexPath, limit: indexSizeLimit)
+            data = try readRegularFile(atPath: indexPath, limit: limits.indexSizeLimit)
         } catch {
             return fail(.unreadableFile, "index.json", error.message)
         }
         do {
-            let index = try IndexReader.read(data, depthLimit: depthLimit)
+            let index = try IndexReader.read(data, depthLimit: limits.depthLimit)
             let sorter = SpillSort<PlacedEntry>(scratch: scratch, runLength: sortRunLength)
             for (position, entry) in index.entries.enumerated() { try sorter.append(PlacedEntry(entry: entry, position: position)) }
             side.problems += index.problems
             return (side, sorter)
         } catch let failure as IndexReader.Failure {
+            if failure.kind == .corruptIndex { side.damaged.append(DamagedFile(path: "index.json", bytes: data)) }
             return fail(failure.kind, "index.json", failure.message)
         }
     }
@@ -227,33 +236,33 @@ public struct MemoFolder: Sendable, Equatable {
     /// Counts a side: from the index alone — with simdjson when the file is
     /// clean, else with the careful reader that names every problem — or,
     /// when the index cannot be used, from the memo files, marked degraded.
-    public func count(_ spec: SideSpec) -> SideListing {
-        let indexPath = Self.resolveRoot(spec.url).appendingPathComponent("index.json").path
-        if case .regular(let size) = FileKind(path: indexPath), size <= indexSizeLimit, size > 0 {
+    public func count() -> SideListing {
+        let indexPath = root.appendingPathComponent("index.json").path
+        if case .regular(let size) = FileKind(path: indexPath), size <= limits.indexSizeLimit, size > 0 {
             var counts = reckon_index_counts()
             if reckon_count_clean_index(indexPath, &counts) == 0 {
                 return SideListing(spec: spec, precounted: MemoCounts(active: Int(counts.active), archived: Int(counts.archived)))
             }
         }
-        let side = readIndexInRoot(spec)
-        return side.indexUnusable ? load(spec, deep: true) : Self.placed(side)
+        let side = readIndexInRoot()
+        return side.indexUnusable ? load(deep: true) : placed(side)
     }
 
     /// Reads the index and lists `memos/`, finding dangling entries and
     /// orphan files; with `deep`, also reads and parses every memo file.
     /// When `index.json` cannot be used the side is not given up: its
     /// entries are rebuilt from the memo files and it is marked degraded.
-    public func load(_ spec: SideSpec, deep: Bool) -> SideListing {
-        Self.placed(loadInRoot(spec, deep: deep))
+    public func load(deep: Bool) -> SideListing {
+        placed(loadInRoot(deep: deep))
     }
 
     /// `load` with problem paths relative to the folder holding `index.json`.
-    private func loadInRoot(_ spec: SideSpec, deep: Bool) -> SideListing {
+    private func loadInRoot(deep: Bool) -> SideListing {
         var entries: [IndexEntry] = []
         var files: [(MemoID, IDSpelling)] = []
         var side: SideListing
         do {
-            side = try list(spec, scratch: nil) { id, entry, file in
+            side = try listInRoot(scratch: nil) { id, entry, file in
                 if let entry { entries.append(entry) }
                 if let file { files.append((id, file)) }
             }
@@ -267,8 +276,8 @@ public struct MemoFolder: Sendable, Equatable {
 
         var memos: [(MemoID, MemoSummary)] = []
         var rebuilt: [(MemoID, IndexEntry)] = []
-        let outcomes = readOnEveryCore(files, root: Self.resolveRoot(spec.url), chunkSize: 256, as: MemoReader.readSummary) { $0 }
-        for ((id, spelledAs), outcome) in zip(files, outcomes.joined()) {
+        let outcomes = readJudged(files, chunkSize: 256, as: .summary) { $0 }
+        for ((id, spelledAs), outcome) in zip(files, outcomes) {
             switch outcome {
             case .success(let memo):
                 memos.append((id, memo))
@@ -276,8 +285,9 @@ public struct MemoFolder: Sendable, Equatable {
                     rebuilt.append((id, IndexEntry(id: id, spelledAs: spelledAs, modifiedTime: memo.modifiedAt,
                                                    archivedAt: memo.archivedAt, deletedAt: memo.deletedAt, changeTag: memo.changeTag)))
                 }
-            case .failure(let problem):
-                side.problems.append(problem)
+            case .failure(let judged):
+                side.problems.append(judged.problem)
+                if let bytes = judged.bytes { side.damaged.append(DamagedFile(path: judged.problem.path, bytes: bytes)) }
             }
         }
         side.memos = IDMap(sortedKeys: memos.map(\.0), values: memos.map(\.1))
@@ -293,9 +303,13 @@ public struct MemoFolder: Sendable, Equatable {
     /// those. With `scratch`, sorting spills there, so memory does not grow
     /// with the side. When the index cannot be used, the side is marked
     /// degraded, to be rebuilt from its memo files, and `visit` gets no entries.
-    /// Problem paths are relative to the folder holding `index.json`; `placed` moves them.
-    func list(_ spec: SideSpec, scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
-        var (side, indexSorter) = try sortIndex(spec, scratch: scratch)
+    public func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
+        placed(try listInRoot(scratch: scratch, visit: visit))
+    }
+
+    /// `list` with problem paths relative to the folder holding `index.json`.
+    private func listInRoot(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
+        var (side, indexSorter) = try sortIndex(scratch: scratch)
         let rebuild = side.indexUnusable
         if rebuild {
             side.status = .degraded
@@ -307,7 +321,8 @@ public struct MemoFolder: Sendable, Equatable {
         // Each name that holds an id, sorted by id; other names are problems.
         let fileSorter = SpillSort<ListedFile>(scratch: scratch, runLength: sortRunLength)
         var listingProblems: [(name: String, problem: Problem)] = []
-        let memosURL = Self.resolveRoot(spec.url).appendingPathComponent("memos")
+        let memosURL = root.appendingPathComponent("memos")
+        let memosMissing = FileKind(path: memosURL.path) == .missing
         switch FileKind(path: memosURL.path) {
         case .missing: break
         case .directory:
@@ -344,6 +359,7 @@ public struct MemoFolder: Sendable, Equatable {
         var file = try files.next()
         var entryProblems: [Problem] = []
         var orphans: [Problem] = []
+        var danglingCount = 0
         while let id = [entries.nextID, file?.id].compactMap({ $0 }).min() {
             // The first regular file by name is the memo's; a later one is a duplicate.
             var kept: IDSpelling?
@@ -372,13 +388,20 @@ public struct MemoFolder: Sendable, Equatable {
                     entryProblems.append(Problem(.nameSpelling, path: "memos/" + kept.fileName(of: id), id: id,
                                                  "the index spells this id \(entry.spelling)", severity: .warning))
                 } else if kept == nil && !entry.isDeleted && !indexProblemIDs.contains(id) && !fileProblem && !entries.repeated(id) {
-                    entryProblems.append(Problem(.danglingEntry, path: "memos/" + entry.spelledAs.fileName(of: id), id: id,
-                                                 "index.json lists this memo but its file is missing"))
+                    danglingCount += 1
+                    if !memosMissing {
+                        entryProblems.append(Problem(.danglingEntry, path: "memos/" + entry.spelledAs.fileName(of: id), id: id,
+                                                     "index.json lists this memo but its file is missing"))
+                    }
                 }
             } else if let kept, !rebuild, !indexProblemIDs.contains(id) {
                 orphans.append(Problem(.orphanFile, path: "memos/" + kept.fileName(of: id), id: id, "this memo file has no entry in index.json"))
             }
             try visit(id, entry, kept)
+        }
+        if memosMissing && danglingCount > 0 {
+            let memos = danglingCount == 1 ? "1 memo" : "\(danglingCount) memos"
+            entryProblems.append(Problem(.unreadableFolder, path: "memos", "the folder is missing, so the files of \(memos) in index.json are missing"))
         }
         side.problems += entries.repeatProblems
         side.problems += listingProblems.sorted { $0.name < $1.name }.map(\.problem)
@@ -386,45 +409,55 @@ public struct MemoFolder: Sendable, Equatable {
         return side
     }
 
-    /// Reads memo files on every core, `chunkSize` at a time, each by
-    /// `parse`, and maps each memo read by `work` on the same core. The
-    /// results come back in the order given (in chunks), so the outcome does
-    /// not depend on the machine; a file that cannot be used gives the
-    /// problem that makes its id uncomparable.
-    func readOnEveryCore<Kept, Output: Sendable>(_ files: [(MemoID, IDSpelling)], root: URL, chunkSize: Int,
-                                                 as parse: @escaping @Sendable (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept),
-                                                 then work: @escaping @Sendable (Kept) -> Output) -> [[Result<Output, Problem>]] {
+    public func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
+                                             then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>] {
+        let nesting = nesting
+        return readJudged(memos, chunkSize: chunkSize, as: reading, then: work).map { $0.mapError { $0.problem.inside(nesting) } }
+    }
+
+    /// A memo file that could not be used: the problem and, when its bytes were read but are not a usable
+    /// memo, those bytes for the quarantine.
+    struct Judged: Error {
+        var problem: Problem
+        var bytes: Data?
+    }
+
+    /// `read`, keeping the bytes of what was judged damaged, with problem
+    /// paths relative to the folder holding `index.json`. The results come
+    /// back in the order given, so the outcome does not depend on the machine.
+    func readJudged<Kept, Output: Sendable>(_ files: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
+                                            then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Judged>] {
         let folder = OpenFolder(root.path + "/memos")
-        return mapOnEveryCore(files, chunkSize: chunkSize) { chunk in
+        return Array(mapOnEveryCore(files, chunkSize: chunkSize) { chunk in
             var buffer = Data()
             return chunk.map { id, spelledAs in
-                readChecked(id, spelledAs.fileName(of: id), root: root, in: folder, buffer: &buffer, as: parse).map(work)
+                readChecked(id, spelledAs.fileName(of: id), in: folder, buffer: &buffer, as: reading.parse).map(work)
             }
-        }
+        }.joined())
     }
 
     /// One memo file read by `parse` (which gives the id it holds and what
-    /// is kept of it), or the problem that makes its id uncomparable.
-    /// With `folder` (`memos/`, opened), the file is opened inside it;
-    /// `buffer` is reused from call to call.
-    func readChecked<Kept>(_ id: MemoID, _ name: String, root: URL, in folder: OpenFolder? = nil, buffer: inout Data,
-                           as parse: (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept)) -> Result<Kept, Problem> {
+    /// is kept of it), or the problem that makes its id uncomparable, with
+    /// the path inside the folder holding `index.json`. The file is opened
+    /// inside `folder` (`memos/`, opened); `buffer` is reused from call to call.
+    private func readChecked<Kept>(_ id: MemoID, _ name: String, in folder: OpenFolder?, buffer: inout Data,
+                                   as parse: (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept)) -> Result<Kept, Judged> {
         let path = "memos/" + name
         do {
-            if folder == nil {
-                try readRegularFile(atPath: root.path + "/" + path, limit: memoSizeLimit, into: &buffer)
-            } else {
-                try readRegularFile(atPath: name, in: folder, limit: memoSizeLimit, into: &buffer)
+            guard let folder else { throw ReadFailure(message: "cannot be opened: the memos folder cannot be opened") }
+            try readRegularFile(atPath: name, in: folder, limit: limits.memoSizeLimit, into: &buffer)
+            let (held, kept) = try parse(buffer, limits.depthLimit)
+            guard held == id else {
+                return .failure(Judged(problem: Problem(.idMismatch, path: path, id: id, "the file holds id \(held), not the one in its name"),
+                                       bytes: buffer))
             }
-            let (held, kept) = try parse(buffer, depthLimit)
-            guard held == id else { return .failure(Problem(.idMismatch, path: path, id: id, "the file holds id \(held), not the one in its name")) }
             return .success(kept)
         } catch let failure as ReadFailure {
-            return .failure(Problem(.unreadableFile, path: path, id: id, failure.message))
+            return .failure(Judged(problem: Problem(.unreadableFile, path: path, id: id, failure.message)))
         } catch let failure as MemoReader.Failure {
-            return .failure(Problem(.corruptMemo, path: path, id: id, failure.message))
+            return .failure(Judged(problem: Problem(.corruptMemo, path: path, id: id, failure.message), bytes: buffer))
         } catch {
-            return .failure(Problem(.unreadableFile, path: path, id: id, String(describing: error)))
+            return .failure(Judged(problem: Problem(.unreadableFile, path: path, id: id, "\(error)")))
         }
     }
 }

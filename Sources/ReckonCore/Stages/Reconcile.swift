@@ -57,3 +57,14 @@ public enum Reconciler {
         return fields
     }
 }
+
+extension Pipeline {
+    /// Compares the local side with each remote.
+    public var reconcile: Stage<LoadedSides, Reconciliation> {
+        Stage("reconcile") { loaded, _ in
+            let deep = loaded.definition.check == .deep
+            let differences = loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) }
+            return Reconciliation(loaded: loaded, differences: differences)
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+extension Pipeline {
+    /// Writes the definition's export, if it has one, from the chosen side,
+    /// into a new folder named by the run's start time. A failure is kept as
+    /// the export's failure, for the report; it never stops the run.
+    public var export: Stage<Reconciliation, Exported> {
+        Stage("export") { [writeFiles, startedAt] reconciliation, context in
+            let loaded = reconciliation.loaded
+            var exported = Exported(reconciliation: reconciliation, exports: [])
+            guard let spec = loaded.definition.export, writeFiles else { return exported }
+            let side = loaded.side(spec.from)
+            guard side.status != .failed else {
+                exported.exportFailure = "\(side.spec.label) could not be read, so nothing was exported"
+                return exported
+            }
+            context.note("exporting \(side.spec.label)")
+            var staging: URL?
+            do {
+                let exporter = Exporter(store: side.spec.store(limits: loaded.definition.limits))
+                staging = try ExportFolder.makeStaging(in: spec.dir, kind: "run")
+                let summary = try exporter.export(side, formats: spec.formats, includeArchived: spec.includeArchived, into: staging!) {
+                    context.progress("exporting", done: $0, total: $1)
+                }
+                let (run, removed) = try ExportFolder.publishRun(staging!, in: spec.dir, startedAt: startedAt, keep: spec.keep)
+                staging = nil
+                for name in removed { context.note("removed the old export \(name)") }
+                exported.exports = ExportRecord.records(summary, folder: run, displayPath: joinPath(spec.path, run.lastPathComponent))
+            } catch {
+                if let staging { try? FileManager.default.removeItem(at: staging) }
+                exported.exportFailure = shownUnder(errorWords(error), dir: spec.dir, as: spec.path)
+            }
+            return exported
+        }
+    }
+}
+
+/// A message with the resolved folder `dir` spelled as the user gave it.
+func shownUnder(_ message: String, dir: URL, as path: String) -> String {
+    message.replacingOccurrences(of: dir.path, with: path.hasSuffix("/") ? String(path.dropLast()) : path)
+}
+
+extension LoadedSides {
+    /// The side an export reads.
+    func side(_ source: ExportSource) -> SideListing {
+        switch source {
+        case .local: local
+        case .remote(let name): remotes.first { $0.spec.name == name }!
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// What the last stage writes from: the report, and the sides for the
+/// combined listings.
+public struct PublishInput: Sendable {
+    public var report: Report
+    public var loaded: LoadedSides
+}
+
+extension Pipeline {
+    /// Writes every output into the definition's report folder: a line of
+    /// `history.jsonl` (for pipeline runs), `report.json`, `report.md`,
+    /// `report.html` and the combined listings. Always runs, and tries every
+    /// file: one that cannot be written is a failure beside the others,
+    /// never instead of them.
+    public var publish: Stage<PublishInput, Published> {
+        Stage("publish") { [writeFiles, startedAt, keepsHistory] input, _ in
+            var report = input.report
+            let definition = input.loaded.definition
+            guard writeFiles, let dir = definition.reportDir else { return Published(report: report, failures: []) }
+            var failures: [OutputError] = []
+            func attempt(_ write: () throws -> Void) {
+                do {
+                    try write()
+                } catch let error as OutputError {
+                    failures.append(error)
+                } catch {
+                    failures.append(OutputError(path: dir.path, reason: errorWords(error)))
+                }
+            }
+            attempt { try AtomicFile.makeFolder(dir) }
+            guard failures.isEmpty else { return Published(report: report, failures: failures) }
+            if keepsHistory {
+                let entry = HistoryEntry(time: startedAt, sides: report.sides.map { .init(name: $0.name, label: $0.label, counts: $0.counts) },
+                                         differences: report.differences.count, exitCode: report.exitCode(driftFails: definition.failOnDrift))
+                attempt { report.history = try History.append(entry, in: dir) }
+            }
+            let strings = Strings.forLanguage(definition.language)
+            attempt { try AtomicFile.write(try makeJSONEncoder().encode(report) + [0x0A], to: dir.appendingPathComponent("report.json")) }
+            attempt { try AtomicFile.write(Data(MarkdownReport(strings: strings).render(report).utf8), to: dir.appendingPathComponent("report.md")) }
+            attempt { try AtomicFile.write(Data(HTMLReport(strings: strings).render(report).utf8), to: dir.appendingPathComponent("report.html")) }
+            let remotes = input.loaded.remotes
+            for remote in remotes {
+                let name = remotes.count == 1 ? "combined.txt" : "combined-\(remote.spec.name).txt"
+                let listing = CombinedListing.render(local: input.loaded.local, remote: remote, differences: report.differences)
+                attempt { try AtomicFile.write(Data(listing.utf8), to: dir.appendingPathComponent(name)) }
+            }
+            return Published(report: report, failures: failures)
+        }
+    }
+}

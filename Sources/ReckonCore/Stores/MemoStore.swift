@@ -1,0 +1,83 @@
+import Foundation
+
+/// One side that holds memos, whatever kind it is: a memo folder today, and
+/// the app's SQLite store or an rclone remote as they come. Every kind is
+/// counted by the same rule and compared by the same fields, because all the
+/// stages see of a side is this protocol and the listing it returns.
+///
+/// A store never writes to its side. What it judged damaged it hands over
+/// with the listing (`SideListing.damaged`), byte for byte as it read them,
+/// so the quarantine copies exactly what was judged and never reads the
+/// source a second time.
+public protocol MemoStore: Sendable {
+    /// Which side this is, as the definition or the command line names it.
+    var spec: SideSpec { get }
+
+    /// The fast path: Active and Archived counts from the side's index alone
+    /// (`SideListing.precounted`), or, when the index cannot be used, counts
+    /// rebuilt from the memos themselves, marked degraded.
+    func count() -> SideListing
+
+    /// One fingerprint per memo (its index entry and its file), and the
+    /// problems met; with `deep`, every memo is also read and summarised.
+    func load(deep: Bool) -> SideListing
+
+    /// Hands each id to `visit` in id order with its index entry and how its
+    /// file spells it (either may be absent), holding nothing per memo: with
+    /// `scratch`, sorting spills there. The listing returned has the status,
+    /// the problems and the damaged bytes, not the entries or files.
+    func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing
+
+    /// Reads memos by id on every core, `chunkSize` at a time, each as
+    /// `reading` says, and maps each by `work` on the same core. Results come
+    /// back in the order given; a memo that cannot be used gives the problem
+    /// that makes its id uncomparable.
+    func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
+                                      then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>]
+}
+
+/// What is read of each memo: its summary (the compared fields and a digest
+/// of its text) or the whole memo.
+public struct MemoReading<Kept>: Sendable {
+    let parse: @Sendable (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept)
+
+    /// The compared fields, the body as a digest.
+    public static var summary: MemoReading<MemoSummary> { MemoReading<MemoSummary>(parse: MemoReader.readSummary) }
+
+    /// Every field, unknown keys included.
+    public static var memo: MemoReading<Memo> {
+        MemoReading<Memo>(parse: { data, depthLimit throws(MemoReader.Failure) in
+            let memo = try MemoReader.read(data, depthLimit: depthLimit)
+            return (memo.id, memo)
+        })
+    }
+}
+
+/// The exact bytes of a file a store judged damaged, as it read them, to be
+/// copied aside by the quarantine.
+public struct DamagedFile: Sendable, Equatable {
+    /// Where it is inside the side, as problems name it (`memos/<id>.json`).
+    public var path: String
+    public var bytes: Data
+}
+
+/// How much a store reads before it calls a file too large or too deep.
+public struct ReadLimits: Sendable, Equatable {
+    /// Largest `index.json` read.
+    public var indexSizeLimit: Int64 = 1 << 30
+    /// Largest memo file read.
+    public var memoSizeLimit: Int64 = 64 << 20
+    /// Deepest nesting of JSON arrays and objects read.
+    public var depthLimit = 64
+
+    public init() {}
+}
+
+extension SideSpec {
+    /// The store that reads this side.
+    public func store(limits: ReadLimits) -> any MemoStore {
+        switch location {
+        case .folder: MemoFolder(self, limits: limits)
+        }
+    }
+}

@@ -1,0 +1,42 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An absolute path with every link in it resolved and `.` and `..` taken
+/// as the kernel takes them (`link/..` is the parent of the link's target),
+/// also when its last parts do not exist yet, as an output folder about to
+/// be made. A loop of links stops after 40 hops, as the kernel's does.
+package func realPath(_ path: String) -> String {
+    var resolved: [Substring] = []
+    var pending = Array(path.split(separator: "/").reversed())
+    var hops = 0
+    while let part = pending.popLast() {
+        if part == "." { continue }
+        if part == ".." {
+            _ = resolved.popLast()
+            continue
+        }
+        let candidate = "/" + (resolved + [part]).joined(separator: "/")
+        if hops < 40, FileKind(path: candidate) == .link, let target = linkTarget(candidate) {
+            hops += 1
+            if target.hasPrefix("/") { resolved = [] }
+            pending += target.split(separator: "/").reversed()
+            continue
+        }
+        resolved.append(part)
+    }
+    return "/" + resolved.joined(separator: "/")
+}
+
+/// What a link holds, as written.
+private func linkTarget(_ path: String) -> String? {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let count = readlink(path, &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Whether `inner` is `outer` or lies inside it, both real paths.
+package func isWithin(_ inner: String, _ outer: String) -> Bool {
+    inner == outer || inner.hasPrefix(outer == "/" ? "/" : outer + "/")
+}
