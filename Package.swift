@@ -5,7 +5,6 @@ let package = Package(
     name: "reckon",
     products: [
         .executable(name: "reckon", targets: ["reckon"]),
-        .executable(name: "reckon-bench", targets: ["reckon-bench"]),
         .library(name: "ReckonCore", targets: ["ReckonCore"]),
     ],
     targets: [

@@ -123,6 +123,13 @@ enum Commands {
         }
     }
 
+    /// An output folder named on the command line, by its real path: links
+    /// and `..` resolved as the kernel resolves them, so that what is
+    /// checked against the sources is what is written to.
+    static func outputURL(_ path: String) -> URL {
+        URL(fileURLWithPath: realPath(path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path))
+    }
+
     static func fileURL(_ path: String) -> URL {
         URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)).standardizedFileURL
     }
@@ -177,17 +184,17 @@ enum Commands {
             local: side(.local, name: "local", label: strings.defaultLocalLabel, path: localPath),
             remotes: [side(.remote, name: "remote", label: strings.defaultRemoteLabel, path: remotePath)],
             check: arguments.flags.contains("--quick") ? .quick : .deep,
-            reportDir: arguments.values["--out"].map(fileURL),
+            reportDir: arguments.values["--out"].map(outputURL),
             language: language, failOnDrift: true)
         if let out = arguments.values["--out"] {
             definition.reportPath = out
-            definition.quarantineDir = fileURL(out).appendingPathComponent("quarantine")
+            definition.quarantineDir = outputURL(out).appendingPathComponent("quarantine")
             definition.quarantinePath = joinPath(out, "quarantine")
         }
         do {
             try definition.checkOutputsOutsideSources(file: "--out")
         } catch {
-            console.err(UsageError(command: reconcile, message: error.description).text)
+            console.err(UsageError(command: reconcile, message: "'--out' \(error.message)").text)
             return .usage
         }
         let published = execute(Pipeline(), definition, console: console, json: arguments.flags.contains("--json"), quiet: false)
@@ -233,12 +240,13 @@ enum Commands {
             if !formats.contains(format) { formats.append(format) }
         }
         let spec = side(.local, name: "local", label: path, path: path)
-        let out = fileURL(outPath)
-        let check = PipelineDefinition(name: "export", local: spec, remotes: [], reportDir: out)
+        let out = outputURL(outPath)
+        var check = PipelineDefinition(name: "export", local: spec, remotes: [], reportDir: out)
+        check.reportPath = outPath
         do {
             try check.checkOutputsOutsideSources(file: "--out")
         } catch {
-            console.err(UsageError(command: export, message: error.description).text)
+            console.err(UsageError(command: export, message: "'--out' \(error.message)").text)
             return .usage
         }
         let outExisted = FileKind(path: out.path) != .missing

@@ -159,24 +159,23 @@ func sigils(_ report: [String: Any]) -> [String: String] {
         return folder
     }
 
-    /// Runs reconcile and fails instead of hanging if it does not finish within `seconds`.
-    func reconcileWithDeadline(_ remote: URL, seconds: Double = 5, extra: [String] = []) throws -> (Int32, [String: Any], Double) {
+    /// Runs reconcile, killing it if it has not finished after `seconds`,
+    /// so that a hang fails the test instead of stopping the suite.
+    func reconcileWithDeadline(_ remote: URL, seconds: Double = 60, extra: [String] = []) throws -> (Int32, [String: Any]) {
         let process = Process()
         process.executableURL = reckonBinary
         process.arguments = ["reconcile", "--local", fixtures.appendingPathComponent("good").path, "--remote", remote.path, "--json"] + extra
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
-        let start = Date()
         try process.run()
         let watchdog = DispatchWorkItem { [pid = process.processIdentifier] in kill(pid, SIGKILL) }
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: watchdog)
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         watchdog.cancel()
-        let elapsed = Date().timeIntervalSince(start)
         #expect(process.terminationReason == .exit, "reckon was killed after \(seconds) s: it hung")
-        return (process.terminationStatus, (try? json(String(decoding: data, as: UTF8.self))) ?? [:], elapsed)
+        return (process.terminationStatus, (try? json(String(decoding: data, as: UTF8.self))) ?? [:])
     }
 
     func messages(_ report: [String: Any]) -> [String] {
@@ -188,11 +187,10 @@ func sigils(_ report: [String: Any]) -> [String: String] {
         let path = remote.appendingPathComponent("memos/\(memoA).json").path
         unlink(path)
         #expect(mkfifo(path, 0o644) == 0)
-        let (code, report, elapsed) = try reconcileWithDeadline(remote)
+        let (code, report) = try reconcileWithDeadline(remote)
         #expect(code == 2)
         #expect(messages(report).contains("is a FIFO, not a regular file"))
         #expect(sigils(report) == [memoA: "!"])
-        #expect(elapsed < 5)
     }
 
     @Test func aFIFOWhereTheIndexShouldBeFallsBackToTheMemoFiles() throws {
@@ -200,7 +198,7 @@ func sigils(_ report: [String: Any]) -> [String: String] {
         let path = remote.appendingPathComponent("index.json").path
         unlink(path)
         #expect(mkfifo(path, 0o644) == 0)
-        let (code, report, _) = try reconcileWithDeadline(remote)
+        let (code, report) = try reconcileWithDeadline(remote)
         #expect(code == 2)
         #expect(remoteSide(report)["status"] as? String == "degraded")
         #expect(remoteSide(report)["counts"] as? [String: Int] == ["active": 1, "archived": 1])
@@ -213,7 +211,7 @@ func sigils(_ report: [String: Any]) -> [String: String] {
         let path = remote.appendingPathComponent("memos/\(memoA).json")
         try FileManager.default.removeItem(at: path)
         try FileManager.default.createSymbolicLink(at: path, withDestinationURL: outside)
-        let (code, report, _) = try reconcileWithDeadline(remote)
+        let (code, report) = try reconcileWithDeadline(remote)
         #expect(code == 2)
         #expect(messages(report).contains("is a link; links are not followed"))
         #expect(sigils(report) == [memoA: "!"])
@@ -235,7 +233,7 @@ func sigils(_ report: [String: Any]) -> [String: String] {
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
         defer { close(fd) }
         try #require(bound == 0, "the test could not make a socket")
-        let (code, report, _) = try reconcileWithDeadline(remote)
+        let (code, report) = try reconcileWithDeadline(remote)
         #expect(code == 2)
         #expect(messages(report).contains("is a folder, not a regular file"))
         #expect(messages(report).contains("is a socket, not a regular file"))

@@ -275,19 +275,19 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
 
     @Test func aSecondRunWhileOneIsGoingIsRefused() throws {
         let url = try definition()
-        let lockURL = url.deletingLastPathComponent().appendingPathComponent("exports/.reckon.lock")
+        let lockURL = url.deletingLastPathComponent().appendingPathComponent("reports/.reckon.lock")
         let lock = try RunLock(at: lockURL)
         let refused = try runArray(["run", url.path])
         #expect(refused.code == 2)
         #expect(refused.stderr == "Error: another reckon run (process \(getpid())) holds the lock \(lockURL.path); try again when it has finished\n")
-        #expect(ExportFolder.runFolders(in: lockURL.deletingLastPathComponent()).isEmpty)
+        #expect(ExportFolder.runFolders(in: url.deletingLastPathComponent().appendingPathComponent("exports")).isEmpty)
         lock.release()
         #expect(try runArray(["run", url.path, "--quiet"]).code == 0)
     }
 
     @Test func aLockLeftByADeadProcessIsTakenOverWithAWarning() throws {
         let url = try definition()
-        let lockURL = url.deletingLastPathComponent().appendingPathComponent("exports/.reckon.lock")
+        let lockURL = url.deletingLastPathComponent().appendingPathComponent("reports/.reckon.lock")
         try FileManager.default.createDirectory(at: lockURL.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data("4194301\n".utf8).write(to: lockURL)
         let result = try runArray(["run", url.path, "--quiet"])

@@ -34,11 +34,33 @@ func runArray(_ arguments: [String], environment: [String: String] = [:], in fol
     process.standardError = err
     process.standardInput = FileHandle.nullDevice
     try process.run()
+    // Both pipes are drained at once: a child that fills one while the
+    // other is being read would otherwise wait forever.
+    let errReader = BackgroundRead(err.fileHandleForReading)
     let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    let errData = errReader.wait()
     process.waitUntilExit()
     return RunResult(code: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                      stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// A file read to its end on a thread of its own.
+final class BackgroundRead: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var data = Data()
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }
+    }
+
+    /// Everything read, once the file ended.
+    func wait() -> Data {
+        done.wait()
+        return data
+    }
 }
 
 func temporaryFolder() -> URL {

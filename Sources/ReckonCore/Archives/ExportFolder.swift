@@ -57,6 +57,12 @@ public enum ExportFolder {
     /// names of the folders removed.
     public static func publishRun(_ staging: URL, in dir: URL, startedAt: Timestamp, keep: Int?) throws(OutputError) -> (URL, [String]) {
         try flush(staging)
+        let latest = dir.appendingPathComponent(latestName)
+        switch FileKind(path: latest.path) {
+        case .missing, .link: break
+        case let other:
+            throw OutputError(path: latest.path, reason: "\(other.description) stands where reckon keeps its link to the newest export; it was left as it is")
+        }
         // Two runs in one second get -2, -3 …, always above every folder of that second.
         let base = runName(startedAt)
         let existing = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { runOrder($0)?.base == base }
@@ -66,8 +72,8 @@ public enum ExportFolder {
         guard rename(staging.path, run.path) == 0 else { throw OutputError(path: run.path, reason: AtomicFile.lastError()) }
         let link = dir.appendingPathComponent(".\(latestName).\(getpid()).tmp")
         unlink(link.path)
-        guard symlink(name, link.path) == 0, rename(link.path, dir.appendingPathComponent(latestName).path) == 0 else {
-            throw OutputError(path: dir.appendingPathComponent(latestName).path, reason: AtomicFile.lastError())
+        guard symlink(name, link.path) == 0, rename(link.path, latest.path) == 0 else {
+            throw OutputError(path: latest.path, reason: AtomicFile.lastError())
         }
         try flush(dir)
         var removed: [String] = []

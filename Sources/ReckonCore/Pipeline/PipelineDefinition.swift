@@ -80,9 +80,10 @@ public struct PipelineDefinition: Sendable, Equatable {
 }
 
 extension PipelineDefinition {
-    /// The pipeline's lock file, in the folder its outputs go to; nil when it writes nothing.
+    /// The pipeline's lock file, in the folder its reports go to (else its
+    /// export's); nil when it writes nothing.
     public var lockURL: URL? {
-        (export?.dir ?? reportDir)?.appendingPathComponent(".reckon.lock")
+        (reportDir ?? export?.dir)?.appendingPathComponent(".reckon.lock")
     }
 }
 
@@ -181,6 +182,12 @@ private struct DefinitionReader {
         path.hasPrefix("/") ? URL(fileURLWithPath: path) : base.appendingPathComponent(path).standardizedFileURL
     }
 
+    /// An output folder: its real path, so that what is checked against
+    /// the sources is what is written to.
+    func outputURL(_ path: String) -> URL {
+        URL(fileURLWithPath: realPath(path.hasPrefix("/") ? path : base.path + "/" + path))
+    }
+
     func side(_ value: JSONValue?, _ key: String, role: SideRole, defaultName: String, defaultLabel: String) throws(DefinitionError) -> SideSpec {
         let object = try object(value, key, allowed: PipelineDefinition.sideKeys)
         let name = try string(object, "name", in: key, required: false) ?? defaultName
@@ -239,14 +246,14 @@ private struct DefinitionReader {
         if top["reports"] != nil {
             let reports = try object(top["reports"], "reports", allowed: PipelineDefinition.reportKeys)
             let path = try string(reports, "dir", in: "reports", required: true)!
-            reportDir = url(path)
+            reportDir = outputURL(path)
             reportPath = path
-            quarantine = (url(path).appendingPathComponent("quarantine"), joinPath(path, "quarantine"))
+            quarantine = (outputURL(path).appendingPathComponent("quarantine"), joinPath(path, "quarantine"))
         }
         if top["quarantine"] != nil {
             let object = try object(top["quarantine"], "quarantine", allowed: PipelineDefinition.reportKeys)
             let path = try string(object, "dir", in: "quarantine", required: true)!
-            quarantine = (url(path), path)
+            quarantine = (outputURL(path), path)
         }
         var limits = ReadLimits()
         if top["limits"] != nil {
@@ -305,7 +312,7 @@ private struct DefinitionReader {
             keep = Int(number)
         }
         return ExportSpec(from: from, formats: formats, includeArchived: try bool(object, "includeArchived", in: "export") ?? false,
-                          path: path, dir: url(path), keep: keep)
+                          path: path, dir: outputURL(path), keep: keep)
     }
 }
 
@@ -325,7 +332,7 @@ extension PipelineDefinition {
                 guard let source = side.location.localURL.map({ realPath($0.path) }), isWithin(out, source) else { continue }
                 let shown = output.path ?? url.path
                 throw DefinitionError(file: file, key: output.key,
-                                      message: "(\(shown)) is inside the source folder \(side.path)\(out == url.path ? "" : " once links are followed (\(out))"); reckon never writes into a source")
+                                      message: "is \(shown), inside the source folder \(side.path)\(out == shown ? "" : " once links are followed (\(out))"); reckon never writes into a source")
             }
         }
     }

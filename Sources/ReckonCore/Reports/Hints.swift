@@ -33,6 +33,7 @@ extension Report {
             let errors = side.problems.filter { $0.severity == .error }.count
             if errors > 0 { lines.append(s.sideHasProblems(side.label, errors)) }
         }
+        if let exportFailure { lines.append(s.exportFailed(exportFailure)) }
         if let export = exports.first(where: { !$0.missing.isEmpty }) {
             lines.append(s.exportMissing(export.missing.count))
         }

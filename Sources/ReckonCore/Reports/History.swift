@@ -8,10 +8,18 @@ public enum History {
     public static let shown = 30
 
     /// Appends one line, keeping every earlier byte (lines it cannot read
-    /// included), and returns the last runs, oldest first.
+    /// included), and returns the last runs, oldest first. A history that
+    /// is there but cannot be read is left as it is, never replaced.
     public static func append(_ entry: HistoryEntry, in dir: URL) throws -> [HistoryEntry] {
         let url = dir.appendingPathComponent(fileName)
-        var data = (try? readRegularFile(atPath: url.path, limit: 1 << 30)) ?? Data()
+        var data = Data()
+        if FileKind(path: url.path) != .missing {
+            do {
+                data = try readRegularFile(atPath: url.path, limit: 1 << 30)
+            } catch {
+                throw OutputError(path: url.path, reason: "the history there \(error.message), so it is left as it is")
+            }
+        }
         if let last = data.last, last != 0x0A { data.append(0x0A) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -39,6 +39,8 @@ public struct Strings: Sendable {
     public var quarantined: Count
     public var quarantineFailed: Count
     public var exportMissing: Count
+    /// The export could not be written at all; the reason, as a sentence.
+    public var exportFailed: @Sendable (String) -> String
     public var checkedAt: @Sendable (String) -> String
     /// (kind, remote label): a difference in a few words.
     public var kind: @Sendable (Difference.Kind, String) -> String
@@ -107,6 +109,7 @@ public struct Strings: Sendable {
             quarantined: { n in "\(n == 1 ? "1 file" : "\(n) files") could not be used and \(n == 1 ? "was" : "were") copied aside (listed below); the \(n == 1 ? "original was" : "originals were") left exactly as \(n == 1 ? "it was" : "they were")." },
             quarantineFailed: { n in "\(n == 1 ? "1 damaged file" : "\(n) damaged files") could not be copied aside; the \(n == 1 ? "original is" : "originals are") untouched. See the problems below." },
             exportMissing: { n in "The export could not be written in full: \(n == 1 ? "1 memo" : "\(n) memos") could not be read." },
+            exportFailed: { reason in "The export could not be written: \(reason). The reports were written all the same." },
             checkedAt: { "Checked \($0)." },
             kind: { kind, remote in
                 switch kind {
@@ -151,6 +154,7 @@ public struct Strings: Sendable {
         quarantined: { n in "使えないファイル\(n)件を別の場所にコピーしました（下の一覧）。元のファイルはそのままです。" },
         quarantineFailed: { n in "壊れたファイル\(n)件をコピーできませんでした。元のファイルには手を触れていません。下の問題一覧を見てください。" },
         exportMissing: { n in "エクスポートを完全には書き出せませんでした。\(n)件のメモを読み込めませんでした。" },
+        exportFailed: { reason in "エクスポートを書き出せませんでした（\(reason)）。レポートは書き出しました。" },
         checkedAt: { "確認日時: \($0)" },
         kind: { kind, remote in
             switch kind {

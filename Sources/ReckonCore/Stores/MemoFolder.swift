@@ -238,7 +238,7 @@ public struct MemoFolder: MemoStore {
     /// when the index cannot be used, from the memo files, marked degraded.
     public func count() -> SideListing {
         let indexPath = root.appendingPathComponent("index.json").path
-        if case .regular(let size) = FileKind(path: indexPath), size <= limits.indexSizeLimit, size > 0 {
+        if FileKind(path: root.path) == .directory, case .regular(let size) = FileKind(path: indexPath), size <= limits.indexSizeLimit, size > 0 {
             var counts = reckon_index_counts()
             if reckon_count_clean_index(indexPath, &counts) == 0 {
                 return SideListing(spec: spec, precounted: MemoCounts(active: Int(counts.active), archived: Int(counts.archived)))

@@ -59,11 +59,9 @@ public enum AtomicFile {
         case let other:
             throw OutputError(path: url.path, reason: "\(other.description) stands where a folder must be")
         }
-        do {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        } catch {
-            throw OutputError(path: url.path, reason: (error as NSError).localizedDescription)
-        }
+        let parent = url.deletingLastPathComponent()
+        if parent.path != url.path { try makeFolder(parent) }
+        guard mkdir(url.path, 0o755) == 0 || errno == EEXIST else { throw OutputError(path: url.path, reason: lastError()) }
     }
 
     static func lastError() -> String { String(cString: strerror(errno)) }

@@ -1,0 +1,228 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A copy of the drift samples in a temporary folder, so that a test may
+/// put links and blockers beside them.
+func copyOfDriftSamples() throws -> URL {
+    let folder = temporaryFolder()
+    for side in ["device", "drive"] {
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/drift/\(side)"), to: folder.appendingPathComponent(side))
+    }
+    return folder
+}
+
+/// Writes a pipeline definition into `folder`: the drift samples there,
+/// reports in `reports/`, and `extra` keys (an export, say).
+func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
+    let text = """
+        {"name": "test", "local": {"name": "device", "path": "device"},
+         "remotes": [{"name": "drive", "label": "Google Drive", "path": "drive"}],
+         "reports": {"dir": "reports"} \(extra)}
+        """
+    let url = folder.appendingPathComponent("pipeline.json")
+    try Data(text.utf8).write(to: url)
+    return url
+}
+
+/// Promise 1: an output that leads into a source through a link is refused,
+/// by every command that writes, and the source keeps every byte.
+@Suite struct SourcesAreNeverWrittenTests {
+    enum Route: String, CaseIterable {
+        /// The output's parent is a link to the source.
+        case linkedParent
+        /// `..` after a link that leads into the source.
+        case dotDotAfterLink
+        /// A link inside the output path, further down.
+        case linkInside
+    }
+
+    /// An output path, relative to `folder`, that reaches into the drive side.
+    func route(_ route: Route, in folder: URL) throws -> String {
+        let drive = folder.appendingPathComponent("drive/60dMemo")
+        switch route {
+        case .linkedParent:
+            try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("shortcut").path, withDestinationPath: drive.path)
+            return "shortcut/reports"
+        case .dotDotAfterLink:
+            try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("memos-link").path,
+                                                       withDestinationPath: drive.appendingPathComponent("memos").path)
+            return "memos-link/../reports"
+        case .linkInside:
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("out"), withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("out/inner").path, withDestinationPath: "../drive")
+            return "out/inner/reports"
+        }
+    }
+
+    @Test(arguments: Route.allCases)
+    func reconcileRefusesAnOutputThatLeadsIntoASource(_ way: Route) throws {
+        let folder = try copyOfDriftSamples()
+        let out = try route(way, in: folder)
+        let before = try fingerprint(folder.appendingPathComponent("drive"))
+        let result = try runArray(["reconcile", "--local", "device", "--remote", "drive", "--out", out], in: folder)
+        #expect(result.code == 64)
+        #expect(result.stderr.hasPrefix("Error: '--out' is \(out), inside the source folder drive once links are followed ("), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(try fingerprint(folder.appendingPathComponent("drive")) == before)
+    }
+
+    @Test(arguments: Route.allCases)
+    func exportRefusesAnOutputThatLeadsIntoASource(_ way: Route) throws {
+        let folder = try copyOfDriftSamples()
+        let out = try route(way, in: folder)
+        let before = try fingerprint(folder.appendingPathComponent("drive"))
+        let result = try runArray(["export", "drive", "--out", out], in: folder)
+        #expect(result.code == 64)
+        #expect(result.stderr.contains("inside the source folder drive once links are followed"), "\(result.stderr)")
+        #expect(try fingerprint(folder.appendingPathComponent("drive")) == before)
+    }
+
+    @Test(arguments: ["reports", "quarantine", "export"])
+    func validateAndRunRefuseADefinitionWhoseOutputLeadsIntoASource(_ key: String) throws {
+        let folder = try copyOfDriftSamples()
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("shortcut").path,
+                                                   withDestinationPath: folder.appendingPathComponent("device").path)
+        let extra = key == "reports" ? "" : #", "\#(key)": {"dir": "shortcut/\#(key)"}"#
+        var url = try pipelineFile(in: folder, extra)
+        if key == "reports" {
+            let text = try read(url).replacingOccurrences(of: #""dir": "reports""#, with: #""dir": "shortcut/reports""#)
+            try Data(text.utf8).write(to: url)
+        }
+        url = url.standardizedFileURL
+        let before = try fingerprint(folder.appendingPathComponent("device"))
+        for command in ["validate", "run"] {
+            let result = try runArray([command, url.path])
+            #expect(result.code == 64, "\(command)")
+            #expect(result.stderr.contains("'\(key).dir' is shortcut/\(key), inside the source folder device once links are followed"),
+                    "\(command): \(result.stderr)")
+        }
+        #expect(try fingerprint(folder.appendingPathComponent("device")) == before)
+    }
+
+    @Test func anOutputBesideTheSourcesIsStillWritten() throws {
+        let folder = try copyOfDriftSamples()
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("elsewhere").path,
+                                                   withDestinationPath: temporaryFolder().path)
+        let result = try runArray(["reconcile", "--local", "device", "--remote", "drive", "--out", "elsewhere/reports"], in: folder)
+        #expect(result.code == 1)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("elsewhere/reports/report.json").path))
+    }
+}
+
+/// Promise 5: when the export fails, the summary, every report and the
+/// history line are still written, with the failure in them, and the run
+/// exits 2.
+@Suite struct OneFailedOutputTests {
+    /// Runs the pipeline in `folder` and checks that everything but the
+    /// export was written and says why the export failed.
+    func expectReportsDespiteAFailedExport(_ folder: URL, failure: String) throws {
+        let result = try runArray(["run", folder.appendingPathComponent("pipeline.json").path])
+        #expect(result.code == 2)
+        #expect(result.stdout.hasPrefix("Memos on this device\n"), "the summary is printed")
+        #expect(result.stdout.contains(failure), "\(result.stdout)")
+        for text in [result.stdout, result.stderr] {
+            #expect(!text.contains("NSCocoaErrorDomain") && !text.contains("Error Domain"))
+        }
+        let reports = folder.appendingPathComponent("reports")
+        let report = try json(read(reports.appendingPathComponent("report.json")))
+        #expect(report["outcome"] as? String == "trouble")
+        #expect((report["exportFailure"] as? String)?.contains(failure) == true, "\(report["exportFailure"] ?? "none")")
+        #expect(try read(reports.appendingPathComponent("report.md")).contains(failure))
+        #expect(try read(reports.appendingPathComponent("report.html")).contains(failure))
+        let history = try read(reports.appendingPathComponent("history.jsonl"))
+        #expect(history.split(separator: "\n").count == 1)
+        #expect(history.contains(#""exitCode":2"#))
+    }
+
+    @Test func aFileWhereTheExportFolderShouldBe() throws {
+        let folder = try copyOfDriftSamples()
+        _ = try pipelineFile(in: folder, #", "export": {"dir": "export"}"#)
+        try Data("mine".utf8).write(to: folder.appendingPathComponent("export"))
+        try expectReportsDespiteAFailedExport(folder, failure: "cannot write export: a file stands where a folder must be")
+        #expect(try read(folder.appendingPathComponent("export")) == "mine")
+    }
+
+    @Test func aLatestThatIsNotALink() throws {
+        let folder = try copyOfDriftSamples()
+        _ = try pipelineFile(in: folder, #", "export": {"dir": "export"}"#)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("export/latest"), withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: folder.appendingPathComponent("export/latest/notes.txt"))
+        try expectReportsDespiteAFailedExport(folder, failure: "cannot write export/latest: a folder stands where reckon keeps its link")
+        #expect(try read(folder.appendingPathComponent("export/latest/notes.txt")) == "mine")
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("export").path)
+        #expect(left.filter { !$0.hasPrefix(".reckon.lock") } == ["latest"], "no half-published run is left: \(left)")
+    }
+
+    /// A full disk, made as a small tmpfs; mounting needs root, so elsewhere
+    /// the test says so and checks nothing.
+    @Test func aFullDisk() throws {
+        let folder = try copyOfDriftSamples()
+        let export = folder.appendingPathComponent("export")
+        try FileManager.default.createDirectory(at: export, withIntermediateDirectories: true)
+        guard mount("tmpfs", export.path, "tmpfs", 0, "size=16k") == 0 else {
+            print("skipped: a full disk is made by mounting a 16 KiB tmpfs, which needs root here (\(String(cString: strerror(errno))))")
+            return
+        }
+        defer { umount(export.path) }
+        _ = try pipelineFile(in: folder, #", "export": {"dir": "export"}"#)
+        try expectReportsDespiteAFailedExport(folder, failure: "No space left on device")
+        let left = try FileManager.default.contentsOfDirectory(atPath: export.path).filter { !$0.hasPrefix(".reckon.lock") }
+        #expect(left.isEmpty, "the partial export is cleaned away: \(left)")
+    }
+}
+
+/// Promise 10, the messages that say what happened.
+@Suite struct MessageTests {
+    @Test func aLinkedCloudFolderIsReportedAsALink() throws {
+        let folder = temporaryFolder()
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("60dMemo").path,
+                                                   withDestinationPath: packageRoot.appendingPathComponent("Samples/drift/drive/60dMemo").path)
+        let result = try runArray(["counts", folder.path])
+        #expect(result.code == 2)
+        #expect(result.stderr == "error: \(folder.path)/60dMemo: is a link; links are not followed\n")
+    }
+
+    @Test func anExportFromAFailedSideSaysThatSideFailed() throws {
+        let folder = try copyOfDriftSamples()
+        _ = try pipelineFile(in: folder, #", "export": {"dir": "export", "from": "drive"}"#)
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("drive/60dMemo/index.json"))
+        let result = try runArray(["run", folder.appendingPathComponent("pipeline.json").path])
+        #expect(result.code == 2)
+        #expect(result.stdout.contains("Google Drive could not be read, so nothing was exported"))
+        #expect(!result.stdout.contains("could not be read.") && !result.stdout.contains(": :"), "\(result.stdout)")
+        let report = try json(read(folder.appendingPathComponent("reports/report.json")))
+        #expect((report["exports"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func aMissingMemosFolderIsOneProblem() throws {
+        let folder = try copyOfDriftSamples()
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("drive/60dMemo/memos"))
+        let result = try runArray(["reconcile", "--local", "device", "--remote", "drive", "--quick", "--json"], in: folder)
+        #expect(result.code == 2)
+        let report = try json(result.stdout)
+        let sides = try #require(report["sides"] as? [[String: Any]])
+        let problems = try #require(sides[1]["problems"] as? [[String: Any]])
+        #expect(problems.map { $0["path"] as? String } == ["60dMemo/memos"])
+        #expect(problems.first?["message"] as? String == "the folder is missing, so the files of 6 memos in index.json are missing")
+    }
+
+    @Test func helpHelpShowsHelpsOwnHelp() throws {
+        let result = try reckon("help", "help")
+        #expect(result.code == 0)
+        #expect(result.stdout.hasPrefix("OVERVIEW: Show subcommand help information.\n\nUSAGE: reckon help <subcommand>\n"))
+    }
+}
+
+@Suite struct ProcessHelperTests {
+    /// A child that fills its stderr pipe before it writes stdout would hang
+    /// a helper that reads stdout to its end first.
+    @Test func aChildThatFillsStderrFirstDoesNotHang() throws {
+        let result = try runArray(["-e", #"print STDERR "x" x 300000; print "done";"#], executable: URL(fileURLWithPath: "/usr/bin/perl"))
+        #expect(result.code == 0)
+        #expect(result.stdout == "done")
+        #expect(result.stderr.count == 300_000)
+    }
+}
