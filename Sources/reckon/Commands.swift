@@ -209,7 +209,7 @@ enum Commands {
         }, onProgress: progressPrinter(console, quiet: quiet))
         let published = pipeline.run(definition, context: context)
         if json {
-            console.out(String(decoding: try! makeJSONEncoder().encode(published.report), as: UTF8.self) + "\n")
+            console.out(String(decoding: JSONWriter.data(try! JSONValue(encoding: published.report)), as: UTF8.self) + "\n")
         } else if !quiet {
             console.out(TextSummary(strings: .forLanguage(definition.language), color: console.color).render(published.report))
         }

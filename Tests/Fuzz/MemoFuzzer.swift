@@ -14,9 +14,9 @@ public func fuzzMemoReader(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt 
     let careful = try? MemoReader.readCarefully(data)
     if var memo = careful {
         memo.otherFields = [:]
-        var general = Array("    ".utf8)
-        JSONExport.value(of: memo).append(to: &general, indent: 4)
-        precondition(JSONExport.entry(of: memo) == Data(general), "memos.json entry differs")
+        var general = JSONWriter(depth: 2)
+        general.value(JSONExport.value(of: memo))
+        precondition(JSONExport.entry(of: memo) == general.take(), "memos.json entry differs")
     }
     if let fast = MemoReader.readClean(data) {
         precondition(fast == careful, "readClean differs")

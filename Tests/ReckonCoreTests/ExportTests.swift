@@ -35,7 +35,7 @@ import Testing
         unknown.otherFields = ["zeta": .number("1.5"), "alpha": .object(["b": .null, "a": .array([])])]
         memos.append(unknown)
         for m in memos {
-            let expected = Exporter.indent(try encoder.encode(JSONExport.value(of: m)), "    ")
+            let expected = indentedAfterFirstLine(try encoder.encode(JSONExport.value(of: m)), by: "    ")
             #expect(JSONExport.entry(of: m) == expected, "\(m)")
         }
     }

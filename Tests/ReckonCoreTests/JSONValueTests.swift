@@ -87,3 +87,55 @@ extension JSONValue: Encodable {
         }
     }
 }
+
+@Suite struct JSONWriterTests {
+    /// The layout every JSON file reckon writes has, pinned byte for byte.
+    @Test func writesTheOneLayout() throws {
+        let value: JSONValue = .object(["b": .array([.integer(1), .string("x/\"y\"\n")]), "a": .object([:]), "c": .array([]), "d": .null])
+        #expect(String(decoding: JSONWriter.data(value), as: UTF8.self) == """
+            {
+              "a" : {
+
+              },
+              "b" : [
+                1,
+                "x/\\"y\\"\\n"
+              ],
+              "c" : [
+
+              ],
+              "d" : null
+            }
+            """)
+        #expect(String(decoding: JSONWriter.data(value, pretty: false), as: UTF8.self) == #"{"a":{},"b":[1,"x/\"y\"\n"],"c":[],"d":null}"#)
+    }
+
+    /// Streamed member by member, taken in pieces, the bytes are the same.
+    @Test func streamingGivesTheSameBytes() throws {
+        let items: [JSONValue] = [.object(["k": .integer(1)]), .string("é"), .array([.bool(true)])]
+        var writer = JSONWriter()
+        var streamed = Data()
+        writer.beginObject()
+        writer.key("items")
+        writer.beginArray()
+        for item in items {
+            var nested = JSONWriter(depth: 2)
+            nested.value(item)
+            writer.written(nested.take())
+            streamed += writer.take()
+        }
+        writer.endArray()
+        writer.endObject()
+        streamed += writer.take()
+        #expect(streamed == JSONWriter.data(.object(["items": .array(items)])))
+    }
+
+    /// A Codable model goes through the same writer, as JSONEncoder would write it.
+    @Test func aModelIsWrittenAsTheEncoderWouldWriteIt() throws {
+        let entry = HistoryEntry(time: Timestamp(iso8601: "2026-04-19T14:32:00Z")!,
+                                 sides: [.init(name: "device", label: "this device", counts: MemoCounts(active: 4, archived: 1)),
+                                         .init(name: "drive", label: "Google Drive", counts: nil)],
+                                 differences: 2, exitCode: 1)
+        #expect(JSONWriter.data(try JSONValue(encoding: entry)) == (try makeJSONEncoder().encode(entry)))
+    }
+}

@@ -43,3 +43,18 @@ let idA = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"
 let idB = "7C9E6679-7425-40DE-944B-E07FC1F90AE7"
 let idC = "16FD2706-8BAF-433B-82EB-8C7FADA847DA"
 let idD = "A3BB189E-8BF9-3888-9912-ACE4E6543002"
+
+/// Foundation's JSONEncoder as reckon's writer imitates it, to check the
+/// writer's bytes against: sorted keys, pretty, slashes left alone.
+func makeJSONEncoder() -> JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    return encoder
+}
+
+/// JSON text as it stands nested in a larger document: every line but the
+/// first and the empty ones indented by `prefix`.
+func indentedAfterFirstLine(_ json: Data, by prefix: String) -> Data {
+    let lines = String(decoding: json, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+    return Data(lines.enumerated().map { $0 == 0 || $1.isEmpty ? String($1) : prefix + $1 }.joined(separator: "\n").utf8)
+}

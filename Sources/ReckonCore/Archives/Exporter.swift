@@ -248,11 +248,15 @@ public struct Exporter {
         let json = try OutputFile(staging.appendingPathComponent(Self.jsonName))
         let markdownFolder = staging.appendingPathComponent(Self.markdownName)
         try AtomicFile.makeFolder(markdownFolder)
-        try json.write("{\n  \"exportedAt\" : \(exportedAt.map { "\"\($0.iso8601)\"" } ?? "null"),\n  \"memos\" : [\n")
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("exportedAt")
+        writer.string(exportedAt?.iso8601)
+        writer.key("memos")
+        writer.beginArray()
         let written = SpillSort<Written>(scratch: staging, runLength: sortRunLength)
         var markdownBytes = 0
         var counts = MemoCounts()
-        let encoder = makeJSONEncoder()
         let order = try planned.sorted()
         var position = 0
         func export() throws {
@@ -266,8 +270,8 @@ public struct Exporter {
                 chunk.map { memo, mayTakeShortName in Result { try memo.writeMarkdown(into: staging, mayTakeShortName: mayTakeShortName) } }
             }.joined().map { try $0.get() }
             for (memo, file) in zip(memos, files) {
-                if counts.total > 0 { try json.write(",\n") }
-                try json.write(memo.json)
+                writer.written(memo.json)
+                try json.write(writer.take())
                 if memo.archived { counts.archived += 1 } else { counts.active += 1 }
                 try written.append(file)
                 markdownBytes += file.size
@@ -283,9 +287,13 @@ public struct Exporter {
         }
         try export()
         progress(plannedCount, plannedCount)
-        try json.write("\n  ],\n  \"schemaVersion\" : 1,\n  \"source\" : ")
-        try json.write(Self.indent(try encoder.encode(source), "  ", firstLine: false))
-        try json.write("\n}\n")
+        writer.endArray()
+        writer.key("schemaVersion")
+        writer.value(.integer(1))
+        writer.key("source")
+        writer.value(try JSONValue(encoding: source))
+        writer.endObject()
+        try json.write(writer.take() + [0x0A])
         let time = exportedAt ?? ZipWriter.earliest
         let jsonFile = Written(path: Self.jsonName, size: json.size, digest: try json.finish(), modified: time)
         try written.append(jsonFile)
@@ -293,7 +301,7 @@ public struct Exporter {
         let manifest = ExportManifest(source: source, exportedAt: exportedAt, includeArchived: includeArchived, formats: formats,
                                       counts: counts, files: [], missing: missing.sorted { $0.id < $1.id })
         let manifestURL = staging.appendingPathComponent(Self.manifestName)
-        let manifestSize = try Self.writeManifest(manifest, files: written.sorted(), to: manifestURL, encoder: encoder)
+        let manifestSize = try Self.writeManifest(manifest, files: written.sorted(), to: manifestURL)
 
         if formats.contains(.zip) {
             // What is written so far goes to disk while the zip is deflated,
@@ -342,47 +350,29 @@ public struct Exporter {
                              json: jsonFile.record, markdownBytes: markdownBytes)
     }
 
-    /// The encoder's pretty JSON with `prefix` before each line (but the
-    /// first, unless `firstLine`), as it stands nested in a larger document.
-    static func indent(_ json: Data, _ prefix: String, firstLine: Bool = true) -> Data {
-        let pad = Array(prefix.utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(json.count + json.count / 4)
-        json.withUnsafeBytes { bytes in
-            var start = 0
-            while true {
-                let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
-                if (start > 0 || firstLine) && end > start { out += pad }
-                out += bytes[start..<end]
-                guard end < bytes.count else { break }
-                out.append(0x0A)
-                start = end + 1
-            }
-        }
-        return Data(out)
-    }
-
-    /// Writes the manifest as JSONEncoder would write `manifest` with `files`
-    /// as its file list, one file record at a time. Returns its size.
-    static func writeManifest(_ manifest: ExportManifest, files: SortedValues<Written>, to url: URL, encoder: JSONEncoder) throws -> Int {
-        var skeleton = manifest
-        skeleton.files = []
-        let text = String(decoding: try encoder.encode(skeleton), as: UTF8.self)
-        let marker = "\"files\" : [\n\n  ]"
-        guard let range = text.range(of: marker) else { throw OutputError(path: url.path, reason: "the manifest has no files list") }
+    /// Writes the manifest: `manifest` with `files` as its file list,
+    /// which is streamed, one file record at a time. Returns its size.
+    static func writeManifest(_ manifest: ExportManifest, files: SortedValues<Written>, to url: URL) throws -> Int {
+        guard case .object(var fields) = try JSONValue(encoding: manifest) else { throw OutputError(path: url.path, reason: "the manifest is not an object") }
+        fields["files"] = nil
         let output = try OutputFile(url)
-        try output.write(String(text[..<range.lowerBound]) + "\"files\" : [\n")
-        var first = true
-        while let file = try files.next() {
-            if !first { try output.write(",\n") }
-            first = false
-            // What JSONEncoder writes for `file.record`, nested in the list.
-            var record: [UInt8] = Array("    {\n      \"path\" : ".utf8)
-            JSONValue.appendQuoted(file.path, to: &record)
-            record += Array(",\n      \"sha256\" : \"\(file.digest.hex)\",\n      \"size\" : \(file.size)\n    }".utf8)
-            try output.write(Data(record))
+        var writer = JSONWriter()
+        writer.beginObject()
+        for key in (Array(fields.keys) + ["files"]).sorted() {
+            writer.key(key)
+            guard key == "files" else {
+                writer.value(fields[key]!)
+                continue
+            }
+            writer.beginArray()
+            while let file = try files.next() {
+                writer.value(.object(["path": .string(file.path), "sha256": .string(file.digest.hex), "size": .integer(file.size)]))
+                try output.write(writer.take())
+            }
+            writer.endArray()
         }
-        try output.write("\n  ]" + String(text[range.upperBound...]) + "\n")
+        writer.endObject()
+        try output.write(writer.take() + [0x0A])
         _ = try output.finish()
         return output.size
     }

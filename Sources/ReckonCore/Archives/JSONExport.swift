@@ -20,50 +20,42 @@ public enum JSONExport {
         return .object(object)
     }
 
-    /// The memo as `memos.json` holds it: `value(of:)` written as JSON with
-    /// its keys sorted and indented by four more spaces. A memo without
-    /// unknown keys (nearly every memo) is written field by field here, much
-    /// faster; the tests hold both ways to the same bytes.
+    /// The memo as `memos.json` holds it: `value(of:)`, two levels deep in
+    /// the file, for `JSONWriter.written(_:)`. A memo without unknown
+    /// keys (nearly every memo) is written field by field, in sorted order,
+    /// without building the value first; the tests hold both ways to the
+    /// same bytes.
     static func entry(of memo: Memo) -> Data {
+        var writer = JSONWriter(depth: 2)
         guard memo.otherFields.isEmpty else {
-            var out = Array("    ".utf8)
-            value(of: memo).append(to: &out, indent: 4)
-            return Data(out)
+            writer.value(value(of: memo))
+            return writer.take()
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(256 + (memo.body?.utf8.count ?? 0) + (memo.title?.utf8.count ?? 0))
-        func field(_ key: String, last: Bool = false, _ value: (inout [UInt8]) -> Void) {
-            out += Array("      \"\(key)\" : ".utf8)
-            value(&out)
-            out += last ? [0x0A] : [0x2C, 0x0A]
-        }
-        func text(_ string: String?) -> (inout [UInt8]) -> Void {
-            { out in if let string { JSONValue.appendQuoted(string, to: &out) } else { out += Array("null".utf8) } }
-        }
-        func date(_ t: Timestamp?) -> (inout [UInt8]) -> Void { text(t?.iso8601) }
-        out += Array("    {\n".utf8)
-        field("archivedAt", date(memo.archivedAt))
-        field("body", text(memo.body))
-        field("changeTag", text(memo.changeTag))
-        field("createdAt", date(memo.createdAt))
-        field("deletedAt", date(memo.deletedAt))
-        field("id", text(memo.id.value))
-        field("modifiedAt", date(memo.modifiedAt))
-        field("pinned") { out in out += Array((memo.pinned.map { $0 ? "true" : "false" } ?? "null").utf8) }
-        field("tags") { out in
-            out += Array("[\n".utf8)
-            let tags = memo.tags.sorted()
-            if tags.isEmpty { out.append(0x0A) }
-            for (position, tag) in tags.enumerated() {
-                out += Array("        ".utf8)
-                JSONValue.appendQuoted(tag, to: &out)
-                out += position == tags.count - 1 ? [0x0A] : [0x2C, 0x0A]
-            }
-            out += Array("      ]".utf8)
-        }
-        field("title", last: true, text(memo.title))
-        out += Array("    }".utf8)
-        return Data(out)
+        writer.beginObject()
+        writer.key("archivedAt")
+        writer.string(memo.archivedAt?.iso8601)
+        writer.key("body")
+        writer.string(memo.body)
+        writer.key("changeTag")
+        writer.string(memo.changeTag)
+        writer.key("createdAt")
+        writer.string(memo.createdAt?.iso8601)
+        writer.key("deletedAt")
+        writer.string(memo.deletedAt?.iso8601)
+        writer.key("id")
+        writer.string(memo.id.value)
+        writer.key("modifiedAt")
+        writer.string(memo.modifiedAt.iso8601)
+        writer.key("pinned")
+        writer.value(memo.pinned.map { .bool($0) } ?? .null)
+        writer.key("tags")
+        writer.beginArray()
+        for tag in memo.tags.sorted() { writer.string(tag) }
+        writer.endArray()
+        writer.key("title")
+        writer.string(memo.title)
+        writer.endObject()
+        return writer.take()
     }
 
     /// The order memos are exported in: creation time (memos without one

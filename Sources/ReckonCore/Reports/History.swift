@@ -21,9 +21,7 @@ public enum History {
             }
         }
         if let last = data.last, last != 0x0A { data.append(0x0A) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        data.append(try encoder.encode(entry))
+        data.append(JSONWriter.data(try JSONValue(encoding: entry), pretty: false))
         data.append(0x0A)
         try AtomicFile.write(data, to: url)
         return Array(read(data).suffix(shown))

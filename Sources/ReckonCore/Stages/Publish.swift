@@ -36,7 +36,7 @@ extension Pipeline {
                 attempt { report.history = try History.append(entry, in: dir) }
             }
             let strings = Strings.forLanguage(definition.language)
-            attempt { try AtomicFile.write(try makeJSONEncoder().encode(report) + [0x0A], to: dir.appendingPathComponent("report.json")) }
+            attempt { try AtomicFile.write(JSONWriter.data(try JSONValue(encoding: report)) + [0x0A], to: dir.appendingPathComponent("report.json")) }
             attempt { try AtomicFile.write(Data(MarkdownReport(strings: strings).render(report).utf8), to: dir.appendingPathComponent("report.md")) }
             attempt { try AtomicFile.write(Data(HTMLReport(strings: strings).render(report).utf8), to: dir.appendingPathComponent("report.html")) }
             let remotes = input.loaded.remotes
