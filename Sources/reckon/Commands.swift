@@ -200,7 +200,8 @@ enum Commands {
             if json {
                 console.out(String(decoding: try makeJSONEncoder().encode(report), as: UTF8.self) + "\n")
             } else if !quiet {
-                console.out(TextSummary(strings: .forLanguage(definition.language), color: console.color).render(report))
+                console.out(TextSummary(strings: .forLanguage(definition.language), color: console.color,
+                                        reportFolder: pipeline.writeFiles ? definition.reportDir : nil).render(report))
             }
             return report
         } catch {

@@ -95,7 +95,7 @@ public struct Pipeline {
             }
             let (run, removed) = try ExportFolder.publishRun(staging, in: spec.dir, startedAt: startedAt, keep: spec.keep)
             for name in removed { context.note("removed the old export \(name)") }
-            let records = ExportRecord.records(summary, folder: run, displayPath: joinPath(spec.path, run.lastPathComponent))
+            let records = ExportRecord.records(summary, folder: run, displayPath: "")
             return Exported(reconciliation: reconciliation, exports: records)
         }
     }

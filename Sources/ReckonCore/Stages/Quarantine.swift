@@ -35,7 +35,8 @@ public struct Quarantine {
                 do {
                     let sha256 = try copy(side.spec.url.appendingPathComponent(problem.path), to: dir.appendingPathComponent(inside))
                     records.append(QuarantineRecord(side: side.spec.name, source: joinPath(side.spec.path, problem.path),
-                                                    copy: joinPath(path, inside), sha256: sha256, reason: problem.message))
+                                                    copy: "\(side.spec.name)/\(problem.path)", sha256: sha256, reason: problem.message,
+                                                    folder: dir.appendingPathComponent(run)))
                 } catch {
                     result[index].problems.append(Problem(.quarantineFailed, path: problem.path, id: problem.id,
                                                           "could not quarantine \(problem.path): \(error); the original is untouched"))
