@@ -211,7 +211,9 @@ enum Commands {
         if json {
             console.out(String(decoding: JSONWriter.data(try! JSONValue(encoding: published.report)), as: UTF8.self) + "\n")
         } else if !quiet {
-            console.out(TextSummary(strings: .forLanguage(definition.language), color: console.color).render(published.report))
+            let written = pipeline.writeFiles && published.failures.isEmpty
+            console.out(TextSummary(strings: .forLanguage(definition.language), color: console.color,
+                                    reportFolder: written ? definition.reportDir : nil).render(published.report))
         }
         for failure in published.failures {
             console.err("error: \(failure.description)\n")

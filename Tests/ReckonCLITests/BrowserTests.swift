@@ -63,6 +63,44 @@ struct BrowserTests {
         #expect(!dom.stdout.contains("<script"))
     }
 
+    /// At a phone's width (390 px) nothing scrolls sideways: neither the
+    /// page nor any box inside it. Headless Chromium keeps a window at least
+    /// 500 px wide, so the page, unchanged, is shown in a 390 px frame of a
+    /// page whose script writes the widths into the DOM for `--dump-dom`.
+    @Test(arguments: ["drift", "pipeline"])
+    func nothingScrollsSidewaysOnAPhone(_ which: String) throws {
+        let page: URL
+        if which == "drift" {
+            page = try reportPage(local: "Samples/drift/device", remote: "Samples/drift/drive")
+        } else {
+            let folder = try reportFixture()
+            _ = try runReportFixture(folder)
+            page = folder.appendingPathComponent("out/reports/report.html")
+        }
+        let frame = """
+            <!DOCTYPE html>
+            <html><body style="margin:0">
+            <iframe width="390" height="844" style="border:0" srcdoc="\(try read(page).replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;"))"></iframe>
+            <script>
+            window.onload = () => {
+              const d = frames[0].document;
+              const wide = [...d.querySelectorAll('body *')]
+                .filter(e => e.scrollWidth > e.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
+                .map(e => e.tagName.toLowerCase() + '.' + e.className);
+              document.body.setAttribute('data-measured', `view=${d.documentElement.clientWidth} page=${d.documentElement.scrollWidth} wide=${wide.join(',')};`);
+            };
+            </script>
+            </body></html>
+            """
+        let copy = temporaryFolder().appendingPathComponent("frame.html")
+        try Data(frame.utf8).write(to: copy)
+        let dom = try headless(copy, ["--dump-dom"])
+        let measured = try #require(dom.stdout.firstMatch(of: /data-measured="view=([0-9]+) page=([0-9]+) wide=([^;]*);"/), "\(dom.stdout.suffix(400))")
+        #expect(measured.1 == "390", "the frame is a phone's width")
+        #expect(measured.2 == "390", "the page is \(measured.2) px wide")
+        #expect(measured.3.isEmpty, "boxes that scroll sideways: \(measured.3)")
+    }
+
     @Test func aPhoneSizedScreenshotIsNotBlank() throws {
         let picture = temporaryFolder().appendingPathComponent("report.png")
         let shot = try headless(reportPage(local: "Samples/drift/device", remote: "Samples/drift/drive"),

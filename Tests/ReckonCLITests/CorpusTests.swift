@@ -52,6 +52,14 @@ func reconcileDamaged(_ remote: URL, out: URL, extra: [String] = []) throws -> (
     return (result, try json(result.stdout))
 }
 
+/// This run's quarantine folder under `out/quarantine/` (the only one).
+func quarantineRun(_ out: URL) throws -> URL {
+    let quarantine = out.appendingPathComponent("quarantine")
+    let runs = try FileManager.default.contentsOfDirectory(atPath: quarantine.path)
+    try #require(runs.count == 1)
+    return quarantine.appendingPathComponent(runs[0])
+}
+
 func remoteSide(_ report: [String: Any]) -> [String: Any] {
     (report["sides"] as? [[String: Any]] ?? []).last ?? [:]
 }
@@ -89,9 +97,8 @@ func sigils(_ report: [String: Any]) -> [String: String] {
         let records = report["quarantined"] as? [[String: Any]] ?? []
         #expect(records.compactMap { $0["source"] as? String } == damage.quarantined.map { remote.path + "/" + $0 })
         for (record, inside) in zip(records, damage.quarantined) {
-            let copy = URL(fileURLWithPath: try #require(record["copy"] as? String))
-            #expect(copy.path.hasPrefix(out.path + "/quarantine/"))
-            #expect(copy.path.hasSuffix("/remote/" + inside))
+            #expect(record["copy"] as? String == "remote/" + inside, "inside the run's quarantine folder, which the JSON does not name")
+            let copy = try quarantineRun(out).appendingPathComponent("remote/" + inside)
             let original = try Data(contentsOf: remote.appendingPathComponent(inside))
             #expect(try Data(contentsOf: copy) == original, "the copy is byte for byte")
             #expect(record["sha256"] as? String == SHA256.hex(of: original))
@@ -113,8 +120,8 @@ func sigils(_ report: [String: Any]) -> [String: String] {
         #expect(problems == [inside])
         let records = report["quarantined"] as? [[String: Any]] ?? []
         #expect(records.compactMap { $0["source"] as? String } == [remote.path + "/" + inside])
-        let copy = URL(fileURLWithPath: try #require(records.first?["copy"] as? String))
-        #expect(copy.path.hasSuffix("/remote/" + inside))
+        #expect(records.first?["copy"] as? String == "remote/" + inside)
+        let copy = try quarantineRun(out).appendingPathComponent("remote/" + inside)
         #expect(try Data(contentsOf: copy) == Data(contentsOf: remote.appendingPathComponent(inside)))
     }
 
@@ -122,7 +129,8 @@ func sigils(_ report: [String: Any]) -> [String: String] {
         let remote = fixtures.appendingPathComponent("bad/truncated-memo")
         let result = try runArray(["reconcile", "--local", fixtures.appendingPathComponent("good").path, "--remote", remote.path])
         #expect(result.code == 2)
-        #expect(result.stdout.contains("error: \(remote.path)/memos/\(memoA).json: not valid JSON"))
+        #expect(result.stdout.contains("error: Tests/ReckonCLITests/Fixtures/bad/truncated-memo/memos/\(memoA).json: not valid JSON"),
+                "shown relative to the current folder")
         #expect(!result.stdout.contains("copied aside"))
     }
 

@@ -129,7 +129,9 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         let reports = folder.appendingPathComponent("reports")
         let report = try json(read(reports.appendingPathComponent("report.json")))
         #expect(report["outcome"] as? String == "trouble")
-        #expect((report["exportFailure"] as? String)?.contains(failure) == true, "\(report["exportFailure"] ?? "none")")
+        let exports = try #require(report["exports"] as? [[String: Any]])
+        #expect(exports.count == 1)
+        #expect((exports.first?["failure"] as? String)?.contains(failure) == true, "\(exports)")
         #expect(try read(reports.appendingPathComponent("report.md")).contains(failure))
         #expect(try read(reports.appendingPathComponent("report.html")).contains(failure))
         let history = try read(reports.appendingPathComponent("history.jsonl"))
@@ -194,7 +196,8 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         #expect(result.stdout.contains("Google Drive could not be read, so nothing was exported"))
         #expect(!result.stdout.contains("could not be read.") && !result.stdout.contains(": :"), "\(result.stdout)")
         let report = try json(read(folder.appendingPathComponent("reports/report.json")))
-        #expect((report["exports"] as? [Any])?.isEmpty == true)
+        let exports = try #require(report["exports"] as? [[String: Any]])
+        #expect(exports.map { $0["failure"] as? String } == ["Google Drive could not be read, so nothing was exported"])
     }
 
     @Test func aMissingMemosFolderIsOneProblem() throws {

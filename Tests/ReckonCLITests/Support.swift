@@ -1,5 +1,6 @@
 import Foundation
 import ReckonCore
+import Testing
 
 /// The package's root folder, found from this file.
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -93,4 +94,17 @@ func fingerprint(_ folder: URL) throws -> [String: String] {
 func maskTimings(_ text: String) -> String {
     text.replacing(/\| ([a-z]+) \| [0-9]+\.[0-9]{3} \|/) { "| \($0.1) | 0.000 |" }
         .replacing(/<td>([a-z]+)<\/td><td>[0-9]+\.[0-9]{3}<\/td>/) { "<td>\($0.1)</td><td>0.000</td>" }
+}
+
+/// Compares text with a golden file reviewed by hand. With
+/// `RECKON_UPDATE_GOLDEN=1` the file is written instead, to be reviewed
+/// with `git diff` before it is committed.
+func expectGolden(_ actual: String, _ golden: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    if ProcessInfo.processInfo.environment["RECKON_UPDATE_GOLDEN"] == "1" {
+        try FileManager.default.createDirectory(at: golden.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(actual.utf8).write(to: golden)
+        return
+    }
+    let expected = FileManager.default.fileExists(atPath: golden.path) ? try read(golden) : "(no golden file)"
+    #expect(actual == expected, "\(golden.path) differs", sourceLocation: sourceLocation)
 }

@@ -51,9 +51,10 @@ public struct Problem: Error, Sendable, Equatable, Codable {
     }
 
     /// `error: <root>/<path>: <message>`, the one way a problem is printed;
-    /// a report's language may name its kind too (`Strings.reason`).
+    /// a report's language may name its kind too (`Strings.reason`). Control
+    /// and format characters from a name or a file are shown escaped.
     public func line(under root: String, in strings: Strings = .en) -> String {
-        "\(strings.severity(severity)): \(joinPath(root, path)): \(strings.reason(self))"
+        escapedForDisplay("\(strings.severity(severity)): \(joinPath(root, path)): \(strings.reason(self))")
     }
 
     public init(_ kind: Kind, path: String, id: MemoID? = nil, _ message: String, severity: Severity = .error) {

@@ -19,9 +19,8 @@ public struct Reconciliation: Sendable {
 
 public struct Exported: Sendable {
     public var reconciliation: Reconciliation
+    /// The files written, or one record saying why the export failed.
     public var exports: [ExportRecord]
-    /// Why the export could not be written, when it could not.
-    public var exportFailure: String?
 }
 
 /// What the last stage wrote: the report, the run's history, and every

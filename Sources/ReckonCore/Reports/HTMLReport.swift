@@ -1,8 +1,12 @@
+import Foundation
+
 /// `report.html`: one self-contained page in the manner of the notes app's
 /// export screen. Inline CSS, no script, no network, a Content-Security-Policy
 /// that forbids scripts; every string from a memo or a path is escaped.
 public struct HTMLReport {
     public var strings: Strings
+    /// Paths under this folder are shown relative to it.
+    public var currentFolder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
 
     public init(strings: Strings = .en) {
         self.strings = strings
@@ -26,10 +30,18 @@ public struct HTMLReport {
         .hints p.ok { background: #eef7ee; border-left-color: #3a9a3a; }
         .scroll { overflow-x: auto; background: #fff; border-radius: 12px; }
         table { border-collapse: collapse; width: 100%; font-size: .85rem; }
-        th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid #ececf0; vertical-align: top; }
+        th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid #ececf0; vertical-align: top; overflow-wrap: anywhere; }
         th { color: #6c6c70; font-weight: 600; }
         code { font: .8rem ui-monospace, "DejaVu Sans Mono", monospace; overflow-wrap: anywhere; }
         code.id { white-space: nowrap; }
+        .diffs { list-style: none; margin: 0; padding: 0; background: #fff; border-radius: 12px; font-size: .9rem; }
+        .diffs li { padding: 8px 12px; border-top: 1px solid #ececf0; overflow-wrap: anywhere; }
+        .diffs li:first-child { border-top: 0; }
+        .sigil { display: inline-block; min-width: 1.4em; text-align: center; font: 600 .85rem ui-monospace, "DejaVu Sans Mono", monospace; background: #ececf0; border-radius: 4px; }
+        .memo-title { font-weight: 600; }
+        .what { color: #b35900; }
+        .state { color: #6c6c70; font-size: .8rem; }
+        .legend code { background: #ececf0; border-radius: 4px; padding: 0 4px; }
         .failed { color: #c0392b; font-weight: 600; }
         .degraded { color: #b35900; font-weight: 600; }
         svg { width: 100%; height: auto; background: #fff; border-radius: 12px; }
@@ -74,32 +86,33 @@ public struct HTMLReport {
         if report.history.count >= 2 { out.append(chart(report)) }
 
         out.append(table(s.sourcesHeading, [s.sideColumn, s.pathColumn, s.statusColumn], report.sides.map { side in
-            [html(side.label), "<code>\(html(side.path))</code>", "<span class=\"\(side.status.rawValue)\">\(html(s.status(side.status)))</span>"]
+            [html(side.label), "<code>\(html(report.shownPath(side, from: currentFolder)))</code>",
+             "<span class=\"\(side.status.rawValue)\">\(html(s.statusWithProblems(side.status, side.problems.count)))</span>"]
         }))
-        if !report.differences.isEmpty {
-            out.append(table("\(s.differencesHeading) (\(report.differences.count))",
-                             ["", "Id", s.titleColumn, s.whatDiffersColumn, report.local.label, report.remoteColumn(s)],
-                             report.differences.map { d in
-                [html(d.sigil.rawValue), "<code class=\"id\">\(html(d.id.value))</code>", html(d.title ?? ""), html(report.whatDiffers(d, s)),
-                 html(report.describe(d.local, s)), html(report.describeRemote(d, s))]
-            }))
-        }
+        if !report.differences.isEmpty { out.append(differences(report)) }
         let problems = report.sides.flatMap { side in side.problems.map { (side, $0) } }
         if !problems.isEmpty {
             out.append(table("\(s.problemsHeading) (\(problems.count))", [s.fileColumn, s.whyColumn], problems.map { side, problem in
-                ["<code>\(html(joinPath(side.path, problem.path)))</code>", "\(html(s.severity(problem.severity))): \(html(s.reason(problem)))"]
+                ["<code>\(html(joinPath(report.shownPath(side, from: currentFolder), problem.path)))</code>", "\(html(s.severity(problem.severity))): \(html(s.reason(problem)))"]
             }))
         }
         if !report.quarantined.isEmpty {
             out.append(table("\(s.quarantinedHeading) (\(report.quarantined.count))", [s.fileColumn, s.copyColumn, "SHA-256", s.whyColumn],
                              report.quarantined.map { q in
-                ["<code>\(html(q.source))</code>", "<code>\(html(q.copy))</code>", "<code>\(html(q.sha256))</code>", html(q.reason)]
+                ["<code>\(html(report.shownSource(q, from: currentFolder)))</code>", "<code>\(html(report.shownPath(q, from: currentFolder)))</code>", "<code>\(html(q.sha256))</code>", html(q.reason)]
             }))
         }
         if !report.exports.isEmpty {
-            out.append(table(s.exportsHeading, [s.fileColumn, s.memosColumn, s.bytesColumn, "SHA-256"], report.exports.map { e in
-                ["<code>\(html(e.path))</code>", String(e.memos), String(e.bytes), e.sha256.map { "<code>\(html($0))</code>" } ?? ""]
-            }))
+            let written = report.exports.filter { $0.failure == nil }
+            let failures = report.exports.compactMap(\.failure).map { "<p class=\"failed\">⚠ \(html(s.exportFailed($0)))</p>" }
+            if written.isEmpty {
+                out.append("<section><h2>\(html(s.exportsHeading))</h2>\(failures.joined())</section>")
+            } else {
+                out.append(table(s.exportsHeading, [s.fileColumn, s.memosColumn, s.bytesColumn, "SHA-256"], written.map { e in
+                    ["<code>\(html(report.shownPath(e, from: currentFolder)))</code>", String(e.memos), String(e.bytes),
+                     e.sha256.map { "<code>\(html($0))</code>" } ?? ""]
+                }, before: failures.joined()))
+            }
         }
         if !report.timings.isEmpty {
             out.append(table(s.timingsHeading, [s.stageColumn, s.secondsColumn], report.timings.map { [html($0.stage), seconds($0.seconds)] }))
@@ -109,17 +122,39 @@ public struct HTMLReport {
     }
 
     /// A titled table whose cells are already escaped HTML.
-    func table(_ title: String, _ headers: [String], _ rows: [[String]]) -> String {
-        var out = "<section><h2>\(html(title))</h2><div class=\"scroll\"><table><thead><tr>"
+    func table(_ title: String, _ headers: [String], _ rows: [[String]], before: String = "") -> String {
+        var out = "<section><h2>\(html(title))</h2>\(before)<div class=\"scroll\"><table><thead><tr>"
         out += headers.map { "<th>\(html($0))</th>" }.joined() + "</tr></thead><tbody>"
         out += rows.map { "<tr>" + $0.map { "<td>\($0)</td>" }.joined() + "</tr>" }.joined()
         return out + "</tbody></table></div></section>"
     }
 
-    /// Active and Archived per side over the last runs, as an inline SVG.
+    /// The differences, one stacked row per memo so that a phone needs no
+    /// sideways scrolling: sign, short id and title; what differs in words;
+    /// what each side holds. A legend says what the signs mean.
+    func differences(_ report: Report) -> String {
+        let s = strings
+        var out = "<section><h2>\(html("\(s.differencesHeading) (\(report.differences.count))"))</h2><ul class=\"diffs\">"
+        for d in report.differences {
+            let id = d.id.value
+            out += "<li><span class=\"sigil\">\(html(d.sigil.rawValue))</span> <code class=\"id\" title=\"\(html(id))\">\(html(String(id.prefix(8))))</code>"
+            if let title = d.title, !title.isEmpty { out += " <span class=\"memo-title\">\(html(title))</span>" }
+            out += "<br><span class=\"what\">\(html(report.whatDiffers(d, s)))</span>"
+            let remote = report.label(ofRemote: d.remote)
+            out += "<br><span class=\"state\">\(html(report.local.label)): \(html(report.describe(d.local, s)))</span>"
+            out += "<br><span class=\"state\">\(html(remote)): \(html(report.describe(d.remoteState, s)))</span></li>"
+        }
+        let meanings = s.sigilMeanings(report.local.label, report.remotes.map(\.label).joined(separator: " / "))
+        let legend = zip(["=", "-", "+", "*", "!"], meanings).map { "<code>\(html($0))</code> \(html($1))" }
+        return out + "</ul><p class=\"legend\">\(html(s.legendHeading)): " + legend.joined(separator: " · ") + "</p></section>"
+    }
+
+    /// Active and Archived per side over the last runs, as an inline SVG
+    /// drawn at a phone's width with text large enough to read there. A run
+    /// that ended in trouble is marked with a red ⚠ line, named in the legend.
     func chart(_ report: Report) -> String {
         let s = strings
-        let width = 640.0, height = 180.0, left = 36.0, right = 12.0, top = 12.0, bottom = 24.0
+        let width = 360.0, height = 170.0, left = 30.0, right = 10.0, top = 20.0, bottom = 8.0
         let entries = report.history
         let values = entries.flatMap { $0.sides.compactMap(\.counts).flatMap { [$0.active, $0.archived] } }
         let maximum = Double(max(values.max() ?? 1, 1))
@@ -129,34 +164,41 @@ public struct HTMLReport {
         let colors = ["#1f6fd1", "#e67e00", "#3a9a3a", "#8e44ad", "#c0392b", "#16a085"]
         var shapes: [String] = []
         var legend: [String] = []
+        for (i, entry) in entries.enumerated() where entry.exitCode == 2 {
+            shapes.append("<line x1=\"\(number(x(i)))\" y1=\"\(number(top))\" x2=\"\(number(x(i)))\" y2=\"\(number(height - bottom))\" stroke=\"#c0392b\" stroke-dasharray=\"3 3\"/>"
+                          + "<text x=\"\(number(x(i)))\" y=\"14\" font-size=\"13\" fill=\"#c0392b\" text-anchor=\"middle\">⚠</text>")
+        }
         for (index, side) in report.sides.enumerated() {
             let color = colors[index % colors.count]
             for (series, dash, pick) in [(s.active, "", { (c: MemoCounts) in c.active }), (s.archived, " stroke-dasharray=\"5 4\"", { (c: MemoCounts) in c.archived })] {
                 let points = entries.enumerated().compactMap { i, entry in
-                    entry.sides.first { $0.name == side.name }?.counts.map { "\(number(x(i))),\(number(y(pick($0))))" }
+                    entry.sides.first { $0.name == side.name }?.counts.map { (number(x(i)), number(y(pick($0)))) }
                 }
                 guard !points.isEmpty else { continue }
-                shapes.append("<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(dash) points=\"\(points.joined(separator: " "))\"/>")
+                shapes.append("<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(dash) points=\"\(points.map { "\($0),\($1)" }.joined(separator: " "))\"/>")
+                // A dot per run, so a run is seen even where a line has one point.
+                shapes += points.map { "<circle cx=\"\($0)\" cy=\"\($1)\" r=\"3\" fill=\"\(color)\"/>" }
                 legend.append("<span style=\"color:\(color)\">\(dash.isEmpty ? "━" : "┅") \(html(side.label)) \(html(series))</span>")
             }
         }
+        if entries.contains(where: { $0.exitCode == 2 }) { legend.append("<span class=\"failed\">⚠ \(html(s.troubleRun))</span>") }
         let axis = """
             <line x1="\(number(left))" y1="\(number(height - bottom))" x2="\(number(width - right))" y2="\(number(height - bottom))" stroke="#ccc"/>\
-            <text x="4" y="\(number(top + 4))" font-size="11" fill="#6c6c70">\(Int(maximum))</text>\
-            <text x="4" y="\(number(height - bottom))" font-size="11" fill="#6c6c70">0</text>\
-            <text x="\(number(left))" y="\(number(height - 6))" font-size="11" fill="#6c6c70">\(html(report.display(entries.first!.time)))</text>\
-            <text x="\(number(width - right))" y="\(number(height - 6))" font-size="11" fill="#6c6c70" text-anchor="end">\(html(report.display(entries.last!.time)))</text>
+            <text x="4" y="\(number(top + 4))" font-size="13" fill="#6c6c70">\(Int(maximum))</text>\
+            <text x="4" y="\(number(height - bottom))" font-size="13" fill="#6c6c70">0</text>
             """
+        let span = "\(html(report.display(entries.first!.time))) – \(html(report.display(entries.last!.time)))"
         return "<section><h2>\(html(s.historyHeading))</h2><svg viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(html(s.historyHeading))\">"
-            + axis + shapes.joined() + "</svg><p class=\"legend\">" + legend.joined(separator: " &nbsp; ") + "</p></section>"
+            + axis + shapes.joined() + "</svg><p class=\"legend\">" + span + "<br>" + legend.joined(separator: " &nbsp; ") + "</p></section>"
     }
 }
 
-/// Text made safe for HTML, in element content and in quoted attributes.
+/// Text made safe for HTML, in element content and in quoted attributes;
+/// control and format characters are shown escaped (`\u{202e}`).
 public func html(_ text: String) -> String {
     var out = ""
     out.reserveCapacity(text.utf8.count)
-    for character in text {
+    for character in escapedForDisplay(text) {
         switch character {
         case "&": out += "&amp;"
         case "<": out += "&lt;"

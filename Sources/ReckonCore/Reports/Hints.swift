@@ -11,7 +11,7 @@ extension Report {
         for side in sides where side.status == .failed {
             lines.append(s.sideFailed(side.label, side.problems.first?.message ?? "unknown reason"))
         }
-        for side in sides where side.countsFrom == "memo-files" {
+        for side in sides where side.countsFrom == .memoFiles {
             lines.append(s.rebuiltFromMemoFiles(side.label, side.problems.first(where: \.isAboutIndex)?.message ?? "damaged"))
         }
         for remote in remotes where remote.status != .failed && local.status != .failed {
@@ -29,11 +29,10 @@ extension Report {
         if !quarantined.isEmpty { lines.append(s.quarantined(quarantined.count)) }
         let notCopied = sides.flatMap(\.problems).filter { $0.kind == .quarantineFailed }.count
         if notCopied > 0 { lines.append(s.quarantineFailed(notCopied)) }
-        for side in sides where side.status != .failed {
-            let errors = side.problems.filter { $0.severity == .error }.count
-            if errors > 0 { lines.append(s.sideHasProblems(side.label, errors)) }
+        for side in sides where side.status != .failed && side.problems.contains(where: { $0.severity == .error }) {
+            // The count is of every problem listed below for the side.
+            lines.append(s.sideHasProblems(side.label, side.problems.count))
         }
-        if let exportFailure { lines.append(s.exportFailed(exportFailure)) }
         if let export = exports.first(where: { !$0.missing.isEmpty }) {
             lines.append(s.exportMissing(export.missing.count))
         }
@@ -105,8 +104,68 @@ extension Report {
         return remotes.count == 1 ? text : "\(label(ofRemote: difference.remote)): \(text)"
     }
 
-    /// What differs in a few words: the fields for a change, else the kind.
+    /// What differs in words a person knows: which side alone archived or
+    /// deleted the memo, then each field that differs ("text changed").
     public func whatDiffers(_ difference: Difference, _ s: Strings) -> String {
-        difference.kind == .changed ? difference.fields.joined(separator: ", ") : s.kind(difference.kind, label(ofRemote: difference.remote))
+        let remote = label(ofRemote: difference.remote)
+        var parts: [String] = []
+        var skipped: Set<String> = []
+        switch difference.kind {
+        case .archivedOnOneSide:
+            parts.append(s.archivedOnlyOn(difference.local.archivedAt != nil ? local.label : remote))
+            skipped = ["archived", "archivedAt"]
+        case .deletedOnOneSide:
+            parts.append(s.deletedOnlyOn(difference.local.deletedAt != nil ? local.label : remote))
+            skipped = ["deletedAt"]
+        case .changed:
+            break
+        case .onlyOnRemote, .onlyOnLocal, .cannotCompare:
+            return s.kind(difference.kind, local.label, remote)
+        }
+        // What a person notices first (title, text) before dates and versions.
+        let order = ["title", "body", "tags", "pinned", "createdAt", "archived", "archivedAt", "deletedAt", "modifiedTime", "modifiedAt", "changeTag"]
+        let fields = difference.fields.sorted { (order.firstIndex(of: $0) ?? order.count) < (order.firstIndex(of: $1) ?? order.count) }
+        for field in fields where !skipped.contains(field) {
+            let words = s.fieldChanged(field)
+            if !parts.contains(words) { parts.append(words) }
+        }
+        return parts.isEmpty ? s.kind(difference.kind, local.label, remote) : parts.joined(separator: s.code == "ja" ? "、" : ", ")
+    }
+}
+
+/// Paths as a person can use them from the current folder: relative when
+/// they lie under it, absolute otherwise (never relative to a pipeline file).
+/// Only the pages and the terminal show these; `report.json` keeps paths as given.
+extension Report {
+    /// A side's folder as shown.
+    public func shownPath(_ side: SideReport, from current: URL) -> String {
+        side.url.map { shownPath($0, from: current) } ?? side.path
+    }
+
+    /// A quarantined file's source as shown: under its side's folder as shown.
+    public func shownSource(_ record: QuarantineRecord, from current: URL) -> String {
+        guard let side = sides.first(where: { $0.name == record.side }) else { return record.source }
+        let root = side.path.hasSuffix("/") ? side.path : side.path + "/"
+        guard record.source.hasPrefix(root) else { return record.source }
+        return joinPath(shownPath(side, from: current), String(record.source.dropFirst(root.count)))
+    }
+
+    /// A quarantine copy as shown: inside this run's quarantine folder.
+    public func shownPath(_ record: QuarantineRecord, from current: URL) -> String {
+        record.folder.map { joinPath(shownPath($0, from: current), record.copy) } ?? record.copy
+    }
+
+    /// An export file as shown: inside this run's export folder.
+    public func shownPath(_ record: ExportRecord, from current: URL) -> String {
+        record.folder.map { joinPath(shownPath($0, from: current), record.path) } ?? record.path
+    }
+
+    /// A resolved path relative to `current` when under it (`.` for it), else absolute.
+    public func shownPath(_ url: URL, from current: URL) -> String {
+        let path = url.standardizedFileURL.path
+        let base = current.standardizedFileURL.path
+        if path == base { return "." }
+        let prefix = base.hasSuffix("/") ? base : base + "/"
+        return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
     }
 }

@@ -1,7 +1,11 @@
+import Foundation
+
 /// `report.md`: the same content as the HTML page, for people who read
 /// reports in a terminal or a repository.
 public struct MarkdownReport {
     public var strings: Strings
+    /// Paths under this folder are shown relative to it.
+    public var currentFolder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
 
     public init(strings: Strings = .en) {
         self.strings = strings
@@ -25,7 +29,7 @@ public struct MarkdownReport {
 
         out += ["## \(s.sourcesHeading)", "", "| \(s.sideColumn) | \(s.pathColumn) | \(s.statusColumn) |", "| --- | --- | --- |"]
         for side in report.sides {
-            out.append("| \(escape(side.label)) | \(code(side.path)) | \(s.status(side.status)) |")
+            out.append("| \(escape(side.label)) | \(code(report.shownPath(side, from: currentFolder))) | \(s.statusWithProblems(side.status, side.problems.count)) |")
         }
         out.append("")
 
@@ -37,26 +41,36 @@ public struct MarkdownReport {
                 out.append("| \(code(d.sigil.rawValue)) | \(code(d.id.value)) | \(escape(d.title ?? "")) | \(escape(report.whatDiffers(d, s))) | "
                            + "\(escape(report.describe(d.local, s))) | \(escape(report.describeRemote(d, s))) |")
             }
-            out.append("")
+            let legend = zip(["=", "-", "+", "*", "!"], s.sigilMeanings(report.local.label, report.remotes.map(\.label).joined(separator: " / ")))
+            out += ["", "\(s.legendHeading): " + legend.map { "\(code($0)) \(escape($1))" }.joined(separator: " · "), ""]
         }
         let problems = report.sides.flatMap { side in side.problems.map { (side, $0) } }
         if !problems.isEmpty {
             out += ["## \(s.problemsHeading) (\(problems.count))", ""]
             for (side, problem) in problems {
-                out.append("- \(s.severity(problem.severity)): \(code(joinPath(side.path, problem.path))): \(escape(s.reason(problem)))")
+                out.append("- \(s.severity(problem.severity)): \(code(joinPath(report.shownPath(side, from: currentFolder), problem.path))): \(escape(s.reason(problem)))")
             }
             out.append("")
         }
         if !report.quarantined.isEmpty {
             out += ["## \(s.quarantinedHeading) (\(report.quarantined.count))", "",
                     "| \(s.fileColumn) | \(s.copyColumn) | SHA-256 | \(s.whyColumn) |", "| --- | --- | --- | --- |"]
-            for q in report.quarantined { out.append("| \(code(q.source)) | \(code(q.copy)) | `\(q.sha256)` | \(escape(q.reason)) |") }
+            for q in report.quarantined {
+                out.append("| \(code(report.shownSource(q, from: currentFolder))) | \(code(report.shownPath(q, from: currentFolder))) | `\(q.sha256)` | \(escape(q.reason)) |")
+            }
             out.append("")
         }
         if !report.exports.isEmpty {
-            out += ["## \(s.exportsHeading)", "", "| \(s.fileColumn) | \(s.memosColumn) | \(s.bytesColumn) | SHA-256 |", "| --- | --- | --- | --- |"]
-            for e in report.exports { out.append("| \(code(e.path)) | \(e.memos) | \(e.bytes) | \(e.sha256.map { "`\($0)`" } ?? "") |") }
-            out.append("")
+            out += ["## \(s.exportsHeading)", ""]
+            for failure in report.exports.compactMap(\.failure) { out += ["> ⚠ \(escape(s.exportFailed(failure)))", ""] }
+            let written = report.exports.filter { $0.failure == nil }
+            if !written.isEmpty {
+                out += ["| \(s.fileColumn) | \(s.memosColumn) | \(s.bytesColumn) | SHA-256 |", "| --- | --- | --- | --- |"]
+                for e in written {
+                    out.append("| \(code(report.shownPath(e, from: currentFolder))) | \(e.memos) | \(e.bytes) | \(e.sha256.map { "`\($0)`" } ?? "") |")
+                }
+                out.append("")
+            }
         }
         if !report.history.isEmpty {
             let names = report.sides.map(\.name)
@@ -67,7 +81,8 @@ public struct MarkdownReport {
                 let cells = names.map { name in
                     entry.sides.first { $0.name == name }?.counts.map { "\($0.active) / \($0.archived)" } ?? "–"
                 }
-                out.append("| \(report.display(entry.time)) | " + cells.joined(separator: " | ") + " | \(entry.differences) |")
+                let trouble = entry.exitCode == 2 ? " ⚠ \(s.troubleRun)" : ""
+                out.append("| \(report.display(entry.time)) | " + cells.joined(separator: " | ") + " | \(entry.differences)\(trouble) |")
             }
             out.append("")
         }
@@ -82,7 +97,7 @@ public struct MarkdownReport {
     /// Text safe inside Markdown: characters that start formatting or HTML are escaped.
     func escape(_ text: String) -> String {
         var result = ""
-        for character in text {
+        for character in escapedForDisplay(text) {
             switch character {
             case "\\", "`", "*", "_", "[", "]", "<", ">", "|", "#", "!": result += "\\\(character)"
             case "\n", "\r": result += " "
@@ -94,7 +109,7 @@ public struct MarkdownReport {
 
     /// A path or id in code style, safe from a backtick or a table bar inside it.
     func code(_ text: String) -> String {
-        "`" + text.replacingOccurrences(of: "`", with: "'").replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ") + "`"
+        "`" + escapedForDisplay(text).replacingOccurrences(of: "`", with: "'").replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ") + "`"
     }
 }
 

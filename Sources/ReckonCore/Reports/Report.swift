@@ -18,8 +18,6 @@ public struct Report: Sendable, Equatable, Codable {
     public var differences: [Difference]
     public var quarantined: [QuarantineRecord]
     public var exports: [ExportRecord]
-    /// Why the export could not be written, when it could not.
-    public var exportFailure: String?
 
     // What the rendered pages show besides the JSON: they are left out of
     // `report.json`, which stays the same bytes for the same input.
@@ -33,7 +31,7 @@ public struct Report: Sendable, Equatable, Codable {
     public var timeZone = "UTC"
 
     enum CodingKeys: String, CodingKey {
-        case schemaVersion, reckonVersion, pipeline, check, sides, inSync, outcome, differences, quarantined, exports, exportFailure
+        case schemaVersion, reckonVersion, pipeline, check, sides, inSync, outcome, differences, quarantined, exports
     }
 
     public init(pipeline: String, check: CheckMode, sides: [SideReport], inSync: Bool, outcome: Outcome, differences: [Difference],
@@ -76,12 +74,23 @@ public struct SideReport: Sendable, Equatable, Codable {
     public var role: SideRole
     public var name: String
     public var label: String
+    /// The path as the user gave it.
     public var path: String
     public var status: SideStatus
     public var counts: MemoCounts?
     /// `index` normally; `memo-files` when the index could not be used.
-    public var countsFrom: String
+    public var countsFrom: CountsFrom
     public var problems: [Problem]
+    /// The folder, resolved, for showing its path to a person (not in `report.json`).
+    public var url: URL?
+
+    /// Where a side's counts come from.
+    public enum CountsFrom: String, Sendable, Codable {
+        /// `index.json`, the fast path.
+        case index
+        /// The memo files, because `index.json` could not be used.
+        case memoFiles = "memo-files"
+    }
 
     public init(_ side: SideListing) {
         role = side.spec.role
@@ -90,8 +99,9 @@ public struct SideReport: Sendable, Equatable, Codable {
         path = side.spec.path
         status = side.status
         counts = side.counts
-        countsFrom = side.rebuiltFromMemoFiles ? "memo-files" : "index"
+        countsFrom = side.rebuiltFromMemoFiles ? .memoFiles : .index
         problems = side.problems.sorted { ($0.path, $0.message) < ($1.path, $1.message) }
+        url = side.spec.location.localURL
     }
 
     enum CodingKeys: String, CodingKey { case role, name, label, path, status, counts, countsFrom, problems }
@@ -136,16 +146,33 @@ public struct QuarantineRecord: Sendable, Equatable, Codable {
     public var side: String
     /// The damaged file, under the side's path as the user spelled it.
     public var source: String
-    /// The verified copy.
+    /// The verified copy, inside this run's quarantine folder (`<side>/<path>`),
+    /// so `report.json` does not name the run.
     public var copy: String
     public var sha256: String
     public var reason: String
+    /// This run's quarantine folder, resolved, for showing the copy's path to
+    /// a person (not in `report.json`).
+    public var folder: URL?
+
+    enum CodingKeys: String, CodingKey { case side, source, copy, sha256, reason }
+
+    public init(side: String, source: String, copy: String, sha256: String, reason: String, folder: URL? = nil) {
+        self.side = side
+        self.source = source
+        self.copy = copy
+        self.sha256 = sha256
+        self.reason = reason
+        self.folder = folder
+    }
 }
 
 /// One export file written by a run.
 public struct ExportRecord: Sendable, Equatable, Codable {
     public var format: ExportFormat
-    /// The file or folder, under the export folder as the user spelled it.
+    /// The file or folder inside the run's export folder (`memos.json`), so
+    /// `report.json` does not name the run; `reckon export` gives it under
+    /// the folder as the user spelled it.
     public var path: String
     public var memos: Int
     public var bytes: Int
@@ -153,17 +180,30 @@ public struct ExportRecord: Sendable, Equatable, Codable {
     public var sha256: String?
     /// Memos that should have been exported but could not be read.
     public var missing: [Problem]
+    /// Why the export could not be written (`<file>: No space left on
+    /// device`); nil when it was.
+    public var failure: String?
+    /// The run's export folder, resolved, for showing the path to a person
+    /// (not in `report.json`).
+    public var folder: URL?
 
-    public init(format: ExportFormat, path: String, memos: Int, bytes: Int, sha256: String? = nil, missing: [Problem] = []) {
+    enum CodingKeys: String, CodingKey { case format, path, memos, bytes, sha256, missing, failure }
+
+    public init(format: ExportFormat, path: String, memos: Int, bytes: Int, sha256: String? = nil, missing: [Problem] = [],
+                failure: String? = nil, folder: URL? = nil) {
         self.format = format
         self.path = path
         self.memos = memos
         self.bytes = bytes
         self.sha256 = sha256
         self.missing = missing
+        self.failure = failure
+        self.folder = folder
     }
 
-    /// One record per format written, from an export's summary.
+    /// One record per format written, from an export's summary: paths are
+    /// `displayPath` joined with each file's name (an empty `displayPath`
+    /// gives them inside `folder`, as a run's report holds them).
     public static func records(_ summary: ExportSummary, folder: URL, displayPath: String) -> [ExportRecord] {
         let missing = summary.missing.map { Problem(.exportFailed, path: $0.path, id: $0.id, $0.reason) }
         let exported = summary.counts.total
@@ -171,15 +211,15 @@ public struct ExportRecord: Sendable, Equatable, Codable {
             switch format {
             case .json:
                 return ExportRecord(format: .json, path: joinPath(displayPath, Exporter.jsonName), memos: exported,
-                                    bytes: summary.json.size, sha256: summary.json.sha256, missing: missing)
+                                    bytes: summary.json.size, sha256: summary.json.sha256, missing: missing, folder: folder)
             case .markdown:
                 return ExportRecord(format: .markdown, path: joinPath(displayPath, Exporter.markdownName + "/"), memos: exported,
-                                    bytes: summary.markdownBytes, missing: missing)
+                                    bytes: summary.markdownBytes, missing: missing, folder: folder)
             case .zip:
                 let url = folder.appendingPathComponent(Exporter.zipName)
                 let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
                 return ExportRecord(format: .zip, path: joinPath(displayPath, Exporter.zipName), memos: exported,
-                                    bytes: size, sha256: try? SHA256.hex(ofFileAt: url), missing: missing)
+                                    bytes: size, sha256: try? SHA256.hex(ofFileAt: url), missing: missing, folder: folder)
             }
         }
     }

@@ -39,14 +39,29 @@ public struct Strings: Sendable {
     public var quarantined: Count
     public var quarantineFailed: Count
     public var exportMissing: Count
-    /// The export could not be written at all; the reason, as a sentence.
-    public var exportFailed: @Sendable (String) -> String
     public var checkedAt: @Sendable (String) -> String
-    /// (kind, remote label): a difference in a few words.
-    public var kind: @Sendable (Difference.Kind, String) -> String
+    /// (kind, local label, remote label): a difference in a few words.
+    public var kind: @Sendable (Difference.Kind, String, String) -> String
+    /// (label of the only side that archived or deleted it)
+    public var archivedOnlyOn: @Sendable (String) -> String
+    public var deletedOnlyOn: @Sendable (String) -> String
+    /// A field that differs, in words a person knows (`body`: "text changed").
+    public var fieldChanged: @Sendable (String) -> String
     /// (number left out, file that lists them)
     public var andMore: @Sendable (Int, String) -> String
+    /// (number left out) when no file lists them.
+    public var andMoreUnlisted: Count
     public var status: @Sendable (SideStatus) -> String
+    /// (status, number of problems): `ok, 3 problems`.
+    public var statusWithProblems: @Sendable (SideStatus, Int) -> String
+    /// (what went wrong): the export could not be written.
+    public var exportFailed: @Sendable (String) -> String
+    /// The heading of the sigils' legend, and (local label, remote labels)
+    /// each sigil's meaning, in the order `=`, `-`, `+`, `*`, `!`.
+    public var legendHeading: String
+    public var sigilMeanings: @Sendable (String, String) -> [String]
+    /// A run in the chart that ended in trouble.
+    public var troubleRun: String
     /// "error" or "warning".
     public var severity: @Sendable (Problem.Severity) -> String
     /// Why a problem is one: its message, after its kind in words of the language.
@@ -102,27 +117,50 @@ public struct Strings: Sendable {
             changed: { n, local, remote in "\(upper(memos(n))) \(n == 1 ? "differs" : "differ") between \(local) and \(remote). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you." },
             cannotCompare: { n, remote in "\(upper(memos(n))) could not be compared with \(remote) because a file is damaged, missing or duplicated. The problems are listed below; nothing was changed." },
             sideFailed: { label, reason in "\(upper(label)) could not be read: \(reason). Its counts are left out; fix the folder and run again." },
-            sideHasProblems: { label, n in "\(upper(label)) has \(n == 1 ? "1 problem" : "\(n) problems") that need a look; see below." },
+            sideHasProblems: { label, n in "\(upper(label)) has \(n == 1 ? "1 problem that needs" : "\(n) problems that need") a look; see below." },
             inSync: { local, remotes in "\(upper(local)) and \(remotes.joined(separator: ", ")) agree: every memo is the same on each side." },
             empty: { local, remotes in "There are no memos yet, on \(local) or on \(remotes.joined(separator: ", "))." },
             rebuiltFromMemoFiles: { label, reason in "The index.json of \(label) could not be used (\(reason)), so its counts were rebuilt from the memo files." },
             quarantined: { n in "\(n == 1 ? "1 file" : "\(n) files") could not be used and \(n == 1 ? "was" : "were") copied aside (listed below); the \(n == 1 ? "original was" : "originals were") left exactly as \(n == 1 ? "it was" : "they were")." },
             quarantineFailed: { n in "\(n == 1 ? "1 damaged file" : "\(n) damaged files") could not be copied aside; the \(n == 1 ? "original is" : "originals are") untouched. See the problems below." },
             exportMissing: { n in "The export could not be written in full: \(n == 1 ? "1 memo" : "\(n) memos") could not be read." },
-            exportFailed: { reason in "The export could not be written: \(reason). The reports were written all the same." },
             checkedAt: { "Checked \($0)." },
-            kind: { kind, remote in
+            kind: { kind, local, remote in
                 switch kind {
                 case .onlyOnRemote: "only on \(remote)"
-                case .onlyOnLocal: "not on \(remote)"
+                case .onlyOnLocal: "only on \(local)"
                 case .deletedOnOneSide: "deleted on one side"
                 case .archivedOnOneSide: "archived on one side"
                 case .changed: "changed"
                 case .cannotCompare: "cannot be compared"
                 }
             },
+            archivedOnlyOn: { "archived on \($0) only" },
+            deletedOnlyOn: { "deleted on \($0) only" },
+            fieldChanged: { field in
+                switch field {
+                case "title": "title changed"
+                case "body": "text changed"
+                case "tags": "tags changed"
+                case "createdAt": "created at another time"
+                case "modifiedTime", "modifiedAt": "modified at another time"
+                case "archived", "archivedAt": "archived at another time"
+                case "deletedAt": "deleted at another time"
+                case "pinned": "pinned on one side only"
+                case "changeTag": "another version"
+                default: "\(field) changed"
+                }
+            },
             andMore: { n, file in "… and \(n) more (see \(file))" },
+            andMoreUnlisted: { n in "… and \(n) more" },
             status: { $0.rawValue },
+            statusWithProblems: { status, n in n == 0 ? status.rawValue : "\(status.rawValue), \(n == 1 ? "1 problem" : "\(n) problems")" },
+            exportFailed: { "The export could not be written: \($0)" },
+            legendHeading: "Signs",
+            sigilMeanings: { local, remote in
+                ["same on both sides", "only on \(remote)", "only on \(local)", "on both sides, different", "cannot be compared (a file is damaged or missing)"]
+            },
+            troubleRun: "ended in trouble",
             severity: { $0.rawValue },
             reason: { $0.message },
             notExported: "not exported",
@@ -154,19 +192,35 @@ public struct Strings: Sendable {
         quarantined: { n in "使えないファイル\(n)件を別の場所にコピーしました（下の一覧）。元のファイルはそのままです。" },
         quarantineFailed: { n in "壊れたファイル\(n)件をコピーできませんでした。元のファイルには手を触れていません。下の問題一覧を見てください。" },
         exportMissing: { n in "エクスポートを完全には書き出せませんでした。\(n)件のメモを読み込めませんでした。" },
-        exportFailed: { reason in "エクスポートを書き出せませんでした（\(reason)）。レポートは書き出しました。" },
         checkedAt: { "確認日時: \($0)" },
-        kind: { kind, remote in
+        kind: { kind, local, remote in
             switch kind {
             case .onlyOnRemote: "\(remote)にだけある"
-            case .onlyOnLocal: "\(remote)にない"
+            case .onlyOnLocal: "\(local)にだけある"
             case .deletedOnOneSide: "片方でだけ削除"
             case .archivedOnOneSide: "片方でだけアーカイブ"
             case .changed: "内容が異なる"
             case .cannotCompare: "比較できない"
             }
         },
+        archivedOnlyOn: { "\($0)でだけアーカイブ" },
+        deletedOnlyOn: { "\($0)でだけ削除" },
+        fieldChanged: { field in
+            switch field {
+            case "title": "タイトルが異なる"
+            case "body": "本文が異なる"
+            case "tags": "タグが異なる"
+            case "createdAt": "作成日時が異なる"
+            case "modifiedTime", "modifiedAt": "更新日時が異なる"
+            case "archived", "archivedAt": "アーカイブ日時が異なる"
+            case "deletedAt": "削除日時が異なる"
+            case "pinned": "ピン留めが片方だけ"
+            case "changeTag": "版が異なる"
+            default: "\(field) が異なる"
+            }
+        },
         andMore: { n, file in "…ほか\(n)件（\(file) を参照）" },
+        andMoreUnlisted: { n in "…ほか\(n)件" },
         status: { status in
             switch status {
             case .ok: "正常"
@@ -174,6 +228,20 @@ public struct Strings: Sendable {
             case .failed: "失敗"
             }
         },
+        statusWithProblems: { status, n in
+            let word = switch status {
+            case .ok: "正常"
+            case .degraded: "一部のみ"
+            case .failed: "失敗"
+            }
+            return n == 0 ? word : "\(word)（問題\(n)件）"
+        },
+        exportFailed: { "エクスポートを書き出せませんでした: \($0)" },
+        legendHeading: "記号",
+        sigilMeanings: { local, remote in
+            ["両方で同じ", "\(remote)にだけある", "\(local)にだけある", "両方にあるが異なる", "比較できない（ファイルが壊れているか、見つからない）"]
+        },
+        troubleRun: "問題あり",
         severity: { $0 == .error ? "エラー" : "警告" },
         reason: { problem in
             let kind = switch problem.kind {

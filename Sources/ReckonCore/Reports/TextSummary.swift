@@ -1,67 +1,87 @@
+import Foundation
+
 /// The terminal summary of `reconcile` and `run`, in the seed's layout: the
 /// device block above each remote's block, then the sentences, then the lists.
+/// Nothing from a source reaches the terminal raw: every line is shown with
+/// control and format characters escaped.
 public struct TextSummary {
     public var strings: Strings
     /// Whether to colour drifted counts (a terminal without NO_COLOR).
     public var color: Bool
     /// How many differences and problems to list before pointing at the files.
     public var listLimit = 20
+    /// Where `report.md` was written, to point at for the rest of a long
+    /// list; nil when no report file was written.
+    public var reportFolder: URL?
+    /// Paths under this folder are shown relative to it.
+    public var currentFolder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
 
-    public init(strings: Strings = .en, color: Bool = false) {
+    public init(strings: Strings = .en, color: Bool = false, reportFolder: URL? = nil) {
         self.strings = strings
         self.color = color
+        self.reportFolder = reportFolder
     }
 
     public func render(_ report: Report) -> String {
         let s = strings
         var out: [String] = []
+        func add(_ line: String) { out.append(escapedForDisplay(line)) }
         for side in report.sides where !report.isEmpty {
-            out.append(s.memosOn(side.label))
+            add(s.memosOn(side.label))
             guard let rows = report.countRows(side, s) else {
-                out += ["  \(s.notRead)", ""]
+                add("  \(s.notRead)")
+                out.append("")
                 continue
             }
             for row in rows {
                 var shown = row.drifted ?? String(row.value)
-                if color && row.drifted != nil { shown = "\u{1B}[38;5;208m\(shown)\u{1B}[0m" }
-                out.append("  " + pad(row.name, 10) + shown)
+                if color && row.drifted != nil { shown = "\u{1B}[38;5;208m\(escapedForDisplay(shown))\u{1B}[0m" }
+                out.append("  " + pad(escapedForDisplay(row.name), 10) + shown)
             }
             out.append("")
         }
-        out += report.hints(s)
+        report.hints(s).forEach(add)
 
+        let listing = reportFolder.map { report.shownPath($0.appendingPathComponent("report.md"), from: currentFolder) }
+        func more(_ count: Int) -> String { listing.map { s.andMore(count, $0) } ?? s.andMoreUnlisted(count) }
         if !report.differences.isEmpty {
             out.append("")
-            out.append("\(s.differencesHeading) (\(report.differences.count)):")
+            add("\(s.differencesHeading) (\(report.differences.count)):")
             for difference in report.differences.prefix(listLimit) {
                 var line = "  \(difference.sigil.rawValue) \(difference.id)  \(report.whatDiffers(difference, s))"
                 if let title = difference.title, !title.isEmpty { line += "  " + quoted(title, limit: 40) }
-                out.append(line)
+                add(line)
             }
-            if report.differences.count > listLimit { out.append("  " + s.andMore(report.differences.count - listLimit, "combined.txt")) }
+            if report.differences.count > listLimit { add("  " + more(report.differences.count - listLimit)) }
         }
         let problems = report.sides.flatMap { side in side.problems.map { (side, $0) } }
         if !problems.isEmpty {
             out.append("")
-            out.append("\(s.problemsHeading) (\(problems.count)):")
+            add("\(s.problemsHeading) (\(problems.count)):")
             for (side, problem) in problems.prefix(listLimit) {
-                out.append("  " + problem.line(under: side.path, in: s))
+                add("  " + problem.line(under: report.shownPath(side, from: currentFolder), in: s))
             }
-            if problems.count > listLimit { out.append("  " + s.andMore(problems.count - listLimit, "report.json")) }
+            if problems.count > listLimit { add("  " + more(problems.count - listLimit)) }
         }
         if !report.quarantined.isEmpty {
             out.append("")
-            out.append("\(s.quarantinedHeading) (\(report.quarantined.count)):")
-            for record in report.quarantined { out.append("  \(record.source) → \(record.copy)  sha256 \(record.sha256)") }
+            add("\(s.quarantinedHeading) (\(report.quarantined.count)):")
+            for record in report.quarantined {
+                add("  \(report.shownSource(record, from: currentFolder)) → \(report.shownPath(record, from: currentFolder))  sha256 \(record.sha256)")
+            }
         }
         if !report.exports.isEmpty {
             out.append("")
-            out.append("\(s.exportsHeading):")
+            add("\(s.exportsHeading):")
             for export in report.exports {
-                out.append("  \(export.path)  \(s.exportSize(export.memos, export.bytes))")
+                if let failure = export.failure {
+                    add("  " + s.exportFailed(failure))
+                } else {
+                    add("  \(report.shownPath(export, from: currentFolder))  \(s.exportSize(export.memos, export.bytes))")
+                }
             }
             for problem in report.exports.first?.missing ?? [] {
-                out.append("  \(s.notExported): \(problem.path): \(s.reason(problem))")
+                add("  \(s.notExported): " + (problem.path.isEmpty ? "" : "\(problem.path): ") + s.reason(problem))
             }
         }
         return out.joined(separator: "\n") + "\n"
@@ -72,8 +92,10 @@ public struct TextSummary {
     }
 }
 
-/// A side's path joined with a path inside it, for messages.
+/// A side's path joined with a path inside it, for messages (`inside` alone
+/// when there is no root).
 public func joinPath(_ root: String, _ inside: String) -> String {
     if inside.isEmpty { return root }
+    if root.isEmpty { return inside }
     return root.hasSuffix("/") ? root + inside : root + "/" + inside
 }

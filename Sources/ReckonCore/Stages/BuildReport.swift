@@ -17,11 +17,10 @@ extension Report {
         let differences = exported.reconciliation.differences
         let sides = loaded.sides
         let inSync = differences.isEmpty && sides.allSatisfy { $0.status != .failed }
-        let trouble = sides.contains { $0.hasTrouble } || exported.exportFailure != nil || exported.exports.contains { !$0.missing.isEmpty }
+        let trouble = sides.contains { $0.hasTrouble } || exported.exports.contains { $0.failure != nil || !$0.missing.isEmpty }
         var report = Report(pipeline: loaded.definition.name, check: loaded.definition.check, sides: sides.map(SideReport.init),
                             inSync: inSync, outcome: trouble ? .trouble : differences.isEmpty ? .inSync : .drift,
                             differences: differences, quarantined: loaded.quarantined, exports: exported.exports)
-        report.exportFailure = exported.exportFailure
         report.startedAt = startedAt
         report.timeZone = loaded.definition.timeZone
         report.timings = timings.map { StageTiming(stage: $0.stage, seconds: Double($0.duration.components.seconds) + Double($0.duration.components.attoseconds) / 1e18) }

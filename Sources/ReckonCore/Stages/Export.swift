@@ -10,10 +10,11 @@ extension Pipeline {
             var exported = Exported(reconciliation: reconciliation, exports: [])
             guard let spec = loaded.definition.export, writeFiles else { return exported }
             let side = loaded.side(spec.from)
-            guard side.status != .failed else {
-                exported.exportFailure = "\(side.spec.label) could not be read, so nothing was exported"
+            func fail(_ reason: String) -> Exported {
+                exported.exports = [ExportRecord(format: spec.formats[0], path: "", memos: 0, bytes: 0, failure: reason, folder: spec.dir)]
                 return exported
             }
+            guard side.status != .failed else { return fail("\(side.spec.label) could not be read, so nothing was exported") }
             context.note("exporting \(side.spec.label)")
             var staging: URL?
             do {
@@ -25,12 +26,12 @@ extension Pipeline {
                 let (run, removed) = try ExportFolder.publishRun(staging!, in: spec.dir, startedAt: startedAt, keep: spec.keep)
                 staging = nil
                 for name in removed { context.note("removed the old export \(name)") }
-                exported.exports = ExportRecord.records(summary, folder: run, displayPath: joinPath(spec.path, run.lastPathComponent))
+                exported.exports = ExportRecord.records(summary, folder: run, displayPath: "")
+                return exported
             } catch {
                 if let staging { try? FileManager.default.removeItem(at: staging) }
-                exported.exportFailure = shownUnder(errorWords(error), dir: spec.dir, as: spec.path)
+                return fail(shownUnder(errorWords(error), dir: spec.dir, as: spec.path))
             }
-            return exported
         }
     }
 }

@@ -48,7 +48,8 @@ public struct Quarantine {
                 do {
                     let sha256 = try copy(damaged.bytes, to: dir.appendingPathComponent(inside))
                     records.append(QuarantineRecord(side: side.spec.name, source: joinPath(side.spec.path, damaged.path),
-                                                    copy: joinPath(path, inside), sha256: sha256, reason: problem?.message ?? "damaged"))
+                                                    copy: "\(side.spec.name)/\(damaged.path)", sha256: sha256, reason: problem?.message ?? "damaged",
+                                                    folder: dir.appendingPathComponent(run)))
                 } catch {
                     result[index].problems.append(Problem(.quarantineFailed, path: damaged.path, id: problem?.id,
                                                           "could not be copied aside (\(error)); the original is untouched"))

@@ -328,7 +328,7 @@ public struct MemoFolder: MemoStore {
         case .directory:
             let listed = try listFolder(atPath: memosURL.path) { name, kind in
                 func problem(_ problem: (String) -> Problem) {
-                    let text = String(decoding: name, as: UTF8.self)
+                    let text = displayName(name)
                     listingProblems.append((text, problem("memos/" + text)))
                 }
                 guard name.count > 5, name.suffix(5).elementsEqual(".json".utf8) else {
