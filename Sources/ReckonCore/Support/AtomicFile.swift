@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 #endif
 
-/// An output file or folder that could not be written; stops the run.
+/// An output file or folder that could not be written, and errno's words for why.
 public struct OutputError: Error, CustomStringConvertible {
     public var path: String
     public var reason: String
@@ -12,8 +12,8 @@ public struct OutputError: Error, CustomStringConvertible {
 
 /// Writes files so that a run killed at any moment leaves either the old file
 /// or the new one: a temporary name in the same folder, flushed, then renamed.
-public enum AtomicFile {
-    public static func write(_ data: Data, to url: URL) throws(OutputError) {
+package enum AtomicFile {
+    package static func write(_ data: Data, to url: URL) throws(OutputError) {
         let folder = url.deletingLastPathComponent()
         try makeFolder(folder)
         let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
@@ -47,7 +47,7 @@ public enum AtomicFile {
     }
 
     /// Creates a folder and its parents, or says why it could not.
-    public static func makeFolder(_ url: URL) throws(OutputError) {
+    package static func makeFolder(_ url: URL) throws(OutputError) {
         switch FileKind(path: url.path) {
         case .directory: return
         case .missing: break

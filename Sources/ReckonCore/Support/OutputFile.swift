@@ -6,21 +6,21 @@ import Glibc
 /// A new file written in order through a buffer, counting and hashing what
 /// it writes. Used for outputs that are built in a staging folder and
 /// published by renaming. Owns its descriptor; not `Sendable`.
-public final class OutputFile {
-    public let url: URL
+package final class OutputFile {
+    package let url: URL
     private var fd: Int32
     private var buffer: [UInt8] = []
     private let hasher = SHA256()
-    public private(set) var size = 0
+    package private(set) var size = 0
 
     /// Creates the file; fails if something already stands at the path.
-    public convenience init(_ url: URL) throws(OutputError) {
+    package convenience init(_ url: URL) throws(OutputError) {
         guard let fd = try Self.create(url) else { throw OutputError(path: url.path, reason: "something already stands there") }
         self.init(url: url, fd: fd)
     }
 
     /// Creates the file, or gives nil when something already stands at the path.
-    public convenience init?(creatingNew url: URL) throws(OutputError) {
+    package convenience init?(creatingNew url: URL) throws(OutputError) {
         guard let fd = try Self.create(url) else { return nil }
         self.init(url: url, fd: fd)
     }
@@ -41,11 +41,11 @@ public final class OutputFile {
 
     deinit { if fd >= 0 { close(fd) } }
 
-    public func write(_ text: String) throws(OutputError) {
+    package func write(_ text: String) throws(OutputError) {
         try write(Data(text.utf8))
     }
 
-    public func write(_ data: Data) throws(OutputError) {
+    package func write(_ data: Data) throws(OutputError) {
         data.withUnsafeBytes { hasher.update($0) }
         size += data.count
         buffer.append(contentsOf: data)
@@ -66,7 +66,7 @@ public final class OutputFile {
     }
 
     /// Writes what is buffered and closes; returns the SHA-256 of the contents.
-    public func finish() throws(OutputError) -> SHA256.Digest {
+    package func finish() throws(OutputError) -> SHA256.Digest {
         try flush()
         close(fd)
         fd = -1

@@ -5,22 +5,22 @@ import Glibc
 
 /// One pipeline's lock file: held with `flock` for the whole run, so the
 /// kernel frees it when a run dies; the file holds the holder's process id.
-public final class RunLock {
-    public struct Busy: Error, CustomStringConvertible {
-        public var path: String
-        public var holder: String
-        public var description: String {
+package final class RunLock {
+    package struct Busy: Error, CustomStringConvertible {
+        package var path: String
+        package var holder: String
+        package var description: String {
             "another reckon run (process \(holder)) holds the lock \(path); try again when it has finished"
         }
     }
 
     private let fd: Int32
-    public let url: URL
+    package let url: URL
     /// The process id left in the file by a run that died holding it.
-    public let staleHolder: String?
+    package let staleHolder: String?
 
     /// Takes the lock or throws `Busy` naming the process that holds it.
-    public init(at url: URL) throws {
+    package init(at url: URL) throws {
         try AtomicFile.makeFolder(url.deletingLastPathComponent())
         self.url = url
         fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
@@ -38,7 +38,7 @@ public final class RunLock {
     }
 
     /// Empties the file and lets the lock go.
-    public func release() {
+    package func release() {
         ftruncate(fd, 0)
         flock(fd, LOCK_UN)
         close(fd)

@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// What stands at a path, found without following a link.
-public enum FileKind: Equatable, Sendable {
+package enum FileKind: Equatable, Sendable {
     case missing
     case regular(size: Int64)
     case directory
@@ -13,7 +13,7 @@ public enum FileKind: Equatable, Sendable {
     case special(String)
 
     /// Looks at a path with `lstat`, so links are seen as links.
-    public init(path: String) {
+    package init(path: String) {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             self = .missing
@@ -30,13 +30,13 @@ public enum FileKind: Equatable, Sendable {
         }
     }
 
-    public var isRegular: Bool {
+    package var isRegular: Bool {
         if case .regular = self { return true }
         return false
     }
 
     /// What this is, for a message ("a folder", "a link").
-    public var description: String {
+    package var description: String {
         switch self {
         case .missing: "missing"
         case .regular: "a file"
@@ -49,7 +49,7 @@ public enum FileKind: Equatable, Sendable {
 
 /// What a folder listing says one of its names is: a regular file, or
 /// (when the listing does not say, or says something else) what `lstat` finds.
-public enum ListedKind: Equatable, Sendable {
+package enum ListedKind: Equatable, Sendable {
     case regularFile
     case other(FileKind)
 }
@@ -59,7 +59,7 @@ public enum ListedKind: Equatable, Sendable {
 /// the file system gives it, so a folder of 100,000 memo files costs no
 /// `lstat` and no string per name. False when the folder cannot be opened
 /// or its listing breaks off.
-public func listFolder(atPath path: String, each: (UnsafeRawBufferPointer, ListedKind) throws -> Void) rethrows -> Bool {
+package func listFolder(atPath path: String, each: (UnsafeRawBufferPointer, ListedKind) throws -> Void) rethrows -> Bool {
     guard let folder = opendir(path) else { return false }
     defer { closedir(folder) }
     while true {
@@ -77,11 +77,11 @@ public func listFolder(atPath path: String, each: (UnsafeRawBufferPointer, Liste
 
 /// An open folder, so that the files in it are opened by name alone
 /// instead of walking the whole path each time.
-public final class OpenFolder: Sendable {
+package final class OpenFolder: Sendable {
     let fd: Int32
 
     /// Nil when the folder cannot be opened (or is a link).
-    public init?(_ path: String) {
+    package init?(_ path: String) {
         fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if fd < 0 { return nil }
     }
@@ -92,7 +92,7 @@ public final class OpenFolder: Sendable {
 /// Reads a whole regular file without following a link and without blocking
 /// on a FIFO, refusing files larger than `limit` bytes. A relative path is
 /// taken inside `folder` when one is given.
-public func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, limit: Int64) throws(ReadFailure) -> Data {
+package func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, limit: Int64) throws(ReadFailure) -> Data {
     var data = Data()
     try readRegularFile(atPath: path, in: folder, limit: limit, into: &data)
     return data
@@ -101,7 +101,7 @@ public func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, l
 /// Reads a file as `readRegularFile(atPath:in:limit:)` does into `data`,
 /// reusing its storage, so reading many files one after another does not
 /// allocate and clear a buffer for each.
-public func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, limit: Int64, into data: inout Data) throws(ReadFailure) {
+package func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, limit: Int64, into data: inout Data) throws(ReadFailure) {
     let fd = openat(folder?.fd ?? AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     guard fd >= 0 else {
         let code = errno
@@ -137,6 +137,6 @@ public func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, l
 }
 
 /// Why a file could not be read; the message completes "<path> …".
-public struct ReadFailure: Error, Equatable {
-    public var message: String
+package struct ReadFailure: Error, Equatable {
+    package var message: String
 }
