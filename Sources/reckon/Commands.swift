@@ -230,30 +230,62 @@ enum Commands {
             if !formats.contains(format) { formats.append(format) }
         }
         let spec = SideSpec(role: .local, name: "local", label: path, path: path, url: fileURL(path))
-        let out = fileURL(outPath)
-        let check = PipelineDefinition(name: "export", local: spec, remotes: [], reportDir: out)
+        let check = PipelineDefinition(name: "export", local: spec, remotes: [], reportDir: fileURL(outPath))
         do {
             try check.checkOutputsOutsideSources(file: "--out")
         } catch {
             console.err(UsageError(command: export, message: error.message).text)
             return .usage
         }
-        let outExisted = FileKind(path: out.path) != .missing
+        // A link to a folder is the user's choice: the export replaces the folder it leads to.
+        var out = fileURL(outPath)
+        if FileKind(path: out.path) == .link {
+            guard let real = realpath(out.path, nil) else {
+                console.err("Error: \(outPath): is a link that leads nowhere (\(String(cString: strerror(errno))))\n")
+                return .trouble
+            }
+            out = URL(fileURLWithPath: String(cString: real))
+            free(real)
+        }
+        if let found = ExportFolder.inTheWay(of: out) {
+            console.err("Error: \(joinPath(outPath, found.path)): \(found.reason). reckon replaces only what its own earlier export wrote, so nothing was written.\n")
+            return .trouble
+        }
+        TestStop.at("checked")
+        // The folders the export creates, removed again when it fails.
+        var created: [URL] = []
+        var above = out.deletingLastPathComponent()
+        while FileKind(path: above.path) == .missing {
+            created.append(above)
+            above = above.deletingLastPathComponent()
+        }
+        var staging: URL?
+        func cleanUp() {
+            if let staging { try? ExportFolder.removeTree(staging.path) }
+            for folder in created { rmdir(folder.path) }
+        }
         do {
-            let staging = try ExportFolder.makeStaging(in: out, kind: "export")
+            let folder = try ExportFolder.makeStaging(beside: out)
+            staging = folder
             let printer = progressPrinter(console, quiet: false)
             let (side, exported) = try Exporter().export(reading: spec, formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
-                                                         into: staging) { printer("exporting", $0, $1) }
+                                                         into: folder) { printer("exporting", $0, $1) }
             for problem in side.problems {
                 console.err(problem.line(under: path) + "\n")
             }
             guard let summary = exported else {
                 // The side could not be read: leave no trace, not even the folder.
-                try? FileManager.default.removeItem(at: staging)
-                if !outExisted { rmdir(out.path) }
+                cleanUp()
                 return .trouble
             }
-            try ExportFolder.publishInPlace(staging, to: out)
+            // A quick second look: nothing may have come into the folder meanwhile.
+            if let found = ExportFolder.inTheWay(of: out, checkingBytes: false) {
+                cleanUp()
+                console.err("Error: \(joinPath(outPath, found.path)): \(found.reason). reckon replaces only what its own earlier export wrote, so nothing was published.\n")
+                return .trouble
+            }
+            try ExportFolder.publish(folder, as: out)
+            TestStop.at("done")
             for record in ExportRecord.records(summary, folder: out, displayPath: outPath) {
                 console.out("\(record.path)  \(record.memos) memos, \(record.bytes) bytes\(record.sha256.map { ", sha256 \($0)" } ?? "")\n")
             }
@@ -262,6 +294,7 @@ enum Commands {
             }
             return summary.missing.isEmpty && !side.hasTrouble ? .done : .trouble
         } catch {
+            cleanUp()
             console.err("Error: \(error)\n")
             return .trouble
         }
