@@ -1,5 +1,8 @@
 import CArchive
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An error from libarchive, with the library's own message.
 public struct ArchiveError: Error, CustomStringConvertible {
@@ -12,6 +15,7 @@ public struct ArchiveError: Error, CustomStringConvertible {
 /// The one owner of the `struct archive` pointer; not `Sendable`.
 public final class ZipWriter {
     private let archive: OpaquePointer
+    private let path: String
     private var finished = false
 
     /// Opens `url` for writing. Names are handed over as UTF-8, so no
@@ -19,7 +23,9 @@ public final class ZipWriter {
     /// `localtime_r`, so the bytes depend on the time zone: `reckon` pins
     /// `TZ=UTC` once at start-up (main.swift); nothing here changes it.
     public init(url: URL) throws(ArchiveError) {
-        archive = archive_write_new()
+        path = url.path
+        guard let archive = archive_write_new() else { throw ArchiveError(message: "\(url.path): libarchive could not start writing") }
+        self.archive = archive
         try check(archive_write_set_format_zip(archive))
         try check(archive_write_set_options(archive, "zip:compression=deflate,zip:compression-level=1,zip:hdrcharset=UTF-8"))
         try check(archive_write_open_filename(archive, url.path))
@@ -58,10 +64,18 @@ public final class ZipWriter {
 
     /// Adds one regular file, its contents streamed from `source` in chunks.
     public func add(name: String, modified: Timestamp, size: Int, contents source: URL) throws {
-        let input = try FileHandle(forReadingFrom: source)
-        defer { try? input.close() }
+        let fd = open(source.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw OutputError(path: source.path, reason: AtomicFile.lastError()) }
+        defer { close(fd) }
+        var buffer = Data(count: 1 << 16)
         try add(name: name, modified: modified, size: size) { write in
-            while let chunk = try input.read(upToCount: 1 << 16), !chunk.isEmpty { try write(chunk) }
+            while true {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count >= 0 else { throw OutputError(path: source.path, reason: AtomicFile.lastError()) }
+                if count == 0 { break }
+                try write(buffer.prefix(count))
+            }
         }
     }
 
@@ -85,7 +99,7 @@ public final class ZipWriter {
             let count = data.withUnsafeBytes { archive_write_data(archive, $0.baseAddress, $0.count) }
             guard count >= 0 else { throw ArchiveError(message: errorMessage()) }
         }
-        guard written == size else { throw ArchiveError(message: "\(name): \(written) bytes written, \(size) announced") }
+        guard written == size else { throw ArchiveError(message: "\(path): \(name): \(written) bytes written, \(size) announced") }
         try check(archive_write_finish_entry(archive))
     }
 
@@ -99,8 +113,9 @@ public final class ZipWriter {
         guard code >= ARCHIVE_WARN else { throw ArchiveError(message: errorMessage()) }
     }
 
+    /// libarchive's own message, after the zip's path.
     private func errorMessage() -> String {
-        archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))"
+        "\(path): " + (archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))")
     }
 }
 
