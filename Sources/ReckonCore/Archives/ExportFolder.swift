@@ -68,11 +68,14 @@ public enum ExportFolder {
     /// export, now under the staging name, is removed. A run killed at any
     /// moment leaves `dir` holding the old export or the new one, whole.
     /// `dir` keeps its permissions. The caller has checked that `dir` holds
-    /// nothing but an earlier export (`foreignFile(in:)`).
+    /// nothing but an earlier export (`inTheWay(of:)`).
     public static func publish(_ staging: URL, as dir: URL) throws(OutputError) {
         var info = stat()
         let exists = lstat(dir.path, &info) == 0
-        if exists { chmod(staging.path, info.st_mode & 0o7777) }
+        if exists {
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw OutputError(path: dir.path, reason: "is no longer a folder; nothing was published") }
+            chmod(staging.path, info.st_mode & 0o7777)
+        }
         try flush(staging)
         TestStop.at("flushed")
         if exists {
@@ -82,7 +85,12 @@ public enum ExportFolder {
         }
         try flush(dir.deletingLastPathComponent())
         TestStop.at("published")
-        if exists { try removeTree(staging.path, step: "removing-old") }
+        guard exists else { return }
+        do throws(OutputError) {
+            try removeTree(staging.path, step: "removing-old")
+        } catch {
+            throw OutputError(path: error.path, reason: "\(error.reason); the new export is in \(dir.path), but the earlier one, set aside in \(staging.path), could not all be removed")
+        }
     }
 
     /// Removes a folder and everything in it, never following a link; says
