@@ -251,23 +251,52 @@ enum Commands {
             console.err(UsageError(command: export, message: "'--out' \(error.message)").text)
             return .usage
         }
-        let outExisted = FileKind(path: out.path) != .missing
+        // A link to a folder is the user's choice: `out` is the real path,
+        // so the export replaces the folder it leads to.
+        if FileKind(path: fileURL(outPath).path) == .link && FileKind(path: out.path) == .missing {
+            console.err("Error: \(outPath): is a link that leads nowhere\n")
+            return .trouble
+        }
+        if let found = ExportFolder.inTheWay(of: out) {
+            console.err("Error: \(joinPath(outPath, found.path)): \(found.reason). reckon replaces only what its own earlier export wrote, so nothing was written.\n")
+            return .trouble
+        }
+        TestStop.at("checked")
+        // The folders the export creates, removed again when it fails.
+        var created: [URL] = []
+        var above = out.deletingLastPathComponent()
+        while FileKind(path: above.path) == .missing {
+            created.append(above)
+            above = above.deletingLastPathComponent()
+        }
+        var staging: URL?
+        func cleanUp() {
+            if let staging { try? ExportFolder.removeTree(staging.path) }
+            for folder in created { rmdir(folder.path) }
+        }
         do {
-            let staging = try ExportFolder.makeStaging(in: out, kind: "export")
+            let folder = try ExportFolder.makeStaging(beside: out)
+            staging = folder
             let printer = progressPrinter(console, quiet: false)
             let exporter = Exporter(store: spec.store(limits: ReadLimits()))
             let (side, exported) = try exporter.export(formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
-                                                       into: staging) { printer("exporting", $0, $1) }
+                                                       into: folder) { printer("exporting", $0, $1) }
             for problem in side.problems {
                 console.err(problem.line(under: path) + "\n")
             }
             guard let summary = exported else {
                 // The side could not be read: leave no trace, not even the folder.
-                try? FileManager.default.removeItem(at: staging)
-                if !outExisted { rmdir(out.path) }
+                cleanUp()
                 return .trouble
             }
-            try ExportFolder.publishInPlace(staging, to: out)
+            // A quick second look: nothing may have come into the folder meanwhile.
+            if let found = ExportFolder.inTheWay(of: out, checkingBytes: false) {
+                cleanUp()
+                console.err("Error: \(joinPath(outPath, found.path)): \(found.reason). reckon replaces only what its own earlier export wrote, so nothing was published.\n")
+                return .trouble
+            }
+            try ExportFolder.publish(folder, as: out)
+            TestStop.at("done")
             for record in ExportRecord.records(summary, folder: out, displayPath: outPath) {
                 console.out("\(record.path)  \(record.memos) memos, \(record.bytes) bytes\(record.sha256.map { ", sha256 \($0)" } ?? "")\n")
             }
@@ -276,6 +305,7 @@ enum Commands {
             }
             return summary.missing.isEmpty && !side.hasTrouble ? .done : .trouble
         } catch {
+            cleanUp()
             console.err("Error: \(error)\n")
             return .trouble
         }

@@ -173,10 +173,12 @@ import Testing
         let (staging, summary, manifest) = try exportAll()
         let written = try Data(contentsOf: staging.appendingPathComponent("manifest.json"))
         #expect(written == (try makeJSONEncoder().encode(manifest)) + [0x0A])
-        #expect(manifest.files.map(\.path) == ["markdown/2026-04-01-archived-7c9e6679.md", "markdown/2026-04-01-old-a3bb189e.md",
-                                               "markdown/2026-04-01-京都旅行-3f2504e0.md", "memos.json"])
+        let inFolder = ["markdown/2026-04-01-archived-7c9e6679.md", "markdown/2026-04-01-old-a3bb189e.md",
+                        "markdown/2026-04-01-京都旅行-3f2504e0.md", "memos.json"]
+        #expect(manifest.files.filter { $0.place == .folder }.map(\.path) == inFolder + ["memos.zip"])
+        #expect(manifest.files.filter { $0.place == .zip }.map(\.path) == ["manifest.json"] + inFolder)
         #expect(manifest.counts == summary.counts)
-        #expect(summary.markdownBytes == manifest.files.dropLast().reduce(0) { $0 + $1.size })
+        #expect(summary.markdownBytes == manifest.files.filter { $0.place == .folder && $0.path.hasPrefix("markdown/") }.reduce(0) { $0 + $1.size })
     }
 
     @Test func anEmptyExportIsStillValidJSON() throws {
@@ -200,15 +202,15 @@ import Testing
         #expect(names.last == "memos.json")
         #expect(names.contains("markdown/2026-04-01-京都旅行-3f2504e0.md"))
         #expect(entries.allSatisfy { $0.permissions == 0o644 })
-        for entry in entries {
+        for entry in entries where entry.name != "manifest.json" {
             #expect(entry.data == (try Data(contentsOf: staging.appendingPathComponent(entry.name))), "\(entry.name)")
         }
         let kyoto = try #require(entries.first { $0.name.contains("京都") })
         #expect(kyoto.modified == Timestamp(iso8601: "2026-04-19T14:32:00Z")!.seconds)
         let old = try #require(entries.first { $0.name.contains("-old-") })
         #expect(old.modified == Timestamp(iso8601: "1980-01-01T00:00:00Z")!.seconds, "clamped to 1980")
-        let files = Dictionary(uniqueKeysWithValues: manifest.files.map { ($0.path, $0) })
-        for entry in entries where entry.name != "manifest.json" {
+        let files = Dictionary(uniqueKeysWithValues: manifest.files.filter { $0.place == .zip }.map { ($0.path, $0) })
+        for entry in entries {
             #expect(files[entry.name]?.sha256 == SHA256.hex(of: entry.data))
             #expect(files[entry.name]?.size == entry.data.count)
         }
@@ -275,5 +277,103 @@ import Testing
         let shortName = try #require(expected.keys.first { $0.hasPrefix("markdown/") && $0.hasSuffix("-same-3f2504e0.md") })
         #expect(String(decoding: expected[shortName]!, as: UTF8.self).contains("id: \(twins[0].lowercased())"),
                 "the first twin in export order (creation time, then id) keeps the short name")
+    }
+}
+
+@Suite struct ExportPromiseCoreTests {
+    let source = TempFolder()
+
+    func staging() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func aZipCutShortIsAnErrorNamingTheFile() throws {
+        source.index([entry(idA), entry(idB)])
+        source.write("memos/\(idA).json", memo(idA, title: "One", body: String(repeating: "a long body line\\n", count: 400)))
+        source.write("memos/\(idB).json", memo(idB, title: "Two"))
+        let folder = try staging()
+        _ = try Exporter(store: MemoFolder(source.spec())).export(MemoFolder(source.spec()).load(deep: false), formats: [.zip], includeArchived: true, into: folder)
+        let zip = folder.appendingPathComponent("memos.zip")
+        let whole = try Data(contentsOf: zip)
+        #expect(try ArchiveReader.entries(of: zip).count == 4)
+        for length in [whole.count - 1, whole.count - 30, whole.count / 2, 40] {
+            let cut = folder.appendingPathComponent("cut-\(length).zip")
+            try whole.prefix(length).write(to: cut)
+            do {
+                let entries = try ArchiveReader.entries(of: cut)
+                Issue.record("a zip cut to \(length) of \(whole.count) bytes was read as \(entries.count) entries")
+            } catch {
+                #expect(error.message.hasPrefix(cut.path + ": "), "\(error.message)")
+            }
+        }
+    }
+
+    @Test func writingAndReadingAZipChangesNoProcessWideState() throws {
+        let zone = getenv("TZ").map { String(cString: $0) }
+        let locale = setlocale(LC_CTYPE, nil).map { String(cString: $0) }
+        source.index([entry(idA)])
+        source.write("memos/\(idA).json", memo(idA, title: "京都旅行"))
+        let folder = try staging()
+        _ = try Exporter(store: MemoFolder(source.spec())).export(MemoFolder(source.spec()).load(deep: false), formats: [.zip], includeArchived: true, into: folder)
+        let names = try ArchiveReader.entries(of: folder.appendingPathComponent("memos.zip")).map(\.name)
+        #expect(names.contains("markdown/2026-04-01-京都旅行-3f2504e0.md"), "UTF-8 names read back whole in any locale")
+        #expect(getenv("TZ").map { String(cString: $0) } == zone)
+        #expect(setlocale(LC_CTYPE, nil).map { String(cString: $0) } == locale)
+    }
+
+    @Test(arguments: ["two files", "two index entries"])
+    func anIDHeldTwiceIsLeftOutAndNamedMissing(_ how: String) throws {
+        source.index([entry(idA), entry(idB)] + (how == "two index entries" ? [entry(idA, modified: "2026-05-01T00:00:00Z")] : []))
+        source.write("memos/\(idA).json", memo(idA, title: "One", modified: "2026-06-01T00:00:00Z"))
+        source.write("memos/\(idB).json", memo(idB, title: "Two"))
+        if how == "two files" { source.write("memos/\(idA.lowercased()).json", memo(idA, title: "The other one")) }
+        var results: [Data] = []
+        for streamed in [false, true] {
+            let folder = try staging()
+            let summary: ExportSummary
+            if streamed {
+                summary = try #require(try Exporter(store: MemoFolder(source.spec())).export(formats: ExportFormat.allCases, includeArchived: true, into: folder).1)
+            } else {
+                summary = try Exporter(store: MemoFolder(source.spec())).export(MemoFolder(source.spec()).load(deep: false), formats: ExportFormat.allCases, includeArchived: true, into: folder)
+            }
+            #expect(summary.missing.map(\.id) == [MemoID(idA)!])
+            #expect(summary.missing.first?.reason.hasPrefix("the id is held twice") == true)
+            #expect(summary.counts == MemoCounts(active: 1, archived: 0))
+            #expect(summary.exportedAt == Timestamp(iso8601: "2026-04-19T14:32:00Z"), "the memo left out does not date the export")
+            let json = try String(decoding: Data(contentsOf: folder.appendingPathComponent("memos.json")), as: UTF8.self)
+            #expect(!json.contains(idA.lowercased()))
+            results.append(try Data(contentsOf: folder.appendingPathComponent("manifest.json")))
+        }
+        #expect(results[0] == results[1], "both ways of exporting agree")
+    }
+
+    @Test func aLatestThatIsNotALinkIsLeftAloneAndNamed() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-runs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: dir.appendingPathComponent("latest"))
+        #expect {
+            _ = try ExportFolder.makeStaging(in: dir, kind: "run")
+        } throws: { error in
+            let error = try #require(error as? OutputError)
+            return error.path == dir.appendingPathComponent("latest").path && error.reason.hasPrefix("a file stands where reckon keeps its link")
+        }
+        // Made before `latest` appeared: publishing still refuses and leaves no staging folder.
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("latest"))
+        let staging = try ExportFolder.makeStaging(in: dir, kind: "run")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("latest"), withIntermediateDirectories: true)
+        #expect(throws: OutputError.self) {
+            _ = try ExportFolder.publishRun(staging, in: dir, startedAt: Timestamp(seconds: 0), keep: nil)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["latest"])
+        // A file where the export folder should be is named, in words.
+        let file = dir.appendingPathComponent("file")
+        try Data().write(to: file)
+        #expect {
+            _ = try ExportFolder.makeStaging(in: file, kind: "run")
+        } throws: { error in
+            (error as? OutputError)?.description == "cannot write \(file.path): a file stands where a folder must be"
+        }
     }
 }

@@ -14,8 +14,10 @@ public enum ExportFolder {
     public static let latestName = "latest"
 
     /// Creates `dir` if needed and an empty staging folder in it, after
-    /// removing staging folders left by runs that died.
+    /// removing staging folders left by runs that died. Refuses at once
+    /// when `dir/latest` is not a link, which a run would have to replace.
     public static func makeStaging(in dir: URL, kind: String) throws(OutputError) -> URL {
+        try checkLatest(in: dir)
         try AtomicFile.makeFolder(dir)
         removeStaleStaging(in: dir)
         let staging = dir.appendingPathComponent(".reckon-\(kind)-\(getpid()).partial")
@@ -24,31 +26,99 @@ public enum ExportFolder {
         return staging
     }
 
+    /// Removes the staging folders of reckon runs that died: a folder (not
+    /// a link) with reckon's staging name whose process is gone.
     static func removeStaleStaging(in dir: URL) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [] {
-            guard let match = name.firstMatch(of: try! Regex(stagingPattern)), let pid = Int32(match.output[2].substring ?? "") else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH {
-                try? FileManager.default.removeItem(at: dir.appendingPathComponent(name))
-            }
+            guard let pid = stagingProcess(name), pid != getpid(), kill(pid, 0) != 0 && errno == ESRCH,
+                  FileKind(path: dir.appendingPathComponent(name).path) == .directory else { continue }
+            try? removeTree(dir.appendingPathComponent(name).path)
         }
     }
 
-    /// Moves everything in `staging` into `dir`, each file by one rename and
-    /// the Markdown folder by one atomic exchange; the manifest goes last.
-    public static func publishInPlace(_ staging: URL, to dir: URL) throws(OutputError) {
-        try flush(staging)
-        let names = [Exporter.jsonName, Exporter.zipName, Exporter.markdownName, Exporter.manifestName]
-        for name in names where FileKind(path: staging.appendingPathComponent(name).path) != .missing {
-            let from = staging.appendingPathComponent(name).path
-            let to = dir.appendingPathComponent(name).path
-            if FileKind(path: to) == .directory {
-                guard reckon_rename_exchange(from, to) == 0 else { throw OutputError(path: to, reason: AtomicFile.lastError()) }
-            } else {
-                guard rename(from, to) == 0 else { throw OutputError(path: to, reason: AtomicFile.lastError()) }
-            }
+    /// The process named by a staging folder's name (`.reckon-export-<pid>.partial`), if it is one.
+    static func stagingProcess(_ name: String) -> pid_t? {
+        guard let match = name.wholeMatch(of: try! Regex(stagingPattern)), let text = match.output[2].substring else { return nil }
+        return pid_t(text)
+    }
+
+    /// The names of the steps of `reckon export`, in order, at which
+    /// `RECKON_TEST_STOP_AT` can kill it; the tests kill it at each one.
+    package static let exportSteps = ["checked", "staging-made", "memos-written", "zip-written", "manifest-written",
+                                      "flushed", "published", "removing-old", "done"]
+
+    /// Where `reckon export` builds an export to `dir`: a hidden folder
+    /// beside it (in its parent, so one rename publishes it), made empty
+    /// after removing the staging folders of exports that died. Creates the
+    /// parent folders if needed.
+    public static func makeStaging(beside dir: URL) throws(OutputError) -> URL {
+        let parent = dir.deletingLastPathComponent()
+        try AtomicFile.makeFolder(parent)
+        removeStaleStaging(in: parent)
+        let staging = parent.appendingPathComponent(".reckon-export-\(getpid()).partial")
+        if FileKind(path: staging.path) != .missing { try removeTree(staging.path) }
+        guard mkdir(staging.path, 0o755) == 0 else { throw OutputError(path: staging.path, reason: AtomicFile.lastError()) }
+        TestStop.at("staging-made")
+        return staging
+    }
+
+    /// Publishes the export built in `staging` as `dir` in one step: a
+    /// rename when `dir` is absent, else an atomic exchange of the two
+    /// folders (`renameat2` with `RENAME_EXCHANGE`), after which the earlier
+    /// export, now under the staging name, is removed. A run killed at any
+    /// moment leaves `dir` holding the old export or the new one, whole.
+    /// `dir` keeps its permissions. The caller has checked that `dir` holds
+    /// nothing but an earlier export (`inTheWay(of:)`).
+    public static func publish(_ staging: URL, as dir: URL) throws(OutputError) {
+        var info = stat()
+        let exists = lstat(dir.path, &info) == 0
+        if exists {
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw OutputError(path: dir.path, reason: "is no longer a folder; nothing was published") }
+            chmod(staging.path, info.st_mode & 0o7777)
         }
-        try flush(dir)
-        try? FileManager.default.removeItem(at: staging)
+        try flush(staging)
+        TestStop.at("flushed")
+        if exists {
+            guard reckon_rename_exchange(staging.path, dir.path) == 0 else { throw OutputError(path: dir.path, reason: AtomicFile.lastError()) }
+        } else {
+            guard rename(staging.path, dir.path) == 0 else { throw OutputError(path: dir.path, reason: AtomicFile.lastError()) }
+        }
+        try flush(dir.deletingLastPathComponent())
+        TestStop.at("published")
+        guard exists else { return }
+        do throws(OutputError) {
+            try removeTree(staging.path, step: "removing-old")
+        } catch {
+            throw OutputError(path: error.path, reason: "\(error.reason); the new export is in \(dir.path), but the earlier one, set aside in \(staging.path), could not all be removed")
+        }
+    }
+
+    /// Removes a folder and everything in it, never following a link; says
+    /// which file could not be removed and why. `step` names the test stop
+    /// taken after the first file is removed.
+    package static func removeTree(_ path: String, step: String? = nil) throws(OutputError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        if info.st_mode & S_IFMT == S_IFDIR {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: path))?.sorted() ?? [] {
+                try removeTree(path + "/" + name, step: step)
+            }
+            guard rmdir(path) == 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
+        } else {
+            guard unlink(path) == 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
+            if let step { TestStop.at(step) }
+        }
+    }
+
+    /// Refuses a `latest` in `dir` that is not a link: reckon replaces only
+    /// the link it made, never a file or folder a person put there.
+    static func checkLatest(in dir: URL) throws(OutputError) {
+        let latest = dir.appendingPathComponent(latestName)
+        switch FileKind(path: latest.path) {
+        case .missing, .link: return
+        case let other:
+            throw OutputError(path: latest.path, reason: "\(other.description) stands where reckon keeps its link to the newest run; reckon replaces only a link, so move it away")
+        }
     }
 
     /// Renames `staging` to `dir/<UTC start time>`, points `latest` at it and
@@ -56,12 +126,12 @@ public enum ExportFolder {
     /// (its naming and its manifest inside). Returns the run folder and the
     /// names of the folders removed.
     public static func publishRun(_ staging: URL, in dir: URL, startedAt: Timestamp, keep: Int?) throws(OutputError) -> (URL, [String]) {
-        try flush(staging)
-        let latest = dir.appendingPathComponent(latestName)
-        switch FileKind(path: latest.path) {
-        case .missing, .link: break
-        case let other:
-            throw OutputError(path: latest.path, reason: "\(other.description) stands where reckon keeps its link to the newest export; it was left as it is")
+        do throws(OutputError) {
+            try checkLatest(in: dir)
+            try flush(staging)
+        } catch {
+            try? removeTree(staging.path)
+            throw error
         }
         // Two runs in one second get -2, -3 …, always above every folder of that second.
         let base = runName(startedAt)
@@ -72,8 +142,11 @@ public enum ExportFolder {
         guard rename(staging.path, run.path) == 0 else { throw OutputError(path: run.path, reason: AtomicFile.lastError()) }
         let link = dir.appendingPathComponent(".\(latestName).\(getpid()).tmp")
         unlink(link.path)
-        guard symlink(name, link.path) == 0, rename(link.path, latest.path) == 0 else {
-            throw OutputError(path: latest.path, reason: AtomicFile.lastError())
+        guard symlink(name, link.path) == 0, rename(link.path, dir.appendingPathComponent(latestName).path) == 0 else {
+            let reason = AtomicFile.lastError()
+            unlink(link.path)
+            throw OutputError(path: dir.appendingPathComponent(latestName).path,
+                              reason: "\(reason); the run's export is whole in \(run.path), but \(latestName) does not point at it")
         }
         try flush(dir)
         var removed: [String] = []
@@ -124,5 +197,16 @@ public enum ExportFolder {
         guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
         defer { close(fd) }
         guard reckon_syncfs(fd) == 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+    }
+}
+
+/// Kills the process at a named step when `RECKON_TEST_STOP_AT` names it:
+/// how the tests stop an export at every step, with no timing involved.
+/// Without the variable (always, outside tests) it does nothing.
+package enum TestStop {
+    static let step = ProcessInfo.processInfo.environment["RECKON_TEST_STOP_AT"]
+
+    package static func at(_ name: String) {
+        if step == name { raise(SIGKILL) }
     }
 }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What an export wrote: `manifest.json` in the export folder and in the zip.
 public struct ExportManifest: Sendable, Equatable, Codable {
@@ -8,10 +11,32 @@ public struct ExportManifest: Sendable, Equatable, Codable {
         public var path: String
     }
 
+    /// Where a listed file is: in the export folder beside the manifest, or
+    /// inside `memos.zip` (written `"in": "folder"` or `"in": "zip"`).
+    public enum Place: String, Sendable, Equatable, Codable {
+        case folder
+        case zip
+    }
+
     public struct File: Sendable, Equatable, Codable {
+        /// Where the file is.
+        public var place: Place
+        /// Its path in the export folder, or its entry name in the zip.
         public var path: String
         public var size: Int
         public var sha256: String
+
+        public init(place: Place = .folder, path: String, size: Int, sha256: String) {
+            self.place = place
+            self.path = path
+            self.size = size
+            self.sha256 = sha256
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case place = "in"
+            case path, size, sha256
+        }
     }
 
     public struct Missing: Sendable, Equatable, Codable {
@@ -22,7 +47,8 @@ public struct ExportManifest: Sendable, Equatable, Codable {
 
     public var generator = "reckon"
     public var reckonVersion = Reckon.version
-    public var schemaVersion = 1
+    /// 2 since each file says where it is (`in`) and `memos.zip` is listed.
+    public var schemaVersion = 2
     public var source: Source
     /// The newest modification time among the exported memos: the export's
     /// time that depends on its input only, so the same input gives the same bytes.
@@ -31,7 +57,10 @@ public struct ExportManifest: Sendable, Equatable, Codable {
     public var formats: [ExportFormat]
     /// The memos exported, Active and Archived.
     public var counts: MemoCounts
-    /// `memos.json` and every Markdown file, each with its size and SHA-256.
+    /// Every file written, each with where it is, its size and SHA-256: in
+    /// the folder's manifest first the files beside it (`memos.zip`
+    /// included), then the entries of `memos.zip`; in the zip's manifest the
+    /// zip's other entries. Each part sorted by the paths' UTF-8 bytes.
     public var files: [File]
     /// Memos that should have been exported but could not be read.
     public var missing: [Missing]
@@ -44,7 +73,8 @@ public struct ExportSummary: Sendable, Equatable {
     public var exportedAt: Timestamp?
     public var counts: MemoCounts
     public var missing: [ExportManifest.Missing]
-    /// `memos.json`'s size and SHA-256.
+    /// `memos.json`'s size and SHA-256 (size 0 and no digest when neither
+    /// JSON nor zip was asked for, so it was not written).
     public var json: ExportManifest.File
     /// The sizes of all Markdown files together.
     public var markdownBytes: Int
@@ -70,11 +100,13 @@ public struct Exporter {
     public static let zipName = "memos.zip"
     public static let manifestName = "manifest.json"
 
-    /// A memo to export and how its file's name spells its id, in export order.
+    /// A memo to export, how its file's name spells its id and when it was
+    /// last modified, in export order.
     struct Planned: Spillable {
         var createdAt: Timestamp?
         var id: MemoID
         var spelledAs: IDSpelling
+        var modified: Timestamp
 
         static func < (a: Planned, b: Planned) -> Bool { JSONExport.precedes(created: a.createdAt, a.id, created: b.createdAt, b.id) }
 
@@ -82,16 +114,18 @@ public struct Exporter {
             record.add(createdAt)
             record.add(id)
             spelledAs.write(to: &record)
+            record.add(modified)
         }
 
-        init(createdAt: Timestamp?, id: MemoID, spelledAs: IDSpelling) {
+        init(createdAt: Timestamp?, id: MemoID, spelledAs: IDSpelling, modified: Timestamp) {
             self.createdAt = createdAt
             self.id = id
             self.spelledAs = spelledAs
+            self.modified = modified
         }
 
         init(from reader: inout RecordReader) {
-            self.init(createdAt: reader.timestamp(), id: reader.id(), spelledAs: IDSpelling(from: &reader))
+            self.init(createdAt: reader.timestamp(), id: reader.id(), spelledAs: IDSpelling(from: &reader), modified: reader.timestamp()!)
         }
     }
 
@@ -108,22 +142,24 @@ public struct Exporter {
         var archived: Bool
         var shortName: String
         var longName: String
-        var markdown: String
+        /// The Markdown file's text; nil when no Markdown is written.
+        var markdown: String?
         var modified: Timestamp
 
-        init(_ memo: Memo) {
+        init(_ memo: Memo, markdown withMarkdown: Bool) {
             json = JSONExport.entry(of: memo)
             archived = memo.archivedAt != nil
             let names = MarkdownExport.fileNames(memo)
             shortName = "\(Exporter.markdownName)/\(names.short)"
             longName = "\(Exporter.markdownName)/\(names.long)"
-            markdown = MarkdownExport.render(memo)
+            markdown = withMarkdown ? MarkdownExport.render(memo) : nil
             modified = memo.modifiedAt
         }
 
         /// Writes the Markdown file under the short name when allowed and
         /// free, else under the long one.
-        func writeMarkdown(into staging: URL, mayTakeShortName: Bool) throws -> Written {
+        func writeMarkdown(into staging: URL, mayTakeShortName: Bool) throws -> Written? {
+            guard let markdown else { return nil }
             var path = shortName
             var file = mayTakeShortName ? try OutputFile(creatingNew: staging.appending(path: path, directoryHint: .notDirectory)) : nil
             if file == nil {
@@ -167,11 +203,15 @@ public struct Exporter {
     }
 
     /// Exports `side`, already listed, into `staging` (an empty, existing
-    /// folder). Soft-deleted memos are never exported; archived ones only when asked.
+    /// folder). Soft-deleted memos are never exported; archived ones only
+    /// when asked; an id held twice (two files or two index entries) never.
+    /// Only the formats asked for are left in `staging`, beside a
+    /// `manifest.json` that lists them.
     public func export(_ side: SideListing, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
                        progress: (Int, Int) -> Void = { _, _ in }) throws -> ExportSummary {
         try export(formats: formats, includeArchived: includeArchived, into: staging, progress: progress) { add in
             for (id, entry) in side.entries.pairs { try add(id, entry, side.files[id]) }
+            return side.problems
         }
     }
 
@@ -190,6 +230,7 @@ public struct Exporter {
                     if let entry { try add(id, entry, file) }
                 }
                 if listing.status == .failed || listing.rebuiltFromMemoFiles { throw ListingStopped() }
+                return listing.problems
             }
             return (listing, summary)
         } catch is ListingStopped {
@@ -200,11 +241,17 @@ public struct Exporter {
     }
 
     /// Exports the memos `listMemos` hands over (each index entry with its
-    /// file's spelling when it has a file, in any order): streaming, each
-    /// memo read, written and let go.
+    /// file's spelling when it has a file, in any order; then it gives the
+    /// side's problems, paths as shown): streaming, each memo read, written
+    /// and let go. Markdown is written only for `markdown` or `zip`, and
+    /// `memos.json` only for `json` or `zip`; what only the zip needed is
+    /// removed from `staging` before the manifest is written.
     private func export(formats: [ExportFormat], includeArchived: Bool, into staging: URL, progress: (Int, Int) -> Void,
-                        listMemos: ((MemoID, IndexEntry, IDSpelling?) throws -> Void) throws -> Void) throws -> ExportSummary {
+                        listMemos: ((MemoID, IndexEntry, IDSpelling?) throws -> Void) throws -> [Problem]) throws -> ExportSummary {
         let spec = store.spec
+        let zipped = formats.contains(.zip)
+        let withJSON = formats.contains(.json) || zipped
+        let withMarkdown = formats.contains(.markdown) || zipped
         var missing: [ExportManifest.Missing] = []
         /// Reads the memos in `batch` on every core and maps each by `work`
         /// there; a memo that cannot be read is noted as missing and left out.
@@ -224,30 +271,39 @@ public struct Exporter {
 
         // Pass 1: which memos, in which order (creation time, then id).
         let planned = SpillSort<Planned>(scratch: staging, runLength: sortRunLength)
-        var plannedCount = 0
-        var exportedAt: Timestamp?
         func plan() throws {
             let memos = read(batch, as: .summary) { $0 }
             batch.removeAll(keepingCapacity: true)
             for ((id, spelledAs), memo) in memos where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
-                try planned.append(Planned(createdAt: memo.createdAt, id: id, spelledAs: spelledAs))
-                plannedCount += 1
-                exportedAt = max(exportedAt ?? memo.modifiedAt, memo.modifiedAt)
+                try planned.append(Planned(createdAt: memo.createdAt, id: id, spelledAs: spelledAs, modified: memo.modifiedAt))
             }
         }
-        try listMemos { id, entry, file in
+        let problems = try listMemos { id, entry, file in
             guard !entry.isDeleted, includeArchived || !entry.isArchived else { return }
             batch.append((id, file ?? entry.spelledAs))
             if batch.count == batchSize { try plan() }
         }
         try plan()
+        // An id held twice is left out whole: reckon never picks one of two.
+        var heldTwice: [MemoID: Problem] = [:]
+        for problem in problems where problem.kind == .duplicateID {
+            if let id = problem.id, heldTwice[id] == nil { heldTwice[id] = problem }
+        }
+        var plannedCount = 0
+        var exportedAt: Timestamp?
+        let counting = try planned.sorted()
+        while let plan = try counting.next() {
+            guard heldTwice[plan.id] == nil else { continue }
+            plannedCount += 1
+            exportedAt = max(exportedAt ?? plan.modified, plan.modified)
+        }
         let source = ExportManifest.Source(name: spec.name, label: spec.label, path: spec.path)
 
         // Pass 2: read each memo again and write it everywhere, then let it
         // go; memos are read and rendered, and Markdown files written, on every core.
-        let json = try OutputFile(staging.appendingPathComponent(Self.jsonName))
+        let json = withJSON ? try OutputFile(staging.appendingPathComponent(Self.jsonName)) : nil
         let markdownFolder = staging.appendingPathComponent(Self.markdownName)
-        try AtomicFile.makeFolder(markdownFolder)
+        if withMarkdown { try AtomicFile.makeFolder(markdownFolder) }
         var writer = JSONWriter()
         writer.beginObject()
         writer.key("exportedAt")
@@ -260,7 +316,7 @@ public struct Exporter {
         let order = try planned.sorted()
         var position = 0
         func export() throws {
-            let memos = read(batch, as: .memo, then: Rendered.init).map(\.1)
+            let memos = read(batch, as: .memo, then: { Rendered($0, markdown: withMarkdown) }).map(\.1)
             batch.removeAll(keepingCapacity: true)
             // The short name unless an earlier memo took it: an earlier
             // batch's file is found when the name is created, this batch's here.
@@ -270,14 +326,23 @@ public struct Exporter {
                 chunk.map { memo, mayTakeShortName in Result { try memo.writeMarkdown(into: staging, mayTakeShortName: mayTakeShortName) } }
             }.joined().map { try $0.get() }
             for (memo, file) in zip(memos, files) {
-                writer.written(memo.json)
-                try json.write(writer.take())
+                if let json {
+                    writer.written(memo.json)
+                    try json.write(writer.take())
+                }
                 if memo.archived { counts.archived += 1 } else { counts.active += 1 }
-                try written.append(file)
-                markdownBytes += file.size
+                if let file {
+                    try written.append(file)
+                    markdownBytes += file.size
+                }
             }
         }
         while let plan = try order.next() {
+            if let problem = heldTwice[plan.id] {
+                missing.append(.init(id: plan.id, path: problem.path,
+                                     reason: "the id is held twice (\(problem.message)), and reckon does not pick one"))
+                continue
+            }
             batch.append((plan.id, plan.spelledAs))
             if batch.count == batchSize {
                 progress(position, plannedCount)
@@ -287,72 +352,134 @@ public struct Exporter {
         }
         try export()
         progress(plannedCount, plannedCount)
-        writer.endArray()
-        writer.key("schemaVersion")
-        writer.value(.integer(1))
-        writer.key("source")
-        writer.value(try JSONValue(encoding: source))
-        writer.endObject()
-        try json.write(writer.take() + [0x0A])
         let time = exportedAt ?? ZipWriter.earliest
-        let jsonFile = Written(path: Self.jsonName, size: json.size, digest: try json.finish(), modified: time)
-        try written.append(jsonFile)
+        var jsonFile = Written(path: Self.jsonName, size: 0, digest: SHA256().finalize(), modified: time)
+        if let json {
+            writer.endArray()
+            writer.key("schemaVersion")
+            writer.value(.integer(1))
+            writer.key("source")
+            writer.value(try JSONValue(encoding: source))
+            writer.endObject()
+            try json.write(writer.take() + [0x0A])
+            jsonFile.size = json.size
+            jsonFile.digest = try json.finish()
+            try written.append(jsonFile)
+        }
+        TestStop.at("memos-written")
 
         let manifest = ExportManifest(source: source, exportedAt: exportedAt, includeArchived: includeArchived, formats: formats,
                                       counts: counts, files: [], missing: missing.sorted { $0.id < $1.id })
         let manifestURL = staging.appendingPathComponent(Self.manifestName)
-        let manifestSize = try Self.writeManifest(manifest, files: written.sorted(), to: manifestURL)
-
-        if formats.contains(.zip) {
-            // What is written so far goes to disk while the zip is deflated,
-            // so the flush before publishing has little more than the zip left.
-            let earlyFlush = DispatchGroup()
-            DispatchQueue.global().async(group: earlyFlush) { try? ExportFolder.flush(staging) }
-            defer { earlyFlush.wait() }
-            let archive = try ZipWriter(url: staging.appendingPathComponent(Self.zipName))
-            func addManifest() throws {
-                try archive.add(name: Self.manifestName, modified: time, size: manifestSize, contents: manifestURL)
+        /// Which files `written` holds stay beside the manifest.
+        func kept(_ file: Written) -> Bool { formats.contains(file.path == Self.jsonName ? .json : .markdown) }
+        var zipFile: Written?
+        if zipped {
+            // The zip's own manifest lists the zip's other entries; it is
+            // written where the folder's goes, zipped, then replaced.
+            let inner = try Self.writeManifest(manifest, to: manifestURL) { list in
+                let files = try written.sorted()
+                while let file = try files.next() { try list(.zip, file) }
             }
-            var manifestPending = true
-            let files = try written.sorted()
-            let stagingPath = staging.path
-            // Small files are read on the other core while this one deflates; large ones are streamed.
-            try withReadAhead(chunks: {
-                var chunk: [Written] = []
-                while chunk.count < chunkSize, let file = try files.next() { chunk.append(file) }
-                return chunk
-            }, load: { chunk in
-                chunk.map { file -> Result<Data, ReadFailure>? in
-                    guard file.size <= Self.readAheadLimit else { return nil }
-                    return Result { () throws(ReadFailure) in try readRegularFile(atPath: stagingPath + "/" + file.path, limit: Int64(Self.readAheadLimit)) }
+            try writeZip(written, manifest: Written(path: Self.manifestName, size: inner.size, digest: inner.digest, modified: time),
+                         to: staging)
+            guard unlink(manifestURL.path) == 0 else { throw OutputError(path: manifestURL.path, reason: AtomicFile.lastError()) }
+            let zipURL = staging.appendingPathComponent(Self.zipName)
+            let (size, digest) = try Self.sizeAndDigest(of: zipURL)
+            zipFile = Written(path: Self.zipName, size: size, digest: digest, modified: time)
+            // Files only the zip needed go now, before anything lists them.
+            if !formats.contains(.json) { unlink(staging.appendingPathComponent(Self.jsonName).path) }
+            if !formats.contains(.markdown) { try? FileManager.default.removeItem(at: markdownFolder) }
+            TestStop.at("zip-written")
+            _ = try Self.writeManifest(manifest, to: manifestURL) { list in
+                let files = try written.sorted()
+                while let file = try files.next() {
+                    if kept(file) { try list(.folder, file) }
                 }
-            }) { chunk, contents in
-                for (file, contents) in zip(chunk, contents) {
-                    if manifestPending, Self.manifestName.utf8.lexicographicallyPrecedes(file.path.utf8) {
-                        try addManifest()
-                        manifestPending = false
-                    }
-                    if let contents {
-                        let data = try contents.mapError { OutputError(path: stagingPath + "/" + file.path, reason: $0.message) }.get()
-                        try archive.add(name: file.path, modified: file.modified, size: file.size) { write in try write(data) }
-                    } else {
-                        try archive.add(name: file.path, modified: file.modified, size: file.size,
-                                        contents: staging.appending(path: file.path, directoryHint: .notDirectory))
-                    }
-                }
+                try list(.folder, zipFile!)
+                try list(.zip, Written(path: Self.manifestName, size: inner.size, digest: inner.digest, modified: time))
+                let entries = try written.sorted()
+                while let file = try entries.next() { try list(.zip, file) }
             }
-            if manifestPending { try addManifest() }
-            try archive.finish()
+        } else {
+            _ = try Self.writeManifest(manifest, to: manifestURL) { list in
+                let files = try written.sorted()
+                while let file = try files.next() { try list(.folder, file) }
+            }
         }
-        if !formats.contains(.json) { try FileManager.default.removeItem(at: staging.appendingPathComponent(Self.jsonName)) }
-        if !formats.contains(.markdown) { try FileManager.default.removeItem(at: markdownFolder) }
+        TestStop.at("manifest-written")
         return ExportSummary(formats: formats, exportedAt: exportedAt, counts: counts, missing: manifest.missing,
-                             json: jsonFile.record, markdownBytes: markdownBytes)
+                             json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? markdownBytes : 0)
     }
 
-    /// Writes the manifest: `manifest` with `files` as its file list,
-    /// which is streamed, one file record at a time. Returns its size.
-    static func writeManifest(_ manifest: ExportManifest, files: SortedValues<Written>, to url: URL) throws -> Int {
+    /// Writes `memos.zip` in `staging` from the files `written` lists (read
+    /// back from `staging`) and the zip's own manifest (now at `manifest.json`
+    /// in `staging`), every entry in the order of its name's bytes.
+    private func writeZip(_ written: SpillSort<Written>, manifest: Written, to staging: URL) throws {
+        // What is written so far goes to disk while the zip is deflated,
+        // so the flush before publishing has little more than the zip left.
+        let earlyFlush = DispatchGroup()
+        DispatchQueue.global().async(group: earlyFlush) { try? ExportFolder.flush(staging) }
+        defer { earlyFlush.wait() }
+        let archive = try ZipWriter(url: staging.appendingPathComponent(Self.zipName))
+        var manifestPending = true
+        func addManifest() throws {
+            try archive.add(name: manifest.path, modified: manifest.modified, size: manifest.size,
+                            contents: staging.appendingPathComponent(Self.manifestName))
+            manifestPending = false
+        }
+        let files = try written.sorted()
+        let stagingPath = staging.path
+        // Small files are read on the other core while this one deflates; large ones are streamed.
+        try withReadAhead(chunks: {
+            var chunk: [Written] = []
+            while chunk.count < chunkSize, let file = try files.next() { chunk.append(file) }
+            return chunk
+        }, load: { chunk in
+            chunk.map { file -> Result<Data, ReadFailure>? in
+                guard file.size <= Self.readAheadLimit else { return nil }
+                return Result { () throws(ReadFailure) in try readRegularFile(atPath: stagingPath + "/" + file.path, limit: Int64(Self.readAheadLimit)) }
+            }
+        }) { chunk, contents in
+            for (file, contents) in zip(chunk, contents) {
+                if manifestPending, Self.manifestName.utf8.lexicographicallyPrecedes(file.path.utf8) { try addManifest() }
+                if let contents {
+                    let data = try contents.mapError { OutputError(path: stagingPath + "/" + file.path, reason: $0.message) }.get()
+                    try archive.add(name: file.path, modified: file.modified, size: file.size) { write in try write(data) }
+                } else {
+                    try archive.add(name: file.path, modified: file.modified, size: file.size,
+                                    contents: staging.appending(path: file.path, directoryHint: .notDirectory))
+                }
+            }
+        }
+        if manifestPending { try addManifest() }
+        try archive.finish()
+    }
+
+    /// A file's size and SHA-256, read once.
+    static func sizeAndDigest(of url: URL) throws(OutputError) -> (Int, SHA256.Digest) {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+        defer { close(fd) }
+        let hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var size = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            size += count
+        }
+        return (size, hasher.finalize())
+    }
+
+    /// Writes the manifest: `manifest` with the files `list` hands over
+    /// (each with where it is) as its file list, streamed one file record
+    /// at a time. Returns its size and SHA-256.
+    static func writeManifest(_ manifest: ExportManifest, to url: URL,
+                              list: ((ExportManifest.Place, Written) throws -> Void) throws -> Void) throws -> (size: Int, digest: SHA256.Digest) {
         guard case .object(var fields) = try JSONValue(encoding: manifest) else { throw OutputError(path: url.path, reason: "the manifest is not an object") }
         fields["files"] = nil
         let output = try OutputFile(url)
@@ -365,15 +492,16 @@ public struct Exporter {
                 continue
             }
             writer.beginArray()
-            while let file = try files.next() {
-                writer.value(.object(["path": .string(file.path), "sha256": .string(file.digest.hex), "size": .integer(file.size)]))
+            try list { place, file in
+                writer.value(.object(["in": .string(place.rawValue), "path": .string(file.path), "sha256": .string(file.digest.hex),
+                                      "size": .integer(file.size)]))
                 try output.write(writer.take())
             }
             writer.endArray()
         }
         writer.endObject()
         try output.write(writer.take() + [0x0A])
-        _ = try output.finish()
-        return output.size
+        let digest = try output.finish()
+        return (output.size, digest)
     }
 }

@@ -1,5 +1,8 @@
 import CArchive
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An error from libarchive, with the library's own message.
 public struct ArchiveError: Error, CustomStringConvertible {
@@ -12,16 +15,17 @@ public struct ArchiveError: Error, CustomStringConvertible {
 /// The one owner of the `struct archive` pointer; not `Sendable`.
 public final class ZipWriter {
     private let archive: OpaquePointer
+    private let path: String
     private var finished = false
 
-    /// Opens `url` for writing. Zip's DOS times are computed from local time,
-    /// so the process's time zone is set to UTC first: the same input gives
-    /// the same bytes on every machine.
+    /// Opens `url` for writing. Names are handed over as UTF-8, so no
+    /// locale is needed. libarchive 3.6 computes zip's DOS times with
+    /// `localtime_r`, so the bytes depend on the time zone: `reckon` pins
+    /// `TZ=UTC` once at start-up (main.swift); nothing here changes it.
     public init(url: URL) throws(ArchiveError) {
-        setenv("TZ", "UTC", 1)
-        tzset()
-        setlocale(LC_CTYPE, "C.UTF-8")
-        archive = archive_write_new()
+        path = url.path
+        guard let archive = archive_write_new() else { throw ArchiveError(message: "\(url.path): libarchive could not start writing") }
+        self.archive = archive
         try check(archive_write_set_format_zip(archive))
         try check(archive_write_set_options(archive, "zip:compression=deflate,zip:compression-level=1,zip:hdrcharset=UTF-8"))
         try check(archive_write_open_filename(archive, url.path))
@@ -60,10 +64,18 @@ public final class ZipWriter {
 
     /// Adds one regular file, its contents streamed from `source` in chunks.
     public func add(name: String, modified: Timestamp, size: Int, contents source: URL) throws {
-        let input = try FileHandle(forReadingFrom: source)
-        defer { try? input.close() }
+        let fd = open(source.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw OutputError(path: source.path, reason: AtomicFile.lastError()) }
+        defer { close(fd) }
+        var buffer = Data(count: 1 << 16)
         try add(name: name, modified: modified, size: size) { write in
-            while let chunk = try input.read(upToCount: 1 << 16), !chunk.isEmpty { try write(chunk) }
+            while true {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count >= 0 else { throw OutputError(path: source.path, reason: AtomicFile.lastError()) }
+                if count == 0 { break }
+                try write(buffer.prefix(count))
+            }
         }
     }
 
@@ -87,7 +99,7 @@ public final class ZipWriter {
             let count = data.withUnsafeBytes { archive_write_data(archive, $0.baseAddress, $0.count) }
             guard count >= 0 else { throw ArchiveError(message: errorMessage()) }
         }
-        guard written == size else { throw ArchiveError(message: "\(name): \(written) bytes written, \(size) announced") }
+        guard written == size else { throw ArchiveError(message: "\(path): \(name): \(written) bytes written, \(size) announced") }
         try check(archive_write_finish_entry(archive))
     }
 
@@ -101,8 +113,9 @@ public final class ZipWriter {
         guard code >= ARCHIVE_WARN else { throw ArchiveError(message: errorMessage()) }
     }
 
+    /// libarchive's own message, after the zip's path.
     private func errorMessage() -> String {
-        archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))"
+        "\(path): " + (archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))")
     }
 }
 
@@ -115,23 +128,37 @@ public enum ArchiveReader {
         public var permissions: UInt32
     }
 
-    public static func entries(of url: URL) throws -> [Entry] {
-        setlocale(LC_CTYPE, "C.UTF-8")
-        let archive = archive_read_new()!
+    /// Every entry of the zip at `url`, with its bytes. An archive that is
+    /// damaged or cut short is an error naming the file, never a shorter list.
+    public static func entries(of url: URL) throws(ArchiveError) -> [Entry] {
+        try withUTF8Names { () throws(ArchiveError) in try read(url) }
+    }
+
+    private static func read(_ url: URL) throws(ArchiveError) -> [Entry] {
+        guard let archive = archive_read_new() else { throw ArchiveError(message: "\(url.path): libarchive could not start reading") }
         defer { archive_read_free(archive) }
-        archive_read_support_format_zip(archive)
-        guard archive_read_open_filename(archive, url.path, 1 << 16) == ARCHIVE_OK else {
-            throw ArchiveError(message: String(cString: archive_error_string(archive)))
+        func failure(_ what: String) -> ArchiveError {
+            let detail = archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))"
+            return ArchiveError(message: "\(url.path): \(what): \(detail)")
         }
+        // The seekable reader starts from the central directory, so a zip cut
+        // short anywhere fails; the streaming one would stop quietly at the cut.
+        archive_read_support_format_zip_seekable(archive)
+        guard archive_read_open_filename(archive, url.path, 1 << 16) == ARCHIVE_OK else { throw failure("cannot be opened as a zip") }
         var result: [Entry] = []
-        var entry: OpaquePointer?
-        while archive_read_next_header(archive, &entry) == ARCHIVE_OK, let entry {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            var entry: OpaquePointer?
+            let status = archive_read_next_header(archive, &entry)
+            if status == ARCHIVE_EOF { break }
+            guard status == ARCHIVE_OK || status == ARCHIVE_WARN, let entry else {
+                throw failure("is damaged or cut short after \(result.count) entries")
+            }
             let name = archive_entry_pathname_utf8(entry).map { String(cString: $0) } ?? ""
             var data = Data()
-            var buffer = [UInt8](repeating: 0, count: 1 << 16)
             while true {
                 let count = archive_read_data(archive, &buffer, buffer.count)
-                guard count >= 0 else { throw ArchiveError(message: String(cString: archive_error_string(archive))) }
+                guard count >= 0 else { throw failure("the entry \(name) is damaged or cut short") }
                 if count == 0 { break }
                 data.append(contentsOf: buffer[0..<count])
             }
@@ -139,4 +166,18 @@ public enum ArchiveReader {
         }
         return result
     }
+}
+
+/// Runs `body` with this thread alone in the C.UTF-8 locale (`uselocale`):
+/// libarchive's zip reader turns a UTF-8 entry name into "the current
+/// locale", which in the C locale loses every letter beyond ASCII. The
+/// process's locale is never changed.
+func withUTF8Names<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    guard let utf8 = newlocale(1 << LC_CTYPE, "C.UTF-8", nil) else { return try body() }
+    let previous = uselocale(utf8)
+    defer {
+        uselocale(previous)
+        freelocale(utf8)
+    }
+    return try body()
 }
