@@ -15,7 +15,12 @@ enum ExitCode: Int32 {
 /// Where output goes; tests of the commands could swap these.
 struct Console {
     var out: @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data($0.utf8)) }
-    var err: @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
+    /// Diagnostics, each line escaped: they name files and paths, and
+    /// nothing read from a source may reach a terminal raw.
+    var err: @Sendable (String) -> Void = { text in
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { escapedForDisplay(String($0)) }
+        FileHandle.standardError.write(Data(lines.joined(separator: "\n").utf8))
+    }
     /// Colour only on a terminal and only without NO_COLOR.
     var color = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"].map(\.isEmpty) ?? true
     var progress = isatty(STDERR_FILENO) == 1
@@ -221,12 +226,13 @@ enum Commands {
         return published
     }
 
-    /// A progress line on a terminal only, redrawn in place; silent in cron.
+    /// A progress line on a terminal only, redrawn in place (its carriage
+    /// return is the one control character reckon writes to stderr); silent in cron.
     static func progressPrinter(_ console: Console, quiet: Bool) -> @Sendable (String, Int, Int) -> Void {
         guard console.progress && !quiet else { return { _, _, _ in } }
-        return { [err = console.err] what, done, total in
+        return { what, done, total in
             guard done == total || done % 100 == 0 else { return }
-            err("\rreckon: \(what) \(done)/\(total) memos" + (done == total ? "\n" : ""))
+            FileHandle.standardError.write(Data(("\rreckon: \(what) \(done)/\(total) memos" + (done == total ? "\n" : "")).utf8))
         }
     }
 

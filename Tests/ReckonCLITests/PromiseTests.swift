@@ -212,6 +212,15 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         #expect(problems.first?["message"] as? String == "the folder is missing, so the files of 6 memos in index.json are missing")
     }
 
+    @Test func aForeignFileNameInTheExportFolderIsShownEscaped() throws {
+        let out = temporaryFolder()
+        try Data("mine".utf8).write(to: out.appendingPathComponent("\u{1b}[2Jnotes\u{202e}.txt"))
+        let result = try reckon("export", "Samples/drift/device", "--out", out.path)
+        #expect(result.code == 2)
+        #expect(result.stderr.contains("\\u{1b}[2Jnotes\\u{202e}.txt"), "\(result.stderr)")
+        #expect(!result.stderr.contains("\u{1b}") && !result.stderr.contains("\u{202e}"))
+    }
+
     @Test func helpHelpShowsHelpsOwnHelp() throws {
         let result = try reckon("help", "help")
         #expect(result.code == 0)
