@@ -64,7 +64,7 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         let before = try fingerprint(folder.appendingPathComponent("drive"))
         let result = try runArray(["reconcile", "--local", "device", "--remote", "drive", "--out", out], in: folder)
         #expect(result.code == 64)
-        #expect(result.stderr.hasPrefix("Error: '--out' is \(out), inside the source folder drive once links are followed ("), "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("Error: '--out' is \(out), inside the source folder drive (its real path is "), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
         #expect(try fingerprint(folder.appendingPathComponent("drive")) == before)
     }
@@ -76,7 +76,7 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         let before = try fingerprint(folder.appendingPathComponent("drive"))
         let result = try runArray(["export", "drive", "--out", out], in: folder)
         #expect(result.code == 64)
-        #expect(result.stderr.contains("inside the source folder drive once links are followed"), "\(result.stderr)")
+        #expect(result.stderr.contains("inside the source folder drive (its real path is "), "\(result.stderr)")
         #expect(try fingerprint(folder.appendingPathComponent("drive")) == before)
     }
 
@@ -96,9 +96,50 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         for command in ["validate", "run"] {
             let result = try runArray([command, url.path])
             #expect(result.code == 64, "\(command)")
-            #expect(result.stderr.contains("'\(key).dir' is shortcut/\(key), inside the source folder device once links are followed"),
+            #expect(result.stderr.contains("'\(key).dir' is shortcut/\(key), inside the source folder device (its real path is "),
                     "\(command): \(result.stderr)")
         }
+        #expect(try fingerprint(folder.appendingPathComponent("device")) == before)
+    }
+
+    /// A link put inside the output folder, where the run's quarantine
+    /// folder will be, is not followed into the source.
+    @Test func aLinkInsideTheQuarantineFolderIsNotFollowed() throws {
+        let folder = temporaryFolder()
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Tests/ReckonCLITests/Fixtures/good"), to: folder.appendingPathComponent("device"))
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Tests/ReckonCLITests/Fixtures/bad/truncated-memo"),
+                                         to: folder.appendingPathComponent("drive"))
+        let quarantine = folder.appendingPathComponent("out/quarantine")
+        try FileManager.default.createDirectory(at: quarantine, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: quarantine.appendingPathComponent("20261201T093000Z").path,
+                                                   withDestinationPath: folder.appendingPathComponent("drive/memos").path)
+        let before = try fingerprint(folder.appendingPathComponent("drive"))
+        let result = try runArray(["reconcile", "--local", "device", "--remote", "drive", "--out", "out"], environment: ["SOURCE_DATE_EPOCH": "1796117400"],
+                                  in: folder)
+        #expect(result.code == 2)
+        #expect(result.stdout.contains("could not be copied aside (cannot write \(quarantine.path)/20261201T093000Z: a link stands where a folder must be"),
+                "\(result.stdout)")
+        #expect(try fingerprint(folder.appendingPathComponent("drive")) == before)
+    }
+
+    /// A bind mount shows a source under another name; mounting needs root,
+    /// so elsewhere the test says so and checks nothing.
+    @Test func aBindMountOfASourceIsStillTheSource() throws {
+        let folder = try copyOfDriftSamples()
+        let mirror = folder.appendingPathComponent("mirror")
+        try FileManager.default.createDirectory(at: mirror, withIntermediateDirectories: true)
+        guard mount(folder.appendingPathComponent("device").path, mirror.path, "", UInt(MS_BIND), nil) == 0 else {
+            print("skipped: a bind mount needs root here (\(String(cString: strerror(errno))))")
+            return
+        }
+        defer { umount(mirror.path) }
+        let before = try fingerprint(folder.appendingPathComponent("device"))
+        let reports = try runArray(["reconcile", "--local", "device", "--remote", "drive", "--out", "mirror/reports"], in: folder)
+        #expect(reports.code == 64)
+        #expect(reports.stderr.contains("inside the source folder device"), "\(reports.stderr)")
+        let export = try runArray(["export", "mirror", "--out", "device/export"], in: folder)
+        #expect(export.code == 64)
+        #expect(export.stderr.contains("inside the source folder mirror"), "\(export.stderr)")
         #expect(try fingerprint(folder.appendingPathComponent("device")) == before)
     }
 

@@ -332,7 +332,7 @@ extension PipelineDefinition {
                 guard let source = side.location.localURL.map({ realPath($0.path) }), isWithin(out, source) else { continue }
                 let shown = output.path ?? url.path
                 throw DefinitionError(file: file, key: output.key,
-                                      message: "is \(shown), inside the source folder \(side.path)\(out == shown ? "" : " once links are followed (\(out))"); reckon never writes into a source")
+                                      message: "is \(shown), inside the source folder \(side.path)\(out == shown ? "" : " (its real path is \(out))"); reckon never writes into a source")
             }
         }
     }

@@ -46,16 +46,22 @@ package enum AtomicFile {
         }
     }
 
-    /// Creates a folder and its parents, or says why it could not.
+    /// Creates a folder and its parents, or says why it could not. Output
+    /// folders are named by their real paths (a link the user chose is
+    /// resolved before the run), so a link met on the way was put inside
+    /// reckon's own output folder: it is never followed, for it could lead
+    /// into a source.
     package static func makeFolder(_ url: URL) throws(OutputError) {
         switch FileKind(path: url.path) {
-        case .directory: return
+        case .directory:
+            let path = url.standardizedFileURL.path
+            guard realPath(path) == path else {
+                throw OutputError(path: url.path, reason: "a link stands on the way there (it leads to \(realPath(path))); reckon does not write through links")
+            }
+            return
         case .missing: break
         case .link:
-            // A link to a folder (such as a synced folder) is the user's choice.
-            var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), isFolder.boolValue { return }
-            throw OutputError(path: url.path, reason: "a link that does not lead to a folder stands there")
+            throw OutputError(path: url.path, reason: "a link stands where a folder must be; reckon does not write through links")
         case let other:
             throw OutputError(path: url.path, reason: "\(other.description) stands where a folder must be")
         }

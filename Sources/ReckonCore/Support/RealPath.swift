@@ -36,7 +36,23 @@ private func linkTarget(_ path: String) -> String? {
     return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// Whether `inner` is `outer` or lies inside it, both real paths.
+/// Whether `inner` is `outer` or lies inside it, both real paths: by their
+/// names, and by the folders themselves (device and inode), so that a bind
+/// mount of `outer` elsewhere is inside it too.
 package func isWithin(_ inner: String, _ outer: String) -> Bool {
-    inner == outer || inner.hasPrefix(outer == "/" ? "/" : outer + "/")
+    if inner == outer || inner.hasPrefix(outer == "/" ? "/" : outer + "/") { return true }
+    guard let target = folderIdentity(outer) else { return false }
+    var folder = inner
+    while true {
+        if folderIdentity(folder) == target { return true }
+        guard folder != "/", let slash = folder.lastIndex(of: "/") else { return false }
+        folder = slash == folder.startIndex ? "/" : String(folder[..<slash])
+    }
+}
+
+/// A folder's device and inode, which every path to it shares.
+private func folderIdentity(_ path: String) -> [UInt64]? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return [UInt64(info.st_dev), UInt64(info.st_ino)]
 }
