@@ -153,6 +153,23 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
     }
 }
 
+/// Promise 2 for a nightly run: retention deletes a run folder only when it
+/// holds just what its manifest lists.
+@Suite struct RetentionTests {
+    @Test func aRunFolderHoldingAPersonsFileIsKept() throws {
+        let folder = try copyOfDriftSamples()
+        let url = try pipelineFile(in: folder, #", "export": {"dir": "export", "keep": 1, "formats": ["json"]}"#)
+        #expect(try runArray(["run", url.path, "--quiet"]).code == 0)
+        let exports = folder.appendingPathComponent("export")
+        let first = try FileManager.default.destinationOfSymbolicLink(atPath: exports.appendingPathComponent("latest").path)
+        try Data("mine".utf8).write(to: exports.appendingPathComponent("\(first)/notes.txt"))
+        for _ in 0..<2 { #expect(try runArray(["run", url.path, "--quiet"]).code == 0) }
+        #expect(try read(exports.appendingPathComponent("\(first)/notes.txt")) == "mine")
+        let runs = try FileManager.default.contentsOfDirectory(atPath: exports.path).filter { $0.first?.isNumber == true }
+        #expect(runs.count == 2, "the newest, and the one holding a person's file: \(runs)")
+    }
+}
+
 /// Promise 5: when the export fails, the summary, every report and the
 /// history line are still written, with the failure in them, and the run
 /// exits 2.

@@ -21,7 +21,7 @@ public enum ExportFolder {
         try AtomicFile.makeFolder(dir)
         removeStaleStaging(in: dir)
         let staging = dir.appendingPathComponent(".reckon-\(kind)-\(getpid()).partial")
-        try? FileManager.default.removeItem(at: staging)
+        try? removeTree(staging.path)
         try AtomicFile.makeFolder(staging)
         return staging
     }
@@ -151,8 +151,11 @@ public enum ExportFolder {
         try flush(dir)
         var removed: [String] = []
         if let keep {
+            // A run folder goes only when it holds exactly what its manifest
+            // lists: a file a person put in it keeps the whole folder.
             for old in runFolders(in: dir).dropFirst(keep) where old != name {
-                try? FileManager.default.removeItem(at: dir.appendingPathComponent(old))
+                let folder = dir.appendingPathComponent(old)
+                guard inTheWay(of: folder) == nil, (try? removeTree(folder.path)) != nil else { continue }
                 removed.append(old)
             }
         }
