@@ -161,9 +161,13 @@ enum Commands {
         if pipeline.writeFiles, let url = definition.lockURL {
             do {
                 lock = try RunLock(at: url)
-            } catch {
-                console.err("Error: \(error)\n")
+            } catch let busy as RunLock.Busy {
+                console.err("Error: \(busy)\n")
                 return .trouble
+            } catch {
+                // The folder cannot hold the lock, so it cannot hold reports
+                // either: the run goes on, and its outputs say what failed.
+                console.err("warning: running without a lock: \(errorWords(error))\n")
             }
             if let holder = lock?.staleHolder {
                 console.err("warning: took over the lock \(url.path) left by process \(holder), which is no longer running\n")

@@ -216,6 +216,29 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         #expect(left.filter { !$0.hasPrefix(".reckon.lock") } == ["latest"], "no half-published run is left: \(left)")
     }
 
+    @Test func aReportFolderThatCannotBeWrittenStopsNeitherTheSummaryNorTheExport() throws {
+        let folder = try copyOfDriftSamples()
+        let url = try pipelineFile(in: folder, #", "export": {"dir": "export", "formats": ["json"]}"#)
+        try Data("mine".utf8).write(to: folder.appendingPathComponent("reports"))
+        let result = try runArray(["run", url.path])
+        #expect(result.code == 2)
+        #expect(result.stdout.hasPrefix("Memos on this device\n"))
+        #expect(result.stderr.contains("error: cannot write \(folder.path)/reports: a file stands where a folder must be"), "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("export/latest/memos.json").path))
+        #expect(try read(folder.appendingPathComponent("reports")) == "mine")
+    }
+
+    @Test func theHistoryLineHasTheExitCodeAfterEveryOutput() throws {
+        let folder = try copyOfDriftSamples()
+        let url = try pipelineFile(in: folder)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("reports/report.html/mine"), withIntermediateDirectories: true)
+        let result = try runArray(["run", url.path, "--quiet"])
+        #expect(result.code == 2)
+        #expect(result.stderr.contains("report.html"), "\(result.stderr)")
+        #expect(try read(folder.appendingPathComponent("reports/history.jsonl")).contains(#""exitCode":2"#))
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("reports/report.json").path))
+    }
+
     /// A full disk, made as a small tmpfs; mounting needs root, so elsewhere
     /// the test says so and checks nothing.
     @Test func aFullDisk() throws {

@@ -7,24 +7,32 @@ public enum History {
     /// How many runs the report draws.
     public static let shown = 30
 
-    /// Appends one line, keeping every earlier byte (lines it cannot read
-    /// included), and returns the last runs, oldest first. A history that
-    /// is there but cannot be read is left as it is, never replaced.
-    public static func append(_ entry: HistoryEntry, in dir: URL) throws -> [HistoryEntry] {
+    /// The history's bytes as they are (none when there is no history yet).
+    /// A history that is there but cannot be read is an error, so that it
+    /// is left as it is, never replaced.
+    public static func existing(in dir: URL) throws(OutputError) -> Data {
         let url = dir.appendingPathComponent(fileName)
-        var data = Data()
-        if FileKind(path: url.path) != .missing {
-            do {
-                data = try readRegularFile(atPath: url.path, limit: 1 << 30)
-            } catch {
-                throw OutputError(path: url.path, reason: "the history there \(error.message), so it is left as it is")
-            }
+        guard FileKind(path: url.path) != .missing else { return Data() }
+        do {
+            return try readRegularFile(atPath: url.path, limit: 1 << 30)
+        } catch {
+            throw OutputError(path: url.path, reason: "the history there \(error.message), so it is left as it is")
         }
+    }
+
+    /// Writes `existing` with one line more, keeping every earlier byte
+    /// (lines it cannot read included).
+    public static func append(_ entry: HistoryEntry, to existing: Data, in dir: URL) throws {
+        var data = existing
         if let last = data.last, last != 0x0A { data.append(0x0A) }
         data.append(JSONWriter.data(try JSONValue(encoding: entry), pretty: false))
         data.append(0x0A)
-        try AtomicFile.write(data, to: url)
-        return Array(read(data).suffix(shown))
+        try AtomicFile.write(data, to: dir.appendingPathComponent(fileName))
+    }
+
+    /// The last runs the chart draws, oldest first: those `existing` holds, then `entry`.
+    public static func shownRuns(_ existing: Data, then entry: HistoryEntry) -> [HistoryEntry] {
+        Array((read(existing) + [entry]).suffix(shown))
     }
 
     /// The runs that can be read from the file's bytes, in order.

@@ -8,9 +8,9 @@ public struct PublishInput: Sendable {
 }
 
 extension Pipeline {
-    /// Writes every output into the definition's report folder: a line of
-    /// `history.jsonl` (for pipeline runs), `report.json`, `report.md`,
-    /// `report.html` and the combined listings. Always runs, and tries every
+    /// Writes every output into the definition's report folder:
+    /// `report.json`, `report.md`, `report.html`, the combined listings and
+    /// (for pipeline runs) a line of `history.jsonl`. Always runs, and tries every
     /// file: one that cannot be written is a failure beside the others,
     /// never instead of them.
     public var publish: Stage<PublishInput, Published> {
@@ -30,10 +30,14 @@ extension Pipeline {
             }
             attempt { try AtomicFile.makeFolder(dir) }
             guard failures.isEmpty else { return Published(report: report, failures: failures) }
+            // The history is read first, for the chart, and written last, so
+            // its line has the run's exit code after every other output.
+            var history: Data?
+            var entry = HistoryEntry(time: startedAt, sides: report.sides.map { .init(name: $0.name, label: $0.label, counts: $0.counts) },
+                                     differences: report.differences.count, exitCode: report.exitCode(driftFails: definition.failOnDrift))
             if keepsHistory {
-                let entry = HistoryEntry(time: startedAt, sides: report.sides.map { .init(name: $0.name, label: $0.label, counts: $0.counts) },
-                                         differences: report.differences.count, exitCode: report.exitCode(driftFails: definition.failOnDrift))
-                attempt { report.history = try History.append(entry, in: dir) }
+                attempt { history = try History.existing(in: dir) }
+                report.history = History.shownRuns(history ?? Data(), then: entry)
             }
             let strings = Strings.forLanguage(definition.language)
             attempt { try AtomicFile.write(JSONWriter.data(try JSONValue(encoding: report)) + [0x0A], to: dir.appendingPathComponent("report.json")) }
@@ -44,6 +48,10 @@ extension Pipeline {
                 let name = remotes.count == 1 ? "combined.txt" : "combined-\(remote.spec.name).txt"
                 let listing = CombinedListing.render(local: input.loaded.local, remote: remote, differences: report.differences)
                 attempt { try AtomicFile.write(Data(listing.utf8), to: dir.appendingPathComponent(name)) }
+            }
+            if let history {
+                if !failures.isEmpty { entry.exitCode = 2 }
+                attempt { try History.append(entry, to: history, in: dir) }
             }
             return Published(report: report, failures: failures)
         }

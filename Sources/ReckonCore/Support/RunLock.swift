@@ -24,7 +24,9 @@ package final class RunLock {
         try AtomicFile.makeFolder(url.deletingLastPathComponent())
         self.url = url
         fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+        guard fd >= 0 else {
+            throw OutputError(path: url.path, reason: errno == ELOOP ? "a link stands there; reckon does not follow it" : AtomicFile.lastError())
+        }
         let previous = Self.contents(fd)
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
