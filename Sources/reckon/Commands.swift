@@ -218,7 +218,7 @@ enum Commands {
         }, onProgress: progressPrinter(console, quiet: quiet))
         let published = pipeline.run(definition, context: context)
         if json {
-            console.out(String(decoding: JSONWriter.data(try! JSONValue(encoding: published.report)), as: UTF8.self) + "\n")
+            console.out(terminalSafeJSON(JSONWriter.data(try! JSONValue(encoding: published.report))))
         } else if !quiet {
             let written = pipeline.writeFiles && published.failures.isEmpty
             console.out(TextSummary(strings: .forLanguage(definition.language), color: console.color,
@@ -308,7 +308,7 @@ enum Commands {
             try ExportFolder.publish(folder, as: out)
             TestStop.at("done")
             for record in ExportRecord.records(summary, folder: out, displayPath: outPath) {
-                console.out("\(record.path)  \(record.memos) memos, \(record.bytes) bytes\(record.sha256.map { ", sha256 \($0)" } ?? "")\n")
+                console.out("\(escapedForDisplay(record.path))  \(record.memos) memos, \(record.bytes) bytes\(record.sha256.map { ", sha256 \($0)" } ?? "")\n")
             }
             for missing in summary.missing {
                 console.err("error: \(joinPath(path, missing.path)): not exported: \(missing.reason)\n")
@@ -333,9 +333,9 @@ enum Commands {
                 "status": .string(side.status.rawValue),
                 "problems": .array(side.problems.map { .string(joinPath(path, $0.path) + ": " + $0.message) }),
             ])
-            console.out(String(decoding: value.jsonData, as: UTF8.self) + "\n")
+            console.out(terminalSafeJSON(value.jsonData))
         } else if let counts {
-            console.out("Memos in \(path)\n  Active    \(counts.active)\n  Archived  \(counts.archived)\n")
+            console.out("Memos in \(escapedForDisplay(path))\n  Active    \(counts.active)\n  Archived  \(counts.archived)\n")
         }
         for problem in side.problems {
             console.err(problem.line(under: path) + "\n")
@@ -354,11 +354,27 @@ enum Commands {
             if let export = definition.export {
                 parts.append("export \(export.formats.map(\.rawValue).joined(separator: ",")) from '\(export.from)'")
             }
-            console.out("\(path) is valid: \(parts.joined(separator: "; ")).\n")
+            console.out("\(escapedForDisplay(path)) is valid: \(parts.joined(separator: "; ")).\n")
             return .done
         } catch {
             console.err("Error: \(error)\n")
             return .usage
         }
     }
+}
+
+/// JSON for stdout, and so perhaps a terminal: every character that
+/// `escapedForDisplay` would escape (inside strings: the writer's own line
+/// breaks are the only ones outside) is written as a `\u` escape instead,
+/// which JSON allows in any string and which keeps the value the same.
+func terminalSafeJSON(_ data: Data) -> String {
+    var text = ""
+    for scalar in String(decoding: data, as: UTF8.self).unicodeScalars {
+        guard scalar != "\n", escapedForDisplay(String(scalar)) != String(scalar) else {
+            text.unicodeScalars.append(scalar)
+            continue
+        }
+        for unit in String(scalar).utf16 { text += "\\u" + String(repeating: "0", count: 4 - String(unit, radix: 16).count) + String(unit, radix: 16) }
+    }
+    return text + "\n"
 }

@@ -302,6 +302,16 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         #expect(!result.stderr.contains("\u{1b}") && !result.stderr.contains("\u{202e}"))
     }
 
+    @Test func aPathWithControlCharactersIsShownEscapedOnStdoutToo() throws {
+        let folder = temporaryFolder().appendingPathComponent("x\u{1b}[2Jy\u{202e}")
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/in-sync/drive"), to: folder)
+        let plain = try reckon("counts", folder.path)
+        #expect(plain.stdout.hasPrefix("Memos in \(folder.deletingLastPathComponent().path)/x\\u{1b}[2Jy\\u{202e}\n"), "\(plain.stdout)")
+        let json = try reckon("counts", folder.path, "--json")
+        #expect(!json.stdout.contains("\u{1b}") && !json.stdout.contains("\u{202e}"))
+        #expect(try ReckonCLITests.json(json.stdout)["path"] as? String == folder.path, "the value is the same, only written with escapes")
+    }
+
     @Test func helpHelpShowsHelpsOwnHelp() throws {
         let result = try reckon("help", "help")
         #expect(result.code == 0)
