@@ -42,24 +42,32 @@ struct CommandSpec {
     func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments {
         var parsed = ParsedArguments()
         var index = 0
+        var optionsEnded = false
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
-            if argument == "-h" || argument == "--help" { throw UsageError(command: self, message: nil) }
-            if argument.hasPrefix("-") && argument != "-" {
+            if !optionsEnded && argument == "--" {
+                optionsEnded = true
+                continue
+            }
+            if !optionsEnded && (argument == "-h" || argument == "--help") { throw UsageError(command: self, message: nil) }
+            if !optionsEnded && argument.hasPrefix("-") && argument != "-" {
                 let (name, inline) = argument.split(separator: "=", maxSplits: 1).map(String.init).pairOrSingle
                 guard let option = options.first(where: { $0.name == name }) else {
                     throw UsageError(command: self, message: "Unknown option '\(name)'")
                 }
                 if let valueName = option.value {
+                    var value: String
                     if let inline {
-                        parsed.values[name] = inline
+                        value = inline
                     } else if index < arguments.count, !arguments[index].hasPrefix("--") {
-                        parsed.values[name] = arguments[index]
+                        value = arguments[index]
                         index += 1
                     } else {
                         throw UsageError(command: self, message: "Missing value for '\(name) <\(valueName)>'")
                     }
+                    guard !value.isEmpty else { throw UsageError(command: self, message: "The value for '\(name) <\(valueName)>' is empty") }
+                    parsed.values[name] = value
                 } else {
                     guard inline == nil else { throw UsageError(command: self, message: "Unknown option '\(argument)'") }
                     parsed.flags.insert(name)
@@ -67,6 +75,9 @@ struct CommandSpec {
             } else {
                 guard parsed.positionals.count < positionals.count else {
                     throw UsageError(command: self, message: "Unexpected argument '\(argument)'")
+                }
+                guard !argument.isEmpty else {
+                    throw UsageError(command: self, message: "The value for '<\(positionals[parsed.positionals.count].name)>' is empty")
                 }
                 parsed.positionals.append(argument)
             }

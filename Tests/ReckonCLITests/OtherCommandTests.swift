@@ -13,6 +13,12 @@ import Testing
         #expect(drive.stdout == "Memos in Samples/drift/drive/60dMemo\n  Active    5\n  Archived  1\n")
     }
 
+    @Test func aDoubleDashEndsTheOptions() throws {
+        let result = try reckon("counts", "--", "--json")
+        #expect(result.code == 2)
+        #expect(result.stderr == "error: --json: the folder does not exist\n")
+    }
+
     @Test func aMissingFolderIsTroubleNotUsage() throws {
         let result = try reckon("counts", "Samples/nowhere")
         #expect(result.code == 2)
@@ -38,6 +44,8 @@ import Testing
         (["reconcile", "--local", "a"], "Error: Missing expected argument '--remote <path>'"),
         (["counts"], "Error: Missing expected argument '<path>'"),
         (["counts", "a", "b"], "Error: Unexpected argument 'b'"),
+        (["export", "a", "--out", ""], "Error: The value for '--out <dir>' is empty"),
+        (["counts", ""], "Error: The value for '<path>' is empty"),
         (["frobnicate"], "Error: Unknown subcommand 'frobnicate'"),
         ([], "Error: Missing expected argument '<subcommand>'"),
         (["reconcile", "--local", "a", "--remote", "b", "--lang", "xx"], "Error: The value 'xx' is invalid for '--lang <lang>'"),
