@@ -62,7 +62,9 @@ public struct Quarantine {
                                               "files": .array(records.map(Self.manifestEntry))]).jsonData + [0x0A]
                 try AtomicFile.write(data, to: dir.appendingPathComponent(run).appendingPathComponent("manifest.json"))
             } catch {
-                result[0].problems.append(Problem(.quarantineFailed, path: "", "the quarantine's manifest could not be written (\(error))"))
+                // Named on the first side whose files were copied, where the reader looks for them.
+                let side = result.firstIndex { side in records.contains { $0.side == side.spec.name } } ?? 0
+                result[side].problems.append(Problem(.quarantineFailed, path: "", "the quarantine's manifest could not be written (\(error))"))
             }
         }
         return (result, records)
