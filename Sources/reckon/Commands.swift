@@ -316,7 +316,7 @@ enum Commands {
             return summary.missing.isEmpty && !side.hasTrouble ? .done : .trouble
         } catch {
             cleanUp()
-            console.err("Error: \(error)\n")
+            console.err("Error: \(errorWords(error))\n")
             return .trouble
         }
     }

@@ -52,7 +52,7 @@ public struct Quarantine {
                                                     folder: dir.appendingPathComponent(run)))
                 } catch {
                     result[index].problems.append(Problem(.quarantineFailed, path: damaged.path, id: problem?.id,
-                                                          "could not be copied aside (\(error)); the original is untouched"))
+                                                          "could not be copied aside (\(errorWords(error))); the original is untouched"))
                 }
             }
         }
@@ -64,7 +64,7 @@ public struct Quarantine {
             } catch {
                 // Named on the first side whose files were copied, where the reader looks for them.
                 let side = result.firstIndex { side in records.contains { $0.side == side.spec.name } } ?? 0
-                result[side].problems.append(Problem(.quarantineFailed, path: "", "the quarantine's manifest could not be written (\(error))"))
+                result[side].problems.append(Problem(.quarantineFailed, path: "", "the quarantine's manifest could not be written (\(errorWords(error)))"))
             }
         }
         return (result, records)

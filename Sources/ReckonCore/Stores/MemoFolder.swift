@@ -75,7 +75,7 @@ public struct MemoFolder: MemoStore {
             side.problems += entries.repeatProblems
             return side
         } catch {
-            return SideListing(spec: spec, status: .failed, problems: [Problem(.unreadableFile, path: "index.json", "\(error)")])
+            return SideListing(spec: spec, status: .failed, problems: [Problem(.unreadableFile, path: "index.json", errorWords(error))])
         }
     }
 
@@ -267,7 +267,7 @@ public struct MemoFolder: MemoStore {
                 if let file { files.append((id, file)) }
             }
         } catch {
-            return SideListing(spec: spec, status: .failed, problems: [Problem(.unreadableFolder, path: "", "\(error)")])
+            return SideListing(spec: spec, status: .failed, problems: [Problem(.unreadableFolder, path: "", errorWords(error))])
         }
         side.entries = IDMap(sortedKeys: entries.map(\.id), values: entries)
         side.files = IDMap(sortedKeys: files.map(\.0), values: files.map(\.1))
@@ -457,7 +457,7 @@ public struct MemoFolder: MemoStore {
         } catch let failure as MemoReader.Failure {
             return .failure(Judged(problem: Problem(.corruptMemo, path: path, id: id, failure.message), bytes: buffer))
         } catch {
-            return .failure(Judged(problem: Problem(.unreadableFile, path: path, id: id, "\(error)")))
+            return .failure(Judged(problem: Problem(.unreadableFile, path: path, id: id, errorWords(error))))
         }
     }
 }
