@@ -63,11 +63,12 @@ import Testing
         }
     }
 
-    @Test func invalidUTF8InOneEntryIsAProblemForThatEntry() throws {
-        let data = Data(#"{"schemaVersion": 1, "entries": [{"id": "a"#.utf8) + Data([0xFF]) + Data(#"", "modifiedTime": "x"}, \#(entry(idA))]}"#.utf8)
-        let index = try IndexReader.read(data)
-        #expect(index.entries.map(\.id) == [MemoID(idA)!])
-        #expect(index.problems.map(\.message) == ["entries[0]: 'id' must be a string, found text that is not valid JSON (not UTF-8, or a raw control character)"])
+    @Test func invalidUTF8InOneEntryDamagesTheWholeIndex() throws {
+        let prefix = Data(#"{"schemaVersion": 1, "entries": [{"id": "a"#.utf8)
+        let data = prefix + Data([0xFF]) + Data(#"", "modifiedTime": "x"}, \#(entry(idA))]}"#.utf8)
+        #expect(throws: IndexReader.Failure(kind: .corruptIndex, message: "bytes that are not UTF-8 at byte \(prefix.count)")) {
+            try IndexReader.read(data)
+        }
     }
 
     @Test func keepsChangeTagsAndDates() throws {

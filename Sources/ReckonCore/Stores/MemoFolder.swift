@@ -267,7 +267,9 @@ public struct MemoFolder: Sendable, Equatable {
 
         var memos: [(MemoID, MemoSummary)] = []
         var rebuilt: [(MemoID, IndexEntry)] = []
-        let outcomes = readOnEveryCore(files, root: Self.resolveRoot(spec.url), chunkSize: 256, as: MemoReader.readSummary) { $0 }
+        let outcomes = readOnEveryCore(files, root: Self.resolveRoot(spec.url), chunkSize: 256, as: { data, depthLimit, parser throws(MemoReader.Failure) in
+            try MemoReader.readSummary(data, depthLimit: depthLimit, parser: parser)
+        }) { $0 }
         for ((id, spelledAs), outcome) in zip(files, outcomes.joined()) {
             switch outcome {
             case .success(let memo):
@@ -391,16 +393,27 @@ public struct MemoFolder: Sendable, Equatable {
     /// results come back in the order given (in chunks), so the outcome does
     /// not depend on the machine; a file that cannot be used gives the
     /// problem that makes its id uncomparable.
+    /// Each chunk has its own buffer and its own `MemoParser`, handed to `parse`.
     func readOnEveryCore<Kept, Output: Sendable>(_ files: [(MemoID, IDSpelling)], root: URL, chunkSize: Int,
-                                                 as parse: @escaping @Sendable (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept),
+                                                 as parse: @escaping @Sendable (Data, Int, MemoParser) throws(MemoReader.Failure) -> (MemoID, Kept),
                                                  then work: @escaping @Sendable (Kept) -> Output) -> [[Result<Output, Problem>]] {
         let folder = OpenFolder(root.path + "/memos")
         return mapOnEveryCore(files, chunkSize: chunkSize) { chunk in
             var buffer = Data()
+            let parser = MemoParser()
             return chunk.map { id, spelledAs in
-                readChecked(id, spelledAs.fileName(of: id), root: root, in: folder, buffer: &buffer, as: parse).map(work)
+                readChecked(id, spelledAs.fileName(of: id), root: root, in: folder, buffer: &buffer,
+                            as: { data, depthLimit throws(MemoReader.Failure) in try parse(data, depthLimit, parser) }).map(work)
             }
         }
+    }
+
+    /// `readOnEveryCore` for a `parse` that takes no parser (it makes one per file).
+    func readOnEveryCore<Kept, Output: Sendable>(_ files: [(MemoID, IDSpelling)], root: URL, chunkSize: Int,
+                                                 as parse: @escaping @Sendable (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept),
+                                                 then work: @escaping @Sendable (Kept) -> Output) -> [[Result<Output, Problem>]] {
+        readOnEveryCore(files, root: root, chunkSize: chunkSize, as: { data, depthLimit, _ throws(MemoReader.Failure) in try parse(data, depthLimit) },
+                        then: work)
     }
 
     /// One memo file read by `parse` (which gives the id it holds and what
