@@ -159,7 +159,7 @@ private struct StrictReader {
         switch byte {
         case 0x21...0x7E: shown = "'\(Character(Unicode.Scalar(byte)))'"
         case 0x80...: shown = "a non-ASCII character"
-        default: shown = String(format: "the byte 0x%02X", byte)
+        default: shown = String(format: "the control character U+%04X", byte)
         }
         return JSONSyntaxError(kind: .syntax, reason: "unexpected \(shown) \(context) at byte \(at)")
     }
@@ -224,10 +224,11 @@ private struct StrictReader {
             at += 1
             return .array(items)
         }
+        var comma = 0
         while true {
             skipSpace()
             if at < bytes.count && bytes[at] == UInt8(ascii: "]") && !items.isEmpty {
-                throw JSONSyntaxError(kind: .syntax, reason: "a comma before ']' at byte \(at)")
+                throw JSONSyntaxError(kind: .syntax, reason: "a comma before ']' at byte \(comma)")
             }
             path.append(.index(items.count))
             items.append(try value(depth: depth))
@@ -235,7 +236,9 @@ private struct StrictReader {
             skipSpace()
             guard at < bytes.count else { throw unexpected("") }
             switch bytes[at] {
-            case UInt8(ascii: ","): at += 1
+            case UInt8(ascii: ","):
+                comma = at
+                at += 1
             case UInt8(ascii: "]"):
                 at += 1
                 return .array(items)
@@ -253,16 +256,15 @@ private struct StrictReader {
             at += 1
             return .object(fields)
         }
-        var first = true
+        var comma: Int?
         while true {
             skipSpace()
             guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else {
-                if !first && at < bytes.count && bytes[at] == UInt8(ascii: "}") {
-                    throw JSONSyntaxError(kind: .syntax, reason: "a comma before '}' at byte \(at)")
+                if let comma, at < bytes.count && bytes[at] == UInt8(ascii: "}") {
+                    throw JSONSyntaxError(kind: .syntax, reason: "a comma before '}' at byte \(comma)")
                 }
                 throw unexpected("where a key in quotes should be")
             }
-            first = false
             let key = try string()
             skipSpace()
             guard at < bytes.count, bytes[at] == UInt8(ascii: ":") else { throw unexpected("where ':' should be") }
@@ -279,7 +281,9 @@ private struct StrictReader {
             skipSpace()
             guard at < bytes.count else { throw unexpected("") }
             switch bytes[at] {
-            case UInt8(ascii: ","): at += 1
+            case UInt8(ascii: ","):
+                comma = at
+                at += 1
             case UInt8(ascii: "}"):
                 at += 1
                 return .object(fields)
