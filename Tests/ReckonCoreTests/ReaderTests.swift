@@ -357,6 +357,12 @@ import Testing
         #expect(document.repeatedKeys == [RepeatedKey(path: [.key("r")], key: "x"), RepeatedKey(path: [], key: "x")])
     }
 
+    @Test func readsAsDeepAsTheLimitAllowsWithoutRecursing() throws {
+        let deep = Data((String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)).utf8)
+        #expect(try JSONParser.parse(deep, depthLimit: 10_000).value != .null)
+        #expect(throws: JSONSyntaxError(kind: .tooDeep, reason: "nests JSON deeper than 9999 levels")) { try JSONParser.parse(deep, depthLimit: 9_999) }
+    }
+
     @Test func tellsUTF16AndUTF32ByTheirZeroBytes() {
         for (bytes, name) in [([0x00, 0x7B, 0x00, 0x7D], "UTF-16"), ([0x7B, 0x00, 0x7D, 0x00], "UTF-16"), ([0xFE, 0xFF, 0x00, 0x7B], "UTF-16"),
                               ([0x00, 0x00, 0x00, 0x7B], "UTF-32"), ([0xFF, 0xFE, 0x00, 0x00], "UTF-32")] as [([UInt8], String)] {

@@ -149,20 +149,9 @@ extension IndexReader {
     }
 }
 
-/// A short, single-line reason from a decoding error.
+/// A short, single-line reason from a parsing error (`JSONSyntaxError` says it plainly).
 func describe(_ error: any Error) -> String {
-    if let decoding = error as? DecodingError {
-        switch decoding {
-        case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context):
-            let underlying = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            let place = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-            let reason = underlying ?? context.debugDescription
-            return place.isEmpty ? reason : "at \(place.drop { $0 == "." }): \(reason)"
-        @unknown default:
-            return String(describing: decoding)
-        }
-    }
-    return String(describing: error)
+    String(describing: error)
 }
 
 /// A string for a message, cut short and with control characters made visible.

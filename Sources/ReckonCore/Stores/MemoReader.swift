@@ -1,8 +1,9 @@
 import CSimdJSON
 import Foundation
 
-/// Reads one memo file, `memos/<uuid>.json`, decoding its fields straight
-/// into typed values; keys reckon does not know are kept as they were.
+/// Reads one memo file, `memos/<uuid>.json`, into typed values: with
+/// simdjson when the file is clean, else with reckon's strict JSON parser.
+/// Keys reckon does not know are kept as they were, numbers digit for digit.
 public enum MemoReader {
     public struct Failure: Error, Equatable {
         public var message: String

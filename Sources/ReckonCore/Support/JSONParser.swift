@@ -86,7 +86,7 @@ package enum JSONParser {
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.at = 3 }
             do throws(JSONSyntaxError) {
                 reader.skipSpace()
-                let value = try reader.value(depth: 0)
+                let value = try reader.value()
                 reader.skipSpace()
                 if reader.at < bytes.count { throw reader.unexpected("after the end of the JSON value") }
                 return .success(JSONDocument(value: value, repeatedKeys: reader.repeats))
@@ -168,18 +168,99 @@ private struct StrictReader {
         JSONSyntaxError(kind: .encoding, reason: "bytes that are not UTF-8 at byte \(offset)")
     }
 
-    mutating func value(depth: Int) throws(JSONSyntaxError) -> JSONValue {
-        guard at < bytes.count else { throw unexpected("") }
-        switch bytes[at] {
-        case UInt8(ascii: "{"): return try object(depth: depth + 1)
-        case UInt8(ascii: "["): return try array(depth: depth + 1)
-        case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): return try literal("true", .bool(true))
-        case UInt8(ascii: "f"): return try literal("false", .bool(false))
-        case UInt8(ascii: "n"): return try literal("null", .null)
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
-        default: throw unexpected("where a value should be")
+    /// An array or object being read: its items or fields so far, and the
+    /// offset of the comma read last.
+    struct Open {
+        var isObject: Bool
+        var items: [JSONValue] = []
+        var fields: [String: JSONValue] = [:]
+        var comma: Int?
+    }
+
+    /// One value and everything inside it, read without recursion (a file
+    /// may nest as deep as the limit allows, up to 10,000 levels), so no
+    /// thread's stack bounds what can be read.
+    mutating func value() throws(JSONSyntaxError) -> JSONValue {
+        var open: [Open] = []
+        while true {
+            // A value starts here: a scalar is read whole; an array or
+            // object is opened, and its first item or field read next.
+            guard at < bytes.count else { throw unexpected("") }
+            var value: JSONValue
+            switch bytes[at] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let isObject = bytes[at] == UInt8(ascii: "{")
+                guard open.count < depthLimit else {
+                    throw JSONSyntaxError(kind: .tooDeep, reason: "nests JSON deeper than \(depthLimit) levels")
+                }
+                at += 1
+                skipSpace()
+                if at < bytes.count && bytes[at] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                    at += 1
+                    value = isObject ? .object([:]) : .array([])
+                } else {
+                    open.append(Open(isObject: isObject))
+                    try startItem(of: open[open.count - 1])
+                    continue
+                }
+            case UInt8(ascii: "\""): value = .string(try string())
+            case UInt8(ascii: "t"): value = try literal("true", .bool(true))
+            case UInt8(ascii: "f"): value = try literal("false", .bool(false))
+            case UInt8(ascii: "n"): value = try literal("null", .null)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): value = try number()
+            default: throw unexpected("where a value should be")
+            }
+            // The value is whole: it goes into the container around it,
+            // which then either goes on after a comma or closes.
+            while var container = open.popLast() {
+                let step = path.removeLast()
+                if container.isObject, case .key(let key) = step {
+                    if container.fields[key] == nil {
+                        container.fields[key] = value
+                    } else {
+                        repeats.append(RepeatedKey(path: path, key: key))
+                    }
+                } else {
+                    container.items.append(value)
+                }
+                skipSpace()
+                guard at < bytes.count else { throw unexpected("") }
+                let close = container.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+                if bytes[at] == UInt8(ascii: ",") {
+                    container.comma = at
+                    at += 1
+                    skipSpace()
+                    try startItem(of: container)
+                    open.append(container)
+                    break
+                }
+                guard bytes[at] == close else { throw unexpected(container.isObject ? "where ',' or '}' should be" : "where ',' or ']' should be") }
+                at += 1
+                value = container.isObject ? .object(container.fields) : .array(container.items)
+            }
+            if open.isEmpty { return value }
         }
+    }
+
+    /// Reads up to where the next item of `container` starts: for an object
+    /// its key and ':', onto `path`; for an array, its place onto `path`.
+    /// The text is at a non-space byte after '{', '[' or ','.
+    mutating func startItem(of container: Open) throws(JSONSyntaxError) {
+        let close = container.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+        if let comma = container.comma, at < bytes.count, bytes[at] == close {
+            throw JSONSyntaxError(kind: .syntax, reason: "a comma before '\(Character(Unicode.Scalar(close)))' at byte \(comma)")
+        }
+        guard container.isObject else {
+            path.append(.index(container.items.count))
+            return
+        }
+        guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { throw unexpected("where a key in quotes should be") }
+        let key = try string()
+        skipSpace()
+        guard at < bytes.count, bytes[at] == UInt8(ascii: ":") else { throw unexpected("where ':' should be") }
+        at += 1
+        skipSpace()
+        path.append(.key(key))
     }
 
     mutating func literal(_ word: StaticString, _ value: JSONValue) throws(JSONSyntaxError) -> JSONValue {
@@ -213,83 +294,6 @@ private struct StrictReader {
         func isDigit() -> Bool { at < bytes.count && bytes[at] >= 0x30 && bytes[at] <= 0x39 }
         guard isDigit() else { throw unexpected("in a number") }
         while isDigit() { at += 1 }
-    }
-
-    mutating func array(depth: Int) throws(JSONSyntaxError) -> JSONValue {
-        guard depth <= depthLimit else { throw JSONSyntaxError(kind: .tooDeep, reason: "nests JSON deeper than \(depthLimit) levels") }
-        at += 1
-        var items: [JSONValue] = []
-        skipSpace()
-        if at < bytes.count && bytes[at] == UInt8(ascii: "]") {
-            at += 1
-            return .array(items)
-        }
-        var comma = 0
-        while true {
-            skipSpace()
-            if at < bytes.count && bytes[at] == UInt8(ascii: "]") && !items.isEmpty {
-                throw JSONSyntaxError(kind: .syntax, reason: "a comma before ']' at byte \(comma)")
-            }
-            path.append(.index(items.count))
-            items.append(try value(depth: depth))
-            path.removeLast()
-            skipSpace()
-            guard at < bytes.count else { throw unexpected("") }
-            switch bytes[at] {
-            case UInt8(ascii: ","):
-                comma = at
-                at += 1
-            case UInt8(ascii: "]"):
-                at += 1
-                return .array(items)
-            default: throw unexpected("where ',' or ']' should be")
-            }
-        }
-    }
-
-    mutating func object(depth: Int) throws(JSONSyntaxError) -> JSONValue {
-        guard depth <= depthLimit else { throw JSONSyntaxError(kind: .tooDeep, reason: "nests JSON deeper than \(depthLimit) levels") }
-        at += 1
-        var fields: [String: JSONValue] = [:]
-        skipSpace()
-        if at < bytes.count && bytes[at] == UInt8(ascii: "}") {
-            at += 1
-            return .object(fields)
-        }
-        var comma: Int?
-        while true {
-            skipSpace()
-            guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else {
-                if let comma, at < bytes.count && bytes[at] == UInt8(ascii: "}") {
-                    throw JSONSyntaxError(kind: .syntax, reason: "a comma before '}' at byte \(comma)")
-                }
-                throw unexpected("where a key in quotes should be")
-            }
-            let key = try string()
-            skipSpace()
-            guard at < bytes.count, bytes[at] == UInt8(ascii: ":") else { throw unexpected("where ':' should be") }
-            at += 1
-            skipSpace()
-            path.append(.key(key))
-            let member = try value(depth: depth)
-            path.removeLast()
-            if fields[key] == nil {
-                fields[key] = member
-            } else {
-                repeats.append(RepeatedKey(path: path, key: key))
-            }
-            skipSpace()
-            guard at < bytes.count else { throw unexpected("") }
-            switch bytes[at] {
-            case UInt8(ascii: ","):
-                comma = at
-                at += 1
-            case UInt8(ascii: "}"):
-                at += 1
-                return .object(fields)
-            default: throw unexpected("where ',' or '}' should be")
-            }
-        }
     }
 
     /// How many bytes the UTF-8 sequence at `position` takes; nil when it
