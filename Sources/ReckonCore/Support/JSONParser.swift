@@ -33,7 +33,7 @@ package struct RepeatedKey: Sendable, Equatable {
     /// `the key "title" appears twice`, and where the object is when it is
     /// not the root, the path counted from `depth` steps down.
     package func message(from depth: Int = 0) -> String {
-        var text = "the key \"\(shown(key))\" appears twice"
+        var text = "the key \"\(Self.shown(key))\" appears twice"
         let place = Self.text(of: path.dropFirst(depth))
         if !place.isEmpty { text += " in '\(place)'" }
         return text
@@ -54,7 +54,6 @@ package struct RepeatedKey: Sendable, Equatable {
     }
 
     /// A key with control characters made visible.
-    private func shown(_ key: String) -> String { Self.shown(key) }
     private static func shown(_ key: String) -> String {
         String(key.unicodeScalars.map { scalar in
             scalar.properties.generalCategory == .control ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
