@@ -7,17 +7,11 @@
 #include <simdjson.h>
 
 #include <cstring>
+#include <new>
 #include <string_view>
 #include <vector>
 
 namespace {
-
-// Each thread reads with its own parser, reused from file to file.
-struct MemoParser {
-    simdjson::dom::parser parser;
-    std::vector<reckon_text> tags;
-};
-thread_local MemoParser memo;
 
 // A string or null; a date must also be an instant.
 bool textField(simdjson::dom::element value, bool date, reckon_text &out) {
@@ -46,14 +40,25 @@ bool tagsField(simdjson::dom::element value, std::vector<reckon_text> &tags) {
 
 }  // namespace
 
-extern "C" int reckon_memo_parse(const void *data, size_t length, reckon_memo_fields *fields) {
+// A parser and the tags of the memo it read last, reused from file to file
+// by the one worker that owns it.
+struct reckon_memo_parser {
+    simdjson::dom::parser parser;
+    std::vector<reckon_text> tags;
+};
+
+extern "C" reckon_memo_parser *reckon_memo_parser_create(void) { return new (std::nothrow) reckon_memo_parser(); }
+
+extern "C" void reckon_memo_parser_destroy(reckon_memo_parser *parser) { delete parser; }
+
+extern "C" int reckon_memo_parse(reckon_memo_parser *memo, const void *data, size_t length, reckon_memo_fields *fields) try {
     using namespace simdjson;
     if (length >= 3 && std::memcmp(data, "\xEF\xBB\xBF", 3) == 0) return 1;
     dom::object object;
-    if (memo.parser.parse(static_cast<const char *>(data), length).get_object().get(object) != SUCCESS) return 1;
+    if (memo->parser.parse(static_cast<const char *>(data), length).get_object().get(object) != SUCCESS) return 1;
     *fields = {};
     fields->pinned = -1;
-    memo.tags.clear();
+    memo->tags.clear();
     enum Key { id, title, body, createdAt, modifiedAt, archivedAt, deletedAt, tags, pinned, changeTag, count };
     static const std::string_view names[count] = {"id", "title", "body", "createdAt", "modifiedAt",
                                                   "archivedAt", "deletedAt", "tags", "pinned", "changeTag"};
@@ -71,7 +76,7 @@ extern "C" int reckon_memo_parse(const void *data, size_t length, reckon_memo_fi
         bool ok;
         switch (which) {
         case id: ok = textField(member.value, false, idText); break;
-        case tags: ok = tagsField(member.value, memo.tags); break;
+        case tags: ok = tagsField(member.value, memo->tags); break;
         case pinned:
             ok = member.value.is_null() || member.value.is_bool();
             if (member.value.is_bool()) fields->pinned = bool(member.value) ? 1 : 0;
@@ -82,8 +87,16 @@ extern "C" int reckon_memo_parse(const void *data, size_t length, reckon_memo_fi
     }
     if (idText.data == nullptr || fields->modified_at.data == nullptr) return 1;
     if (!reckon::uuidBits(std::string_view(idText.data, idText.length), fields->id_high, fields->id_low)) return 1;
-    fields->tag_count = memo.tags.size();
+    fields->tag_count = memo->tags.size();
+    return 0;
+} catch (...) {
+    return 1;  // out of memory: the careful reader decides
+}
+
+extern "C" int reckon_memo_parser_accepts(reckon_memo_parser *parser, const void *data, size_t length) try {
+    return parser->parser.parse(static_cast<const char *>(data), length).error() == simdjson::SUCCESS ? 1 : 0;
+} catch (...) {
     return 0;
 }
 
-extern "C" reckon_text reckon_memo_tag(size_t position) { return memo.tags[position]; }
+extern "C" reckon_text reckon_memo_tag(const reckon_memo_parser *parser, size_t position) { return parser->tags[position]; }

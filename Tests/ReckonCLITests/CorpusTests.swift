@@ -34,8 +34,9 @@ let damageCases: [DamageCase] = [
     .init(name: "path-walking-id", exit: 2, message: "id '../../x' is not a UUID"),
     .init(name: "duplicate-ids", exit: 2, message: "appears again (first at entries[0]); counted once", sigils: [memoA: "!"]),
     .init(name: "bom", exit: 0),
-    .init(name: "invalid-utf8", exit: 2, message: "'title' must be a string, found text that is not valid JSON (not UTF-8", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
-    .init(name: "nul-bytes", exit: 2, message: "'body' must be a string, found text that is not valid JSON", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
+    .init(name: "invalid-utf8", exit: 2, message: "bytes that are not UTF-8 at byte 66", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
+    .init(name: "nul-bytes", exit: 2, message: "not valid JSON (a control character (U+0000) inside a string at byte 89; it must be escaped)",
+          quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
     .init(name: "long-strings", exit: 1, sigils: [memoA: "*"]),
     .init(name: "deep-nesting", exit: 2, message: "nests JSON deeper than 64 levels", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
     .init(name: "id-mismatch", exit: 2, message: "the file holds id \(memoB.lowercased())", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
@@ -43,6 +44,18 @@ let damageCases: [DamageCase] = [
     .init(name: "orphan-file", exit: 2, message: "this memo file has no entry in index.json", sigils: [memoC: "!"]),
     .init(name: "future-schema", exit: 2, status: "failed", message: "has schemaVersion 2, newer than the version 1 this reckon reads"),
     .init(name: "empty-memo", exit: 2, message: "is empty (0 bytes)", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
+    // JSON is read strictly and in one way.
+    .init(name: "repeated-key-entry", exit: 2,
+          message: #"entries[0] (id 3f2504e0-4f89-11d3-9a0c-0305e82c3301): the key "modifiedTime" appears twice; the entry is not counted"#,
+          sigils: [memoA: "!"]),
+    .init(name: "repeated-key-index", exit: 2, status: "degraded", message: #"the key "schemaVersion" appears twice"#, quarantined: ["index.json"]),
+    .init(name: "repeated-key-memo", exit: 2, message: #"the key "title" appears twice"#, quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
+    .init(name: "trailing-comma-index", exit: 2, status: "degraded", message: "not valid JSON (a comma before '}' at byte 381)", quarantined: ["index.json"]),
+    .init(name: "trailing-comma-memo", exit: 2, message: "not valid JSON (a comma before '}' at byte 258)", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
+    .init(name: "utf16-index", exit: 2, status: "degraded", message: "the file is UTF-16, not UTF-8", quarantined: ["index.json"]),
+    .init(name: "utf16-memo", exit: 2, message: "the file is UTF-16, not UTF-8", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
+    .init(name: "not-utf8-index", exit: 2, status: "degraded", message: "bytes that are not UTF-8 at byte 212", quarantined: ["index.json"]),
+    .init(name: "not-utf8-memo", exit: 2, message: "bytes that are not UTF-8 at byte 274", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
 ]
 
 /// Reconciles the good folder with a damaged one and returns the result and report.

@@ -63,11 +63,12 @@ import Testing
         }
     }
 
-    @Test func invalidUTF8InOneEntryIsAProblemForThatEntry() throws {
-        let data = Data(#"{"schemaVersion": 1, "entries": [{"id": "a"#.utf8) + Data([0xFF]) + Data(#"", "modifiedTime": "x"}, \#(entry(idA))]}"#.utf8)
-        let index = try IndexReader.read(data)
-        #expect(index.entries.map(\.id) == [MemoID(idA)!])
-        #expect(index.problems.map(\.message) == ["entries[0]: 'id' must be a string, found text that is not valid JSON (not UTF-8, or a raw control character)"])
+    @Test func invalidUTF8InOneEntryDamagesTheWholeIndex() throws {
+        let prefix = Data(#"{"schemaVersion": 1, "entries": [{"id": "a"#.utf8)
+        let data = prefix + Data([0xFF]) + Data(#"", "modifiedTime": "x"}, \#(entry(idA))]}"#.utf8)
+        #expect(throws: IndexReader.Failure(kind: .corruptIndex, message: "bytes that are not UTF-8 at byte \(prefix.count)")) {
+            try IndexReader.read(data)
+        }
     }
 
     @Test func keepsChangeTagsAndDates() throws {
@@ -246,5 +247,126 @@ import Testing
     ])
     func anythingUnusualStepsAside(_ text: String) {
         #expect(MemoReader.readClean(Data(text.utf8)) == nil)
+    }
+}
+
+/// JSON is read strictly and in one way: a key written twice, a trailing
+/// comma, UTF-16 and bytes that are not UTF-8 are damage, found by the
+/// careful reader and never taken by the simdjson paths.
+@Suite struct StrictJSONTests {
+    /// The careful reader's verdict on an index, after checking that the
+    /// fast paths (entries and count) step aside.
+    func readIndex(_ data: Data) throws(IndexReader.Failure) -> MemoIndex {
+        let folder = TempFolder()
+        try! data.write(to: folder.url.appendingPathComponent("index.json"))
+        #expect(IndexReader.readClean(atPath: folder.url.appendingPathComponent("index.json").path) == nil, "the simdjson path steps aside")
+        #expect(MemoFolder(folder.spec()).count().precounted == nil, "the fast count steps aside")
+        return try IndexReader.read(data)
+    }
+
+    /// The careful reader's failure for a memo file, after checking that the fast path steps aside.
+    func memoFailure(_ data: Data) -> String? {
+        #expect(MemoReader.readClean(data) == nil, "the simdjson path steps aside")
+        do {
+            _ = try MemoReader.read(data)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    func utf16(_ text: String, byteOrderMark: Bool) -> Data {
+        // Little-endian after a byte order mark, big-endian without one.
+        Data((byteOrderMark ? [0xFF, 0xFE] : []) + text.utf16.flatMap { unit in
+            byteOrderMark ? [UInt8(unit & 0xFF), UInt8(unit >> 8)] : [UInt8(unit >> 8), UInt8(unit & 0xFF)]
+        })
+    }
+
+    @Test func aKeyRepeatedInOneEntryIsAProblemForThatEntryOnly() throws {
+        let twice = #"{"id": "\#(idA)", "modifiedTime": "2026-04-19T14:32:00Z", "archivedAt": null, "archivedAt": "2026-04-20T00:00:00Z"}"#
+        let index = try readIndex(Data(#"{"schemaVersion": 1, "entries": [\#(twice), \#(entry(idB))]}"#.utf8))
+        #expect(index.entries.map(\.id) == [MemoID(idB)!])
+        #expect(index.problems == [Problem(.badEntry, path: "index.json", id: MemoID(idA),
+                                           #"entries[0] (id \#(idA.lowercased())): the key "archivedAt" appears twice; the entry is not counted"#)])
+    }
+
+    @Test func aKeyRepeatedAtTheTopLevelDamagesTheIndex() {
+        let text = #"{"schemaVersion": 1, "entries": [\#(entry(idA))], "entries": []}"#
+        #expect(throws: IndexReader.Failure(kind: .corruptIndex, message: #"the key "entries" appears twice"#)) { try readIndex(Data(text.utf8)) }
+    }
+
+    @Test func aKeyRepeatedInAMemoFileDamagesIt() {
+        let text = #"{"id": "\#(idA)", "title": "a", "title": "b", "modifiedAt": "2026-04-19T14:32:00Z"}"#
+        #expect(memoFailure(Data(text.utf8)) == #"the key "title" appears twice"#)
+        let nested = #"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z", "extra": {"list": [{"k": 1, "k": 2}]}}"#
+        #expect(memoFailure(Data(nested.utf8)) == #"the key "k" appears twice in 'extra.list[0]'"#)
+    }
+
+    @Test func aTrailingCommaDamagesTheFile() throws {
+        let index = #"{"schemaVersion": 1, "entries": [\#(entry(idA)), ]}"#
+        #expect(throws: IndexReader.Failure(kind: .corruptIndex, message: "not valid JSON (a comma before ']' at byte \(index.utf8.count - 4))")) {
+            try readIndex(Data(index.utf8))
+        }
+        let memo = #"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z",}"#
+        #expect(memoFailure(Data(memo.utf8)) == "not valid JSON (a comma before '}' at byte \(memo.utf8.count - 2))")
+    }
+
+    @Test(arguments: [true, false])
+    func aUTF16FileIsDamaged(byteOrderMark: Bool) throws {
+        let index = #"{"schemaVersion": 1, "entries": [\#(entry(idA))]}"#
+        #expect(throws: IndexReader.Failure(kind: .corruptIndex, message: "the file is UTF-16, not UTF-8")) {
+            try readIndex(utf16(index, byteOrderMark: byteOrderMark))
+        }
+        #expect(memoFailure(utf16(memo(idA), byteOrderMark: byteOrderMark)) == "the file is UTF-16, not UTF-8")
+    }
+
+    @Test func bytesThatAreNotUTF8InAnUnknownKeyDamageTheFile() throws {
+        let before = Data(#"{"schemaVersion": 1, "entries": [{"id": "\#(idA)", "modifiedTime": "2026-04-19T14:32:00Z", "color": "re"#.utf8)
+        let index = before + Data([0xC3, 0x28]) + Data(#"d"}]}"#.utf8)
+        #expect(throws: IndexReader.Failure(kind: .corruptIndex, message: "bytes that are not UTF-8 at byte \(before.count)")) { try readIndex(index) }
+        let start = Data(#"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z", "future": {"note": ["ok", "#.utf8)
+        let memo = start + Data([0x22, 0xED, 0xA0, 0x80, 0x22]) + Data("]}}".utf8)
+        #expect(memoFailure(memo) == "bytes that are not UTF-8 at byte \(start.count + 1)", "a surrogate written in UTF-8 is not UTF-8")
+    }
+}
+
+/// What reckon's own parser refuses, and how it says so.
+@Suite struct JSONParserTests {
+    @Test(arguments: [
+        (#"{"a": 1,}"#, "a comma before '}' at byte 7"),
+        (#"[1, 2, ]"#, "a comma before ']' at byte 5"),
+        (#"{"a": "\ud800"}"#, #"a \u escape that is half of a surrogate pair at byte 7"#),
+        (#"{"a": "\udc00\ud800"}"#, #"a \u escape that is half of a surrogate pair at byte 7"#),
+        ("{\"a\": \"x\u{1}\"}", "a control character (U+0001) inside a string at byte 8; it must be escaped"),
+        (#"{"a": 01}"#, "unexpected '1' where ',' or '}' should be at byte 7"),
+        (#"{"a": 1} x"#, "unexpected 'x' after the end of the JSON value at byte 9"),
+        ("{\"a\": 1}\u{C}", "unexpected the control character U+000C after the end of the JSON value at byte 8"),
+        (#"{'a': 1}"#, "unexpected ''' where a key in quotes should be at byte 1"),
+        (#"{"a": "x"#, "the text ends inside a string"),
+        (#"{"a": [1"#, "the text ends before the JSON does"),
+    ])
+    func refusesWhatRFC8259Refuses(_ text: String, _ reason: String) {
+        #expect(throws: JSONSyntaxError(kind: .syntax, reason: reason)) { try JSONParser.parse(Data(text.utf8)) }
+    }
+
+    @Test func readsEscapesAndKeepsNumbersAndReportsEveryRepeat() throws {
+        let text = #"{"s": "\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00", "n": [-0.5e+10, 9007199254740993], "r": {"x": 1, "x": 2}, "x": 3, "x": 4}"#
+        let document = try JSONParser.parse(Data(text.utf8))
+        #expect(document.value == .object(["s": .string("\"\\/\u{8}\u{C}\n\r\té😀"), "n": .array([.number("-0.5e+10"), .number("9007199254740993")]),
+                                           "r": .object(["x": .integer(1)]), "x": .integer(3)]))
+        #expect(document.repeatedKeys == [RepeatedKey(path: [.key("r")], key: "x"), RepeatedKey(path: [], key: "x")])
+    }
+
+    @Test func readsAsDeepAsTheLimitAllowsWithoutRecursing() throws {
+        let deep = Data((String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)).utf8)
+        #expect(try JSONParser.parse(deep, depthLimit: 10_000).value != .null)
+        #expect(throws: JSONSyntaxError(kind: .tooDeep, reason: "nests JSON deeper than 9999 levels")) { try JSONParser.parse(deep, depthLimit: 9_999) }
+    }
+
+    @Test func tellsUTF16AndUTF32ByTheirZeroBytes() {
+        for (bytes, name) in [([0x00, 0x7B, 0x00, 0x7D], "UTF-16"), ([0x7B, 0x00, 0x7D, 0x00], "UTF-16"), ([0xFE, 0xFF, 0x00, 0x7B], "UTF-16"),
+                              ([0x00, 0x00, 0x00, 0x7B], "UTF-32"), ([0xFF, 0xFE, 0x00, 0x00], "UTF-32")] as [([UInt8], String)] {
+            #expect(throws: JSONSyntaxError(kind: .encoding, reason: "the file is \(name), not UTF-8")) { try JSONParser.parse(Data(bytes)) }
+        }
     }
 }

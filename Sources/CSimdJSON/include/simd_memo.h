@@ -24,18 +24,30 @@ typedef struct {
     size_t tag_count;
 } reckon_memo_fields;
 
-/// Reads one memo file's bytes with simdjson, using a parser of the calling
-/// thread's own. Returns 0 and fills `fields` only when the memo is clean:
-/// one JSON object with only the keys reckon knows, each at most once, of
-/// the right types (an id that is a UUID, dates that are ISO 8601 instants
-/// with a zone, tags an array of strings, pinned true, false or null).
-/// Returns 1 for anything else; the caller then reads the file the careful
-/// way, which names every problem. The text stays valid until the same
-/// thread reads the next file.
-int reckon_memo_parse(const void *data, size_t length, reckon_memo_fields *fields);
+/// A simdjson parser for memo files, owned by one worker and reused from
+/// file to file; never shared between threads. Free with ..._destroy.
+typedef struct reckon_memo_parser reckon_memo_parser;
 
-/// The tag at `position` (< tag_count) of the memo this thread read last.
-reckon_text reckon_memo_tag(size_t position);
+/// A new parser; NULL only when memory runs out.
+reckon_memo_parser *reckon_memo_parser_create(void);
+void reckon_memo_parser_destroy(reckon_memo_parser *parser);
+
+/// Reads one memo file's bytes with `parser`. Returns 0 and fills `fields`
+/// only when the memo is clean: one JSON object (valid UTF-8, no byte order
+/// mark) with only the keys reckon knows, each at most once, of the right
+/// types (an id that is a UUID, dates that are ISO 8601 instants with a
+/// zone, tags an array of strings, pinned true, false or null). Returns 1
+/// for anything else; the caller then reads the file the careful way, which
+/// names every problem. The text stays valid until `parser` reads the next file.
+int reckon_memo_parse(reckon_memo_parser *parser, const void *data, size_t length, reckon_memo_fields *fields);
+
+/// 1 when simdjson reads `data` as one JSON document (any value, nested at
+/// most 1024 deep), else 0. For tests that hold reckon's own JSON parser to
+/// simdjson's verdict.
+int reckon_memo_parser_accepts(reckon_memo_parser *parser, const void *data, size_t length);
+
+/// The tag at `position` (< tag_count) of the memo `parser` read last.
+reckon_text reckon_memo_tag(const reckon_memo_parser *parser, size_t position);
 
 #ifdef __cplusplus
 }

@@ -3,26 +3,24 @@ struct FieldError: Error {
     var message: String
 }
 
-/// Typed reading of one JSON object's fields straight from the decoder, with
-/// messages that name the key and what was found instead. Absent and null
-/// are the same; a wrong type is an error for that field only.
-extension KeyedDecodingContainer where Key == AnyKey {
-    func isAbsentOrNull(_ key: AnyKey) -> Bool {
-        !contains(key) || (try? decodeNil(forKey: key)) == true
-    }
+/// Typed reading of one parsed JSON object's fields, with messages that
+/// name the key and what was found instead. Absent and null are the same;
+/// a wrong type is an error for that field only.
+struct FieldReader {
+    var fields: [String: JSONValue]
 
-    /// What JSON type stands at a key, for a message; only on the error path.
-    func typeName(_ key: AnyKey) -> String {
-        (try? decode(JSONValue.self, forKey: key))?.typeName ?? "text that is not valid JSON (not UTF-8, or a raw control character)"
+    /// The value at `name`, nil when absent or null.
+    func value(_ name: String) -> JSONValue? {
+        guard let value = fields[name], value != .null else { return nil }
+        return value
     }
 
     func string(_ name: String) throws(FieldError) -> String? {
-        let key = AnyKey(name)
-        guard !isAbsentOrNull(key) else { return nil }
-        guard let text = try? decode(String.self, forKey: key) else {
-            throw FieldError(message: "'\(name)' must be a string, found \(typeName(key))")
+        switch value(name) {
+        case nil: return nil
+        case .string(let text)?: return text
+        case let other?: throw FieldError(message: "'\(name)' must be a string, found \(other.typeName)")
         }
-        return text
     }
 
     func requiredString(_ name: String) throws(FieldError) -> String {
@@ -32,15 +30,15 @@ extension KeyedDecodingContainer where Key == AnyKey {
 
     /// An ISO 8601 instant with a time zone.
     func timestamp(_ name: String) throws(FieldError) -> Timestamp? {
-        let key = AnyKey(name)
-        guard !isAbsentOrNull(key) else { return nil }
-        guard let text = try? decode(String.self, forKey: key) else {
-            throw FieldError(message: "'\(name)' must be an ISO 8601 date or null, found \(typeName(key))")
+        switch value(name) {
+        case nil: return nil
+        case .string(let text)?:
+            guard let value = Timestamp(iso8601: text) else {
+                throw FieldError(message: "'\(name)' is not an ISO 8601 date with a time zone: \"\(text)\"")
+            }
+            return value
+        case let other?: throw FieldError(message: "'\(name)' must be an ISO 8601 date or null, found \(other.typeName)")
         }
-        guard let value = Timestamp(iso8601: text) else {
-            throw FieldError(message: "'\(name)' is not an ISO 8601 date with a time zone: \"\(text)\"")
-        }
-        return value
     }
 
     func requiredTimestamp(_ name: String) throws(FieldError) -> Timestamp {
@@ -49,20 +47,34 @@ extension KeyedDecodingContainer where Key == AnyKey {
     }
 
     func bool(_ name: String) throws(FieldError) -> Bool? {
-        let key = AnyKey(name)
-        guard !isAbsentOrNull(key) else { return nil }
-        guard let value = try? decode(Bool.self, forKey: key) else {
-            throw FieldError(message: "'\(name)' must be true or false, found \(typeName(key))")
+        switch value(name) {
+        case nil: return nil
+        case .bool(let flag)?: return flag
+        case let other?: throw FieldError(message: "'\(name)' must be true or false, found \(other.typeName)")
         }
-        return value
     }
 
     func strings(_ name: String) throws(FieldError) -> [String]? {
-        let key = AnyKey(name)
-        guard !isAbsentOrNull(key) else { return nil }
-        guard let values = try? decode([String].self, forKey: key) else {
-            throw FieldError(message: "'\(name)' must be an array of strings, found \(typeName(key))")
+        switch value(name) {
+        case nil: return nil
+        case .array(let items)?:
+            var texts: [String] = []
+            for item in items {
+                guard case .string(let text) = item else { throw FieldError(message: "'\(name)' must be an array of strings, found an array") }
+                texts.append(text)
+            }
+            return texts
+        case let other?: throw FieldError(message: "'\(name)' must be an array of strings, found \(other.typeName)")
         }
-        return values
+    }
+}
+
+extension JSONSyntaxError {
+    /// The sentence a reader gives for a file this error makes damaged.
+    var readerMessage: String {
+        switch kind {
+        case .syntax: "not valid JSON (\(reason))"
+        case .encoding, .tooDeep: reason
+        }
     }
 }

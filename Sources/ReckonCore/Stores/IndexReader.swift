@@ -9,29 +9,48 @@ public enum IndexReader {
         public var message: String
     }
 
-    /// Parses an index. A bad entry is a problem for that entry only; the
-    /// file as a whole fails only when it is not JSON, has the wrong shape or
-    /// a schema version this reckon does not know. Entries are decoded into
-    /// typed values directly, without a tree of the whole file.
+    /// Parses an index with reckon's strict JSON parser. A bad entry (a
+    /// wrong type, a key written twice in it …) is a problem for that entry
+    /// only; the file as a whole fails when it is not strict UTF-8 JSON,
+    /// has the wrong shape, writes a top-level key twice, or has a schema
+    /// version this reckon does not know.
     public static func read(_ data: Data, path: String = "index.json", depthLimit: Int = 64) throws(Failure) -> MemoIndex {
         guard !data.isEmpty else { throw Failure(kind: .corruptIndex, message: "is empty (0 bytes)") }
-        guard !jsonNestsDeeper(data, than: depthLimit) else {
-            throw Failure(kind: .corruptIndex, message: "nests JSON deeper than \(depthLimit) levels")
-        }
-        let document: IndexDocument
+        let document: JSONDocument
         do {
-            document = try decodeJSON(IndexDocument.self, from: data)
-        } catch let failure as Failure {
-            throw failure
+            document = try JSONParser.parse(data, depthLimit: depthLimit)
         } catch {
-            throw Failure(kind: .corruptIndex, message: "not valid JSON (\(describe(error)))")
+            throw Failure(kind: .corruptIndex, message: error.readerMessage)
+        }
+        guard case .object(let root) = document.value else {
+            throw Failure(kind: .corruptIndex, message: "must be a JSON object, found \(document.value.typeName)")
+        }
+        // A key repeated inside entries[n] damages that entry; anywhere else, the index.
+        var entryRepeats: [Int: RepeatedKey] = [:]
+        for repeated in document.repeatedKeys {
+            guard repeated.path.count >= 2, repeated.path[0] == .key("entries"), case .index(let position) = repeated.path[1] else {
+                throw Failure(kind: .corruptIndex, message: repeated.message())
+            }
+            if entryRepeats[position] == nil { entryRepeats[position] = repeated }
+        }
+        guard let versionValue = root["schemaVersion"] else { throw Failure(kind: .corruptIndex, message: "has no 'schemaVersion'") }
+        guard let number = versionValue.double, number == number.rounded(), number >= 1, number < 1e9 else {
+            throw Failure(kind: .corruptIndex, message: "'schemaVersion' must be a whole number from 1, found \(versionValue.typeName)")
+        }
+        let version = Int(number)
+        guard version <= MemoIndex.supportedSchemaVersion else {
+            throw Failure(kind: .unsupportedSchema,
+                          message: "has schemaVersion \(version), newer than the version \(MemoIndex.supportedSchemaVersion) this reckon reads; use a newer reckon (nothing was guessed)")
+        }
+        guard case .array(let items)? = root["entries"] else {
+            throw Failure(kind: .corruptIndex, message: "'entries' must be an array, found \(root["entries"]?.typeName ?? "nothing")")
         }
         var entries: [IndexEntry] = []
         var seen: [MemoID: Int] = [:]
         var problems: [Problem] = []
-        for (position, item) in document.entries.enumerated() {
+        for (position, item) in items.enumerated() {
             let place = "entries[\(position)]"
-            switch item.outcome {
+            switch entry(item, repeated: entryRepeats[position]) {
             case .bad(let kind, let id, let message):
                 let subject = id.map { "\(place) (id \($0))" } ?? place
                 problems.append(Problem(kind, path: path, id: id, "\(subject)\(message)"))
@@ -45,6 +64,37 @@ public enum IndexReader {
             }
         }
         return MemoIndex(entries: entries, problems: problems)
+    }
+
+    /// One index entry, or why it cannot be used; never fails the whole file.
+    enum EntryOutcome {
+        case entry(IndexEntry)
+        /// The message follows the entry's place ("entries[3]") directly.
+        case bad(Problem.Kind, MemoID?, String)
+    }
+
+    /// Reads one entry; `repeated` is the first key it writes twice, if any.
+    static func entry(_ item: JSONValue, repeated: RepeatedKey?) -> EntryOutcome {
+        guard case .object(let object) = item else { return .bad(.badEntry, nil, " must be an object, found \(item.typeName)") }
+        let idValue = object["id"]
+        if let repeated {
+            let id: MemoID? = if case .string(let spelling)? = idValue { MemoID(spelling) } else { nil }
+            return .bad(.badEntry, id, ": \(repeated.message(from: 2)); the entry is not counted")
+        }
+        guard case .string(let spelling)? = idValue else {
+            return .bad(.badEntry, nil, ": 'id' \(idValue.map { "must be a string, found \($0.typeName)" } ?? "is missing")")
+        }
+        guard let id = MemoID(spelling) else { return .bad(.invalidID, nil, ": id \(quoted(spelling)) is not a UUID; the entry is not counted") }
+        let fields = FieldReader(fields: object)
+        do throws(FieldError) {
+            return .entry(IndexEntry(id: id, spelling: spelling,
+                                     modifiedTime: try fields.requiredTimestamp("modifiedTime"),
+                                     archivedAt: try fields.timestamp("archivedAt"),
+                                     deletedAt: try fields.timestamp("deletedAt"),
+                                     changeTag: try fields.string("changeTag")))
+        } catch {
+            return .bad(.badEntry, id, ": \(error.message); the entry is not counted")
+        }
     }
 
     /// The problem of an entry whose id an earlier entry already has.
@@ -99,91 +149,9 @@ extension IndexReader {
     }
 }
 
-/// The whole index file: checks the shape and version before the entries.
-private struct IndexDocument: Decodable {
-    var entries: [LenientEntry] = []
-
-    init(from decoder: Decoder) throws {
-        guard let object = try? decoder.container(keyedBy: AnyKey.self) else {
-            throw IndexReader.Failure(kind: .corruptIndex, message: "must be a JSON object, found \(typeName(in: decoder))")
-        }
-        let versionKey = AnyKey("schemaVersion")
-        guard object.contains(versionKey) else { throw IndexReader.Failure(kind: .corruptIndex, message: "has no 'schemaVersion'") }
-        guard let number = try? object.decode(Double.self, forKey: versionKey), number == number.rounded(), number >= 1, number < 1e9 else {
-            throw IndexReader.Failure(kind: .corruptIndex,
-                                      message: "'schemaVersion' must be a whole number from 1, found \(object.typeName(versionKey))")
-        }
-        let version = Int(number)
-        guard version <= MemoIndex.supportedSchemaVersion else {
-            throw IndexReader.Failure(kind: .unsupportedSchema,
-                                      message: "has schemaVersion \(version), newer than the version \(MemoIndex.supportedSchemaVersion) this reckon reads; use a newer reckon (nothing was guessed)")
-        }
-        let entriesKey = AnyKey("entries")
-        guard var list = try? object.nestedUnkeyedContainer(forKey: entriesKey) else {
-            let found = object.contains(entriesKey) ? object.typeName(entriesKey) : "nothing"
-            throw IndexReader.Failure(kind: .corruptIndex, message: "'entries' must be an array, found \(found)")
-        }
-        while !list.isAtEnd { entries.append(try list.decode(LenientEntry.self)) }
-    }
-}
-
-/// One index entry, or why it cannot be used; never fails the whole file.
-private struct LenientEntry: Decodable {
-    enum Outcome {
-        case entry(IndexEntry)
-        /// The message follows the entry's place ("entries[3]") directly.
-        case bad(Problem.Kind, MemoID?, String)
-    }
-
-    var outcome: Outcome
-
-    init(from decoder: Decoder) throws {
-        guard let fields = try? decoder.container(keyedBy: AnyKey.self) else {
-            outcome = .bad(.badEntry, nil, " must be an object, found \(typeName(in: decoder))")
-            return
-        }
-        let idKey = AnyKey("id")
-        guard let spelling = try? fields.decode(String.self, forKey: idKey) else {
-            let reason = fields.contains(idKey) ? "must be a string, found \(fields.typeName(idKey))" : "is missing"
-            outcome = .bad(.badEntry, nil, ": 'id' \(reason)")
-            return
-        }
-        guard let id = MemoID(spelling) else {
-            outcome = .bad(.invalidID, nil, ": id \(quoted(spelling)) is not a UUID; the entry is not counted")
-            return
-        }
-        do throws(FieldError) {
-            let entry = IndexEntry(id: id, spelling: spelling,
-                                   modifiedTime: try fields.requiredTimestamp("modifiedTime"),
-                                   archivedAt: try fields.timestamp("archivedAt"),
-                                   deletedAt: try fields.timestamp("deletedAt"),
-                                   changeTag: try fields.string("changeTag"))
-            outcome = .entry(entry)
-        } catch {
-            outcome = .bad(.badEntry, id, ": \(error.message); the entry is not counted")
-        }
-    }
-}
-
-/// What JSON value the decoder stands on, for a message; only on the error path.
-func typeName(in decoder: Decoder) -> String {
-    (try? JSONValue(from: decoder))?.typeName ?? "text that is not valid JSON (not UTF-8, or a raw control character)"
-}
-
-/// A short, single-line reason from a decoding error.
+/// A short, single-line reason from a parsing error (`JSONSyntaxError` says it plainly).
 func describe(_ error: any Error) -> String {
-    if let decoding = error as? DecodingError {
-        switch decoding {
-        case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context):
-            let underlying = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            let place = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-            let reason = underlying ?? context.debugDescription
-            return place.isEmpty ? reason : "at \(place.drop { $0 == "." }): \(reason)"
-        @unknown default:
-            return String(describing: decoding)
-        }
-    }
-    return String(describing: error)
+    String(describing: error)
 }
 
 /// A string for a message, cut short and with control characters made visible.

@@ -429,9 +429,12 @@ public struct MemoFolder: MemoStore {
                                             then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Judged>] {
         let folder = OpenFolder(root.path + "/memos")
         return Array(mapOnEveryCore(files, chunkSize: chunkSize) { chunk in
+            // Each chunk has its own buffer and its own parser.
             var buffer = Data()
+            let parser = MemoParser()
             return chunk.map { id, spelledAs in
-                readChecked(id, spelledAs.fileName(of: id), in: folder, buffer: &buffer, as: reading.parse).map(work)
+                readChecked(id, spelledAs.fileName(of: id), in: folder, buffer: &buffer,
+                            as: { data, depthLimit throws(MemoReader.Failure) in try reading.parse(data, depthLimit, parser) }).map(work)
             }
         }.joined())
     }

@@ -1,8 +1,9 @@
 import CSimdJSON
 import Foundation
 
-/// Reads one memo file, `memos/<uuid>.json`, decoding its fields straight
-/// into typed values; keys reckon does not know are kept as they were.
+/// Reads one memo file, `memos/<uuid>.json`, into typed values: with
+/// simdjson when the file is clean, else with reckon's strict JSON parser.
+/// Keys reckon does not know are kept as they were, numbers digit for digit.
 public enum MemoReader {
     public struct Failure: Error, Equatable {
         public var message: String
@@ -11,36 +12,51 @@ public enum MemoReader {
     static let knownKeys: Set<String> = ["id", "title", "body", "createdAt", "modifiedAt", "archivedAt", "deletedAt", "tags", "pinned", "changeTag"]
 
     /// A clean file is read with simdjson; anything else the careful way,
-    /// which names the first problem.
+    /// which names the first problem. Makes a parser for this one file; a
+    /// worker reading many passes its own (`read(_:depthLimit:parser:)`).
     public static func read(_ data: Data, depthLimit: Int = 64) throws(Failure) -> Memo {
-        if let memo = readClean(data) { return memo }
+        try read(data, depthLimit: depthLimit, parser: MemoParser())
+    }
+
+    /// `read(_:depthLimit:)` with the worker's own parser.
+    package static func read(_ data: Data, depthLimit: Int = 64, parser: MemoParser) throws(Failure) -> Memo {
+        if depthLimit >= 2, let memo = readClean(data, parser: parser) { return memo }
         return try readCarefully(data, depthLimit: depthLimit)
     }
 
-    /// Reads any memo file with Foundation's decoder, naming the first problem.
+    /// Reads any memo file with reckon's strict JSON parser, naming the
+    /// first problem: a file that is not strict UTF-8 JSON, a key written
+    /// twice, a wrong shape or type.
     static func readCarefully(_ data: Data, depthLimit: Int = 64) throws(Failure) -> Memo {
         guard !data.isEmpty else { throw Failure(message: "is empty (0 bytes)") }
-        guard !jsonNestsDeeper(data, than: depthLimit) else { throw Failure(message: "nests JSON deeper than \(depthLimit) levels") }
-        var file: MemoFile
+        let document: JSONDocument
         do {
-            file = try decodeJSON(MemoFile.self, from: data)
-        } catch let failure as Failure {
-            throw failure
+            document = try JSONParser.parse(data, depthLimit: depthLimit)
         } catch {
-            throw Failure(message: "not valid JSON (\(describe(error)))")
+            throw Failure(message: error.readerMessage)
         }
-        guard !file.otherKeys.isEmpty else { return file.memo }
-        if let exact = JSONValue.exactObject(in: data, depthLimit: depthLimit) {
-            file.memo.otherFields = exact.filter { !knownKeys.contains($0.key) }
-            return file.memo
+        guard case .object(let object) = document.value else {
+            throw Failure(message: "must be a JSON object, found \(document.value.typeName)")
         }
-        // Foundation also reads what the exact reader refuses (a trailing
-        // comma); then its values are kept, numbers rounded to Doubles.
-        for (key, value) in file.otherKeys {
-            guard let value else { throw Failure(message: "'\(key)' holds text that is not valid JSON (not UTF-8, or a raw control character)") }
-            file.memo.otherFields[key] = value
+        if let repeated = document.repeatedKeys.first { throw Failure(message: repeated.message()) }
+        let fields = FieldReader(fields: object)
+        do throws(FieldError) {
+            let spelling = try fields.requiredString("id")
+            guard let id = MemoID(spelling) else { throw FieldError(message: "id \(quoted(spelling)) is not a UUID") }
+            return Memo(id: id,
+                        title: try fields.string("title"),
+                        body: try fields.string("body"),
+                        createdAt: try fields.timestamp("createdAt"),
+                        modifiedAt: try fields.requiredTimestamp("modifiedAt"),
+                        archivedAt: try fields.timestamp("archivedAt"),
+                        deletedAt: try fields.timestamp("deletedAt"),
+                        tags: try fields.strings("tags") ?? [],
+                        pinned: try fields.bool("pinned"),
+                        changeTag: try fields.string("changeTag"),
+                        otherFields: object.filter { !knownKeys.contains($0.key) })
+        } catch {
+            throw Failure(message: error.message)
         }
-        return file.memo
     }
 }
 
@@ -48,7 +64,12 @@ extension MemoReader {
     /// What the deep check keeps of a memo file, with the id it holds. A
     /// clean file's body is hashed where simdjson left it, never made a string.
     static func readSummary(_ data: Data, depthLimit: Int = 64) throws(Failure) -> (MemoID, MemoSummary) {
-        let clean = withCleanFields(data) { fields in
+        try readSummary(data, depthLimit: depthLimit, parser: MemoParser())
+    }
+
+    /// `readSummary(_:depthLimit:)` with the worker's own parser.
+    package static func readSummary(_ data: Data, depthLimit: Int = 64, parser: MemoParser) throws(Failure) -> (MemoID, MemoSummary) {
+        let clean = depthLimit < 2 ? nil : withCleanFields(data, parser: parser) { fields in
             (fields.id, MemoSummary(title: fields.title, bodySHA256: fields.body.map(SHA256.digest), tags: fields.tags,
                                     createdAt: fields.createdAt, modifiedAt: fields.modifiedAt, archivedAt: fields.archivedAt,
                                     deletedAt: fields.deletedAt, pinned: fields.pinned, changeTag: fields.changeTag))
@@ -59,10 +80,11 @@ extension MemoReader {
     }
 
     /// Reads a clean memo file with simdjson: nil when anything is unusual
-    /// (an unknown or repeated key, a wrong type, a date without a zone …).
-    /// For a clean file it gives what the careful reader gives.
-    static func readClean(_ data: Data) -> Memo? {
-        withCleanFields(data) { fields in
+    /// (an unknown or repeated key, a wrong type, a date without a zone,
+    /// bytes that are not UTF-8 …). For a clean file it gives what the
+    /// careful reader gives.
+    static func readClean(_ data: Data, parser: MemoParser = MemoParser()) -> Memo? {
+        withCleanFields(data, parser: parser) { fields in
             Memo(id: fields.id, title: fields.title, body: fields.body.map { String(decoding: $0, as: UTF8.self) },
                  createdAt: fields.createdAt, modifiedAt: fields.modifiedAt, archivedAt: fields.archivedAt, deletedAt: fields.deletedAt,
                  tags: fields.tags, pinned: fields.pinned, changeTag: fields.changeTag)
@@ -83,51 +105,19 @@ extension MemoReader {
         var changeTag: String?
     }
 
-    /// Parses `data` with simdjson and hands its fields to `use` (the body
+    /// Parses `data` with `parser` and hands its fields to `use` (the body
     /// is valid only inside); nil when the file is not clean.
-    private static func withCleanFields<Result>(_ data: Data, _ use: (CleanFields) -> Result) -> Result? {
+    private static func withCleanFields<Result>(_ data: Data, parser: MemoParser, _ use: (CleanFields) -> Result) -> Result? {
         data.withUnsafeBytes { bytes -> Result? in
             var raw = reckon_memo_fields()
-            guard reckon_memo_parse(bytes.baseAddress, bytes.count, &raw) == 0 else { return nil }
+            guard reckon_memo_parse(parser.handle, bytes.baseAddress, bytes.count, &raw) == 0 else { return nil }
             func string(_ text: reckon_text) -> String? { text.bytes.map { String(decoding: $0, as: UTF8.self) } }
             guard let modified = raw.modified_at.date ?? nil, let created = raw.created_at.date,
                   let archived = raw.archived_at.date, let deleted = raw.deleted_at.date else { return nil }
             return use(CleanFields(id: MemoID(high: raw.id_high, low: raw.id_low), title: string(raw.title), body: raw.body.bytes,
                                    createdAt: created, modifiedAt: modified, archivedAt: archived, deletedAt: deleted,
-                                   tags: (0..<raw.tag_count).map { string(reckon_memo_tag($0)) ?? "" },
+                                   tags: (0..<raw.tag_count).map { string(reckon_memo_tag(parser.handle, $0)) ?? "" },
                                    pinned: raw.pinned < 0 ? nil : raw.pinned == 1, changeTag: string(raw.change_tag)))
-        }
-    }
-}
-
-/// A memo file's object, or the first reason it cannot be used. Unknown
-/// keys are listed with Foundation's reading of their values (nil where it
-/// has none); the caller reads them again keeping every number's digits.
-private struct MemoFile: Decodable {
-    var memo: Memo
-    var otherKeys: [(String, JSONValue?)] = []
-
-    init(from decoder: Decoder) throws {
-        guard let fields = try? decoder.container(keyedBy: AnyKey.self) else {
-            throw MemoReader.Failure(message: "must be a JSON object, found \(typeName(in: decoder))")
-        }
-        do throws(FieldError) {
-            let spelling = try fields.requiredString("id")
-            guard let id = MemoID(spelling) else { throw FieldError(message: "id \(quoted(spelling)) is not a UUID") }
-            otherKeys = fields.allKeys.filter { !MemoReader.knownKeys.contains($0.stringValue) }
-                .map { ($0.stringValue, try? fields.decode(JSONValue.self, forKey: $0)) }
-            memo = Memo(id: id,
-                        title: try fields.string("title"),
-                        body: try fields.string("body"),
-                        createdAt: try fields.timestamp("createdAt"),
-                        modifiedAt: try fields.requiredTimestamp("modifiedAt"),
-                        archivedAt: try fields.timestamp("archivedAt"),
-                        deletedAt: try fields.timestamp("deletedAt"),
-                        tags: try fields.strings("tags") ?? [],
-                        pinned: try fields.bool("pinned"),
-                        changeTag: try fields.string("changeTag"))
-        } catch {
-            throw MemoReader.Failure(message: error.message)
         }
     }
 }

@@ -39,15 +39,20 @@ public protocol MemoStore: Sendable {
 /// What is read of each memo: its summary (the compared fields and a digest
 /// of its text) or the whole memo.
 public struct MemoReading<Kept>: Sendable {
-    let parse: @Sendable (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept)
+    /// Reads one memo file's bytes (to a nesting limit) with the worker's own parser.
+    let parse: @Sendable (Data, Int, MemoParser) throws(MemoReader.Failure) -> (MemoID, Kept)
 
     /// The compared fields, the body as a digest.
-    public static var summary: MemoReading<MemoSummary> { MemoReading<MemoSummary>(parse: MemoReader.readSummary) }
+    public static var summary: MemoReading<MemoSummary> {
+        MemoReading<MemoSummary>(parse: { data, depthLimit, parser throws(MemoReader.Failure) in
+            try MemoReader.readSummary(data, depthLimit: depthLimit, parser: parser)
+        })
+    }
 
     /// Every field, unknown keys included.
     public static var memo: MemoReading<Memo> {
-        MemoReading<Memo>(parse: { data, depthLimit throws(MemoReader.Failure) in
-            let memo = try MemoReader.read(data, depthLimit: depthLimit)
+        MemoReading<Memo>(parse: { data, depthLimit, parser throws(MemoReader.Failure) in
+            let memo = try MemoReader.read(data, depthLimit: depthLimit, parser: parser)
             return (memo.id, memo)
         })
     }
