@@ -52,8 +52,21 @@ import Testing
         }
     }
 
+    /// A version too large for a Double is still a newer version, not damage.
+    @Test func aHugeVersionIsNewerNotDamaged() {
+        do {
+            _ = try read(#"{"schemaVersion": 99999999999999999999, "entries": []}"#)
+            Issue.record("expected a failure")
+        } catch {
+            #expect(error.kind == .unsupportedSchema)
+            #expect(error.message.contains("schemaVersion 99999999999999999999"))
+        }
+    }
+
+    /// Versions that only round to 1 are not 1.
     @Test(arguments: [#"{"schemaVersion": 1, "entries": [tru"#, "null", "[]", #"{"entries": []}"#, #"{"schemaVersion": 1}"#,
-                      #"{"schemaVersion": "1", "entries": []}"#, ""])
+                      #"{"schemaVersion": "1", "entries": []}"#, "", #"{"schemaVersion": 0.99999999999999999999, "entries": []}"#,
+                      #"{"schemaVersion": 1.0, "entries": []}"#, #"{"schemaVersion": 1e0, "entries": []}"#, #"{"schemaVersion": 0, "entries": []}"#])
     func aBrokenFileIsCorrupt(_ text: String) {
         do {
             _ = try read(text)

@@ -34,13 +34,14 @@ public enum IndexReader {
             if entryRepeats[position] == nil { entryRepeats[position] = repeated }
         }
         guard let versionValue = root["schemaVersion"] else { throw Failure(kind: .corruptIndex, message: "has no 'schemaVersion'") }
-        guard let number = versionValue.double, number == number.rounded(), number >= 1, number < 1e9 else {
+        // Judged by its text, so that no rounding turns 0.99999999999999999999
+        // into 1 or a version too large for a Double into a damaged index.
+        guard case .number(let text) = versionValue, !text.isEmpty, text.allSatisfy(\.isASCIIDigit), text.first != "0" else {
             throw Failure(kind: .corruptIndex, message: "'schemaVersion' must be a whole number from 1, found \(versionValue.typeName)")
         }
-        let version = Int(number)
-        guard version <= MemoIndex.supportedSchemaVersion else {
+        guard text == String(MemoIndex.supportedSchemaVersion) else {
             throw Failure(kind: .unsupportedSchema,
-                          message: "has schemaVersion \(version), newer than the version \(MemoIndex.supportedSchemaVersion) this reckon reads; use a newer reckon (nothing was guessed)")
+                          message: "has schemaVersion \(text), newer than the version \(MemoIndex.supportedSchemaVersion) this reckon reads; use a newer reckon (nothing was guessed)")
         }
         guard case .array(let items)? = root["entries"] else {
             throw Failure(kind: .corruptIndex, message: "'entries' must be an array, found \(root["entries"]?.typeName ?? "nothing")")
@@ -173,4 +174,8 @@ extension reckon_text {
         guard let bytes else { return .some(nil) }
         return Timestamp(iso8601Bytes: bytes).map { .some($0) }
     }
+}
+
+private extension Character {
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }
