@@ -1,19 +1,6 @@
 import Foundation
 import ReckonCore
 
-/// A small, fast, seeded random number generator (SplitMix64), so the same
-/// seed always gives the same data.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Generated memo folders: a Drive copy and a device copy with controlled drift.
 struct Generator {
     var memos: Int
@@ -75,7 +62,7 @@ struct Generator {
 
     /// Writes `index.json` only, for the counting benchmark.
     func writeIndexOnly(to folder: URL) throws {
-        var random = SeededRandom(state: seed)
+        var random = SeededRandom(seed: seed)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var lines: [String] = []
         lines.reserveCapacity(memos)
@@ -87,7 +74,7 @@ struct Generator {
     /// Writes `drive/60dMemo` and `device/60dMemo`; the device copy lacks,
     /// edits or archives `drift` of the memos.
     func writePair(to folder: URL) throws {
-        var random = SeededRandom(state: seed)
+        var random = SeededRandom(seed: seed)
         let all = (0..<memos).map { _ in memo(&random, withBody: true) }
         var device: [Memo] = []
         for (n, memo) in all.enumerated() {

@@ -219,7 +219,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect(expected.count > 1000)
         let seed = UInt64.random(in: 0...UInt64.max)
         print("aKilledExportLeavesThePreviousOneWhole: seed \(seed)")
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededRandom(seed: seed)
         for round in 0..<8 {
             let process = Process()
             process.executableURL = reckonBinary
@@ -320,18 +320,6 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
     }
 }
 
-/// SplitMix64: a random sequence that a printed seed gives again.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Every file and folder under `folder`, hidden ones included, by relative
 /// path: a file's bytes, a link's target, or nil for a folder.

@@ -33,7 +33,7 @@ import Testing
     func run(_ reader: String, salt: UInt64, seeds: [[UInt8]], _ check: (Data, MemoParser) -> String?) {
         #expect(!seeds.isEmpty)
         print("DifferentialTests (\(reader)): seed \(Self.seed), \(Self.inputsPerReader) inputs from \(seeds.count) seed files")
-        var random = SplitMix64(seed: Self.seed &+ salt)
+        var random = SeededRandom(seed: Self.seed &+ salt)
         let parser = MemoParser()
         var found = 0
         for number in 0..<Self.inputsPerReader where found < 5 {
@@ -60,20 +60,6 @@ import Testing
     }
 }
 
-/// Sebastiano Vigna's SplitMix64: small, fast, and the same on every machine.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// libFuzzer's kinds of mutation, and some aimed at what strict reading
 /// refuses: a repeated line (a key or an entry twice), a trailing comma,
@@ -86,7 +72,7 @@ enum Mutator {
     ].map { Array($0.utf8) } + [[0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82], [0x80]]
     static let interesting: [UInt8] = [0x00, 0x1F, 0x20, 0x22, 0x2C, 0x2F, 0x3A, 0x5B, 0x5C, 0x5D, 0x7B, 0x7D, 0x7F, 0x80, 0xBF, 0xC3, 0xED, 0xEF, 0xF4, 0xFF]
 
-    static func mutate(_ input: [UInt8], seeds: [[UInt8]], using random: inout SplitMix64) -> [UInt8] {
+    static func mutate(_ input: [UInt8], seeds: [[UInt8]], using random: inout SeededRandom) -> [UInt8] {
         var bytes = input
         for _ in 0..<Int.random(in: 1...3, using: &random) {
             func at(_ extra: Int = 0) -> Int { Int.random(in: 0..<(bytes.count + extra), using: &random) }
