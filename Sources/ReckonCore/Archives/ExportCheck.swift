@@ -6,9 +6,9 @@ import Glibc
 extension ExportFolder {
     /// Something in an export folder that reckon did not make: its path
     /// relative to the folder (empty for the folder itself) and why.
-    public struct InTheWay: Error, Sendable, Equatable {
-        public var path: String
-        public var reason: String
+    package struct InTheWay: Error, Sendable, Equatable {
+        package var path: String
+        package var reason: String
     }
 
     /// What in `dir` stops a new export from replacing it, or nil when `dir`
@@ -20,7 +20,7 @@ extension ExportFolder {
     /// changed is in the way too: reckon did not write those bytes. The
     /// first such file by name is given. Without `checkingBytes` only the
     /// names and sizes are compared (a quick second look before publishing).
-    public static func inTheWay(of dir: URL, checkingBytes: Bool = true) -> InTheWay? {
+    package static func inTheWay(of dir: URL, checkingBytes: Bool = true) -> InTheWay? {
         switch FileKind(path: dir.path) {
         case .missing: return nil
         case .directory: break

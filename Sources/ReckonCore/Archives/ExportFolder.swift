@@ -7,16 +7,16 @@ import Glibc
 /// Where exports land and how they are made visible: built in a staging
 /// folder, flushed, then renamed into place, so a run killed at any moment
 /// leaves the previous export whole.
-public enum ExportFolder {
+package enum ExportFolder {
     static let stagingPattern = #"^\.reckon-(export|run)-([0-9]+)\.partial$"#
     static let runPattern = #"^[0-9]{8}T[0-9]{6}Z(-[0-9]+)?$"#
     /// The stable name of the newest run folder.
-    public static let latestName = "latest"
+    package static let latestName = "latest"
 
     /// Creates `dir` if needed and an empty staging folder in it, after
     /// removing staging folders left by runs that died. Refuses at once
     /// when `dir/latest` is not a link, which a run would have to replace.
-    public static func makeStaging(in dir: URL, kind: String) throws(OutputError) -> URL {
+    package static func makeStaging(in dir: URL, kind: String) throws(OutputError) -> URL {
         try checkLatest(in: dir)
         try AtomicFile.makeFolder(dir)
         removeStaleStaging(in: dir)
@@ -51,7 +51,7 @@ public enum ExportFolder {
     /// beside it (in its parent, so one rename publishes it), made empty
     /// after removing the staging folders of exports that died. Creates the
     /// parent folders if needed.
-    public static func makeStaging(beside dir: URL) throws(OutputError) -> URL {
+    package static func makeStaging(beside dir: URL) throws(OutputError) -> URL {
         let parent = dir.deletingLastPathComponent()
         try AtomicFile.makeFolder(parent)
         removeStaleStaging(in: parent)
@@ -69,7 +69,7 @@ public enum ExportFolder {
     /// moment leaves `dir` holding the old export or the new one, whole.
     /// `dir` keeps its permissions. The caller has checked that `dir` holds
     /// nothing but an earlier export (`inTheWay(of:)`).
-    public static func publish(_ staging: URL, as dir: URL) throws(OutputError) {
+    package static func publish(_ staging: URL, as dir: URL) throws(OutputError) {
         var info = stat()
         let exists = lstat(dir.path, &info) == 0
         if exists {
@@ -125,7 +125,7 @@ public enum ExportFolder {
     /// keeps the newest `keep` run folders, deleting only folders reckon made
     /// (its naming and its manifest inside). Returns the run folder and the
     /// names of the folders removed.
-    public static func publishRun(_ staging: URL, in dir: URL, startedAt: Timestamp, keep: Int?) throws(OutputError) -> (URL, [String]) {
+    package static func publishRun(_ staging: URL, in dir: URL, startedAt: Timestamp, keep: Int?) throws(OutputError) -> (URL, [String]) {
         do throws(OutputError) {
             try checkLatest(in: dir)
             try flush(staging)
@@ -164,7 +164,7 @@ public enum ExportFolder {
 
     /// Run folders reckon made in `dir`, newest first: named by a UTC time
     /// and holding reckon's manifest.
-    public static func runFolders(in dir: URL) -> [String] {
+    package static func runFolders(in dir: URL) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
         return names.filter { name in
             guard name.wholeMatch(of: try! Regex(runPattern)) != nil,
@@ -190,7 +190,7 @@ public enum ExportFolder {
     }
 
     /// `20261130T084238Z`: sortable, and safe on every file system.
-    public static func runName(_ time: Timestamp) -> String {
+    package static func runName(_ time: Timestamp) -> String {
         String(time.iso8601.prefix(19)).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "") + "Z"
     }
 

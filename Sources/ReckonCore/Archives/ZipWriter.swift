@@ -5,15 +5,15 @@ import Glibc
 #endif
 
 /// An error from libarchive, with the library's own message.
-public struct ArchiveError: Error, CustomStringConvertible {
-    public var message: String
-    public var description: String { message }
+package struct ArchiveError: Error, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
 }
 
 /// Writes a zip archive through libarchive: deflate at level 1, UTF-8 names flagged as
 /// UTF-8, permissions 0644, no owner, each entry's time given by the caller.
 /// The one owner of the `struct archive` pointer; not `Sendable`.
-public final class ZipWriter {
+package final class ZipWriter {
     private let archive: OpaquePointer
     private let path: String
     private var finished = false
@@ -22,7 +22,7 @@ public final class ZipWriter {
     /// locale is needed. libarchive 3.6 computes zip's DOS times with
     /// `localtime_r`, so the bytes depend on the time zone: `reckon` pins
     /// `TZ=UTC` once at start-up (main.swift); nothing here changes it.
-    public init(url: URL) throws(ArchiveError) {
+    package init(url: URL) throws(ArchiveError) {
         path = url.path
         guard let archive = archive_write_new() else { throw ArchiveError(message: "\(url.path): libarchive could not start writing") }
         self.archive = archive
@@ -38,7 +38,7 @@ public final class ZipWriter {
 
     /// Refuses a name that is absolute, climbs with `..`, holds a backslash,
     /// an empty part or a control character.
-    public static func checkName(_ name: String) throws(ArchiveError) {
+    package static func checkName(_ name: String) throws(ArchiveError) {
         let parts = name.split(separator: "/", omittingEmptySubsequences: false)
         guard !name.isEmpty, !name.hasPrefix("/"), !name.contains("\\"),
               !parts.contains(where: { $0.isEmpty || $0 == ".." || $0 == "." }),
@@ -63,7 +63,7 @@ public final class ZipWriter {
     static let latest = Timestamp(iso8601: "2107-12-31T23:59:58Z")!
 
     /// Adds one regular file, its contents streamed from `source` in chunks.
-    public func add(name: String, modified: Timestamp, size: Int, contents source: URL) throws {
+    package func add(name: String, modified: Timestamp, size: Int, contents source: URL) throws {
         let fd = open(source.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw OutputError(path: source.path, reason: AtomicFile.lastError()) }
         defer { close(fd) }
@@ -80,7 +80,7 @@ public final class ZipWriter {
     }
 
     /// Adds one regular file whose bytes `produce` hands over in order.
-    public func add(name: String, modified: Timestamp, size: Int, produce: ((Data) throws -> Void) throws -> Void) throws {
+    package func add(name: String, modified: Timestamp, size: Int, produce: ((Data) throws -> Void) throws -> Void) throws {
         try Self.checkName(name)
         let entry = archive_entry_new()!
         defer { archive_entry_free(entry) }
@@ -104,7 +104,7 @@ public final class ZipWriter {
     }
 
     /// Writes the central directory and closes the file.
-    public func finish() throws(ArchiveError) {
+    package func finish() throws(ArchiveError) {
         finished = true
         try check(archive_write_close(archive))
     }
@@ -120,17 +120,17 @@ public final class ZipWriter {
 }
 
 /// Reads an archive back through libarchive, to verify what was written.
-public enum ArchiveReader {
-    public struct Entry: Equatable, Sendable {
-        public var name: String
-        public var data: Data
-        public var modified: Int64
-        public var permissions: UInt32
+package enum ArchiveReader {
+    package struct Entry: Equatable, Sendable {
+        package var name: String
+        package var data: Data
+        package var modified: Int64
+        package var permissions: UInt32
     }
 
     /// Every entry of the zip at `url`, with its bytes. An archive that is
     /// damaged or cut short is an error naming the file, never a shorter list.
-    public static func entries(of url: URL) throws(ArchiveError) -> [Entry] {
+    package static func entries(of url: URL) throws(ArchiveError) -> [Entry] {
         try withUTF8Names { () throws(ArchiveError) in try read(url) }
     }
 
