@@ -383,3 +383,20 @@ import Testing
         }
     }
 }
+
+@Suite struct NestingLimitTests {
+    /// The fast paths do not count levels, so a limit below an index's own
+    /// depth goes to the careful reader, which holds to it.
+    @Test func aLimitBelowTheIndexsDepthIsHeldByCountAndLoad() {
+        let folder = TempFolder()
+        folder.index([entry(idA)])
+        folder.write("memos/\(idA).json", memo(idA))
+        var limits = ReadLimits()
+        limits.depthLimit = 2
+        let store = MemoFolder(folder.spec(), limits: limits)
+        for side in [store.count(), store.load(deep: false)] {
+            #expect(side.precounted == nil)
+            #expect(side.problems.contains { $0.path == "index.json" && $0.message.contains("deeper than 2 levels") }, "\(side.problems)")
+        }
+    }
+}

@@ -38,6 +38,10 @@ public struct MemoFolder: MemoStore {
         return url
     }
 
+    /// How deep a clean index nests (the document, `entries`, an entry): the
+    /// fast paths, which do not count levels, are taken only when the limit allows it.
+    static let cleanIndexDepth = 3
+
     /// The folder the cloud folder nests its files in, when a side's path is its parent.
     public static let nestedFolder = "60dMemo"
 
@@ -107,7 +111,7 @@ public struct MemoFolder: MemoStore {
         case .link: return fail(.link, "index.json", "is a link; links are not followed")
         case let other: return fail(.notRegularFile, "index.json", "is \(other.description), not a regular file")
         }
-        if indexSize > 0, indexSize <= limits.indexSizeLimit {
+        if indexSize > 0, indexSize <= limits.indexSizeLimit, limits.depthLimit >= Self.cleanIndexDepth {
             let sorter = SpillSort<PlacedEntry>(scratch: scratch, runLength: sortRunLength)
             var position = 0
             let clean = try IndexReader.forEachClean(atPath: indexPath) { entry in
@@ -238,7 +242,8 @@ public struct MemoFolder: MemoStore {
     /// when the index cannot be used, from the memo files, marked degraded.
     public func count() -> SideListing {
         let indexPath = root.appendingPathComponent("index.json").path
-        if FileKind(path: root.path) == .directory, case .regular(let size) = FileKind(path: indexPath), size <= limits.indexSizeLimit, size > 0 {
+        if FileKind(path: root.path) == .directory, case .regular(let size) = FileKind(path: indexPath), size <= limits.indexSizeLimit, size > 0,
+           limits.depthLimit >= Self.cleanIndexDepth {
             var counts = reckon_index_counts()
             if reckon_count_clean_index(indexPath, &counts) == 0 {
                 return SideListing(spec: spec, precounted: MemoCounts(active: Int(counts.active), archived: Int(counts.archived)))
