@@ -78,6 +78,8 @@ public struct ExportSummary: Sendable, Equatable {
     public var json: ExportManifest.File
     /// The sizes of all Markdown files together.
     public var markdownBytes: Int
+    /// `memos.zip`'s size and SHA-256, when it was asked for.
+    public var zip: ExportManifest.File?
 }
 
 /// Writes one side's memos as `memos.json`, `markdown/` and `memos.zip` into a
@@ -409,7 +411,7 @@ public struct Exporter {
         }
         TestStop.at("manifest-written")
         return ExportSummary(formats: formats, exportedAt: exportedAt, counts: counts, missing: manifest.missing,
-                             json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? markdownBytes : 0)
+                             json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? markdownBytes : 0, zip: zipFile?.record)
     }
 
     /// Writes `memos.zip` in `staging` from the files `written` lists (read

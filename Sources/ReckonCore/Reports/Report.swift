@@ -216,10 +216,8 @@ public struct ExportRecord: Sendable, Equatable, Codable {
                 return ExportRecord(format: .markdown, path: joinPath(displayPath, Exporter.markdownName + "/"), memos: exported,
                                     bytes: summary.markdownBytes, missing: missing, folder: folder)
             case .zip:
-                let url = folder.appendingPathComponent(Exporter.zipName)
-                let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
                 return ExportRecord(format: .zip, path: joinPath(displayPath, Exporter.zipName), memos: exported,
-                                    bytes: size, sha256: try? SHA256.hex(ofFileAt: url), missing: missing, folder: folder)
+                                    bytes: summary.zip?.size ?? 0, sha256: summary.zip?.sha256, missing: missing, folder: folder)
             }
         }
     }
