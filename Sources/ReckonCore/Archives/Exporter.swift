@@ -495,8 +495,17 @@ public struct Exporter {
             }
             writer.beginArray()
             try list { place, file in
-                writer.value(.object(["in": .string(place.rawValue), "path": .string(file.path), "sha256": .string(file.digest.hex),
-                                      "size": .integer(file.size)]))
+                // The record's keys in their sorted order, written without building a value.
+                writer.beginObject()
+                writer.key("in")
+                writer.string(place.rawValue)
+                writer.key("path")
+                writer.string(file.path)
+                writer.key("sha256")
+                writer.string(file.digest.hex)
+                writer.key("size")
+                writer.value(.integer(file.size))
+                writer.endObject()
                 try output.write(writer.take())
             }
             writer.endArray()
