@@ -218,7 +218,7 @@ enum Commands {
         }, onProgress: progressPrinter(console, quiet: quiet))
         let published = pipeline.run(definition, context: context)
         if json {
-            console.out(terminalSafeJSON(JSONWriter.data(try! JSONValue(encoding: published.report))))
+            console.out(escapedJSONForDisplay(JSONWriter.data(try! JSONValue(encoding: published.report))) + "\n")
         } else if !quiet {
             let written = pipeline.writeFiles && published.failures.isEmpty
             console.out(TextSummary(strings: .forLanguage(definition.language), color: console.color,
@@ -267,10 +267,12 @@ enum Commands {
             console.err("Error: \(outPath): is a link that leads nowhere\n")
             return .trouble
         }
-        if let found = ExportFolder.inTheWay(of: out) {
-            console.err("Error: \(joinPath(outPath, found.path)): \(found.reason). reckon replaces only what its own earlier export wrote, so nothing was written.\n")
+        /// Refuses what stands in the way, naming it; nothing was written or published.
+        func refuse(_ found: ExportFolder.InTheWay, _ what: String) -> ExitCode {
+            console.err("Error: \(joinPath(outPath, found.path)): \(found.reason). reckon replaces only what its own earlier export wrote, so nothing was \(what).\n")
             return .trouble
         }
+        if let found = ExportFolder.inTheWay(of: out) { return refuse(found, "written") }
         TestStop.at("checked")
         // The folders the export creates, removed again when it fails.
         var created: [URL] = []
@@ -302,8 +304,7 @@ enum Commands {
             // A quick second look: nothing may have come into the folder meanwhile.
             if let found = ExportFolder.inTheWay(of: out, checkingBytes: false) {
                 cleanUp()
-                console.err("Error: \(joinPath(outPath, found.path)): \(found.reason). reckon replaces only what its own earlier export wrote, so nothing was published.\n")
-                return .trouble
+                return refuse(found, "published")
             }
             try ExportFolder.publish(folder, as: out)
             TestStop.at("done")
@@ -333,7 +334,7 @@ enum Commands {
                 "status": .string(side.status.rawValue),
                 "problems": .array(side.problems.map { .string(joinPath(path, $0.path) + ": " + $0.message) }),
             ])
-            console.out(terminalSafeJSON(value.jsonData))
+            console.out(escapedJSONForDisplay(value.jsonData) + "\n")
         } else if let counts {
             console.out("Memos in \(escapedForDisplay(path))\n  Active    \(counts.active)\n  Archived  \(counts.archived)\n")
         }
@@ -361,20 +362,4 @@ enum Commands {
             return .usage
         }
     }
-}
-
-/// JSON for stdout, and so perhaps a terminal: every character that
-/// `escapedForDisplay` would escape (inside strings: the writer's own line
-/// breaks are the only ones outside) is written as a `\u` escape instead,
-/// which JSON allows in any string and which keeps the value the same.
-func terminalSafeJSON(_ data: Data) -> String {
-    var text = ""
-    for scalar in String(decoding: data, as: UTF8.self).unicodeScalars {
-        guard scalar != "\n", escapedForDisplay(String(scalar)) != String(scalar) else {
-            text.unicodeScalars.append(scalar)
-            continue
-        }
-        for unit in String(scalar).utf16 { text += "\\u" + String(repeating: "0", count: 4 - String(unit, radix: 16).count) + String(unit, radix: 16) }
-    }
-    return text + "\n"
 }

@@ -354,14 +354,14 @@ import Testing
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try Data("mine".utf8).write(to: dir.appendingPathComponent("latest"))
         #expect {
-            _ = try ExportFolder.makeStaging(in: dir, kind: "run")
+            _ = try ExportFolder.makeRunStaging(in: dir)
         } throws: { error in
             let error = try #require(error as? OutputError)
             return error.path == dir.appendingPathComponent("latest").path && error.reason.hasPrefix("a file stands where reckon keeps its link")
         }
         // Made before `latest` appeared: publishing still refuses and leaves no staging folder.
         try FileManager.default.removeItem(at: dir.appendingPathComponent("latest"))
-        let staging = try ExportFolder.makeStaging(in: dir, kind: "run")
+        let staging = try ExportFolder.makeRunStaging(in: dir)
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("latest"), withIntermediateDirectories: true)
         #expect(throws: OutputError.self) {
             _ = try ExportFolder.publishRun(staging, in: dir, startedAt: Timestamp(seconds: 0), keep: nil)
@@ -371,7 +371,7 @@ import Testing
         let file = dir.appendingPathComponent("file")
         try Data().write(to: file)
         #expect {
-            _ = try ExportFolder.makeStaging(in: file, kind: "run")
+            _ = try ExportFolder.makeRunStaging(in: file)
         } throws: { error in
             (error as? OutputError)?.description == "cannot write \(file.path): a file stands where a folder must be"
         }

@@ -13,16 +13,29 @@ package enum ExportFolder {
     /// The stable name of the newest run folder.
     package static let latestName = "latest"
 
-    /// Creates `dir` if needed and an empty staging folder in it, after
-    /// removing staging folders left by runs that died. Refuses at once
-    /// when `dir/latest` is not a link, which a run would have to replace.
-    package static func makeStaging(in dir: URL, kind: String) throws(OutputError) -> URL {
+    /// Where a pipeline run builds its export: a staging folder in `dir`,
+    /// the runs' folder. Refuses at once when `dir/latest` is not a link,
+    /// which the run would have to replace.
+    package static func makeRunStaging(in dir: URL) throws(OutputError) -> URL {
         try checkLatest(in: dir)
-        try AtomicFile.makeFolder(dir)
-        removeStaleStaging(in: dir)
-        let staging = dir.appendingPathComponent(".reckon-\(kind)-\(getpid()).partial")
-        try? removeTree(staging.path)
-        try AtomicFile.makeFolder(staging)
+        return try makeStaging(in: dir, kind: "run")
+    }
+
+    /// Where `reckon export` builds an export to `dir`: a hidden folder
+    /// beside it (in its parent, so one rename publishes it).
+    package static func makeStaging(beside dir: URL) throws(OutputError) -> URL {
+        try makeStaging(in: dir.deletingLastPathComponent(), kind: "export")
+    }
+
+    /// Creates `folder` if needed and an empty staging folder in it, after
+    /// removing the staging folders of reckon runs that died there.
+    private static func makeStaging(in folder: URL, kind: String) throws(OutputError) -> URL {
+        try AtomicFile.makeFolder(folder)
+        removeStaleStaging(in: folder)
+        let staging = folder.appendingPathComponent(".reckon-\(kind)-\(getpid()).partial")
+        if FileKind(path: staging.path) != .missing { try removeTree(staging.path) }
+        guard mkdir(staging.path, 0o755) == 0 else { throw OutputError(path: staging.path, reason: AtomicFile.lastError()) }
+        TestStop.at("staging-made")
         return staging
     }
 
@@ -46,21 +59,6 @@ package enum ExportFolder {
     /// `RECKON_TEST_STOP_AT` can kill it; the tests kill it at each one.
     package static let exportSteps = ["checked", "staging-made", "memos-written", "zip-written", "manifest-written",
                                       "flushed", "published", "removing-old", "done"]
-
-    /// Where `reckon export` builds an export to `dir`: a hidden folder
-    /// beside it (in its parent, so one rename publishes it), made empty
-    /// after removing the staging folders of exports that died. Creates the
-    /// parent folders if needed.
-    package static func makeStaging(beside dir: URL) throws(OutputError) -> URL {
-        let parent = dir.deletingLastPathComponent()
-        try AtomicFile.makeFolder(parent)
-        removeStaleStaging(in: parent)
-        let staging = parent.appendingPathComponent(".reckon-export-\(getpid()).partial")
-        if FileKind(path: staging.path) != .missing { try removeTree(staging.path) }
-        guard mkdir(staging.path, 0o755) == 0 else { throw OutputError(path: staging.path, reason: AtomicFile.lastError()) }
-        TestStop.at("staging-made")
-        return staging
-    }
 
     /// Publishes the export built in `staging` as `dir` in one step: a
     /// rename when `dir` is absent, else an atomic exchange of the two

@@ -19,7 +19,7 @@ extension Pipeline {
             var staging: URL?
             do {
                 let exporter = Exporter(store: side.spec.store(limits: loaded.definition.limits))
-                staging = try ExportFolder.makeStaging(in: spec.dir, kind: "run")
+                staging = try ExportFolder.makeRunStaging(in: spec.dir)
                 let summary = try exporter.export(side, formats: spec.formats, includeArchived: spec.includeArchived, into: staging!) {
                     context.progress("exporting", done: $0, total: $1)
                 }
@@ -29,7 +29,7 @@ extension Pipeline {
                 exported.exports = ExportRecord.records(summary, folder: run, displayPath: "")
                 return exported
             } catch {
-                if let staging { try? FileManager.default.removeItem(at: staging) }
+                if let staging { try? ExportFolder.removeTree(staging.path) }
                 return fail(shownUnder(errorWords(error), dir: spec.dir, as: spec.path))
             }
         }

@@ -327,8 +327,9 @@ public struct MemoFolder: MemoStore {
         let fileSorter = SpillSort<ListedFile>(scratch: scratch, runLength: sortRunLength)
         var listingProblems: [(name: String, problem: Problem)] = []
         let memosURL = root.appendingPathComponent("memos")
-        let memosMissing = FileKind(path: memosURL.path) == .missing
-        switch FileKind(path: memosURL.path) {
+        let memosKind = FileKind(path: memosURL.path)
+        let memosMissing = memosKind == .missing
+        switch memosKind {
         case .missing: break
         case .directory:
             let listed = try listFolder(atPath: memosURL.path) { name, kind in

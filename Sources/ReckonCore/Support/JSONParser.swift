@@ -295,25 +295,7 @@ private struct StrictReader {
         while isDigit() { at += 1 }
     }
 
-    /// How many bytes the UTF-8 sequence at `position` takes; nil when it
-    /// is not one (an overlong form, a surrogate, past U+10FFFF, cut short).
-    func utf8Length(_ position: Int) -> Int? {
-        let lead = bytes[position]
-        func continuation(_ offset: Int, _ range: ClosedRange<UInt8> = 0x80...0xBF) -> Bool {
-            position + offset < bytes.count && range.contains(bytes[position + offset])
-        }
-        switch lead {
-        case 0x00...0x7F: return 1
-        case 0xC2...0xDF: return continuation(1) ? 2 : nil
-        case 0xE0: return continuation(1, 0xA0...0xBF) && continuation(2) ? 3 : nil
-        case 0xE1...0xEC, 0xEE...0xEF: return continuation(1) && continuation(2) ? 3 : nil
-        case 0xED: return continuation(1, 0x80...0x9F) && continuation(2) ? 3 : nil
-        case 0xF0: return continuation(1, 0x90...0xBF) && continuation(2) && continuation(3) ? 4 : nil
-        case 0xF1...0xF3: return continuation(1) && continuation(2) && continuation(3) ? 4 : nil
-        case 0xF4: return continuation(1, 0x80...0x8F) && continuation(2) && continuation(3) ? 4 : nil
-        default: return nil
-        }
-    }
+    func utf8Length(_ position: Int) -> Int? { utf8SequenceLength(bytes, at: position) }
 
     /// A string from its opening quote: UTF-8 checked, escapes undone.
     mutating func string() throws(JSONSyntaxError) -> String {
@@ -400,5 +382,26 @@ private struct StrictReader {
             at += 1
         }
         return value
+    }
+}
+
+/// How many bytes the UTF-8 sequence at `position` takes; nil when it is not
+/// one (an overlong form, a surrogate, past U+10FFFF, cut short). The one
+/// UTF-8 check: the strict parser and the display of file names use it.
+package func utf8SequenceLength(_ bytes: UnsafeRawBufferPointer, at position: Int) -> Int? {
+    let lead = bytes[position]
+    func continuation(_ offset: Int, _ range: ClosedRange<UInt8> = 0x80...0xBF) -> Bool {
+        position + offset < bytes.count && range.contains(bytes[position + offset])
+    }
+    switch lead {
+    case 0x00...0x7F: return 1
+    case 0xC2...0xDF: return continuation(1) ? 2 : nil
+    case 0xE0: return continuation(1, 0xA0...0xBF) && continuation(2) ? 3 : nil
+    case 0xE1...0xEC, 0xEE...0xEF: return continuation(1) && continuation(2) ? 3 : nil
+    case 0xED: return continuation(1, 0x80...0x9F) && continuation(2) ? 3 : nil
+    case 0xF0: return continuation(1, 0x90...0xBF) && continuation(2) && continuation(3) ? 4 : nil
+    case 0xF1...0xF3: return continuation(1) && continuation(2) && continuation(3) ? 4 : nil
+    case 0xF4: return continuation(1, 0x80...0x8F) && continuation(2) && continuation(3) ? 4 : nil
+    default: return nil
     }
 }
