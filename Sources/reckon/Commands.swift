@@ -131,9 +131,7 @@ enum Commands {
     /// An output folder named on the command line, by its real path: links
     /// and `..` resolved as the kernel resolves them, so that what is
     /// checked against the sources is what is written to.
-    static func outputURL(_ path: String) -> URL {
-        URL(fileURLWithPath: realPath(path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path))
-    }
+    static func outputURL(_ path: String) -> URL { outputFolder(path, from: FileManager.default.currentDirectoryPath) }
 
     static func fileURL(_ path: String) -> URL {
         URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)).standardizedFileURL

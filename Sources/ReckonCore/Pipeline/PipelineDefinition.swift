@@ -184,9 +184,7 @@ private struct DefinitionReader {
 
     /// An output folder: its real path, so that what is checked against
     /// the sources is what is written to.
-    func outputURL(_ path: String) -> URL {
-        URL(fileURLWithPath: realPath(path.hasPrefix("/") ? path : base.path + "/" + path))
-    }
+    func outputURL(_ path: String) -> URL { outputFolder(path, from: base.path) }
 
     func side(_ value: JSONValue?, _ key: String, role: SideRole, defaultName: String, defaultLabel: String) throws(DefinitionError) -> SideSpec {
         let object = try object(value, key, allowed: PipelineDefinition.sideKeys)

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,6 +27,13 @@ package func realPath(_ path: String) -> String {
         resolved.append(part)
     }
     return "/" + resolved.joined(separator: "/")
+}
+
+/// An output folder named by `path` (taken from `base` when relative), by
+/// its real path, so that what is checked against the sources is what is
+/// written to.
+package func outputFolder(_ path: String, from base: String) -> URL {
+    URL(fileURLWithPath: realPath(path.hasPrefix("/") ? path : base + "/" + path))
 }
 
 /// What a link holds, as written.

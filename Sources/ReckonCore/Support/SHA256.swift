@@ -68,14 +68,6 @@ public final class SHA256 {
         return hasher.finalize()
     }
 
-    public static func hex(ofFileAt url: URL) throws -> String {
-        let input = try FileHandle(forReadingFrom: url)
-        defer { try? input.close() }
-        let hasher = SHA256()
-        while let chunk = try input.read(upToCount: 1 << 16), !chunk.isEmpty { hasher.update(chunk) }
-        return hasher.finalize().hex
-    }
-
     /// The digest of `data` in small hexadecimal letters.
     public static func hex(of data: Data) -> String {
         data.withUnsafeBytes { digest(of: $0) }.hex
