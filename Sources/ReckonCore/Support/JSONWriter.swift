@@ -181,7 +181,6 @@ private final class ValueBox {
         case let number as any BinaryInteger: scalar = .number(String(describing: number))
         case let number as Double:
             scalar = .number(number == number.rounded() && abs(number) < 0x1p53 ? String(Int64(number)) : String(describing: number))
-        case let value as JSONValue: scalar = value
         default: try model.encode(to: ValueEncoder(box: self, codingPath: []))
         }
     }
