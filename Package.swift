@@ -17,6 +17,10 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .systemLibrary(name: "CLinux"),
+        .systemLibrary(
+            name: "CSQLite",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(
             name: "CSimdJSON",
             cxxSettings: [.define("SIMDJSON_THREADS_ENABLED", to: "1")],
@@ -24,7 +28,7 @@ let package = Package(
         ),
         .target(
             name: "ReckonCore",
-            dependencies: ["CArchive", "CCrypto", "CLinux", "CSimdJSON"]
+            dependencies: ["CArchive", "CCrypto", "CLinux", "CSimdJSON", "CSQLite"]
         ),
         .executableTarget(
             name: "reckon",

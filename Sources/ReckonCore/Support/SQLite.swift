@@ -1,0 +1,165 @@
+import CSQLite
+import Foundation
+
+/// One connection to a SQLite database through libsqlite3, in the manner of
+/// SwiftPM's `Basics/SQLite.swift`: it owns the handle, every return code that
+/// is not success becomes a thrown `SQLite.Failure` carrying SQLite's own
+/// message, and it is not `Sendable`, so a handle never crosses threads.
+package final class SQLite {
+    /// What SQLite said when a call failed: its message and primary result code.
+    package struct Failure: Error, CustomStringConvertible {
+        package var message: String
+        package var code: Int32
+
+        package var description: String { message }
+
+        /// The file is not a database, or is damaged (`SQLITE_NOTADB`, `SQLITE_CORRUPT`).
+        package var isDamage: Bool { code == SQLITE_NOTADB || code == SQLITE_CORRUPT }
+        /// Another connection holds a lock (`SQLITE_BUSY`, `SQLITE_LOCKED`).
+        package var isLock: Bool { code == SQLITE_BUSY || code == SQLITE_LOCKED }
+        /// The disk or the database is full.
+        package var isFull: Bool { code == SQLITE_FULL }
+    }
+
+    /// How a database is opened.
+    package enum Mode {
+        /// Reading only; the file must exist.
+        case readOnly
+        /// Reading and writing, making the file when it is missing (tests and
+        /// the benchmark build stores this way; reckon never writes a user's).
+        case create
+    }
+
+    private let handle: OpaquePointer
+
+    package init(path: String, mode: Mode = .readOnly) throws(Failure) {
+        var opened: OpaquePointer?
+        let flags = (mode == .readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &opened, flags, nil)
+        guard code == SQLITE_OK, let opened else {
+            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_close(opened)
+            throw Failure(message: message, code: code & 0xff)
+        }
+        handle = opened
+        sqlite3_extended_result_codes(handle, 0)
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    /// Runs statements that return no rows.
+    package func execute(_ sql: String) throws(Failure) {
+        try check(sqlite3_exec(handle, sql, nil, nil, nil))
+    }
+
+    /// Prepares one statement.
+    package func prepare(_ sql: String) throws(Failure) -> Statement {
+        var statement: OpaquePointer?
+        try check(sqlite3_prepare_v2(handle, sql, -1, &statement, nil))
+        guard let statement else { throw Failure(message: "the statement is empty: \(sql)", code: SQLITE_MISUSE) }
+        return Statement(statement, in: self)
+    }
+
+    /// Every row of a query, each as its values.
+    package func rows(_ sql: String, _ values: [Value] = []) throws(Failure) -> [[Value]] {
+        let statement = try prepare(sql)
+        try statement.bind(values)
+        var rows: [[Value]] = []
+        while let row = try statement.step() { rows.append((0..<row.count).map { row[$0] }) }
+        return rows
+    }
+
+    fileprivate func check(_ code: Int32) throws(Failure) {
+        guard code == SQLITE_OK || code == SQLITE_ROW || code == SQLITE_DONE else {
+            throw Failure(message: String(cString: sqlite3_errmsg(handle)), code: code & 0xff)
+        }
+    }
+
+    /// One value of a row, as SQLite stores it.
+    package enum Value: Equatable, Sendable {
+        case null
+        case integer(Int64)
+        case real(Double)
+        case text(String)
+        case blob(Data)
+    }
+
+    /// A prepared statement; finalised when released.
+    package final class Statement {
+        private let statement: OpaquePointer
+        private let connection: SQLite
+
+        fileprivate init(_ statement: OpaquePointer, in connection: SQLite) {
+            self.statement = statement
+            self.connection = connection
+        }
+
+        deinit { sqlite3_finalize(statement) }
+
+        /// Binds values to the statement's parameters, first to last.
+        package func bind(_ values: [Value]) throws(Failure) {
+            for (offset, value) in values.enumerated() {
+                let index = Int32(offset + 1)
+                switch value {
+                case .null: try connection.check(sqlite3_bind_null(statement, index))
+                case .integer(let number): try connection.check(sqlite3_bind_int64(statement, index, number))
+                case .real(let number): try connection.check(sqlite3_bind_double(statement, index, number))
+                case .text(let text): try connection.check(sqlite3_bind_text(statement, index, text, -1, Self.transient))
+                case .blob(let data):
+                    let code = data.withUnsafeBytes { bytes in
+                        sqlite3_bind_blob(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
+                    }
+                    try connection.check(code)
+                }
+            }
+        }
+
+        /// The next row, or nil when there is none.
+        package func step() throws(Failure) -> Row? {
+            let code = sqlite3_step(statement)
+            try connection.check(code)
+            return code == SQLITE_ROW ? Row(statement: statement) : nil
+        }
+
+        /// Makes the statement ready to run again, its bindings cleared.
+        package func reset() throws(Failure) {
+            try connection.check(sqlite3_reset(statement))
+            try connection.check(sqlite3_clear_bindings(statement))
+        }
+
+        /// Tells SQLite to copy bound text and blobs.
+        private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    }
+
+    /// The current row of a statement; valid until the next step.
+    package struct Row {
+        fileprivate let statement: OpaquePointer
+
+        package var count: Int { Int(sqlite3_column_count(statement)) }
+
+        package subscript(column: Int) -> Value {
+            let index = Int32(column)
+            switch sqlite3_column_type(statement, index) {
+            case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, index))
+            case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, index))
+            case SQLITE_TEXT:
+                let count = Int(sqlite3_column_bytes(statement, index))
+                guard let bytes = sqlite3_column_text(statement, index) else { return .text("") }
+                return .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
+            case SQLITE_BLOB:
+                let count = Int(sqlite3_column_bytes(statement, index))
+                guard count > 0, let bytes = sqlite3_column_blob(statement, index) else { return .blob(Data()) }
+                return .blob(Data(bytes: bytes, count: count))
+            default: return .null
+            }
+        }
+
+        /// A text column's raw bytes, without making a `String` (nil when it is not text).
+        package func withText<T>(_ column: Int, _ body: (UnsafeRawBufferPointer) -> T) -> T? {
+            let index = Int32(column)
+            guard sqlite3_column_type(statement, index) == SQLITE_TEXT else { return nil }
+            let count = Int(sqlite3_column_bytes(statement, index))
+            return body(UnsafeRawBufferPointer(start: sqlite3_column_text(statement, index), count: count))
+        }
+    }
+}
