@@ -1,0 +1,141 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private copy of a SQLite store and its `-wal`, the only files SQLite
+/// ever opens for a store side: the user's files are read as bytes, never
+/// by SQLite, so nothing of theirs is locked, checkpointed or rebuilt.
+///
+/// The copy lives in a folder only reckon uses (`$TMPDIR/reckon-store-<pid>-…`,
+/// mode 0700), removed when reckon exits. `-shm` is never copied: SQLite
+/// rebuilds it, and a running app touches it all the time.
+package final class StoreSnapshot: Sendable {
+    /// The private folder.
+    package let folder: URL
+    /// The copy of the store, which SQLite opens.
+    package let database: URL
+    /// What the copy was made from, as problems name it: the store's file name.
+    package let name: String
+    /// The copied files' names inside the folder, with the paths they were copied from.
+    package let copied: [(name: String, from: String)]
+
+    private init(folder: URL, name: String, copied: [(name: String, from: String)]) {
+        self.folder = folder
+        self.name = name
+        self.copied = copied
+        database = folder.appendingPathComponent(Self.storeName)
+    }
+
+    deinit { PrivateFolder.remove(folder) }
+
+    /// Why a store could not be copied.
+    package struct Failure: Error {
+        package var message: String
+    }
+
+    /// How many times a store that changes while it is copied is tried.
+    static let tries = 3
+    /// The copy's names: SQLite finds the `-wal` beside the database by name.
+    static let storeName = "default.store"
+
+    /// Copies `store` and `wal` (when it exists) into a new private folder,
+    /// checking that each file's size and modification time stay the same
+    /// while it is copied; a store that keeps changing fails after `tries`.
+    package static func take(store: String, wal: String, named name: String) throws(Failure) -> StoreSnapshot {
+        let folder: URL
+        do { folder = try PrivateFolder.make(prefix: "reckon-store") } catch { throw Failure(message: error.description) }
+        let files = [(storeName, store), (storeName + "-wal", wal)]
+        for _ in 0..<tries {
+            var copied: [(name: String, from: String)] = []
+            var stable = true
+            for (copyName, source) in files {
+                let before = Stamp(path: source)
+                guard let before else {
+                    if copyName == storeName {
+                        PrivateFolder.remove(folder)
+                        throw Failure(message: "cannot be read: \(String(cString: strerror(errno)))")
+                    }
+                    continue
+                }
+                let target = folder.appendingPathComponent(copyName).path
+                unlink(target)
+                do { try copyFile(source, to: target) } catch {
+                    PrivateFolder.remove(folder)
+                    throw error
+                }
+                copied.append((copyName, source))
+                if Stamp(path: source) != before { stable = false }
+            }
+            // The `-wal` may appear, go or change while the store was copied.
+            if stable, files.allSatisfy({ copyName, source in
+                let now = Stamp(path: source)
+                let copy = Stamp(path: folder.appendingPathComponent(copyName).path)
+                return now?.size == copy?.size
+            }) {
+                return StoreSnapshot(folder: folder, name: name, copied: copied)
+            }
+        }
+        PrivateFolder.remove(folder)
+        throw Failure(message: "the store kept changing while it was read; close the app or copy the store yourself")
+    }
+
+    /// Opens the copy for reading.
+    package func open() throws(SQLite.Failure) -> SQLite {
+        try SQLite(path: database.path)
+    }
+
+    /// The bytes of every copied file, as they were judged, for the
+    /// quarantine (mapped, not read into memory).
+    package func damagedFiles(under path: (String) -> String) -> [DamagedFile] {
+        copied.compactMap { copyName, source in
+            guard let bytes = try? Data(contentsOf: folder.appendingPathComponent(copyName), options: .alwaysMapped) else { return nil }
+            let shown = copyName == Self.storeName ? name : name + copyName.dropFirst(Self.storeName.count)
+            return DamagedFile(path: path(shown), bytes: bytes)
+        }
+    }
+
+    /// A file's size and modification time, to tell whether it changed.
+    struct Stamp: Equatable {
+        var size: Int64
+        var seconds: Int
+        var nanoseconds: Int
+
+        init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            size = Int64(info.st_size)
+            seconds = info.st_mtim.tv_sec
+            nanoseconds = info.st_mtim.tv_nsec
+        }
+    }
+
+    /// Copies one file's bytes; a full disk names the private folder.
+    private static func copyFile(_ source: String, to target: String) throws(Failure) {
+        let input = Glibc.open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw Failure(message: "\(source) cannot be read: \(String(cString: strerror(errno)))") }
+        defer { close(input) }
+        let output = Glibc.open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard output >= 0 else { throw Failure(message: "cannot copy the store into \(target): \(String(cString: strerror(errno)))") }
+        defer { close(output) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = read(input, &buffer, buffer.count)
+            if count == 0 { break }
+            guard count > 0 else {
+                if errno == EINTR { continue }
+                throw Failure(message: "\(source) cannot be read: \(String(cString: strerror(errno)))")
+            }
+            var written = 0
+            while written < count {
+                let step = buffer[written..<count].withUnsafeBytes { write(output, $0.baseAddress, $0.count) }
+                guard step > 0 else {
+                    if step < 0 && errno == EINTR { continue }
+                    let reason = step < 0 ? String(cString: strerror(errno)) : "nothing was written"
+                    throw Failure(message: "cannot copy the store into the private folder \((target as NSString).deletingLastPathComponent): \(reason)")
+                }
+                written += step
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Folders only this process uses (mode 0700, under `$TMPDIR`), removed
+/// when reckon exits: on a normal exit, and on SIGINT, SIGTERM and SIGHUP.
+/// SIGKILL cannot be caught, so each new folder first sweeps the folders
+/// left by runs whose process is gone.
+package enum PrivateFolder {
+    /// Makes `$TMPDIR/<prefix>-<pid>-XXXXXX`, after sweeping folders of that
+    /// prefix whose process no longer runs.
+    package static func make(prefix: String) throws(OutputError) -> URL {
+        installCleanup()
+        let parent = temporaryRoot
+        sweep(prefix: prefix, in: parent)
+        var template = Array("\(parent)/\(prefix)-\(getpid())-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
+        guard made else { throw OutputError(path: parent, reason: "cannot make a private folder there: \(AtomicFile.lastError())") }
+        let path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        made_.withLock { $0.append(path) }
+        return URL(fileURLWithPath: path)
+    }
+
+    /// Removes a folder made here, now rather than at exit.
+    package static func remove(_ folder: URL) {
+        try? ExportFolder.removeTree(folder.path)
+        made_.withLock { $0.removeAll { $0 == folder.path } }
+    }
+
+    /// `$TMPDIR`, or `/tmp`.
+    package static var temporaryRoot: String {
+        let root = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+    }
+
+    /// Removes `<prefix>-<pid>-…` folders in `parent` owned by this user
+    /// whose process is gone.
+    static func sweep(prefix: String, in parent: String) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? [] where name.hasPrefix(prefix + "-") {
+            let rest = name.dropFirst(prefix.count + 1)
+            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid != getpid() else { continue }
+            var info = stat()
+            let path = parent + "/" + name
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else { continue }
+            if kill(pid, 0) == -1 && errno == ESRCH { try? ExportFolder.removeTree(path) }
+        }
+    }
+
+    private static let made_ = Mutex<[String]>([])
+    private static let installed = Mutex(false)
+
+    private static func installCleanup() {
+        let first = installed.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        atexit { PrivateFolder.removeAll() }
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            Glibc.signal(signal) { caught in
+                PrivateFolder.removeAll()
+                Glibc.signal(caught, SIG_DFL)
+                raise(caught)
+            }
+        }
+    }
+
+    private static func removeAll() {
+        for path in made_.withLock({ $0 }) { try? ExportFolder.removeTree(path) }
+    }
+}
