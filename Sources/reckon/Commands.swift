@@ -40,24 +40,29 @@ enum Commands {
     static let reconcile = CommandSpec(
         name: "reconcile", abstract: "Compare the memos on this device with a cloud folder, memo by memo.",
         options: [
-            .init(name: "--local", value: "path", help: "The memo folder on this device.", required: true),
+            .init(name: "--local", value: "path", help: "This device's memos: a memo folder, the app's store file or an iPhone backup folder.", required: true),
             .init(name: "--remote", value: "path", help: "The cloud memo folder (holding index.json and memos/).", required: true),
             .init(name: "--out", value: "dir", help: "Write report.json, report.md, report.html and combined.txt here, and copy damaged files to quarantine/."),
             .init(name: "--json", help: "Print the report JSON instead of the summary."),
             .init(name: "--quick", help: "Compare index.json entries and the folder listing only; do not read memo files."),
             .init(name: "--lang", value: "lang", help: "The language of the summary and reports: en or ja."),
+            .init(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup."),
         ])
     static let counts = CommandSpec(
-        name: "counts", abstract: "Count Active and Archived memos in a memo folder, from index.json alone.",
-        positionals: [("path", "The memo folder (holding index.json), or the folder above 60dMemo/.")],
-        options: [.init(name: "--json", help: "Print {\"active\": N, \"archived\": M, …} as JSON.")])
+        name: "counts", abstract: "Count Active and Archived memos on one side, from its index alone.",
+        positionals: [("path", "A memo folder (holding index.json, or above 60dMemo/), the app's store file or an iPhone backup folder.")],
+        options: [
+            .init(name: "--json", help: "Print {\"active\": N, \"archived\": M, …} as JSON."),
+            .init(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup."),
+        ])
     static let export = CommandSpec(
-        name: "export", abstract: "Export a memo folder's memos as JSON, Markdown and zip, atomically.",
-        positionals: [("path", "The memo folder (holding index.json), or the folder above 60dMemo/.")],
+        name: "export", abstract: "Export one side's memos as JSON, Markdown and zip, atomically.",
+        positionals: [("path", "A memo folder (holding index.json, or above 60dMemo/), the app's store file or an iPhone backup folder.")],
         options: [
             .init(name: "--out", value: "dir", help: "The folder to write memos.json, markdown/, memos.zip and manifest.json into.", required: true),
             .init(name: "--format", value: "formats", help: "Comma-separated: json, markdown, zip (default: all three)."),
             .init(name: "--include-archived", help: "Export archived memos too (soft-deleted ones never)."),
+            .init(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup."),
         ])
     static let validate = CommandSpec(
         name: "validate", abstract: "Check a pipeline definition and name any key that is wrong.",
@@ -137,9 +142,29 @@ enum Commands {
         URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)).standardizedFileURL
     }
 
-    /// A side named on the command line: its kind follows from what the path is.
-    static func side(_ role: SideRole, name: String, label: String, path: String) -> SideSpec {
-        SideSpec(role: role, name: name, label: label, path: path, location: .folder(fileURL(path)))
+    /// A side named on the command line: its kind follows from what the
+    /// path is. A file starting with SQLite's header is a store, a folder
+    /// holding `Manifest.db` an iPhone backup, anything else a memo folder.
+    static func side(_ role: SideRole, name: String, label: String, path: String, app: String?) -> SideSpec {
+        let url = fileURL(path)
+        let location: SideLocation = switch FileKind(path: url.path) {
+        case .regular where CoreDataStore.isStoreFile(url.path): .store(StoreSource(url: url, isBackup: false, app: app))
+        case .directory where PhoneBackup.isBackup(url): .store(StoreSource(url: url, isBackup: true, app: app))
+        default: .folder(url)
+        }
+        return SideSpec(role: role, name: name, label: label, path: path, location: location)
+    }
+
+    /// The usage error for an iPhone backup among `sides` that holds several
+    /// apps' stores with memos, when no `--app` says which.
+    static func severalStores(_ sides: [SideSpec], command: CommandSpec) -> UsageError? {
+        for side in sides {
+            guard case .store(let source) = side.location, source.isBackup,
+                  let found = try? PhoneBackup.appStores(in: source.url, app: source.app, entity: source.model.entity), found.count > 1
+            else { continue }
+            return UsageError(command: command, message: "\(side.path): \(PhoneBackup.notOne(found, app: source.app))")
+        }
+        return nil
     }
 
     static func runPipeline(_ arguments: ParsedArguments, console: Console) -> ExitCode {
@@ -188,8 +213,8 @@ enum Commands {
         let remotePath = arguments.values["--remote"]!
         var definition = PipelineDefinition(
             name: "reconcile",
-            local: side(.local, name: "local", label: strings.defaultLocalLabel, path: localPath),
-            remotes: [side(.remote, name: "remote", label: strings.defaultRemoteLabel, path: remotePath)],
+            local: side(.local, name: "local", label: strings.defaultLocalLabel, path: localPath, app: arguments.values["--app"]),
+            remotes: [side(.remote, name: "remote", label: strings.defaultRemoteLabel, path: remotePath, app: arguments.values["--app"])],
             check: arguments.flags.contains("--quick") ? .quick : .deep,
             reportDir: arguments.values["--out"].map(outputURL),
             language: language, failOnDrift: true)
@@ -202,6 +227,10 @@ enum Commands {
             try definition.checkOutputsOutsideSources(file: "--out")
         } catch {
             console.err(UsageError(command: reconcile, message: "'--out' \(error.message)").text)
+            return .usage
+        }
+        if let several = severalStores([definition.local] + definition.remotes, command: reconcile) {
+            console.err(several.text)
             return .usage
         }
         let published = execute(Pipeline(), definition, console: console, json: arguments.flags.contains("--json"), quiet: false)
@@ -249,7 +278,11 @@ enum Commands {
             }
             if !formats.contains(format) { formats.append(format) }
         }
-        let spec = side(.local, name: "local", label: path, path: path)
+        let spec = side(.local, name: "local", label: path, path: path, app: arguments.values["--app"])
+        if let several = severalStores([spec], command: export) {
+            console.err(several.text)
+            return .usage
+        }
         let out = outputURL(outPath)
         var check = PipelineDefinition(name: "export", local: spec, remotes: [], reportDir: out)
         check.reportPath = outPath
@@ -322,7 +355,12 @@ enum Commands {
 
     static func runCounts(_ arguments: ParsedArguments, console: Console) -> ExitCode {
         let path = arguments.positionals[0]
-        let side = side(.local, name: "side", label: path, path: path).store(limits: ReadLimits()).count()
+        let spec = side(.local, name: "side", label: path, path: path, app: arguments.values["--app"])
+        if let several = severalStores([spec], command: counts) {
+            console.err(several.text)
+            return .usage
+        }
+        let side = spec.store(limits: ReadLimits()).count()
         let counts = side.counts
         if arguments.flags.contains("--json") {
             let value: JSONValue = .object([

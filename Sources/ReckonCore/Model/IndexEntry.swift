@@ -5,6 +5,9 @@ public struct IndexEntry: Sendable, Equatable {
     public var archivedAt: Timestamp?
     public var deletedAt: Timestamp?
     public var changeTag: String?
+    /// Core Data's row version (`Z_OPT`) for a store's row: part of the
+    /// side's own fingerprint, never compared across sides.
+    public var rowVersion: Int64?
     /// How the index writes the id; the memo's file name should match.
     public var spelledAs: IDSpelling
 
@@ -16,8 +19,10 @@ public struct IndexEntry: Sendable, Equatable {
         self.init(id: id, spelledAs: spelledAs, modifiedTime: modifiedTime, archivedAt: archivedAt, deletedAt: deletedAt, changeTag: changeTag)
     }
 
-    init(id: MemoID, spelledAs: IDSpelling, modifiedTime: Timestamp, archivedAt: Timestamp?, deletedAt: Timestamp?, changeTag: String?) {
+    init(id: MemoID, spelledAs: IDSpelling, modifiedTime: Timestamp, archivedAt: Timestamp?, deletedAt: Timestamp?, changeTag: String?,
+         rowVersion: Int64? = nil) {
         self.id = id
+        self.rowVersion = rowVersion
         self.spelledAs = spelledAs
         self.modifiedTime = modifiedTime
         self.archivedAt = archivedAt
@@ -54,11 +59,12 @@ extension IndexEntry {
         record.add(archivedAt)
         record.add(deletedAt)
         record.add(changeTag)
+        record.add(rowVersion.map(String.init))
     }
 
     /// The entry `add(to:)` wrote, with its id.
     init(id: MemoID, from reader: inout RecordReader) {
         self.init(id: id, spelledAs: IDSpelling(from: &reader), modifiedTime: reader.timestamp()!, archivedAt: reader.timestamp(),
-                  deletedAt: reader.timestamp(), changeTag: reader.text())
+                  deletedAt: reader.timestamp(), changeTag: reader.text(), rowVersion: reader.text().flatMap { Int64($0) })
     }
 }

@@ -69,16 +69,20 @@ public struct MemoSummary: Sendable, Equatable {
     }
 
     /// The names of the fields in which two memos differ, compared as parsed
-    /// values (dates as instants, tags as a set); unknown keys are ignored.
-    public func differingFields(from other: MemoSummary) -> [String] {
+    /// values (dates as instants, to the millisecond with `toMillisecond`;
+    /// tags as a set); unknown keys are ignored.
+    public func differingFields(from other: MemoSummary, toMillisecond: Bool = false) -> [String] {
+        func same(_ a: Timestamp?, _ b: Timestamp?) -> Bool {
+            toMillisecond ? a?.toMillisecond == b?.toMillisecond : a == b
+        }
         var fields: [String] = []
         if title != other.title { fields.append("title") }
         if bodySHA256 != other.bodySHA256 { fields.append("body") }
         if tags != other.tags { fields.append("tags") }
-        if createdAt != other.createdAt { fields.append("createdAt") }
-        if modifiedAt != other.modifiedAt { fields.append("modifiedAt") }
-        if archivedAt != other.archivedAt { fields.append("archivedAt") }
-        if deletedAt != other.deletedAt { fields.append("deletedAt") }
+        if !same(createdAt, other.createdAt) { fields.append("createdAt") }
+        if !same(modifiedAt, other.modifiedAt) { fields.append("modifiedAt") }
+        if !same(archivedAt, other.archivedAt) { fields.append("archivedAt") }
+        if !same(deletedAt, other.deletedAt) { fields.append("deletedAt") }
         if pinned != other.pinned { fields.append("pinned") }
         if let a = changeTag, let b = other.changeTag, a != b { fields.append("changeTag") }
         return fields

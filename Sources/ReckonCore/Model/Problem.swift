@@ -26,6 +26,8 @@ public struct Problem: Error, Sendable, Equatable, Codable {
         case nameSpelling = "name-spelling"
         case exportFailed = "export-failed"
         case quarantineFailed = "quarantine-failed"
+        case corruptStore = "corrupt-store"
+        case storeModel = "store-model"
     }
 
     public var severity: Severity

@@ -32,13 +32,38 @@ public struct SideSpec: Sendable, Equatable {
 public enum SideLocation: Sendable, Equatable {
     /// A memo folder on disk, or the folder above its `60dMemo/`, resolved.
     case folder(URL)
+    /// The app's SQLite store, or an iPhone backup holding it.
+    case store(StoreSource)
 
     /// The file or folder on this machine that holds the side, if any:
     /// outputs may never land inside it.
     public var localURL: URL? {
         switch self {
         case .folder(let url): url
+        case .store(let source): source.url
         }
+    }
+
+    /// Whether the side is a store, whose instants are kept to the millisecond.
+    public var isStore: Bool {
+        if case .store = self { true } else { false }
+    }
+}
+
+/// Where the app's store is: a store file, or an iPhone backup folder to find it in.
+public struct StoreSource: Sendable, Hashable {
+    /// The store file (`default.store`), or the backup folder.
+    public var url: URL
+    public var isBackup: Bool
+    /// The app's bundle or group id, to pick its store in a backup.
+    public var app: String?
+    public var model: StoreModel
+
+    public init(url: URL, isBackup: Bool, app: String? = nil, model: StoreModel = StoreModel()) {
+        self.url = url
+        self.isBackup = isBackup
+        self.app = app
+        self.model = model
     }
 }
 

@@ -102,6 +102,13 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public var description: String { iso8601 }
 
+    /// The instant rounded to the millisecond, the precision a store keeps:
+    /// instants are compared so across kinds of side.
+    public var toMillisecond: Timestamp {
+        let milliseconds = (Int64(nanoseconds) + 500_000) / 1_000_000
+        return milliseconds == 1000 ? Timestamp(seconds: seconds + 1) : Timestamp(seconds: seconds, nanoseconds: Int32(milliseconds) * 1_000_000)
+    }
+
     public static func < (a: Timestamp, b: Timestamp) -> Bool {
         (a.seconds, a.nanoseconds) < (b.seconds, b.nanoseconds)
     }

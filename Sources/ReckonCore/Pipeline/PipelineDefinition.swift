@@ -103,9 +103,10 @@ extension PipelineDefinition {
     static let topKeys: Set<String> = ["schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
                                        "timeZone", "failOnDrift", "limits"]
     static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
-    static let sideKeys: Set<String> = ["name", "label", "kind", "path"]
+    static let sideKeys: Set<String> = ["name", "label", "kind", "path", "app", "model"]
     /// The kinds of side this reckon reads.
-    static let sideKinds = ["folder"]
+    static let sideKinds = ["folder", "store"]
+    static let modelKeys: Set<String> = ["entity", "attributes", "tagEntity", "tagAttribute"]
     static let exportKeys: Set<String> = ["from", "formats", "includeArchived", "dir", "keep"]
     static let reportKeys: Set<String> = ["dir"]
 
@@ -198,7 +199,36 @@ private struct DefinitionReader {
         }
         let path = try string(object, "path", in: key, required: true)!
         let label = try string(object, "label", in: key, required: false) ?? defaultLabel
-        return SideSpec(role: role, name: name, label: label, path: path, location: .folder(url(path)))
+        guard kind == "store" else {
+            if let storeKey = ["app", "model"].first(where: { object[$0] != nil }) {
+                throw fail("\(key).\(storeKey)", "is read only for a side of kind \"store\"")
+            }
+            return SideSpec(role: role, name: name, label: label, path: path, location: .folder(url(path)))
+        }
+        let sideURL = url(path)
+        var source = StoreSource(url: sideURL, isBackup: FileKind(path: sideURL.path) == .directory,
+                                 app: try string(object, "app", in: key, required: false))
+        if let model = object["model"] {
+            source.model = try storeModel(model, "\(key).model")
+        }
+        return SideSpec(role: role, name: name, label: label, path: path, location: .store(source))
+    }
+
+    /// A store's `"model"`: the entity's name and the app's names for reckon's attributes.
+    func storeModel(_ value: JSONValue, _ key: String) throws(DefinitionError) -> StoreModel {
+        let object = try object(value, key, allowed: PipelineDefinition.modelKeys)
+        var model = StoreModel()
+        model.entity = try string(object, "entity", in: key, required: false) ?? model.entity
+        model.tagEntity = try string(object, "tagEntity", in: key, required: false) ?? model.tagEntity
+        model.tagAttribute = try string(object, "tagAttribute", in: key, required: false) ?? model.tagAttribute
+        if let attributes = object["attributes"] {
+            let known = Set(StoreSchema.Field.allCases.map(\.rawValue))
+            let names = try self.object(attributes, "\(key).attributes", allowed: known)
+            for field in names.keys.sorted() {
+                model.attributes[field] = try string(names, field, in: "\(key).attributes", required: true)
+            }
+        }
+        return model
     }
 
     func definition(_ root: JSONValue) throws(DefinitionError) -> PipelineDefinition {

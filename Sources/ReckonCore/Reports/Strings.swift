@@ -262,6 +262,8 @@ public struct Strings: Sendable {
             case .nameSpelling: "ファイル名の ID の書き方が index.json と違います"
             case .exportFailed: "エクスポートできませんでした"
             case .quarantineFailed: "隔離用のコピーができませんでした"
+            case .corruptStore: "端末のデータベースが壊れています"
+            case .storeModel: "端末のデータベースの形が想定と違います"
             }
             return "\(kind)（\(problem.message)）"
         },

@@ -96,6 +96,10 @@ public struct TextSummary {
 /// when there is no root).
 public func joinPath(_ root: String, _ inside: String) -> String {
     if inside.isEmpty { return root }
+    // A row of a store file named as the side: `…/default.store#Z_PK=12`.
+    if let mark = inside.firstIndex(of: "#"), root == inside[..<mark] || root.hasSuffix("/" + inside[..<mark]) {
+        return root + inside[mark...]
+    }
     if root.isEmpty { return inside }
     return root.hasSuffix("/") ? root + inside : root + "/" + inside
 }

@@ -5,6 +5,8 @@ public enum Reconciler {
     /// and are left out. When either side failed, nothing can be compared.
     public static func differences(local: SideListing, remote: SideListing, deep: Bool) -> [Difference] {
         guard local.status != .failed, remote.status != .failed else { return [] }
+        // A store keeps instants to the millisecond; across kinds they are compared so.
+        let toMillisecond = local.spec.location.isStore != remote.spec.location.isStore
         let localBroken = local.brokenIDs
         let remoteBroken = remote.brokenIDs
         let ids = MemoID.union([local.entries.keys, local.files.keys, localBroken.keys.sorted(),
@@ -33,7 +35,7 @@ public enum Reconciler {
             case (false, true):
                 result.append(l == nil ? make(.onlyOnRemote, .onlyOnRemote) : make(.differs, .deletedOnOneSide, ["deletedAt"]))
             case (true, true):
-                let fields = differingFields(l!, r!, local.memos[id], remote.memos[id], deep: deep)
+                let fields = differingFields(l!, r!, local.memos[id], remote.memos[id], deep: deep, toMillisecond: toMillisecond)
                 guard !fields.isEmpty else { continue }
                 let kind: Difference.Kind = fields.contains("archived") ? .archivedOnOneSide : .changed
                 result.append(make(.differs, kind, fields))
@@ -43,13 +45,16 @@ public enum Reconciler {
     }
 
     /// Index fields that differ, then (deep) memo fields that differ, each named once.
-    static func differingFields(_ l: IndexEntry, _ r: IndexEntry, _ lm: MemoSummary?, _ rm: MemoSummary?, deep: Bool) -> [String] {
+    static func differingFields(_ l: IndexEntry, _ r: IndexEntry, _ lm: MemoSummary?, _ rm: MemoSummary?, deep: Bool,
+                                toMillisecond: Bool = false) -> [String] {
         var fields: [String] = []
         if l.isArchived != r.isArchived { fields.append("archived") }
-        if l.modifiedTime != r.modifiedTime { fields.append("modifiedTime") }
+        if toMillisecond ? l.modifiedTime.toMillisecond != r.modifiedTime.toMillisecond : l.modifiedTime != r.modifiedTime {
+            fields.append("modifiedTime")
+        }
         if let a = l.changeTag, let b = r.changeTag, a != b { fields.append("changeTag") }
         if deep, let lm, let rm {
-            for field in lm.differingFields(from: rm) where !fields.contains(field) {
+            for field in lm.differingFields(from: rm, toMillisecond: toMillisecond) where !fields.contains(field) {
                 if field == "archivedAt" && fields.contains("archived") { continue }
                 fields.append(field)
             }

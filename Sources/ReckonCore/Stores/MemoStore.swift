@@ -41,12 +41,14 @@ public protocol MemoStore: Sendable {
 public struct MemoReading<Kept>: Sendable {
     /// Reads one memo file's bytes (to a nesting limit) with the worker's own parser.
     let parse: @Sendable (Data, Int, MemoParser) throws(MemoReader.Failure) -> (MemoID, Kept)
+    /// Keeps what is wanted of a memo a store read as values (a store row).
+    let take: @Sendable (Memo) -> Kept
 
     /// The compared fields, the body as a digest.
     public static var summary: MemoReading<MemoSummary> {
         MemoReading<MemoSummary>(parse: { data, depthLimit, parser throws(MemoReader.Failure) in
             try MemoReader.readSummary(data, depthLimit: depthLimit, parser: parser)
-        })
+        }, take: MemoSummary.init)
     }
 
     /// Every field, unknown keys included.
@@ -54,7 +56,7 @@ public struct MemoReading<Kept>: Sendable {
         MemoReading<Memo>(parse: { data, depthLimit, parser throws(MemoReader.Failure) in
             let memo = try MemoReader.read(data, depthLimit: depthLimit, parser: parser)
             return (memo.id, memo)
-        })
+        }, take: { $0 })
     }
 }
 
@@ -83,6 +85,7 @@ extension SideSpec {
     public func store(limits: ReadLimits) -> any MemoStore {
         switch location {
         case .folder: MemoFolder(self, limits: limits)
+        case .store: CoreDataStore(self)
         }
     }
 }

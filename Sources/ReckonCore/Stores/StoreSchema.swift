@@ -1,0 +1,199 @@
+import Foundation
+
+/// How the app's Core Data model names what reckon reads, for an app
+/// version that renamed something (`"model"` in a definition).
+public struct StoreModel: Sendable, Hashable {
+    /// The memo entity's name in `Z_PRIMARYKEY`.
+    public var entity = "Memo"
+    /// The app's attribute name for each of reckon's (`modifiedAt` → `updatedAt`).
+    public var attributes: [String: String] = [:]
+    /// The entity a to-many `tags` relationship leads to, and its attribute holding the tag.
+    public var tagEntity = "Tag"
+    public var tagAttribute = "name"
+
+    public init() {}
+
+    /// The app's name for one of reckon's attributes.
+    func name(of field: StoreSchema.Field) -> String { attributes[field.rawValue] ?? field.rawValue }
+}
+
+/// Where a Core Data store keeps the memo entity: its table, the entity
+/// numbers of the memo and its sub-entities, and the column of each field.
+/// Read from the store itself (`Z_PRIMARYKEY`, `PRAGMA table_info`), so
+/// nothing is assumed about numbers that change between app versions.
+struct StoreSchema: Sendable {
+    /// The fields reckon reads, named as in a memo file.
+    enum Field: String, CaseIterable, Sendable {
+        case id, title, body, createdAt, modifiedAt, archivedAt, deletedAt, tags, pinned, changeTag
+
+        /// Without these a store cannot be counted or compared.
+        var isRequired: Bool { [.id, .modifiedAt, .archivedAt, .deletedAt].contains(self) }
+    }
+
+    /// The to-many relationship's join table, and the tag entity's table.
+    struct TagJoin: Sendable {
+        var table: String
+        var memoColumn: String
+        var tagColumn: String
+        var tagTable: String
+        var nameColumn: String
+    }
+
+    var entity: String
+    var table: String
+    /// `Z_ENT` of the entity and its sub-entities.
+    var entityNumbers: [Int64]
+    var columns: [Field: String]
+    /// `Z_OPT`, Core Data's row version, when the table has it.
+    var rowVersionColumn: String?
+    var tagJoin: TagJoin?
+    /// What could not be found and is read as absent.
+    var notes: [String]
+
+    /// Why a store's model cannot be read: one sentence naming the entity and what is missing.
+    struct Failure: Error {
+        var message: String
+    }
+
+    /// Reads the memo entity's layout from a store.
+    static func read(_ db: SQLite, model: StoreModel) throws -> StoreSchema {
+        let tables = Set(try db.rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap(\.first?.text))
+        guard tables.contains("Z_PRIMARYKEY") else {
+            throw Failure(message: "is not a Core Data store: it has no Z_PRIMARYKEY table")
+        }
+        let entities = try db.rows("SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY").compactMap { row -> (Int64, String, Int64)? in
+            guard row.count == 3, let number = row[0].integer, let name = row[1].text else { return nil }
+            return (number, name, row[2].integer ?? 0)
+        }
+        func family(of name: String) throws -> (table: String, numbers: [Int64]) {
+            guard let entity = entities.first(where: { $0.1 == name }) else {
+                let known = entities.map(\.1).sorted().joined(separator: ", ")
+                throw Failure(message: "has no entity named \(name) (it has \(known.isEmpty ? "none" : known)); name the app's entity with \"model\": {\"entity\": …}")
+            }
+            var root = entity
+            var seen: Set<Int64> = []
+            while root.2 != 0, seen.insert(root.0).inserted, let parent = entities.first(where: { $0.0 == root.2 }) { root = parent }
+            var numbers = [entity.0]
+            var added = true
+            while added {
+                let more = entities.filter { numbers.contains($0.2) && !numbers.contains($0.0) }.map(\.0)
+                numbers += more
+                added = !more.isEmpty
+            }
+            let table = "Z" + root.1.uppercased()
+            guard tables.contains(table) else { throw Failure(message: "has no table \(table) for the entity \(name)") }
+            return (table, numbers.sorted())
+        }
+
+        let (table, numbers) = try family(of: model.entity)
+        let names = try columnNames(of: table, in: db)
+        guard names.contains("Z_PK"), names.contains("Z_ENT") else {
+            throw Failure(message: "the table \(table) of the entity \(model.entity) has no Z_PK or Z_ENT column, so it is not Core Data's")
+        }
+        var schema = StoreSchema(entity: model.entity, table: table, entityNumbers: numbers, columns: [:],
+                                 rowVersionColumn: names.contains("Z_OPT") ? "Z_OPT" : nil, tagJoin: nil, notes: [])
+        for field in Field.allCases {
+            let attribute = model.name(of: field)
+            switch column(for: attribute, in: names) {
+            case .found(let column): schema.columns[field] = column
+            case .missing(let looked) where field == .tags:
+                if let join = try tagJoin(model: model, memoNumbers: numbers, tables: tables, db: db, family: family) {
+                    schema.tagJoin = join
+                } else {
+                    schema.notes.append("the entity \(model.entity) has no column \(looked) and no to-many relationship to \(model.tagEntity); its memos are read without tags")
+                }
+            case .missing(let looked) where field.isRequired:
+                throw Failure(message: "the entity \(model.entity) (table \(table)) has no column \(looked) for \(attribute)\(attribute == field.rawValue ? "" : " (reckon's \(field.rawValue))"); if the app renamed it, map it in the definition's \"model\": {\"attributes\": …}")
+            case .missing(let looked):
+                schema.notes.append("the entity \(model.entity) has no column \(looked) for \(attribute); it is read as absent")
+            case .ambiguous(let candidates) where field.isRequired:
+                throw Failure(message: "the entity \(model.entity) (table \(table)) has several columns that could hold \(attribute): \(candidates.joined(separator: ", "))")
+            case .ambiguous(let candidates):
+                schema.notes.append("the entity \(model.entity) has several columns that could hold \(attribute) (\(candidates.joined(separator: ", "))); it is read as absent")
+            }
+        }
+        if schema.rowVersionColumn == nil { schema.notes.append("the table \(table) has no Z_OPT column; rows carry no version") }
+        return schema
+    }
+
+    enum ColumnMatch {
+        case found(String)
+        case missing(String)
+        case ambiguous([String])
+    }
+
+    /// `Z` plus the attribute in capitals, or that name with a number after it
+    /// (Core Data numbers names that collide within one table).
+    static func column(for attribute: String, in names: [String]) -> ColumnMatch {
+        let wanted = "Z" + attribute.uppercased()
+        if names.contains(wanted) { return .found(wanted) }
+        let numbered = names.filter { name in
+            name.hasPrefix(wanted) && name.count > wanted.count && name.dropFirst(wanted.count).allSatisfy(\.isASCIIDigit)
+        }
+        switch numbered.count {
+        case 0: return .missing(wanted)
+        case 1: return .found(numbered[0])
+        default: return .ambiguous(numbered.sorted())
+        }
+    }
+
+    static func columnNames(of table: String, in db: SQLite) throws -> [String] {
+        try db.rows("PRAGMA table_info(\(quoted(table)))").compactMap { $0.count > 1 ? $0[1].text : nil }
+    }
+
+    /// Finds a many-to-many `tags` relationship: a join table `Z_<n>TAGS`
+    /// with one column for a memo entity number (`Z_<n>…`) and one for a tag
+    /// entity number, and the tag entity's name column.
+    static func tagJoin(model: StoreModel, memoNumbers: [Int64], tables: Set<String>, db: SQLite,
+                        family: (String) throws -> (table: String, numbers: [Int64])) throws -> TagJoin? {
+        guard let tag = try? family(model.tagEntity) else { return nil }
+        let tagNames = try columnNames(of: tag.table, in: db)
+        guard case .found(let nameColumn) = column(for: model.tagAttribute, in: tagNames) else { return nil }
+        let relationship = model.name(of: .tags).uppercased()
+        func entityNumber(_ column: String) -> Int64? {
+            guard column.hasPrefix("Z_") else { return nil }
+            return Int64(column.dropFirst(2).prefix(while: \.isASCIIDigit))
+        }
+        for table in tables.sorted() where table.hasPrefix("Z_") && table.hasSuffix(relationship) {
+            let middle = table.dropFirst(2).dropLast(relationship.count)
+            guard !middle.isEmpty, middle.allSatisfy(\.isASCIIDigit) else { continue }
+            let columns = try columnNames(of: table, in: db)
+            guard let memoColumn = columns.first(where: { entityNumber($0).map(memoNumbers.contains) ?? false }),
+                  let tagColumn = columns.first(where: { entityNumber($0).map(tag.numbers.contains) ?? false })
+            else { continue }
+            return TagJoin(table: table, memoColumn: memoColumn, tagColumn: tagColumn, tagTable: tag.table, nameColumn: nameColumn)
+        }
+        return nil
+    }
+
+    /// An SQL identifier in double quotes.
+    static func quoted(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// `SELECT` of every field in `Field.allCases` order (NULL for one not
+    /// wanted or not in the store), then `Z_PK` and the row version, from
+    /// the memo entity's rows.
+    func select(_ wanted: [Field], where condition: String = "") -> String {
+        let list = Field.allCases.map { field in wanted.contains(field) ? columns[field].map(Self.quoted) ?? "NULL" : "NULL" }
+            + ["Z_PK", rowVersionColumn.map(Self.quoted) ?? "NULL"]
+        let entities = entityNumbers.map(String.init).joined(separator: ", ")
+        return "SELECT \(list.joined(separator: ", ")) FROM \(Self.quoted(table)) WHERE Z_ENT IN (\(entities))\(condition)"
+    }
+
+    /// The query for one memo's tags through the join table.
+    var tagQuery: String? {
+        tagJoin.map { join in
+            "SELECT t.\(Self.quoted(join.nameColumn)) FROM \(Self.quoted(join.table)) j JOIN \(Self.quoted(join.tagTable)) t ON t.Z_PK = j.\(Self.quoted(join.tagColumn)) WHERE j.\(Self.quoted(join.memoColumn)) = ? ORDER BY 1"
+        }
+    }
+}
+
+extension SQLite.Value {
+    var text: String? { if case .text(let text) = self { text } else { nil } }
+    var integer: Int64? { if case .integer(let number) = self { number } else { nil } }
+}
+
+private extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
+}
