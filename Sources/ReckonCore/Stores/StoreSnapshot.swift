@@ -42,7 +42,9 @@ package final class StoreSnapshot: Sendable {
     /// Copies `store` and `wal` (when it exists) into a new private folder,
     /// checking that each file's size and modification time stay the same
     /// while it is copied; a store that keeps changing fails after `tries`.
-    package static func take(store: String, wal: String, named name: String) throws(Failure) -> StoreSnapshot {
+    /// Tests change the store in `afterCopy`, which gets each source copied.
+    package static func take(store: String, wal: String, named name: String,
+                             afterCopy: (String) -> Void = { _ in }) throws(Failure) -> StoreSnapshot {
         let folder: URL
         do { folder = try PrivateFolder.make(prefix: "reckon-store") } catch { throw Failure(message: error.description) }
         let files = [(storeName, store), (storeName + "-wal", wal)]
@@ -65,6 +67,7 @@ package final class StoreSnapshot: Sendable {
                     throw error
                 }
                 copied.append((copyName, source))
+                afterCopy(source)
                 if Stamp(path: source) != before { stable = false }
             }
             // The `-wal` may appear, go or change while the store was copied.

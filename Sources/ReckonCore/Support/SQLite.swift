@@ -61,6 +61,7 @@ package final class SQLite {
     }
 
     /// Every row of a query, each as its values.
+    @discardableResult
     package func rows(_ sql: String, _ values: [Value] = []) throws(Failure) -> [[Value]] {
         let statement = try prepare(sql)
         try statement.bind(values)

@@ -1,0 +1,259 @@
+import Foundation
+@testable import ReckonCore
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The app's store read as a side: every encoding Core Data uses, on stores
+/// built at test time with SQLite.
+@Suite struct StoreEncodingTests {
+    let folder = temporaryFolder()
+    var path: String { folder.appendingPathComponent("default.store").path }
+    let id = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"
+
+    /// Loads a store made of `rows` deeply.
+    func load(_ rows: [StoreBuilder.Row], builder: StoreBuilder = StoreBuilder(), model: StoreModel = StoreModel()) throws -> SideListing {
+        try builder.make(at: path, rows: rows)
+        return CoreDataStore(storeSide(path, model: model)).load(deep: true)
+    }
+
+    @Test func datesAreSecondsSince2001RoundedToTheMillisecond() throws {
+        // 2026-04-10T21:05:30.123Z as a REAL gives back .123000026 or so.
+        var row = StoreBuilder.memo(id, modified: "2026-04-10T21:05:30Z")
+        row["ZMODIFIEDAT"] = .real(797_547_930.123000026)
+        row["ZCREATEDAT"] = .integer(797_547_000)
+        let side = try load([row])
+        let entry = try #require(side.entries[MemoID(id)!])
+        #expect(entry.modifiedTime == Timestamp(iso8601: "2026-04-10T21:05:30.123Z"))
+        #expect(side.memos[MemoID(id)!]?.createdAt == Timestamp(iso8601: "2026-04-10T20:50:00Z"))
+        #expect(side.problems.isEmpty)
+    }
+
+    @Test func aDateAbove1e11IsReadAsNanosecondsWithANote() throws {
+        var row = StoreBuilder.memo(id, modified: "2026-04-10T21:05:30Z")
+        row["ZMODIFIEDAT"] = .real(797_547_930_250_000_000)
+        let side = try load([row])
+        #expect(side.entries[MemoID(id)!]?.modifiedTime == Timestamp(iso8601: "2026-04-10T21:05:30.250Z"))
+        #expect(side.status == .ok)
+        let note = try #require(side.problems.first)
+        #expect(note.severity == .warning)
+        #expect(note.message.contains("1 row holds a date above 1e11 in magnitude, read as nanoseconds"))
+    }
+
+    @Test func idsAreA16ByteBlobOrText() throws {
+        var text = StoreBuilder.memo("7C9E6679-7425-40DE-944B-E07FC1F90AE7", modified: "2026-04-19T14:32:00Z")
+        text["ZID"] = .text("7c9e6679-7425-40de-944b-e07fc1f90ae7")
+        let side = try load([StoreBuilder.memo(id, modified: "2026-04-18T09:15:00Z"), text])
+        #expect(side.entries.keys == [MemoID(id)!, MemoID("7C9E6679-7425-40DE-944B-E07FC1F90AE7")!])
+        #expect(side.problems.isEmpty)
+    }
+
+    @Test func tagsComeInFourForms() throws {
+        let ids = (1...4).map { String(format: "00000000-0000-4000-8000-%012d", $0) }
+        var plist = StoreBuilder.memo(ids[0], modified: "2026-04-01T00:00:00Z", tags: ["home", "work"])
+        var archive = StoreBuilder.memo(ids[1], modified: "2026-04-01T00:00:00Z")
+        archive["ZTAGS"] = .blob(try NSKeyedArchiver.archivedData(withRootObject: ["travel", "japan"] as NSArray, requiringSecureCoding: false))
+        var json = StoreBuilder.memo(ids[2], modified: "2026-04-01T00:00:00Z")
+        json["ZTAGS"] = .text(#"["reading"]"#)
+        let side = try load([plist, archive, json])
+        #expect(side.memos[MemoID(ids[0])!]?.tags == ["home", "work"])
+        #expect(side.memos[MemoID(ids[1])!]?.tags == ["japan", "travel"])
+        #expect(side.memos[MemoID(ids[2])!]?.tags == ["reading"])
+        #expect(side.problems.isEmpty)
+
+        // The fourth: a to-many relationship to Tag through a join table whose numbers are not Memo's 1 and Tag's 2.
+        var builder = StoreBuilder()
+        builder.entities = [(5, "Tag", 0), (7, "Memo", 0)]
+        builder.columns.removeAll { $0.hasPrefix("ZTAGS") }
+        builder.extra = ["CREATE TABLE ZTAG (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR)",
+                         "CREATE TABLE Z_7TAGS (Z_7MEMOS INTEGER, Z_5TAGS INTEGER, PRIMARY KEY (Z_7MEMOS, Z_5TAGS))",
+                         "INSERT INTO ZTAG VALUES (1, 5, 1, 'work'), (2, 5, 1, 'home'), (3, 5, 1, 'unused')",
+                         "INSERT INTO Z_7TAGS VALUES (1, 1), (1, 2)"]
+        plist = StoreBuilder.memo(ids[3], modified: "2026-04-01T00:00:00Z")
+        plist["ZTAGS"] = nil
+        plist["Z_ENT"] = .integer(7)
+        plist["Z_PK"] = .integer(1)
+        let related = try load([plist], builder: builder)
+        #expect(related.memos[MemoID(ids[3])!]?.tags == ["home", "work"])
+        #expect(related.problems.isEmpty)
+    }
+
+    @Test func tagsInAnyOtherEncodingAreAProblemForThatRow() throws {
+        var row = StoreBuilder.memo(id, modified: "2026-04-01T00:00:00Z")
+        row["ZTAGS"] = .blob(Data([0xde, 0xad, 0xbe, 0xef]))
+        row["Z_PK"] = .integer(12)
+        let side = try load([row, StoreBuilder.memo("7C9E6679-7425-40DE-944B-E07FC1F90AE7", modified: "2026-04-19T14:32:00Z")])
+        #expect(side.problems.map(\.path) == ["default.store#Z_PK=12"])
+        #expect(side.problems.first?.message == "ZTAGS holds 4 bytes, which is neither a property list, a keyed archive nor a JSON array of strings")
+        #expect(side.problems.first?.id == MemoID(id))
+        #expect(side.brokenIDs.keys.contains(MemoID(id)!))
+        #expect(side.entries.count == 1)
+    }
+
+    @Test func badRowsAreProblemsOfTheirOwnAndDuplicatesAsInAnIndex() throws {
+        var noID = StoreBuilder.memo(id, modified: "2026-04-01T00:00:00Z")
+        noID["ZID"] = .null
+        noID["Z_PK"] = .integer(3)
+        var notUUID = StoreBuilder.memo(id, modified: "2026-04-01T00:00:00Z")
+        notUUID["ZID"] = .text("not-a-uuid")
+        notUUID["Z_PK"] = .integer(4)
+        var textDate = StoreBuilder.memo("16FD2706-8BAF-433B-82EB-8C7FADA847DA", modified: "2026-04-01T00:00:00Z")
+        textDate["ZMODIFIEDAT"] = .text("yesterday")
+        textDate["Z_PK"] = .integer(5)
+        var first = StoreBuilder.memo(id, modified: "2026-04-01T00:00:00Z")
+        first["Z_PK"] = .integer(1)
+        var again = StoreBuilder.memo(id, modified: "2026-04-02T00:00:00Z")
+        again["Z_PK"] = .integer(2)
+        let side = try load([first, again, noID, notUUID, textDate])
+        #expect(side.problems.map { "\($0.kind.rawValue) \($0.path): \($0.message)" } == [
+            "duplicate-id default.store#Z_PK=2: another row, Z_PK=1, holds the same id",
+            "invalid-id default.store#Z_PK=3: ZID is empty (NULL), so the row has no id",
+            "invalid-id default.store#Z_PK=4: ZID holds \"not-a-uuid\", which is not a UUID",
+            "bad-entry default.store#Z_PK=5: ZMODIFIEDAT holds the text \"yesterday\", not a date (a number of seconds since 2001)",
+        ])
+        #expect(side.entries[MemoID(id)!]?.modifiedTime == Timestamp(iso8601: "2026-04-01T00:00:00Z"))
+    }
+
+    @Test func subEntitiesShareTheRootTableAndOtherEntitiesAreLeftOut() throws {
+        var builder = StoreBuilder()
+        builder.entities = [(1, "Item", 0), (2, "Memo", 1), (3, "ChecklistMemo", 2), (4, "Folder", 1)]
+        builder.table = "ZITEM"
+        var sub = StoreBuilder.memo("7C9E6679-7425-40DE-944B-E07FC1F90AE7", modified: "2026-04-19T14:32:00Z")
+        sub["Z_ENT"] = .integer(3)
+        var plain = StoreBuilder.memo(id, modified: "2026-04-18T09:15:00Z")
+        plain["Z_ENT"] = .integer(2)
+        var folderRow = StoreBuilder.memo("16FD2706-8BAF-433B-82EB-8C7FADA847DA", modified: "2026-04-18T09:15:00Z")
+        folderRow["Z_ENT"] = .integer(4)
+        let side = try load([sub, plain, folderRow], builder: builder)
+        #expect(side.entries.keys == [MemoID(id)!, MemoID("7C9E6679-7425-40DE-944B-E07FC1F90AE7")!])
+        #expect(side.counts == MemoCounts(active: 2, archived: 0))
+    }
+
+    @Test func renamedAttributesAreMappedAndCollidingNamesCarryANumber() throws {
+        var builder = StoreBuilder()
+        builder.entities = [(1, "Note", 0)]
+        builder.table = "ZNOTE"
+        builder.columns = builder.columns.map { $0.replacingOccurrences(of: "ZMODIFIEDAT ", with: "ZUPDATEDAT ").replacingOccurrences(of: "ZTITLE ", with: "ZTITLE1 ") }
+        var row = StoreBuilder.memo(id, title: "Groceries", modified: "2026-04-18T09:15:00Z")
+        row["ZUPDATEDAT"] = row.removeValue(forKey: "ZMODIFIEDAT")
+        row["ZTITLE1"] = row.removeValue(forKey: "ZTITLE")
+        var model = StoreModel()
+        model.entity = "Note"
+        model.attributes = ["modifiedAt": "updatedAt"]
+        let side = try load([row], builder: builder, model: model)
+        #expect(side.entries[MemoID(id)!]?.modifiedTime == Timestamp(iso8601: "2026-04-18T09:15:00Z"))
+        #expect(side.memos[MemoID(id)!]?.title == "Groceries")
+        #expect(side.problems.isEmpty)
+    }
+
+    @Test func aMissingRequiredColumnFailsTheSideNamingEntityAndColumn() throws {
+        var builder = StoreBuilder()
+        builder.columns.removeAll { $0.hasPrefix("ZDELETEDAT") }
+        var row = StoreBuilder.memo(id, modified: "2026-04-18T09:15:00Z")
+        row["ZDELETEDAT"] = nil
+        let side = try load([row], builder: builder)
+        #expect(side.status == .failed)
+        #expect(side.problems.map(\.message) == [
+            "the entity Memo (table ZMEMO) has no column ZDELETEDAT for deletedAt; if the app renamed it, map it in the definition's \"model\": {\"attributes\": …}",
+        ])
+    }
+
+    @Test func aMissingOptionalColumnIsNotedAndReadAsAbsent() throws {
+        var builder = StoreBuilder()
+        builder.columns.removeAll { $0.hasPrefix("ZPINNED") || $0.hasPrefix("ZTAGS") }
+        var row = StoreBuilder.memo(id, modified: "2026-04-18T09:15:00Z")
+        row["ZPINNED"] = nil
+        row["ZTAGS"] = nil
+        let side = try load([row], builder: builder)
+        #expect(side.status == .ok)
+        #expect(side.problems.map(\.severity) == [.warning, .warning])
+        #expect(side.problems.map(\.message) == [
+            "the entity Memo has no column ZTAGS and no to-many relationship to Tag; its memos are read without tags",
+            "the entity Memo has no column ZPINNED for pinned; it is read as absent",
+        ])
+        #expect(side.memos[MemoID(id)!]?.pinned == false)
+    }
+
+    @Test func theRowVersionIsKeptInTheSidesOwnFingerprint() throws {
+        var row = StoreBuilder.memo(id, modified: "2026-04-18T09:15:00Z")
+        row["Z_OPT"] = .integer(7)
+        let side = try load([row])
+        #expect(side.entries[MemoID(id)!]?.rowVersion == 7)
+    }
+
+    @Test func aWrongEntityNameSaysWhichEntitiesThereAre() throws {
+        var model = StoreModel()
+        model.entity = "Note"
+        let side = try load([StoreBuilder.memo(id, modified: "2026-04-18T09:15:00Z")], model: model)
+        #expect(side.status == .failed)
+        #expect(side.problems.first?.message.hasPrefix("has no entity named Note (it has Memo, Tag)") == true)
+    }
+}
+
+/// The user's store is copied before SQLite opens anything, and is never written.
+@Suite struct StoreSnapshotTests {
+    let folder = temporaryFolder()
+    var path: String { folder.appendingPathComponent("default.store").path }
+
+    @Test func aMemoCommittedOnlyToTheWALIsCountedAndTheFolderIsUntouched() throws {
+        try StoreBuilder().make(at: path, rows: Array(driftDeviceRows.dropFirst()), walRows: [driftDeviceRows[0]])
+        let before = try fingerprint(folder)
+        #expect(before.keys.sorted() == ["/default.store", "/default.store-wal"])
+        let side = CoreDataStore(storeSide(path)).count()
+        #expect(side.counts == MemoCounts(active: 4, archived: 1))
+        _ = CoreDataStore(storeSide(path)).load(deep: true)
+        #expect(try fingerprint(folder) == before)
+    }
+
+    @Test func aStoreInAReadOnlyFolderWorks() throws {
+        try StoreBuilder().make(at: path, rows: driftDeviceRows, walRows: [])
+        chmod(folder.path, 0o555)
+        defer { chmod(folder.path, 0o755) }
+        let side = CoreDataStore(storeSide(path)).load(deep: true)
+        #expect(side.status == .ok)
+        #expect(side.counts == MemoCounts(active: 4, archived: 1))
+    }
+
+    @Test func aStoreThatKeepsChangingIsTriedThreeTimesThenFails() throws {
+        try StoreBuilder().make(at: path, rows: driftDeviceRows)
+        var copies = 0
+        do {
+            _ = try StoreSnapshot.take(store: path, wal: path + "-wal", named: "default.store") { source in
+                copies += 1
+                let handle = FileHandle(forWritingAtPath: source)!
+                handle.seekToEndOfFile()
+                handle.write(Data([0]))
+                handle.closeFile()
+            }
+            Issue.record("a store that changes on every copy was taken")
+        } catch {
+            #expect(error.message == "the store kept changing while it was read; close the app or copy the store yourself")
+        }
+        #expect(copies == 3)
+    }
+
+    @Test func aStoreThatChangedOnceIsCopiedAgainAndRead() throws {
+        try StoreBuilder().make(at: path, rows: driftDeviceRows)
+        var copies = 0
+        let snapshot = try StoreSnapshot.take(store: path, wal: path + "-wal", named: "default.store") { source in
+            copies += 1
+            if copies == 1 { utime(source, nil) }
+        }
+        #expect(copies == 2)
+        #expect(try snapshot.open().rows("SELECT count(*) FROM ZMEMO") == [[.integer(6)]])
+        let copy = snapshot.folder
+        var info = stat()
+        #expect(stat(copy.path, &info) == 0 && info.st_mode & 0o777 == 0o700)
+    }
+
+    @Test func aCopyLeftByAKilledRunIsSweptAndOneOfARunningProcessIsNot() throws {
+        let root = temporaryFolder()
+        let gone = root.appendingPathComponent("reckon-store-999999999-abcdef")
+        let alive = root.appendingPathComponent("reckon-store-1-abcdef")
+        for folder in [gone, alive] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        PrivateFolder.sweep(prefix: "reckon-store", in: root.path)
+        #expect(!FileManager.default.fileExists(atPath: gone.path))
+        #expect(FileManager.default.fileExists(atPath: alive.path))
+    }
+}
