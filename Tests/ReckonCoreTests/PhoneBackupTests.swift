@@ -247,13 +247,24 @@ final class BackupFolder {
         #expect(message.contains(Self.group))
     }
 
+    @Test func aFileIDWithControlCharactersIsShownEscaped() throws {
+        let backup = BackupFolder()
+        backup.add(Self.group + "\u{202E}", PhoneBackup.storePath, bytes: nil, fileID: "\u{1B}[2J\n" + String(repeating: "a", count: 200))
+        try backup.writeManifest()
+        let message = backup.failure()
+        #expect(message.contains(#"file id "\u{1B}[2J\u{A}aaa"#))
+        #expect(message.contains(#"\u{202E}""#))
+        #expect(message.contains("a…\""))
+        #expect(!message.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format })
+    }
+
     @Test func aHostileFileIDOfAnotherAppIsNotLookedAtWhenAppIsGiven() throws {
         let backup = BackupFolder()
         backup.add("AppDomain-com.other", PhoneBackup.storePath, bytes: nil, fileID: "../x")
         let expected = backup.addStore(Self.group)
         try backup.writeManifest()
         #expect(try backup.stores(app: "group.com.example.memo").get() == [expected])
-        #expect(backup.failure().contains("'../x'"))
+        #expect(backup.failure().contains(#"file id "../x""#))
     }
 
     @Test func aDataFileThatIsALinkIsRefused() throws {

@@ -58,10 +58,10 @@ package enum PhoneBackup {
             if let app, !appDomainPrefixes.contains(where: { row.domain == $0 + app }) { continue }
             let isStore = row.relativePath == storePath
             let kind = isStore ? "default.store" : "default.store-wal"
-            let path = try dataFile(folder, fileID: row.fileID, listing: "\(kind) of \(row.domain)")
+            let path = try dataFile(folder, fileID: row.fileID, listing: "\(kind) of \(shown(row.domain))")
             var files = found[row.domain] ?? (nil, nil)
             guard (isStore ? files.store : files.wal) == nil else {
-                throw Failure(message: "\(manifest(folder)) lists \(kind) of \(row.domain) twice, so the backup is damaged; make a new backup")
+                throw Failure(message: "\(manifest(folder)) lists \(kind) of \(shown(row.domain)) twice, so the backup is damaged; make a new backup")
             }
             if isStore { files.store = path } else { files.wal = path }
             found[row.domain] = files
@@ -161,7 +161,7 @@ package enum PhoneBackup {
     private static func query(_ snapshot: StoreSnapshot, path: String, app: String?) throws(Failure) -> [Row] {
         func failure(_ error: SQLite.Failure) -> Failure {
             if error.isDamage {
-                return Failure(message: "\(path) is not a readable database (SQLite says: \(error.message)), so the backup is damaged; make a new backup")
+                return Failure(message: "\(path) is not a readable database (SQLite says: \(error.message)), so the backup is damaged or encrypted; make a new, unencrypted backup")
             }
             if error.isLock {
                 return Failure(message: "\(path) could not be read because its copy was locked (SQLite says: \(error.message))")
@@ -211,6 +211,27 @@ package enum PhoneBackup {
 
     // MARK: - Data files
 
+    /// Text from the manifest as a message shows it: quoted, cut short, and
+    /// with control and format characters escaped, so a hostile manifest
+    /// cannot write to the terminal.
+    static func shown(_ text: String) -> String {
+        var result = "\""
+        for (offset, scalar) in text.unicodeScalars.enumerated() {
+            if offset == 80 {
+                result += "…"
+                break
+            }
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .unassigned, .surrogate, .privateUse:
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default:
+                if scalar == "\"" || scalar == "\\" { result += "\\" }
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
     /// Whether `id` is a backup file id: 40 hex digits (a SHA-1).
     static func isFileID(_ id: String) -> Bool {
         id.utf8.count == 40 && id.utf8.allSatisfy { byte in
@@ -224,8 +245,7 @@ package enum PhoneBackup {
     /// checked to be a regular file in a real folder of the backup.
     static func dataFile(_ folder: URL, fileID: String, listing what: String) throws(Failure) -> String {
         guard isFileID(fileID) else {
-            let shown = fileID.count > 80 ? String(fileID.prefix(80)) + "…" : fileID
-            throw Failure(message: "\(manifest(folder)) lists \(what) under the file id '\(shown)', which is not 40 hex digits, so the backup is damaged or was altered; reckon reads nothing it names")
+            throw Failure(message: "\(manifest(folder)) lists \(what) under the file id \(shown(fileID)), which is not 40 hex digits, so the backup is damaged or was altered; reckon reads nothing it names")
         }
         let subfolder = folder.appendingPathComponent(String(fileID.prefix(2))).path
         let subfolderKind = FileKind(path: subfolder)
