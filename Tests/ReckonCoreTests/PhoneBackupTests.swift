@@ -267,6 +267,14 @@ final class BackupFolder {
         #expect(backup.failure().contains(#"file id "../x""#))
     }
 
+    @Test func aStoreListedTwiceIsRefused() throws {
+        let backup = BackupFolder()
+        backup.addStore(Self.group, wal: false)
+        backup.add(Self.group, PhoneBackup.storePath, fileID: String(repeating: "ab", count: 20))
+        try backup.writeManifest()
+        #expect(backup.failure().contains(#"lists default.store of "\#(Self.group)" twice"#))
+    }
+
     @Test func aDataFileThatIsALinkIsRefused() throws {
         let backup = BackupFolder()
         let expected = backup.addStore(Self.group, wal: false)
