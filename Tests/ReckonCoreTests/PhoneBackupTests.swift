@@ -56,7 +56,14 @@ final class BackupFolder {
         let target = url.appendingPathComponent("Manifest.db").path
         let build = wal ? FileManager.default.temporaryDirectory.appendingPathComponent("reckon-backup-build-\(UUID().uuidString)") : url
         if wal { try FileManager.default.createDirectory(at: build, withIntermediateDirectories: true) }
-        let path = build.appendingPathComponent("Manifest.db").path
+        defer { if wal { try? FileManager.default.removeItem(at: build) } }
+        try writeManifest(in: build, wal: wal, copyingTo: wal ? target : nil)
+    }
+
+    /// Makes `Manifest.db` in `folder`; with `target`, copies it and its
+    /// `-wal` there while the connection is still open.
+    private func writeManifest(in folder: URL, wal: Bool, copyingTo target: String?) throws {
+        let path = folder.appendingPathComponent("Manifest.db").path
         let database = try SQLite(path: path, mode: .create)
         if wal { try database.execute("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;") }
         try database.execute("""
@@ -71,7 +78,7 @@ final class BackupFolder {
             _ = try insert.step()
             try insert.reset()
         }
-        if wal {
+        if let target {
             // Copied while the writer is open, so the rows are only in the -wal.
             try FileManager.default.copyItem(atPath: path, toPath: target)
             try FileManager.default.copyItem(atPath: path + "-wal", toPath: target + "-wal")
