@@ -109,8 +109,8 @@ import Glibc
         #expect(side.problems.map { "\($0.kind.rawValue) \($0.path): \($0.message)" } == [
             "duplicate-id default.store#Z_PK=2: another row, Z_PK=1, holds the same id",
             "invalid-id default.store#Z_PK=3: ZID is empty (NULL), so the row has no id",
-            "invalid-id default.store#Z_PK=4: ZID holds \"not-a-uuid\", which is not a UUID",
-            "bad-entry default.store#Z_PK=5: ZMODIFIEDAT holds the text \"yesterday\", not a date (a number of seconds since 2001)",
+            "invalid-id default.store#Z_PK=4: ZID holds 'not-a-uuid', which is not a UUID",
+            "bad-entry default.store#Z_PK=5: ZMODIFIEDAT holds the text 'yesterday', not a date (a number of seconds since 2001)",
         ])
         #expect(side.entries[MemoID(id)!]?.modifiedTime == Timestamp(iso8601: "2026-04-01T00:00:00Z"))
     }

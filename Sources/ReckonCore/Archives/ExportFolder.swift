@@ -207,7 +207,10 @@ package enum ExportFolder {
 package enum TestStop {
     static let step = ProcessInfo.processInfo.environment["RECKON_TEST_STOP_AT"]
 
+    /// Kills the process at step `name` (`RECKON_TEST_STOP_AT=name`), or
+    /// sends it SIGTERM, which it may catch (`name:TERM`).
     package static func at(_ name: String) {
         if step == name { raise(SIGKILL) }
+        if step == name + ":TERM" { kill(getpid(), SIGTERM) }
     }
 }

@@ -78,7 +78,8 @@ public struct SideReport: Sendable, Equatable, Codable {
     public var path: String
     public var status: SideStatus
     public var counts: MemoCounts?
-    /// `index` normally; `memo-files` when the index could not be used.
+    /// `index` normally; `memo-files` when the index could not be used;
+    /// `store` for the app's store, counted from its rows.
     public var countsFrom: CountsFrom
     public var problems: [Problem]
     /// The folder, resolved, for showing its path to a person (not in `report.json`).
@@ -90,6 +91,8 @@ public struct SideReport: Sendable, Equatable, Codable {
         case index
         /// The memo files, because `index.json` could not be used.
         case memoFiles = "memo-files"
+        /// The rows of the app's store.
+        case store
     }
 
     public init(_ side: SideListing) {
@@ -99,7 +102,7 @@ public struct SideReport: Sendable, Equatable, Codable {
         path = side.spec.path
         status = side.status
         counts = side.counts
-        countsFrom = side.rebuiltFromMemoFiles ? .memoFiles : .index
+        countsFrom = side.spec.location.isStore ? .store : side.rebuiltFromMemoFiles ? .memoFiles : .index
         problems = side.problems.sorted { ($0.path, $0.message) < ($1.path, $1.message) }
         url = side.spec.location.localURL
     }

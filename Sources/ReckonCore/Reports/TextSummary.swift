@@ -96,9 +96,12 @@ public struct TextSummary {
 /// when there is no root).
 public func joinPath(_ root: String, _ inside: String) -> String {
     if inside.isEmpty { return root }
-    // A row of a store file named as the side: `…/default.store#Z_PK=12`.
-    if let mark = inside.firstIndex(of: "#"), root == inside[..<mark] || root.hasSuffix("/" + inside[..<mark]) {
-        return root + inside[mark...]
+    // A side named by its store file: the file itself, its `-wal`, or one
+    // of its rows (`default.store#Z_PK=12`) stand beside it, not inside.
+    let slash = root.lastIndex(of: "/")
+    let name = slash.map { root[root.index(after: $0)...] } ?? root[...]
+    if name.contains("."), inside == name || inside == name + "-wal" || inside.hasPrefix(name + "#") {
+        return slash.map { root[...$0] + inside } ?? inside
     }
     if root.isEmpty { return inside }
     return root.hasSuffix("/") ? root + inside : root + "/" + inside

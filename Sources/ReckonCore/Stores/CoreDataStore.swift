@@ -141,6 +141,7 @@ final class OpenedStore: Sendable {
         do { snapshot = try StoreSnapshot.take(store: files.store, wal: files.wal, named: files.name) } catch {
             return .failure(Failed(problem: Problem(.unreadableFile, path: "", error.message)))
         }
+        TestStop.at("store-copied")
         func damaged(_ message: String) -> Result<OpenedStore, Failed> {
             .failure(Failed(problem: Problem(.corruptStore, path: "", message), damaged: snapshot.damagedFiles { $0 }))
         }
@@ -157,6 +158,8 @@ final class OpenedStore: Sendable {
             return .success(OpenedStore(snapshot: snapshot, schema: schema))
         } catch let failure as StoreSchema.Failure {
             return .failure(Failed(problem: Problem(.storeModel, path: "", failure.message)))
+        } catch let failure as SQLite.Failure where failure.isDamage {
+            return damaged("the database is damaged (SQLite: \(failure.message))")
         } catch let failure as SQLite.Failure where failure.isLock {
             return damaged("the database is locked in a way a copy cannot get past (SQLite: \(failure.message))")
         } catch {

@@ -58,6 +58,12 @@ package enum PrivateFolder {
         }
         guard first else { return }
         atexit { PrivateFolder.removeAll() }
+        // A parent may have left these blocked (a test runner does); this
+        // thread takes them, so the copies go whatever thread is working.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
         for signal in [SIGINT, SIGTERM, SIGHUP] {
             Glibc.signal(signal) { caught in
                 PrivateFolder.removeAll()
