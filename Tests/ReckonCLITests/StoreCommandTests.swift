@@ -113,6 +113,26 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path) == [])
     }
 
+    /// A full disk under `$TMPDIR`, made as a small tmpfs; mounting needs
+    /// root, so elsewhere the test says so and checks nothing.
+    @Test func aFullDiskForThePrivateCopyFailsTheSideNamingTheFolder() throws {
+        var rows = driftDeviceRows
+        rows[0]["ZBODY"] = .text(String(repeating: "a long memo ", count: 20_000))
+        try StoreBuilder().make(at: store, rows: rows)
+        let tmp = folder.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        guard mount("tmpfs", tmp.path, "tmpfs", 0, "size=64k") == 0 else {
+            print("skipped: a full disk is made by mounting a 64 KiB tmpfs, which needs root here (\(String(cString: strerror(errno))))")
+            return
+        }
+        defer { umount(tmp.path) }
+        let result = try runArray(["counts", store], environment: ["TMPDIR": tmp.path])
+        #expect(result.code == 2)
+        #expect(result.stderr.contains("error: \(store): cannot copy the store into the private folder \(tmp.path)/reckon-store-"), "\(result.stderr)")
+        #expect(result.stderr.contains("No space left on device"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path) == [], "the partial copy is removed")
+    }
+
     @Test func aDamagedStoreIsQuarantinedByteForByteAndTheSideFails() throws {
         try StoreBuilder().make(at: store, rows: driftDeviceRows)
         // Page 2 onward overwritten: the header still says SQLite, the b-trees are gone.
