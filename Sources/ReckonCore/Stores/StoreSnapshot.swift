@@ -115,9 +115,14 @@ package final class StoreSnapshot: Sendable {
 
     /// Copies one file's bytes; a full disk names the private folder.
     private static func copyFile(_ source: String, to target: String) throws(Failure) {
-        let input = Glibc.open(source, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO put where the store was must not hang the run.
+        let input = Glibc.open(source, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard input >= 0 else { throw Failure(message: "\(source) cannot be read: \(String(cString: strerror(errno)))") }
         defer { close(input) }
+        var info = stat()
+        guard fstat(input, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw Failure(message: "\(source) is not a regular file, so it is not read")
+        }
         let output = Glibc.open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard output >= 0 else { throw Failure(message: "cannot copy the store into \(target): \(String(cString: strerror(errno)))") }
         defer { close(output) }
