@@ -1,0 +1,556 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one wrapper around the `rclone` binary. It runs rclone with an
+/// argument array (never a shell), stdin from /dev/null, read-safe global
+/// flags and a time limit per call, and turns every failure into a
+/// `Failure` with a sentence and rclone's own last line, secrets masked.
+/// Only read commands are built here: `cat`, `lsjson`, `config dump`, and
+/// `copy` from the remote into a local folder.
+public struct Rclone: Sendable {
+    /// A failed call: what went wrong in words, and rclone's last line.
+    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        public enum Kind: Sendable, Equatable {
+            /// rclone ran and exited with this code (or was ended by a signal: 128 + signal).
+            case exit(Int32)
+            /// No rclone binary where reckon looked.
+            case notInstalled
+            /// The call took longer than `callLimit`; rclone was stopped.
+            case timedOut
+            /// A flag not on the read-only list, or a name rclone cannot be given.
+            case refused
+            /// reckon's own side failed: a temporary file, an output it cannot read.
+            case local
+        }
+
+        public var kind: Kind
+        /// The sentence without rclone's line, e.g. "rclone could not reach the remote (exit 5: …)".
+        public var sentence: String
+        /// rclone's last non-empty stderr line (masked), or "".
+        public var lastLine: String
+
+        /// rclone's exit code, when it ran to an exit.
+        public var exitCode: Int32? {
+            if case .exit(let code) = kind { code } else { nil }
+        }
+
+        /// The sentence, then rclone's own last line.
+        public var message: String { lastLine.isEmpty ? sentence : "\(sentence): \(lastLine)" }
+        public var description: String { message }
+
+        package init(_ kind: Kind, _ sentence: String, lastLine: String = "") {
+            self.kind = kind
+            self.sentence = sentence
+            self.lastLine = lastLine
+        }
+    }
+
+    /// One entry of `rclone lsjson`.
+    package struct Entry: Sendable, Equatable {
+        package var name: String
+        /// Relative to the listed folder.
+        package var path: String
+        /// -1 when the backend does not know (a Google Doc).
+        package var size: Int64
+        /// Exactly as rclone gives it (sftp: seconds; Drive: milliseconds).
+        package var modTime: String
+        package var isDir: Bool
+        /// Small hex letters, when asked for and the backend gave one.
+        package var md5: String?
+        /// The backend's own ID (Drive), which tells two entries of one name apart.
+        package var id: String?
+    }
+
+    /// What one `copy` fetched.
+    package struct Transfer: Sendable, Equatable {
+        /// Names rclone logged as copied ("Copied (new)" / "(replaced existing)"), in its order.
+        package var fetched: [String]
+        /// rclone's own final count of transfers (its stats), which equals `fetched.count`.
+        package var transfers: Int
+        /// Bytes rclone counted as transferred.
+        package var bytes: Int64
+        /// Files rclone found already equal in the local folder (size and time) and skipped.
+        package var checks: Int
+    }
+
+    /// An explicit path to rclone; nil finds `rclone` on the `PATH` of `environment` merged over this process's.
+    public var executable: String?
+    /// An rclone config file (`--config`); nil leaves rclone's default.
+    public var config: String?
+    /// Extra flags, each on the read-only list (`readOnlyFlags`).
+    public private(set) var flags: [String]
+    /// Variables added to this process's environment for rclone.
+    public var environment: [String: String]
+    /// rclone's `--contimeout`.
+    public var connectTimeout: Duration = .seconds(15)
+    /// rclone's `--timeout` (idle time on an open connection).
+    public var ioTimeout: Duration = .seconds(60)
+    /// The longest one call may take before reckon stops rclone.
+    public var callLimit: Duration = .seconds(600)
+    /// How long rclone has after SIGTERM before SIGKILL.
+    public var grace: Duration = .seconds(3)
+    /// rclone's `--low-level-retries` (one HTTP or SSH operation).
+    public var lowLevelRetries = 3
+    /// rclone's `--retries` (a whole command); 1 means one attempt, and the next run resumes.
+    public var retries = 1
+
+    /// Checks `flags` against the read-only list; refuses any other with a sentence naming it.
+    public init(executable: String? = nil, config: String? = nil, flags: [String] = [],
+                environment: [String: String] = [:]) throws(Failure) {
+        self.executable = executable
+        self.config = config
+        self.flags = try Self.checked(flags)
+        self.environment = environment
+    }
+
+    // MARK: - Flags
+
+    /// Flags reckon passes on, each of which only changes how rclone reads:
+    /// the value tells whether it takes a value.
+    package static let readOnlyFlags: [String: Bool] = [
+        "--fast-list": false,
+        "--tpslimit": true,
+        "--tpslimit-burst": true,
+        "--bwlimit": true,
+        "--checkers": true,
+        "--transfers": true,
+        "--user-agent": true,
+        "--buffer-size": true,
+        "--ca-cert": true,
+        "--drive-shared-with-me": false,
+        "--drive-root-folder-id": true,
+        "--drive-scope": true,
+        "--drive-team-drive": true,
+        "--drive-impersonate": true,
+        "--drive-service-account-file": true,
+        "--drive-client-id": true,
+        "--drive-skip-shortcuts": false,
+        "--drive-skip-gdocs": false,
+        "--drive-acknowledge-abuse": false,
+        "--drive-pacer-min-sleep": true,
+        "--drive-pacer-burst": true,
+        "--s3-provider": true,
+        "--s3-region": true,
+        "--s3-endpoint": true,
+        "--sftp-known-hosts-file": true,
+        "--sftp-key-file": true,
+    ]
+
+    /// The flags unchanged, or the first one not on the read-only list refused.
+    package static func checked(_ flags: [String]) throws(Failure) -> [String] {
+        var index = 0
+        while index < flags.count {
+            let flag = flags[index]
+            let name = flag.split(separator: "=", maxSplits: 1).first.map(String.init) ?? flag
+            guard flag.hasPrefix("--"), let takesValue = readOnlyFlags[name] else {
+                let allowed = readOnlyFlags.keys.sorted().joined(separator: ", ")
+                throw Failure(.refused, "reckon does not pass the rclone flag \(masked(name)): only flags that change how rclone reads are allowed (\(allowed))")
+            }
+            if takesValue && !flag.contains("=") {
+                guard index + 1 < flags.count else {
+                    throw Failure(.refused, "the rclone flag \(name) needs a value after it")
+                }
+                index += 1
+            }
+            index += 1
+        }
+        return flags
+    }
+
+    /// The flags reckon puts before every command.
+    package var globalFlags: [String] {
+        var result = [
+            "--contimeout", Self.text(connectTimeout), "--timeout", Self.text(ioTimeout),
+            "--low-level-retries", String(lowLevelRetries), "--retries", String(retries),
+            "--ask-password=false", "--use-json-log",
+        ]
+        if let config { result += ["--config", config] }
+        return result + flags
+    }
+
+    /// A duration as rclone reads one, in whole milliseconds.
+    static func text(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)ms"
+    }
+
+    // MARK: - Commands
+
+    /// The first `limit + 1` bytes of a remote file, so that a caller can
+    /// tell a file over the limit. (A remote folder given here is every file
+    /// in it, as `rclone cat` does.)
+    package func cat(_ path: String, limit: Int64) throws(Failure) -> Data {
+        try run(["cat", "--count", String(limit + 1), "--", path]).stdout
+    }
+
+    /// One folder's entries (`rclone lsjson`, not recursive), with MD5 when
+    /// `hash` is set: pass it only where `listingCarriesMD5` says it is free.
+    package func lsjson(_ path: String, filesOnly: Bool, hash: Bool) throws(Failure) -> [Entry] {
+        var arguments = ["lsjson", "--no-mimetype"]
+        if filesOnly { arguments.append("--files-only") }
+        if hash { arguments += ["--hash-type", "MD5"] }
+        let output = try run(arguments + ["--", path])
+        return try Self.entries(from: output.stdout)
+    }
+
+    /// Reads `rclone lsjson` output with reckon's strict parser.
+    package static func entries(from data: Data) throws(Failure) -> [Entry] {
+        func bad(_ reason: String) -> Failure { Failure(.local, "rclone lsjson gave a listing reckon cannot read", lastLine: reason) }
+        let document: JSONDocument
+        do { document = try JSONParser.parse(data) } catch { throw bad(error.reason) }
+        guard case .array(let items) = document.value else { throw bad("it is \(document.value.typeName), not an array") }
+        var entries: [Entry] = []
+        entries.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            guard case .object(let fields) = item,
+                  case .string(let path)? = fields["Path"], case .string(let name)? = fields["Name"],
+                  case .number(let sizeText)? = fields["Size"], let size = Int64(sizeText),
+                  case .string(let modTime)? = fields["ModTime"], case .bool(let isDir)? = fields["IsDir"]
+            else { throw bad("entry \(index) lacks Path, Name, Size, ModTime or IsDir") }
+            var md5: String?
+            if case .object(let hashes)? = fields["Hashes"], case .string(let value)? = hashes["md5"] ?? hashes["MD5"], !value.isEmpty {
+                md5 = value.lowercased()
+            }
+            var id: String?
+            if case .string(let value)? = fields["ID"] { id = value }
+            entries.append(Entry(name: name, path: path, size: size, modTime: modTime, isDir: isDir, md5: md5, id: id))
+        }
+        return entries
+    }
+
+    /// Fetches the named files (relative to `remoteFolder`, one level or
+    /// deeper) into `localFolder` with ONE `rclone copy --files-from-raw`.
+    /// `--files-from-raw`, not `--files-from`, so that a name starting with
+    /// `#` or `;` or with spaces at either end is taken as it is; a name
+    /// holding a line break cannot be written in the list and is refused.
+    /// Names rclone does not find are skipped by rclone without an error:
+    /// compare `fetched` with what was asked. A file already in
+    /// `localFolder` with the same size and time is skipped (`checks`), so
+    /// give it an empty staging folder. On a Failure, what was fetched
+    /// before it stays in `localFolder`.
+    package func copy(from remoteFolder: String, files: [String], into localFolder: URL) throws(Failure) -> Transfer {
+        for name in files where name.isEmpty || name.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\0" }) {
+            throw Failure(.refused, "reckon cannot ask rclone for a file whose name is empty or holds a line break: \(name.debugDescription)")
+        }
+        guard !files.isEmpty else { return Transfer(fetched: [], transfers: 0, bytes: 0, checks: 0) }
+        let folder: URL
+        do { folder = try PrivateFolder.make(prefix: "reckon-rclone") } catch {
+            throw Failure(.local, "reckon could not write the list of files for rclone", lastLine: error.description)
+        }
+        defer { PrivateFolder.remove(folder) }
+        let list = folder.appendingPathComponent("files-from.txt")
+        do { try Data(files.map { $0 + "\n" }.joined().utf8).write(to: list) } catch {
+            throw Failure(.local, "reckon could not write the list of files for rclone", lastLine: errorWords(error))
+        }
+        let output = try run(["copy", "--files-from-raw", list.path, "-v", "--", remoteFolder, localFolder.path])
+        var transfer = Transfer(fetched: [], transfers: 0, bytes: 0, checks: 0)
+        var stats: [String: JSONValue]?
+        for line in output.info {
+            if line.message.contains("Copied ("), let object = line.object { transfer.fetched.append(object) }
+            if let found = line.stats { stats = found }
+        }
+        transfer.transfers = stats.flatMap { Self.integer($0["transfers"]) } ?? transfer.fetched.count
+        transfer.bytes = stats.flatMap { Self.integer($0["bytes"]) }.map(Int64.init) ?? 0
+        transfer.checks = stats.flatMap { Self.integer($0["checks"]) } ?? 0
+        return transfer
+    }
+
+    private static func integer(_ value: JSONValue?) -> Int? {
+        if case .number(let text)? = value { Int(text) } else { nil }
+    }
+
+    // MARK: - Backends
+
+    /// The backend type of a remote: the part after `:` in a connection
+    /// string (`:sftp,host=h:` → `sftp`); for a named remote, its
+    /// `RCLONE_CONFIG_<NAME>_TYPE` variable, else its `type` in
+    /// `rclone config dump` (one call). nil when rclone does not know it.
+    package func backendType(of remote: String) throws(Failure) -> String? {
+        if remote.hasPrefix(":") {
+            let rest = remote.dropFirst()
+            return String(rest.prefix { $0 != "," && $0 != ":" })
+        }
+        let name = String(remote.prefix { $0 != "," && $0 != ":" })
+        let variable = "RCLONE_CONFIG_" + name.uppercased().replacingOccurrences(of: "-", with: "_") + "_TYPE"
+        if let type = mergedEnvironment[variable], !type.isEmpty { return type }
+        let output = try run(["config", "dump"])
+        guard case .object(let remotes)? = try? JSONParser.parse(output.stdout).value,
+              case .object(let fields)? = remotes[name], case .string(let type)? = fields["type"] else { return nil }
+        return type
+    }
+
+    /// Whether a backend's listing carries MD5 at no cost. sftp and local
+    /// compute it by reading every file; others give none or another hash.
+    package static func listingCarriesMD5(backend: String) -> Bool {
+        ["drive", "s3", "google cloud storage", "gcs", "azureblob", "swift", "jottacloud"].contains(backend)
+    }
+
+    // MARK: - Names
+
+    /// The first 16 hex digits of the SHA-256 of a remote string: a cache
+    /// folder's name that never holds a secret.
+    public static func cacheName(of remote: String) -> String {
+        String(SHA256.hex(of: Data(remote.utf8)).prefix(16))
+    }
+
+    /// `remote` joined with a relative path: `gdrive:` + `a` → `gdrive:a`, `gdrive:x` + `a` → `gdrive:x/a`.
+    package static func joined(_ remote: String, _ relative: String) -> String {
+        guard !relative.isEmpty else { return remote }
+        return remote.hasSuffix(":") || remote.hasSuffix("/") ? remote + relative : remote + "/" + relative
+    }
+
+    /// Text with the value of every secret parameter masked: `pass=`,
+    /// `password=`, `token=`, `key=`, `secret=`, `client_secret=` and
+    /// any name ending in `_pass`, `_key`, `_token`, `_secret` …, quoted
+    /// or not (`:sftp,host=h,pass=xyz:p` → `:sftp,host=h,pass=***:p`).
+    public static func masked(_ text: String) -> String {
+        var result = ""
+        var rest = text[...]
+        while let match = rest.firstMatch(of: secretName) {
+            result += rest[..<match.range.upperBound]
+            result += "***"
+            rest = rest[match.range.upperBound...]
+            rest = rest[valueEnd(in: rest)...]
+        }
+        return result + rest
+    }
+
+    /// The values of secret parameters in a text, to be masked wherever they turn up.
+    static func secretValues(in text: String) -> [String] {
+        var values: [String] = []
+        var rest = text[...]
+        while let match = rest.firstMatch(of: secretName) {
+            rest = rest[match.range.upperBound...]
+            let end = valueEnd(in: rest)
+            var value = rest[..<end]
+            if let quote = value.first, quote == "\"" || quote == "'" {
+                value = value.dropFirst()
+                if value.last == quote { value = value.dropLast() }
+            }
+            if value.count >= 3 { values.append(String(value)) }
+            rest = rest[end...]
+        }
+        return values
+    }
+
+    /// A secret parameter's name and `=`, after the start or a `,` `:` `-` space, quote or brace.
+    private static var secretName: Regex<Substring> {
+        /(?i)(?:^|[,:\s"'{-])(?:[a-z0-9]+[_-])*(?:pass|password|token|key|secret|credentials|pem|sas_url)=/
+    }
+
+    /// Where a parameter's value ends: its closing quote (a doubled quote
+    /// stays inside), or the next `,`, `:`, space or quote.
+    private static func valueEnd(in text: Substring) -> Substring.Index {
+        guard let quote = text.first, quote == "\"" || quote == "'" else {
+            return text.firstIndex { $0 == "," || $0 == ":" || $0 == "\"" || $0 == "'" || $0.isWhitespace } ?? text.endIndex
+        }
+        var index = text.index(after: text.startIndex)
+        while index < text.endIndex {
+            if text[index] == quote {
+                let next = text.index(after: index)
+                if next < text.endIndex, text[next] == quote { index = text.index(after: next); continue }
+                return next
+            }
+            index = text.index(after: index)
+        }
+        return text.endIndex
+    }
+
+    // MARK: - Running
+
+    /// One line of rclone's log: JSON (`--use-json-log`) or plain text.
+    package struct LogLine: Sendable {
+        package var level: String
+        package var message: String
+        package var object: String?
+        package var stats: [String: JSONValue]?
+
+        /// The line as a person reads it.
+        package var text: String { object.map { $0.isEmpty ? message : "\($0): \(message)" } ?? message }
+    }
+
+    /// What a finished call gave.
+    package struct Output: Sendable {
+        package var stdout: Data
+        /// Lines of level notice and above, and lines that are not JSON, masked.
+        package var log: [String]
+        /// Lines of level info and below (with `-v`), not masked: they carry
+        /// names and statistics, and rclone puts no parameters in them.
+        package var info: [LogLine]
+    }
+
+    /// This process's environment with `environment` laid over it.
+    package var mergedEnvironment: [String: String] {
+        ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    }
+
+    /// Finds the binary: `executable`, else `rclone` on PATH.
+    package func resolvedExecutable() throws(Failure) -> String {
+        let install = "install rclone (apt-get install rclone)"
+        if let executable {
+            guard access(executable, X_OK) == 0, FileKind(path: URL(fileURLWithPath: executable).resolvingSymlinksInPath().path).isRegular else {
+                throw Failure(.notInstalled, "rclone is not at \(executable): \(install)")
+            }
+            return executable
+        }
+        for folder in (mergedEnvironment["PATH"] ?? "").split(separator: ":") where folder.hasPrefix("/") {
+            let candidate = String(folder) + "/rclone"
+            if access(candidate, X_OK) == 0, FileKind(path: URL(fileURLWithPath: candidate).resolvingSymlinksInPath().path).isRegular {
+                return candidate
+            }
+        }
+        throw Failure(.notInstalled, "rclone is not installed (no rclone on PATH): \(install)")
+    }
+
+    /// Runs rclone with the global flags and `arguments`; stdout is kept
+    /// in memory, or written to `stdoutFile` (made with mode 0600) for big
+    /// outputs. Throws a Failure for any exit but 0, and stops rclone's
+    /// process group (SIGTERM, then SIGKILL after `grace`) at `callLimit`.
+    @discardableResult
+    package func run(_ arguments: [String], stdoutFile: URL? = nil) throws(Failure) -> Output {
+        let path = try resolvedExecutable()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = globalFlags + arguments
+        process.environment = mergedEnvironment
+        process.standardInput = FileHandle.nullDevice
+        let errPipe = Pipe(), outPipe = Pipe()
+        var outFile: FileHandle?
+        if let stdoutFile {
+            let fd = open(stdoutFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard fd >= 0 else {
+                throw Failure(.local, "reckon could not write rclone's output", lastLine: "\(stdoutFile.path): \(String(cString: strerror(errno)))")
+            }
+            outFile = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+            process.standardOutput = outFile
+        } else {
+            process.standardOutput = outPipe
+        }
+        process.standardError = errPipe
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
+        do { try process.run() } catch {
+            throw Failure(.notInstalled, "rclone at \(path) could not be started (\(errorWords(error))): install rclone (apt-get install rclone)")
+        }
+        try? outFile?.close()
+
+        var reading: [Int32] = [errPipe.fileHandleForReading.fileDescriptor]
+        if stdoutFile == nil { reading.append(outPipe.fileHandleForReading.fileDescriptor) }
+        var stdout = Data(), stderr = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let clock = ContinuousClock()
+        let deadline = clock.now + callLimit
+        var termAt: ContinuousClock.Instant?, killAt: ContinuousClock.Instant?
+        var timedOut = false, finished = false
+        // One loop reads both pipes and watches the clock: it ends when rclone
+        // has exited and closed its pipes, or a bounded time after SIGKILL
+        // (a child that left the group may hold a pipe open forever).
+        while true {
+            if !finished, exited.wait(timeout: .now()) == .success { finished = true }
+            if finished && reading.isEmpty { break }
+            let now = clock.now
+            if termAt == nil, now >= deadline {
+                timedOut = true
+                termAt = now
+                signalGroup(process.processIdentifier, SIGTERM)
+            }
+            if let termAt, killAt == nil, now >= termAt + grace {
+                killAt = now
+                signalGroup(process.processIdentifier, SIGKILL)
+            }
+            if let killAt, now >= killAt + .seconds(2) { break }
+            var fds = reading.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&fds, nfds_t(fds.count), 50)
+            guard ready > 0 else { continue }
+            for entry in fds where entry.revents != 0 {
+                let count = read(entry.fd, &buffer, buffer.count)
+                if count > 0 {
+                    if entry.fd == errPipe.fileHandleForReading.fileDescriptor {
+                        stderr.append(contentsOf: buffer[0..<count])
+                    } else {
+                        stdout.append(contentsOf: buffer[0..<count])
+                    }
+                } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+                    reading.removeAll { $0 == entry.fd }
+                }
+            }
+        }
+        if !finished, exited.wait(timeout: .now() + 1) == .timedOut {
+            throw Failure(.timedOut, "rclone did not stop after SIGKILL within the time limit reckon gives one call")
+        }
+
+        let secrets = arguments.flatMap(Self.secretValues(in:))
+        let (log, info) = Self.split(stderr, secrets: secrets)
+        let last = log.last ?? ""
+        if timedOut {
+            throw Failure(.timedOut, "rclone took longer than the \(Self.seconds(callLimit)) reckon gives one call, and was stopped", lastLine: last)
+        }
+        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        guard status == 0 else { throw Failure(.exit(status), Self.sentence(exit: status, signalled: process.terminationReason == .uncaughtSignal), lastLine: last) }
+        return Output(stdout: stdout, log: log, info: info)
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return attoseconds == 0 ? "\(seconds) s" : String(format: "%.3f s", Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
+    /// SIGTERM or SIGKILL to the child's own process group (Foundation's
+    /// Process puts each child in one), or to the child alone if it is not
+    /// a group leader, so reckon never signals its own group.
+    private func signalGroup(_ pid: pid_t, _ signal: Int32) {
+        guard pid > 0 else { return }
+        if getpgid(pid) == pid { kill(-pid, signal) } else { kill(pid, signal) }
+    }
+
+    /// stderr split into lines a problem may show (masked) and info lines.
+    static func split(_ stderr: Data, secrets: [String]) -> (log: [String], info: [LogLine]) {
+        var log: [String] = [], info: [LogLine] = []
+        for raw in stderr.split(separator: UInt8(ascii: "\n")) {
+            let text = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !text.isEmpty else { continue }
+            if text.hasPrefix("{"), case .object(let fields)? = try? JSONParser.parse(Data(raw)).value,
+               case .string(let level)? = fields["level"], case .string(let message)? = fields["msg"] {
+                var line = LogLine(level: level, message: message.trimmingCharacters(in: .whitespacesAndNewlines))
+                if case .string(let object)? = fields["object"] { line.object = object }
+                if case .object(let stats)? = fields["stats"] { line.stats = stats }
+                if ["info", "debug"].contains(level) {
+                    info.append(line)
+                } else {
+                    log.append(mask(line.text, secrets))
+                }
+            } else {
+                // A plain line (a fatal error): drop Go's "2026/12/01 11:54:12 " prefix.
+                log.append(mask(text.replacing(#/^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(\.\d+)? /#, with: ""), secrets))
+            }
+        }
+        return (log, info)
+    }
+
+    private static func mask(_ text: String, _ secrets: [String]) -> String {
+        secrets.reduce(masked(text)) { $0.replacingOccurrences(of: $1, with: "***") }
+    }
+
+    /// rclone 1.60's exit codes in words (lib/exitcode). Note that 1.60
+    /// also exits 1 when it cannot open the remote at all (a refused login,
+    /// an unknown remote name), through Go's log.Fatal.
+    package static func sentence(exit code: Int32, signalled: Bool = false) -> String {
+        switch code {
+        case 0: "rclone succeeded (exit 0)"
+        case 1: "rclone refused the command or could not open the remote (exit 1: a syntax or usage error, or a remote that could not be opened)"
+        case 2: "rclone failed (exit 2: an error rclone does not put in a category)"
+        case 3: "rclone did not find the folder (exit 3: directory not found)"
+        case 4: "rclone did not find the file (exit 4: file not found)"
+        case 5: "rclone could not reach the remote (exit 5: a temporary error; trying again later may work)"
+        case 6: "rclone met errors it does not retry (exit 6: less serious errors, like Dropbox's 461 errors)"
+        case 7: "rclone met a fatal error (exit 7: one that more tries will not fix, like a suspended account)"
+        case 8: "rclone stopped at its transfer limit (exit 8: the limit set by --max-transfer was reached)"
+        case 9: "rclone transferred no files (exit 9: the operation succeeded but no files were transferred)"
+        default:
+            signalled ? "rclone was ended by signal \(code - 128) (exit \(code))"
+                : "rclone failed (exit \(code): a code rclone 1.60 does not document)"
+        }
+    }
+}
