@@ -230,7 +230,11 @@ public struct Rclone: Sendable {
     /// `localFolder` with the same size and time is skipped (`checks`), so
     /// give it an empty staging folder. On a Failure, what was fetched
     /// before it stays in `localFolder`.
-    package func copy(from remoteFolder: String, files: [String], into localFolder: URL) throws(Failure) -> Transfer {
+    /// `checksum: false` passes `--ignore-checksum`: rclone then skips its
+    /// own hash check after each file, which over sftp is one remote
+    /// `md5sum` per file; the caller checks size and MD5 itself.
+    package func copy(from remoteFolder: String, files: [String], into localFolder: URL,
+                      checksum: Bool = true) throws(Failure) -> Transfer {
         for name in files where name.isEmpty || name.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\0" }) {
             throw Failure(.refused, "reckon cannot ask rclone for a file whose name is empty or holds a line break: \(name.debugDescription)")
         }
@@ -244,7 +248,8 @@ public struct Rclone: Sendable {
         do { try Data(files.map { $0 + "\n" }.joined().utf8).write(to: list) } catch {
             throw Failure(.local, "reckon could not write the list of files for rclone", lastLine: errorWords(error))
         }
-        let output = try run(["copy", "--files-from-raw", list.path, "-v", "--", remoteFolder, localFolder.path])
+        let output = try run(["copy", "--files-from-raw", list.path, "-v"] + (checksum ? [] : ["--ignore-checksum"])
+            + ["--", remoteFolder, localFolder.path])
         var transfer = Transfer(fetched: [], transfers: 0, bytes: 0, checks: 0)
         var stats: [String: JSONValue]?
         for line in output.info {
@@ -343,6 +348,16 @@ public struct Rclone: Sendable {
     /// Where a parameter's value ends: its closing quote (a doubled quote
     /// stays inside), or the next `,`, `:`, space or quote.
     private static func valueEnd(in text: Substring) -> Substring.Index {
+        if text.first == "{" {
+            // An unquoted JSON token: up to its closing brace.
+            var depth = 0
+            for index in text.indices {
+                if text[index] == "{" { depth += 1 }
+                if text[index] == "}" { depth -= 1 }
+                if depth == 0 { return text.index(after: index) }
+            }
+            return text.endIndex
+        }
         guard let quote = text.first, quote == "\"" || quote == "'" else {
             return text.firstIndex { $0 == "," || $0 == ":" || $0 == "\"" || $0 == "'" || $0.isWhitespace } ?? text.endIndex
         }
