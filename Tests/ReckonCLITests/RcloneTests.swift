@@ -250,6 +250,29 @@ import Glibc
         #expect(gone(pid), "the sleeping child of the stand-in was stopped too")
     }
 
+    /// The wrapper's error limit, with a stand-in `rclone` that logs three
+    /// errors and then waits, as rclone 1.60 does file after file once a
+    /// connection dropped.
+    @Test func aCallStopsOnceRcloneLoggedTheErrorLimit() throws {
+        let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let script = folder.appendingPathComponent("rclone")
+        var lines = ""
+        for index in 1...3 {
+            lines += #"echo '{"level":"error","msg":"Failed to copy: connection refused","object":"m\#(index).json"}' >&2"# + "\nsleep 0.1\n"
+        }
+        try Data("#!/bin/sh\n\(lines)sleep 30\n".utf8).write(to: script)
+        chmod(script.path, 0o755)
+        var rclone = try Rclone(executable: script.path)
+        rclone.errorLimit = 3
+        rclone.grace = .milliseconds(500)
+        let start = ContinuousClock.now
+        let failure = #expect(throws: Rclone.Failure.self) { try rclone.copy(from: "x:", files: ["a"], into: folder) }
+        #expect(failure?.kind == .tooManyErrors)
+        #expect(failure?.message == "rclone was stopped after 3 errors in one call (the remote may have stopped answering): m3.json: Failed to copy: connection refused")
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
     /// The real rclone against a server that accepts and never speaks.
     @Test func aStalledServerIsStoppedAtTheTimeLimit() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -19,6 +19,8 @@ public struct Rclone: Sendable {
             case notInstalled
             /// The call took longer than `callLimit`; rclone was stopped.
             case timedOut
+            /// rclone logged `errorLimit` errors in the call; it was stopped.
+            case tooManyErrors
             /// A flag not on the read-only list, or a name rclone cannot be given.
             case refused
             /// reckon's own side failed: a temporary file, an output it cannot read.
@@ -95,6 +97,11 @@ public struct Rclone: Sendable {
     public var lowLevelRetries = 3
     /// rclone's `--retries` (a whole command); 1 means one attempt, and the next run resumes.
     public var retries = 1
+    /// Stops a call once rclone has logged this many errors: after a
+    /// connection drops, rclone 1.60 goes on trying each remaining file
+    /// (tens of seconds each over sftp), so without it only `callLimit`
+    /// ends the call. nil: no such limit.
+    public var errorLimit: Int?
 
     /// Checks `flags` against the read-only list; refuses any other with a sentence naming it.
     public init(executable: String? = nil, config: String? = nil, flags: [String] = [],
@@ -458,7 +465,10 @@ public struct Rclone: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + callLimit
         var termAt: ContinuousClock.Instant?, killAt: ContinuousClock.Instant?
-        var timedOut = false, finished = false
+        var timedOut = false, finished = false, tooManyErrors = false
+        var errors = 0
+        let errorMarks = [Data(#""level":"error""#.utf8), Data(#""level":"critical""#.utf8)]
+        var scanned = [0, 0]
         // One loop reads both pipes and watches the clock: it ends when rclone
         // has exited and closed its pipes, or a bounded time after SIGKILL
         // (a child that left the group may hold a pipe open forever).
@@ -466,6 +476,11 @@ public struct Rclone: Sendable {
             if !finished, exited.wait(timeout: .now()) == .success { finished = true }
             if finished && reading.isEmpty { break }
             let now = clock.now
+            if termAt == nil, let errorLimit, errors >= errorLimit {
+                tooManyErrors = true
+                termAt = now
+                signalGroup(process.processIdentifier, SIGTERM)
+            }
             if termAt == nil, now >= deadline {
                 timedOut = true
                 termAt = now
@@ -484,6 +499,17 @@ public struct Rclone: Sendable {
                 if count > 0 {
                     if entry.fd == errPipe.fileHandleForReading.fileDescriptor {
                         stderr.append(contentsOf: buffer[0..<count])
+                        if errorLimit != nil {
+                            // Counts error lines as they come; a mark cut between two reads is found on the next.
+                            for (index, mark) in errorMarks.enumerated() {
+                                var from = scanned[index]
+                                while let found = stderr.range(of: mark, in: from..<stderr.endIndex) {
+                                    errors += 1
+                                    from = found.upperBound
+                                }
+                                scanned[index] = max(from, stderr.count - mark.count + 1)
+                            }
+                        }
                     } else {
                         stdout.append(contentsOf: buffer[0..<count])
                     }
@@ -499,6 +525,9 @@ public struct Rclone: Sendable {
         let secrets = arguments.flatMap(Self.secretValues(in:))
         let (log, info) = Self.split(stderr, secrets: secrets)
         let last = log.last ?? ""
+        if tooManyErrors {
+            throw Failure(.tooManyErrors, "rclone was stopped after \(errors) errors in one call (the remote may have stopped answering)", lastLine: last)
+        }
         if timedOut {
             throw Failure(.timedOut, "rclone took longer than the \(Self.seconds(callLimit)) reckon gives one call, and was stopped", lastLine: last)
         }
