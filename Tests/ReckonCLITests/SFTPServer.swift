@@ -43,14 +43,15 @@ final class SFTPServer {
         let user = "reckon"
         self.user = user
         self.password = password
+        let obscured = try Self.obscure(password)
         scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-sftp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         let config = scratch.appendingPathComponent("rclone.conf")
-        try Data().write(to: config)
         logFile = scratch.appendingPathComponent("server.log")
 
         let started: (Process, Int)
         do {
+            try Data().write(to: config)
             started = try Self.start(folder: folder, user: user, password: password, config: config, log: scratch.appendingPathComponent("server.log"), verbose: verbose)
         } catch {
             try? FileManager.default.removeItem(at: scratch)
@@ -63,7 +64,7 @@ final class SFTPServer {
             "RCLONE_CONFIG_RECKONTEST_HOST": "127.0.0.1",
             "RCLONE_CONFIG_RECKONTEST_PORT": String(started.1),
             "RCLONE_CONFIG_RECKONTEST_USER": user,
-            "RCLONE_CONFIG_RECKONTEST_PASS": try Self.obscure(password),
+            "RCLONE_CONFIG_RECKONTEST_PASS": obscured,
         ]
     }
 

@@ -189,7 +189,7 @@ public struct Rclone: Sendable {
     /// tell a file over the limit. (A remote folder given here is every file
     /// in it, as `rclone cat` does.)
     package func cat(_ path: String, limit: Int64) throws(Failure) -> Data {
-        try run(["cat", "--count", String(limit + 1), "--", path]).stdout
+        try run(["cat", "--count", String(limit < Int64.max ? limit + 1 : -1), "--", path]).stdout
     }
 
     /// One folder's entries (`rclone lsjson`, not recursive), with MD5 when
@@ -408,7 +408,8 @@ public struct Rclone: Sendable {
         ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
     }
 
-    /// Finds the binary: `executable`, else `rclone` on PATH.
+    /// Finds the binary: `executable`, else `rclone` in PATH's absolute
+    /// folders (a relative entry such as `.` is skipped).
     package func resolvedExecutable() throws(Failure) -> String {
         let install = "install rclone (apt-get install rclone)"
         if let executable {
@@ -441,7 +442,7 @@ public struct Rclone: Sendable {
         let errPipe = Pipe(), outPipe = Pipe()
         var outFile: FileHandle?
         if let stdoutFile {
-            let fd = open(stdoutFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            let fd = open(stdoutFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard fd >= 0 else {
                 throw Failure(.local, "reckon could not write rclone's output", lastLine: "\(stdoutFile.path): \(String(cString: strerror(errno)))")
             }
