@@ -88,7 +88,7 @@ import Glibc
         #expect(side.problems.first?.message == "ZTAGS holds 4 bytes, which is neither a property list, a keyed archive nor a JSON array of strings")
         #expect(side.problems.first?.id == MemoID(id))
         #expect(side.brokenIDs.keys.contains(MemoID(id)!))
-        #expect(side.entries.count == 1)
+        #expect(side.entries.count == 2, "the row is still counted from its entry")
     }
 
     @Test func badRowsAreProblemsOfTheirOwnAndDuplicatesAsInAnIndex() throws {
@@ -251,7 +251,11 @@ import Glibc
         let root = temporaryFolder()
         let gone = root.appendingPathComponent("reckon-store-999999999-abcdef")
         let alive = root.appendingPathComponent("reckon-store-1-abcdef")
-        for folder in [gone, alive] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        for folder in [gone, alive] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            chmod(folder.path, 0o700)
+            try Data().write(to: folder.appendingPathComponent("default.store"))
+        }
         PrivateFolder.sweep(prefix: "reckon-store", in: root.path)
         #expect(!FileManager.default.fileExists(atPath: gone.path))
         #expect(FileManager.default.fileExists(atPath: alive.path))
@@ -274,5 +278,178 @@ import Glibc
         #expect(Reconciler.differences(local: fromStore, remote: side(folder, .remote, "2026-04-10T21:05:30.251Z"), deep: false).count == 1)
         let fromFolder = side(folder, .local, "2026-04-10T21:05:30.250Z")
         #expect(Reconciler.differences(local: fromFolder, remote: side(folder, .remote, "2026-04-10T21:05:30.250300Z"), deep: false).count == 1)
+    }
+}
+
+/// What a hostile store did to the first build, one test per class.
+@Suite struct HostileStoreTests {
+    let folder = temporaryFolder()
+    var path: String { folder.appendingPathComponent("default.store").path }
+    let id = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"
+
+    @Test func aKeyedArchiveThatHoldsItselfIsAProblemForItsRowNotACrash() throws {
+        // An NSKeyedArchiver archive whose array's one member is the array itself
+        // (Foundation's unarchiver recursed on it until the stack ran out).
+        let hex = Array("62706c6973743030d401020304050614175924617263686976657258246f626a656374735424746f70582476657273696f6e5f100f4e534b657965644172636869766572a307080e55246e756c6cd2090a0b0c5624636c6173735a4e532e6f626a656374738002a10d8001d20f1011125824636c61737365735a24636c6173736e616d65a21213574e534172726179584e534f626a656374d1151654726f6f74800112000186a008111b24293244484e535a6567696b707984878f989ba0a200000000000001010000000000000018000000000000000000000000000000a7".utf8)
+        let data = Data(stride(from: 0, to: hex.count, by: 2).map { UInt8(String(decoding: hex[$0..<$0 + 2], as: UTF8.self), radix: 16)! })
+        var row = StoreBuilder.memo(id, modified: "2026-04-01T00:00:00Z")
+        row["ZTAGS"] = .blob(data)
+        row["Z_PK"] = .integer(2)
+        try StoreBuilder().make(at: path, rows: [row])
+        let side = CoreDataStore(storeSide(path)).load(deep: true)
+        #expect(side.problems.map(\.message) == ["ZTAGS holds a keyed archive that is not an array of strings"])
+        #expect(side.problems.map(\.path) == ["default.store#Z_PK=2"])
+        #expect(side.counts == MemoCounts(active: 1, archived: 0), "the row is still counted from its entry, as a damaged memo file is")
+    }
+
+    @Test func aRowThatCannotBeReadWholeIsCountedByEveryCheckAlike() throws {
+        var row = StoreBuilder.memo(id, modified: "2026-04-01T00:00:00Z")
+        row["ZTAGS"] = .blob(Data("bogus".utf8))
+        try StoreBuilder().make(at: path, rows: [row, StoreBuilder.memo("7C9E6679-7425-40DE-944B-E07FC1F90AE7", modified: "2026-04-19T14:32:00Z")])
+        let quick = CoreDataStore(storeSide(path)).count()
+        let deep = CoreDataStore(storeSide(path)).load(deep: true)
+        #expect(quick.counts == MemoCounts(active: 2, archived: 0))
+        #expect(deep.counts == quick.counts)
+        #expect(deep.brokenIDs.keys.contains(MemoID(id)!))
+    }
+
+    @Test func rowsOfNoEntityAreNamedNotDropped() throws {
+        var builder = StoreBuilder()
+        builder.entities = [(1, "Memo", 0), (2, "Tag", 0)]
+        var none = StoreBuilder.memo("16FD2706-8BAF-433B-82EB-8C7FADA847DA", modified: "2026-04-01T00:00:00Z")
+        none["Z_ENT"] = .null
+        none["Z_PK"] = .integer(7)
+        var other = StoreBuilder.memo("886313E1-3B8A-5372-9B90-0C9AEE199E5D", modified: "2026-04-01T00:00:00Z")
+        other["Z_ENT"] = .integer(2)
+        other["Z_PK"] = .integer(8)
+        try builder.make(at: path, rows: [StoreBuilder.memo(id, modified: "2026-04-01T00:00:00Z"), none, other])
+        let side = CoreDataStore(storeSide(path)).count()
+        #expect(side.problems.map { "\($0.path): \($0.message)" } == [
+            "default.store#Z_PK=7: Z_ENT is empty (NULL), so the row is not read",
+            "default.store#Z_PK=8: Z_ENT is 2, which names no entity kept in ZMEMO, so the row is not read",
+        ])
+    }
+
+    @Test func manyEntitiesAreReadInOnePass() throws {
+        var builder = StoreBuilder()
+        builder.entities = [(1, "Memo", 0)] + (2...20_000).map { (Int64($0), "Sub\($0)", 1) }
+        var row = StoreBuilder.memo(id, modified: "2026-04-01T00:00:00Z")
+        row["Z_ENT"] = .integer(19_999)
+        try builder.make(at: path, rows: [row])
+        #expect(CoreDataStore(storeSide(path)).count().counts == MemoCounts(active: 1, archived: 0))
+    }
+
+    @Test func textThatIsNotUTF8IsAProblemNotRepaired() throws {
+        var row = StoreBuilder.memo(id, title: "x", modified: "2026-04-01T00:00:00Z")
+        row["Z_PK"] = .integer(3)
+        try StoreBuilder().make(at: path, rows: [row])
+        let db = try SQLite(path: path, mode: .create)
+        try db.execute("UPDATE ZMEMO SET ZTITLE = CAST(X'47726F6365FF726965' AS TEXT)")
+        try db.execute("PRAGMA journal_mode=DELETE")
+        let side = CoreDataStore(storeSide(path)).load(deep: true)
+        #expect(side.problems.map(\.message) == ["ZTITLE holds 9 bytes of text that is not UTF-8, not text"])
+    }
+
+    @Test func aWALThatIsNotSQLitesLogFailsTheSideAndIsQuarantined() throws {
+        try StoreBuilder().make(at: path, rows: Array(driftDeviceRows.dropFirst()), walRows: [driftDeviceRows[0]])
+        var wal = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
+        wal.replaceSubrange(0..<8, with: Data(repeating: 0x5a, count: 8))
+        try wal.write(to: URL(fileURLWithPath: path + "-wal"))
+        let side = CoreDataStore(storeSide(path)).count()
+        #expect(side.status == .failed)
+        #expect(side.problems.map(\.message) == [
+            "its write-ahead log, default.store-wal, is damaged (it does not start as SQLite's log does), so the newest changes cannot be read",
+        ])
+        #expect(side.damaged.map(\.path) == ["default.store", "default.store-wal"])
+        #expect(side.damaged.last?.bytes == wal)
+    }
+
+    @Test func aWALEndingInAPartialChangeIsNoted() throws {
+        try StoreBuilder().make(at: path, rows: Array(driftDeviceRows.dropFirst()), walRows: [driftDeviceRows[0]])
+        let wal = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
+        try wal.prefix(wal.count - 100).write(to: URL(fileURLWithPath: path + "-wal"))
+        let side = CoreDataStore(storeSide(path)).count()
+        #expect(side.status == .ok)
+        #expect(side.problems.map(\.severity) == [.warning])
+        #expect(side.problems.first?.path == "default.store-wal")
+    }
+
+    @Test func aWALThatIsNotAFileFailsTheSide() throws {
+        try StoreBuilder().make(at: path, rows: driftDeviceRows)
+        try FileManager.default.createDirectory(atPath: path + "-wal", withIntermediateDirectories: false)
+        let side = CoreDataStore(storeSide(path)).count()
+        #expect(side.status == .failed)
+        #expect(side.problems.first?.message == "default.store-wal, the store's write-ahead log, is not a regular file, so the store cannot be read whole")
+    }
+
+    @Test func theSweepLeavesEveryFolderThatIsNotSurelyReckons() throws {
+        let root = temporaryFolder()
+        func folder(_ name: String, mode: mode_t = 0o700, files: [String] = ["default.store"]) throws -> String {
+            let path = root.appendingPathComponent(name).path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            for file in files {
+                try FileManager.default.createDirectory(atPath: (path + "/" + file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try Data("x".utf8).write(to: URL(fileURLWithPath: path + "/" + file))
+            }
+            chmod(path, mode)
+            return path
+        }
+        let reckons = try folder("reckon-store-999999001-a", files: ["default.store", "default.store-wal"])
+        let kept = [try folder("reckon-store-999999002-a", files: ["notes.txt"]),
+                    try folder("reckon-store-999999003-a", files: ["photos/2026/a.jpg"]),
+                    try folder("reckon-store-999999004-a", mode: 0o755),
+                    try folder("reckon-store-+999999005-a"),
+                    try folder("reckon-store-0999999006-a")]
+        PrivateFolder.sweep(prefix: "reckon-store", in: root.path)
+        #expect(!FileManager.default.fileExists(atPath: reckons))
+        for path in kept { #expect(FileManager.default.fileExists(atPath: path), "\(path) was removed") }
+    }
+}
+
+@Suite struct HostileStoreCommandTests {
+    let folder = temporaryFolder()
+    var store: String { folder.appendingPathComponent("AppSupport/default.store").path }
+
+    @Test func anOutputInTheStoresFolderIsRefused() throws {
+        try StoreBuilder().make(at: store, rows: driftDeviceRows)
+        let support = folder.appendingPathComponent("AppSupport")
+        let before = try fingerprint(support)
+        let reconcile = try runArray(["reconcile", "--local", store, "--remote", packageRoot.path + "/Samples/drift/drive", "--out", support.path])
+        #expect(reconcile.code == 64, "\(reconcile.stderr)")
+        let export = try runArray(["export", store, "--out", support.appendingPathComponent("export").path])
+        #expect(export.code == 64, "\(export.stderr)")
+        #expect(try fingerprint(support) == before)
+    }
+
+    @Test func aFileThatIsNotAStoreSaysSoOnTheCommandLine() throws {
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("AppSupport"), withIntermediateDirectories: true)
+        try Data().write(to: URL(fileURLWithPath: store))
+        let result = try runArray(["counts", store])
+        #expect(result.code == 2)
+        #expect(result.stderr == "error: \(store): is a file, but neither a memo folder nor the app's store (a store starts with SQLite's header)\n")
+    }
+
+    @Test func anIDHeldByTwoRowsIsLeftOutOfTheExportNamingTheOtherRow() throws {
+        var again = StoreBuilder.memo("3F2504E0-4F89-11D3-9A0C-0305E82C3301", title: "Copy", modified: "2026-04-18T09:15:00Z")
+        again["Z_PK"] = .integer(9)
+        try StoreBuilder().make(at: store, rows: driftDeviceRows + [again])
+        let out = folder.appendingPathComponent("export")
+        let result = try runArray(["export", store, "--out", out.path])
+        #expect(result.code == 2)
+        let manifest = try json(read(out.appendingPathComponent("manifest.json")))
+        let missing = try #require(manifest["missing"] as? [[String: Any]])
+        #expect(missing.map { $0["reason"] as? String } == ["another row, Z_PK=1, holds the same id"])
+        #expect(missing.map { $0["path"] as? String } == ["default.store#Z_PK=9"])
+    }
+
+    @Test func aMappedAttributeMustBeAnAttributesName() throws {
+        let pipeline = folder.appendingPathComponent("pipeline.json")
+        try Data("""
+            {"name": "t", "local": {"name": "device", "kind": "store", "path": "s.store", "model": {"attributes": {"deletedAt": "_OPT"}}},
+             "remotes": [{"name": "drive", "path": "drive"}]}
+            """.utf8).write(to: pipeline)
+        let result = try runArray(["validate", pipeline.path])
+        #expect(result.code == 64)
+        #expect(result.stderr.contains("'local.model.attributes.deletedAt' must be an attribute's name"), "\(result.stderr)")
     }
 }

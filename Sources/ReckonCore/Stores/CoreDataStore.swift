@@ -1,5 +1,8 @@
 import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads one side stored as the app's SwiftData / Core Data SQLite store
 /// (`default.store` with its `-wal`), or found in an iPhone backup.
@@ -24,9 +27,14 @@ public struct CoreDataStore: MemoStore {
 
     /// Whether the file at `path` starts with SQLite's header.
     public static func isStoreFile(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        return (try? handle.read(upToCount: header.count)).map { Array($0) == header } ?? false
+        // Without blocking, and only a regular file: a FIFO put in its place must not hang the run.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var info = stat()
+        var bytes = [UInt8](repeating: 0, count: header.count)
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Glibc.read(fd, &bytes, bytes.count) == bytes.count else { return false }
+        return bytes == header
     }
 
     public func count() -> SideListing { load(deep: false) }
@@ -46,7 +54,7 @@ public struct CoreDataStore: MemoStore {
                 if let memo { memos.append((entry.id, MemoSummary(memo))) }
             }
         } catch {
-            return OpenedStore.Failed(problem: Problem(.corruptStore, path: "", error.storeWords)).listing(spec)
+            return OpenedStore.Failed(problem: Problem(.corruptStore, path: opened.snapshot.name, error.storeWords)).listing(spec)
         }
         side.entries = IDMap(sortedKeys: entries.map(\.id), values: entries)
         side.files = IDMap(sortedKeys: entries.map(\.id), values: entries.map(\.spelledAs))
@@ -74,13 +82,13 @@ public struct CoreDataStore: MemoStore {
             // Each chunk has its own connection to the copy: a connection never crosses threads.
             let reader: OpenedStore.RowReader
             do { reader = try opened.rowReader() } catch {
-                return chunk.map { .failure(Problem(.corruptStore, path: "", id: $0.0, error.storeWords)) }
+                return chunk.map { .failure(Problem(.corruptStore, path: opened.snapshot.name, id: $0.0, error.storeWords)) }
             }
             return chunk.map { id, _ in
-                guard let row = rows[id] else {
-                    return .failure(Problem(.unreadableFile, path: opened.rowPath(nil), id: id, "no row of the store holds this id"))
+                guard let row = rows.numbers[id] else {
+                    return .failure(rows.repeated[id] ?? Problem(.unreadableFile, path: opened.snapshot.name, id: id, "no row of the store holds this id"))
                 }
-                return reader.memo(row: row).map { reading.take($0) }.map(work)
+                return reader.memo(row: row, id: id).map { reading.take($0) }.map(work)
             }
         }.joined())
     }
@@ -92,12 +100,15 @@ public struct CoreDataStore: MemoStore {
 final class OpenedStore: Sendable {
     let snapshot: StoreSnapshot
     let schema: StoreSchema
-    /// `Z_PK` of each usable id, found by the first listing.
-    private let rows = Mutex<[MemoID: Int64]?>(nil)
+    /// Problems of the store as a whole that do not fail it (a `-wal` ending in a partial frame).
+    let notes: [Problem]
+    /// `Z_PK` of each usable id, and the problem of each id held by several rows, found by the first listing.
+    private let rows = Mutex<(numbers: [MemoID: Int64], repeated: [MemoID: Problem])?>(nil)
 
-    private init(snapshot: StoreSnapshot, schema: StoreSchema) {
+    private init(snapshot: StoreSnapshot, schema: StoreSchema, notes: [Problem]) {
         self.snapshot = snapshot
         self.schema = schema
+        self.notes = notes
     }
 
     /// Why a store side failed: the problem, and what the quarantine keeps.
@@ -132,34 +143,45 @@ final class OpenedStore: Sendable {
 
     /// Copies, checks and reads the model of one store.
     static func make(_ files: StoreFiles, model: StoreModel) -> Result<OpenedStore, Failed> {
+        func failed(_ kind: Problem.Kind, _ message: String) -> Result<OpenedStore, Failed> {
+            .failure(Failed(problem: Problem(kind, path: files.name, message)))
+        }
         switch FileKind(path: files.store) {
         case .regular: break
-        case .missing: return .failure(Failed(problem: Problem(.unreadableFile, path: "", "the store file does not exist")))
-        case let other: return .failure(Failed(problem: Problem(.notRegularFile, path: "", "is \(other.description), not a store file")))
+        case .missing: return failed(.unreadableFile, "the store file does not exist")
+        case let other: return failed(.notRegularFile, "is \(other.description), not a store file")
         }
         let snapshot: StoreSnapshot
-        do { snapshot = try StoreSnapshot.take(store: files.store, wal: files.wal, named: files.name) } catch {
-            return .failure(Failed(problem: Problem(.unreadableFile, path: "", error.message)))
+        do { snapshot = try StoreSnapshot.take(store: files.store, wal: files.wal, named: files.name, walNamed: files.walName) } catch {
+            return failed(.unreadableFile, error.message)
         }
         TestStop.at("store-copied")
         func damaged(_ message: String) -> Result<OpenedStore, Failed> {
-            .failure(Failed(problem: Problem(.corruptStore, path: "", message), damaged: snapshot.damagedFiles { $0 }))
+            .failure(Failed(problem: Problem(.corruptStore, path: files.name, message), damaged: snapshot.damagedFiles()))
         }
         guard CoreDataStore.isStoreFile(snapshot.database.path) else {
             return damaged("is not a SQLite database (it does not start with SQLite's header)")
         }
+        var notes: [Problem] = []
+        switch snapshot.walState() {
+        case .none, .whole: break
+        case .notAWAL:
+            return damaged("its write-ahead log, \(files.walName), is damaged (it does not start as SQLite's log does), so the newest changes cannot be read")
+        case .partialFrame:
+            notes.append(Problem(.corruptStore, path: files.walName,
+                                 "ends in a partial change, as after a crash; SQLite reads the log up to the last whole change", severity: .warning))
+        }
         do {
             let db = try snapshot.open()
-            let check = try db.rows("PRAGMA quick_check").compactMap(\.first?.text)
-            guard check == ["ok"] else {
-                return damaged("the database is damaged (SQLite's quick_check: \(check.prefix(3).joined(separator: "; ")))")
+            guard try db.rows("PRAGMA quick_check(1)").compactMap(\.first?.text) == ["ok"] else {
+                return damaged("the database is damaged: SQLite's own check of it (quick_check) fails")
             }
             let schema = try StoreSchema.read(db, model: model)
-            return .success(OpenedStore(snapshot: snapshot, schema: schema))
+            return .success(OpenedStore(snapshot: snapshot, schema: schema, notes: notes))
         } catch let failure as StoreSchema.Failure {
-            return .failure(Failed(problem: Problem(.storeModel, path: "", failure.message)))
+            return .failure(Failed(problem: Problem(.storeModel, path: files.name, failure.message)))
         } catch let failure as SQLite.Failure where failure.isDamage {
-            return damaged("the database is damaged (SQLite: \(failure.message))")
+            return damaged("the database is damaged: SQLite cannot read it (\(failure.message))")
         } catch let failure as SQLite.Failure where failure.isLock {
             return damaged("the database is locked in a way a copy cannot get past (SQLite: \(failure.message))")
         } catch {
@@ -168,32 +190,49 @@ final class OpenedStore: Sendable {
     }
 
     /// Where a row is, as problems name it: `default.store#Z_PK=12`.
-    func rowPath(_ row: Int64?) -> String {
-        row.map { "\(snapshot.name)#Z_PK=\($0)" } ?? snapshot.name
-    }
+    func rowPath(_ row: Int64) -> String { "\(snapshot.name)#Z_PK=\(row)" }
 
     /// Reads every row of the memo entity and hands each usable one to
-    /// `visit` in id order, with the whole memo when `deep`. The listing
-    /// problems are returned: bad rows, repeated ids, the model's notes.
+    /// `visit` in id order, with the whole memo when `deep` and it could be
+    /// read. The problems are returned: bad rows, repeated ids, rows of no
+    /// entity, the model's notes. A row whose entry is usable is listed and
+    /// counted even when the rest of it cannot be read, as a memo file that
+    /// is damaged is still counted from its index entry.
     func list(deep: Bool, visit: (IndexEntry, Memo?) throws -> Void) throws -> [Problem] {
-        var problems = schema.notes.map { Problem(.storeModel, path: "", $0, severity: .warning) }
+        var problems = notes + schema.notes.map { Problem(.storeModel, path: snapshot.name, $0, severity: .warning) }
         let reader = try rowReader()
         var kept: [(entry: IndexEntry, memo: Memo?, row: Int64)] = []
         var badRows: [Problem] = []
         let statement = try reader.db.prepare(schema.select(deep ? StoreSchema.Field.allCases : RowReader.listed) + " ORDER BY Z_PK")
         while let row = try statement.step() {
-            switch reader.decode(row, tags: deep) {
-            case .success(let read): kept.append((read.entry, deep ? read.memo : nil, read.row))
+            switch reader.entry(row) {
+            case .success(let (entry, number)):
+                var memo: Memo?
+                if deep {
+                    switch reader.memo(row, entry: entry) {
+                    case .success(let read): memo = read
+                    case .failure(let problem): badRows.append(problem)
+                    }
+                }
+                kept.append((entry, memo, number))
             case .failure(let problem): badRows.append(problem)
             }
+        }
+        for row in try reader.db.rows(schema.strayRowsQuery) {
+            guard case .integer(let number) = row[0] else { continue }
+            let entity = row[1].integer.map { "\($0), which names no entity kept in \(schema.table)" } ?? "empty (NULL)"
+            badRows.append(Problem(.badEntry, path: rowPath(number), "Z_ENT is \(entity), so the row is not read"))
         }
         // In id order; of two rows with one id the first (lowest Z_PK) is kept, as in an index.
         kept.sort { ($0.entry.id, $0.row) < ($1.entry.id, $1.row) }
         var numbers: [MemoID: Int64] = [:]
+        var repeated: [MemoID: Problem] = [:]
         var previous: (id: MemoID, row: Int64)?
         for item in kept {
             if let previous, previous.id == item.entry.id {
-                badRows.append(Problem(.duplicateID, path: rowPath(item.row), id: item.entry.id, "another row, Z_PK=\(previous.row), holds the same id"))
+                let problem = Problem(.duplicateID, path: rowPath(item.row), id: item.entry.id, "another row, Z_PK=\(previous.row), holds the same id")
+                badRows.append(problem)
+                repeated[item.entry.id] = problem
                 numbers[item.entry.id] = nil
                 continue
             }
@@ -201,21 +240,21 @@ final class OpenedStore: Sendable {
             numbers[item.entry.id] = item.row
             try visit(item.entry, item.memo)
         }
-        rows.withLock { $0 = numbers }
+        rows.withLock { $0 = (numbers, repeated) }
         problems += badRows.sorted { ($0.path.count, $0.path) < ($1.path.count, $1.path) }
         if reader.nanosecondRows > 0 {
             let rows = reader.nanosecondRows == 1 ? "1 row holds a date" : "\(reader.nanosecondRows) rows hold dates"
-            problems.append(Problem(.storeModel, path: "", "\(rows) above 1e11 in magnitude, read as nanoseconds since 2001 rather than seconds",
-                                         severity: .warning))
+            problems.append(Problem(.storeModel, path: snapshot.name, "\(rows) above 1e11 in magnitude, read as nanoseconds since 2001 rather than seconds",
+                                    severity: .warning))
         }
         return problems
     }
 
-    /// `Z_PK` of each usable id, listing the store first if it has not been.
-    func rowNumbers() -> [MemoID: Int64] {
+    /// `Z_PK` of each usable id and the problem of each repeated one, listing the store first if it has not been.
+    func rowNumbers() -> (numbers: [MemoID: Int64], repeated: [MemoID: Problem]) {
         if let known = rows.withLock({ $0 }) { return known }
         _ = try? list(deep: false) { _, _ in }
-        return rows.withLock { $0 } ?? [:]
+        return rows.withLock { $0 } ?? ([:], [:])
     }
 
     func rowReader() throws -> RowReader { try RowReader(self) }
@@ -241,63 +280,84 @@ final class OpenedStore: Sendable {
         }
 
         /// The whole memo in one row, or the problem that makes it unusable.
-        func memo(row number: Int64) -> Result<Memo, Problem> {
+        func memo(row number: Int64, id: MemoID) -> Result<Memo, Problem> {
             do {
                 try byRow.reset()
                 try byRow.bind([.integer(number)])
                 guard let row = try byRow.step() else {
-                    return .failure(Problem(.unreadableFile, path: store.rowPath(number), "the row is gone from the store"))
+                    return .failure(Problem(.unreadableFile, path: store.rowPath(number), id: id, "the row is gone from the store"))
                 }
-                return decode(row, tags: true).map(\.memo)
+                return entry(row).flatMap { memo(row, entry: $0.0) }
             } catch {
-                return .failure(Problem(.corruptStore, path: store.rowPath(number), error.storeWords))
+                return .failure(Problem(.corruptStore, path: store.rowPath(number), id: id, error.storeWords))
             }
         }
 
-        /// One row of `schema.select`: fields in `Field.allCases` order, then `Z_PK` and `Z_OPT`.
-        func decode(_ row: SQLite.Row, tags: Bool) -> Result<(entry: IndexEntry, memo: Memo, row: Int64), Problem> {
-            let fields = StoreSchema.Field.allCases
-            let number = row[fields.count].integer ?? 0
-            func value(_ field: StoreSchema.Field) -> SQLite.Value { row[fields.firstIndex(of: field)!] }
-            func column(_ field: StoreSchema.Field) -> String { store.schema.columns[field] ?? field.rawValue }
+        private func value(_ row: SQLite.Row, _ field: StoreSchema.Field) -> SQLite.Value {
+            row[StoreSchema.Field.allCases.firstIndex(of: field)!]
+        }
+
+        private func column(_ field: StoreSchema.Field) -> String { store.schema.columns[field] ?? field.rawValue }
+
+        private func date(_ row: SQLite.Row, _ field: StoreSchema.Field, nanoseconds: inout Bool) throws(StoreRow.Failure) -> Timestamp? {
+            guard let read = try StoreRow.date(value(row, field), column: column(field)) else { return nil }
+            nanoseconds = nanoseconds || read.nanoseconds
+            return read.0
+        }
+
+        /// The listed fields of one row of `schema.select` (fields in
+        /// `Field.allCases` order, then `Z_PK` and `Z_OPT`): its entry and
+        /// `Z_PK`, or the problem that makes the row unusable.
+        func entry(_ row: SQLite.Row) -> Result<(IndexEntry, Int64), Problem> {
+            let count = StoreSchema.Field.allCases.count
+            let number = row[count].integer ?? 0
             var id: MemoID?
             do throws(StoreRow.Failure) {
-                id = try StoreRow.id(value(.id), column: column(.id))
+                id = try StoreRow.id(value(row, .id), column: column(.id))
                 var nanoseconds = false
-                func date(_ field: StoreSchema.Field) throws(StoreRow.Failure) -> Timestamp? {
-                    guard let read = try StoreRow.date(value(field), column: column(field)) else { return nil }
-                    nanoseconds = nanoseconds || read.nanoseconds
-                    return read.0
-                }
-                guard let modifiedAt = try date(.modifiedAt) else {
+                guard let modifiedAt = try date(row, .modifiedAt, nanoseconds: &nanoseconds) else {
                     throw StoreRow.Failure(message: "\(column(.modifiedAt)) is empty (NULL), so the row has no modification time")
                 }
-                var memo = Memo(id: id!, title: try StoreRow.text(value(.title), column: column(.title)),
-                                body: try StoreRow.text(value(.body), column: column(.body)),
-                                createdAt: try date(.createdAt), modifiedAt: modifiedAt, archivedAt: try date(.archivedAt),
-                                deletedAt: try date(.deletedAt), pinned: try StoreRow.bool(value(.pinned), column: column(.pinned)),
-                                changeTag: try StoreRow.text(value(.changeTag), column: column(.changeTag)))
-                if tags { memo.tags = try readTags(value(.tags), row: number) }
+                let entry = IndexEntry(id: id!, spelledAs: .small, modifiedTime: modifiedAt,
+                                       archivedAt: try date(row, .archivedAt, nanoseconds: &nanoseconds),
+                                       deletedAt: try date(row, .deletedAt, nanoseconds: &nanoseconds),
+                                       changeTag: try StoreRow.text(value(row, .changeTag), column: column(.changeTag)),
+                                       rowVersion: row[count + 1].integer)
                 if nanoseconds { nanosecondRows += 1 }
-                let entry = IndexEntry(id: memo.id, spelledAs: .small, modifiedTime: memo.modifiedAt, archivedAt: memo.archivedAt,
-                                       deletedAt: memo.deletedAt, changeTag: memo.changeTag, rowVersion: row[fields.count + 1].integer)
-                return .success((entry, memo, number))
+                return .success((entry, number))
             } catch {
                 return .failure(Problem(error.kind, path: store.rowPath(number), id: id, error.message))
             }
         }
 
+        /// The rest of a memo whose entry was read from `row`.
+        func memo(_ row: SQLite.Row, entry: IndexEntry) -> Result<Memo, Problem> {
+            let number = row[StoreSchema.Field.allCases.count].integer ?? 0
+            do throws(StoreRow.Failure) {
+                var nanoseconds = false
+                return .success(Memo(id: entry.id, title: try StoreRow.text(value(row, .title), column: column(.title)),
+                                     body: try StoreRow.text(value(row, .body), column: column(.body)),
+                                     createdAt: try date(row, .createdAt, nanoseconds: &nanoseconds), modifiedAt: entry.modifiedTime,
+                                     archivedAt: entry.archivedAt, deletedAt: entry.deletedAt,
+                                     tags: try readTags(value(row, .tags), row: number),
+                                     pinned: try StoreRow.bool(value(row, .pinned), column: column(.pinned)), changeTag: entry.changeTag))
+            } catch {
+                return .failure(Problem(error.kind, path: store.rowPath(number), id: entry.id, error.message))
+            }
+        }
+
         private func readTags(_ value: SQLite.Value, row: Int64) throws(StoreRow.Failure) -> [String] {
-            guard let tagsByRow else { return try StoreRow.tags(value, column: store.schema.columns[.tags] ?? "tags") }
+            guard let tagsByRow, let join = store.schema.tagJoin else { return try StoreRow.tags(value, column: column(.tags)) }
             do {
                 try tagsByRow.reset()
                 try tagsByRow.bind([.integer(row)])
                 var names: [String] = []
                 while let tag = try tagsByRow.step() {
-                    guard case .text(let name) = tag[0] else {
-                        throw StoreRow.Failure(message: "a tag of this memo in \(store.schema.tagJoin!.tagTable) holds \(StoreRow.found(tag[0])), not text")
+                    switch tag[0] {
+                    case .text(let name): names.append(name)
+                    case .null: throw StoreRow.Failure(message: "a tag of this memo in \(join.table) names a row of \(join.tagTable) that is missing or has no \(join.nameColumn)")
+                    case let other: throw StoreRow.Failure(message: "a tag of this memo in \(join.tagTable) holds \(StoreRow.found(other)), not text")
                     }
-                    names.append(name)
                 }
                 return names
             } catch let failure as StoreRow.Failure {
@@ -313,23 +373,29 @@ final class OpenedStore: Sendable {
 struct StoreFiles {
     var store: String
     var wal: String
-    /// The store's name as problems show it.
+    /// The store and its `-wal` as problems name them, inside the side's path:
+    /// the file's own name, or, in an iPhone backup, `<xx>/<fileID>`.
     var name: String
+    var walName: String
 
     /// The store a source names: the file itself, or the app's store found in an iPhone backup.
     static func find(_ source: StoreSource) -> Result<StoreFiles, OpenedStore.Failed> {
         guard source.isBackup else {
             let path = source.url.path
-            return .success(StoreFiles(store: path, wal: path + "-wal", name: source.url.lastPathComponent))
+            let name = source.url.lastPathComponent
+            return .success(StoreFiles(store: path, wal: path + "-wal", name: name, walName: name + "-wal"))
         }
+        // Files inside the backup are named from its folder, so a report does not depend on where the backup is.
+        let folder = source.url.path + "/"
+        func inside(_ path: String) -> String { path.hasPrefix(folder) ? String(path.dropFirst(folder.count)) : path }
         do {
             let found = try PhoneBackup.appStores(in: source.url, app: source.app, entity: source.model.entity)
             guard found.count == 1 else {
                 return .failure(OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", PhoneBackup.notOne(found, app: source.app))))
             }
-            return .success(StoreFiles(store: found[0].store, wal: found[0].wal, name: "default.store"))
+            return .success(StoreFiles(store: found[0].store, wal: found[0].wal, name: inside(found[0].store), walName: inside(found[0].wal)))
         } catch {
-            return .failure(OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", error.message)))
+            return .failure(OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", error.message.replacingOccurrences(of: folder, with: ""))))
         }
     }
 }

@@ -82,8 +82,10 @@ enum StoreRow {
         if bytes.starts(with: Array("bplist00".utf8)) {
             let top = try? PropertyListSerialization.propertyList(from: bytes, format: nil)
             if let strings = top as? [String] { return strings }
-            if let archive = top as? [String: Any], archive["$archiver"] as? String == "NSKeyedArchiver",
-               let strings = (try? NSKeyedUnarchiver.unarchivedObject(ofClasses: [NSArray.self, NSString.self], from: bytes)) as? [String] {
+            if let archive = top as? [String: Any], archive["$archiver"] as? String == "NSKeyedArchiver" {
+                guard isFlatArrayOfStrings(archive),
+                      let strings = (try? NSKeyedUnarchiver.unarchivedObject(ofClasses: [NSArray.self, NSString.self], from: bytes)) as? [String]
+                else { throw Failure(message: "\(column) holds a keyed archive that is not an array of strings") }
                 return strings
             }
             throw Failure(message: "\(column) holds a property list that is not an array of strings")
@@ -96,6 +98,23 @@ enum StoreRow {
         throw Failure(message: "\(column) holds \(found(value)), which is neither a property list, a keyed archive nor a JSON array of strings")
     }
 
+    /// Whether a keyed archive's root is an array whose every member is a
+    /// string: checked before Foundation unarchives it, because Foundation
+    /// follows an archive that holds itself until the stack runs out.
+    static func isFlatArrayOfStrings(_ archive: [String: Any]) -> Bool {
+        guard let objects = archive["$objects"] as? [Any], let top = archive["$top"] as? [AnyHashable: Any],
+              let root = uid(top["root"]), root < objects.count,
+              let array = objects[root] as? [AnyHashable: Any], let members = array["NS.objects"] as? [Any]
+        else { return false }
+        return members.allSatisfy { member in uid(member).map { $0 < objects.count && objects[$0] is String } ?? false }
+    }
+
+    /// The number a keyed archive's reference (a plist UID) holds.
+    private static func uid(_ value: Any?) -> Int? {
+        guard let value, String(describing: type(of: value)).hasSuffix("KeyedArchiverUID") else { return nil }
+        return Mirror(reflecting: value).children.first { $0.label == "value" }.flatMap { Int(exactly: ($0.value as? UInt32) ?? UInt32.max) }
+    }
+
     /// What a value is, in words, for messages.
     static func found(_ value: SQLite.Value) -> String {
         switch value {
@@ -104,6 +123,7 @@ enum StoreRow {
         case .real(let number): "the number \(number)"
         case .text(let text): text.count > 40 ? "\(text.count) characters of text" : "the text \(quoted(text))"
         case .blob(let bytes): bytes.count == 1 ? "1 byte" : "\(bytes.count) bytes"
+        case .notUTF8(let bytes): "\(bytes.count) bytes of text that is not UTF-8"
         }
     }
 }

@@ -43,6 +43,8 @@ struct StoreSchema: Sendable {
     var table: String
     /// `Z_ENT` of the entity and its sub-entities.
     var entityNumbers: [Int64]
+    /// `Z_ENT` of every entity whose rows the table holds; a row with any other is a problem.
+    var tableEntityNumbers: [Int64]
     var columns: [Field: String]
     /// `Z_OPT`, Core Data's row version, when the table has it.
     var rowVersionColumn: String?
@@ -65,32 +67,38 @@ struct StoreSchema: Sendable {
             guard row.count == 3, let number = row[0].integer, let name = row[1].text else { return nil }
             return (number, name, row[2].integer ?? 0)
         }
-        func family(of name: String) throws -> (table: String, numbers: [Int64]) {
+        let byNumber = Dictionary(entities.map { ($0.0, $0) }, uniquingKeysWith: { first, _ in first })
+        let children = Dictionary(grouping: entities, by: \.2).mapValues { $0.map(\.0) }
+        /// An entity and every entity below it, each once.
+        func descendants(of number: Int64) -> [Int64] {
+            var found: Set<Int64> = [number]
+            var next = [number]
+            while let parent = next.popLast() {
+                for child in children[parent] ?? [] where found.insert(child).inserted { next.append(child) }
+            }
+            return found.sorted()
+        }
+        /// The table of an entity (its root entity's) and the numbers of the
+        /// entity with its sub-entities, and of every entity in that table.
+        func family(of name: String) throws -> (table: String, numbers: [Int64], inTable: [Int64]) {
             guard let entity = entities.first(where: { $0.1 == name }) else {
                 let known = entities.map(\.1).sorted().joined(separator: ", ")
                 throw Failure(message: "has no entity named \(name) (it has \(known.isEmpty ? "none" : known)); name the app's entity with \"model\": {\"entity\": …}")
             }
             var root = entity
             var seen: Set<Int64> = []
-            while root.2 != 0, seen.insert(root.0).inserted, let parent = entities.first(where: { $0.0 == root.2 }) { root = parent }
-            var numbers = [entity.0]
-            var added = true
-            while added {
-                let more = entities.filter { numbers.contains($0.2) && !numbers.contains($0.0) }.map(\.0)
-                numbers += more
-                added = !more.isEmpty
-            }
+            while root.2 != 0, seen.insert(root.0).inserted, let parent = byNumber[root.2] { root = parent }
             let table = "Z" + root.1.uppercased()
             guard tables.contains(table) else { throw Failure(message: "has no table \(table) for the entity \(name)") }
-            return (table, numbers.sorted())
+            return (table, descendants(of: entity.0), descendants(of: root.0))
         }
 
-        let (table, numbers) = try family(of: model.entity)
+        let (table, numbers, inTable) = try family(of: model.entity)
         let names = try columnNames(of: table, in: db)
         guard names.contains("Z_PK"), names.contains("Z_ENT") else {
             throw Failure(message: "the table \(table) of the entity \(model.entity) has no Z_PK or Z_ENT column, so it is not Core Data's")
         }
-        var schema = StoreSchema(entity: model.entity, table: table, entityNumbers: numbers, columns: [:],
+        var schema = StoreSchema(entity: model.entity, table: table, entityNumbers: numbers, tableEntityNumbers: inTable, columns: [:],
                                  rowVersionColumn: names.contains("Z_OPT") ? "Z_OPT" : nil, tagJoin: nil, notes: [])
         for field in Field.allCases {
             let attribute = model.name(of: field)
@@ -145,7 +153,7 @@ struct StoreSchema: Sendable {
     /// with one column for a memo entity number (`Z_<n>…`) and one for a tag
     /// entity number, and the tag entity's name column.
     static func tagJoin(model: StoreModel, memoNumbers: [Int64], tables: Set<String>, db: SQLite,
-                        family: (String) throws -> (table: String, numbers: [Int64])) throws -> TagJoin? {
+                        family: (String) throws -> (table: String, numbers: [Int64], inTable: [Int64])) throws -> TagJoin? {
         guard let tag = try? family(model.tagEntity) else { return nil }
         let tagNames = try columnNames(of: tag.table, in: db)
         guard case .found(let nameColumn) = column(for: model.tagAttribute, in: tagNames) else { return nil }
@@ -181,11 +189,17 @@ struct StoreSchema: Sendable {
         return "SELECT \(list.joined(separator: ", ")) FROM \(Self.quoted(table)) WHERE Z_ENT IN (\(entities))\(condition)"
     }
 
-    /// The query for one memo's tags through the join table.
+    /// The query for one memo's tags through the join table, each link
+    /// once; a link to a tag row that is missing gives NULL.
     var tagQuery: String? {
         tagJoin.map { join in
-            "SELECT t.\(Self.quoted(join.nameColumn)) FROM \(Self.quoted(join.table)) j JOIN \(Self.quoted(join.tagTable)) t ON t.Z_PK = j.\(Self.quoted(join.tagColumn)) WHERE j.\(Self.quoted(join.memoColumn)) = ? ORDER BY 1"
+            "SELECT DISTINCT t.\(Self.quoted(join.nameColumn)) FROM \(Self.quoted(join.table)) j LEFT JOIN \(Self.quoted(join.tagTable)) t ON t.Z_PK = j.\(Self.quoted(join.tagColumn)) WHERE j.\(Self.quoted(join.memoColumn)) = ? ORDER BY 1"
         }
+    }
+
+    /// The rows of the table whose `Z_ENT` names no entity kept in it.
+    var strayRowsQuery: String {
+        "SELECT Z_PK, Z_ENT FROM \(Self.quoted(table)) WHERE Z_ENT IS NULL OR Z_ENT NOT IN (\(tableEntityNumbers.map(String.init).joined(separator: ", ")))"
     }
 }
 

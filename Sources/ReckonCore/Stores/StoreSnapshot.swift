@@ -15,14 +15,16 @@ package final class StoreSnapshot: Sendable {
     package let folder: URL
     /// The copy of the store, which SQLite opens.
     package let database: URL
-    /// What the copy was made from, as problems name it: the store's file name.
+    /// What the copy was made from, as problems name it: the store's file name, and its `-wal`'s.
     package let name: String
+    package let walName: String
     /// The copied files' names inside the folder, with the paths they were copied from.
     package let copied: [(name: String, from: String)]
 
-    private init(folder: URL, name: String, copied: [(name: String, from: String)]) {
+    private init(folder: URL, name: String, walName: String, copied: [(name: String, from: String)]) {
         self.folder = folder
         self.name = name
+        self.walName = walName
         self.copied = copied
         database = folder.appendingPathComponent(Self.storeName)
     }
@@ -43,8 +45,13 @@ package final class StoreSnapshot: Sendable {
     /// checking that each file's size and modification time stay the same
     /// while it is copied; a store that keeps changing fails after `tries`.
     /// Tests change the store in `afterCopy`, which gets each source copied.
-    package static func take(store: String, wal: String, named name: String,
+    package static func take(store: String, wal: String, named name: String, walNamed walName: String? = nil,
                              afterCopy: (String) -> Void = { _ in }) throws(Failure) -> StoreSnapshot {
+        let walName = walName ?? name + "-wal"
+        var info = stat()
+        if stat(wal, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            throw Failure(message: "\(walName), the store's write-ahead log, is not a regular file, so the store cannot be read whole")
+        }
         let folder: URL
         do { folder = try PrivateFolder.make(prefix: "reckon-store") } catch { throw Failure(message: error.description) }
         let files = [(storeName, store), (storeName + "-wal", wal)]
@@ -76,7 +83,7 @@ package final class StoreSnapshot: Sendable {
                 let copy = Stamp(path: folder.appendingPathComponent(copyName).path)
                 return now?.size == copy?.size
             }) {
-                return StoreSnapshot(folder: folder, name: name, copied: copied)
+                return StoreSnapshot(folder: folder, name: name, walName: walName, copied: copied)
             }
         }
         PrivateFolder.remove(folder)
@@ -90,12 +97,42 @@ package final class StoreSnapshot: Sendable {
 
     /// The bytes of every copied file, as they were judged, for the
     /// quarantine (mapped, not read into memory).
-    package func damagedFiles(under path: (String) -> String) -> [DamagedFile] {
-        copied.compactMap { copyName, source in
+    package func damagedFiles() -> [DamagedFile] {
+        copied.compactMap { copyName, _ in
             guard let bytes = try? Data(contentsOf: folder.appendingPathComponent(copyName), options: .alwaysMapped) else { return nil }
-            let shown = copyName == Self.storeName ? name : name + copyName.dropFirst(Self.storeName.count)
-            return DamagedFile(path: path(shown), bytes: bytes)
+            return DamagedFile(path: copyName == Self.storeName ? name : walName, bytes: bytes)
         }
+    }
+
+    /// What the copied `-wal` is.
+    package enum WALState {
+        /// There is none, or it is empty.
+        case none
+        /// SQLite's log header, with the store's page size, and whole frames.
+        case whole
+        /// A log that ends in part of a frame, as after a crash.
+        case partialFrame
+        /// Bytes that do not start as SQLite's log does: SQLite would pass over them in silence.
+        case notAWAL
+    }
+
+    /// Checks the copied `-wal`'s header (magic number, format, page size)
+    /// against the store, since SQLite ignores a log it does not recognise
+    /// without a word and the newest memos would be lost unseen.
+    package func walState() -> WALState {
+        guard let log = try? Data(contentsOf: folder.appendingPathComponent(Self.storeName + "-wal"), options: .alwaysMapped), !log.isEmpty,
+              let store = FileHandle(forReadingAtPath: database.path)
+        else { return .none }
+        defer { try? store.close() }
+        guard let header = try? store.read(upToCount: 18), header.count == 18 else { return .notAWAL }
+        func number(_ data: Data, _ at: Int, _ count: Int) -> UInt32 {
+            data.dropFirst(at).prefix(count).reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        let storePageSize = number(header, 16, 2) == 1 ? 65_536 : number(header, 16, 2)
+        guard log.count >= 32, [0x377f_0682, 0x377f_0683].contains(number(log, 0, 4)), number(log, 4, 4) == 3_007_000,
+              number(log, 8, 4) == storePageSize
+        else { return .notAWAL }
+        return (log.count - 32) % (Int(storePageSize) + 24) == 0 ? .whole : .partialFrame
     }
 
     /// A file's size and modification time, to tell whether it changed.

@@ -35,16 +35,25 @@ package enum PrivateFolder {
         return root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
     }
 
-    /// Removes `<prefix>-<pid>-…` folders in `parent` owned by this user
-    /// whose process is gone.
+    /// The names reckon puts in a private folder: a store's copy, and rclone's list of files.
+    static let ownNames: Set<String> = ["default.store", "default.store-wal", "default.store-shm", "default.store-journal", "files-from.txt"]
+
+    /// Removes `<prefix>-<pid>-…` folders in `parent` whose process is gone
+    /// and that can only be reckon's: this user's, mode 0700, the pid
+    /// written as reckon writes it, holding nothing but files reckon makes.
     static func sweep(prefix: String, in parent: String) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? [] where name.hasPrefix(prefix + "-") {
             let rest = name.dropFirst(prefix.count + 1)
-            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid != getpid() else { continue }
+            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), String(pid) == rest[..<dash], pid > 0, pid != getpid()
+            else { continue }
             var info = stat()
             let path = parent + "/" + name
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else { continue }
-            if kill(pid, 0) == -1 && errno == ESRCH { try? ExportFolder.removeTree(path) }
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_mode & 0o7777 == 0o700, info.st_uid == getuid(),
+                  kill(pid, 0) == -1 && errno == ESRCH,
+                  let inside = try? FileManager.default.contentsOfDirectory(atPath: path),
+                  inside.allSatisfy({ ownNames.contains($0) && FileKind(path: path + "/" + $0).isRegular })
+            else { continue }
+            try? ExportFolder.removeTree(path)
         }
     }
 

@@ -83,6 +83,8 @@ package final class SQLite {
         case real(Double)
         case text(String)
         case blob(Data)
+        /// Text whose bytes are not UTF-8: never repaired into other text.
+        case notUTF8(Data)
     }
 
     /// A prepared statement; finalised when released.
@@ -106,7 +108,7 @@ package final class SQLite {
                 case .integer(let number): try connection.check(sqlite3_bind_int64(statement, index, number))
                 case .real(let number): try connection.check(sqlite3_bind_double(statement, index, number))
                 case .text(let text): try connection.check(sqlite3_bind_text(statement, index, text, -1, Self.transient))
-                case .blob(let data):
+                case .blob(let data), .notUTF8(let data):
                     let code = data.withUnsafeBytes { bytes in
                         sqlite3_bind_blob(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
                     }
@@ -146,7 +148,8 @@ package final class SQLite {
             case SQLITE_TEXT:
                 let count = Int(sqlite3_column_bytes(statement, index))
                 guard let bytes = sqlite3_column_text(statement, index) else { return .text("") }
-                return .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
+                let buffer = UnsafeBufferPointer(start: bytes, count: count)
+                return String(validating: buffer, as: UTF8.self).map(Value.text) ?? .notUTF8(Data(buffer))
             case SQLITE_BLOB:
                 let count = Int(sqlite3_column_bytes(statement, index))
                 guard count > 0, let bytes = sqlite3_column_blob(statement, index) else { return .blob(Data()) }

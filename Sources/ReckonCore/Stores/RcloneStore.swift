@@ -1,0 +1,368 @@
+import Foundation
+import Synchronization
+
+/// Reads one side kept in an rclone remote (`gdrive:60dMemo`), and never
+/// writes to it: rclone is given only `lsjson`, `cat` and `copy` from the remote.
+///
+/// Counts read `index.json` alone (`rclone cat`). A listing adds one
+/// `rclone lsjson` of `memos/`. A deep check and an export read the memo
+/// files from a local cache, which downloads, in one `rclone copy`, only the
+/// files whose listed size, time or MD5 changed, checks each against the
+/// listing before it is kept, and forgets files the remote no longer lists.
+/// The cache is then read as a memo folder whose names come from the
+/// remote's listing, so every check is the memo folder's own.
+public struct RcloneStore: MemoStore {
+    public let spec: SideSpec
+    let source: RcloneSource
+    let limits: ReadLimits
+
+    public init(_ spec: SideSpec, limits: ReadLimits = ReadLimits()) {
+        self.spec = spec
+        self.limits = limits
+        guard case .rclone(let source) = spec.location else { preconditionFailure("an rclone side is read from a remote") }
+        self.source = source
+    }
+
+    public func count() -> SideListing {
+        let remote: Remote
+        switch Remote.open(source, limits: limits) {
+        case .success(let opened): remote = opened
+        case .failure(let problem): return failed(problem)
+        }
+        let side = remote.folder(spec, limits: limits, names: nil).count()
+        return side.rebuiltFromMemoFiles ? load(deep: true) : remote.placed(side, spec)
+    }
+
+    public func load(deep: Bool) -> SideListing {
+        let remote: Remote
+        let listed: Listed
+        switch Remote.open(source, limits: limits).flatMap({ opened in opened.listed(deep: deep, limits: limits).map { (opened, $0) } }) {
+        case .success(let (opened, listing)): (remote, listed) = (opened, listing)
+        case .failure(let problem): return failed(problem)
+        }
+        var side = remote.folder(spec, limits: limits, names: listed.names).load(deep: deep)
+        side.problems += listed.problems
+        return remote.placed(listed.marked(side), spec)
+    }
+
+    public func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
+        let remote: Remote
+        let listed: Listed
+        switch Remote.open(source, limits: limits).flatMap({ opened in opened.listed(deep: true, limits: limits).map { (opened, $0) } }) {
+        case .success(let (opened, listing)): (remote, listed) = (opened, listing)
+        case .failure(let problem): return failed(problem)
+        }
+        var side = try remote.folder(spec, limits: limits, names: listed.names).list(scratch: scratch, visit: visit)
+        side.problems += listed.problems
+        return remote.placed(listed.marked(side), spec)
+    }
+
+    public func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
+                                             then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>] {
+        switch Remote.open(source, limits: limits) {
+        case .success(let remote):
+            let listed = try? remote.listed(deep: true, limits: limits).get()
+            return remote.folder(spec, limits: limits, names: listed?.names).read(memos, chunkSize: chunkSize, as: reading, then: work)
+                .map { $0.mapError { listed?.marked($0) ?? $0 }.mapError { $0.inside(remote.nesting) } }
+        case .failure(let problem):
+            return memos.map { .failure(Problem(problem.kind, path: problem.path, id: $0.0, problem.message)) }
+        }
+    }
+
+    private func failed(_ problem: Problem) -> SideListing {
+        SideListing(spec: spec, status: .failed, problems: [problem])
+    }
+
+    /// What one listing of `memos/` gave: the names to read, the problems
+    /// of the listing itself, the files that could not be downloaded, and how
+    /// the cache was used.
+    struct Listed: Sendable {
+        var names: [String]?
+        var problems: [Problem] = []
+        /// Names listed but not downloaded, with rclone's reason.
+        var unfetched: [String: String] = [:]
+        var cacheUse: CacheUse?
+
+        /// A memo file that could not be downloaded is `!` for a reason of its own.
+        func marked(_ problem: Problem) -> Problem {
+            guard problem.path.hasPrefix("memos/"), let reason = unfetched[String(problem.path.dropFirst(6))] else { return problem }
+            return Problem(.unreachable, path: problem.path, id: problem.id, "could not be downloaded from the remote (\(reason))")
+        }
+
+        func marked(_ side: SideListing) -> SideListing {
+            var side = side
+            side.problems = side.problems.map(marked)
+            side.cacheUse = cacheUse
+            if !unfetched.isEmpty && side.status == .ok { side.status = .degraded }
+            return side
+        }
+    }
+
+    /// A remote opened for one run: where its `index.json` is, the index
+    /// downloaded into the cache, and what was listed and downloaded, shared
+    /// by every use of the same remote in one run.
+    final class Remote: Sendable {
+        let source: RcloneSource
+        let rclone: Rclone
+        /// The remote folder holding `index.json`.
+        let root: String
+        /// `60dMemo` when the remote names the folder above it, else empty.
+        let nesting: String
+        /// This remote's folder in the cache.
+        let cacheFolder: URL
+        private let listings = Mutex<[Bool: Listed]>([:])
+
+        private init(source: RcloneSource, rclone: Rclone, root: String, nesting: String, cacheFolder: URL) {
+            self.source = source
+            self.rclone = rclone
+            self.root = root
+            self.nesting = nesting
+            self.cacheFolder = cacheFolder
+        }
+
+        private static let opened = Mutex<[RcloneSource: Remote]>([:])
+
+        /// The remote with its `index.json` in the cache: read once a run.
+        static func open(_ source: RcloneSource, limits: ReadLimits) -> Result<Remote, Problem> {
+            if let known = opened.withLock({ $0[source] }) { return .success(known) }
+            let rclone: Rclone
+            do {
+                rclone = try Rclone(config: source.config, flags: source.flags)
+            } catch {
+                return .failure(Problem(.unreadableFolder, path: "", error.message))
+            }
+            var configured = rclone
+            configured.connectTimeout = .seconds(source.connectTimeout)
+            configured.ioTimeout = .seconds(source.ioTimeout)
+            configured.callLimit = .seconds(source.callLimit)
+            let top: [Rclone.Entry]
+            do { top = try configured.lsjson(source.remote, filesOnly: false, hash: false) } catch {
+                return .failure(Problem(.unreadableFolder, path: "", error.message))
+            }
+            // The folder holding index.json, or its parent holding 60dMemo/, as on disk.
+            let holdsIndex = top.contains { $0.name == "index.json" || ($0.name == "memos" && $0.isDir) }
+            let nested = !holdsIndex && top.contains { $0.name == MemoFolder.nestedFolder && $0.isDir }
+            let root = nested ? Rclone.joined(source.remote, MemoFolder.nestedFolder) : source.remote
+            let cacheFolder = source.cache.appendingPathComponent(Rclone.cacheName(of: source.remote))
+            let remote = Remote(source: source, rclone: configured, root: root, nesting: nested ? MemoFolder.nestedFolder : "",
+                                cacheFolder: cacheFolder)
+            let indexEntries = nested ? (try? configured.lsjson(root, filesOnly: true, hash: false)) ?? [] : top
+            if let problem = remote.fetchIndex(limits: limits, listed: indexEntries.filter { $0.name == "index.json" && !$0.isDir }) {
+                return .failure(problem.inside(remote.nesting))
+            }
+            opened.withLock { $0[source] = remote }
+            return .success(remote)
+        }
+
+        /// Downloads `index.json` into the cache folder (replacing the last
+        /// one whole), or the problem that fails the side.
+        private func fetchIndex(limits: ReadLimits, listed: [Rclone.Entry]) -> Problem? {
+            if listed.count > 1 {
+                let ids = listed.map { $0.id ?? "?" }.joined(separator: " and ")
+                return Problem(.duplicateID, path: "index.json", "the remote holds two files named index.json (ids \(ids)); reckon does not pick one")
+            }
+            do {
+                try AtomicFile.makeFolder(cacheFolder)
+            } catch {
+                return Problem(.unreadableFolder, path: "", "the cache folder cannot be made: \(error.description)")
+            }
+            let indexCopy = cacheFolder.appendingPathComponent("index.json")
+            guard !listed.isEmpty else {
+                try? FileManager.default.removeItem(at: indexCopy)
+                return nil
+            }
+            do {
+                let data = try rclone.cat(Rclone.joined(root, "index.json"), limit: limits.indexSizeLimit)
+                guard Int64(data.count) <= limits.indexSizeLimit else {
+                    return Problem(.unreadableFile, path: "index.json", "is larger than the limit of \(limits.indexSizeLimit) bytes; it is not read")
+                }
+                try AtomicFile.write(data, to: indexCopy)
+                return nil
+            } catch let failure as Rclone.Failure {
+                return Problem(.unreadableFile, path: "index.json", failure.message)
+            } catch {
+                return Problem(.unreadableFolder, path: "", "the cache folder cannot be written: \(errorWords(error))")
+            }
+        }
+
+        /// The cache read as a memo folder, with the names the remote listed in `memos/`.
+        func folder(_ spec: SideSpec, limits: ReadLimits, names: [String]?) -> MemoFolder {
+            var cacheSpec = spec
+            cacheSpec.location = .folder(cacheFolder)
+            var folder = MemoFolder(cacheSpec, limits: limits)
+            folder.memoListing = .remote(names)
+            return folder
+        }
+
+        /// The side with the remote's spec, and its paths as the remote's: `60dMemo/…` when nested.
+        func placed(_ side: SideListing, _ spec: SideSpec) -> SideListing {
+            var placed = side
+            placed.spec = spec
+            placed.problems = side.problems.map { $0.inside(nesting) }
+            placed.damaged = side.damaged.map { DamagedFile(path: nesting.isEmpty ? $0.path : nesting + "/" + $0.path, bytes: $0.bytes) }
+            return placed
+        }
+
+        /// `memos/` listed (once a run); with `deep`, its memo files downloaded into the cache.
+        func listed(deep: Bool, limits: ReadLimits) -> Result<Listed, Problem> {
+            if let known = listings.withLock({ $0[deep] ?? $0[true] }) { return .success(known) }
+            let memos = Rclone.joined(root, "memos")
+            var listed = Listed()
+            let entries: [Rclone.Entry]
+            do {
+                let hash = (try? rclone.backendType(of: source.remote)).flatMap { $0 }.map(Rclone.listingCarriesMD5) ?? false
+                entries = try rclone.lsjson(memos, filesOnly: true, hash: hash)
+            } catch where error.exitCode == 3 {
+                listed.names = nil
+                return .success(store(listed, deep: deep))
+            } catch {
+                return .failure(Problem(.unreadableFolder, path: "memos", error.message))
+            }
+            let (unique, duplicates) = Self.unique(entries)
+            listed.problems += duplicates
+            listed.names = unique.map(\.name)
+            if deep { listed = fetch(unique, into: listed) }
+            return .success(store(listed, deep: deep))
+        }
+
+        /// The entries of a listing whose names are listed once, and a problem
+        /// for each name listed more than once (Drive allows it): neither is read.
+        static func unique(_ entries: [Rclone.Entry]) -> ([Rclone.Entry], [Problem]) {
+            var byName: [String: [Rclone.Entry]] = [:]
+            for entry in entries { byName[entry.name, default: []].append(entry) }
+            var unique: [Rclone.Entry] = []
+            var problems: [Problem] = []
+            for (name, same) in byName.sorted(by: { $0.key < $1.key }) {
+                guard same.count == 1 else {
+                    let ids = same.map { $0.id ?? "?" }.joined(separator: " and ")
+                    let stem = name.hasSuffix(".json") ? String(name.dropLast(5)) : name
+                    problems.append(Problem(.duplicateID, path: "memos/" + displayName(Array(name.utf8)), id: MemoID(stem),
+                                            "the remote holds \(same.count) files of this name (ids \(ids)); reckon does not pick one"))
+                    continue
+                }
+                unique.append(same[0])
+            }
+            return (unique, problems)
+        }
+
+        private func store(_ listed: Listed, deep: Bool) -> Listed {
+            listings.withLock { $0[deep] = listed }
+            return listed
+        }
+
+        /// Brings the cache up to the listing: downloads the memo files whose
+        /// listed size, time or MD5 differ from what is cached (or whose
+        /// cached bytes changed), checks each against the listing, and
+        /// forgets cached files no longer listed.
+        private func fetch(_ entries: [Rclone.Entry], into listed: Listed) -> Listed {
+            var listed = listed
+            let memosFolder = cacheFolder.appendingPathComponent("memos")
+            let fingerprintsURL = cacheFolder.appendingPathComponent("fingerprints.json")
+            var cached = source.refresh ? [:] : CachedFile.read(fingerprintsURL)
+            do { try AtomicFile.makeFolder(memosFolder) } catch {
+                for entry in entries { listed.unfetched[entry.name] = "the cache folder cannot be made: \(error.description)" }
+                return listed
+            }
+            // Only files a memo folder reads (`<uuid>.json`) are downloaded.
+            let memoFiles = entries.filter { $0.name.hasSuffix(".json") && MemoID($0.name.dropLast(5)) != nil }
+            var wanted: [Rclone.Entry] = []
+            var fromCache = 0
+            for entry in memoFiles {
+                if let known = cached[entry.name], known.matches(entry),
+                   let bytes = try? Data(contentsOf: memosFolder.appendingPathComponent(entry.name)), SHA256.hex(of: bytes) == known.sha256 {
+                    fromCache += 1
+                } else {
+                    wanted.append(entry)
+                }
+            }
+            let listedNames = Set(memoFiles.map(\.name))
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: memosFolder.path)) ?? [] where !listedNames.contains(name) {
+                try? FileManager.default.removeItem(at: memosFolder.appendingPathComponent(name))
+            }
+            cached = cached.filter { listedNames.contains($0.key) }
+
+            let staging = cacheFolder.appendingPathComponent("staging")
+            try? ExportFolder.removeTree(staging.path)
+            var fetched = 0
+            var failure: String?
+            if !wanted.isEmpty {
+                do {
+                    try AtomicFile.makeFolder(staging)
+                    _ = try rclone.copy(from: Rclone.joined(root, "memos"), files: wanted.map(\.name), into: staging, checksum: false)
+                } catch let error as Rclone.Failure {
+                    failure = error.message
+                } catch {
+                    failure = errorWords(error)
+                }
+                // Each file is checked against the listing before it replaces a cached one.
+                for entry in wanted {
+                    let staged = staging.appendingPathComponent(entry.name)
+                    guard let bytes = try? Data(contentsOf: staged) else {
+                        listed.unfetched[entry.name] = failure ?? "rclone did not download it; it may have been deleted since the listing"
+                        continue
+                    }
+                    guard Int64(bytes.count) == entry.size, entry.md5.map({ $0 == SHA256.md5Hex(of: bytes) }) ?? true else {
+                        listed.unfetched[entry.name] = "the downloaded bytes do not match the listing's size or MD5; it may have changed since the listing"
+                        continue
+                    }
+                    guard rename(staged.path, memosFolder.appendingPathComponent(entry.name).path) == 0 else {
+                        listed.unfetched[entry.name] = "it cannot be put in the cache: \(String(cString: strerror(errno)))"
+                        continue
+                    }
+                    cached[entry.name] = CachedFile(entry, sha256: SHA256.hex(of: bytes))
+                    fetched += 1
+                }
+                try? ExportFolder.removeTree(staging.path)
+            }
+            try? AtomicFile.write(CachedFile.data(cached), to: fingerprintsURL)
+            listed.cacheUse = CacheUse(fetched: fetched, fromCache: fromCache, temporary: source.cacheIsTemporary)
+            return listed
+        }
+    }
+
+    /// What the cache knows of one memo file: the listing it was downloaded
+    /// under (size, time, MD5 when the backend gives one) and the SHA-256 of
+    /// the bytes kept, so a cached file changed on disk is downloaded again.
+    struct CachedFile: Sendable, Equatable {
+        var size: Int64
+        var modTime: String
+        var md5: String?
+        var sha256: String
+
+        init(_ entry: Rclone.Entry, sha256: String) {
+            size = entry.size
+            modTime = entry.modTime
+            md5 = entry.md5
+            self.sha256 = sha256
+        }
+
+        /// Whether a listing entry is the file this was downloaded as.
+        func matches(_ entry: Rclone.Entry) -> Bool {
+            size == entry.size && modTime == entry.modTime && md5 == entry.md5
+        }
+
+        /// `fingerprints.json`; anything unreadable is an empty cache, so every file is downloaded again.
+        static func read(_ url: URL) -> [String: CachedFile] {
+            guard let data = try? Data(contentsOf: url), case .object(let top)? = try? JSONParser.parse(data).value,
+                  case .object(let files)? = top["files"] else { return [:] }
+            var result: [String: CachedFile] = [:]
+            for (name, value) in files {
+                guard case .object(let fields) = value, case .number(let size)? = fields["size"], let bytes = Int64(size),
+                      case .string(let modTime)? = fields["modTime"], case .string(let sha256)? = fields["sha256"] else { continue }
+                var md5: String?
+                if case .string(let text)? = fields["md5"] { md5 = text }
+                result[name] = CachedFile(Rclone.Entry(name: name, path: name, size: bytes, modTime: modTime, isDir: false, md5: md5, id: nil),
+                                          sha256: sha256)
+            }
+            return result
+        }
+
+        static func data(_ files: [String: CachedFile]) -> Data {
+            JSONWriter.data(.object(["version": .number("1"), "files": .object(files.mapValues { file in
+                var fields: [String: JSONValue] = ["size": .number(String(file.size)), "modTime": .string(file.modTime), "sha256": .string(file.sha256)]
+                if let md5 = file.md5 { fields["md5"] = .string(md5) }
+                return .object(fields)
+            })]))
+        }
+    }
+}
