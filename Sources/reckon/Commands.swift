@@ -36,16 +36,18 @@ enum Commands {
             .init(name: "--dry-run", help: "Read and compare, but write no file."),
             .init(name: "--quiet", help: "Print nothing but errors."),
             .init(name: "--json", help: "Print the report JSON instead of the summary."),
+            .init(name: "--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache."),
         ])
     static let reconcile = CommandSpec(
         name: "reconcile", abstract: "Compare the memos on this device with a cloud folder, memo by memo.",
         options: [
             .init(name: "--local", value: "path", help: "This device's memos: a memo folder, the app's store file or an iPhone backup folder.", required: true),
-            .init(name: "--remote", value: "path", help: "The cloud memo folder (holding index.json and memos/).", required: true),
+            .init(name: "--remote", value: "path", help: "The cloud memo folder (holding index.json and memos/), on disk or as an rclone remote (gdrive:60dMemo).", required: true),
             .init(name: "--out", value: "dir", help: "Write report.json, report.md, report.html and combined.txt here, and copy damaged files to quarantine/."),
             .init(name: "--json", help: "Print the report JSON instead of the summary."),
             .init(name: "--quick", help: "Compare index.json entries and the folder listing only; do not read memo files."),
             .init(name: "--lang", value: "lang", help: "The language of the summary and reports: en or ja."),
+            .init(name: "--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache."),
             .init(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup."),
         ])
     static let counts = CommandSpec(
@@ -62,6 +64,7 @@ enum Commands {
             .init(name: "--out", value: "dir", help: "The folder to write memos.json, markdown/, memos.zip and manifest.json into.", required: true),
             .init(name: "--format", value: "formats", help: "Comma-separated: json, markdown, zip (default: all three)."),
             .init(name: "--include-archived", help: "Export archived memos too (soft-deleted ones never)."),
+            .init(name: "--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache."),
             .init(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup."),
         ])
     static let validate = CommandSpec(
@@ -145,7 +148,14 @@ enum Commands {
     /// A side named on the command line: its kind follows from what the
     /// path is. A file starting with SQLite's header is a store, a folder
     /// holding `Manifest.db` an iPhone backup, anything else a memo folder.
-    static func side(_ role: SideRole, name: String, label: String, path: String, app: String?) -> SideSpec {
+    static func side(_ role: SideRole, name: String, label: String, path: String, app: String?, refresh: Bool = false) -> SideSpec {
+        if RcloneSource.isRemote(path) {
+            let (cache, temporary) = RcloneSource.oneShotCache()
+            var source = RcloneSource(remote: path, cache: cache)
+            source.cacheIsTemporary = temporary
+            source.refresh = refresh
+            return SideSpec(role: role, name: name, label: label, path: Rclone.masked(path), location: .rclone(source))
+        }
         let url = fileURL(path)
         let location: SideLocation = switch FileKind(path: url.path) {
         case .regular where CoreDataStore.isStoreFile(url.path): .store(StoreSource(url: url, isBackup: false, app: app))
@@ -169,7 +179,7 @@ enum Commands {
 
     static func runPipeline(_ arguments: ParsedArguments, console: Console) -> ExitCode {
         let path = arguments.positionals[0]
-        let definition: PipelineDefinition
+        var definition: PipelineDefinition
         do {
             definition = try PipelineDefinition.load(from: fileURL(path), displayPath: path)
             try definition.checkOutputsOutsideSources(file: path)
@@ -177,6 +187,7 @@ enum Commands {
             console.err("Error: \(error)\n")
             return .usage
         }
+        if arguments.flags.contains("--refresh") { definition.refreshCaches() }
         var pipeline = Pipeline()
         pipeline.writeFiles = !arguments.flags.contains("--dry-run")
         pipeline.keepsHistory = true
@@ -213,8 +224,10 @@ enum Commands {
         let remotePath = arguments.values["--remote"]!
         var definition = PipelineDefinition(
             name: "reconcile",
-            local: side(.local, name: "local", label: strings.defaultLocalLabel, path: localPath, app: arguments.values["--app"]),
-            remotes: [side(.remote, name: "remote", label: strings.defaultRemoteLabel, path: remotePath, app: arguments.values["--app"])],
+            local: side(.local, name: "local", label: strings.defaultLocalLabel, path: localPath, app: arguments.values["--app"],
+                        refresh: arguments.flags.contains("--refresh")),
+            remotes: [side(.remote, name: "remote", label: strings.defaultRemoteLabel, path: remotePath, app: arguments.values["--app"],
+                           refresh: arguments.flags.contains("--refresh"))],
             check: arguments.flags.contains("--quick") ? .quick : .deep,
             reportDir: arguments.values["--out"].map(outputURL),
             language: language, failOnDrift: true)
@@ -278,7 +291,7 @@ enum Commands {
             }
             if !formats.contains(format) { formats.append(format) }
         }
-        let spec = side(.local, name: "local", label: path, path: path, app: arguments.values["--app"])
+        let spec = side(.local, name: "local", label: path, path: path, app: arguments.values["--app"], refresh: arguments.flags.contains("--refresh"))
         if let several = severalStores([spec], command: export) {
             console.err(several.text)
             return .usage

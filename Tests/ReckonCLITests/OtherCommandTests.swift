@@ -33,7 +33,7 @@ import Testing
         #expect(result.stdout.isEmpty)
         #expect(result.stderr == """
             Error: Unknown option '--foo'
-            Usage: reckon reconcile --local <path> --remote <path> [--out <dir>] [--json] [--quick] [--lang <lang>] [--app <id>]
+            Usage: reckon reconcile --local <path> --remote <path> [--out <dir>] [--json] [--quick] [--lang <lang>] [--refresh] [--app <id>]
               See 'reckon reconcile --help' for more information.
 
             """)

@@ -87,7 +87,9 @@ final class SFTPServer {
                 process.executableURL = URL(fileURLWithPath: try rclonePath())
                 process.arguments = ["serve", "sftp", folder.path, "--addr", "127.0.0.1:\(port)",
                                      "--user", user, "--pass", password, "--config", config.path,
-                                     "--cache-dir", cache!.path] + (verbose ? ["-v"] : [])
+                                     "--cache-dir", cache!.path,
+                                     // Tests change served files behind the server's back: it must not keep their old sizes.
+                                     "--dir-cache-time", "0s"] + (verbose ? ["-v"] : [])
                 process.standardInput = FileHandle.nullDevice
                 process.standardOutput = FileHandle.nullDevice
                 _ = FileManager.default.createFile(atPath: log.path, contents: nil)

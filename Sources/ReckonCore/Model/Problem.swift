@@ -28,6 +28,7 @@ public struct Problem: Error, Sendable, Equatable, Codable {
         case quarantineFailed = "quarantine-failed"
         case corruptStore = "corrupt-store"
         case storeModel = "store-model"
+        case unreachable
     }
 
     public var severity: Severity

@@ -34,19 +34,71 @@ public enum SideLocation: Sendable, Equatable {
     case folder(URL)
     /// The app's SQLite store, or an iPhone backup holding it.
     case store(StoreSource)
+    /// A folder in an rclone remote (`gdrive:60dMemo`).
+    case rclone(RcloneSource)
 
     /// The file or folder on this machine that holds the side, if any:
     /// outputs may never land inside it.
     public var localURL: URL? {
         switch self {
         case .folder(let url): url
-        case .store(let source): source.url
+        // A store file's folder, where SQLite keeps its -wal and -shm beside it.
+        case .store(let source): source.isBackup ? source.url : source.url.deletingLastPathComponent()
+        case .rclone: nil
         }
     }
 
     /// Whether the side is a store, whose instants are kept to the millisecond.
     public var isStore: Bool {
         if case .store = self { true } else { false }
+    }
+}
+
+/// Where an rclone remote's memo folder is, how rclone reaches it, and
+/// where reckon keeps the memo files it downloaded.
+public struct RcloneSource: Sendable, Hashable {
+    /// `name:path` or `:backend,options:path`, as the user gave it.
+    public var remote: String
+    /// An rclone config file; nil for rclone's own.
+    public var config: String?
+    /// Extra rclone flags, each on the read-only list.
+    public var flags: [String] = []
+    /// The folder holding the caches of remotes, one folder each.
+    public var cache: URL
+    /// Whether `cache` is a temporary folder, gone after this run.
+    public var cacheIsTemporary = false
+    /// Ignore what is cached for this run, and download every memo file.
+    public var refresh = false
+    /// rclone's `--contimeout` and `--timeout`, and reckon's limit on one call, in seconds.
+    public var connectTimeout = 15
+    public var ioTimeout = 60
+    public var callLimit = 600
+
+    public init(remote: String, cache: URL) {
+        self.remote = remote
+        self.cache = cache
+    }
+
+    /// The cache of a one-shot command: `$XDG_CACHE_HOME/reckon/`, then
+    /// `$HOME/.cache/reckon/`, else a temporary folder (said to be one).
+    public static func oneShotCache() -> (URL, temporary: Bool) {
+        let environment = ProcessInfo.processInfo.environment
+        if let folder = environment["XDG_CACHE_HOME"], folder.hasPrefix("/") {
+            return (URL(fileURLWithPath: folder).appendingPathComponent("reckon"), false)
+        }
+        if let home = environment["HOME"], home.hasPrefix("/") {
+            return (URL(fileURLWithPath: home).appendingPathComponent(".cache/reckon"), false)
+        }
+        let folder = (try? PrivateFolder.make(prefix: "reckon-cache")) ?? URL(fileURLWithPath: PrivateFolder.temporaryRoot)
+        return (folder, true)
+    }
+
+    /// Whether a path on the command line names an rclone remote (`name:path`
+    /// or `:backend,options:path`) rather than a file: a path that exists
+    /// wins, and one starting with `/` or `.` is a path.
+    public static func isRemote(_ path: String) -> Bool {
+        guard FileKind(path: path) == .missing, !path.hasPrefix("/"), !path.hasPrefix(".") else { return false }
+        return path.firstMatch(of: /^(:[A-Za-z0-9_]+(,[^:]*)?|[A-Za-z0-9_][A-Za-z0-9_. -]*):/) != nil
     }
 }
 
@@ -65,6 +117,14 @@ public struct StoreSource: Sendable, Hashable {
         self.app = app
         self.model = model
     }
+}
+
+/// How a remote's memo files were had in one run.
+public struct CacheUse: Sendable, Equatable {
+    public var fetched: Int
+    public var fromCache: Int
+    /// Whether the cache was a temporary folder, so the next run downloads everything again.
+    public var temporary: Bool
 }
 
 public enum SideStatus: String, Sendable, Codable {
@@ -96,6 +156,8 @@ public struct SideListing: Sendable {
     public var rebuiltFromMemoFiles = false
     /// The bytes of every file judged damaged, as they were read, for the quarantine.
     public var damaged: [DamagedFile] = []
+    /// For a remote read through a cache: how many memo files were downloaded and how many came from the cache.
+    public var cacheUse: CacheUse?
 
     public init(spec: SideSpec, status: SideStatus = .ok, entries: IDMap<IndexEntry> = IDMap(), files: IDMap<IDSpelling> = IDMap(),
                 memos: IDMap<MemoSummary> = IDMap(), problems: [Problem] = [], precounted: MemoCounts? = nil) {

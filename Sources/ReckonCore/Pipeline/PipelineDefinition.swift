@@ -65,6 +65,19 @@ public struct PipelineDefinition: Sendable, Equatable {
     /// Whether drift makes `reckon run` exit 1.
     public var failOnDrift: Bool
 
+    /// Makes every rclone side download its memo files again, ignoring its cache, for this run.
+    public mutating func refreshCaches() {
+        func refreshed(_ side: SideSpec) -> SideSpec {
+            guard case .rclone(var source) = side.location else { return side }
+            source.refresh = true
+            var side = side
+            side.location = .rclone(source)
+            return side
+        }
+        local = refreshed(local)
+        remotes = remotes.map(refreshed)
+    }
+
 
     public init(name: String, local: SideSpec, remotes: [SideSpec], check: CheckMode = .deep, reportDir: URL? = nil,
                 export: ExportSpec? = nil, language: String = "en", failOnDrift: Bool = false) {
@@ -101,11 +114,12 @@ public struct DefinitionError: Error, Equatable, CustomStringConvertible {
 
 extension PipelineDefinition {
     static let topKeys: Set<String> = ["schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
-                                       "timeZone", "failOnDrift", "limits"]
+                                       "timeZone", "failOnDrift", "limits", "cache"]
     static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
-    static let sideKeys: Set<String> = ["name", "label", "kind", "path", "app", "model"]
+    static let sideKeys: Set<String> = ["name", "label", "kind", "path", "app", "model", "remote", "config", "flags", "timeouts"]
     /// The kinds of side this reckon reads.
-    static let sideKinds = ["folder", "store"]
+    static let sideKinds = ["folder", "store", "rclone"]
+    static let timeoutKeys: Set<String> = ["connect", "io", "call"]
     static let modelKeys: Set<String> = ["entity", "attributes", "tagEntity", "tagAttribute"]
     static let exportKeys: Set<String> = ["from", "formats", "includeArchived", "dir", "keep"]
     static let reportKeys: Set<String> = ["dir"]
@@ -197,12 +211,19 @@ private struct DefinitionReader {
         guard PipelineDefinition.sideKinds.contains(kind) else {
             throw fail("\(key).kind", "must be one of \(PipelineDefinition.sideKinds.joined(separator: ", ")), found \"\(kind)\"")
         }
-        let path = try string(object, "path", in: key, required: true)!
         let label = try string(object, "label", in: key, required: false) ?? defaultLabel
-        guard kind == "store" else {
-            if let storeKey = ["app", "model"].first(where: { object[$0] != nil }) {
-                throw fail("\(key).\(storeKey)", "is read only for a side of kind \"store\"")
+        let keysOfKind = ["store": ["app", "model"], "rclone": ["remote", "config", "flags", "timeouts"]]
+        for (otherKind, keys) in keysOfKind where otherKind != kind {
+            if let wrong = keys.first(where: { object[$0] != nil }) {
+                throw fail("\(key).\(wrong)", "is read only for a side of kind \"\(otherKind)\"")
             }
+        }
+        if kind == "rclone" {
+            if object["path"] != nil { throw fail("\(key).path", "is not read for a side of kind \"rclone\"; name the folder with \"remote\"") }
+            return try rcloneSide(object, key, role: role, name: name, label: label)
+        }
+        let path = try string(object, "path", in: key, required: true)!
+        guard kind == "store" else {
             return SideSpec(role: role, name: name, label: label, path: path, location: .folder(url(path)))
         }
         let sideURL = url(path)
@@ -212,6 +233,32 @@ private struct DefinitionReader {
             source.model = try storeModel(model, "\(key).model")
         }
         return SideSpec(role: role, name: name, label: label, path: path, location: .store(source))
+    }
+
+    /// A side in an rclone remote; its cache folder is set once the whole definition is read.
+    func rcloneSide(_ object: [String: JSONValue], _ key: String, role: SideRole, name: String, label: String) throws(DefinitionError) -> SideSpec {
+        let remote = try string(object, "remote", in: key, required: true)!
+        var source = RcloneSource(remote: remote, cache: base)
+        source.config = try string(object, "config", in: key, required: false).map { url($0).path }
+        if let value = object["flags"] {
+            guard case .array(let items) = value else { throw fail("\(key).flags", "must be an array of strings") }
+            for (position, item) in items.enumerated() {
+                guard case .string(let flag) = item else { throw fail("\(key).flags[\(position)]", "must be a string") }
+                source.flags.append(flag)
+            }
+            do { _ = try Rclone.checked(source.flags) } catch { throw fail("\(key).flags", error.sentence) }
+        }
+        if let value = object["timeouts"] {
+            let timeouts = try self.object(value, "\(key).timeouts", allowed: PipelineDefinition.timeoutKeys)
+            for (field, keyPath) in [("connect", \RcloneSource.connectTimeout), ("io", \.ioTimeout), ("call", \.callLimit)] {
+                guard let number = timeouts[field] else { continue }
+                guard let seconds = number.double, seconds == seconds.rounded(), (1...86_400).contains(seconds) else {
+                    throw fail("\(key).timeouts.\(field)", "must be a whole number of seconds from 1 to 86400")
+                }
+                source[keyPath: keyPath] = Int(seconds)
+            }
+        }
+        return SideSpec(role: role, name: name, label: label, path: Rclone.masked(remote), location: .rclone(source))
     }
 
     /// A store's `"model"`: the entity's name and the app's names for reckon's attributes.
@@ -225,7 +272,11 @@ private struct DefinitionReader {
             let known = Set(StoreSchema.Field.allCases.map(\.rawValue))
             let names = try self.object(attributes, "\(key).attributes", allowed: known)
             for field in names.keys.sorted() {
-                model.attributes[field] = try string(names, field, in: "\(key).attributes", required: true)
+                let name = try string(names, field, in: "\(key).attributes", required: true)!
+                guard name.range(of: "^[A-Za-z][A-Za-z0-9_]*$", options: .regularExpression) != nil else {
+                    throw fail("\(key).attributes.\(field)", "must be an attribute's name (a letter, then letters, digits or '_'), found \"\(name)\"")
+                }
+                model.attributes[field] = name
             }
         }
         return model
@@ -246,7 +297,7 @@ private struct DefinitionReader {
         guard TimeZone(identifier: timeZone) != nil else {
             throw fail("timeZone", "must be an IANA time zone such as \"UTC\" or \"Asia/Tokyo\", found \"\(timeZone)\"")
         }
-        let local = try side(top["local"], "local", role: .local, defaultName: "local", defaultLabel: strings.defaultLocalLabel)
+        var local = try side(top["local"], "local", role: .local, defaultName: "local", defaultLabel: strings.defaultLocalLabel)
 
         guard case .array(let remoteValues)? = top["remotes"] else {
             throw fail("remotes", top["remotes"] == nil ? "is missing" : "must be an array of remotes, found \(top["remotes"]!.typeName)")
@@ -301,6 +352,27 @@ private struct DefinitionReader {
         var export: ExportSpec?
         if top["export"] != nil {
             export = try exportSpec(top["export"], local: local, remotes: remotes)
+        }
+
+        // Each rclone side's cache: `cache.dir`, or `cache/` in the report folder.
+        var cache: (URL, Bool)?
+        if top["cache"] != nil {
+            let object = try object(top["cache"], "cache", allowed: PipelineDefinition.reportKeys)
+            cache = (outputURL(try string(object, "dir", in: "cache", required: true)!), false)
+        }
+        let sides = [local] + remotes
+        if sides.contains(where: { if case .rclone = $0.location { true } else { false } }) {
+            let (dir, temporary) = cache ?? reportDir.map { ($0.appendingPathComponent("cache"), false) } ?? RcloneSource.oneShotCache()
+            func cached(_ side: SideSpec) -> SideSpec {
+                guard case .rclone(var source) = side.location else { return side }
+                source.cache = dir
+                source.cacheIsTemporary = temporary
+                var side = side
+                side.location = .rclone(source)
+                return side
+            }
+            local = cached(local)
+            remotes = remotes.map(cached)
         }
 
         var definition = PipelineDefinition(name: name, local: local, remotes: remotes, check: check, reportDir: reportDir, export: export,

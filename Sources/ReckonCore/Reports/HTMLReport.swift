@@ -83,6 +83,7 @@ public struct HTMLReport {
         }
         let calm = report.inSync && report.outcome == .inSync
         out.append("<section class=\"hints\">" + report.hints(s).map { "<p\(calm ? " class=\"ok\"" : "")>\(html($0))</p>" }.joined() + "</section>")
+        out += report.cacheLines(s).map { "<p class=\"cache\">\(html($0))</p>" }
         if report.history.count >= 2 { out.append(chart(report)) }
 
         out.append(table(s.sourcesHeading, [s.sideColumn, s.pathColumn, s.statusColumn], report.sides.map { side in

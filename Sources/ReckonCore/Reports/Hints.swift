@@ -3,6 +3,12 @@ import Foundation
 /// What every rendering of a report shares: the sentences, the count rows,
 /// the run's time, a difference in words.
 extension Report {
+    /// One line per remote read through a cache: how many memo files were
+    /// downloaded and how many came from the cache.
+    public func cacheLines(_ s: Strings) -> [String] {
+        sides.compactMap { side in side.cacheUse.map { s.cacheUse(side.label, $0.fetched, $0.fromCache, $0.temporary) } }
+    }
+
     /// The sentences that say what the drift means and what to do, one per
     /// kind of drift, in the order a person should act on them.
     public func hints(_ s: Strings) -> [String] {

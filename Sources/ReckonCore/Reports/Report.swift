@@ -84,6 +84,8 @@ public struct SideReport: Sendable, Equatable, Codable {
     public var problems: [Problem]
     /// The folder, resolved, for showing its path to a person (not in `report.json`).
     public var url: URL?
+    /// How a remote's memo files were had (not in `report.json`, which stays the same for the same inputs).
+    public var cacheUse: CacheUse?
 
     /// Where a side's counts come from.
     public enum CountsFrom: String, Sendable, Codable {
@@ -105,6 +107,7 @@ public struct SideReport: Sendable, Equatable, Codable {
         countsFrom = side.spec.location.isStore ? .store : side.rebuiltFromMemoFiles ? .memoFiles : .index
         problems = side.problems.sorted { ($0.path, $0.message) < ($1.path, $1.message) }
         url = side.spec.location.localURL
+        cacheUse = side.cacheUse
     }
 
     enum CodingKeys: String, CodingKey { case role, name, label, path, status, counts, countsFrom, problems }

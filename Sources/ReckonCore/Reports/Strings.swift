@@ -51,6 +51,8 @@ public struct Strings: Sendable {
     public var andMore: @Sendable (Int, String) -> String
     /// (number left out) when no file lists them.
     public var andMoreUnlisted: Count
+    /// How a remote's memo files were had: (label, downloaded, from the cache, the cache is temporary).
+    public var cacheUse: @Sendable (String, Int, Int, Bool) -> String
     public var status: @Sendable (SideStatus) -> String
     /// (status, number of problems): `ok, 3 problems`.
     public var statusWithProblems: @Sendable (SideStatus, Int) -> String
@@ -153,6 +155,10 @@ public struct Strings: Sendable {
             },
             andMore: { n, file in "… and \(n) more (see \(file))" },
             andMoreUnlisted: { n in "… and \(n) more" },
+            cacheUse: { label, fetched, cached, temporary in
+                "\(upper(label)): \(fetched == 1 ? "1 memo file" : "\(fetched) memo files") downloaded, \(cached) from the cache"
+                    + (temporary ? " (a temporary folder, so the next run downloads them all again)." : ".")
+            },
             status: { $0.rawValue },
             statusWithProblems: { status, n in n == 0 ? status.rawValue : "\(status.rawValue), \(n == 1 ? "1 problem" : "\(n) problems")" },
             exportFailed: { "The export could not be written: \($0)" },
@@ -221,6 +227,10 @@ public struct Strings: Sendable {
         },
         andMore: { n, file in "…ほか\(n)件（\(file) を参照）" },
         andMoreUnlisted: { n in "…ほか\(n)件" },
+        cacheUse: { label, fetched, cached, temporary in
+            "\(label): メモのファイルを\(fetched)件ダウンロードし、\(cached)件はキャッシュから読みました"
+                + (temporary ? "（一時フォルダなので、次の実行ではすべてダウンロードし直します）。" : "。")
+        },
         status: { status in
             switch status {
             case .ok: "正常"
@@ -264,6 +274,7 @@ public struct Strings: Sendable {
             case .quarantineFailed: "隔離用のコピーができませんでした"
             case .corruptStore: "端末のデータベースが壊れています"
             case .storeModel: "端末のデータベースの形が想定と違います"
+            case .unreachable: "リモートから取得できませんでした"
             }
             return "\(kind)（\(problem.message)）"
         },

@@ -41,6 +41,7 @@ public struct TextSummary {
             out.append("")
         }
         report.hints(s).forEach(add)
+        report.cacheLines(s).forEach(add)
 
         let listing = reportFolder.map { report.shownPath($0.appendingPathComponent("report.md"), from: currentFolder) }
         func more(_ count: Int) -> String { listing.map { s.andMore(count, $0) } ?? s.andMoreUnlisted(count) }

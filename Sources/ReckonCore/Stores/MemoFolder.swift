@@ -13,6 +13,29 @@ public struct MemoFolder: MemoStore {
     package var sortRunLength = 8192
     /// The folder the side's path names.
     let url: URL
+    /// Where the names in `memos/` come from.
+    package var memoListing = MemoListing.folder
+
+    /// Where the names in `memos/` come from.
+    package enum MemoListing: Sendable {
+        /// The folder's own entries.
+        case folder
+        /// A remote's listing, when this folder is its local cache (nil when
+        /// the remote has no `memos/`): a listing never depends on what the
+        /// cache happens to hold.
+        case remote([String]?)
+    }
+
+    /// Hands each name in `memos/` to `each`: the folder's own, or the
+    /// remote's, each taken as a regular file. False when the folder cannot be listed.
+    private func listMemos(in path: String, each: (UnsafeRawBufferPointer, ListedKind) throws -> Void) throws -> Bool {
+        guard case .remote(let names) = memoListing else { return try listFolder(atPath: path, each: each) }
+        for name in names ?? [] {
+            var name = name
+            try name.withUTF8 { try each(UnsafeRawBufferPointer($0), .regularFile) }
+        }
+        return true
+    }
 
     public init(_ spec: SideSpec, limits: ReadLimits = ReadLimits()) {
         self.spec = spec
@@ -98,6 +121,7 @@ public struct MemoFolder: MemoStore {
         case .directory: break
         case .missing: return fail(.unreadableFolder, "", "the folder does not exist")
         case .link: return fail(.link, "", "is a link; links are not followed")
+        case .regular: return fail(.unreadableFolder, "", "is a file, but neither a memo folder nor the app's store (a store starts with SQLite's header)")
         case let other: return fail(.unreadableFolder, "", "is \(other.description), not a folder")
         }
         guard access(root.path, R_OK | X_OK) == 0 else {
@@ -327,12 +351,16 @@ public struct MemoFolder: MemoStore {
         let fileSorter = SpillSort<ListedFile>(scratch: scratch, runLength: sortRunLength)
         var listingProblems: [(name: String, problem: Problem)] = []
         let memosURL = root.appendingPathComponent("memos")
-        let memosKind = FileKind(path: memosURL.path)
+        let memosKind: FileKind
+        switch memoListing {
+        case .folder: memosKind = FileKind(path: memosURL.path)
+        case .remote(let names): memosKind = names == nil ? .missing : .directory
+        }
         let memosMissing = memosKind == .missing
         switch memosKind {
         case .missing: break
         case .directory:
-            let listed = try listFolder(atPath: memosURL.path) { name, kind in
+            let listed = try listMemos(in: memosURL.path) { name, kind in
                 func problem(_ problem: (String) -> Problem) {
                     let text = displayName(name)
                     listingProblems.append((text, problem("memos/" + text)))

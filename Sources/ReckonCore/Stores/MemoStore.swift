@@ -86,6 +86,7 @@ extension SideSpec {
         switch location {
         case .folder: MemoFolder(self, limits: limits)
         case .store: CoreDataStore(self)
+        case .rclone: RcloneStore(self, limits: limits)
         }
     }
 }

@@ -135,6 +135,8 @@ public struct RcloneStore: MemoStore {
             configured.connectTimeout = .seconds(source.connectTimeout)
             configured.ioTimeout = .seconds(source.ioTimeout)
             configured.callLimit = .seconds(source.callLimit)
+            // A dropped connection makes rclone retry for minutes; ten errors end the call, and what was verified stays.
+            configured.errorLimit = 10
             let top: [Rclone.Entry]
             do { top = try configured.lsjson(source.remote, filesOnly: false, hash: false) } catch {
                 return .failure(Problem(.unreadableFolder, path: "", error.message))
@@ -281,6 +283,7 @@ public struct RcloneStore: MemoStore {
             }
             cached = cached.filter { listedNames.contains($0.key) }
 
+            TestStop.wait(at: "rclone-listed")
             let staging = cacheFolder.appendingPathComponent("staging")
             try? ExportFolder.removeTree(staging.path)
             var fetched = 0
@@ -313,6 +316,11 @@ public struct RcloneStore: MemoStore {
                     fetched += 1
                 }
                 try? ExportFolder.removeTree(staging.path)
+                // An older copy of a file that could not be downloaded is not the remote's file: it is never read.
+                for name in listed.unfetched.keys {
+                    try? FileManager.default.removeItem(at: memosFolder.appendingPathComponent(name))
+                    cached[name] = nil
+                }
             }
             try? AtomicFile.write(CachedFile.data(cached), to: fingerprintsURL)
             listed.cacheUse = CacheUse(fetched: fetched, fromCache: fromCache, temporary: source.cacheIsTemporary)

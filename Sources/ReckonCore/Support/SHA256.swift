@@ -72,4 +72,15 @@ public final class SHA256 {
     public static func hex(of data: Data) -> String {
         data.withUnsafeBytes { digest(of: $0) }.hex
     }
+
+    /// The MD5 of `data` in small hexadecimal letters: only to check a
+    /// download against the MD5 a remote's listing gives, never to tell
+    /// files apart.
+    package static func md5Hex(of data: Data) -> String {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let done = data.withUnsafeBytes { EVP_Digest($0.baseAddress, $0.count, &digest, &length, EVP_md5(), nil) }
+        precondition(done == 1 && length == 16, "EVP_Digest(MD5) failed")
+        return digest.prefix(16).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
 }

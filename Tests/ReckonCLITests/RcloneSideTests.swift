@@ -1,0 +1,245 @@
+import Foundation
+@testable import ReckonCore
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An rclone remote as a side, against a real `rclone serve sftp` on
+/// 127.0.0.1 serving a copy of the drift samples' Drive folder: the same
+/// results as the folder read from disk, a cache that downloads only what
+/// changed, faults in words, and the served folder never written.
+@Suite(.serialized) struct RcloneSideTests {
+    let folder = temporaryFolder()
+    /// The folder the server serves: it holds `60dMemo/`, as a Drive folder's parent would.
+    var served: URL { folder.appendingPathComponent("served") }
+    var cache: URL { folder.appendingPathComponent("cache") }
+    let store = packageRoot.appendingPathComponent("Samples/store/default.store").path
+
+    init() throws {
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/drift/drive"), to: served)
+    }
+
+    /// Runs reckon with the server's remote configured and the cache in this test's folder.
+    func reckon(_ arguments: [String], _ server: SFTPServer, environment: [String: String] = [:]) throws -> RunResult {
+        try runArray(arguments, environment: server.environment.merging(["XDG_CACHE_HOME": cache.path]) { $1 }.merging(environment) { $1 })
+    }
+
+    /// A report's JSON with the remote side's path made the same for both kinds.
+    func comparable(_ text: String, remotePath: String) -> String {
+        text.replacingOccurrences(of: "\"path\" : \"\(remotePath)\"", with: "\"path\" : \"REMOTE\"")
+            .replacingOccurrences(of: "\"label\" : \"\(remotePath)\"", with: "\"label\" : \"REMOTE\"")
+    }
+
+    @Test func countsQuickAndDeepChecksAndTheExportMatchTheFolderReadFromDisk() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let before = try fingerprint(served)
+
+        let counts = try reckon(["counts", "--json", server.remote], server)
+        let countsOnDisk = try reckon(["counts", "--json", served.path], server)
+        #expect(counts.code == 0, "\(counts.stderr)")
+        #expect(comparable(counts.stdout, remotePath: server.remote) == comparable(countsOnDisk.stdout, remotePath: served.path))
+
+        for mode in [["--quick"], []] {
+            let remote = try reckon(["reconcile", "--json", "--local", store, "--remote", server.remote] + mode, server)
+            let onDisk = try reckon(["reconcile", "--json", "--local", store, "--remote", served.path] + mode, server)
+            #expect(remote.code == 1, "\(remote.stderr)")
+            #expect(comparable(remote.stdout, remotePath: server.remote) == comparable(onDisk.stdout, remotePath: served.path))
+        }
+
+        for (source, name) in [(server.remote, "from-remote"), (served.path, "from-disk")] {
+            let result = try reckon(["export", source, "--out", folder.appendingPathComponent(name).path, "--include-archived"], server)
+            #expect(result.code == 0, "\(result.stderr)")
+        }
+        let fromRemote = try read(folder.appendingPathComponent("from-remote/memos.json"))
+        let fromDisk = try read(folder.appendingPathComponent("from-disk/memos.json"))
+        #expect(comparable(fromRemote, remotePath: server.remote) == comparable(fromDisk, remotePath: served.path))
+        #expect(try fingerprint(served) == before, "the served folder was written")
+    }
+
+    @Test func aPipelineReadsTheRemoteAndKeepsItsCacheInTheReportFolder() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let before = try fingerprint(served)
+        func definition(_ remote: String) -> String {
+            """
+            {"name": "t", "local": {"name": "device", "kind": "store", "path": "\(store)"},
+             "remotes": [\(remote)], "reports": {"dir": "reports"}}
+            """
+        }
+        let pipeline = folder.appendingPathComponent("pipeline.json")
+        try Data(definition(#"{"name": "drive", "label": "Google Drive", "kind": "rclone", "remote": "reckontest:"}"#).utf8).write(to: pipeline)
+        let remote = try reckon(["run", pipeline.path], server)
+        #expect(remote.code == 0, "\(remote.stdout)\(remote.stderr)")
+        #expect(remote.stdout.contains("Google Drive: 7 memo files downloaded, 0 from the cache."))
+        let cached = folder.appendingPathComponent("reports/cache/\(Rclone.cacheName(of: "reckontest:"))/memos")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cached.path).count == 7)
+        let remoteReport = try read(folder.appendingPathComponent("reports/report.json"))
+
+        try Data(definition(#"{"name": "drive", "label": "Google Drive", "path": "served"}"#).utf8).write(to: pipeline)
+        #expect(try reckon(["run", pipeline.path], server).code == 0)
+        let diskReport = try read(folder.appendingPathComponent("reports/report.json"))
+        #expect(comparable(remoteReport, remotePath: "reckontest:") == comparable(diskReport, remotePath: "served"))
+        #expect(!remoteReport.contains("downloaded"), "the cache's figures stay out of report.json")
+        #expect(try fingerprint(served) == before)
+    }
+
+    @Test func theCacheDownloadsOnlyWhatChangedAndWhatWasDamagedInIt() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        func deep() throws -> String {
+            let result = try reckon(["reconcile", "--local", store, "--remote", server.remote], server)
+            #expect([1, 2].contains(result.code), "\(result.stderr)")
+            return result.stdout
+        }
+        #expect(try deep().contains("Google Drive: 7 memo files downloaded, 0 from the cache."))
+        #expect(try deep().contains("Google Drive: 0 memo files downloaded, 7 from the cache."))
+
+        let groceries = served.appendingPathComponent("60dMemo/memos/3f2504e0-4f89-11d3-9a0c-0305e82c3301.json")
+        try Data(try read(groceries).replacingOccurrences(of: "Milk", with: "Oat milk").utf8).write(to: groceries)
+        let afterEdit = try deep()
+        #expect(afterEdit.contains("Google Drive: 1 memo file downloaded, 6 from the cache."))
+        #expect(afterEdit.contains("* 3f2504e0-4f89-11d3-9a0c-0305e82c3301  text changed"))
+
+        let cachedBook = cache.appendingPathComponent("reckon/\(Rclone.cacheName(of: server.remote))/memos/16fd2706-8baf-433b-82eb-8c7fada847da.json")
+        try Data("damaged in the cache".utf8).write(to: cachedBook)
+        #expect(try deep().contains("Google Drive: 1 memo file downloaded, 6 from the cache."))
+        #expect(try read(cachedBook) == read(served.appendingPathComponent("60dMemo/memos/16fd2706-8baf-433b-82eb-8c7fada847da.json")))
+
+        let refreshed = try reckon(["reconcile", "--refresh", "--local", store, "--remote", server.remote], server)
+        #expect(refreshed.stdout.contains("Google Drive: 7 memo files downloaded, 0 from the cache."))
+
+        // A memo the remote no longer lists leaves the cache, never the remote.
+        try FileManager.default.removeItem(at: groceries)
+        _ = try deep()
+        #expect(!FileManager.default.fileExists(atPath: cachedBook.deletingLastPathComponent().appendingPathComponent(groceries.lastPathComponent).path))
+    }
+
+    /// Starts reckon, waits until it has listed `memos/`, lets `meanwhile`
+    /// change the world, then lets reckon go on; gives its result.
+    func reconcile(pausingAfterTheListing server: SFTPServer, meanwhile: () throws -> Void) throws -> RunResult {
+        let marker = folder.appendingPathComponent("paused")
+        try Data().write(to: marker)
+        let waiting = BackgroundRun(["reconcile", "--local", store, "--remote", server.remote],
+                                    environment: server.environment.merging(["XDG_CACHE_HOME": cache.path, "RECKON_TEST_WAIT_AT": "rclone-listed",
+                                                                             "RECKON_TEST_WAIT_FILE": marker.path]) { $1 })
+        // reckon says it is waiting by making `paused.reached` (looked for at most 600 × 50 ms).
+        for _ in 0..<600 where !FileManager.default.fileExists(atPath: marker.path + ".reached") { usleep(50_000) }
+        #expect(FileManager.default.fileExists(atPath: marker.path + ".reached"), "reckon never reached the listing")
+        try meanwhile()
+        try FileManager.default.removeItem(at: marker)
+        return waiting.wait()
+    }
+
+    @Test func aServerThatStopsAfterTheListingDegradesTheSideAndTheNextRunGoesOn() throws {
+        var server = try SFTPServer(serving: served)
+        #expect(try reckon(["reconcile", "--local", store, "--remote", server.remote], server).code == 1)
+        for name in ["3f2504e0-4f89-11d3-9a0c-0305e82c3301", "886313e1-3b8a-5372-9b90-0c9aee199e5d"] {
+            let file = served.appendingPathComponent("60dMemo/memos/\(name).json")
+            try Data(try read(file).replacingOccurrences(of: "\"title\"", with: "\"title\" ").utf8).write(to: file)
+        }
+        let dropped = try reconcile(pausingAfterTheListing: server) { server.stop() }
+        #expect(dropped.code == 2, "\(dropped.stdout)\(dropped.stderr)")
+        #expect(dropped.stdout.contains("! 3f2504e0-4f89-11d3-9a0c-0305e82c3301"))
+        #expect(dropped.stdout.contains("! 886313e1-3b8a-5372-9b90-0c9aee199e5d"))
+        #expect(dropped.stdout.contains("memos/886313e1-3b8a-5372-9b90-0c9aee199e5d.json: could not be downloaded from the remote"))
+        #expect(dropped.stdout.contains("Google Drive: 0 memo files downloaded, 5 from the cache."))
+
+        server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let resumed = try reckon(["reconcile", "--local", store, "--remote", server.remote], server)
+        #expect(resumed.code == 1, "\(resumed.stdout)")
+        #expect(resumed.stdout.contains("Google Drive: 2 memo files downloaded, 5 from the cache."))
+    }
+
+    @Test func aMemoDeletedBetweenTheListingAndTheDownloadIsNamed() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let result = try reconcile(pausingAfterTheListing: server) {
+            try FileManager.default.removeItem(at: served.appendingPathComponent("60dMemo/memos/886313e1-3b8a-5372-9b90-0c9aee199e5d.json"))
+        }
+        #expect(result.code == 2, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("memos/886313e1-3b8a-5372-9b90-0c9aee199e5d.json: could not be downloaded from the remote (rclone did not download it; it may have been deleted since the listing)"),
+                "\(result.stdout)")
+        #expect(result.stdout.contains("Google Drive: 6 memo files downloaded, 0 from the cache."))
+    }
+
+    @Test func aWrongPasswordAndAMissingRcloneFailTheSideInWords() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let wrong = try reckon(["reconcile", "--local", store, "--remote", server.remote], server,
+                               environment: ["RCLONE_CONFIG_RECKONTEST_PASS": try SFTPServer.obscure("not-the-password")])
+        #expect(wrong.code == 2)
+        #expect(wrong.stdout.contains("Google Drive could not be read: rclone"), "\(wrong.stdout)")
+        #expect(wrong.stdout.contains("Active    4"), "the device is still counted")
+        #expect(!wrong.stdout.contains(server.password) && !wrong.stderr.contains(server.password))
+
+        let empty = folder.appendingPathComponent("no-rclone")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let missing = try reckon(["reconcile", "--local", store, "--remote", server.remote], server, environment: ["PATH": empty.path])
+        #expect(missing.code == 2)
+        #expect(missing.stdout.contains("install rclone (apt-get install rclone)"), "\(missing.stdout)")
+    }
+
+    @Test func aSecretInAConnectionStringIsMaskedAndNeverAFileName() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let obscured = try SFTPServer.obscure(server.password)
+        let remote = ":sftp,host=127.0.0.1,port=\(server.port),user=\(server.user),pass=\(obscured):"
+        let out = folder.appendingPathComponent("out")
+        let result = try reckon(["reconcile", "--local", store, "--remote", remote, "--out", out.path], server)
+        #expect(result.code == 1, "\(result.stdout)\(result.stderr)")
+        for file in ["report.json", "report.md", "report.html"] {
+            let text = try read(out.appendingPathComponent(file))
+            #expect(!text.contains(obscured), "\(file) holds the secret")
+            #expect(text.contains("pass=***"), "\(file) names the remote masked")
+        }
+        #expect(!result.stdout.contains(obscured))
+        let names = try FileManager.default.subpathsOfDirectory(atPath: cache.path)
+        #expect(!names.contains { $0.contains(obscured) || $0.contains("pass") })
+    }
+
+    @Test func twoFilesOfOneNameInARecordedDriveListingAreNamedAndNeitherIsRead() throws {
+        // `rclone lsjson` of a Drive folder holding two files named alike.
+        let recorded = Data("""
+            [
+            {"Path":"3f2504e0-4f89-11d3-9a0c-0305e82c3301.json","Name":"3f2504e0-4f89-11d3-9a0c-0305e82c3301.json","Size":301,"ModTime":"2026-04-18T09:15:00.123Z","IsDir":false,"ID":"1AbC"},
+            {"Path":"3f2504e0-4f89-11d3-9a0c-0305e82c3301.json","Name":"3f2504e0-4f89-11d3-9a0c-0305e82c3301.json","Size":305,"ModTime":"2026-04-19T10:00:00.000Z","IsDir":false,"ID":"1XyZ"},
+            {"Path":"7c9e6679-7425-40de-944b-e07fc1f90ae7.json","Name":"7c9e6679-7425-40de-944b-e07fc1f90ae7.json","Size":200,"ModTime":"2026-04-19T14:32:00.000Z","IsDir":false,"ID":"1QrS"}
+            ]
+            """.utf8)
+        let (unique, problems) = RcloneStore.Remote.unique(try Rclone.entries(from: recorded))
+        #expect(unique.map(\.name) == ["7c9e6679-7425-40de-944b-e07fc1f90ae7.json"])
+        #expect(problems.map { "\($0.kind.rawValue) \($0.path) \($0.id?.value ?? "-"): \($0.message)" } == [
+            "duplicate-id memos/3f2504e0-4f89-11d3-9a0c-0305e82c3301.json 3f2504e0-4f89-11d3-9a0c-0305e82c3301: the remote holds 2 files of this name (ids 1AbC and 1XyZ); reckon does not pick one",
+        ])
+    }
+}
+
+/// The built binary run in the background, its output read to the end.
+final class BackgroundRun: @unchecked Sendable {
+    private let process = Process()
+    private let out: BackgroundRead
+    private let err: BackgroundRead
+
+    init(_ arguments: [String], environment: [String: String]) {
+        process.executableURL = reckonBinary
+        process.arguments = arguments
+        process.currentDirectoryURL = packageRoot
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let outPipe = Pipe(), errPipe = Pipe()
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        process.standardInput = FileHandle.nullDevice
+        try! process.run()
+        out = BackgroundRead(outPipe.fileHandleForReading)
+        err = BackgroundRead(errPipe.fileHandleForReading)
+    }
+
+    func wait() -> RunResult {
+        let stdout = out.wait(), stderr = err.wait()
+        process.waitUntilExit()
+        return RunResult(code: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}
