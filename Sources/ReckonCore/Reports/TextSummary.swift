@@ -105,5 +105,6 @@ public func joinPath(_ root: String, _ inside: String) -> String {
         return slash.map { root[...$0] + inside } ?? inside
     }
     if root.isEmpty { return inside }
-    return root.hasSuffix("/") ? root + inside : root + "/" + inside
+    // `gdrive:` + `memos/…` is `gdrive:memos/…`, as rclone names it.
+    return root.hasSuffix("/") || (root.hasSuffix(":") && RcloneSource.isRemote(root)) ? root + inside : root + "/" + inside
 }
