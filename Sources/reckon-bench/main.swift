@@ -135,20 +135,36 @@ do {
                               peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(source)/memos"], peerName: "zip -qr",
                               prepare: { clear(); warm([source]) }))
         }
+        let storePaths = StoreRows.Paths(data: data, scratch: scratch)
+        pairs += StoreRows.pairs(storePaths, reckon: reckon)
+        let only = value("--only", in: arguments)
+        let selected = pairs.filter { pair in only.map(pair.name.contains) ?? true }
+        // Once, untimed: the compared commands must give the same answers.
+        let countsStore = selected.contains { $0.name == "counts, 1M-row store" }
+        let reconcileStore = selected.contains { $0.name.hasSuffix("store vs folder") }
+        if countsStore || reconcileStore {
+            if !StoreRows.check(storePaths, reckon: reckon, scratch: scratch, counts: countsStore && which("sqlite3") != nil, reconcile: reconcileStore) {
+                say("the store rows compare commands that disagree; see above")
+            }
+            say("")
+        }
         say("reckon-bench: \(rounds) rounds after a warm-up, A B alternately, each run from a warm page cache; medians of wall time, peak RSS of the child")
         say("")
         say("| comparison | reckon | peer | peer time | ratio (peer / reckon) | reckon peak RSS | peer peak RSS |")
         say("| --- | --- | --- | --- | --- | --- | --- |")
-        let only = value("--only", in: arguments)
-        for pair in pairs where only.map(pair.name.contains) ?? true {
-            guard which(pair.peer[0]) != nil || FileManager.default.isExecutableFile(atPath: pair.peer[0]) else {
-                say("| \(pair.name) | – | \(pair.peerName) | skipped: \(pair.peer[0]) is not installed | | | |")
+        for pair in selected {
+            if let missing = ([pair.peer] + pair.peerAfter).map({ $0[0] }).first(where: { which($0) == nil && !FileManager.default.isExecutableFile(atPath: $0) }) {
+                say("| \(pair.name) | – | \(pair.peerName) | skipped: \(missing) is not installed | | | |")
                 continue
             }
             let (a, b) = try pair.run(rounds: rounds)
             let ta = median(a.map(\.seconds)), tb = median(b.map(\.seconds))
             let ra = a.map(\.peakKilobytes).max()! / 1024, rb = b.map(\.peakKilobytes).max()! / 1024
             say(String(format: "| %@ | %.3f s | %@ | %.3f s | %.2f× | %d MB | %d MB |", pair.name, ta, pair.peerName, tb, tb / ta, ra, rb))
+            // A run that failed timed the wrong thing (1 is drift found, or rclone's differences).
+            if let failed = (a + b).first(where: { $0.exitCode > 1 }) {
+                say("|  | note: a run of this row exited with \(failed.exitCode) | | | | | |")
+            }
         }
     default:
         print(usage, terminator: "")
