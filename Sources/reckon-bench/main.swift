@@ -16,7 +16,8 @@ let usage = """
                     the text ("store")
       run           runs each pair alternately (a warm-up, then A B A B …) and prints a table;
                     builds nothing: build reckon first with 'swift build -c release';
-                    --only keeps the rows whose name holds the text ("reconcile", "10k")
+                    --only keeps the rows whose name holds the text ("reconcile", "10k", "store");
+                    the store rows first check once that the compared commands agree
       decode-index  decodes an index.json with Foundation's JSONDecoder (a peer for counting)
 
     """
