@@ -22,14 +22,16 @@ struct Generator {
         Timestamp(seconds: seconds).iso8601
     }
 
+    /// One memo; instants are Unix seconds, written out as ISO 8601 in a
+    /// folder and as seconds since 2001 in a store.
     struct Memo {
         var id: String
         var title: String
         var body: String
-        var created: String
-        var modified: String
-        var archived: String?
-        var deleted: String?
+        var created: Int64
+        var modified: Int64
+        var archived: Int64?
+        var deleted: Int64?
     }
 
     func memo(_ random: inout SeededRandom, withBody: Bool) -> Memo {
@@ -42,8 +44,8 @@ struct Generator {
             let length = 30 + Int(random.next() % 400)
             body = (0..<length).map { _ in Self.words[Int(random.next() % UInt64(Self.words.count))] }.joined(separator: " ")
         }
-        return Memo(id: uuid(&random), title: title, body: body, created: date(created), modified: date(modified),
-                    archived: roll < 12 ? date(modified) : nil, deleted: (12..<20).contains(roll) ? date(modified) : nil)
+        return Memo(id: uuid(&random), title: title, body: body, created: created, modified: modified,
+                    archived: roll < 12 ? modified : nil, deleted: (12..<20).contains(roll) ? modified : nil)
     }
 
     /// A JSON string literal (the generated text has no control characters).
@@ -53,11 +55,11 @@ struct Generator {
     }
 
     func indexLine(_ memo: Memo) -> String {
-        #"{"id":"\#(memo.id)","modifiedTime":"\#(memo.modified)","archivedAt":\#(Self.json(memo.archived)),"deletedAt":\#(Self.json(memo.deleted))}"#
+        #"{"id":"\#(memo.id)","modifiedTime":"\#(date(memo.modified))","archivedAt":\#(Self.json(memo.archived.map(date))),"deletedAt":\#(Self.json(memo.deleted.map(date)))}"#
     }
 
     func memoFile(_ memo: Memo) -> String {
-        #"{"id":"\#(memo.id)","title":\#(Self.json(memo.title)),"body":\#(Self.json(memo.body)),"createdAt":"\#(memo.created)","modifiedAt":"\#(memo.modified)","archivedAt":\#(Self.json(memo.archived)),"deletedAt":\#(Self.json(memo.deleted)),"tags":["bench"],"pinned":false}"#
+        #"{"id":"\#(memo.id)","title":\#(Self.json(memo.title)),"body":\#(Self.json(memo.body)),"createdAt":"\#(date(memo.created))","modifiedAt":"\#(date(memo.modified))","archivedAt":\#(Self.json(memo.archived.map(date))),"deletedAt":\#(Self.json(memo.deleted.map(date))),"tags":["bench"],"pinned":false}"#
     }
 
     /// Writes `index.json` only, for the counting benchmark.
@@ -71,9 +73,9 @@ struct Generator {
             .write(to: folder.appendingPathComponent("index.json"))
     }
 
-    /// Writes `drive/60dMemo` and `device/60dMemo`; the device copy lacks,
-    /// edits or archives `drift` of the memos.
-    func writePair(to folder: URL) throws {
+    /// The memos of a pair: the Drive copy's, and the device copy's, which
+    /// lacks, edits or archives `drift` of them.
+    func pairMemos() -> (drive: [Memo], device: [Memo]) {
         var random = SeededRandom(seed: seed)
         let all = (0..<memos).map { _ in memo(&random, withBody: true) }
         var device: [Memo] = []
@@ -83,12 +85,18 @@ struct Generator {
             var copy = memo
             if bucket < drift * 2 / 3 {
                 copy.body += " edited on the device"
-                copy.modified = date(Int64(1_777_000_000 + n))
+                copy.modified = Int64(1_777_000_000 + n)
             } else if bucket < drift, copy.deleted == nil {
                 copy.archived = copy.archived == nil ? copy.modified : nil
             }
             device.append(copy)
         }
+        return (all, device)
+    }
+
+    /// Writes `drive/60dMemo` and `device/60dMemo` (see `pairMemos`).
+    func writePair(to folder: URL) throws {
+        let (all, device) = pairMemos()
         for (name, memos) in [("drive", all), ("device", device)] {
             let root = folder.appendingPathComponent(name).appendingPathComponent("60dMemo")
             try FileManager.default.createDirectory(at: root.appendingPathComponent("memos"), withIntermediateDirectories: true)

@@ -59,15 +59,34 @@ struct Pair {
     /// Run, untimed, before each command: clears outputs and warms inputs,
     /// so every run of either side starts the same way.
     var prepare: () -> Void = {}
+    /// Further commands of the peer, run one after another after `peer` and
+    /// timed together with it, as a script would run them.
+    var peerAfter: [[String]] = []
+    /// Run, untimed, after each run of the peer: removes what it made.
+    var cleanup: () -> Void = {}
+
+    /// The peer's commands, one after another: wall seconds add up, the
+    /// peak RSS is the largest, the exit code the first that is not 0.
+    func measurePeer() throws -> Measurement {
+        var total = Measurement(seconds: 0, peakKilobytes: 0, exitCode: 0)
+        for command in [peer] + peerAfter {
+            let step = try measure(command)
+            total.seconds += step.seconds
+            total.peakKilobytes = max(total.peakKilobytes, step.peakKilobytes)
+            if total.exitCode == 0 { total.exitCode = step.exitCode }
+        }
+        cleanup()
+        return total
+    }
 
     /// Warm-up, then `rounds` of A B; returns both sides' measurements.
     func run(rounds: Int) throws -> ([Measurement], [Measurement]) {
         prepare(); _ = try measure(reckon)
-        prepare(); _ = try measure(peer)
+        prepare(); _ = try measurePeer()
         var a: [Measurement] = [], b: [Measurement] = []
         for _ in 0..<rounds {
             prepare(); a.append(try measure(reckon))
-            prepare(); b.append(try measure(peer))
+            prepare(); b.append(try measurePeer())
         }
         return (a, b)
     }

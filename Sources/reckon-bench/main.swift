@@ -1,17 +1,23 @@
 import Foundation
+import ReckonCore
 
 /// reckon-bench: generates memo folders and runs reckon side by side with the
 /// tools a user would reach for instead, printing medians, ratios and peak RSS.
 let usage = """
-    USAGE: reckon-bench generate --out <dir> [--seed <n>]
+    USAGE: reckon-bench generate --out <dir> [--seed <n>] [--only <text>]
            reckon-bench run --data <dir> [--rounds <n>] [--reckon <path>] [--only <text>]
            reckon-bench decode-index <index.json>
 
       generate      writes <dir>/index-1m (1,000,000 index entries), <dir>/pair-10k and
-                    <dir>/pair-100k (a Drive copy and a device copy with ~1.5% drift)
+                    <dir>/pair-100k (a Drive copy and a device copy with ~1.5% drift),
+                    <dir>/store-1m/default.store (1,000,000 memos in the app's Core Data
+                    store, about 2 GB) and <dir>/pair-100k/store/default.store (the device
+                    copy of pair-100k as a store); --only writes the parts whose name holds
+                    the text ("store")
       run           runs each pair alternately (a warm-up, then A B A B …) and prints a table;
                     builds nothing: build reckon first with 'swift build -c release';
-                    --only keeps the rows whose name holds the text ("reconcile", "10k")
+                    --only keeps the rows whose name holds the text ("reconcile", "10k", "store");
+                    the store rows first check once that the compared commands agree
       decode-index  decodes an index.json with Foundation's JSONDecoder (a peer for counting)
 
     """
@@ -45,11 +51,41 @@ do {
         guard let out = value("--out", in: arguments) else { throw BenchError("generate needs --out <dir>") }
         let seed = UInt64(value("--seed", in: arguments) ?? "42") ?? 42
         let root = URL(fileURLWithPath: out)
-        print("writing \(out)/index-1m …")
-        try Generator(memos: 1_000_000, seed: seed).writeIndexOnly(to: root.appendingPathComponent("index-1m"))
-        for (name, count) in [("pair-10k", 10_000), ("pair-100k", 100_000)] {
-            print("writing \(out)/\(name) …")
-            try Generator(memos: count, seed: seed).writePair(to: root.appendingPathComponent(name))
+        // Hidden: --scale 0.01 writes a hundredth of every part, under the
+        // same names, to try the benchmark end to end in seconds.
+        let scale = Double(value("--scale", in: arguments) ?? "1") ?? 1
+        func scaled(_ count: Int) -> Int { max(10, Int((Double(count) * scale).rounded())) }
+        let only = value("--only", in: arguments)
+        let bigStore = root.appendingPathComponent("store-1m/default.store").path
+        let pairStore = root.appendingPathComponent("pair-100k/store/default.store").path
+        let parts: [(name: String, store: String?, write: () throws -> Void)] = [
+            ("index-1m", nil, { try Generator(memos: scaled(1_000_000), seed: seed).writeIndexOnly(to: root.appendingPathComponent("index-1m")) }),
+            ("pair-10k", nil, { try Generator(memos: scaled(10_000), seed: seed).writePair(to: root.appendingPathComponent("pair-10k")) }),
+            ("pair-100k", nil, { try Generator(memos: scaled(100_000), seed: seed).writePair(to: root.appendingPathComponent("pair-100k")) }),
+            // Bodies as in the pairs (30 to 429 words, 1.5 kB on average):
+            // a row rarely shares its 4 kB page, so a million make about 2 GB.
+            ("store-1m", bigStore, {
+                let generator = Generator(memos: scaled(1_000_000), seed: seed)
+                var random = SeededRandom(seed: seed)
+                try StoreWriter.write(to: bigStore, count: generator.memos) { _ in
+                    generator.memo(&random, withBody: true)
+                }
+            }),
+            // The same memos as pair-100k/device, so that reconciling the store
+            // and that folder against pair-100k/drive must give the same lines.
+            ("pair-100k/store", pairStore, {
+                let device = Generator(memos: scaled(100_000), seed: seed).pairMemos().device
+                try StoreWriter.write(to: pairStore, count: device.count) { device[$0] }
+            }),
+        ]
+        for part in parts where only.map(part.name.contains) ?? true {
+            say("writing \(out)/\(part.name) …")
+            let start = ContinuousClock.now
+            try part.write()
+            let took = ContinuousClock.now - start
+            let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+            let size = part.store.flatMap { try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int }
+            say(String(format: "  took %.1f s", seconds) + (size.map { String(format: ", %.2f GB (%d bytes)", Double($0) / 1e9, $0) } ?? ""))
         }
     case "decode-index":
         guard arguments.count > 1 else { throw BenchError("decode-index needs a path") }
@@ -100,20 +136,36 @@ do {
                               peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(source)/memos"], peerName: "zip -qr",
                               prepare: { clear(); warm([source]) }))
         }
+        let storePaths = StoreRows.Paths(data: data, scratch: scratch)
+        pairs += StoreRows.pairs(storePaths, reckon: reckon)
+        let only = value("--only", in: arguments)
+        let selected = pairs.filter { pair in only.map(pair.name.contains) ?? true }
+        // Once, untimed: the compared commands must give the same answers.
+        let countsStore = selected.contains { $0.name == "counts, 1M-row store" }
+        let reconcileStore = selected.contains { $0.name.hasSuffix("store vs folder") }
+        if countsStore || reconcileStore {
+            if !StoreRows.check(storePaths, reckon: reckon, scratch: scratch, counts: countsStore && which("sqlite3") != nil, reconcile: reconcileStore) {
+                say("the store rows compare commands that disagree; see above")
+            }
+            say("")
+        }
         say("reckon-bench: \(rounds) rounds after a warm-up, A B alternately, each run from a warm page cache; medians of wall time, peak RSS of the child")
         say("")
         say("| comparison | reckon | peer | peer time | ratio (peer / reckon) | reckon peak RSS | peer peak RSS |")
         say("| --- | --- | --- | --- | --- | --- | --- |")
-        let only = value("--only", in: arguments)
-        for pair in pairs where only.map(pair.name.contains) ?? true {
-            guard which(pair.peer[0]) != nil || FileManager.default.isExecutableFile(atPath: pair.peer[0]) else {
-                say("| \(pair.name) | – | \(pair.peerName) | skipped: \(pair.peer[0]) is not installed | | | |")
+        for pair in selected {
+            if let missing = ([pair.peer] + pair.peerAfter).map({ $0[0] }).first(where: { which($0) == nil && !FileManager.default.isExecutableFile(atPath: $0) }) {
+                say("| \(pair.name) | – | \(pair.peerName) | skipped: \(missing) is not installed | | | |")
                 continue
             }
             let (a, b) = try pair.run(rounds: rounds)
             let ta = median(a.map(\.seconds)), tb = median(b.map(\.seconds))
             let ra = a.map(\.peakKilobytes).max()! / 1024, rb = b.map(\.peakKilobytes).max()! / 1024
             say(String(format: "| %@ | %.3f s | %@ | %.3f s | %.2f× | %d MB | %d MB |", pair.name, ta, pair.peerName, tb, tb / ta, ra, rb))
+            // A run that failed timed the wrong thing (1 is drift found, or rclone's differences).
+            if let failed = (a + b).first(where: { $0.exitCode > 1 }) {
+                say("|  | note: a run of this row exited with \(failed.exitCode) | | | | | |")
+            }
         }
     default:
         print(usage, terminator: "")
