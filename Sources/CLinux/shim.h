@@ -13,3 +13,8 @@ static inline int reckon_rename_exchange(const char *first, const char *second) 
 static inline int reckon_syncfs(int fd) {
     return (int)syscall(SYS_syncfs, fd);
 }
+
+/// Copies up to count bytes between two files inside the kernel (copy_file_range).
+static inline long reckon_copy_file_range(int in, int out, unsigned long count) {
+    return (long)syscall(SYS_copy_file_range, in, NULL, out, NULL, count, 0);
+}

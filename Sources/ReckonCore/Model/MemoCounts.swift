@@ -13,10 +13,15 @@ public struct MemoCounts: Sendable, Equatable, Codable {
     /// keeps the first of duplicates).
     public static func aggregate(_ entries: [IndexEntry]) -> MemoCounts {
         var counts = MemoCounts()
-        for entry in entries where !entry.isDeleted {
-            if entry.isArchived { counts.archived += 1 } else { counts.active += 1 }
-        }
+        for entry in entries { counts.count(entry) }
         return counts
+    }
+
+    /// Counts one entry by the seed's rule: a soft-deleted memo is never
+    /// counted; otherwise archived or active.
+    public mutating func count(_ entry: IndexEntry) {
+        guard !entry.isDeleted else { return }
+        if entry.isArchived { archived += 1 } else { active += 1 }
     }
 
     public var total: Int { active + archived }

@@ -37,7 +37,21 @@ public struct CoreDataStore: MemoStore {
         return bytes == header
     }
 
-    public func count() -> SideListing { load(deep: false) }
+    /// Counts by the seed's rule from every usable row's entry, holding no entry.
+    public func count() -> SideListing {
+        let opened: OpenedStore
+        switch OpenedStore.open(source) {
+        case .success(let store): opened = store
+        case .failure(let failed): return failed.listing(spec)
+        }
+        var counts = MemoCounts()
+        do {
+            let problems = try opened.list { entry in counts.count(entry) }
+            return opened.damage()?.listing(spec) ?? SideListing(spec: spec, problems: problems, precounted: counts)
+        } catch {
+            return (opened.damage() ?? OpenedStore.Failed(problem: Problem(.corruptStore, path: opened.snapshot.name, error.storeWords))).listing(spec)
+        }
+    }
 
     public func load(deep: Bool) -> SideListing {
         let opened: OpenedStore
@@ -46,18 +60,28 @@ public struct CoreDataStore: MemoStore {
         case .failure(let failed): return failed.listing(spec)
         }
         var entries: [IndexEntry] = []
-        var memos: [(MemoID, MemoSummary)] = []
         var side = SideListing(spec: spec)
         do {
-            side.problems = try opened.list(deep: deep) { entry, memo in
-                entries.append(entry)
-                if let memo { memos.append((entry.id, MemoSummary(memo))) }
-            }
+            side.problems = try opened.list { entries.append($0) }
         } catch {
-            return OpenedStore.Failed(problem: Problem(.corruptStore, path: opened.snapshot.name, error.storeWords)).listing(spec)
+            return (opened.damage() ?? OpenedStore.Failed(problem: Problem(.corruptStore, path: opened.snapshot.name, error.storeWords))).listing(spec)
         }
-        side.entries = IDMap(sortedKeys: entries.map(\.id), values: entries)
-        side.files = IDMap(sortedKeys: entries.map(\.id), values: entries.map(\.spelledAs))
+        if let damaged = opened.damage() { return damaged.listing(spec) }
+        let ids = entries.map(\.id)
+        side.entries = IDMap(sortedKeys: ids, values: entries)
+        side.files = IDMap(sortedKeys: ids, values: entries.map(\.spelledAs))
+        guard deep else { return side }
+        // The rest of each row on every core, as a folder's memo files are read;
+        // an id held by several rows is already a problem, and none of them is read.
+        let repeated = opened.rowNumbers().repeated
+        let readable = ids.filter { repeated[$0] == nil }
+        var memos: [(MemoID, MemoSummary)] = []
+        for (id, outcome) in zip(readable, read(readable.map { ($0, .small) }, chunkSize: 1024, as: .summary) { $0 }) {
+            switch outcome {
+            case .success(let summary): memos.append((id, summary))
+            case .failure(let problem): side.problems.append(problem)
+            }
+        }
         side.memos = IDMap(sortedKeys: memos.map(\.0), values: memos.map(\.1))
         return side
     }
@@ -65,7 +89,9 @@ public struct CoreDataStore: MemoStore {
     public func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
         switch OpenedStore.open(source) {
         case .success(let opened):
-            SideListing(spec: spec, problems: try opened.list(deep: false) { entry, _ in try visit(entry.id, entry, entry.spelledAs) })
+            if let damaged = opened.damage() { damaged.listing(spec) } else {
+                SideListing(spec: spec, problems: try opened.list { entry in try visit(entry.id, entry, entry.spelledAs) })
+            }
         case .failure(let failed): failed.listing(spec)
         }
     }
@@ -73,7 +99,7 @@ public struct CoreDataStore: MemoStore {
     public func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
                                              then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>] {
         let opened: OpenedStore
-        switch OpenedStore.open(source) {
+        switch OpenedStore.open(source).flatMap({ store in store.damage().map(Result.failure) ?? .success(store) }) {
         case .success(let store): opened = store
         case .failure(let failed): return memos.map { .failure(Problem(failed.problem.kind, path: failed.problem.path, id: $0.0, failed.problem.message)) }
         }
@@ -85,8 +111,9 @@ public struct CoreDataStore: MemoStore {
                 return chunk.map { .failure(Problem(.corruptStore, path: opened.snapshot.name, id: $0.0, error.storeWords)) }
             }
             return chunk.map { id, _ in
+                if let repeated = rows.repeated[id] { return .failure(repeated) }
                 guard let row = rows.numbers[id] else {
-                    return .failure(rows.repeated[id] ?? Problem(.unreadableFile, path: opened.snapshot.name, id: id, "no row of the store holds this id"))
+                    return .failure(Problem(.unreadableFile, path: opened.snapshot.name, id: id, "no row of the store holds this id"))
                 }
                 return reader.memo(row: row, id: id).map { reading.take($0) }.map(work)
             }
@@ -102,13 +129,31 @@ final class OpenedStore: Sendable {
     let schema: StoreSchema
     /// Problems of the store as a whole that do not fail it (a `-wal` ending in a partial frame).
     let notes: [Problem]
+    /// SQLite's check of the whole copy, run on another core while the rows
+    /// are read: nil when it passes, else why the store is damaged.
+    private let check: Pending<String?>
     /// `Z_PK` of each usable id, and the problem of each id held by several rows, found by the first listing.
-    private let rows = Mutex<(numbers: [MemoID: Int64], repeated: [MemoID: Problem])?>(nil)
+    private let rows = Mutex<(numbers: IDMap<Int64>, repeated: [MemoID: Problem])?>(nil)
 
     private init(snapshot: StoreSnapshot, schema: StoreSchema, notes: [Problem]) {
         self.snapshot = snapshot
         self.schema = schema
         self.notes = notes
+        check = Pending {
+            do {
+                guard try snapshot.open().rows("PRAGMA quick_check(1)").compactMap(\.first?.text) == ["ok"] else {
+                    return "the database is damaged: SQLite's own check of it (quick_check) fails"
+                }
+                return nil
+            } catch {
+                return "the database is damaged: SQLite cannot read it (\(error.storeWords))"
+            }
+        }
+    }
+
+    /// The side failed as damaged, when SQLite's check of the copy did not pass; waits for the check.
+    func damage() -> Failed? {
+        check.wait().map { Failed(problem: Problem(.corruptStore, path: snapshot.name, $0), damaged: snapshot.damagedFiles()) }
     }
 
     /// Why a store side failed: the problem, and what the quarantine keeps.
@@ -172,11 +217,7 @@ final class OpenedStore: Sendable {
                                  "ends in a partial change, as after a crash; SQLite reads the log up to the last whole change", severity: .warning))
         }
         do {
-            let db = try snapshot.open()
-            guard try db.rows("PRAGMA quick_check(1)").compactMap(\.first?.text) == ["ok"] else {
-                return damaged("the database is damaged: SQLite's own check of it (quick_check) fails")
-            }
-            let schema = try StoreSchema.read(db, model: model)
+            let schema = try StoreSchema.read(try snapshot.open(), model: model)
             return .success(OpenedStore(snapshot: snapshot, schema: schema, notes: notes))
         } catch let failure as StoreSchema.Failure {
             return .failure(Failed(problem: Problem(.storeModel, path: files.name, failure.message)))
@@ -192,29 +233,23 @@ final class OpenedStore: Sendable {
     /// Where a row is, as problems name it: `default.store#Z_PK=12`.
     func rowPath(_ row: Int64) -> String { "\(snapshot.name)#Z_PK=\(row)" }
 
-    /// Reads every row of the memo entity and hands each usable one to
-    /// `visit` in id order, with the whole memo when `deep` and it could be
-    /// read. The problems are returned: bad rows, repeated ids, rows of no
-    /// entity, the model's notes. A row whose entry is usable is listed and
-    /// counted even when the rest of it cannot be read, as a memo file that
-    /// is damaged is still counted from its index entry.
-    func list(deep: Bool, visit: (IndexEntry, Memo?) throws -> Void) throws -> [Problem] {
+    /// Reads the listed fields of every row of the memo entity and hands
+    /// each usable entry to `visit` in id order. The problems are returned:
+    /// bad rows, repeated ids, rows of no entity, the model's notes. A row
+    /// whose entry is usable is listed and counted even when the rest of it
+    /// cannot be read, as a damaged memo file is counted from its index entry.
+    func list(visit: (IndexEntry) throws -> Void) throws -> [Problem] {
         var problems = notes + schema.notes.map { Problem(.storeModel, path: snapshot.name, $0, severity: .warning) }
         let reader = try rowReader()
-        var kept: [(entry: IndexEntry, memo: Memo?, row: Int64)] = []
+        var entries: [IndexEntry] = []
+        var order: [(id: MemoID, row: Int64, at: Int)] = []
         var badRows: [Problem] = []
-        let statement = try reader.db.prepare(schema.select(deep ? StoreSchema.Field.allCases : RowReader.listed) + " ORDER BY Z_PK")
+        let statement = try reader.db.prepare(schema.select(RowReader.listed) + " ORDER BY Z_PK")
         while let row = try statement.step() {
             switch reader.entry(row) {
             case .success(let (entry, number)):
-                var memo: Memo?
-                if deep {
-                    switch reader.memo(row, entry: entry) {
-                    case .success(let read): memo = read
-                    case .failure(let problem): badRows.append(problem)
-                    }
-                }
-                kept.append((entry, memo, number))
+                order.append((entry.id, number, entries.count))
+                entries.append(entry)
             case .failure(let problem): badRows.append(problem)
             }
         }
@@ -224,23 +259,24 @@ final class OpenedStore: Sendable {
             badRows.append(Problem(.badEntry, path: rowPath(number), "Z_ENT is \(entity), so the row is not read"))
         }
         // In id order; of two rows with one id the first (lowest Z_PK) is kept, as in an index.
-        kept.sort { ($0.entry.id, $0.row) < ($1.entry.id, $1.row) }
-        var numbers: [MemoID: Int64] = [:]
+        order.sort { ($0.id, $0.row) < ($1.id, $1.row) }
+        var ids: [MemoID] = []
+        var numbers: [Int64] = []
+        ids.reserveCapacity(order.count)
+        numbers.reserveCapacity(order.count)
         var repeated: [MemoID: Problem] = [:]
-        var previous: (id: MemoID, row: Int64)?
-        for item in kept {
-            if let previous, previous.id == item.entry.id {
-                let problem = Problem(.duplicateID, path: rowPath(item.row), id: item.entry.id, "another row, Z_PK=\(previous.row), holds the same id")
+        for item in order {
+            if let last = ids.last, last == item.id {
+                let problem = Problem(.duplicateID, path: rowPath(item.row), id: item.id, "another row, Z_PK=\(numbers.last!), holds the same id")
                 badRows.append(problem)
-                repeated[item.entry.id] = problem
-                numbers[item.entry.id] = nil
+                repeated[item.id] = problem
                 continue
             }
-            previous = (item.entry.id, item.row)
-            numbers[item.entry.id] = item.row
-            try visit(item.entry, item.memo)
+            ids.append(item.id)
+            numbers.append(item.row)
+            try visit(entries[item.at])
         }
-        rows.withLock { $0 = (numbers, repeated) }
+        rows.withLock { $0 = (IDMap(sortedKeys: ids, values: numbers), repeated) }
         problems += badRows.sorted { ($0.path.count, $0.path) < ($1.path.count, $1.path) }
         if reader.nanosecondRows > 0 {
             let rows = reader.nanosecondRows == 1 ? "1 row holds a date" : "\(reader.nanosecondRows) rows hold dates"
@@ -251,10 +287,10 @@ final class OpenedStore: Sendable {
     }
 
     /// `Z_PK` of each usable id and the problem of each repeated one, listing the store first if it has not been.
-    func rowNumbers() -> (numbers: [MemoID: Int64], repeated: [MemoID: Problem]) {
+    func rowNumbers() -> (numbers: IDMap<Int64>, repeated: [MemoID: Problem]) {
         if let known = rows.withLock({ $0 }) { return known }
-        _ = try? list(deep: false) { _, _ in }
-        return rows.withLock { $0 } ?? ([:], [:])
+        _ = try? list { _ in }
+        return rows.withLock { $0 } ?? (IDMap(), [:])
     }
 
     func rowReader() throws -> RowReader { try RowReader(self) }
@@ -268,6 +304,10 @@ final class OpenedStore: Sendable {
         let store: OpenedStore
         private let byRow: SQLite.Statement
         private let tagsByRow: SQLite.Statement?
+        /// Each field's column name, for messages, by the field's place in `Field.allCases`.
+        private let columns: [String]
+        /// Tags already read, by the bytes that held them: most memos share a few sets.
+        private var tagsByBytes: [Data: [String]] = [:]
         /// How many rows had a date read as nanoseconds.
         private(set) var nanosecondRows = 0
 
@@ -277,6 +317,7 @@ final class OpenedStore: Sendable {
             self.db = db
             byRow = try db.prepare(store.schema.select(StoreSchema.Field.allCases, where: " AND Z_PK = ?"))
             tagsByRow = try store.schema.tagQuery.map { try db.prepare($0) }
+            columns = StoreSchema.Field.allCases.map { store.schema.columns[$0] ?? $0.rawValue }
         }
 
         /// The whole memo in one row, or the problem that makes it unusable.
@@ -293,11 +334,19 @@ final class OpenedStore: Sendable {
             }
         }
 
-        private func value(_ row: SQLite.Row, _ field: StoreSchema.Field) -> SQLite.Value {
-            row[StoreSchema.Field.allCases.firstIndex(of: field)!]
-        }
+        private func value(_ row: SQLite.Row, _ field: StoreSchema.Field) -> SQLite.Value { row[field.place] }
 
-        private func column(_ field: StoreSchema.Field) -> String { store.schema.columns[field] ?? field.rawValue }
+        private func column(_ field: StoreSchema.Field) -> String { columns[field.place] }
+
+        /// The id: straight from a 16-byte blob, the common case, else as `StoreRow.id` reads it.
+        private func id(_ row: SQLite.Row) throws(StoreRow.Failure) -> MemoID {
+            let fast = row.withBlob(StoreSchema.Field.id.place) { bytes in
+                bytes.count == 16 ? MemoID(high: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                                           low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))) : nil
+            }
+            if let fast = fast ?? nil { return fast }
+            return try StoreRow.id(value(row, .id), column: column(.id))
+        }
 
         private func date(_ row: SQLite.Row, _ field: StoreSchema.Field, nanoseconds: inout Bool) throws(StoreRow.Failure) -> Timestamp? {
             guard let read = try StoreRow.date(value(row, field), column: column(field)) else { return nil }
@@ -313,7 +362,7 @@ final class OpenedStore: Sendable {
             let number = row[count].integer ?? 0
             var id: MemoID?
             do throws(StoreRow.Failure) {
-                id = try StoreRow.id(value(row, .id), column: column(.id))
+                id = try self.id(row)
                 var nanoseconds = false
                 guard let modifiedAt = try date(row, .modifiedAt, nanoseconds: &nanoseconds) else {
                     throw StoreRow.Failure(message: "\(column(.modifiedAt)) is empty (NULL), so the row has no modification time")
@@ -347,7 +396,13 @@ final class OpenedStore: Sendable {
         }
 
         private func readTags(_ value: SQLite.Value, row: Int64) throws(StoreRow.Failure) -> [String] {
-            guard let tagsByRow, let join = store.schema.tagJoin else { return try StoreRow.tags(value, column: column(.tags)) }
+            guard let tagsByRow, let join = store.schema.tagJoin else {
+                guard case .blob(let bytes) = value else { return try StoreRow.tags(value, column: column(.tags)) }
+                if let known = tagsByBytes[bytes] { return known }
+                let tags = try StoreRow.tags(value, column: column(.tags))
+                tagsByBytes[bytes] = tags
+                return tags
+            }
             do {
                 try tagsByRow.reset()
                 try tagsByRow.bind([.integer(row)])

@@ -26,6 +26,22 @@ struct StoreSchema: Sendable {
     enum Field: String, CaseIterable, Sendable {
         case id, title, body, createdAt, modifiedAt, archivedAt, deletedAt, tags, pinned, changeTag
 
+        /// The field's place in `allCases`, which is its column's place in `select`.
+        var place: Int {
+            switch self {
+            case .id: 0
+            case .title: 1
+            case .body: 2
+            case .createdAt: 3
+            case .modifiedAt: 4
+            case .archivedAt: 5
+            case .deletedAt: 6
+            case .tags: 7
+            case .pinned: 8
+            case .changeTag: 9
+            }
+        }
+
         /// Without these a store cannot be counted or compared.
         var isRequired: Bool { [.id, .modifiedAt, .archivedAt, .deletedAt].contains(self) }
     }

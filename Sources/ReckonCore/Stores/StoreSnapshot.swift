@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -163,6 +164,20 @@ package final class StoreSnapshot: Sendable {
         let output = Glibc.open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard output >= 0 else { throw Failure(message: "cannot copy the store into \(target): \(String(cString: strerror(errno)))") }
         defer { close(output) }
+        func full(_ reason: String) -> Failure {
+            Failure(message: "cannot copy the store into the private folder \((target as NSString).deletingLastPathComponent): \(reason)")
+        }
+        // In the kernel when it can (as cp does); byte by byte where it cannot.
+        while true {
+            let copied = reckon_copy_file_range(input, output, 1 << 30)
+            if copied > 0 { continue }
+            if copied == 0 { return }
+            if errno == ENOSPC || errno == EDQUOT { throw full(String(cString: strerror(errno))) }
+            guard [EXDEV, ENOSYS, EINVAL, EOPNOTSUPP, EBADF].contains(errno) else {
+                throw Failure(message: "\(source) cannot be read: \(String(cString: strerror(errno)))")
+            }
+            break
+        }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let count = read(input, &buffer, buffer.count)
@@ -176,8 +191,7 @@ package final class StoreSnapshot: Sendable {
                 let step = buffer[written..<count].withUnsafeBytes { write(output, $0.baseAddress, $0.count) }
                 guard step > 0 else {
                     if step < 0 && errno == EINTR { continue }
-                    let reason = step < 0 ? String(cString: strerror(errno)) : "nothing was written"
-                    throw Failure(message: "cannot copy the store into the private folder \((target as NSString).deletingLastPathComponent): \(reason)")
+                    throw full(step < 0 ? String(cString: strerror(errno)) : "nothing was written")
                 }
                 written += step
             }

@@ -23,30 +23,30 @@ func withReadAhead<Value: Sendable, Loaded: Sendable>(chunks next: () throws -> 
                                                       load: @escaping @Sendable ([Value]) -> Loaded,
                                                       consume: ([Value], Loaded) throws -> Void) throws {
     var chunk = try next()
-    var pending = PendingLoad(chunk, load)
+    var pending = Pending { [chunk] in load(chunk) }
     while !chunk.isEmpty {
         let loaded = pending.wait()
         let following = try next()
-        pending = PendingLoad(following, load)
+        pending = Pending { [following] in load(following) }
         try consume(chunk, loaded)
         chunk = following
     }
 }
 
-/// One chunk being loaded on another core.
-private final class PendingLoad<Value: Sendable, Loaded: Sendable>: Sendable {
+/// Work being done on another core, and its result once done.
+final class Pending<Value: Sendable>: Sendable {
     private let done = DispatchGroup()
-    private let loaded = Mutex<Loaded?>(nil)
+    private let value = Mutex<Value?>(nil)
 
-    init(_ chunk: [Value], _ load: @escaping @Sendable ([Value]) -> Loaded) {
+    init(_ work: @escaping @Sendable () -> Value) {
         DispatchQueue.global().async(group: done) { [self] in
-            let result = load(chunk)
-            loaded.withLock { $0 = result }
+            let result = work()
+            value.withLock { $0 = result }
         }
     }
 
-    func wait() -> Loaded {
+    func wait() -> Value {
         done.wait()
-        return loaded.withLock { $0! }
+        return value.withLock { $0! }
     }
 }

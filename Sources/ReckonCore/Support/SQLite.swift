@@ -43,6 +43,9 @@ package final class SQLite {
         }
         handle = opened
         sqlite3_extended_result_codes(handle, 0)
+        // Connections of one process to one copy wait for each other's brief
+        // locks (the first to open a WAL store rebuilds its -shm) rather than fail.
+        sqlite3_busy_timeout(handle, 10_000)
     }
 
     deinit { sqlite3_close_v2(handle) }
@@ -158,12 +161,12 @@ package final class SQLite {
             }
         }
 
-        /// A text column's raw bytes, without making a `String` (nil when it is not text).
-        package func withText<T>(_ column: Int, _ body: (UnsafeRawBufferPointer) -> T) -> T? {
+        /// A blob column's bytes, without copying them (nil when it is not a blob).
+        package func withBlob<T>(_ column: Int, _ body: (UnsafeRawBufferPointer) -> T) -> T? {
             let index = Int32(column)
-            guard sqlite3_column_type(statement, index) == SQLITE_TEXT else { return nil }
+            guard sqlite3_column_type(statement, index) == SQLITE_BLOB else { return nil }
             let count = Int(sqlite3_column_bytes(statement, index))
-            return body(UnsafeRawBufferPointer(start: sqlite3_column_text(statement, index), count: count))
+            return body(UnsafeRawBufferPointer(start: sqlite3_column_blob(statement, index), count: count))
         }
     }
 }
