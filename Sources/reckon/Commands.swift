@@ -291,7 +291,8 @@ enum Commands {
             }
             if !formats.contains(format) { formats.append(format) }
         }
-        let spec = side(.local, name: "local", label: path, path: path, app: arguments.values["--app"], refresh: arguments.flags.contains("--refresh"))
+        let spec = side(.local, name: "local", label: Rclone.masked(path), path: path, app: arguments.values["--app"],
+                        refresh: arguments.flags.contains("--refresh"))
         if let several = severalStores([spec], command: export) {
             console.err(several.text)
             return .usage
@@ -338,7 +339,7 @@ enum Commands {
             let (side, exported) = try exporter.export(formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
                                                        into: folder) { printer("exporting", $0, $1) }
             for problem in side.problems {
-                console.err(problem.line(under: path) + "\n")
+                console.err(problem.line(under: spec.path) + "\n")
             }
             guard let summary = exported else {
                 // The side could not be read: leave no trace, not even the folder.
@@ -368,7 +369,7 @@ enum Commands {
 
     static func runCounts(_ arguments: ParsedArguments, console: Console) -> ExitCode {
         let path = arguments.positionals[0]
-        let spec = side(.local, name: "side", label: path, path: path, app: arguments.values["--app"])
+        let spec = side(.local, name: "side", label: Rclone.masked(path), path: path, app: arguments.values["--app"])
         if let several = severalStores([spec], command: counts) {
             console.err(several.text)
             return .usage
@@ -379,16 +380,16 @@ enum Commands {
             let value: JSONValue = .object([
                 "active": counts.map { .integer($0.active) } ?? .null,
                 "archived": counts.map { .integer($0.archived) } ?? .null,
-                "path": .string(path),
+                "path": .string(spec.path),
                 "status": .string(side.status.rawValue),
                 "problems": .array(side.problems.map { .string(joinPath(path, $0.path) + ": " + $0.message) }),
             ])
             console.out(escapedJSONForDisplay(value.jsonData) + "\n")
         } else if let counts {
-            console.out("Memos in \(escapedForDisplay(path))\n  Active    \(counts.active)\n  Archived  \(counts.archived)\n")
+            console.out("Memos in \(escapedForDisplay(spec.path))\n  Active    \(counts.active)\n  Archived  \(counts.archived)\n")
         }
         for problem in side.problems {
-            console.err(problem.line(under: path) + "\n")
+            console.err(problem.line(under: spec.path) + "\n")
         }
         return side.hasTrouble ? .trouble : .done
     }

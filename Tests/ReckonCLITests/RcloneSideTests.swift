@@ -200,6 +200,59 @@ import Glibc
         #expect(!names.contains { $0.contains(obscured) || $0.contains("pass") })
     }
 
+    @Test func aCacheOrOutputInsideALocalRemoteIsRefused() throws {
+        let remote = ":local:" + served.path
+        let pipeline = folder.appendingPathComponent("pipeline.json")
+        try Data("""
+            {"name": "t", "local": {"name": "device", "kind": "store", "path": "\(store)"},
+             "remotes": [{"name": "drive", "kind": "rclone", "remote": "\(remote)"}], "cache": {"dir": "served/cache"}}
+            """.utf8).write(to: pipeline)
+        let result = try runArray(["validate", pipeline.path])
+        #expect(result.code == 64)
+        #expect(result.stderr.contains("'cache.dir' is \(served.path)/cache, inside the source folder"), "\(result.stderr)")
+        let export = try runArray(["export", remote, "--out", served.appendingPathComponent("export").path])
+        #expect(export.code == 64, "\(export.stderr)")
+    }
+
+    @Test func countsNeverDownloadAndTooLargeMemosAreNotDownloaded() throws {
+        let remote = ":local:" + served.path
+        try Data("{\"schemaVersion\": 1, \"entries\": [,]}".utf8).write(to: served.appendingPathComponent("60dMemo/index.json"))
+        let environment = ["XDG_CACHE_HOME": cache.path]
+        let counts = try runArray(["counts", remote], environment: environment)
+        #expect(counts.code == 2)
+        #expect(counts.stderr.contains("counts read index.json alone, so run a deep check (reckon reconcile) to count from the memo files"), "\(counts.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cache.appendingPathComponent("reckon/\(Rclone.cacheName(of: remote))/memos").path))
+
+        try FileManager.default.removeItem(at: served)
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/drift/drive"), to: served)
+        let pipeline = folder.appendingPathComponent("pipeline.json")
+        try Data("""
+            {"name": "t", "local": {"name": "device", "kind": "store", "path": "\(store)"},
+             "remotes": [{"name": "drive", "kind": "rclone", "remote": "\(remote)"}], "reports": {"dir": "reports"},
+             "limits": {"memoBytes": 300}}
+            """.utf8).write(to: pipeline)
+        let run = try runArray(["run", pipeline.path])
+        #expect(run.code == 2)
+        #expect(run.stdout.contains("is larger than the limit of 300 bytes, so it is not downloaded or read"), "\(run.stdout)")
+        let cached = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("reports/cache/\(Rclone.cacheName(of: remote))/memos").path)
+        let small = try FileManager.default.contentsOfDirectory(atPath: served.appendingPathComponent("60dMemo/memos").path).filter { name in
+            ((try? FileManager.default.attributesOfItem(atPath: served.appendingPathComponent("60dMemo/memos/" + name).path)[.size] as? Int) ?? 0) <= 300
+        }
+        #expect(cached.sorted() == small.sorted())
+    }
+
+    @Test func countsAndExportMaskASecretToo() throws {
+        let remote = ":local,password2=SECRETL,pass=OTHER:" + served.path
+        let counts = try runArray(["counts", "--json", remote], environment: ["XDG_CACHE_HOME": cache.path])
+        let export = try runArray(["export", remote, "--out", folder.appendingPathComponent("e").path], environment: ["XDG_CACHE_HOME": cache.path])
+        #expect(export.code == 0, "\(export.stderr)")
+        let written = try read(folder.appendingPathComponent("e/memos.json")) + read(folder.appendingPathComponent("e/manifest.json"))
+        for text in [counts.stdout, counts.stderr, export.stdout, export.stderr, written] {
+            #expect(!text.contains("SECRETL") && !text.contains("OTHER"), "\(text)")
+        }
+        #expect(counts.stdout.contains("password2=***"))
+    }
+
     @Test func twoFilesOfOneNameInARecordedDriveListingAreNamedAndNeitherIsRead() throws {
         // `rclone lsjson` of a Drive folder holding two files named alike.
         let recorded = Data("""

@@ -44,7 +44,7 @@ public enum SideLocation: Sendable, Equatable {
         case .folder(let url): url
         // A store file's folder, where SQLite keeps its -wal and -shm beside it.
         case .store(let source): source.isBackup ? source.url : source.url.deletingLastPathComponent()
-        case .rclone: nil
+        case .rclone(let source): source.localFolder
         }
     }
 
@@ -77,6 +77,14 @@ public struct RcloneSource: Sendable, Hashable {
     public init(remote: String, cache: URL) {
         self.remote = remote
         self.cache = cache
+    }
+
+    /// The folder on this machine a `:local:` remote names (`:local:/path`,
+    /// `:local,options:/path`): outputs and the cache may not land in it.
+    public var localFolder: URL? {
+        guard remote.hasPrefix(":local:") || remote.hasPrefix(":local,"), let colon = remote.dropFirst().firstIndex(of: ":") else { return nil }
+        let path = String(remote[remote.index(after: colon)...])
+        return path.hasPrefix("/") ? URL(fileURLWithPath: path) : nil
     }
 
     /// The cache of a one-shot command: `$XDG_CACHE_HOME/reckon/`, then

@@ -238,6 +238,9 @@ private struct DefinitionReader {
     /// A side in an rclone remote; its cache folder is set once the whole definition is read.
     func rcloneSide(_ object: [String: JSONValue], _ key: String, role: SideRole, name: String, label: String) throws(DefinitionError) -> SideSpec {
         let remote = try string(object, "remote", in: key, required: true)!
+        guard !remote.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }), remote.contains(":") else {
+            throw fail("\(key).remote", "must be an rclone remote such as \"gdrive:60dMemo\", with no control character")
+        }
         var source = RcloneSource(remote: remote, cache: base)
         source.config = try string(object, "config", in: key, required: false).map { url($0).path }
         if let value = object["flags"] {
@@ -424,6 +427,9 @@ extension PipelineDefinition {
     public func checkOutputsOutsideSources(file: String) throws(DefinitionError) {
         let outputs: [(key: String, path: String?, url: URL?)] = [
             ("reports.dir", reportPath, reportDir), ("quarantine.dir", quarantinePath, quarantineDir), ("export.dir", export?.path, export?.dir),
+            ("cache.dir", nil, ([local] + remotes).lazy.compactMap { side -> URL? in
+                if case .rclone(let source) = side.location, !source.cacheIsTemporary { source.cache } else { nil }
+            }.first),
         ]
         for output in outputs {
             guard let url = output.url else { continue }

@@ -29,8 +29,16 @@ public struct RcloneStore: MemoStore {
         case .success(let opened): remote = opened
         case .failure(let problem): return failed(problem)
         }
-        let side = remote.folder(spec, limits: limits, names: nil).count()
-        return side.rebuiltFromMemoFiles ? load(deep: true) : remote.placed(side, spec)
+        var side = remote.folder(spec, limits: limits, names: nil).count()
+        if side.rebuiltFromMemoFiles {
+            // Counts never download memo files: a deep check rebuilds them from the memos.
+            side = SideListing(spec: spec, status: .failed, problems: side.problems.filter(\.isAboutIndex).map { problem in
+                var problem = problem
+                problem.message += "; counts read index.json alone, so run a deep check (reckon reconcile) to count from the memo files"
+                return problem
+            })
+        }
+        return remote.placed(side, spec)
     }
 
     public func load(deep: Bool) -> SideListing {
@@ -81,11 +89,16 @@ public struct RcloneStore: MemoStore {
         var problems: [Problem] = []
         /// Names listed but not downloaded, with rclone's reason.
         var unfetched: [String: String] = [:]
+        /// Names whose listed size is over the limit, so they are not downloaded.
+        var oversized: [String: String] = [:]
         var cacheUse: CacheUse?
 
         /// A memo file that could not be downloaded is `!` for a reason of its own.
         func marked(_ problem: Problem) -> Problem {
-            guard problem.path.hasPrefix("memos/"), let reason = unfetched[String(problem.path.dropFirst(6))] else { return problem }
+            guard problem.path.hasPrefix("memos/") else { return problem }
+            let name = String(problem.path.dropFirst(6))
+            if let reason = oversized[name] { return Problem(.unreadableFile, path: problem.path, id: problem.id, reason) }
+            guard let reason = unfetched[name] else { return problem }
             return Problem(.unreachable, path: problem.path, id: problem.id, "could not be downloaded from the remote (\(reason))")
         }
 
@@ -223,7 +236,7 @@ public struct RcloneStore: MemoStore {
             let (unique, duplicates) = Self.unique(entries)
             listed.problems += duplicates
             listed.names = unique.map(\.name)
-            if deep { listed = fetch(unique, into: listed) }
+            if deep { listed = fetch(unique, into: listed, sizeLimit: limits.memoSizeLimit) }
             return .success(store(listed, deep: deep))
         }
 
@@ -256,7 +269,7 @@ public struct RcloneStore: MemoStore {
         /// listed size, time or MD5 differ from what is cached (or whose
         /// cached bytes changed), checks each against the listing, and
         /// forgets cached files no longer listed.
-        private func fetch(_ entries: [Rclone.Entry], into listed: Listed) -> Listed {
+        private func fetch(_ entries: [Rclone.Entry], into listed: Listed, sizeLimit: Int64) -> Listed {
             var listed = listed
             let memosFolder = cacheFolder.appendingPathComponent("memos")
             let fingerprintsURL = cacheFolder.appendingPathComponent("fingerprints.json")
@@ -265,8 +278,15 @@ public struct RcloneStore: MemoStore {
                 for entry in entries { listed.unfetched[entry.name] = "the cache folder cannot be made: \(error.description)" }
                 return listed
             }
-            // Only files a memo folder reads (`<uuid>.json`) are downloaded.
-            let memoFiles = entries.filter { $0.name.hasSuffix(".json") && MemoID($0.name.dropLast(5)) != nil }
+            // Only files a memo folder reads (`<uuid>.json`) are downloaded, and none over the size limit.
+            var memoFiles: [Rclone.Entry] = []
+            for entry in entries where entry.name.hasSuffix(".json") && MemoID(entry.name.dropLast(5)) != nil {
+                guard entry.size <= sizeLimit else {
+                    listed.oversized[entry.name] = "is larger than the limit of \(sizeLimit) bytes, so it is not downloaded or read"
+                    continue
+                }
+                memoFiles.append(entry)
+            }
             var wanted: [Rclone.Entry] = []
             var fromCache = 0
             for entry in memoFiles {
@@ -277,14 +297,17 @@ public struct RcloneStore: MemoStore {
                     wanted.append(entry)
                 }
             }
+            // Only files reckon downloaded (named in fingerprints.json) are ever removed from the cache.
             let listedNames = Set(memoFiles.map(\.name))
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: memosFolder.path)) ?? [] where !listedNames.contains(name) {
-                try? FileManager.default.removeItem(at: memosFolder.appendingPathComponent(name))
+            for name in cached.keys where !listedNames.contains(name) {
+                let file = memosFolder.appendingPathComponent(name)
+                if FileKind(path: file.path).isRegular { try? FileManager.default.removeItem(at: file) }
             }
             cached = cached.filter { listedNames.contains($0.key) }
 
             TestStop.wait(at: "rclone-listed")
-            let staging = cacheFolder.appendingPathComponent("staging")
+            // A staging folder of this run's own, so runs sharing a cache never empty each other's.
+            let staging = cacheFolder.appendingPathComponent("staging-\(getpid())")
             try? ExportFolder.removeTree(staging.path)
             var fetched = 0
             var failure: String?

@@ -349,7 +349,7 @@ public struct Rclone: Sendable {
 
     /// A secret parameter's name and `=`, after the start or a `,` `:` `-` space, quote or brace.
     private static var secretName: Regex<Substring> {
-        /(?i)(?:^|[,:\s"'{-])(?:[a-z0-9]+[_-])*(?:pass|password|token|key|secret|credentials|pem|sas_url)=/
+        /(?i)(?:^|[,:\s"'{-])(?:[a-z0-9]+[_-])*(?:pass|password|token|key|secret|credentials|pem|sas_url)[0-9]*=/
     }
 
     /// Where a parameter's value ends: its closing quote (a doubled quote
