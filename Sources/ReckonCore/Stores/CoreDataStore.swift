@@ -46,7 +46,7 @@ public struct CoreDataStore: MemoStore {
         }
         var counts = MemoCounts()
         do {
-            let problems = try opened.list { entry in counts.count(entry) }
+            let problems = try opened.list(inIDOrder: false) { entry in counts.count(entry) }
             return opened.damage()?.listing(spec) ?? SideListing(spec: spec, problems: problems, precounted: counts)
         } catch {
             return (opened.damage() ?? OpenedStore.Failed(problem: Problem(.corruptStore, path: opened.snapshot.name, error.storeWords))).listing(spec)
@@ -234,22 +234,31 @@ final class OpenedStore: Sendable {
     func rowPath(_ row: Int64) -> String { "\(snapshot.name)#Z_PK=\(row)" }
 
     /// Reads the listed fields of every row of the memo entity and hands
-    /// each usable entry to `visit` in id order. The problems are returned:
-    /// bad rows, repeated ids, rows of no entity, the model's notes. A row
-    /// whose entry is usable is listed and counted even when the rest of it
-    /// cannot be read, as a damaged memo file is counted from its index entry.
-    func list(visit: (IndexEntry) throws -> Void) throws -> [Problem] {
+    /// each usable entry to `visit`: in id order, or, when `inIDOrder` is
+    /// false, as the rows come, holding no entry. The problems are returned:
+    /// bad rows, repeated ids, rows of no entity, the model's notes. Of two
+    /// rows with one id the first (lowest `Z_PK`) is kept, as in an index. A
+    /// row whose entry is usable is listed and counted even when the rest of
+    /// it cannot be read, as a damaged memo file is counted from its index entry.
+    func list(inIDOrder: Bool = true, visit: (IndexEntry) throws -> Void) throws -> [Problem] {
         var problems = notes + schema.notes.map { Problem(.storeModel, path: snapshot.name, $0, severity: .warning) }
         let reader = try rowReader()
+        var firstRow: [MemoID: Int64] = [:]
         var entries: [IndexEntry] = []
-        var order: [(id: MemoID, row: Int64, at: Int)] = []
+        var repeated: [MemoID: Problem] = [:]
         var badRows: [Problem] = []
         let statement = try reader.db.prepare(schema.select(RowReader.listed) + " ORDER BY Z_PK")
         while let row = try statement.step() {
             switch reader.entry(row) {
             case .success(let (entry, number)):
-                order.append((entry.id, number, entries.count))
-                entries.append(entry)
+                if let first = firstRow[entry.id] {
+                    let problem = Problem(.duplicateID, path: rowPath(number), id: entry.id, "another row, Z_PK=\(first), holds the same id")
+                    badRows.append(problem)
+                    repeated[entry.id] = problem
+                    continue
+                }
+                firstRow[entry.id] = number
+                if inIDOrder { entries.append(entry) } else { try visit(entry) }
             case .failure(let problem): badRows.append(problem)
             }
         }
@@ -258,25 +267,12 @@ final class OpenedStore: Sendable {
             let entity = row[1].integer.map { "\($0), which names no entity kept in \(schema.table)" } ?? "empty (NULL)"
             badRows.append(Problem(.badEntry, path: rowPath(number), "Z_ENT is \(entity), so the row is not read"))
         }
-        // In id order; of two rows with one id the first (lowest Z_PK) is kept, as in an index.
-        order.sort { ($0.id, $0.row) < ($1.id, $1.row) }
-        var ids: [MemoID] = []
-        var numbers: [Int64] = []
-        ids.reserveCapacity(order.count)
-        numbers.reserveCapacity(order.count)
-        var repeated: [MemoID: Problem] = [:]
-        for item in order {
-            if let last = ids.last, last == item.id {
-                let problem = Problem(.duplicateID, path: rowPath(item.row), id: item.id, "another row, Z_PK=\(numbers.last!), holds the same id")
-                badRows.append(problem)
-                repeated[item.id] = problem
-                continue
-            }
-            ids.append(item.id)
-            numbers.append(item.row)
-            try visit(entries[item.at])
+        entries.sort { $0.id < $1.id }
+        for entry in entries { try visit(entry) }
+        if inIDOrder {
+            let ids = entries.map(\.id)
+            rows.withLock { $0 = (IDMap(sortedKeys: ids, values: ids.map { firstRow[$0]! }), repeated) }
         }
-        rows.withLock { $0 = (IDMap(sortedKeys: ids, values: numbers), repeated) }
         problems += badRows.sorted { ($0.path.count, $0.path) < ($1.path.count, $1.path) }
         if reader.nanosecondRows > 0 {
             let rows = reader.nanosecondRows == 1 ? "1 row holds a date" : "\(reader.nanosecondRows) rows hold dates"
