@@ -100,3 +100,7 @@ extern "C" int reckon_memo_parser_accepts(reckon_memo_parser *parser, const void
 }
 
 extern "C" reckon_text reckon_memo_tag(const reckon_memo_parser *parser, size_t position) { return parser->tags[position]; }
+
+extern "C" int reckon_valid_utf8(const char *data, size_t length) {
+    return simdjson::validate_utf8(data, length) ? 1 : 0;
+}

@@ -28,6 +28,9 @@ typedef struct {
 /// file to file; never shared between threads. Free with ..._destroy.
 typedef struct reckon_memo_parser reckon_memo_parser;
 
+/// Whether `length` bytes at `data` are valid UTF-8 (simdjson's validator).
+int reckon_valid_utf8(const char *data, size_t length);
+
 /// A new parser; NULL only when memory runs out.
 reckon_memo_parser *reckon_memo_parser_create(void);
 void reckon_memo_parser_destroy(reckon_memo_parser *parser);

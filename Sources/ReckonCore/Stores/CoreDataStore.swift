@@ -1,3 +1,4 @@
+import CSimdJSON
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -71,12 +72,10 @@ public struct CoreDataStore: MemoStore {
         side.entries = IDMap(sortedKeys: ids, values: entries)
         side.files = IDMap(sortedKeys: ids, values: entries.map(\.spelledAs))
         guard deep else { return side }
-        // The rest of each row on every core, as a folder's memo files are read;
+        // The rest of each row, every core scanning its own stretch of rows;
         // an id held by several rows is already a problem, and none of them is read.
-        let repeated = opened.rowNumbers().repeated
-        let readable = ids.filter { repeated[$0] == nil }
         var memos: [(MemoID, MemoSummary)] = []
-        for (id, outcome) in zip(readable, read(readable.map { ($0, .small) }, chunkSize: 1024, as: .summary) { $0 }) {
+        for (id, outcome) in opened.summaries() {
             switch outcome {
             case .success(let summary): memos.append((id, summary))
             case .failure(let problem): side.problems.append(problem)
@@ -291,6 +290,38 @@ final class OpenedStore: Sendable {
 
     func rowReader() throws -> RowReader { try RowReader(self) }
 
+    /// The summary of each listed id's row, in id order: the rows are read
+    /// in stretches of `Z_PK`, one stretch per task, on every core, as
+    /// sequential reads rather than a seek per memo.
+    func summaries() -> [(MemoID, Result<MemoSummary, Problem>)] {
+        let rows = rowNumbers()
+        guard let last = rows.numbers.values.max() else { return [] }
+        let stretch = max(1024, (last + 63) / 64)
+        let starts = Array(stride(from: Int64(0), through: last, by: Int(stretch)))
+        let found = mapOnEveryCore(starts, chunkSize: 1) { chunk in
+            chunk.flatMap { start -> [(MemoID, Result<MemoSummary, Problem>)] in
+                do {
+                    let reader = try rowReader()
+                    let statement = try reader.db.prepare(schema.select(StoreSchema.Field.allCases, where: " AND Z_PK BETWEEN ? AND ?") + " ORDER BY Z_PK")
+                    try statement.bind([.integer(start), .integer(start + stretch - 1)])
+                    var read: [(MemoID, Result<MemoSummary, Problem>)] = []
+                    while let row = try statement.step() {
+                        guard case .success(let (entry, number)) = reader.entry(row), rows.numbers[entry.id] == number,
+                              rows.repeated[entry.id] == nil else { continue }
+                        read.append((entry.id, reader.summary(row, entry: entry)))
+                    }
+                    return read
+                } catch {
+                    return []
+                }
+            }
+        }.joined()
+        var byID = Dictionary(found.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+        return rows.numbers.keys.filter { rows.repeated[$0] == nil }.map { id in
+            (id, byID.removeValue(forKey: id) ?? .failure(Problem(.corruptStore, path: rowPath(rows.numbers[id]!), id: id, "the row could not be read again")))
+        }
+    }
+
     /// One connection to the copy, with its statements; used on one thread.
     final class RowReader {
         /// The fields a listing reads; the rest come as NULL.
@@ -372,6 +403,31 @@ final class OpenedStore: Sendable {
                 return .success((entry, number))
             } catch {
                 return .failure(Problem(error.kind, path: store.rowPath(number), id: id, error.message))
+            }
+        }
+
+        /// What the deep check keeps of the memo in `row`: the body as the
+        /// SHA-256 of its bytes, which are checked to be UTF-8 but never made into a string.
+        func summary(_ row: SQLite.Row, entry: IndexEntry) -> Result<MemoSummary, Problem> {
+            let number = row[StoreSchema.Field.allCases.count].integer ?? 0
+            do throws(StoreRow.Failure) {
+                var nanoseconds = false
+                let body = row.withText(StoreSchema.Field.body.place) { bytes in
+                    reckon_valid_utf8(bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count) == 1 ? SHA256.digest(of: bytes) : nil
+                }
+                let digest: SHA256.Digest?
+                switch (body, value(row, .body)) {
+                case (let found??, _): digest = found
+                case (_, .null): digest = nil
+                case (_, let other): throw StoreRow.Failure(message: "\(column(.body)) holds \(StoreRow.found(other)), not text")
+                }
+                return .success(MemoSummary(title: try StoreRow.text(value(row, .title), column: column(.title)), bodySHA256: digest,
+                                            tags: try readTags(value(row, .tags), row: number),
+                                            createdAt: try date(row, .createdAt, nanoseconds: &nanoseconds), modifiedAt: entry.modifiedTime,
+                                            archivedAt: entry.archivedAt, deletedAt: entry.deletedAt,
+                                            pinned: try StoreRow.bool(value(row, .pinned), column: column(.pinned)), changeTag: entry.changeTag))
+            } catch {
+                return .failure(Problem(error.kind, path: store.rowPath(number), id: entry.id, error.message))
             }
         }
 

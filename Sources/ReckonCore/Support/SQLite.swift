@@ -161,6 +161,14 @@ package final class SQLite {
             }
         }
 
+        /// A text column's raw bytes, without making a `String` (nil when it is not text).
+        package func withText<T>(_ column: Int, _ body: (UnsafeRawBufferPointer) -> T) -> T? {
+            let index = Int32(column)
+            guard sqlite3_column_type(statement, index) == SQLITE_TEXT else { return nil }
+            let count = Int(sqlite3_column_bytes(statement, index))
+            return body(UnsafeRawBufferPointer(start: sqlite3_column_text(statement, index), count: count))
+        }
+
         /// A blob column's bytes, without copying them (nil when it is not a blob).
         package func withBlob<T>(_ column: Int, _ body: (UnsafeRawBufferPointer) -> T) -> T? {
             let index = Int32(column)
