@@ -415,11 +415,12 @@ final class OpenedStore: Sendable {
                 let body = row.withText(StoreSchema.Field.body.place) { bytes in
                     reckon_valid_utf8(bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count) == 1 ? SHA256.digest(of: bytes) : nil
                 }
-                let digest: SHA256.Digest?
-                switch (body, value(row, .body)) {
-                case (let found??, _): digest = found
-                case (_, .null): digest = nil
-                case (_, let other): throw StoreRow.Failure(message: "\(column(.body)) holds \(StoreRow.found(other)), not text")
+                var digest: SHA256.Digest?
+                if case let found?? = body {
+                    digest = found
+                } else {
+                    let other = value(row, .body)
+                    if other != .null { throw StoreRow.Failure(message: "\(column(.body)) holds \(StoreRow.found(other)), not text") }
                 }
                 return .success(MemoSummary(title: try StoreRow.text(value(row, .title), column: column(.title)), bodySHA256: digest,
                                             tags: try readTags(value(row, .tags), row: number),
