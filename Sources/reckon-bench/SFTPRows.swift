@@ -199,14 +199,7 @@ final class SFTPRows {
                               peer: ["rclone", "cat", "srv:index.json"], peerName: "rclone cat | jq",
                               prepare: { warm([index]) }, environment: server.environment, peerPipedInto: ["jq", jqProgram]))
         }
-        if wanted.contains(Self.firstRun) {
-            let server = try Served(folder: drive, scratch: scratch, name: "first")
-            servers[Self.firstRun] = server
-            pairs.append(Pair(name: Self.firstRun, reckon: [reckon, "reconcile", "--local", device, "--remote", "srv:"],
-                              peer: ["rclone", "check", "\(device)/memos", "srv:memos"], peerName: "rclone check",
-                              prepare: { [unowned self] in self.moveAside(server.reckonCache); warm([self.device, self.drive]) },
-                              environment: server.environment))
-        }
+        // The rows with a target first, the long first fill last.
         if wanted.contains(Self.changed) {
             say("sftp: copying \(drive) to \(changedCopy.path) …")
             try? FileManager.default.removeItem(at: changedCopy.deletingLastPathComponent())
@@ -231,6 +224,14 @@ final class SFTPRows {
             pairs.append(Pair(name: Self.changed, reckon: [reckon, "reconcile", "--local", device, "--remote", "srv:"],
                               peer: ["rclone", "check", "\(device)/memos", "srv:memos"], peerName: "rclone check",
                               prepare: { [unowned self] in self.restore(server.reckonCache); warm([self.device, self.changedCopy.path]) },
+                              environment: server.environment))
+        }
+        if wanted.contains(Self.firstRun) {
+            let server = try Served(folder: drive, scratch: scratch, name: "first")
+            servers[Self.firstRun] = server
+            pairs.append(Pair(name: Self.firstRun, reckon: [reckon, "reconcile", "--local", device, "--remote", "srv:"],
+                              peer: ["rclone", "check", "\(device)/memos", "srv:memos"], peerName: "rclone check",
+                              prepare: { [unowned self] in self.moveAside(server.reckonCache); warm([self.device, self.drive]) },
                               environment: server.environment))
         }
     }
