@@ -341,27 +341,26 @@ final class SFTPRows {
                 }
                 let reckonDiff = different(combined, stripping: ""), rcloneDiff = different(theirs.output, stripping: ".json")
                 let same = combined.split(separator: "\n").count
-                // rclone compares bytes; reckon compares a memo soft-deleted on both sides only as deleted,
-                // so a file rclone finds different is expected to be '=' for reckon when both copies are deleted.
+                // rclone compares bytes; reckon compares a soft-deleted memo only as deleted, so a file
+                // rclone finds different (or on one side only) is expected to be '=' for reckon when every
+                // copy of it is soft-deleted.
                 let served = servers[pair.name]!.folder
                 func deletedOnBoth(_ id: String) -> Bool {
-                    [device, served].allSatisfy { folder in
-                        let text = (try? String(contentsOfFile: "\(folder)/memos/\(id).json", encoding: .utf8)) ?? ""
-                        return text.contains(#""deletedAt":""#)
-                    }
+                    let copies = [device, served].compactMap { try? String(contentsOfFile: "\($0)/memos/\(id).json", encoding: .utf8) }
+                    return !copies.isEmpty && copies.allSatisfy { $0.contains(#""deletedAt":""#) }
                 }
                 let deletedOnly = Set(rcloneDiff.keys).subtracting(reckonDiff.keys).filter(deletedOnBoth)
                 if ours.code < 2, theirs.code < 2, !combined.isEmpty, Set(reckonDiff.keys) == Set(rcloneDiff.keys).subtracting(deletedOnly) {
                     let sigils = reckonDiff.filter { rcloneDiff[$0.key] != $0.value }.count
                     say("check: \(pair.name): reckon (exit \(ours.code), \(same) memos, \(cacheLine(ours.output))) and rclone check (exit \(theirs.code)) find the same \(reckonDiff.count) memos different"
                         + (sigils == 0 ? ", with the same sigils" : " (\(sigils) with another sigil)")
-                        + (deletedOnly.isEmpty ? "" : "; rclone also finds \(deletedOnly.count) files different whose memo is soft-deleted on both sides, which reckon counts as the same"))
+                        + (deletedOnly.isEmpty ? "" : "; rclone also finds \(deletedOnly.count) files different or on one side only whose memo is soft-deleted wherever it is, which reckon counts as the same"))
                 } else {
                     agreed = false
                     let onlyReckon = Set(reckonDiff.keys).subtracting(rcloneDiff.keys), onlyRclone = Set(rcloneDiff.keys).subtracting(reckonDiff.keys)
-                    say("check FAILED: \(pair.name): reckon exit \(ours.code), \(reckonDiff.count) different; rclone check exit \(theirs.code), \(rcloneDiff.count) different; \(onlyReckon.count) only reckon's, \(onlyRclone.count) only rclone's \(ours.errors)")
+                    say("check FAILED: \(pair.name): reckon exit \(ours.code), \(reckonDiff.count) different; rclone check exit \(theirs.code), \(rcloneDiff.count) different; \(onlyReckon.count) only reckon's, \(onlyRclone.count) only rclone's (\(deletedOnly.count) of them soft-deleted wherever they are) \(ours.errors)")
                     for id in onlyReckon.sorted().prefix(3) { say("  reckon: \(reckonDiff[id]!) \(id)") }
-                    for id in onlyRclone.sorted().prefix(3) { say("  rclone: \(rcloneDiff[id]!) \(id)") }
+                    for id in onlyRclone.subtracting(deletedOnly).sorted().prefix(3) { say("  rclone: \(rcloneDiff[id]!) \(id)") }
                 }
             } catch {
                 agreed = false
