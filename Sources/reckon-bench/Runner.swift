@@ -10,25 +10,77 @@ struct Measurement {
     var exitCode: Int32
 }
 
-/// Runs a command with posix_spawn, output discarded, and measures it with wait4.
-func measure(_ command: [String]) throws -> Measurement {
+/// Starts a command with posix_spawn: stdout and stderr to /dev/null unless
+/// given, stdin inherited unless given, and `environment` laid over this
+/// process's. The descriptors given are duplicated onto 0, 1 and 2 and should
+/// be close-on-exec, so no other child holds a pipe open.
+func spawn(_ command: [String], environment: [String: String] = [:], stdin: Int32? = nil, stdout: Int32? = nil,
+           stderr: Int32? = nil) throws -> pid_t {
     var pid: pid_t = 0
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    if let stdin { posix_spawn_file_actions_adddup2(&actions, stdin, 0) }
+    if let stdout { posix_spawn_file_actions_adddup2(&actions, stdout, 1) } else { posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0) }
+    if let stderr { posix_spawn_file_actions_adddup2(&actions, stderr, 2) } else { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
     let argv = command.map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
-    let start = ContinuousClock.now
-    let spawned = posix_spawnp(&pid, command[0], &actions, nil, argv, environ)
+    let merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { envp.forEach { free($0) } }
+    let spawned = environment.isEmpty ? posix_spawnp(&pid, command[0], &actions, nil, argv, environ)
+        : posix_spawnp(&pid, command[0], &actions, nil, argv, envp)
     guard spawned == 0 else { throw BenchError("cannot start \(command[0]): \(String(cString: strerror(spawned)))") }
+    return pid
+}
+
+/// Waits for a child: its exit code and resource usage.
+func reap(_ pid: pid_t) -> (exitCode: Int32, usage: rusage) {
     var status: Int32 = 0
     var usage = rusage()
     while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+    return ((status >> 8) & 0xFF, usage)
+}
+
+/// Runs a command with posix_spawn, output discarded, and measures it with wait4.
+func measure(_ command: [String], environment: [String: String] = [:]) throws -> Measurement {
+    let start = ContinuousClock.now
+    let pid = try spawn(command, environment: environment)
+    let (code, usage) = reap(pid)
+    return Measurement(seconds: seconds(since: start), peakKilobytes: usage.ru_maxrss, exitCode: code)
+}
+
+/// Runs `first | second` as two processes joined by a pipe (no shell), the
+/// second's output discarded: wall time until both have exited, the larger
+/// peak RSS, and the first exit code that is not 0.
+func measurePipeline(_ first: [String], into second: [String], environment: [String: String] = [:]) throws -> Measurement {
+    let fds = try closeOnExecPipe()
+    let start = ContinuousClock.now
+    let writer: pid_t
+    do { writer = try spawn(first, environment: environment, stdout: fds[1]) } catch { close(fds[0]); close(fds[1]); throw error }
+    close(fds[1])
+    let reader: pid_t
+    do { reader = try spawn(second, environment: environment, stdin: fds[0]) } catch {
+        close(fds[0]); _ = reap(writer); throw error
+    }
+    close(fds[0])
+    let (a, usageA) = reap(writer)
+    let (b, usageB) = reap(reader)
+    return Measurement(seconds: seconds(since: start), peakKilobytes: max(usageA.ru_maxrss, usageB.ru_maxrss), exitCode: a != 0 ? a : b)
+}
+
+/// A pipe whose ends are close-on-exec (Glibc's pipe2 is not visible to
+/// Swift; the benchmark spawns from one thread, so nothing forks between).
+func closeOnExecPipe() throws -> [Int32] {
+    var fds: [Int32] = [0, 0]
+    guard pipe(&fds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
+    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    return fds
+}
+
+func seconds(since start: ContinuousClock.Instant) -> Double {
     let elapsed = ContinuousClock.now - start
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    return Measurement(seconds: seconds, peakKilobytes: usage.ru_maxrss, exitCode: (status >> 8) & 0xFF)
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
 struct BenchError: Error, CustomStringConvertible {
@@ -64,13 +116,18 @@ struct Pair {
     var peerAfter: [[String]] = []
     /// Run, untimed, after each run of the peer: removes what it made.
     var cleanup: () -> Void = {}
+    /// Variables laid over this process's environment for both sides (an rclone remote, a cache folder).
+    var environment: [String: String] = [:]
+    /// A command the peer's output is piped into (`rclone cat … | jq …`), timed with it.
+    var peerPipedInto: [String]? = nil
 
     /// The peer's commands, one after another: wall seconds add up, the
     /// peak RSS is the largest, the exit code the first that is not 0.
     func measurePeer() throws -> Measurement {
         var total = Measurement(seconds: 0, peakKilobytes: 0, exitCode: 0)
-        for command in [peer] + peerAfter {
-            let step = try measure(command)
+        for (n, command) in ([peer] + peerAfter).enumerated() {
+            let step = try n == 0 && peerPipedInto != nil ? measurePipeline(command, into: peerPipedInto!, environment: environment)
+                : measure(command, environment: environment)
             total.seconds += step.seconds
             total.peakKilobytes = max(total.peakKilobytes, step.peakKilobytes)
             if total.exitCode == 0 { total.exitCode = step.exitCode }
@@ -81,11 +138,11 @@ struct Pair {
 
     /// Warm-up, then `rounds` of A B; returns both sides' measurements.
     func run(rounds: Int) throws -> ([Measurement], [Measurement]) {
-        prepare(); _ = try measure(reckon)
+        prepare(); _ = try measure(reckon, environment: environment)
         prepare(); _ = try measurePeer()
         var a: [Measurement] = [], b: [Measurement] = []
         for _ in 0..<rounds {
-            prepare(); a.append(try measure(reckon))
+            prepare(); a.append(try measure(reckon, environment: environment))
             prepare(); b.append(try measurePeer())
         }
         return (a, b)

@@ -16,8 +16,10 @@ let usage = """
                     the text ("store")
       run           runs each pair alternately (a warm-up, then A B A B …) and prints a table;
                     builds nothing: build reckon first with 'swift build -c release';
-                    --only keeps the rows whose name holds the text ("reconcile", "10k", "store");
-                    the store rows first check once that the compared commands agree
+                    --only keeps the rows whose name holds the text ("reconcile", "10k", "store", "sftp");
+                    the sftp rows serve pair-100k/drive/60dMemo (and a copy with 1% changed) and
+                    index-1m with 'rclone serve sftp' on 127.0.0.1 themselves, as the remote srv:;
+                    the store and sftp rows first check once that the compared commands agree
       decode-index  decodes an index.json with Foundation's JSONDecoder (a peer for counting)
 
     """
@@ -87,6 +89,11 @@ do {
             let size = part.store.flatMap { try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int }
             say(String(format: "  took %.1f s", seconds) + (size.map { String(format: ", %.2f GB (%d bytes)", Double($0) / 1e9, $0) } ?? ""))
         }
+    case "change-memos":
+        // Hidden, for the sftp rows: changes 1% of a generated memo folder in place.
+        guard arguments.count > 1 else { throw BenchError("change-memos needs a memo folder") }
+        let count = try SFTPRows.changeOnePercent(of: URL(fileURLWithPath: arguments[1]))
+        say("changed \(count) memo files (body and modifiedAt, and index.json's modifiedTime) in the served copy")
     case "decode-index":
         guard arguments.count > 1 else { throw BenchError("decode-index needs a path") }
         let index = try JSONDecoder().decode(DecodedIndex.self, from: Data(contentsOf: URL(fileURLWithPath: arguments[1])))
@@ -139,7 +146,24 @@ do {
         let storePaths = StoreRows.Paths(data: data, scratch: scratch)
         pairs += StoreRows.pairs(storePaths, reckon: reckon)
         let only = value("--only", in: arguments)
-        let selected = pairs.filter { pair in only.map(pair.name.contains) ?? true }
+        var selected = pairs.filter { pair in only.map(pair.name.contains) ?? true }
+        // The rows over a served folder start their servers only when selected, and stop them on the way out.
+        var sftp: SFTPRows?
+        defer { sftp?.stop() }
+        let sftpWanted = SFTPRows.names.filter { name in only.map(name.contains) ?? true }
+        if !sftpWanted.isEmpty {
+            if which("rclone") == nil {
+                say("the sftp rows need rclone (apt-get install rclone): skipped")
+            } else {
+                sftp = try SFTPRows(data: data, scratch: scratch, reckon: reckon, jqProgram: jqProgram, wanted: sftpWanted)
+                selected += sftp!.pairs
+                if !sftp!.check() { say("the sftp rows compare commands that disagree; see above") }
+                var own = rusage()
+                getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &own)
+                say("reckon-bench's own peak RSS after setting up the sftp rows: \(own.ru_maxrss / 1024) MB (a child spawned from it shows at least that)")
+                say("")
+            }
+        }
         // Once, untimed: the compared commands must give the same answers.
         let countsStore = selected.contains { $0.name == "counts, 1M-row store" }
         let reconcileStore = selected.contains { $0.name.hasSuffix("store vs folder") }
@@ -154,7 +178,7 @@ do {
         say("| comparison | reckon | peer | peer time | ratio (peer / reckon) | reckon peak RSS | peer peak RSS |")
         say("| --- | --- | --- | --- | --- | --- | --- |")
         for pair in selected {
-            if let missing = ([pair.peer] + pair.peerAfter).map({ $0[0] }).first(where: { which($0) == nil && !FileManager.default.isExecutableFile(atPath: $0) }) {
+            if let missing = ([pair.peer] + pair.peerAfter + (pair.peerPipedInto.map { [$0] } ?? [])).map({ $0[0] }).first(where: { which($0) == nil && !FileManager.default.isExecutableFile(atPath: $0) }) {
                 say("| \(pair.name) | – | \(pair.peerName) | skipped: \(missing) is not installed | | | |")
                 continue
             }
