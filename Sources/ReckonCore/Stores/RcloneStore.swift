@@ -289,9 +289,9 @@ public struct RcloneStore: MemoStore {
             }
             var wanted: [Rclone.Entry] = []
             var fromCache = 0
+            let memosPath = memosFolder.path + "/"
             for entry in memoFiles {
-                if let known = cached[entry.name], known.matches(entry),
-                   let bytes = try? Data(contentsOf: memosFolder.appendingPathComponent(entry.name)), SHA256.hex(of: bytes) == known.sha256 {
+                if let known = cached[entry.name], known.matches(entry), known.isKept(atPath: memosPath + entry.name) {
                     fromCache += 1
                 } else {
                     wanted.append(entry)
@@ -335,7 +335,9 @@ public struct RcloneStore: MemoStore {
                         listed.unfetched[entry.name] = "it cannot be put in the cache: \(String(cString: strerror(errno)))"
                         continue
                     }
-                    cached[entry.name] = CachedFile(entry, sha256: SHA256.hex(of: bytes))
+                    var kept = CachedFile(entry, sha256: SHA256.hex(of: bytes))
+                    kept.stamp = CachedFile.stamp(atPath: memosPath + entry.name)
+                    cached[entry.name] = kept
                     fetched += 1
                 }
                 try? ExportFolder.removeTree(staging.path)
@@ -352,13 +354,31 @@ public struct RcloneStore: MemoStore {
     }
 
     /// What the cache knows of one memo file: the listing it was downloaded
-    /// under (size, time, MD5 when the backend gives one) and the SHA-256 of
-    /// the bytes kept, so a cached file changed on disk is downloaded again.
+    /// under (size, time, MD5 when the backend gives one), the SHA-256 of the
+    /// bytes kept and the kept file's own stamp (size, times to the
+    /// nanosecond, inode), so a cached file changed on disk is downloaded again.
     struct CachedFile: Sendable, Equatable {
         var size: Int64
         var modTime: String
         var md5: String?
         var sha256: String
+        var stamp: String?
+
+        /// A file's size, modification and change times, and inode: a change
+        /// time cannot be set back, so an edit always changes the stamp.
+        static func stamp(atPath path: String) -> String? {
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec):\(info.st_ino)"
+        }
+
+        /// Whether the cached file is still the bytes downloaded: by its
+        /// stamp, else by its SHA-256.
+        func isKept(atPath path: String) -> Bool {
+            guard let now = Self.stamp(atPath: path) else { return false }
+            if now == stamp { return true }
+            return (try? Data(contentsOf: URL(fileURLWithPath: path))).map { SHA256.hex(of: $0) == sha256 } ?? false
+        }
 
         init(_ entry: Rclone.Entry, sha256: String) {
             size = entry.size
@@ -382,8 +402,10 @@ public struct RcloneStore: MemoStore {
                       case .string(let modTime)? = fields["modTime"], case .string(let sha256)? = fields["sha256"] else { continue }
                 var md5: String?
                 if case .string(let text)? = fields["md5"] { md5 = text }
-                result[name] = CachedFile(Rclone.Entry(name: name, path: name, size: bytes, modTime: modTime, isDir: false, md5: md5, id: nil),
-                                          sha256: sha256)
+                var file = CachedFile(Rclone.Entry(name: name, path: name, size: bytes, modTime: modTime, isDir: false, md5: md5, id: nil),
+                                      sha256: sha256)
+                if case .string(let text)? = fields["stamp"] { file.stamp = text }
+                result[name] = file
             }
             return result
         }
@@ -392,6 +414,7 @@ public struct RcloneStore: MemoStore {
             JSONWriter.data(.object(["version": .number("1"), "files": .object(files.mapValues { file in
                 var fields: [String: JSONValue] = ["size": .number(String(file.size)), "modTime": .string(file.modTime), "sha256": .string(file.sha256)]
                 if let md5 = file.md5 { fields["md5"] = .string(md5) }
+                if let stamp = file.stamp { fields["stamp"] = .string(stamp) }
                 return .object(fields)
             })]))
         }

@@ -255,7 +255,8 @@ public struct Rclone: Sendable {
         do { try Data(files.map { $0 + "\n" }.joined().utf8).write(to: list) } catch {
             throw Failure(.local, "reckon could not write the list of files for rclone", lastLine: errorWords(error))
         }
-        let output = try run(["copy", "--files-from-raw", list.path, "-v"] + (checksum ? [] : ["--ignore-checksum"])
+        // The folder starts empty: rclone need not list it or look for each file in it.
+        let output = try run(["copy", "--files-from-raw", list.path, "--no-traverse", "--no-check-dest", "-v"] + (checksum ? [] : ["--ignore-checksum"])
             + ["--", remoteFolder, localFolder.path])
         var transfer = Transfer(fetched: [], transfers: 0, bytes: 0, checks: 0)
         var stats: [String: JSONValue]?
@@ -378,6 +379,22 @@ public struct Rclone: Sendable {
             index = text.index(after: index)
         }
         return text.endIndex
+    }
+
+    /// Where `mark` first starts in `data` at or after `from`.
+    static func firstIndex(of mark: Data, in data: Data, from: Int) -> Int? {
+        data.withUnsafeBytes { haystack in
+            mark.withUnsafeBytes { needle in
+                guard let first = needle.first, let base = haystack.baseAddress else { return nil }
+                var at = from
+                while at + needle.count <= haystack.count {
+                    guard let start = haystack[at...].firstIndex(of: first), start + needle.count <= haystack.count else { return nil }
+                    if memcmp(base + start, needle.baseAddress!, needle.count) == 0 { return start }
+                    at = start + 1
+                }
+                return nil
+            }
+        }
     }
 
     // MARK: - Running
@@ -504,9 +521,10 @@ public struct Rclone: Sendable {
                             // Counts error lines as they come; a mark cut between two reads is found on the next.
                             for (index, mark) in errorMarks.enumerated() {
                                 var from = scanned[index]
-                                while let found = stderr.range(of: mark, in: from..<stderr.endIndex) {
+                                // Over the raw bytes: Foundation's range(of:in:) copies the whole buffer on each call.
+                                while let found = Self.firstIndex(of: mark, in: stderr, from: from) {
                                     errors += 1
-                                    from = found.upperBound
+                                    from = found + mark.count
                                 }
                                 scanned[index] = max(from, stderr.count - mark.count + 1)
                             }
