@@ -241,6 +241,15 @@ import Glibc
         #expect(cached.sorted() == small.sorted())
     }
 
+    @Test func aRemoteWithAControlCharacterIsRefused() throws {
+        let pipeline = folder.appendingPathComponent("pipeline.json")
+        try Data(#"{"name": "t", "local": {"name": "device", "path": "d"}, "remotes": [{"name": "drive", "kind": "rclone", "remote": "t:\u0000x"}]}"#.utf8)
+            .write(to: pipeline)
+        let result = try runArray(["validate", pipeline.path])
+        #expect(result.code == 64)
+        #expect(result.stderr.contains("'remotes[0].remote' must be an rclone remote such as \"gdrive:60dMemo\", with no control character"), "\(result.stderr)")
+    }
+
     @Test func countsAndExportMaskASecretToo() throws {
         let remote = ":local,password2=SECRETL,pass=OTHER:" + served.path
         let counts = try runArray(["counts", "--json", remote], environment: ["XDG_CACHE_HOME": cache.path])
