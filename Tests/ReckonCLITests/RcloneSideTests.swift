@@ -121,7 +121,7 @@ import Glibc
     func reconcile(pausingAfterTheListing server: SFTPServer, meanwhile: () throws -> Void) throws -> RunResult {
         let marker = folder.appendingPathComponent("paused")
         try Data().write(to: marker)
-        let waiting = BackgroundRun(["reconcile", "--local", store, "--remote", server.remote],
+        let waiting = try BackgroundRun(["reconcile", "--local", store, "--remote", server.remote],
                                     environment: server.environment.merging(["XDG_CACHE_HOME": cache.path, "RECKON_TEST_WAIT_AT": "rclone-listed",
                                                                              "RECKON_TEST_WAIT_FILE": marker.path]) { $1 })
         // reckon says it is waiting by making `paused.reached` (looked for at most 600 × 50 ms).
@@ -276,32 +276,5 @@ import Glibc
         #expect(problems.map { "\($0.kind.rawValue) \($0.path) \($0.id?.value ?? "-"): \($0.message)" } == [
             "duplicate-id memos/3f2504e0-4f89-11d3-9a0c-0305e82c3301.json 3f2504e0-4f89-11d3-9a0c-0305e82c3301: the remote holds 2 files of this name (ids 1AbC and 1XyZ); reckon does not pick one",
         ])
-    }
-}
-
-/// The built binary run in the background, its output read to the end.
-final class BackgroundRun: @unchecked Sendable {
-    private let process = Process()
-    private let out: BackgroundRead
-    private let err: BackgroundRead
-
-    init(_ arguments: [String], environment: [String: String]) {
-        process.executableURL = reckonBinary
-        process.arguments = arguments
-        process.currentDirectoryURL = packageRoot
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let outPipe = Pipe(), errPipe = Pipe()
-        process.standardOutput = outPipe
-        process.standardError = errPipe
-        process.standardInput = FileHandle.nullDevice
-        try! process.run()
-        out = BackgroundRead(outPipe.fileHandleForReading)
-        err = BackgroundRead(errPipe.fileHandleForReading)
-    }
-
-    func wait() -> RunResult {
-        let stdout = out.wait(), stderr = err.wait()
-        process.waitUntilExit()
-        return RunResult(code: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
 }

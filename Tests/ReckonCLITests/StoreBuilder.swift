@@ -72,8 +72,13 @@ struct StoreBuilder {
     }
 
     static func uuid(_ text: String) -> SQLite.Value {
-        let hex = Array(text.replacingOccurrences(of: "-", with: "").utf8)
-        return .blob(Data(stride(from: 0, to: 32, by: 2).map { UInt8(String(decoding: hex[$0..<$0 + 2], as: UTF8.self), radix: 16)! }))
+        .blob(data(hex: text.replacingOccurrences(of: "-", with: "")))
+    }
+
+    /// The bytes a string of hex digits spells.
+    static func data(hex text: String) -> Data {
+        let hex = Array(text.utf8)
+        return Data(stride(from: 0, to: hex.count, by: 2).map { UInt8(String(decoding: hex[$0..<$0 + 2], as: UTF8.self), radix: 16)! })
     }
 
     /// An ISO 8601 instant as Core Data stores it: REAL seconds since 2001-01-01.

@@ -25,24 +25,40 @@ func reckon(_ arguments: String..., environment: [String: String] = [:]) throws 
 /// Runs the built binary with an argument array.
 func runArray(_ arguments: [String], environment: [String: String] = [:], in folder: URL = packageRoot,
               executable: URL = reckonBinary) throws -> RunResult {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.currentDirectoryURL = folder
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    // Both pipes are drained at once: a child that fills one while the
-    // other is being read would otherwise wait forever.
-    let errReader = BackgroundRead(err.fileHandleForReading)
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = errReader.wait()
-    process.waitUntilExit()
-    return RunResult(code: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                     stderr: String(decoding: errData, as: UTF8.self))
+    try BackgroundRun(arguments, environment: environment, in: folder, executable: executable).wait()
+}
+
+/// The built binary started, its output read to the end on threads of their
+/// own: both pipes are drained at once, since a child that fills one while
+/// the other is being read would otherwise wait forever.
+final class BackgroundRun: Sendable {
+    private let process: Process
+    private let out: BackgroundRead
+    private let err: BackgroundRead
+
+    init(_ arguments: [String], environment: [String: String] = [:], in folder: URL = packageRoot, executable: URL = reckonBinary) throws {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.currentDirectoryURL = folder
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let outPipe = Pipe(), errPipe = Pipe()
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        out = BackgroundRead(outPipe.fileHandleForReading)
+        err = BackgroundRead(errPipe.fileHandleForReading)
+    }
+
+    /// Waits for the process and gives what it wrote and its exit status.
+    func wait() -> RunResult {
+        let stdout = out.wait(), stderr = err.wait()
+        process.waitUntilExit()
+        return RunResult(code: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                         stderr: String(decoding: stderr, as: UTF8.self))
+    }
 }
 
 /// A file read to its end on a thread of its own.

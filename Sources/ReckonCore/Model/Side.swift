@@ -201,6 +201,15 @@ public struct SideListing: Sendable {
         }
     }
 
+    /// The listing with every problem's and damaged file's path taken from
+    /// one folder further out (`60dMemo/…` when the files are nested there).
+    func inside(_ folder: String) -> SideListing {
+        var moved = self
+        moved.problems = problems.map { $0.inside(folder) }
+        moved.damaged = damaged.map { DamagedFile(path: joinPath(folder, $0.path), bytes: $0.bytes) }
+        return moved
+    }
+
     /// Whether this side has anything that makes a run "trouble".
     public var hasTrouble: Bool {
         status != .ok || problems.contains { $0.severity == .error }

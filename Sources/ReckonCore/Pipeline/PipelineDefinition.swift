@@ -67,15 +67,20 @@ public struct PipelineDefinition: Sendable, Equatable {
 
     /// Makes every rclone side download its memo files again, ignoring its cache, for this run.
     public mutating func refreshCaches() {
-        func refreshed(_ side: SideSpec) -> SideSpec {
+        changeRcloneSources { $0.refresh = true }
+    }
+
+    /// Changes the source of every rclone side.
+    mutating func changeRcloneSources(_ change: (inout RcloneSource) -> Void) {
+        func changed(_ side: SideSpec) -> SideSpec {
             guard case .rclone(var source) = side.location else { return side }
-            source.refresh = true
+            change(&source)
             var side = side
             side.location = .rclone(source)
             return side
         }
-        local = refreshed(local)
-        remotes = remotes.map(refreshed)
+        local = changed(local)
+        remotes = remotes.map(changed)
     }
 
 
@@ -300,7 +305,7 @@ private struct DefinitionReader {
         guard TimeZone(identifier: timeZone) != nil else {
             throw fail("timeZone", "must be an IANA time zone such as \"UTC\" or \"Asia/Tokyo\", found \"\(timeZone)\"")
         }
-        var local = try side(top["local"], "local", role: .local, defaultName: "local", defaultLabel: strings.defaultLocalLabel)
+        let local = try side(top["local"], "local", role: .local, defaultName: "local", defaultLabel: strings.defaultLocalLabel)
 
         guard case .array(let remoteValues)? = top["remotes"] else {
             throw fail("remotes", top["remotes"] == nil ? "is missing" : "must be an array of remotes, found \(top["remotes"]!.typeName)")
@@ -363,20 +368,6 @@ private struct DefinitionReader {
             let object = try object(top["cache"], "cache", allowed: PipelineDefinition.reportKeys)
             cache = (outputURL(try string(object, "dir", in: "cache", required: true)!), false)
         }
-        let sides = [local] + remotes
-        if sides.contains(where: { if case .rclone = $0.location { true } else { false } }) {
-            let (dir, temporary) = cache ?? reportDir.map { ($0.appendingPathComponent("cache"), false) } ?? RcloneSource.oneShotCache()
-            func cached(_ side: SideSpec) -> SideSpec {
-                guard case .rclone(var source) = side.location else { return side }
-                source.cache = dir
-                source.cacheIsTemporary = temporary
-                var side = side
-                side.location = .rclone(source)
-                return side
-            }
-            local = cached(local)
-            remotes = remotes.map(cached)
-        }
 
         var definition = PipelineDefinition(name: name, local: local, remotes: remotes, check: check, reportDir: reportDir, export: export,
                                             language: language, failOnDrift: try bool(top, "failOnDrift", in: nil) ?? false)
@@ -385,6 +376,13 @@ private struct DefinitionReader {
         definition.quarantinePath = quarantine?.1
         definition.limits = limits
         definition.timeZone = timeZone
+        if ([local] + remotes).contains(where: { if case .rclone = $0.location { true } else { false } }) {
+            let (dir, temporary) = cache ?? reportDir.map { ($0.appendingPathComponent("cache"), false) } ?? RcloneSource.oneShotCache()
+            definition.changeRcloneSources { source in
+                source.cache = dir
+                source.cacheIsTemporary = temporary
+            }
+        }
         return definition
     }
 

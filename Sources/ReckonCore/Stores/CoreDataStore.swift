@@ -50,7 +50,7 @@ public struct CoreDataStore: MemoStore {
             let problems = try opened.list(inIDOrder: false) { entry in counts.count(entry) }
             return opened.damage()?.listing(spec) ?? SideListing(spec: spec, problems: problems, precounted: counts)
         } catch {
-            return (opened.damage() ?? OpenedStore.Failed(problem: Problem(.corruptStore, path: opened.snapshot.name, error.storeWords))).listing(spec)
+            return opened.failed(by: error).listing(spec)
         }
     }
 
@@ -65,7 +65,7 @@ public struct CoreDataStore: MemoStore {
         do {
             side.problems = try opened.list { entries.append($0) }
         } catch {
-            return (opened.damage() ?? OpenedStore.Failed(problem: Problem(.corruptStore, path: opened.snapshot.name, error.storeWords))).listing(spec)
+            return opened.failed(by: error).listing(spec)
         }
         if let damaged = opened.damage() { return damaged.listing(spec) }
         let ids = entries.map(\.id)
@@ -155,6 +155,11 @@ final class OpenedStore: Sendable {
         check.wait().map { Failed(problem: Problem(.corruptStore, path: snapshot.name, $0), damaged: snapshot.damagedFiles()) }
     }
 
+    /// Why reading the rows failed: the damage SQLite's check found, else the error itself.
+    func failed(by error: any Error) -> Failed {
+        damage() ?? Failed(problem: Problem(.corruptStore, path: snapshot.name, error.storeWords))
+    }
+
     /// Why a store side failed: the problem, and what the quarantine keeps.
     struct Failed: Error {
         var problem: Problem
@@ -169,14 +174,22 @@ final class OpenedStore: Sendable {
 
     /// What was opened, by source, with the stamps of the files it was copied from.
     private static let opened = Mutex<[StoreSource: (stamps: [StoreSnapshot.Stamp?], store: OpenedStore)]>([:])
+    /// Where each source's files were found: an iPhone backup is searched once a run, not on every read.
+    private static let found = Mutex<[StoreSource: StoreFiles]>([:])
 
     /// The store for `source`: the one opened earlier in this run when its
     /// files have not changed since, else a new copy.
     static func open(_ source: StoreSource) -> Result<OpenedStore, Failed> {
         let files: StoreFiles
-        switch StoreFiles.find(source) {
-        case .success(let found): files = found
-        case .failure(let failed): return .failure(failed)
+        if let known = found.withLock({ $0[source] }) {
+            files = known
+        } else {
+            switch StoreFiles.find(source) {
+            case .success(let located):
+                files = located
+                found.withLock { $0[source] = located }
+            case .failure(let failed): return .failure(failed)
+            }
         }
         let stamps = [StoreSnapshot.Stamp(path: files.store), StoreSnapshot.Stamp(path: files.wal)]
         if let cached = opened.withLock({ $0[source] }), cached.stamps == stamps { return .success(cached.store) }

@@ -73,10 +73,7 @@ public struct MemoFolder: MemoStore {
     /// nested. Reading works inside the nested folder; what is shown and
     /// kept is this, so every printed path names the file itself.
     func placed(_ side: SideListing) -> SideListing {
-        var placed = side
-        placed.problems = side.problems.map { $0.inside(nesting) }
-        placed.damaged = side.damaged.map { DamagedFile(path: nesting.isEmpty ? $0.path : nesting + "/" + $0.path, bytes: $0.bytes) }
-        return placed
+        side.inside(nesting)
     }
 
     /// `60dMemo` when the side's files are nested in that folder, else empty.

@@ -44,7 +44,7 @@ public struct RcloneStore: MemoStore {
     public func load(deep: Bool) -> SideListing {
         let remote: Remote
         let listed: Listed
-        switch Remote.open(source, limits: limits).flatMap({ opened in opened.listed(deep: deep, limits: limits).map { (opened, $0) } }) {
+        switch listedRemote(deep: deep) {
         case .success(let (opened, listing)): (remote, listed) = (opened, listing)
         case .failure(let problem): return failed(problem)
         }
@@ -56,7 +56,7 @@ public struct RcloneStore: MemoStore {
     public func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
         let remote: Remote
         let listed: Listed
-        switch Remote.open(source, limits: limits).flatMap({ opened in opened.listed(deep: true, limits: limits).map { (opened, $0) } }) {
+        switch listedRemote(deep: true) {
         case .success(let (opened, listing)): (remote, listed) = (opened, listing)
         case .failure(let problem): return failed(problem)
         }
@@ -75,6 +75,11 @@ public struct RcloneStore: MemoStore {
         case .failure(let problem):
             return memos.map { .failure(Problem(problem.kind, path: problem.path, id: $0.0, problem.message)) }
         }
+    }
+
+    /// The remote opened and `memos/` listed (with `deep`, its memo files downloaded).
+    private func listedRemote(deep: Bool) -> Result<(Remote, Listed), Problem> {
+        Remote.open(source, limits: limits).flatMap { opened in opened.listed(deep: deep, limits: limits).map { (opened, $0) } }
     }
 
     private func failed(_ problem: Problem) -> SideListing {
@@ -211,10 +216,8 @@ public struct RcloneStore: MemoStore {
 
         /// The side with the remote's spec, and its paths as the remote's: `60dMemo/…` when nested.
         func placed(_ side: SideListing, _ spec: SideSpec) -> SideListing {
-            var placed = side
+            var placed = side.inside(nesting)
             placed.spec = spec
-            placed.problems = side.problems.map { $0.inside(nesting) }
-            placed.damaged = side.damaged.map { DamagedFile(path: nesting.isEmpty ? $0.path : nesting + "/" + $0.path, bytes: $0.bytes) }
             return placed
         }
 
