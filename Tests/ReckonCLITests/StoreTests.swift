@@ -415,6 +415,7 @@ import Glibc
         let before = try fingerprint(support)
         let reconcile = try runArray(["reconcile", "--local", store, "--remote", packageRoot.path + "/Samples/drift/drive", "--out", support.path])
         #expect(reconcile.code == 64, "\(reconcile.stderr)")
+        #expect(reconcile.stderr.contains("inside the folder of the store \(store)"), "\(reconcile.stderr)")
         let export = try runArray(["export", store, "--out", support.appendingPathComponent("export").path])
         #expect(export.code == 64, "\(export.stderr)")
         #expect(try fingerprint(support) == before)

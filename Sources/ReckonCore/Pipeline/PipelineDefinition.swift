@@ -435,8 +435,10 @@ extension PipelineDefinition {
             for side in [local] + remotes {
                 guard let source = side.location.localURL.map({ realPath($0.path) }), isWithin(out, source) else { continue }
                 let shown = output.path ?? url.path
+                // A store file's folder is its source too: SQLite keeps its -wal and -shm there.
+                let folder = if case .store(let store) = side.location, !store.isBackup { "the folder of the store \(side.path)" } else { "the source folder \(side.path)" }
                 throw DefinitionError(file: file, key: output.key,
-                                      message: "is \(shown), inside the source folder \(side.path)\(out == shown ? "" : " (its real path is \(out))"); reckon never writes into a source")
+                                      message: "is \(shown), inside \(folder)\(out == shown ? "" : " (its real path is \(out))"); reckon never writes into a source")
             }
         }
     }
