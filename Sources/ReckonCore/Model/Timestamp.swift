@@ -84,16 +84,10 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// The instant in UTC, `Z`, with a fraction only when there is one.
     public var iso8601: String {
-        let days = Int(seconds.floorDivided(by: 86_400))
-        let secondOfDay = Int(seconds - Int64(days) * 86_400)
-        let (y, m, d) = Self.civilFromDays(days)
-        func pad(_ v: Int, _ width: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
-        }
-        var text = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
+        let secondOfDay = Int(seconds - seconds.floorDivided(by: 86_400) * 86_400)
+        var text = dayAndMinute(separator: "T") + ":" + Self.pad(secondOfDay % 60, 2)
         if nanoseconds != 0 {
-            var fraction = pad(Int(nanoseconds), 9)
+            var fraction = Self.pad(Int(nanoseconds), 9)
             while fraction.hasSuffix("000") { fraction.removeLast(3) }
             text += "." + fraction
         }
@@ -101,6 +95,19 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     public var description: String { iso8601 }
+
+    /// The date and the time to the minute, read as UTC: `2026-04-19 14:32` with a space.
+    func dayAndMinute(separator: String = " ") -> String {
+        let days = Int(seconds.floorDivided(by: 86_400))
+        let secondOfDay = Int(seconds - Int64(days) * 86_400)
+        let (y, m, d) = Self.civilFromDays(days)
+        return "\(Self.pad(y, 4))-\(Self.pad(m, 2))-\(Self.pad(d, 2))\(separator)\(Self.pad(secondOfDay / 3600, 2)):\(Self.pad(secondOfDay / 60 % 60, 2))"
+    }
+
+    private static func pad(_ v: Int, _ width: Int) -> String {
+        let s = String(v)
+        return String(repeating: "0", count: max(0, width - s.count)) + s
+    }
 
     /// The instant rounded to the millisecond, the precision a store keeps:
     /// instants are compared so across kinds of side.
