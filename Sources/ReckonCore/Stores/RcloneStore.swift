@@ -274,7 +274,7 @@ public struct RcloneStore: MemoStore {
             var cached: [String: CachedFile] = [:]
             var early: Set<String> = []
             if deep {
-                try? ExportFolder.removeTree(staging.path)
+                removeStagingOfEndedRuns()
                 cached = source.refresh ? [:] : CachedFile.read(fingerprintsURL)
                 early = fetchEarly(cached: cached)
             }
@@ -294,6 +294,17 @@ public struct RcloneStore: MemoStore {
             listed.names = unique.map(\.name)
             if deep { listed = fetch(unique, into: listed, cached: cached, early: early, sizeLimit: limits.memoSizeLimit) }
             return .success(store(listed, deep: deep))
+        }
+
+        /// Removes this run's staging folder and those of runs that ended
+        /// without removing theirs (killed): `staging-<pid>` whose process is
+        /// gone. Staged files are copies of the remote's, never the only ones.
+        private func removeStagingOfEndedRuns() {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: cacheFolder.path)) ?? []
+            for name in names where name.hasPrefix("staging-") {
+                guard let pid = pid_t(name.dropFirst(8)), pid == getpid() || (kill(pid, 0) == -1 && errno == ESRCH) else { continue }
+                try? ExportFolder.removeTree(cacheFolder.appendingPathComponent(name).path)
+            }
         }
 
         /// While `memos/` is being listed, downloads into the staging folder
