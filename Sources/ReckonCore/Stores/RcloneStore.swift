@@ -70,6 +70,7 @@ public struct RcloneStore: MemoStore {
         switch Remote.open(source, limits: limits, listing: true) {
         case .success(let remote):
             let listed = try? remote.listed(deep: true, limits: limits).get()
+            defer { remote.waitForRecord() }
             return remote.folder(spec, limits: limits, names: listed?.names).read(memos, chunkSize: chunkSize, as: reading, then: work)
                 .map { $0.mapError { listed?.marked($0) ?? $0 }.mapError { $0.inside(remote.nesting) } }
         case .failure(let problem):
@@ -136,6 +137,8 @@ public struct RcloneStore: MemoStore {
         /// The one `lsjson` of `memos/`, started as soon as the remote is
         /// opened for a listing, so that it runs while `index.json` is read.
         private let memosListing = Mutex<Pending<Result<[Rclone.Entry], Rclone.Failure>>?>(nil)
+        /// The cache's record being written on another core while the cached files are read.
+        private let recordWrite = Mutex<Pending<Bool>?>(nil)
 
         private init(source: RcloneSource, rclone: Rclone, root: String, nesting: String, cacheFolder: URL, previousIndex: [MemoID: IndexEntry]?) {
             self.source = source
@@ -248,9 +251,15 @@ public struct RcloneStore: MemoStore {
 
         /// The side with the remote's spec, and its paths as the remote's: `60dMemo/…` when nested.
         func placed(_ side: SideListing, _ spec: SideSpec) -> SideListing {
+            waitForRecord()
             var placed = side.inside(nesting)
             placed.spec = spec
             return placed
+        }
+
+        /// Returns once the cache's record of this run is written.
+        func waitForRecord() {
+            _ = recordWrite.withLock { $0 }?.wait()
         }
 
         /// The `lsjson` of `memos/`, started on another core if it was not yet.
@@ -273,9 +282,11 @@ public struct RcloneStore: MemoStore {
             var listed = Listed()
             var cached: [String: CachedFile] = [:]
             var early: Set<String> = []
+            var stampsKept: Pending<Set<String>>?
             if deep {
                 removeStagingOfEndedRuns()
                 cached = source.refresh ? [:] : CachedFile.read(fingerprintsURL)
+                stampsKept = Pending { [cached, cacheFolder] in CachedFile.stampsKept(cached, in: cacheFolder.appendingPathComponent("memos")) }
                 early = fetchEarly(cached: cached)
             }
             let entries: [Rclone.Entry]
@@ -292,7 +303,9 @@ public struct RcloneStore: MemoStore {
             let (unique, duplicates) = Self.unique(entries)
             listed.problems += duplicates
             listed.names = unique.map(\.name)
-            if deep { listed = fetch(unique, into: listed, cached: cached, early: early, sizeLimit: limits.memoSizeLimit) }
+            if deep {
+                listed = fetch(unique, into: listed, cached: cached, stampsKept: stampsKept?.wait() ?? [], early: early, sizeLimit: limits.memoSizeLimit)
+            }
             return .success(store(listed, deep: deep))
         }
 
@@ -358,8 +371,8 @@ public struct RcloneStore: MemoStore {
         /// listed size, time or MD5 differ from what is cached (or whose
         /// cached bytes changed), checks each against the listing, and
         /// forgets cached files no longer listed.
-        private func fetch(_ entries: [Rclone.Entry], into listed: Listed, cached: [String: CachedFile], early: Set<String>,
-                           sizeLimit: Int64) -> Listed {
+        private func fetch(_ entries: [Rclone.Entry], into listed: Listed, cached: [String: CachedFile], stampsKept: Set<String>,
+                           early: Set<String>, sizeLimit: Int64) -> Listed {
             var listed = listed
             var cached = cached
             let memosFolder = cacheFolder.appendingPathComponent("memos")
@@ -380,7 +393,7 @@ public struct RcloneStore: MemoStore {
             var fromCache = 0
             let memosPath = memosFolder.path + "/"
             for entry in memoFiles {
-                if let known = cached[entry.name], known.matches(entry), known.isKept(atPath: memosPath + entry.name) {
+                if let known = cached[entry.name], known.matches(entry), stampsKept.contains(entry.name) || known.isKept(atPath: memosPath + entry.name) {
                     fromCache += 1
                 } else {
                     wanted.append(entry)
@@ -443,7 +456,8 @@ public struct RcloneStore: MemoStore {
                 }
             }
             try? ExportFolder.removeTree(staging.path)
-            try? AtomicFile.write(CachedFile.data(cached), to: fingerprintsURL)
+            let record = Pending { [cached, fingerprintsURL] in (try? AtomicFile.write(CachedFile.data(cached), to: fingerprintsURL)) != nil }
+            recordWrite.withLock { $0 = record }
             listed.cacheUse = CacheUse(fetched: fetched, fromCache: fromCache, temporary: source.cacheIsTemporary)
             return listed
         }
@@ -466,6 +480,12 @@ public struct RcloneStore: MemoStore {
             var info = stat()
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
             return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec):\(info.st_ino)"
+        }
+
+        /// The names of cached files whose stamp is the one recorded.
+        static func stampsKept(_ files: [String: CachedFile], in folder: URL) -> Set<String> {
+            let prefix = folder.path + "/"
+            return Set(files.compactMap { name, file in file.stamp != nil && stamp(atPath: prefix + name) == file.stamp ? name : nil })
         }
 
         /// Whether the cached file is still the bytes downloaded: by its
