@@ -38,16 +38,33 @@ package enum ExportRestore {
         writer.key("entries")
         writer.beginArray()
         var exported: [MemoID: MemoState] = [:]
+        var batch: [Memo] = []
+        /// Writes the memo files of `batch` on every core, and their index entries in order.
+        func writeBatch() throws {
+            let written = mapOnEveryCore(batch, chunkSize: 64) { chunk in
+                chunk.map { memo in
+                    Result { () throws(OutputError) in
+                        let file = try OutputFile(memosFolder.appendingPathComponent("\(memo.id.value).json"))
+                        try file.write(JSONWriter.data(JSONExport.value(of: memo)) + [0x0A])
+                        _ = try file.finish()
+                    }
+                }
+            }
+            for result in written.joined() { try result.get() }
+            for memo in batch {
+                func date(_ time: Timestamp?) -> JSONValue { time.map { .string($0.iso8601) } ?? .null }
+                writer.value(.object(["id": .string(memo.id.value), "modifiedTime": date(memo.modifiedAt), "archivedAt": date(memo.archivedAt),
+                                      "deletedAt": date(memo.deletedAt), "changeTag": memo.changeTag.map(JSONValue.string) ?? .null]))
+            }
+            try index.write(writer.take())
+            batch.removeAll(keepingCapacity: true)
+        }
         let (manifest, facts) = try export.readMemos { memo in
             exported[memo.id] = MemoState(MemoSummary(memo))
-            let file = try OutputFile(memosFolder.appendingPathComponent("\(memo.id.value).json"))
-            try file.write(JSONWriter.data(JSONExport.value(of: memo)) + [0x0A])
-            _ = try file.finish()
-            func date(_ time: Timestamp?) -> JSONValue { time.map { .string($0.iso8601) } ?? .null }
-            writer.value(.object(["id": .string(memo.id.value), "modifiedTime": date(memo.modifiedAt), "archivedAt": date(memo.archivedAt),
-                                  "deletedAt": date(memo.deletedAt), "changeTag": memo.changeTag.map(JSONValue.string) ?? .null]))
-            try index.write(writer.take())
+            batch.append(memo)
+            if batch.count == 1024 { try writeBatch() }
         }
+        try writeBatch()
         writer.endArray()
         writer.key("schemaVersion")
         writer.value(.integer(MemoIndex.supportedSchemaVersion))
