@@ -145,6 +145,26 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
             """)
     }
 
+    @Test func aManifestThatNamesAPathOutsideTheExportIsNotFollowed() throws {
+        let export = try exportFolder(sample)
+        let outside = export.deletingLastPathComponent().appendingPathComponent("outside.txt")
+        try Data("secret\n".utf8).write(to: outside)
+        let manifestURL = export.appendingPathComponent("manifest.json")
+        let text = try read(manifestURL).replacingOccurrences(of: "\"files\" : [", with: """
+            "files" : [
+                {"in" : "folder", "path" : "../outside.txt", "sha256" : "\(SHA256.hex(of: Data("secret\n".utf8)))", "size" : 7},
+            """)
+        try Data(text.utf8).write(to: manifestURL)
+        let result = try runArray(["verify", export.path])
+        #expect(result.code == 2)
+        #expect(result.stdout.hasPrefix("unreadable  ../outside.txt: is not a path inside the export (absolute, with '..' or a control character), so it is not read\n"))
+        let broken = try read(manifestURL).replacingOccurrences(of: "\"size\" : 7", with: "\"size\" : \"7\"")
+        try Data(broken.utf8).write(to: manifestURL)
+        let unreadable = try runArray(["verify", export.path])
+        #expect(unreadable.code == 2)
+        #expect(unreadable.stdout.hasPrefix("unreadable  manifest.json: the key files[0].size is missing or has a value reckon never writes there\n"))
+    }
+
     @Test func aZipWithItsManifestFirstOrLastIsAccepted() throws {
         let export = try exportFolder(sample)
         let entries = try ArchiveReader.entries(of: export.appendingPathComponent("memos.zip"))
@@ -161,6 +181,10 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
             #expect(result.code == 0, "\(zip.lastPathComponent): \(result.stdout)")
             #expect(result.stdout.contains(": whole. The 6 entries of the zip match its manifest.json"))
         }
+        // Restore and diff read it too, whichever entry comes first.
+        let dir = try restored(reordered)
+        try expectRoundTrip(sample, export: export, restoredFolder: dir)
+        #expect(try runArray(["diff", export.path, reordered.path]).code == 0)
     }
 
     @Test func againstASideThatMovedOnIsExitOneAndNamesTheChange() throws {

@@ -119,6 +119,12 @@ package struct ExportVerifier {
         var checks: [String: ExportVerification.FileCheck] = [:]
         var markdownRecords: [ExportManifest.File] = []
         for record in manifest.files where record.place == .folder {
+            // A path from the manifest is read only when it stays inside the export.
+            guard (try? ZipWriter.checkName(record.path)) != nil else {
+                checks[record.path] = .init(place: .folder, path: record.path, status: .unreadable,
+                                            problem: "is not a path inside the export (absolute, with '..' or a control character), so it is not read")
+                continue
+            }
             let kind = onDisk.removeValue(forKey: record.path)
             let url = export.url.appending(path: record.path, directoryHint: .notDirectory)
             guard let kind, kind.isRegular else {
@@ -131,7 +137,7 @@ package struct ExportVerifier {
                 do {
                     let facts = try reader.read(url)
                     memos.json = facts
-                    checks[record.path] = compare(record, size: facts.size, sha256: facts.sha256)
+                    checks[record.path] = Self.compare(record, size: facts.size, sha256: facts.sha256)
                 } catch {
                     checks[record.path] = .init(place: .folder, path: record.path, status: .unreadable, problem: error.message)
                 }
@@ -140,7 +146,7 @@ package struct ExportVerifier {
             } else {
                 do {
                     let (size, digest) = try Exporter.sizeAndDigest(of: url)
-                    checks[record.path] = compare(record, size: size, sha256: digest.hex)
+                    checks[record.path] = Self.compare(record, size: size, sha256: digest.hex)
                 } catch {
                     checks[record.path] = .init(place: .folder, path: record.path, status: .unreadable, problem: error.reason)
                 }
@@ -192,10 +198,7 @@ package struct ExportVerifier {
         return found
     }
 
-    private func compare(_ record: ExportManifest.File, size: Int, sha256: String) -> ExportVerification.FileCheck {
-        Self.compare(record, size: size, sha256: sha256)
-    }
-
+    /// A file found with `size` and `sha256` against its record.
     static func compare(_ record: ExportManifest.File, size: Int, sha256: String) -> ExportVerification.FileCheck {
         let problem: String? = size != record.size ? "is \(size) bytes; manifest.json lists \(record.size)"
             : sha256 != record.sha256 ? "its SHA-256 is not what manifest.json lists" : nil
