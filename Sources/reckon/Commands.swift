@@ -436,10 +436,12 @@ enum Commands {
 }
 
 extension Commands {
-    /// The export named on the command line, or nil when it cannot be read (said on stderr).
+    /// The export named on the command line, or nil when it cannot be read
+    /// (said on stderr). A link the user names (a run folder's `latest`) is
+    /// followed: it is read by its real path.
     static func exportOnDisk(_ path: String, console: Console) -> ExportOnDisk? {
         do {
-            return try ExportOnDisk(url: fileURL(path), shown: path)
+            return try ExportOnDisk(url: outputURL(path), shown: path)
         } catch {
             console.err("Error: \(error)\n")
             return nil

@@ -227,6 +227,16 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         #expect(counts?["markdown"] == ["active": 4, "archived": 1])
     }
 
+    @Test func aLinkToARunFolderIsFollowed() throws {
+        let export = try exportFolder(sample)
+        let latest = export.deletingLastPathComponent().appendingPathComponent("latest")
+        try FileManager.default.createSymbolicLink(atPath: latest.path, withDestinationPath: "export")
+        let result = try runArray(["verify", latest.path])
+        #expect(result.code == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.hasPrefix("\(latest.path): whole."))
+        #expect(try runArray(["diff", latest.path, export.path]).code == 0)
+    }
+
     @Test func nothingThereAndBadUsageAreSaidSo() throws {
         let missing = try runArray(["verify", "no/such/export"])
         #expect(missing.code == 2)
