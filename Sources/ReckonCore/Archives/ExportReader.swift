@@ -367,11 +367,6 @@ package struct ExportOnDisk: Sendable {
     /// A path inside the export, as shown in messages.
     package func shown(_ inside: String) -> String { joinPath(shown, inside) }
 
-    /// A libarchive message about the zip at `zip`, with the path as the user knows it.
-    func words(_ error: any Error, zip: URL, shownAs: String) -> String {
-        (error as? ArchiveError)?.message.replacingOccurrences(of: zip.path, with: shownAs) ?? "\(shownAs): \(errorWords(error))"
-    }
-
     /// The folder's `manifest.json`, read and checked.
     package func folderManifest() throws(ExportReadError) -> ExportManifest {
         let path = url.appendingPathComponent(Exporter.manifestName).path
@@ -428,21 +423,28 @@ package struct ExportOnDisk: Sendable {
             } catch let error as ExportReadError {
                 throw error
             } catch {
-                throw ExportReadError(path: zipShown, reason: words(error, zip: zipURL, shownAs: zipShown).dropPrefix(zipShown + ": "))
+                throw ExportReadError(path: zipShown, reason: archiveWords(error, zip: zipURL))
             }
         }
-        let where_ = place == .folder ? shown(Exporter.jsonName) : joinPath(zipShown, Exporter.jsonName)
+        let jsonShown = place == .folder ? shown(Exporter.jsonName) : joinPath(zipShown, Exporter.jsonName)
         guard let manifest else { throw ExportReadError(path: zipShown, reason: "holds no manifest.json, so its memos cannot be checked") }
         guard let facts else { throw ExportReadError(path: zipShown, reason: "holds no memos.json, so its memos cannot be read back") }
         guard let record = manifest.record(place, Exporter.jsonName) else {
-            throw ExportReadError(path: where_, reason: "is not listed in manifest.json, so it cannot be checked")
+            throw ExportReadError(path: jsonShown, reason: "is not listed in manifest.json, so it cannot be checked")
         }
         guard record.size == facts.size, record.sha256 == facts.sha256 else {
-            throw ExportReadError(path: where_, reason: "is not what manifest.json lists (its size or SHA-256 differs): the export is damaged; 'reckon verify' says more")
+            throw ExportReadError(path: jsonShown, reason: "is not what manifest.json lists (its size or SHA-256 differs): the export is damaged; 'reckon verify' says more")
         }
-        if let problem = facts.problems.first { throw ExportReadError(path: where_, reason: problem) }
+        if let problem = facts.problems.first { throw ExportReadError(path: jsonShown, reason: problem) }
         return (manifest, facts)
     }
+}
+
+/// What went wrong reading the zip at `zip`, in words without its path:
+/// libarchive's own message, or the reason of any other error.
+func archiveWords(_ error: any Error, zip: URL) -> String {
+    guard let archive = error as? ArchiveError else { return errorWords(error) }
+    return archive.message.dropPrefix(zip.path + ": ").trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 extension String {

@@ -253,8 +253,7 @@ package struct ExportVerifier {
                 current = nil
             }
         } catch {
-            let words = (error as? ArchiveError)?.message.dropPrefix(url.path + ": ") ?? errorWords(error)
-            failure = (current, words.trimmingCharacters(in: .whitespacesAndNewlines))
+            failure = (current, archiveWords(error, zip: url))
         }
         if readMarkdown && !markdown.isEmpty && failure == nil {
             memos.markdown = markdown
