@@ -227,6 +227,20 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         #expect(counts?["markdown"] == ["active": 4, "archived": 1])
     }
 
+    @Test func aZipHoldingANameTwiceIsDamaged() throws {
+        let export = try exportFolder(sample)
+        let entries = try ArchiveReader.entries(of: export.appendingPathComponent("memos.zip"))
+        let twice = temporaryFolder().appendingPathComponent("twice.zip")
+        let writer = try ZipWriter(url: twice)
+        for entry in entries + entries.filter({ $0.name == "memos.json" }) {
+            try writer.add(name: entry.name, modified: Timestamp(seconds: entry.modified), size: entry.data.count) { try $0(entry.data) }
+        }
+        try writer.finish()
+        let result = try runArray(["verify", twice.path])
+        #expect(result.code == 2)
+        #expect(result.stdout.hasPrefix("unlisted  memos.json: the zip holds a second entry of this name\n"), "\(result.stdout)")
+    }
+
     @Test func aLinkToARunFolderIsFollowed() throws {
         let export = try exportFolder(sample)
         let latest = export.deletingLastPathComponent().appendingPathComponent("latest")

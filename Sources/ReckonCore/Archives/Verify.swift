@@ -155,18 +155,18 @@ package struct ExportVerifier {
         if !markdownRecords.isEmpty || manifest.formats.contains(.markdown) {
             let root = export.url.path
             let read = mapOnEveryCore(markdownRecords, chunkSize: 256) { chunk in
-                chunk.map { record -> (ExportVerification.FileCheck, MarkdownFile) in
+                chunk.map { record -> (ExportVerification.FileCheck, MarkdownFile?) in
                     do throws(ReadFailure) {
                         let data = try readRegularFile(atPath: root + "/" + record.path, limit: 1 << 30)
                         let check = Self.compare(record, size: data.count, sha256: SHA256.hex(of: data))
                         return (check, MarkdownFile(path: record.path, memo: MarkdownExport.frontMatter(of: data)))
                     } catch {
-                        return (.init(place: .folder, path: record.path, status: .unreadable, problem: error.message), MarkdownFile(path: record.path))
+                        return (.init(place: .folder, path: record.path, status: .unreadable, problem: error.message), nil)
                     }
                 }
             }.flatMap { $0 }
             for (check, _) in read { checks[check.path] = check }
-            memos.markdown = read.map { $0.1 }
+            memos.markdown = read.compactMap { $0.1 }
         }
         for (path, kind) in onDisk {
             checks[path] = .init(place: .folder, path: path, status: .unlisted,
@@ -222,6 +222,7 @@ package struct ExportVerifier {
         let readMarkdown = memos.markdown == nil
         var seen: [String: (size: Int, sha256: String)] = [:]
         var order: [String] = []
+        var twice: [ExportVerification.FileCheck] = []
         var manifestData: Data?
         var markdown: [MarkdownFile] = []
         /// Where the zip broke: the entry being read (nil between entries) and libarchive's words.
@@ -248,8 +249,14 @@ package struct ExportVerifier {
                 }
                 if let kept, name.hasPrefix(Exporter.markdownName + "/") { markdown.append(MarkdownFile(path: name, memo: MarkdownExport.frontMatter(of: kept))) }
                 if name == Exporter.manifestName && expected == nil { manifestData = kept }
-                if seen[name] == nil { order.append(name) }
-                seen[name] = (size, hasher.finalize().hex)
+                let found = (size: size, sha256: hasher.finalize().hex)
+                if seen[name] == nil {
+                    order.append(name)
+                    seen[name] = found
+                } else {
+                    twice.append(.init(place: .zip, path: name, status: .unlisted, size: found.size, sha256: found.sha256,
+                                       problem: "the zip holds a second entry of this name"))
+                }
                 current = nil
             }
         } catch {
@@ -297,7 +304,7 @@ package struct ExportVerifier {
             checks.append(.init(place: .zip, path: name, status: .unlisted, size: seen[name]!.size, sha256: seen[name]!.sha256,
                                 problem: "manifest.json does not list it"))
         }
-        result.files += checks.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        result.files += (checks + twice).sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
         if let failure, !checks.contains(where: { $0.status == .unreadable }) {
             result.problems.append(.init(path: export.isZip ? "" : Exporter.zipName, message: failure.words))
         }
