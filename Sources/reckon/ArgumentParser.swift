@@ -10,6 +10,8 @@ struct CommandSpec {
 
     var name: String
     var abstract: String
+    /// Said after the usage (the exit codes of a command that has its own).
+    var discussion: String? = nil
     var positionals: [(name: String, help: String)] = []
     var options: [Option] = []
 
@@ -35,6 +37,7 @@ struct CommandSpec {
             lines.append(helpLine(option.value.map { "\(option.name) <\($0)>" } ?? option.name, option.help))
         }
         lines.append(helpLine("-h, --help", "Show help information."))
+        if let discussion { lines += ["", discussion] }
         return lines.joined(separator: "\n") + "\n"
     }
 

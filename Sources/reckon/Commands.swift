@@ -71,6 +71,26 @@ enum Commands {
         name: "validate", abstract: "Check a pipeline definition and name any key that is wrong.",
         positionals: [("pipeline", "The pipeline definition (JSON).")])
 
+    static let verify = CommandSpec(
+        name: "verify", abstract: "Check an export against its manifest.json: every file's size and SHA-256, every zip entry, the memos' counts and ids.",
+        discussion: "EXIT CODES:\n  0  the export is whole\n  1  the export is whole, but the side given with --against has moved on\n  2  the export is damaged, or cannot be read\n  64 usage error",
+        positionals: [("export", "An export folder (holding manifest.json) or a memos.zip.")],
+        options: [
+            .init(name: "--against", value: "path", help: "Also check that every memo this side would export is in the export, with equal fields."),
+            .init(name: "--json", help: "Print the result as JSON."),
+            .init(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup."),
+        ])
+    static let diff = CommandSpec(
+        name: "diff", abstract: "List the memos added, removed, edited, archived and unarchived from one export to another.",
+        discussion: "EXIT CODES:\n  0  no memo changed\n  1  some memo changed\n  2  an export cannot be read, or is damaged\n  64 usage error",
+        positionals: [("old", "The earlier export: a folder or a memos.zip."), ("new", "The later export: a folder or a memos.zip.")],
+        options: [.init(name: "--json", help: "Print the changes as JSON.")])
+    static let restore = CommandSpec(
+        name: "restore", abstract: "Rebuild a memo folder (index.json and memos/) from an export, and check it memo by memo.",
+        discussion: "EXIT CODES:\n  0  restored, and read back equal to the export\n  2  the export cannot be read or is damaged, or the folder could not be written; nothing was restored\n  64 usage error, or the folder exists and is not empty; nothing written",
+        positionals: [("export", "An export folder (holding memos.json, or memos.zip) or a memos.zip.")],
+        options: [.init(name: "--to", value: "dir", help: "The folder to rebuild; it must not exist, or be empty.", required: true)])
+
     static let help = CommandSpec(
         name: "help", abstract: "Show subcommand help information.",
         positionals: [("subcommand", "The subcommand to show help for.")])
@@ -78,6 +98,7 @@ enum Commands {
     /// Each subcommand and what runs it.
     static let all: [(spec: CommandSpec, perform: @Sendable (ParsedArguments, Console) -> ExitCode)] = [
         (run, runPipeline), (reconcile, runReconcile), (counts, runCounts), (export, runExport), (validate, runValidate),
+        (verify, runVerify), (diff, runDiff), (restore, runRestore),
     ]
 
     static var mainHelp: String {
@@ -410,6 +431,112 @@ enum Commands {
         } catch {
             console.err("Error: \(error)\n")
             return .usage
+        }
+    }
+}
+
+extension Commands {
+    /// The export named on the command line, or nil when it cannot be read
+    /// (said on stderr). A link the user names (a run folder's `latest`) is
+    /// followed: it is read by its real path.
+    static func exportOnDisk(_ path: String, console: Console) -> ExportOnDisk? {
+        do {
+            return try ExportOnDisk(url: outputURL(path), shown: path)
+        } catch {
+            console.err("Error: \(error)\n")
+            return nil
+        }
+    }
+
+    static func runVerify(_ arguments: ParsedArguments, console: Console) -> ExitCode {
+        let path = arguments.positionals[0]
+        var sideSpec: SideSpec?
+        if let sidePath = arguments.values["--against"] {
+            let spec = side(.local, name: "side", label: Rclone.masked(sidePath), path: sidePath, app: arguments.values["--app"])
+            if let several = severalStores([spec], command: verify) {
+                console.err(several.text)
+                return .usage
+            }
+            sideSpec = spec
+        }
+        guard let export = exportOnDisk(path, console: console) else { return .trouble }
+        let result = ExportVerifier(export, keepMemos: sideSpec != nil).verify()
+        var against: (side: String, changes: [ExportChange])?
+        var sideFailed = false
+        if let spec = sideSpec, let memos = result.memos, let manifest = result.manifest {
+            let listing = spec.store(limits: ReadLimits()).load(deep: true)
+            for problem in listing.problems { console.err(problem.line(under: spec.path) + "\n") }
+            sideFailed = listing.hasTrouble
+            if listing.status != .failed { against = (spec.path, ExportVerifier.changes(since: memos, manifest: manifest, side: listing)) }
+        }
+        if arguments.flags.contains("--json") {
+            console.out(escapedJSONForDisplay(JSONWriter.data(result.json(shown: path, against: against))) + "\n")
+        } else {
+            console.out(result.text(shown: path))
+            if let against {
+                let side = escapedForDisplay(against.side)
+                console.out(against.changes.isEmpty ? "\(side): every memo it would export is in the export, with equal fields.\n"
+                            : ExportChange.lines(against.changes) + "\(side): moved on since the export: \(ExportChange.totalsText(against.changes)).\n")
+            }
+        }
+        if result.damaged || sideFailed { return .trouble }
+        return against.map { $0.changes.isEmpty } == false ? .drift : .done
+    }
+
+    static func runDiff(_ arguments: ParsedArguments, console: Console) -> ExitCode {
+        var sides: [(shown: String, manifest: ExportManifest, memos: [MemoID: MemoState])] = []
+        for path in arguments.positionals {
+            guard let export = exportOnDisk(path, console: console) else { return .trouble }
+            var memos: [MemoID: MemoState] = [:]
+            do {
+                let (manifest, _) = try export.readMemos { memos[$0.id] = MemoState($0) }
+                sides.append((path, manifest, memos))
+            } catch {
+                console.err("Error: \(errorWords(error))\n")
+                return .trouble
+            }
+        }
+        let changes = ExportDiff.changes(from: sides[0].memos, to: sides[1].memos)
+        if arguments.flags.contains("--json") {
+            let value = ExportDiff.json(old: ExportDiff.side(sides[0].shown, sides[0].manifest), new: ExportDiff.side(sides[1].shown, sides[1].manifest),
+                                        changes: changes)
+            console.out(escapedJSONForDisplay(JSONWriter.data(value)) + "\n")
+        } else if changes.isEmpty {
+            console.out("No memo changed: \(sides[1].memos.count) memos in both.\n")
+        } else {
+            console.out(ExportChange.lines(changes) + "\n\(ExportChange.totalsText(changes)) (\(sides[0].memos.count) memos before, \(sides[1].memos.count) after).\n")
+        }
+        return changes.isEmpty ? .done : .drift
+    }
+
+    static func runRestore(_ arguments: ParsedArguments, console: Console) -> ExitCode {
+        let path = arguments.positionals[0]
+        let toPath = arguments.values["--to"]!
+        let dir = outputURL(toPath)
+        switch FileKind(path: dir.path) {
+        case .missing: break
+        case .directory:
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? ["?"]
+            guard names.isEmpty else {
+                console.err(UsageError(command: restore, message: "'--to' \(toPath) is not empty; reckon restores only into a new or empty folder, so nothing was written").text)
+                return .usage
+            }
+        case let other:
+            console.err(UsageError(command: restore, message: "'--to' \(toPath) is \(other.description), not a folder; nothing was written").text)
+            return .usage
+        }
+        guard let export = exportOnDisk(path, console: console) else { return .trouble }
+        if isWithin(dir.path, realPath(export.url.path)) {
+            console.err(UsageError(command: restore, message: "'--to' \(toPath) is inside the export \(path), which reckon never writes into").text)
+            return .usage
+        }
+        do {
+            let counts = try ExportRestore.restore(export, to: dir, shownDir: toPath)
+            console.out("\(escapedForDisplay(toPath))  \(counts.total) memos (\(counts.active) active, \(counts.archived) archived) restored from \(escapedForDisplay(path)), read back and equal to the export memo by memo\n")
+            return .done
+        } catch {
+            console.err("Error: \(errorWords(error))\n")
+            return .trouble
         }
     }
 }

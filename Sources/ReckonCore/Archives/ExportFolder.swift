@@ -8,7 +8,7 @@ import Glibc
 /// folder, flushed, then renamed into place, so a run killed at any moment
 /// leaves the previous export whole.
 package enum ExportFolder {
-    static let stagingPattern = #"^\.reckon-(export|run)-([0-9]+)\.partial$"#
+    static let stagingPattern = #"^\.reckon-(export|run|restore)-([0-9]+)\.partial$"#
     static let runPattern = #"^[0-9]{8}T[0-9]{6}Z(-[0-9]+)?$"#
     /// The stable name of the newest run folder.
     package static let latestName = "latest"
@@ -21,10 +21,11 @@ package enum ExportFolder {
         return try makeStaging(in: dir, kind: "run")
     }
 
-    /// Where `reckon export` builds an export to `dir`: a hidden folder
-    /// beside it (in its parent, so one rename publishes it).
-    package static func makeStaging(beside dir: URL) throws(OutputError) -> URL {
-        try makeStaging(in: dir.deletingLastPathComponent(), kind: "export")
+    /// Where `reckon export` builds an export to `dir` (or `reckon restore`
+    /// a memo folder, `kind` "restore"): a hidden folder beside it (in its
+    /// parent, so one rename publishes it).
+    package static func makeStaging(beside dir: URL, kind: String = "export") throws(OutputError) -> URL {
+        try makeStaging(in: dir.deletingLastPathComponent(), kind: kind)
     }
 
     /// Creates `folder` if needed and an empty staging folder in it, after

@@ -131,40 +131,66 @@ package enum ArchiveReader {
     /// Every entry of the zip at `url`, with its bytes. An archive that is
     /// damaged or cut short is an error naming the file, never a shorter list.
     package static func entries(of url: URL) throws(ArchiveError) -> [Entry] {
-        try withUTF8Names { () throws(ArchiveError) in try read(url) }
-    }
-
-    private static func read(_ url: URL) throws(ArchiveError) -> [Entry] {
-        guard let archive = archive_read_new() else { throw ArchiveError(message: "\(url.path): libarchive could not start reading") }
-        defer { archive_read_free(archive) }
-        func failure(_ what: String) -> ArchiveError {
-            let detail = archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))"
-            return ArchiveError(message: "\(url.path): \(what): \(detail)")
-        }
-        // The seekable reader starts from the central directory, so a zip cut
-        // short anywhere fails; the streaming one would stop quietly at the cut.
-        archive_read_support_format_zip_seekable(archive)
-        guard archive_read_open_filename(archive, url.path, 1 << 16) == ARCHIVE_OK else { throw failure("cannot be opened as a zip") }
         var result: [Entry] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            var entry: OpaquePointer?
-            let status = archive_read_next_header(archive, &entry)
-            if status == ARCHIVE_EOF { break }
-            guard status == ARCHIVE_OK || status == ARCHIVE_WARN, let entry else {
-                throw failure("is damaged or cut short after \(result.count) entries")
+        do {
+            try stream(url) { name, entry, readAll in
+                var data = Data()
+                try readAll { data.append(contentsOf: $0) }
+                result.append(Entry(name: name, data: data, modified: Int64(archive_entry_mtime(entry)),
+                                    permissions: UInt32(archive_entry_perm(entry))))
             }
-            let name = archive_entry_pathname_utf8(entry).map { String(cString: $0) } ?? ""
-            var data = Data()
-            while true {
-                let count = archive_read_data(archive, &buffer, buffer.count)
-                guard count >= 0 else { throw failure("the entry \(name) is damaged or cut short") }
-                if count == 0 { break }
-                data.append(contentsOf: buffer[0..<count])
-            }
-            result.append(Entry(name: name, data: data, modified: Int64(archive_entry_mtime(entry)), permissions: UInt32(archive_entry_perm(entry))))
+        } catch let error as ArchiveError {
+            throw error
+        } catch {
+            throw ArchiveError(message: "\(url.path): \(error)")
         }
         return result
+    }
+
+    /// Reads the zip at `url` entry by entry, streaming: `body` gets each
+    /// entry's name, its header and a function that hands its bytes over in
+    /// chunks. Every entry is read to its end, whether `body` asks for its
+    /// bytes or not, so libarchive checks every CRC. An archive that is
+    /// damaged or cut short throws an `ArchiveError` naming the file and the
+    /// entry; what `body` throws is passed on.
+    package static func stream(_ url: URL, _ body: (String, OpaquePointer, (_ chunk: (UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> Void) throws {
+        try withUTF8Names { () throws in
+            guard let archive = archive_read_new() else { throw ArchiveError(message: "\(url.path): libarchive could not start reading") }
+            defer { archive_read_free(archive) }
+            func failure(_ what: String) -> ArchiveError {
+                let detail = archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))"
+                return ArchiveError(message: "\(url.path): \(what): \(detail)")
+            }
+            // The seekable reader starts from the central directory, so a zip cut
+            // short anywhere fails; the streaming one would stop quietly at the cut.
+            archive_read_support_format_zip_seekable(archive)
+            guard archive_read_open_filename(archive, url.path, 1 << 16) == ARCHIVE_OK else { throw failure("cannot be opened as a zip") }
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            var count = 0
+            while true {
+                var entry: OpaquePointer?
+                let status = archive_read_next_header(archive, &entry)
+                if status == ARCHIVE_EOF { break }
+                guard status == ARCHIVE_OK || status == ARCHIVE_WARN, let entry else {
+                    throw failure("is damaged or cut short after \(count) entries")
+                }
+                let name = archive_entry_pathname_utf8(entry).map { String(cString: $0) } ?? ""
+                var done = false
+                func readAll(_ chunk: (UnsafeRawBufferPointer) throws -> Void) throws {
+                    guard !done else { return }
+                    done = true
+                    while true {
+                        let read = archive_read_data(archive, &buffer, buffer.count)
+                        guard read >= 0 else { throw failure("the entry \(name) is damaged or cut short") }
+                        if read == 0 { break }
+                        try buffer.withUnsafeBytes { try chunk(UnsafeRawBufferPointer(rebasing: $0[..<read])) }
+                    }
+                }
+                try body(name, entry, readAll)
+                try readAll { _ in }
+                count += 1
+            }
+        }
     }
 }
 

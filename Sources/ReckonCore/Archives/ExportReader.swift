@@ -1,0 +1,453 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why an export could not be read: the file (as shown) and what is wrong with it.
+package struct ExportReadError: Error, CustomStringConvertible {
+    package var path: String
+    package var reason: String
+    package var description: String { "\(path): \(reason)" }
+}
+
+extension ExportManifest {
+    /// Reads a `manifest.json` reckon wrote: schema 1 (files without `in`,
+    /// all beside the manifest) or 2. `shown` names the file in messages.
+    package static func read(_ data: Data, shown: String) throws(ExportReadError) -> ExportManifest {
+        func fail(_ reason: String) -> ExportReadError { ExportReadError(path: shown, reason: reason) }
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(data).value
+        } catch {
+            throw fail(error.readerMessage)
+        }
+        guard case .object(let fields) = value, fields["generator"] == .string("reckon") else {
+            throw fail("is not a manifest reckon wrote (it has no \"generator\": \"reckon\")")
+        }
+        guard case .number(let text)? = fields["schemaVersion"], let version = Int(text), version >= 1 else {
+            throw fail("has no schemaVersion reckon knows")
+        }
+        guard version <= 2 else { throw fail("has schemaVersion \(version), newer than the version 2 this reckon reads") }
+        // Read field by field: a manifest lists every file, 200,000 records
+        // for 100,000 memos, which a decoder would take seconds over.
+        func wrong(_ key: String) -> ExportReadError { fail("the key \(key) is missing or has a value reckon never writes there") }
+        func string(_ value: JSONValue?, _ key: String) throws(ExportReadError) -> String {
+            guard case .string(let text)? = value else { throw wrong(key) }
+            return text
+        }
+        func int(_ value: JSONValue?, _ key: String) throws(ExportReadError) -> Int {
+            guard case .number(let text)? = value, let number = Int(text) else { throw wrong(key) }
+            return number
+        }
+        func object(_ value: JSONValue?, _ key: String) throws(ExportReadError) -> [String: JSONValue] {
+            guard case .object(let members)? = value else { throw wrong(key) }
+            return members
+        }
+        func array(_ value: JSONValue?, _ key: String) throws(ExportReadError) -> [JSONValue] {
+            guard case .array(let items)? = value else { throw wrong(key) }
+            return items
+        }
+        let source = try object(fields["source"], "source")
+        let counts = try object(fields["counts"], "counts")
+        var formats: [ExportFormat] = []
+        for (n, item) in try array(fields["formats"], "formats").enumerated() {
+            guard let format = ExportFormat(rawValue: try string(item, "formats[\(n)]")) else { throw wrong("formats[\(n)]") }
+            formats.append(format)
+        }
+        var files: [File] = []
+        for (n, item) in try array(fields["files"], "files").enumerated() {
+            let record = try object(item, "files[\(n)]")
+            // Schema 1 lists only files beside the manifest, without "in".
+            let place = record["in"] == nil ? Place.folder : Place(rawValue: try string(record["in"], "files[\(n)].in"))
+            guard let place else { throw wrong("files[\(n)].in") }
+            files.append(File(place: place, path: try string(record["path"], "files[\(n)].path"), size: try int(record["size"], "files[\(n)].size"),
+                              sha256: try string(record["sha256"], "files[\(n)].sha256")))
+        }
+        var missing: [Missing] = []
+        for (n, item) in try array(fields["missing"], "missing").enumerated() {
+            let record = try object(item, "missing[\(n)]")
+            guard let id = MemoID(try string(record["id"], "missing[\(n)].id")) else { throw wrong("missing[\(n)].id") }
+            missing.append(Missing(id: id, path: try string(record["path"], "missing[\(n)].path"), reason: try string(record["reason"], "missing[\(n)].reason")))
+        }
+        var exportedAt: Timestamp?
+        if let time = fields["exportedAt"], time != .null {
+            guard let parsed = Timestamp(iso8601: try string(time, "exportedAt")) else { throw wrong("exportedAt") }
+            exportedAt = parsed
+        }
+        guard case .bool(let includeArchived)? = fields["includeArchived"] else { throw wrong("includeArchived") }
+        var manifest = ExportManifest(source: Source(name: try string(source["name"], "source.name"), label: try string(source["label"], "source.label"),
+                                                     path: try string(source["path"], "source.path")),
+                                      exportedAt: exportedAt, includeArchived: includeArchived, formats: formats,
+                                      counts: MemoCounts(active: try int(counts["active"], "counts.active"), archived: try int(counts["archived"], "counts.archived")),
+                                      files: files, missing: missing)
+        manifest.schemaVersion = version
+        if case .string(let text)? = fields["reckonVersion"] { manifest.reckonVersion = text }
+        return manifest
+    }
+
+    /// The record of the file at `path` in `place`, if listed.
+    package func record(_ place: Place, _ path: String) -> File? {
+        files.first { $0.place == place && $0.path == path }
+    }
+}
+
+/// Splits a `memos.json` as its bytes arrive: each element of its `memos`
+/// array is handed over as its own bytes, to be read as a memo, and the
+/// rest of the file (the array emptied) is kept to be read at the end. So
+/// a file of any size is read in little memory, and one damaged memo
+/// spoils only itself.
+struct MemosSplitter {
+    private var depth = 0
+    private var inString = false
+    private var escaped = false
+    /// Inside the `memos` array, between its brackets.
+    private var inMemos = false
+    private var sawMemos = false
+    /// The string being read at the top level, and the last one read.
+    private var topString: [UInt8] = []
+    private var lastTopString: [UInt8] = []
+    private var key: [UInt8] = []
+    private var element: [UInt8] = []
+    private var skeleton: [UInt8] = []
+    private var elements = 0
+    /// Why the file's structure is broken, once found.
+    private(set) var failure: String?
+    /// Bytes read so far, for messages.
+    private var offset = 0
+
+    /// Reads the next bytes, handing over each whole element of `memos`.
+    mutating func feed(_ bytes: UnsafeRawBufferPointer, each: ([UInt8]) throws -> Void) rethrows {
+        guard failure == nil else { return }
+        var runStart = 0
+        /// Adds the bytes since `runStart` to the element or the skeleton.
+        func flush(upTo end: Int, into target: inout [UInt8]) {
+            if end > runStart { target.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<end])) }
+            runStart = end
+        }
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let byte = bytes[index]
+            defer { index += 1 }
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == 0x5C {
+                    escaped = true
+                } else if byte == 0x22 {
+                    inString = false
+                    if depth == 1 { lastTopString = topString }
+                } else if depth == 1 {
+                    topString.append(byte)
+                }
+                continue
+            }
+            switch byte {
+            case 0x22:
+                inString = true
+                if depth == 1 { topString.removeAll(keepingCapacity: true) }
+            case 0x3A where depth == 1:
+                key = lastTopString
+            case 0x7B, 0x5B:
+                if depth == 1 && byte == 0x5B && !inMemos && !sawMemos && key == Array("memos".utf8) {
+                    flush(upTo: index + 1, into: &skeleton)
+                    inMemos = true
+                    sawMemos = true
+                    depth += 1
+                    continue
+                }
+                depth += 1
+            case 0x2C where inMemos && depth == 2:
+                flush(upTo: index, into: &element)
+                runStart = index + 1
+                try emit(each, last: false)
+            case 0x7D, 0x5D:
+                if inMemos && depth == 2 {
+                    guard byte == 0x5D else {
+                        failure = "not valid JSON (a '}' closes the memos array at byte \(offset + index))"
+                        return
+                    }
+                    flush(upTo: index, into: &element)
+                    try emit(each, last: true)
+                    inMemos = false
+                }
+                guard depth > 0 else {
+                    failure = "not valid JSON (a closing bracket too many at byte \(offset + index))"
+                    return
+                }
+                depth -= 1
+            default:
+                break
+            }
+        }
+        if inMemos { flush(upTo: count, into: &element) } else { flush(upTo: count, into: &skeleton) }
+        offset += count
+    }
+
+    /// Hands over the element read so far; an empty one is a stray comma,
+    /// but an empty array has none.
+    private mutating func emit(_ each: ([UInt8]) throws -> Void, last: Bool) rethrows {
+        defer { element.removeAll(keepingCapacity: true) }
+        let blank = element.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        if blank && last && elements == 0 { return }
+        elements += 1
+        try each(blank ? [] : element)
+    }
+
+    /// The file without its memos (`"memos": []`), once every byte is read;
+    /// nil with `failure` set when the file is broken or cut short.
+    mutating func finish() -> [UInt8]? {
+        if failure == nil && (depth != 0 || inString) { failure = "is cut short (a string or bracket is never closed)" }
+        if failure == nil && !sawMemos { failure = "has no \"memos\" array" }
+        return failure == nil ? skeleton : nil
+    }
+}
+
+/// Reads a `memos.json` as its bytes arrive: hashes it, splits it
+/// (`MemosSplitter`), reads each memo and hands it over, and notes the
+/// counts, the ids and what is wrong. Not `Sendable`.
+package final class MemosJSONReader {
+    /// What the whole file held.
+    package struct Facts: Sendable {
+        package var size = 0
+        package var sha256 = ""
+        package var counts = MemoCounts()
+        package var ids: Set<MemoID> = []
+        /// What is wrong inside the file, each a sentence after its name.
+        package var problems: [String] = []
+        package var exportedAt: String?
+    }
+
+    private var splitter = MemosSplitter()
+    private let hasher = SHA256()
+    private let parser = MemoParser()
+    private var facts = Facts()
+    private var position = 0
+    private let each: (Memo) throws -> Void
+
+    /// `each` gets every memo that could be read, in the file's order.
+    package init(each: @escaping (Memo) throws -> Void = { _ in }) {
+        self.each = each
+    }
+
+    package func feed(_ bytes: UnsafeRawBufferPointer) throws {
+        hasher.update(bytes)
+        facts.size += bytes.count
+        try splitter.feed(bytes) { element in
+            defer { position += 1 }
+            let memo: Memo
+            do throws(MemoReader.Failure) {
+                guard !element.isEmpty else { throw MemoReader.Failure(message: "is empty (a comma too many)") }
+                memo = try MemoReader.read(Data(element), parser: parser)
+            } catch {
+                facts.problems.append("memos[\(position)] \(error.message)")
+                return
+            }
+            guard facts.ids.insert(memo.id).inserted else {
+                facts.problems.append("memos[\(position)] holds the id \(memo.id), which an earlier memo holds too")
+                return
+            }
+            if memo.archivedAt != nil { facts.counts.archived += 1 } else { facts.counts.active += 1 }
+            try each(memo)
+        }
+    }
+
+    /// What the file held, once every byte was fed.
+    package func finish() -> Facts {
+        facts.sha256 = hasher.finalize().hex
+        guard let skeleton = finishSplitter() else { return facts }
+        do {
+            guard case .object(let fields) = try JSONParser.parse(Data(skeleton)).value else {
+                facts.problems.append("is not a JSON object")
+                return facts
+            }
+            if case .string(let time)? = fields["exportedAt"] { facts.exportedAt = time }
+            guard case .number(let text)? = fields["schemaVersion"], let version = Int(text) else {
+                facts.problems.append("has no schemaVersion")
+                return facts
+            }
+            if version > 1 { facts.problems.append("has schemaVersion \(version), newer than the version 1 this reckon reads") }
+        } catch {
+            facts.problems.append(error.readerMessage)
+        }
+        return facts
+    }
+
+    private func finishSplitter() -> [UInt8]? {
+        if let skeleton = splitter.finish() { return skeleton }
+        facts.problems.append(splitter.failure!)
+        return nil
+    }
+
+    /// Reads the file at `url` whole, in chunks.
+    package func read(_ url: URL) throws(ReadFailure) -> Facts {
+        try readChunks(url.path) { try feed($0) }
+        return finish()
+    }
+}
+
+/// Reads the regular file at `path` (never through a link) in chunks of 1 MiB.
+package func readChunks(_ path: String, _ chunk: (UnsafeRawBufferPointer) throws -> Void) throws(ReadFailure) {
+    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    guard fd >= 0 else {
+        let code = errno
+        if code == ELOOP { throw ReadFailure(message: "is a link; links are not followed") }
+        throw ReadFailure(message: "cannot be opened: \(String(cString: strerror(code)))")
+    }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw ReadFailure(message: "is not a regular file") }
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count >= 0 else { throw ReadFailure(message: "cannot be read: \(String(cString: strerror(errno)))") }
+        if count == 0 { return }
+        do {
+            try buffer.withUnsafeBytes { try chunk(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        } catch let failure as ReadFailure {
+            throw failure
+        } catch {
+            throw ReadFailure(message: errorWords(error))
+        }
+    }
+}
+
+extension MarkdownExport {
+    /// The id and archived state a Markdown file's front matter gives
+    /// (`id:` and `archived:` lines between the `---` lines), or nil when
+    /// it has no front matter with a valid id.
+    package static func frontMatter(of data: Data) -> (id: MemoID, archived: Bool)? {
+        data.withUnsafeBytes { bytes -> (id: MemoID, archived: Bool)? in
+            var id: MemoID?
+            var archived = false
+            var start = 0
+            var first = true
+            // Line by line, as bytes: the front matter only, never the body.
+            while start < bytes.count {
+                let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+                let line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+                if line.elementsEqual("---".utf8) {
+                    if !first { return id.map { ($0, archived) } }
+                } else if first {
+                    return nil
+                } else if line.starts(with: "id: ".utf8) {
+                    id = MemoID(utf8: UnsafeRawBufferPointer(rebasing: line[4...]))
+                } else if line.starts(with: "archived: ".utf8) {
+                    archived = true
+                }
+                first = false
+                start = end + 1
+            }
+            return nil
+        }
+    }
+}
+
+/// An export named on the command line: a folder reckon exported into
+/// (holding `manifest.json`), or a `memos.zip` on its own.
+package struct ExportOnDisk: Sendable {
+    package let url: URL
+    /// The path as the user gave it, for messages.
+    package let shown: String
+    package let isZip: Bool
+
+    /// The export at `url`: a folder, or a regular file read as a zip.
+    package init(url: URL, shown: String) throws(ExportReadError) {
+        self.url = url
+        self.shown = shown
+        switch FileKind(path: url.path) {
+        case .directory: isZip = false
+        case .regular: isZip = true
+        case .missing: throw ExportReadError(path: shown, reason: "there is nothing here")
+        case let other: throw ExportReadError(path: shown, reason: "is \(other.description), not an export folder or a memos.zip")
+        }
+    }
+
+    /// A path inside the export, as shown in messages.
+    package func shown(_ inside: String) -> String { joinPath(shown, inside) }
+
+    /// The folder's `manifest.json`, read and checked.
+    package func folderManifest() throws(ExportReadError) -> ExportManifest {
+        let path = url.appendingPathComponent(Exporter.manifestName).path
+        let data: Data
+        do {
+            data = try readRegularFile(atPath: path, limit: 1 << 30)
+        } catch {
+            if FileKind(path: path) == .missing {
+                throw ExportReadError(path: shown(Exporter.manifestName), reason: "is missing, so this folder is not an export reckon can check")
+            }
+            throw ExportReadError(path: shown(Exporter.manifestName), reason: error.message)
+        }
+        return try ExportManifest.read(data, shown: shown(Exporter.manifestName))
+    }
+
+    /// Reads every memo of the export from its `memos.json` (beside the
+    /// manifest, else inside `memos.zip`), handing each to `each` in the
+    /// file's order, then checks that file against the manifest: its size
+    /// and SHA-256, and that every memo in it could be read. What `each`
+    /// was given counts only when this returns.
+    package func readMemos(each: @escaping (Memo) throws -> Void) throws -> (ExportManifest, MemosJSONReader.Facts) {
+        let reader = MemosJSONReader(each: each)
+        var manifest: ExportManifest?
+        var place = ExportManifest.Place.zip
+        var facts: MemosJSONReader.Facts?
+        let zipURL = isZip ? url : url.appendingPathComponent(Exporter.zipName)
+        let zipShown = isZip ? shown : shown(Exporter.zipName)
+        if !isZip {
+            let folder = try folderManifest()
+            manifest = folder
+            if folder.record(.folder, Exporter.jsonName) != nil {
+                place = .folder
+                do {
+                    facts = try reader.read(url.appendingPathComponent(Exporter.jsonName))
+                } catch {
+                    throw ExportReadError(path: shown(Exporter.jsonName), reason: error.message)
+                }
+            } else if folder.record(.zip, Exporter.jsonName) == nil {
+                throw ExportReadError(path: shown, reason: "holds no memos.json, beside its manifest or in memos.zip (it was exported as Markdown alone), so its memos cannot be read back")
+            }
+        }
+        if facts == nil {
+            do {
+                try ArchiveReader.stream(zipURL) { name, _, readAll in
+                    if name == Exporter.jsonName {
+                        try readAll { try reader.feed($0) }
+                        facts = reader.finish()
+                    } else if isZip && name == Exporter.manifestName {
+                        var data = Data()
+                        try readAll { data.append(contentsOf: $0) }
+                        manifest = try ExportManifest.read(data, shown: joinPath(zipShown, name))
+                    }
+                }
+            } catch let error as ExportReadError {
+                throw error
+            } catch {
+                throw ExportReadError(path: zipShown, reason: archiveWords(error, zip: zipURL))
+            }
+        }
+        let jsonShown = place == .folder ? shown(Exporter.jsonName) : joinPath(zipShown, Exporter.jsonName)
+        guard let manifest else { throw ExportReadError(path: zipShown, reason: "holds no manifest.json, so its memos cannot be checked") }
+        guard let facts else { throw ExportReadError(path: zipShown, reason: "holds no memos.json, so its memos cannot be read back") }
+        guard let record = manifest.record(place, Exporter.jsonName) else {
+            throw ExportReadError(path: jsonShown, reason: "is not listed in manifest.json, so it cannot be checked")
+        }
+        guard record.size == facts.size, record.sha256 == facts.sha256 else {
+            throw ExportReadError(path: jsonShown, reason: "is not what manifest.json lists (its size or SHA-256 differs): the export is damaged; 'reckon verify' says more")
+        }
+        if let problem = facts.problems.first { throw ExportReadError(path: jsonShown, reason: problem) }
+        return (manifest, facts)
+    }
+}
+
+/// What went wrong reading the zip at `zip`, in words without its path:
+/// libarchive's own message, or the reason of any other error.
+func archiveWords(_ error: any Error, zip: URL) -> String {
+    guard let archive = error as? ArchiveError else { return errorWords(error) }
+    return archive.message.dropPrefix(zip.path + ": ").trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+extension String {
+    /// The text without `prefix`, when it starts with it.
+    func dropPrefix(_ prefix: String) -> String { hasPrefix(prefix) ? String(dropFirst(prefix.count)) : self }
+}

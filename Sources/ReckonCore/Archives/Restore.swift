@@ -1,0 +1,93 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Rebuilds a memo folder (`index.json` + `memos/<uuid>.json`, schema
+/// version 1, ids in small letters) from an export's `memos.json`, beside
+/// the manifest or inside `memos.zip`. Every memo comes back with its
+/// unknown keys, numbers digit for digit. The folder is built in a staging
+/// folder beside `dir`, read back as a memo folder and compared with the
+/// export memo by memo, and only then renamed into place: a restore that
+/// fails or is killed leaves nothing at `dir`.
+package enum ExportRestore {
+    /// Restores `export` as `dir`, which must be absent or an empty folder;
+    /// `shownDir` names it in messages. Returns the memos restored.
+    package static func restore(_ export: ExportOnDisk, to dir: URL, shownDir: String) throws -> MemoCounts {
+        let staging = try ExportFolder.makeStaging(beside: dir, kind: "restore")
+        do {
+            let counts = try write(export, into: staging, shownDir: shownDir)
+            try ExportFolder.flush(staging)
+            TestStop.at("restore-checked")
+            guard rename(staging.path, dir.path) == 0 else { throw OutputError(path: shownDir, reason: AtomicFile.lastError()) }
+            try ExportFolder.flush(dir.deletingLastPathComponent())
+            return counts
+        } catch {
+            try? ExportFolder.removeTree(staging.path)
+            throw error
+        }
+    }
+
+    /// Writes the memo folder into `staging` and checks it against the export.
+    private static func write(_ export: ExportOnDisk, into staging: URL, shownDir: String) throws -> MemoCounts {
+        let memosFolder = staging.appendingPathComponent("memos")
+        try AtomicFile.makeFolder(memosFolder)
+        let index = try OutputFile(staging.appendingPathComponent("index.json"))
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("entries")
+        writer.beginArray()
+        var exported: [MemoID: MemoState] = [:]
+        var batch: [Memo] = []
+        /// Writes the memo files of `batch` on every core, and their index entries in order.
+        func writeBatch() throws {
+            let written = mapOnEveryCore(batch, chunkSize: 64) { chunk in
+                chunk.map { memo in
+                    Result { () throws(OutputError) in
+                        let file = try OutputFile(memosFolder.appendingPathComponent("\(memo.id.value).json"))
+                        try file.write(JSONWriter.data(JSONExport.value(of: memo)) + [0x0A])
+                        _ = try file.finish()
+                    }
+                }
+            }
+            for result in written.joined() { try result.get() }
+            for memo in batch {
+                func date(_ time: Timestamp?) -> JSONValue { time.map { .string($0.iso8601) } ?? .null }
+                writer.value(.object(["id": .string(memo.id.value), "modifiedTime": date(memo.modifiedAt), "archivedAt": date(memo.archivedAt),
+                                      "deletedAt": date(memo.deletedAt), "changeTag": memo.changeTag.map(JSONValue.string) ?? .null]))
+            }
+            try index.write(writer.take())
+            batch.removeAll(keepingCapacity: true)
+        }
+        let (manifest, facts) = try export.readMemos { memo in
+            exported[memo.id] = MemoState(MemoSummary(memo))
+            batch.append(memo)
+            if batch.count == 1024 { try writeBatch() }
+        }
+        try writeBatch()
+        writer.endArray()
+        writer.key("schemaVersion")
+        writer.value(.integer(MemoIndex.supportedSchemaVersion))
+        writer.endObject()
+        try index.write(writer.take() + [0x0A])
+        _ = try index.finish()
+        TestStop.at("restore-written")
+        guard facts.counts == manifest.counts else {
+            throw ExportReadError(path: export.shown, reason: "its memos.json holds \(facts.counts.total) memos, but manifest.json counts \(manifest.counts.total); nothing was restored")
+        }
+        // Read back as any memo folder is read, and compared memo by memo.
+        let spec = SideSpec(role: .remote, name: "restored", label: "the restored folder", path: shownDir, location: .folder(staging))
+        let side = MemoFolder(spec).load(deep: true)
+        if let problem = side.problems.first(where: { $0.severity == .error }) ?? (side.status == .ok ? nil : side.problems.first) {
+            throw ExportReadError(path: shownDir, reason: "the restored folder does not read back whole (\(problem.path): \(problem.message)); nothing was restored")
+        }
+        var restored: [MemoID: MemoState] = [:]
+        for (id, _) in side.entries.pairs {
+            if let summary = side.memos[id] { restored[id] = MemoState(summary) }
+        }
+        if let change = ExportDiff.changes(from: exported, to: restored).first {
+            throw ExportReadError(path: shownDir, reason: "memo \(change.id) reads back \(change.words) from the export; nothing was restored")
+        }
+        return facts.counts
+    }
+}

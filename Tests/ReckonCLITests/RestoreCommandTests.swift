@@ -1,0 +1,226 @@
+import Foundation
+import Testing
+import ReckonCore
+
+/// Restores `export` (a folder or a zip) into a new folder and returns it.
+func restored(_ export: URL) throws -> URL {
+    let dir = temporaryFolder().appendingPathComponent("restored")
+    let result = try runArray(["restore", export.path, "--to", dir.path])
+    try #require(result.code == 0, "\(result.stderr)")
+    return dir
+}
+
+/// The ids `memos.json` of an export holds, in small letters.
+func exportedIDs(_ export: URL) throws -> [String] {
+    guard case .object(let file) = try JSONValue.parse(Data(contentsOf: export.appendingPathComponent("memos.json"))),
+          case .array(let memos)? = file["memos"] else { return [] }
+    return memos.compactMap { memo in
+        guard case .object(let fields) = memo, case .string(let id)? = fields["id"] else { return nil }
+        return id
+    }
+}
+
+/// Reconciles `side` with the folder restored from its export and checks
+/// that every exported memo is `=`: no difference names it. Returns
+/// reconcile's exit code.
+@discardableResult
+func expectRoundTrip(_ side: String, export: URL, restoredFolder: URL, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int32 {
+    let result = try runArray(["reconcile", "--local", side, "--remote", restoredFolder.path, "--json"])
+    let report = try json(result.stdout)
+    let differing = Set((report["differences"] as? [[String: Any]] ?? []).compactMap { ($0["id"] as? String)?.lowercased() })
+    let ids = try exportedIDs(export)
+    let notEqual = ids.filter { differing.contains($0) }
+    #expect(notEqual.isEmpty, "\(side): \(notEqual.count) of \(ids.count) exported memos are not '=', such as \(notEqual.prefix(3))",
+            sourceLocation: sourceLocation)
+    #expect(((report["sides"] as? [[String: Any]])?.last?["problems"] as? [Any])?.isEmpty == true, "the restored folder reads whole", sourceLocation: sourceLocation)
+    return result.code
+}
+
+@Suite struct RestoreCommandTests {
+    @Test(arguments: ["Samples/drift/device", "Samples/drift/drive", "Samples/in-sync/device", "Samples/in-sync/drive",
+                      "Samples/empty/drive", "Samples/store/default.store", "Samples/backup/iphone"])
+    func everySampleComesBackEqual(_ side: String) throws {
+        let export = try exportFolder(side)
+        let fromFolder = try restored(export)
+        #expect(try expectRoundTrip(side, export: export, restoredFolder: fromFolder) == 0, "nothing differs at all")
+        let fromZip = try restored(export.appendingPathComponent("memos.zip"))
+        #expect(try fingerprint(fromZip) == fingerprint(fromFolder), "memos.json beside the manifest and in the zip restore the same bytes")
+    }
+
+    @Test func theFolderHasIdsInSmallLettersAndIndexSchemaOne() throws {
+        let export = try exportFolder("Samples/drift/device")
+        let dir = try restored(export)
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("memos").path).sorted()
+        #expect(names == ["16fd2706-8baf-433b-82eb-8c7fada847da.json", "3f2504e0-4f89-11d3-9a0c-0305e82c3301.json",
+                          "7c9e6679-7425-40de-944b-e07fc1f90ae7.json", "886313e1-3b8a-5372-9b90-0c9aee199e5d.json",
+                          "a3bb189e-8bf9-3888-9912-ace4e6543002.json"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["index.json", "memos"])
+        let index = try json(read(dir.appendingPathComponent("index.json")))
+        #expect(index["schemaVersion"] as? Int == 1)
+        let entries = index["entries"] as? [[String: Any]] ?? []
+        #expect(entries.compactMap { $0["id"] as? String }.sorted() == names.map { String($0.dropLast(5)) })
+        #expect(try read(dir.appendingPathComponent("memos/3f2504e0-4f89-11d3-9a0c-0305e82c3301.json")) == """
+            {
+              "archivedAt" : null,
+              "body" : "Milk, eggs, miso, green onions.",
+              "changeTag" : null,
+              "createdAt" : "2026-04-01T08:00:00Z",
+              "deletedAt" : null,
+              "id" : "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+              "modifiedAt" : "2026-04-18T09:15:00Z",
+              "pinned" : true,
+              "tags" : [
+                "home"
+              ],
+              "title" : "Groceries"
+            }
+
+            """)
+    }
+
+    @Test func unknownKeysComeBackWithEveryDigit() throws {
+        let source = try generatedFolder(count: 2)
+        let file = source.appendingPathComponent("memos/00000000-0000-4000-8000-000000000000.json")
+        var text = try read(file)
+        text.removeLast()  // the closing brace
+        text += #","serverSeq": 9007199254740993, "ratio": 1.10, "far": 1e400, "more": {"ids": [12345678901234567890]}}"#
+        try Data(text.utf8).write(to: file)
+        let export = try exportFolder(source.path)
+        let dir = try restored(export)
+        let memo = try read(dir.appendingPathComponent("memos/00000000-0000-4000-8000-000000000000.json"))
+        for line in ["\"serverSeq\" : 9007199254740993,", "\"ratio\" : 1.10,", "\"far\" : 1e400,", "      12345678901234567890\n"] {
+            #expect(memo.contains(line), "\(line) in \(memo)")
+        }
+        try expectRoundTrip(source.path, export: export, restoredFolder: dir)
+        // Exported again, the restored folder gives the same memos, key for key and digit for digit.
+        let again = try exportFolder(dir.path)
+        func memos(_ export: URL) throws -> JSONValue? {
+            guard case .object(let file) = try JSONValue.parse(Data(contentsOf: export.appendingPathComponent("memos.json"))) else { return nil }
+            return file["memos"]
+        }
+        #expect(try memos(again) == memos(export))
+        #expect(try memos(export) != nil)
+    }
+
+    @Test func theGoodMemosOfTheHostileCorpusComeBack() throws {
+        var checked = 0
+        let cases = ["good"] + (try FileManager.default.contentsOfDirectory(atPath: fixtures.appendingPathComponent("bad").path).sorted().map { "bad/\($0)" })
+        for name in cases {
+            let side = fixtures.appendingPathComponent(name).path
+            let out = temporaryFolder().appendingPathComponent("export")
+            _ = try runArray(["export", side, "--out", out.path, "--include-archived"])
+            // A side that could not be read at all exports nothing.
+            guard FileManager.default.fileExists(atPath: out.appendingPathComponent("memos.json").path) else { continue }
+            let dir = try restored(out)
+            try expectRoundTrip(side, export: out, restoredFolder: dir)
+            checked += try exportedIDs(out).count
+        }
+        #expect(checked > 40, "the corpus's good memos were exported and restored: \(checked)")
+    }
+
+    @Test func tenThousandGeneratedMemosComeBack() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        print("tenThousandGeneratedMemosComeBack: seed \(seed)")
+        let side = try randomFolder(count: 10_000, seed: seed)
+        let export = try exportFolder(side.path)
+        let dir = try restored(export)
+        let code = try expectRoundTrip(side.path, export: export, restoredFolder: dir)
+        #expect(code == 0, "seed \(seed): nothing differs, deleted memos being absent, the same to the user")
+        #expect(try exportedIDs(export).count > 8_000, "seed \(seed)")
+    }
+
+    @Test func aFolderThatIsNotEmptyIsUsageAndNothingIsWritten() throws {
+        let export = try exportFolder("Samples/drift/device")
+        let dir = temporaryFolder().appendingPathComponent("mine")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: false)
+        try Data("mine\n".utf8).write(to: dir.appendingPathComponent("notes.txt"))
+        let before = try everything(dir.deletingLastPathComponent())
+        let result = try runArray(["restore", export.path, "--to", dir.path])
+        #expect(result.code == 64)
+        #expect(result.stderr.hasPrefix("Error: '--to' \(dir.path) is not empty; reckon restores only into a new or empty folder, so nothing was written\n"))
+        #expect(try everything(dir.deletingLastPathComponent()) == before)
+        let file = try runArray(["restore", export.path, "--to", dir.appendingPathComponent("notes.txt").path])
+        #expect(file.code == 64)
+        let inside = try runArray(["restore", export.path, "--to", export.appendingPathComponent("back").path])
+        #expect(inside.code == 64)
+        #expect(!FileManager.default.fileExists(atPath: export.appendingPathComponent("back").path))
+        let empty = temporaryFolder()
+        #expect(try runArray(["restore", export.path, "--to", empty.path]).code == 0, "an empty folder is fine")
+        #expect(FileManager.default.fileExists(atPath: empty.appendingPathComponent("index.json").path))
+    }
+
+    @Test func aDamagedExportRestoresNothing() throws {
+        let export = try exportFolder("Samples/drift/device")
+        try flipByte(export.appendingPathComponent("memos.json"), at: 200)
+        let parent = temporaryFolder()
+        let result = try runArray(["restore", export.path, "--to", parent.appendingPathComponent("restored").path])
+        #expect(result.code == 2)
+        #expect(result.stderr == "Error: \(export.path)/memos.json: is not what manifest.json lists (its size or SHA-256 differs): the export is damaged; 'reckon verify' says more\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).isEmpty, "no folder, no staging left")
+        let zip = export.appendingPathComponent("memos.zip")
+        let range = try entryData(try Data(contentsOf: zip), "memos.json")
+        try flipByte(zip, at: range.lowerBound + range.count / 2)
+        let damagedZip = try runArray(["restore", zip.path, "--to", parent.appendingPathComponent("restored").path])
+        #expect(damagedZip.code == 2)
+        #expect(damagedZip.stderr.hasPrefix("Error: \(zip.path): the entry memos.json is damaged or cut short: ZIP "), "\(damagedZip.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).isEmpty)
+        let markdownOnly = try exportFolder("Samples/drift/device", extra: ["--format", "markdown"])
+        let noJSON = try runArray(["restore", markdownOnly.path, "--to", parent.appendingPathComponent("restored").path])
+        #expect(noJSON.code == 2)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).isEmpty)
+    }
+
+    @Test func aKilledRestoreLeavesNothingAndTheNextOneCleansUp() throws {
+        let export = try exportFolder("Samples/drift/device")
+        let parent = temporaryFolder()
+        let dir = parent.appendingPathComponent("restored")
+        for step in ["restore-written", "restore-checked"] {
+            #expect(try stopped(at: step, ["restore", export.path, "--to", dir.path]), "killed at \(step)")
+            #expect(!FileManager.default.fileExists(atPath: dir.path), "killed at \(step), nothing is at the folder")
+        }
+        #expect(try runArray(["restore", export.path, "--to", dir.path]).code == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path) == ["restored"], "the staging folders of killed runs are gone")
+    }
+}
+
+/// A memo folder of `count` memos made from `seed`: titles and bodies in
+/// several scripts with quotes, tabs and line breaks, tags, pinned or not,
+/// some archived, some soft-deleted, some with unknown keys holding
+/// numbers no Double keeps, times with and without fractions of a second.
+func randomFolder(count: Int, seed: UInt64) throws -> URL {
+    var random = SeededRandom(seed: seed)
+    let words = ["memo", "note", "京都", "旅行", "café", "naïve", "\"quoted\"", "tab\there", "line\nbreak", "back\\slash", "emoji 🗒️", "Ωμέγα"]
+    func text(_ count: Int) -> String { (0..<count).map { _ in words[Int(random.next() % UInt64(words.count))] }.joined(separator: " ") }
+    func time() -> String {
+        let seconds = 1_767_225_600 + Int64(random.next() % 9_000_000)
+        let iso = Timestamp(seconds: seconds).iso8601
+        return random.next() % 4 == 0 ? String(iso.dropLast()) + ".\(100 + random.next() % 900)Z" : iso
+    }
+    let root = temporaryFolder()
+    try FileManager.default.createDirectory(at: root.appendingPathComponent("memos"), withIntermediateDirectories: true)
+    var entries: [String] = []
+    for _ in 0..<count {
+        let id = String(format: "%08X-%04X-4%03X-8%03X-%012llX", UInt32(truncatingIfNeeded: random.next()), UInt32(random.next() % 0x10000),
+                        UInt32(random.next() % 0x1000), UInt32(random.next() % 0x1000), random.next() % 0x1_0000_0000_0000)
+        let modified = time()
+        let roll = random.next() % 100
+        let archived = roll < 12 ? "\"\(modified)\"" : "null"
+        let deleted = (12..<18).contains(roll) ? "\"\(modified)\"" : "null"
+        entries.append(#"{"id":"\#(id)","modifiedTime":"\#(modified)","archivedAt":\#(archived),"deletedAt":\#(deleted)}"#)
+        var fields = [
+            #""id":"\#(id)""#, #""title":\#(jsonString(text(3)))"#, #""body":\#(jsonString(text(5 + Int(random.next() % 60))))"#,
+            #""createdAt":"\#(time())""#, #""modifiedAt":"\#(modified)""#, #""archivedAt":\#(archived)"#, #""deletedAt":\#(deleted)"#,
+            #""tags":[\#((0..<Int(random.next() % 3)).map { _ in jsonString(text(1)) }.joined(separator: ","))]"#,
+            #""pinned":\#(random.next() % 5 == 0)"#,
+        ]
+        if random.next() % 10 == 0 { fields.append(#""serverSeq":\#(9_007_199_254_740_993 + random.next() % 1000),"weight":1.\#(random.next() % 100)0"#) }
+        try Data("{\(fields.joined(separator: ","))}".utf8).write(to: root.appendingPathComponent("memos/\(id).json"))
+    }
+    try Data(#"{"schemaVersion":1,"entries":[\#(entries.joined(separator: ",\n"))]}"#.utf8).write(to: root.appendingPathComponent("index.json"))
+    return root
+}
+
+/// A JSON string literal.
+func jsonString(_ text: String) -> String {
+    String(decoding: try! JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed]), as: UTF8.self)
+}
