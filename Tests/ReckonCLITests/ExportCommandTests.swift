@@ -11,6 +11,15 @@ func tool(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
     return (result.code, result.stdout + result.stderr)
 }
 
+/// Adds unknown keys to a memo file whose numbers a double would change:
+/// beyond 2^53, a trailing zero, out of range, and beyond 64 bits.
+func addUnknownNumbers(to file: URL) throws {
+    var text = try read(file)
+    text.removeLast()  // the closing brace
+    text += #","serverSeq": 9007199254740993, "ratio": 1.10, "far": 1e400, "more": {"ids": [12345678901234567890]}}"#
+    try Data(text.utf8).write(to: file)
+}
+
 /// A memo folder of `count` generated memos with bodies of a few kilobytes.
 func generatedFolder(count: Int, titles: [String] = []) throws -> URL {
     let root = temporaryFolder()
@@ -151,11 +160,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
 
     @Test func unknownKeysKeepEveryDigitInTheJSONAndTheZip() throws {
         let source = try generatedFolder(count: 2)
-        let file = source.appendingPathComponent("memos/00000000-0000-4000-8000-000000000000.json")
-        var text = try read(file)
-        text.removeLast()  // the closing brace
-        text += #","serverSeq": 9007199254740993, "ratio": 1.10, "far": 1e400, "more": {"ids": [12345678901234567890]}}"#
-        try Data(text.utf8).write(to: file)
+        try addUnknownNumbers(to: source.appendingPathComponent("memos/00000000-0000-4000-8000-000000000000.json"))
         let out = temporaryFolder()
         let result = try runArray(["export", source.path, "--out", out.path])
         #expect(result.code == 0, "\(result.stderr)")

@@ -288,12 +288,7 @@ package final class MemosJSONReader {
 
 /// Reads the regular file at `path` (never through a link) in chunks of 1 MiB.
 package func readChunks(_ path: String, _ chunk: (UnsafeRawBufferPointer) throws -> Void) throws(ReadFailure) {
-    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-    guard fd >= 0 else {
-        let code = errno
-        if code == ELOOP { throw ReadFailure(message: "is a link; links are not followed") }
-        throw ReadFailure(message: "cannot be opened: \(String(cString: strerror(code)))")
-    }
+    let fd = try openForReading(atPath: path)
     defer { close(fd) }
     var info = stat()
     guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw ReadFailure(message: "is not a regular file") }

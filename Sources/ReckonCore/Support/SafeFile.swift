@@ -98,16 +98,23 @@ package func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, 
     return data
 }
 
-/// Reads a file as `readRegularFile(atPath:in:limit:)` does into `data`,
-/// reusing its storage, so reading many files one after another does not
-/// allocate and clear a buffer for each.
-package func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, limit: Int64, into data: inout Data) throws(ReadFailure) {
+/// Opens a file for reading, never through a link and never waiting on a
+/// FIFO; the caller closes it.
+package func openForReading(atPath path: String, in folder: OpenFolder? = nil) throws(ReadFailure) -> Int32 {
     let fd = openat(folder?.fd ?? AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     guard fd >= 0 else {
         let code = errno
         if code == ELOOP { throw ReadFailure(message: "is a link; links are not followed") }
         throw ReadFailure(message: "cannot be opened: \(String(cString: strerror(code)))")
     }
+    return fd
+}
+
+/// Reads a file as `readRegularFile(atPath:in:limit:)` does into `data`,
+/// reusing its storage, so reading many files one after another does not
+/// allocate and clear a buffer for each.
+package func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, limit: Int64, into data: inout Data) throws(ReadFailure) {
+    let fd = try openForReading(atPath: path, in: folder)
     defer { close(fd) }
     var info = stat()
     guard fstat(fd, &info) == 0 else {
