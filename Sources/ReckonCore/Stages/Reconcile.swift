@@ -65,11 +65,21 @@ public enum Reconciler {
 
 extension Pipeline {
     /// Compares the local side with each remote.
+    /// Compares the local side with each remote, and each side with its
+    /// baseline, to tell which side moved.
     public var reconcile: Stage<LoadedSides, Reconciliation> {
-        Stage("reconcile") { loaded, _ in
-            let deep = loaded.definition.check == .deep
-            let differences = loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) }
-            return Reconciliation(loaded: loaded, differences: differences)
+        Stage("reconcile") { [startedAt, acceptDeletions] loaded, _ in
+            let definition = loaded.definition
+            let deep = definition.check == .deep
+            let baselines = loaded.sides.map {
+                SideBaseline($0, stateDir: definition.stateDir, limits: definition.alarm, acceptDeletions: acceptDeletions, startedAt: startedAt)
+            }
+            var differences = loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) }
+            for index in differences.indices where differences[index].changed != nil {
+                let remote = loaded.remotes.firstIndex { $0.spec.name == differences[index].remote }!
+                differences[index].changed = SideBaseline.direction(of: differences[index].id, local: baselines[0], remote: baselines[remote + 1])
+            }
+            return Reconciliation(loaded: loaded, differences: differences, baselines: baselines)
         }
     }
 }
