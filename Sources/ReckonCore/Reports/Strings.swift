@@ -118,8 +118,10 @@ public struct Strings: Sendable {
     public var localGained: Drift
     public var remoteLost: Drift
     public var conflict: Drift
-    /// (which side moved, local label, remote label): a difference's direction in a few words.
-    public var moved: @Sendable (Difference.Changed, String, String) -> String?
+    /// (which side moved, the difference's kind, local label, remote label): a
+    /// difference's direction in a few words; a memo on one side only was
+    /// new on the side that has it, or deleted on the side that does not.
+    public var moved: @Sendable (Difference.Changed, Difference.Kind, String, String) -> String?
 
     /// The table for a language code; English for any code not known.
     public static func forLanguage(_ code: String) -> Strings { code == "ja" ? .ja : .en }
@@ -226,13 +228,17 @@ public struct Strings: Sendable {
             conflict: { n, local, remote in
                 "\(upper(memos(n))) changed on both \(local) and \(remote) since the last run: \(n == 1 ? "a conflict" : "conflicts"). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you."
             },
-            moved: { changed, local, remote in
-                switch changed {
-                case .local: "changed on \(local) since the last run"
-                case .remote: "changed on \(remote) since the last run"
-                case .both: "conflict: changed on both sides since the last run"
-                case .neither: "already different at the last run"
-                case .unknown: nil
+            moved: { changed, kind, local, remote in
+                switch (changed, kind) {
+                case (.local, .onlyOnLocal): "new on \(local) since the last run"
+                case (.local, .onlyOnRemote): "deleted on \(local) since the last run"
+                case (.remote, .onlyOnRemote): "new on \(remote) since the last run"
+                case (.remote, .onlyOnLocal): "deleted on \(remote) since the last run"
+                case (.local, _): "changed on \(local) since the last run"
+                case (.remote, _): "changed on \(remote) since the last run"
+                case (.both, _): "conflict: changed on both sides since the last run"
+                case (.neither, _): "already different at the last run"
+                case (.unknown, _): nil
                 }
             })
     }()
@@ -369,13 +375,17 @@ public struct Strings: Sendable {
         conflict: { n, local, remote in
             "\(n)件のメモが前回の実行から\(local)と\(remote)の両方で変わりました（競合）。両方を開いて、残す版を選んでください。reckon が勝手に選ぶことはありません。"
         },
-        moved: { changed, local, remote in
-            switch changed {
-            case .local: "前回の実行から\(local)で変更"
-            case .remote: "前回の実行から\(remote)で変更"
-            case .both: "競合: 前回の実行から両方で変更"
-            case .neither: "前回の実行の時点ですでに異なる"
-            case .unknown: nil
+        moved: { changed, kind, local, remote in
+            switch (changed, kind) {
+            case (.local, .onlyOnLocal): "前回の実行から\(local)で追加"
+            case (.local, .onlyOnRemote): "前回の実行から\(local)で削除"
+            case (.remote, .onlyOnRemote): "前回の実行から\(remote)で追加"
+            case (.remote, .onlyOnLocal): "前回の実行から\(remote)で削除"
+            case (.local, _): "前回の実行から\(local)で変更"
+            case (.remote, _): "前回の実行から\(remote)で変更"
+            case (.both, _): "競合: 前回の実行から両方で変更"
+            case (.neither, _): "前回の実行の時点ですでに異なる"
+            case (.unknown, _): nil
             }
         })
 }
