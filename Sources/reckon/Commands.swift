@@ -89,7 +89,7 @@ enum Commands {
         for command in all { lines.append(helpLine(command.spec.name, command.spec.abstract)) }
         lines.append(helpLine(help.name, help.abstract))
         lines += ["", "  See 'reckon help <subcommand>' for detailed help.", "",
-                  "EXIT CODES:", "  0  done, in sync", "  1  done, drift found", "  2  trouble: a side failed or has problems; whatever could be done was done",
+                  "EXIT CODES:", "  0  done, in sync", "  1  done, drift found", "  2  trouble: a side failed or has problems, or memos vanished (the deletion alarm); whatever could be done was done",
                   "  64 usage or definition error; nothing done"]
         return lines.joined(separator: "\n") + "\n"
     }
