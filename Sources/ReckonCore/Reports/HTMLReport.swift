@@ -69,7 +69,7 @@ public struct HTMLReport {
             <main>
             <h1>\(html(s.title(report.pipeline)))</h1>
             """)
-        out += report.alarms(s).map { "<p class=\"alarm\" role=\"alert\">⛔ \(html($0))</p>" }
+        out += report.alarms(s).map { "<p class=\"alarm\" role=\"alert\">⚠ \(html($0))</p>" }
         if let startedAt = report.startedAt { out.append("<p class=\"when\">\(html(s.checkedAt(report.display(startedAt))))</p>") }
         for side in report.sides where !report.isEmpty {
             out.append("<section class=\"side\" data-side=\"\(html(side.name))\"><h2>\(html(s.memosOn(side.label)))</h2>")

@@ -15,7 +15,7 @@ extension Report {
     public func alarms(_ s: Strings) -> [String] {
         sides.compactMap { side in
             guard let alarm = side.alarm, !alarm.accepted else { return nil }
-            return s.deletionAlarm(side.label, alarm.deleted, alarm.of, alarm.empty, side.since.map(display) ?? "")
+            return s.deletionAlarm(side.label, alarm.deleted, alarm.of, alarm.empty, side.since.map(display) ?? "", !exports.isEmpty)
         }
     }
 

@@ -14,7 +14,7 @@ public struct MarkdownReport {
     public func render(_ report: Report) -> String {
         let s = strings
         var out: [String] = ["# \(escape(s.title(report.pipeline)))", ""]
-        for alarm in report.alarms(s) { out += ["> 🔴 **\(escape(alarm))**", ""] }
+        for alarm in report.alarms(s) { out += ["> ⚠ **\(escape(alarm))**", ""] }
         if let startedAt = report.startedAt { out += [escape(s.checkedAt(report.display(startedAt))), ""] }
         for side in report.sides where !report.isEmpty {
             out += ["## \(escape(s.memosOn(side.label)))", ""]

@@ -96,9 +96,9 @@ public struct Strings: Sendable {
     public var archivedState: String
     public var deletedState: String
     public var absent: String
-    /// (label, memos gone, memos at the baseline, whether none is left, the baseline's time):
-    /// the alarm, the first sentence of every report.
-    public var deletionAlarm: @Sendable (String, Int, Int, Bool, String) -> String
+    /// (label, memos gone, memos at the baseline, whether none is left, the baseline's time,
+    /// whether the run exports): the alarm, the first sentence of every report.
+    public var deletionAlarm: @Sendable (String, Int, Int, Bool, String, Bool) -> String
     /// (label, memos gone, memos at the baseline, the baseline's time): an alarm a person accepted.
     public var deletionsAccepted: @Sendable (String, Int, Int, String) -> String
     /// (label, the other side's path): a baseline of another side, not used.
@@ -203,10 +203,11 @@ public struct Strings: Sendable {
             fileColumn: "File", copyColumn: "Copy", whyColumn: "Why", memosColumn: "Memos", bytesColumn: "Bytes",
             stageColumn: "Stage", secondsColumn: "Seconds", timeColumn: "Time",
             modified: "modified", archivedState: "archived", deletedState: "deleted", absent: "absent",
-            deletionAlarm: { label, deleted, of, empty, time in
+            deletionAlarm: { label, deleted, of, empty, time, exports in
                 (empty ? "Alarm: \(label) holds no memo, but held \(memos(of)) at the last run (\(time))."
                        : "Alarm: \(label) lost \(deleted) of its \(memos(of)) (\(percent(deleted, of))) since the last run (\(time)).")
-                    + " Its baseline is kept, and so is the last export made before this; if the deletions were meant, run again with --accept-deletions."
+                    + (exports ? " Its baseline is kept, and so is the last export made before this;" : " Its baseline is kept;")
+                    + " if the deletions were meant, run again with --accept-deletions."
             },
             deletionsAccepted: { label, deleted, of, time in
                 "\(upper(label)) lost \(deleted) of its \(memos(of)) since the last run (\(time)); a person accepted this with --accept-deletions, so its baseline moves on."
@@ -350,10 +351,11 @@ public struct Strings: Sendable {
         fileColumn: "ファイル", copyColumn: "コピー", whyColumn: "理由", memosColumn: "メモ", bytesColumn: "バイト",
         stageColumn: "段階", secondsColumn: "秒", timeColumn: "日時",
         modified: "更新", archivedState: "アーカイブ済み", deletedState: "削除済み", absent: "なし",
-        deletionAlarm: { label, deleted, of, empty, time in
+        deletionAlarm: { label, deleted, of, empty, time, exports in
             (empty ? "警報: \(label)にメモが1件もありません。前回の実行（\(time)）では\(of)件ありました。"
                    : "警報: \(label)のメモ\(of)件のうち\(deleted)件（\(percent(deleted, of))）が前回の実行（\(time)）から消えました。")
-                + "基準は更新せず、これより前の最後のエクスポートも残します。削除が意図したものなら --accept-deletions を付けてもう一度実行してください。"
+                + (exports ? "基準は更新せず、これより前の最後のエクスポートも残します。" : "基準は更新しません。")
+                + "削除が意図したものなら --accept-deletions を付けてもう一度実行してください。"
         },
         deletionsAccepted: { label, deleted, of, time in
             "\(label)のメモ\(of)件のうち\(deleted)件が前回の実行（\(time)）から消えました。--accept-deletions で了承されたため、基準を更新します。"

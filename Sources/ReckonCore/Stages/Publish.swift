@@ -32,10 +32,13 @@ extension Pipeline {
                 }
             }
             func saveBaselines() {
-                for (side, baseline) in zip(input.loaded.sides, input.baselines) {
-                    guard let url = baseline.url, let saved = baseline.toSave(deep: definition.check == .deep, side: side.spec, startedAt: startedAt) else { continue }
-                    attempt { try AtomicFile.write(saved.data, to: url) }
-                }
+                // Each side's file is made on a core of its own, then written.
+                let files = mapOnEveryCore(Array(zip(input.loaded.sides.map(\.spec), input.baselines)), chunkSize: 1) { pairs in
+                    pairs.compactMap { spec, baseline in
+                        baseline.toSave(deep: definition.check == .deep, side: spec, startedAt: startedAt).map { (baseline.url!, $0.data) }
+                    }
+                }.flatMap { $0 }
+                for (url, data) in files { attempt { try AtomicFile.write(data, to: url) } }
             }
             guard let dir = definition.reportDir else {
                 saveBaselines()

@@ -71,9 +71,10 @@ extension Pipeline {
         Stage("reconcile") { [startedAt, acceptDeletions] loaded, _ in
             let definition = loaded.definition
             let deep = definition.check == .deep
-            let baselines = loaded.sides.map {
-                SideBaseline($0, stateDir: definition.stateDir, limits: definition.alarm, acceptDeletions: acceptDeletions, startedAt: startedAt)
-            }
+            // Each side's baseline is read and compared on a core of its own.
+            let baselines = mapOnEveryCore(loaded.sides, chunkSize: 1) { sides in
+                sides.map { SideBaseline($0, stateDir: definition.stateDir, limits: definition.alarm, acceptDeletions: acceptDeletions, startedAt: startedAt) }
+            }.flatMap { $0 }
             var differences = loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) }
             for index in differences.indices where differences[index].changed != nil {
                 let remote = loaded.remotes.firstIndex { $0.spec.name == differences[index].remote }!

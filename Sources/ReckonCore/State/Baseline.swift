@@ -24,10 +24,10 @@ package struct Fingerprint: Sendable, Equatable {
         self.digest = digest
     }
 
-    /// A memo's fingerprint from its index entry and, in a deep check, what was read of its file.
-    init(_ entry: IndexEntry, _ summary: MemoSummary?) {
+    /// A memo's fingerprint from its index entry and, in a deep check, the digest of what was read of its file.
+    init(_ entry: IndexEntry, digest: UInt64?) {
         self.init(modifiedTime: entry.modifiedTime, archived: entry.isArchived, deleted: entry.isDeleted, rowVersion: entry.rowVersion,
-                  changeTag: entry.changeTag.map { FNV64.of($0) }, digest: summary.map(Self.digest))
+                  changeTag: entry.changeTag.map { FNV64.of($0) }, digest: digest)
     }
 
     /// Counted: neither soft-deleted nor absent.
@@ -41,13 +41,19 @@ package struct Fingerprint: Sendable, Equatable {
         hash.add(text: summary.title)
         if let body = summary.bodySHA256 {
             hash.add(byte: 1)
-            for word in [body.words.0, body.words.1, body.words.2, body.words.3] { hash.add(word: word) }
+            hash.add(word: body.words.0)
+            hash.add(word: body.words.1)
+            hash.add(word: body.words.2)
+            hash.add(word: body.words.3)
         } else {
             hash.add(byte: 0)
         }
         hash.add(word: UInt64(summary.tags.count))
         for tag in summary.tags { hash.add(text: tag) }
-        for time in [summary.createdAt, summary.modifiedAt, summary.archivedAt, summary.deletedAt] { hash.add(time: time) }
+        hash.add(time: summary.createdAt)
+        hash.add(time: summary.modifiedAt)
+        hash.add(time: summary.archivedAt)
+        hash.add(time: summary.deletedAt)
         hash.add(byte: summary.pinned ? 1 : 0)
         hash.add(text: summary.changeTag)
         return hash.value
@@ -74,7 +80,7 @@ package struct Fingerprint: Sendable, Equatable {
     }
 }
 
-/// The 64-bit FNV-1a hash: cheap, stable across runs and machines (Swift's
+/// The 64-bit FNV-1a hash, words taken whole: cheap, stable across runs and machines (Swift's
 /// own `Hasher` is seeded per process), and enough to notice a change.
 struct FNV64 {
     private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -83,15 +89,18 @@ struct FNV64 {
         value = (value ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
     }
 
+    /// A whole word in one step, as FNV-1a takes a byte: every step is a
+    /// one-to-one map of the hash for a given input, so two inputs that
+    /// differ in one word never meet.
     mutating func add(word: UInt64) {
-        for shift in stride(from: 0, to: 64, by: 8) { add(byte: UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+        value = (value ^ word) &* 0x0000_0100_0000_01b3
     }
 
     mutating func add(text: String?) {
-        guard var text else { return add(byte: 0) }
+        guard let text else { return add(byte: 0) }
         add(byte: 1)
         add(word: UInt64(text.utf8.count))
-        text.withUTF8 { for byte in $0 { add(byte: byte) } }
+        for byte in text.utf8 { add(byte: byte) }
     }
 
     mutating func add(time: Timestamp?) {
@@ -260,9 +269,12 @@ package struct Baseline: Sendable {
         var fingerprints: [Fingerprint] = []
         ids.reserveCapacity(min(count, bytes.count / 40))
         fingerprints.reserveCapacity(min(count, bytes.count / 40))
-        while let line = reader.nextLine() {
-            guard let (id, fingerprint) = memoLine(line), ids.last.map({ $0 < id }) ?? true else {
-                throw ParseError(message: "line \(reader.lineNumber) is not a memo's fingerprint in id order")
+        var scanner = MemoLineScanner(bytes: bytes, position: reader.position)
+        var line = reader.lineNumber
+        while !scanner.atEnd {
+            line += 1
+            guard let (id, fingerprint) = scanner.memoLine(), ids.last.map({ $0 < id }) ?? true else {
+                throw ParseError(message: "line \(line) is not a memo's fingerprint in id order")
             }
             ids.append(id)
             fingerprints.append(fingerprint)
@@ -274,93 +286,65 @@ package struct Baseline: Sendable {
 
     /// The file's bytes.
     var data: Data {
-        var out: [UInt8] = []
-        out.reserveCapacity(200 + memos.count * 90)
         let header = "\(Self.magic) \(Self.version)\nkind \(escaped(side.kind))\nplace \(escaped(side.place))\nshown \(escaped(side.shown))\n"
             + "time \(time.iso8601)\n" + (alarmSince.map { "alarm-since \($0.iso8601)\n" } ?? "") + "memos \(memos.count)\n"
-        out += header.utf8
-        for (id, print) in memos.pairs {
-            appendHex(id.high, to: &out)
-            appendHex(id.low, to: &out)
-            out.append(0x20)
-            appendDecimal(print.modifiedTime.seconds, to: &out)
-            out.append(0x20)
-            appendDecimal(Int64(print.modifiedTime.nanoseconds), to: &out)
-            out.append(0x20)
-            out.append(0x30 + (print.archived ? 1 : 0) + (print.deleted ? 2 : 0))
-            out.append(0x20)
-            if let row = print.rowVersion { appendDecimal(row, to: &out) } else { out.append(0x2D) }
-            for hash in [print.changeTag, print.digest] {
-                out.append(0x20)
-                if let hash { appendHex(hash, to: &out) } else { out.append(0x2D) }
+        // A memo line is at most 32 + 20 + 9 + 1 + 20 + 16 + 16 bytes and 7 separators.
+        let capacity = header.utf8.count + memos.count * 121
+        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            var out = ByteWriter(buffer: buffer)
+            for byte in header.utf8 { out.put(byte) }
+            for index in memos.keys.indices {
+                let id = memos.keys[index], print = memos.values[index]
+                out.hex(id.high)
+                out.hex(id.low)
+                out.put(0x20)
+                out.decimal(print.modifiedTime.seconds)
+                out.put(0x20)
+                out.decimal(Int64(print.modifiedTime.nanoseconds))
+                out.put(0x20)
+                out.put(0x30 + (print.archived ? 1 : 0) + (print.deleted ? 2 : 0))
+                out.put(0x20)
+                if let row = print.rowVersion { out.decimal(row) } else { out.put(0x2D) }
+                out.put(0x20)
+                if let tag = print.changeTag { out.hex(tag) } else { out.put(0x2D) }
+                out.put(0x20)
+                if let digest = print.digest { out.hex(digest) } else { out.put(0x2D) }
+                out.put(0x0A)
             }
-            out.append(0x0A)
+            count = out.count
         }
-        return Data(out)
+        return Data(bytes)
     }
-
-    /// One memo line: id, seconds, nanoseconds, state, row version, change tag, digest.
-    private static func memoLine(_ line: UnsafeRawBufferPointer) -> (MemoID, Fingerprint)? {
-        let fields = line.split(separator: 0x20, omittingEmptySubsequences: false)
-        guard fields.count == 7, fields[0].count == 32, let high = hex(fields[0].prefix(16)), let low = hex(fields[0].suffix(16)),
-              let seconds = decimal(fields[1]), let nanoseconds = decimal(fields[2]), (0..<1_000_000_000).contains(nanoseconds),
-              fields[3].count == 1, let state = fields[3].first, (0x30...0x33).contains(state) else { return nil }
-        func optional<Value>(_ field: Slice<UnsafeRawBufferPointer>, _ parse: (Slice<UnsafeRawBufferPointer>) -> Value?) -> Value?? {
-            field.elementsEqual([0x2D]) ? .some(nil) : parse(field).map { .some($0) }
-        }
-        guard let rowVersion = optional(fields[4], decimal), let changeTag = optional(fields[5], { $0.count == 16 ? hex($0) : nil }),
-              let digest = optional(fields[6], { $0.count == 16 ? hex($0) : nil }) else { return nil }
-        return (MemoID(high: high, low: low),
-                Fingerprint(modifiedTime: Timestamp(seconds: seconds, nanoseconds: Int32(nanoseconds)), archived: state & 1 == 1,
-                            deleted: state & 2 == 2, rowVersion: rowVersion, changeTag: changeTag, digest: digest))
-    }
-
-    private static func hex(_ digits: Slice<UnsafeRawBufferPointer>) -> UInt64? {
-        guard !digits.isEmpty, digits.count <= 16 else { return nil }
-        var value: UInt64 = 0
-        for byte in digits {
-            let nibble: UInt8
-            switch byte {
-            case 0x30...0x39: nibble = byte - 0x30
-            case 0x61...0x66: nibble = byte - 0x61 + 10
-            default: return nil
-            }
-            value = value << 4 | UInt64(nibble)
-        }
-        return value
-    }
-
-    private static func decimal(_ digits: Slice<UnsafeRawBufferPointer>) -> Int64? {
-        var rest = digits[...]
-        let negative = rest.first == 0x2D
-        if negative { rest = rest.dropFirst() }
-        guard !rest.isEmpty, rest.count <= 18 else { return nil }
-        var value: Int64 = 0
-        for byte in rest {
-            guard (0x30...0x39).contains(byte) else { return nil }
-            value = value * 10 + Int64(byte - 0x30)
-        }
-        return negative ? -value : value
-    }
-
-    private func appendHex(_ value: UInt64, to out: inout [UInt8]) {
-        for shift in stride(from: 60, through: 0, by: -4) { out.append(Self.hexDigits[Int((value >> UInt64(shift)) & 15)]) }
-    }
-
-    private func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
-        if value < 0 { out.append(0x2D) }
-        var magnitude = value.magnitude
-        var digits: [UInt8] = []
-        repeat {
-            digits.append(0x30 + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        out += digits.reversed()
-    }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 }
 
+/// Writes bytes into a buffer known to be large enough.
+private struct ByteWriter {
+    let buffer: UnsafeMutableBufferPointer<UInt8>
+    var count = 0
+
+    mutating func put(_ byte: UInt8) {
+        buffer[count] = byte
+        count += 1
+    }
+
+    /// 16 hex digits in small letters.
+    mutating func hex(_ value: UInt64) {
+        for shift in stride(from: 60, through: 0, by: -4) { put(hexDigits[Int((value >> UInt64(shift)) & 15)]) }
+    }
+
+    mutating func decimal(_ value: Int64) {
+        if value < 0 { put(0x2D) }
+        let magnitude = value.magnitude
+        var divisor: UInt64 = 1
+        while magnitude / divisor >= 10 { divisor *= 10 }
+        while divisor > 0 {
+            put(0x30 + UInt8(magnitude / divisor % 10))
+            divisor /= 10
+        }
+    }
+}
+
+private let hexDigits = Array("0123456789abcdef".utf8)
 /// Header values percent-escaped: bytes outside printable ASCII, spaces and `%`.
 private func escaped(_ text: String) -> String {
     var out = ""
@@ -385,6 +369,90 @@ private func unescaped(_ text: String) -> String {
         }
     }
     return String(decoding: bytes, as: UTF8.self)
+}
+
+/// Reads memo lines (`<id> <seconds> <nanoseconds> <state> <row version>
+/// <change tag> <digest>`) byte by byte, with no allocation per line.
+private struct MemoLineScanner {
+    let bytes: UnsafeRawBufferPointer
+    var position: Int
+
+    var atEnd: Bool { position >= bytes.count }
+
+    /// The next line, through its newline; nil when it is not a memo line.
+    mutating func memoLine() -> (MemoID, Fingerprint)? {
+        guard let high = hex(), let low = hex(), space(), let seconds = decimal(), space(),
+              let nanoseconds = decimal(), (0..<1_000_000_000).contains(nanoseconds), space(),
+              position < bytes.count, (0x30...0x33).contains(bytes[position]) else { return nil }
+        let state = bytes[position] - 0x30
+        position += 1
+        guard space(), let rowVersion = optionalDecimal(), space(), let changeTag = optionalHex(), space(), let digest = optionalHex(),
+              position < bytes.count, bytes[position] == 0x0A else { return nil }
+        position += 1
+        return (MemoID(high: high, low: low),
+                Fingerprint(modifiedTime: Timestamp(seconds: seconds, nanoseconds: Int32(nanoseconds)), archived: state & 1 == 1,
+                            deleted: state & 2 == 2, rowVersion: rowVersion, changeTag: changeTag, digest: digest))
+    }
+
+    mutating func space() -> Bool {
+        guard position < bytes.count, bytes[position] == 0x20 else { return false }
+        position += 1
+        return true
+    }
+
+    /// Exactly 16 hex digits in small letters.
+    mutating func hex() -> UInt64? {
+        guard position + 16 <= bytes.count else { return nil }
+        var value: UInt64 = 0
+        for byte in bytes[position..<position + 16] {
+            let nibble = hexValues[Int(byte)]
+            guard nibble < 16 else { return nil }
+            value = value << 4 | UInt64(nibble)
+        }
+        position += 16
+        return value
+    }
+
+    /// A whole number of at most 18 digits, perhaps with a minus sign.
+    mutating func decimal() -> Int64? {
+        let negative = position < bytes.count && bytes[position] == 0x2D
+        if negative { position += 1 }
+        let start = position
+        var value: Int64 = 0
+        while position < bytes.count, position - start < 18, (0x30...0x39).contains(bytes[position]) {
+            value = value * 10 + Int64(bytes[position] - 0x30)
+            position += 1
+        }
+        guard position > start, position == bytes.count || !(0x30...0x39).contains(bytes[position]) else { return nil }
+        return negative ? -value : value
+    }
+
+    /// `-` for none, else a whole number; nil when neither is there.
+    mutating func optionalDecimal() -> Int64?? {
+        dash() ? .some(nil) : decimal().map { .some($0) }
+    }
+
+    /// `-` for none, else 16 hex digits; nil when neither is there.
+    mutating func optionalHex() -> UInt64?? {
+        dash() ? .some(nil) : hex().map { .some($0) }
+    }
+
+    /// Whether a field is `-`, for none (then read).
+    mutating func dash() -> Bool {
+        guard position < bytes.count, bytes[position] == 0x2D,
+              position + 1 == bytes.count || bytes[position + 1] == 0x20 || bytes[position + 1] == 0x0A else { return false }
+        position += 1
+        return true
+    }
+}
+
+/// Each byte's value as a small-letter hex digit, 255 for none.
+private let hexValues: [UInt8] = (0...255).map { byte in
+    switch byte {
+    case 0x30...0x39: UInt8(byte - 0x30)
+    case 0x61...0x66: UInt8(byte - 0x61 + 10)
+    default: 255
+    }
 }
 
 /// Lines of a buffer, without their newlines; counts them from 1.

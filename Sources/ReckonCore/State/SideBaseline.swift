@@ -96,7 +96,8 @@ public struct SideBaseline: Sendable {
             }
         }
         failed = side.status == .failed
-        guard !failed else { return }
+        // Without a state folder there is nothing to compare with or to save.
+        guard !failed, url != nil else { return }
         unread = side.brokenIDs.keys.sorted()
         current = Self.fingerprints(side, leavingOut: unread)
         guard let previous else { return }
@@ -124,20 +125,23 @@ public struct SideBaseline: Sendable {
     }
 
     /// The fingerprint of every memo with an index entry that could be read,
-    /// walking the side's sorted entries and summaries together.
+    /// walking the side's sorted entries and summaries together (by index,
+    /// so that no entry or summary is copied).
     static func fingerprints(_ side: SideListing, leavingOut unread: [MemoID]) -> IDMap<Fingerprint> {
+        let entries = side.entries, memos = side.memos
         var ids: [MemoID] = []
         var prints: [Fingerprint] = []
-        ids.reserveCapacity(side.entries.count)
-        prints.reserveCapacity(side.entries.count)
+        ids.reserveCapacity(entries.count)
+        prints.reserveCapacity(entries.count)
         var m = 0, u = 0
-        let memos = side.memos
-        for (id, entry) in side.entries.pairs {
+        for i in entries.keys.indices {
+            let id = entries.keys[i]
             while u < unread.count && unread[u] < id { u += 1 }
             if u < unread.count && unread[u] == id { continue }
             while m < memos.count && memos.keys[m] < id { m += 1 }
+            let digest = m < memos.count && memos.keys[m] == id ? Fingerprint.digest(memos.values[m]) : nil
             ids.append(id)
-            prints.append(Fingerprint(entry, m < memos.count && memos.keys[m] == id ? memos.values[m] : nil))
+            prints.append(Fingerprint(entries.values[i], digest: digest))
         }
         return IDMap(sortedKeys: ids, values: prints)
     }
