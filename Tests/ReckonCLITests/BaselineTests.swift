@@ -350,6 +350,24 @@ func memoLines(_ baseline: String) -> [Substring] {
         #expect(alarm(report, 1) == "3 of 3, empty true, accepted false")
     }
 
+    /// Both sides emptied agree, but nothing is "empty yet": both alarms
+    /// lead, and the zeros are shown with what moved.
+    @Test func bothSidesEmptiedAreNotCalledEmptyYet() throws {
+        var pipeline = try BaselinePipeline(memos: 1...2)
+        #expect(try pipeline.run(day: 0).0.code == 0)
+        pipeline.device.memos = [:]
+        pipeline.drive.memos = [:]
+        try pipeline.device.write()
+        try pipeline.drive.write()
+        let (result, _) = try pipeline.run(day: 1)
+        #expect(result.code == 2)
+        let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines[0].hasPrefix("Alarm: this device holds no memo, but held 2 memos at the last run"), "\(result.stdout)")
+        #expect(lines[2].hasPrefix("Alarm: Google Drive holds no memo, but held 2 memos at the last run"))
+        #expect(result.stdout.contains("Memos on this device\n  Active    0\n  Archived  0\n  Since the last run (2026-04-19 12:00 UTC): 0 added, 0 edited, 0 archived, 2 deleted\n"))
+        #expect(!result.stdout.contains("There are no memos yet"))
+    }
+
     /// `alarm.deletedCount` sounds it for fewer memos than the percentage:
     /// 2 of 20 soft-deleted is 10%, over a count of 1.
     @Test func aCountOfDeletionsSoundsItTooWhenSet() throws {

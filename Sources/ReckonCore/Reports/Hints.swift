@@ -76,10 +76,10 @@ extension Report {
         return lines
     }
 
-    /// Every side was read and none holds a memo: one friendly line stands
-    /// instead of rows of zeros.
+    /// Every side was read and none holds a memo, nor lost any since its
+    /// baseline: one friendly line stands instead of rows of zeros.
     public var isEmpty: Bool {
-        inSync && sides.allSatisfy { $0.counts?.total == 0 }
+        inSync && sides.allSatisfy { $0.counts?.total == 0 && $0.alarm == nil }
     }
 
     /// One row of a side's count block.

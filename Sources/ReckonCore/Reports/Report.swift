@@ -66,9 +66,6 @@ public struct Report: Sendable, Equatable, Codable {
     }
 
     public var local: SideReport { sides.first { $0.role == .local }! }
-
-    /// Whether a side lost more memos than the alarm allows, and no person accepted it.
-    public var alarmSounds: Bool { sides.contains { $0.alarm.map { !$0.accepted } ?? false } }
     public var remotes: [SideReport] { sides.filter { $0.role == .remote } }
 }
 
