@@ -278,6 +278,27 @@ func memoLines(_ baseline: String) -> [Substring] {
     }
 }
 
+extension BaselineTests {
+    /// A baseline file that cannot be read is named with what is wrong, is
+    /// not used, and is replaced by the next deep run.
+    @Test func aDamagedBaselineIsNamedAndReplaced() throws {
+        let pipeline = try BaselinePipeline(memos: 1...2)
+        #expect(try pipeline.run(day: 0).0.code == 0)
+        let file = pipeline.reports.appendingPathComponent("state/baseline-drive.txt")
+        let text = try read(file)
+        try Data(text.replacingOccurrences(of: "memos 2\n", with: "memos 3\n").utf8).write(to: file)
+        let (result, report) = try pipeline.run(day: 1)
+        #expect(result.code == 0)
+        #expect(side(report, 1)["baseline"] as? String == "unreadable")
+        #expect(side(report, 1)["since"] is NSNull)
+        #expect(side(report, 0)["baseline"] as? String == "used")
+        #expect(result.stdout.contains("The last run's record of Google Drive could not be read (out/reports/state/baseline-drive.txt: "
+                                       + "it lists 2 memos where its header says 3), so it was not used: which side changed is not known this time."),
+                "\(result.stdout)")
+        #expect(try pipeline.baseline("drive").contains("\ntime 2026-04-20T12:00:00Z\nmemos 2\n"))
+    }
+}
+
 @Suite struct DeletionAlarmTests {
     static let sentence = "Alarm: Google Drive lost 2 of its 8 memos (25%) since the last run (2026-04-19 12:00 UTC). Its baseline is kept, "
         + "and so is the last export made before this; if the deletions were meant, run again with --accept-deletions."

@@ -73,7 +73,7 @@ extension Pipeline {
             let deep = definition.check == .deep
             // Each side's baseline is read and compared on a core of its own.
             let baselines = mapOnEveryCore(loaded.sides, chunkSize: 1) { sides in
-                sides.map { SideBaseline($0, stateDir: definition.stateDir, limits: definition.alarm, acceptDeletions: acceptDeletions, startedAt: startedAt) }
+                sides.map { SideBaseline($0, stateDir: definition.stateDir, statePath: definition.statePath, limits: definition.alarm, acceptDeletions: acceptDeletions, startedAt: startedAt) }
             }.flatMap { $0 }
             var differences = loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) }
             for index in differences.indices where differences[index].changed != nil {

@@ -55,7 +55,8 @@ public struct SideBaseline: Sendable {
     }
 
     public var use: Use
-    /// For `anotherSide`, how that side was named; for `unreadable`, why.
+    /// For `anotherSide`, how that side was named; for `unreadable`, the
+    /// file (under the state folder as the user spelled it) and why.
     public var note: String?
     /// The baseline compared with.
     var previous: Baseline?
@@ -77,15 +78,15 @@ public struct SideBaseline: Sendable {
     /// Whether an alarm holds the run (and the baseline) back.
     public var alarmHolds: Bool { alarm.map { !$0.accepted } ?? false }
 
-    /// Reads `side`'s baseline from `stateDir` and compares the side with it.
-    init(_ side: SideListing, stateDir: URL?, limits: AlarmLimits, acceptDeletions: Bool, startedAt: Timestamp) {
+    /// Reads `side`'s baseline from `stateDir` (spelled `statePath`) and compares the side with it.
+    init(_ side: SideListing, stateDir: URL?, statePath: String?, limits: AlarmLimits, acceptDeletions: Bool, startedAt: Timestamp) {
         url = stateDir.map { Baseline.url(in: $0, side: side.spec.name) }
         switch url.map(Baseline.read) ?? .none {
         case .none:
             use = .none
         case .unreadable(let reason):
             use = .unreadable
-            note = reason
+            note = "\(joinPath(statePath ?? stateDir?.path ?? "", url!.lastPathComponent)): \(reason)"
         case .baseline(let found):
             if found.side.isSameSide(as: SideIdentity(side.spec)) {
                 use = .used
