@@ -162,10 +162,6 @@ final class SFTPRows {
     var pairs: [Pair] = []
     /// Caches set aside, not deleted (see `clear` in main.swift: ext4 creates files slowly right after many were deleted).
     private var setAside = 0
-    /// The warm cache of the 1% row, saved after the run before the change.
-    private var savedCache: URL { scratch.appendingPathComponent("sftp-saved-cache") }
-    /// What the restored cache's index.json and fingerprints.json were (inode, mtime): a run of reckon replaces both.
-    private var restoredState: [String] = []
 
     var device: String { "\(data)/pair-100k/device/60dMemo" }
     var drive: String { "\(data)/pair-100k/drive/60dMemo" }
@@ -205,25 +201,30 @@ final class SFTPRows {
             try? FileManager.default.removeItem(at: changedCopy.deletingLastPathComponent())
             try FileManager.default.createDirectory(at: changedCopy.deletingLastPathComponent(), withIntermediateDirectories: true)
             try run(["cp", "-a", drive, changedCopy.deletingLastPathComponent().path])
-            let before = try Served(folder: changedCopy.path, scratch: scratch, name: "changed")
-            servers[Self.changed] = before
-            say("sftp: filling the cache of the 1% row before the change …")
-            let filled = try capture([reckon, "reconcile", "--local", device, "--remote", "srv:"], environment: before.environment)
-            guard filled.code < 2 else { throw BenchError("reckon reconcile over sftp exited \(filled.code) while filling the cache: \(filled.errors)") }
-            say("  \(cacheLine(filled.output))")
-            before.stop()
             // In a child, so that the benchmark's own peak RSS (the least a child it spawns shows) stays small.
             let changed = try capture([CommandLine.arguments[0], "change-memos", changedCopy.path], environment: [:])
             guard changed.code == 0 else { throw BenchError("change-memos failed: \(changed.errors)") }
             say("sftp: \(changed.output.trimmingCharacters(in: .whitespacesAndNewlines))")
-            // A new server, so nothing it shows was listed before the change.
             let server = try Served(folder: changedCopy.path, scratch: scratch, name: "changed")
             servers[Self.changed] = server
-            try? FileManager.default.removeItem(at: savedCache)
-            try run(["cp", "-a", server.reckonCache, savedCache.path])
+            // The same remote before the change, served from the unchanged folder: a run of reckon
+            // against it, untimed, brings the cache back to the night before, as a nightly run
+            // leaves it (copying a saved cache instead would change every file's inode and ctime,
+            // and reckon would then check each cached file's SHA-256).
+            let before = try Served(folder: drive, scratch: scratch, name: "changed-before")
+            servers[Self.changed + " (before)"] = before
+            let revert = [reckon, "reconcile", "--local", device, "--remote", "srv:"]
+            let beforeEnvironment = before.environment.merging(["XDG_CACHE_HOME": server.environment["XDG_CACHE_HOME"]!]) { $1 }
+            say("sftp: filling the cache of the 1% row before the change …")
+            let filled = try capture(revert, environment: beforeEnvironment)
+            guard filled.code < 2 else { throw BenchError("reckon reconcile over sftp exited \(filled.code) while filling the cache: \(filled.errors)") }
+            say("  \(cacheLine(filled.output))")
             pairs.append(Pair(name: Self.changed, reckon: [reckon, "reconcile", "--local", device, "--remote", "srv:"],
                               peer: ["rclone", "check", "\(device)/memos", "srv:memos"], peerName: "rclone check",
-                              prepare: { [unowned self] in self.restore(server.reckonCache); warm([self.device, self.changedCopy.path]) },
+                              prepare: { [unowned self] in
+                                  _ = try? capture(revert, environment: beforeEnvironment)
+                                  warm([self.device, self.changedCopy.path, server.reckonCache])
+                              },
                               environment: server.environment))
         }
         if wanted.contains(Self.firstRun) {
@@ -248,24 +249,6 @@ final class SFTPRows {
         try? FileManager.default.createDirectory(at: aside, withIntermediateDirectories: true)
         setAside += 1
         rename(folder, aside.appendingPathComponent("\(setAside)-sftp-cache").path)
-    }
-
-    private func state(_ cache: String) -> [String] {
-        guard let remote = try? FileManager.default.contentsOfDirectory(atPath: cache).first else { return [] }
-        return ["index.json", "fingerprints.json"].map { name in
-            var info = stat()
-            guard stat("\(cache)/\(remote)/\(name)", &info) == 0 else { return "-" }
-            return "\(info.st_ino) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
-        }
-    }
-
-    /// The warm cache as saved before the change; copied again only when
-    /// a run of reckon has replaced it since (the peer never touches it).
-    private func restore(_ cache: String) {
-        if !restoredState.isEmpty, state(cache) == restoredState { return }
-        moveAside(cache)
-        _ = try? run(["cp", "-a", savedCache.path, cache])
-        restoredState = state(cache)
     }
 
     /// Rewrites every 100th memo file (by name) with a longer body and a new

@@ -134,6 +134,43 @@ import Glibc
         return waiting.wait()
     }
 
+    @Test func aMemoWhoseIndexEntryChangedIsFetchedWhileMemosIsBeingListed() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        #expect(try reckon(["reconcile", "--local", store, "--remote", server.remote], server).stdout
+            .contains("Google Drive: 7 memo files downloaded, 0 from the cache."))
+        // Groceries changes, file and entry; another entry gains a change tag while its file stays the same.
+        let groceries = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+        let memo = served.appendingPathComponent("60dMemo/memos/\(groceries).json")
+        try Data(try read(memo).replacingOccurrences(of: "Milk", with: "Oat milk")
+            .replacingOccurrences(of: "2026-04-18T09:15:00Z", with: "2026-04-20T08:00:00Z").utf8).write(to: memo)
+        let index = served.appendingPathComponent("60dMemo/index.json")
+        try Data(try read(index).replacingOccurrences(of: "\"2026-04-18T09:15:00Z\"", with: "\"2026-04-20T08:00:00Z\"")
+            .replacingOccurrences(of: "\"2026-04-19T23:32:00+09:00\",", with: "\"2026-04-19T23:32:00+09:00\", \"changeTag\": \"v2\",").utf8).write(to: index)
+
+        let remoteCache = cache.appendingPathComponent("reckon/\(Rclone.cacheName(of: server.remote))")
+        let result = try reconcile(pausingAfterTheListing: server) {
+            // Both changed entries' files were staged before the listing was done.
+            let stagings = try FileManager.default.contentsOfDirectory(atPath: remoteCache.path).filter { $0.hasPrefix("staging-") }
+            #expect(stagings.count == 1)
+            let staged = try stagings.first.map { try FileManager.default.contentsOfDirectory(atPath: remoteCache.appendingPathComponent($0).path) } ?? []
+            #expect(staged.sorted() == ["\(groceries).json", "7c9e6679-7425-40de-944b-e07fc1f90ae7.json"])
+        }
+        // Only the file that changed counts as downloaded; the other staged one was the cached file, and no staging is left.
+        #expect(result.stdout.contains("Google Drive: 1 memo file downloaded, 6 from the cache."), "\(result.stdout)")
+        #expect(result.stdout.contains("* \(groceries)  text changed"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: remoteCache.path).filter { $0.hasPrefix("staging-") }.isEmpty)
+        #expect(try read(remoteCache.appendingPathComponent("memos/\(groceries).json")) == read(memo))
+
+        // A killed run's staging folder goes with the next deep run; a running one's (this test's pid) stays.
+        for pid in ["999999999", String(getpid())] {
+            try FileManager.default.createDirectory(at: remoteCache.appendingPathComponent("staging-\(pid)"), withIntermediateDirectories: true)
+            try Data("half".utf8).write(to: remoteCache.appendingPathComponent("staging-\(pid)/\(groceries).json"))
+        }
+        #expect(try reckon(["reconcile", "--local", store, "--remote", server.remote], server).stdout.contains("0 memo files downloaded, 7 from the cache."))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: remoteCache.path).filter { $0.hasPrefix("staging-") } == ["staging-\(getpid())"])
+    }
+
     @Test func aServerThatStopsAfterTheListingDegradesTheSideAndTheNextRunGoesOn() throws {
         var server = try SFTPServer(serving: served)
         #expect(try reckon(["reconcile", "--local", store, "--remote", server.remote], server).code == 1)
@@ -235,7 +272,7 @@ import Glibc
             """.utf8).write(to: pipeline)
         let run = try runArray(["run", pipeline.path])
         #expect(run.code == 2)
-        #expect(run.stdout.contains("is larger than the limit of 300 bytes, so it is not downloaded or read"), "\(run.stdout)")
+        #expect(run.stdout.contains("is larger than the limit of 300 bytes, so it is neither kept nor read"), "\(run.stdout)")
         let cached = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("reports/cache/\(Rclone.cacheName(of: remote))/memos").path)
         let small = try FileManager.default.contentsOfDirectory(atPath: served.appendingPathComponent("60dMemo/memos").path).filter { name in
             ((try? FileManager.default.attributesOfItem(atPath: served.appendingPathComponent("60dMemo/memos/" + name).path)[.size] as? Int) ?? 0) <= 300

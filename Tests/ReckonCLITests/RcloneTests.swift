@@ -164,6 +164,26 @@ import Glibc
         }
     }
 
+    @Test func aCopyStopsAtItsTransferLimitAndAStagedFileIsTheListedOneOnlyWithItsTime() throws {
+        try withServer { _, rclone, served in
+            let names = try memoNames(served)
+            let listed = try rclone.lsjson("reckontest:memos", filesOnly: true, hash: false)
+            let into = temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: into) }
+            // 1 byte allowed: rclone stops, and no file arrives whole.
+            #expect(throws: Rclone.Failure.self) { try rclone.copy(from: "reckontest:memos", files: names, into: into, checksum: false, maxTransfer: 1) }
+            for entry in listed { #expect(!RcloneStore.Remote.isStaged(atPath: into.appendingPathComponent(entry.name).path, as: entry)) }
+
+            _ = try rclone.copy(from: "reckontest:memos", files: names, into: into, checksum: false, maxTransfer: 1 << 20)
+            for entry in listed { #expect(RcloneStore.Remote.isStaged(atPath: into.appendingPathComponent(entry.name).path, as: entry), "\(entry.name)") }
+            // Another time than the listing's (a file replaced since) is not the listed file.
+            let first = into.appendingPathComponent(listed[0].name).path
+            var times = [timespec(tv_sec: 0, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, first, &times, 0) == 0)
+            #expect(!RcloneStore.Remote.isStaged(atPath: first, as: listed[0]))
+        }
+    }
+
     @Test func copyTakesNamesAsTheyAreAndRefusesALineBreak() throws {
         let root = temporaryFolder()
         defer { try? FileManager.default.removeItem(at: root) }

@@ -25,7 +25,7 @@ public struct RcloneStore: MemoStore {
 
     public func count() -> SideListing {
         let remote: Remote
-        switch Remote.open(source, limits: limits) {
+        switch Remote.open(source, limits: limits, listing: false) {
         case .success(let opened): remote = opened
         case .failure(let problem): return failed(problem)
         }
@@ -67,9 +67,10 @@ public struct RcloneStore: MemoStore {
 
     public func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
                                              then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>] {
-        switch Remote.open(source, limits: limits) {
+        switch Remote.open(source, limits: limits, listing: true) {
         case .success(let remote):
             let listed = try? remote.listed(deep: true, limits: limits).get()
+            defer { remote.waitForRecord() }
             return remote.folder(spec, limits: limits, names: listed?.names).read(memos, chunkSize: chunkSize, as: reading, then: work)
                 .map { $0.mapError { listed?.marked($0) ?? $0 }.mapError { $0.inside(remote.nesting) } }
         case .failure(let problem):
@@ -79,7 +80,7 @@ public struct RcloneStore: MemoStore {
 
     /// The remote opened and `memos/` listed (with `deep`, its memo files downloaded).
     private func listedRemote(deep: Bool) -> Result<(Remote, Listed), Problem> {
-        Remote.open(source, limits: limits).flatMap { opened in opened.listed(deep: deep, limits: limits).map { (opened, $0) } }
+        Remote.open(source, limits: limits, listing: true).flatMap { opened in opened.listed(deep: deep, limits: limits).map { (opened, $0) } }
     }
 
     private func failed(_ problem: Problem) -> SideListing {
@@ -128,20 +129,46 @@ public struct RcloneStore: MemoStore {
         let nesting: String
         /// This remote's folder in the cache.
         let cacheFolder: URL
+        /// The index.json the cache held before this run, by id (nil without
+        /// one): the memos whose entry changed since are downloaded while
+        /// `memos/` is still being listed.
+        private let previousIndex: [MemoID: IndexEntry]?
         private let listings = Mutex<[Bool: Listed]>([:])
+        /// The one `lsjson` of `memos/`, started as soon as the remote is
+        /// opened for a listing, so that it runs while `index.json` is read.
+        private let memosListing = Mutex<Pending<Result<[Rclone.Entry], Rclone.Failure>>?>(nil)
+        /// The cache's record being written on another core while the cached files are read.
+        private let recordWrite = Mutex<Pending<Bool>?>(nil)
 
-        private init(source: RcloneSource, rclone: Rclone, root: String, nesting: String, cacheFolder: URL) {
+        private init(source: RcloneSource, rclone: Rclone, root: String, nesting: String, cacheFolder: URL, previousIndex: [MemoID: IndexEntry]?) {
             self.source = source
             self.rclone = rclone
             self.root = root
             self.nesting = nesting
             self.cacheFolder = cacheFolder
+            self.previousIndex = previousIndex
+        }
+
+        private var indexCopy: URL { cacheFolder.appendingPathComponent("index.json") }
+        private var memos: String { Rclone.joined(root, "memos") }
+        /// A staging folder of this run's own, so runs sharing a cache never empty each other's.
+        private var staging: URL { cacheFolder.appendingPathComponent("staging-\(getpid())") }
+        private var fingerprintsURL: URL { cacheFolder.appendingPathComponent(CachedFile.fileName) }
+
+        /// Whether a file rclone staged is the listed one: its size, and the
+        /// time rclone gave it, which is the remote's time when it was copied.
+        package static func isStaged(atPath path: String, as entry: Rclone.Entry) -> Bool {
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) == entry.size,
+                  let listed = Timestamp(iso8601: entry.modTime) else { return false }
+            return Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec)) == listed
         }
 
         private static let opened = Mutex<[RcloneSource: Remote]>([:])
 
         /// The remote with its `index.json` in the cache: read once a run.
-        static func open(_ source: RcloneSource, limits: ReadLimits) -> Result<Remote, Problem> {
+        /// With `listing`, `memos/` starts being listed at once.
+        static func open(_ source: RcloneSource, limits: ReadLimits, listing: Bool) -> Result<Remote, Problem> {
             if let known = opened.withLock({ $0[source] }) { return .success(known) }
             let rclone: Rclone
             do {
@@ -164,10 +191,19 @@ public struct RcloneStore: MemoStore {
             let nested = !holdsIndex && top.contains { $0.name == MemoFolder.nestedFolder && $0.isDir }
             let root = nested ? Rclone.joined(source.remote, MemoFolder.nestedFolder) : source.remote
             let cacheFolder = source.cache.appendingPathComponent(Rclone.cacheName(of: source.remote))
+            var previousIndex: [MemoID: IndexEntry]?
+            if listing && !source.refresh {
+                var byID: [MemoID: IndexEntry] = [:]
+                let clean = IndexReader.forEachClean(atPath: cacheFolder.appendingPathComponent("index.json").path) { byID[$0.id] = $0 }
+                previousIndex = clean ? byID : nil
+            }
             let remote = Remote(source: source, rclone: configured, root: root, nesting: nested ? MemoFolder.nestedFolder : "",
-                                cacheFolder: cacheFolder)
+                                cacheFolder: cacheFolder, previousIndex: previousIndex)
+            if listing { _ = remote.startListing() }
             let indexEntries = nested ? (try? configured.lsjson(root, filesOnly: true, hash: false)) ?? [] : top
             if let problem = remote.fetchIndex(limits: limits, listed: indexEntries.filter { $0.name == "index.json" && !$0.isDir }) {
+                // No rclone is left running after the side failed.
+                if listing { _ = remote.startListing().wait() }
                 return .failure(problem.inside(remote.nesting))
             }
             opened.withLock { $0[source] = remote }
@@ -186,7 +222,6 @@ public struct RcloneStore: MemoStore {
             } catch {
                 return Problem(.unreadableFolder, path: "", "the cache folder cannot be made: \(error.description)")
             }
-            let indexCopy = cacheFolder.appendingPathComponent("index.json")
             guard !listed.isEmpty else {
                 try? FileManager.default.removeItem(at: indexCopy)
                 return nil
@@ -216,36 +251,100 @@ public struct RcloneStore: MemoStore {
 
         /// The side with the remote's spec, and its paths as the remote's: `60dMemo/…` when nested.
         func placed(_ side: SideListing, _ spec: SideSpec) -> SideListing {
+            waitForRecord()
             var placed = side.inside(nesting)
             placed.spec = spec
             return placed
         }
 
+        /// Returns once the cache's record of this run is written.
+        func waitForRecord() {
+            _ = recordWrite.withLock { $0 }?.wait()
+        }
+
+        /// The `lsjson` of `memos/`, started on another core if it was not yet.
+        private func startListing() -> Pending<Result<[Rclone.Entry], Rclone.Failure>> {
+            memosListing.withLock { started in
+                if let started { return started }
+                let pending = Pending { [self] () -> Result<[Rclone.Entry], Rclone.Failure> in
+                    let hash = (try? rclone.backendType(of: source.remote)).flatMap { $0 }.map(Rclone.listingCarriesMD5) ?? false
+                    return Result { () throws(Rclone.Failure) in try rclone.lsjson(memos, filesOnly: true, hash: hash) }
+                }
+                started = pending
+                return pending
+            }
+        }
+
         /// `memos/` listed (once a run); with `deep`, its memo files downloaded into the cache.
         func listed(deep: Bool, limits: ReadLimits) -> Result<Listed, Problem> {
             if let known = listings.withLock({ $0[deep] ?? $0[true] }) { return .success(known) }
-            let memos = Rclone.joined(root, "memos")
+            let listing = startListing()
             var listed = Listed()
+            var cached: [String: CachedFile] = [:]
+            var early: Set<String> = []
+            var stampsKept: Pending<Set<String>>?
+            if deep {
+                removeStagingOfEndedRuns()
+                cached = source.refresh ? [:] : CachedFile.read(fingerprintsURL)
+                stampsKept = Pending { [cached, cacheFolder] in CachedFile.stampsKept(cached, in: cacheFolder.appendingPathComponent("memos")) }
+                early = fetchEarly(cached: cached)
+            }
             let entries: [Rclone.Entry]
-            do {
-                let hash = (try? rclone.backendType(of: source.remote)).flatMap { $0 }.map(Rclone.listingCarriesMD5) ?? false
-                entries = try rclone.lsjson(memos, filesOnly: true, hash: hash)
-            } catch where error.exitCode == 3 {
+            switch listing.wait() {
+            case .success(let listedEntries): entries = listedEntries
+            case .failure(let error) where error.exitCode == 3:
+                try? ExportFolder.removeTree(staging.path)
                 listed.names = nil
                 return .success(store(listed, deep: deep))
-            } catch {
+            case .failure(let error):
+                try? ExportFolder.removeTree(staging.path)
                 return .failure(Problem(.unreadableFolder, path: "memos", error.message))
             }
             let (unique, duplicates) = Self.unique(entries)
             listed.problems += duplicates
             listed.names = unique.map(\.name)
-            if deep { listed = fetch(unique, into: listed, sizeLimit: limits.memoSizeLimit) }
+            if deep {
+                listed = fetch(unique, into: listed, cached: cached, stampsKept: stampsKept?.wait() ?? [], early: early, sizeLimit: limits.memoSizeLimit)
+            }
             return .success(store(listed, deep: deep))
+        }
+
+        /// Removes this run's staging folder and those of runs that ended
+        /// without removing theirs (killed): `staging-<pid>` whose process is
+        /// gone. Staged files are copies of the remote's, never the only ones.
+        private func removeStagingOfEndedRuns() {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: cacheFolder.path)) ?? []
+            for name in names where name.hasPrefix("staging-") {
+                guard let pid = pid_t(name.dropFirst(8)), pid == getpid() || (kill(pid, 0) == -1 && errno == ESRCH) else { continue }
+                try? ExportFolder.removeTree(cacheFolder.appendingPathComponent(name).path)
+            }
+        }
+
+        /// While `memos/` is being listed, downloads into the staging folder
+        /// the memo files whose index entry changed since the cache's last
+        /// run, or which the cache lacks; gives their names. Each is kept
+        /// later only if it is what the listing lists (size, time, MD5).
+        /// None without an index from a last run, as on a first fill.
+        private func fetchEarly(cached: [String: CachedFile]) -> Set<String> {
+            guard let previousIndex else { return [] }
+            var names: [String] = []
+            let clean = IndexReader.forEachClean(atPath: indexCopy.path) { entry in
+                let name = entry.spelledAs.fileName(of: entry.id)
+                if previousIndex[entry.id] != entry || cached[name] == nil { names.append(name) }
+            }
+            guard clean, !names.isEmpty, (try? AtomicFile.makeFolder(staging)) != nil else { return [] }
+            // Sizes are known only from the listing, so this copy stops after 64 KiB a file on
+            // average: a huge file is never pulled whole. A failure or a stop costs only time, as
+            // whatever is not staged whole is downloaded after the listing, over-large files excepted.
+            _ = try? rclone.copy(from: memos, files: names, into: staging, checksum: false, maxTransfer: Int64(names.count) << 16)
+            return Set(names)
         }
 
         /// The entries of a listing whose names are listed once, and a problem
         /// for each name listed more than once (Drive allows it): neither is read.
         static func unique(_ entries: [Rclone.Entry]) -> ([Rclone.Entry], [Problem]) {
+            // Names in strictly rising order (as sftp and local list them) cannot repeat.
+            if zip(entries, entries.dropFirst()).allSatisfy({ $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) { return (entries, []) }
             var byName: [String: [Rclone.Entry]] = [:]
             for entry in entries { byName[entry.name, default: []].append(entry) }
             var unique: [Rclone.Entry] = []
@@ -272,11 +371,11 @@ public struct RcloneStore: MemoStore {
         /// listed size, time or MD5 differ from what is cached (or whose
         /// cached bytes changed), checks each against the listing, and
         /// forgets cached files no longer listed.
-        private func fetch(_ entries: [Rclone.Entry], into listed: Listed, sizeLimit: Int64) -> Listed {
+        private func fetch(_ entries: [Rclone.Entry], into listed: Listed, cached: [String: CachedFile], stampsKept: Set<String>,
+                           early: Set<String>, sizeLimit: Int64) -> Listed {
             var listed = listed
+            var cached = cached
             let memosFolder = cacheFolder.appendingPathComponent("memos")
-            let fingerprintsURL = cacheFolder.appendingPathComponent("fingerprints.json")
-            var cached = source.refresh ? [:] : CachedFile.read(fingerprintsURL)
             do { try AtomicFile.makeFolder(memosFolder) } catch {
                 for entry in entries { listed.unfetched[entry.name] = "the cache folder cannot be made: \(error.description)" }
                 return listed
@@ -285,7 +384,7 @@ public struct RcloneStore: MemoStore {
             var memoFiles: [Rclone.Entry] = []
             for entry in entries where entry.name.hasSuffix(".json") && MemoID(entry.name.dropLast(5)) != nil {
                 guard entry.size <= sizeLimit else {
-                    listed.oversized[entry.name] = "is larger than the limit of \(sizeLimit) bytes, so it is not downloaded or read"
+                    listed.oversized[entry.name] = "is larger than the limit of \(sizeLimit) bytes, so it is neither kept nor read"
                     continue
                 }
                 memoFiles.append(entry)
@@ -294,13 +393,13 @@ public struct RcloneStore: MemoStore {
             var fromCache = 0
             let memosPath = memosFolder.path + "/"
             for entry in memoFiles {
-                if let known = cached[entry.name], known.matches(entry), known.isKept(atPath: memosPath + entry.name) {
+                if let known = cached[entry.name], known.matches(entry), stampsKept.contains(entry.name) || known.isKept(atPath: memosPath + entry.name) {
                     fromCache += 1
                 } else {
                     wanted.append(entry)
                 }
             }
-            // Only files reckon downloaded (named in fingerprints.json) are ever removed from the cache.
+            // Only files reckon downloaded (named in its fingerprints) are ever removed from the cache.
             let listedNames = Set(memoFiles.map(\.name))
             for name in cached.keys where !listedNames.contains(name) {
                 let file = memosFolder.appendingPathComponent(name)
@@ -309,15 +408,22 @@ public struct RcloneStore: MemoStore {
             cached = cached.filter { listedNames.contains($0.key) }
 
             TestStop.wait(at: "rclone-listed")
-            // A staging folder of this run's own, so runs sharing a cache never empty each other's.
-            let staging = cacheFolder.appendingPathComponent("staging-\(getpid())")
-            try? ExportFolder.removeTree(staging.path)
             var fetched = 0
             var failure: String?
             if !wanted.isEmpty {
+                // A file fetched early is kept when it is the listed one; every other is fetched now.
+                let remaining = wanted.filter { entry in
+                    guard early.contains(entry.name) else { return true }
+                    let staged = staging.appendingPathComponent(entry.name).path
+                    if Self.isStaged(atPath: staged, as: entry) { return false }
+                    unlink(staged)
+                    return true
+                }
                 do {
                     try AtomicFile.makeFolder(staging)
-                    _ = try rclone.copy(from: Rclone.joined(root, "memos"), files: wanted.map(\.name), into: staging, checksum: false)
+                    if !remaining.isEmpty {
+                        _ = try rclone.copy(from: memos, files: remaining.map(\.name), into: staging, checksum: false)
+                    }
                 } catch let error as Rclone.Failure {
                     failure = error.message
                 } catch {
@@ -343,14 +449,15 @@ public struct RcloneStore: MemoStore {
                     cached[entry.name] = kept
                     fetched += 1
                 }
-                try? ExportFolder.removeTree(staging.path)
                 // An older copy of a file that could not be downloaded is not the remote's file: it is never read.
                 for name in listed.unfetched.keys {
                     try? FileManager.default.removeItem(at: memosFolder.appendingPathComponent(name))
                     cached[name] = nil
                 }
             }
-            try? AtomicFile.write(CachedFile.data(cached), to: fingerprintsURL)
+            try? ExportFolder.removeTree(staging.path)
+            let record = Pending { [cached, fingerprintsURL] in (try? AtomicFile.write(CachedFile.data(cached), to: fingerprintsURL)) != nil }
+            recordWrite.withLock { $0 = record }
             listed.cacheUse = CacheUse(fetched: fetched, fromCache: fromCache, temporary: source.cacheIsTemporary)
             return listed
         }
@@ -375,6 +482,12 @@ public struct RcloneStore: MemoStore {
             return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec):\(info.st_ino)"
         }
 
+        /// The names of cached files whose stamp is the one recorded.
+        static func stampsKept(_ files: [String: CachedFile], in folder: URL) -> Set<String> {
+            let prefix = folder.path + "/"
+            return Set(files.compactMap { name, file in file.stamp != nil && stamp(atPath: prefix + name) == file.stamp ? name : nil })
+        }
+
         /// Whether the cached file is still the bytes downloaded: by its
         /// stamp, else by its SHA-256.
         func isKept(atPath path: String) -> Bool {
@@ -395,31 +508,42 @@ public struct RcloneStore: MemoStore {
             size == entry.size && modTime == entry.modTime && md5 == entry.md5
         }
 
-        /// `fingerprints.json`; anything unreadable is an empty cache, so every file is downloaded again.
+        /// The cache's record of what it holds, one line per file after a
+        /// version line: name, size, time, MD5 or `-`, SHA-256, stamp or `-`,
+        /// separated by tabs. Names are memo file names (`<uuid>.json`), so
+        /// they never hold a tab or a line break.
+        static let fileName = "fingerprints.tsv"
+        static let versionLine = "reckon cache fingerprints 1"
+
+        /// The record; an unreadable one is an empty cache, and an unreadable
+        /// line a file not cached, so those are downloaded again.
         static func read(_ url: URL) -> [String: CachedFile] {
-            guard let data = try? Data(contentsOf: url), case .object(let top)? = try? JSONParser.parse(data).value,
-                  case .object(let files)? = top["files"] else { return [:] }
-            var result: [String: CachedFile] = [:]
-            for (name, value) in files {
-                guard case .object(let fields) = value, case .number(let size)? = fields["size"], let bytes = Int64(size),
-                      case .string(let modTime)? = fields["modTime"], case .string(let sha256)? = fields["sha256"] else { continue }
-                var md5: String?
-                if case .string(let text)? = fields["md5"] { md5 = text }
-                var file = CachedFile(Rclone.Entry(name: name, path: name, size: bytes, modTime: modTime, isDir: false, md5: md5, id: nil),
-                                      sha256: sha256)
-                if case .string(let text)? = fields["stamp"] { file.stamp = text }
-                result[name] = file
+            guard let data = try? Data(contentsOf: url) else { return [:] }
+            return data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> [String: CachedFile] in
+                var lines = bytes.split(separator: UInt8(ascii: "\n"))[...]
+                guard let first = lines.popFirst(), first.elementsEqual(versionLine.utf8) else { return [:] }
+                var result: [String: CachedFile] = [:]
+                result.reserveCapacity(lines.count)
+                for line in lines {
+                    let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false)
+                        .map { String(decoding: UnsafeRawBufferPointer(rebasing: $0), as: UTF8.self) }
+                    guard fields.count == 6, let size = Int64(fields[1]) else { continue }
+                    var file = CachedFile(Rclone.Entry(name: fields[0], path: fields[0], size: size, modTime: fields[2], isDir: false,
+                                                       md5: fields[3] == "-" ? nil : fields[3], id: nil), sha256: fields[4])
+                    file.stamp = fields[5] == "-" ? nil : fields[5]
+                    result[fields[0]] = file
+                }
+                return result
             }
-            return result
         }
 
+        /// The record's bytes, files in name order.
         static func data(_ files: [String: CachedFile]) -> Data {
-            JSONWriter.data(.object(["version": .number("1"), "files": .object(files.mapValues { file in
-                var fields: [String: JSONValue] = ["size": .number(String(file.size)), "modTime": .string(file.modTime), "sha256": .string(file.sha256)]
-                if let md5 = file.md5 { fields["md5"] = .string(md5) }
-                if let stamp = file.stamp { fields["stamp"] = .string(stamp) }
-                return .object(fields)
-            })]))
+            var text = versionLine + "\n"
+            for (name, file) in files.sorted(by: { $0.key < $1.key }) {
+                text += "\(name)\t\(file.size)\t\(file.modTime)\t\(file.md5 ?? "-")\t\(file.sha256)\t\(file.stamp ?? "-")\n"
+            }
+            return Data(text.utf8)
         }
     }
 }

@@ -240,8 +240,10 @@ public struct Rclone: Sendable {
     /// `checksum: false` passes `--ignore-checksum`: rclone then skips its
     /// own hash check after each file, which over sftp is one remote
     /// `md5sum` per file; the caller checks size and MD5 itself.
+    /// `maxTransfer` stops the copy once that many bytes came (`--max-transfer`;
+    /// rclone 1.60 takes no size filter beside `--files-from-raw`).
     package func copy(from remoteFolder: String, files: [String], into localFolder: URL,
-                      checksum: Bool = true) throws(Failure) -> Transfer {
+                      checksum: Bool = true, maxTransfer: Int64? = nil) throws(Failure) -> Transfer {
         for name in files where name.isEmpty || name.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\0" }) {
             throw Failure(.refused, "reckon cannot ask rclone for a file whose name is empty or holds a line break: \(name.debugDescription)")
         }
@@ -257,7 +259,7 @@ public struct Rclone: Sendable {
         }
         // The folder starts empty: rclone need not list it or look for each file in it.
         let output = try run(["copy", "--files-from-raw", list.path, "--no-traverse", "--no-check-dest", "-v"] + (checksum ? [] : ["--ignore-checksum"])
-            + ["--", remoteFolder, localFolder.path])
+            + (maxTransfer.map { ["--max-transfer", "\($0)B"] } ?? []) + ["--", remoteFolder, localFolder.path])
         var transfer = Transfer(fetched: [], transfers: 0, bytes: 0, checks: 0)
         var stats: [String: JSONValue]?
         for line in output.info {
