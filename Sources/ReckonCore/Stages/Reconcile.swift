@@ -71,11 +71,15 @@ extension Pipeline {
         Stage("reconcile") { [startedAt, acceptDeletions] loaded, _ in
             let definition = loaded.definition
             let deep = definition.check == .deep
-            // Each side's baseline is read and compared on a core of its own.
+            // The sides are compared while each side's baseline is read and compared on a core of its own.
+            let compared = Pending { loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) } }
             let baselines = mapOnEveryCore(loaded.sides, chunkSize: 1) { sides in
-                sides.map { SideBaseline($0, stateDir: definition.stateDir, statePath: definition.statePath, limits: definition.alarm, acceptDeletions: acceptDeletions, startedAt: startedAt) }
+                sides.map {
+                    SideBaseline($0, stateDir: definition.stateDir, statePath: definition.statePath, limits: definition.alarm,
+                                 acceptDeletions: acceptDeletions, startedAt: startedAt)
+                }
             }.flatMap { $0 }
-            var differences = loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) }
+            var differences = compared.wait()
             for index in differences.indices where differences[index].changed != nil {
                 let remote = loaded.remotes.firstIndex { $0.spec.name == differences[index].remote }!
                 differences[index].changed = SideBaseline.direction(of: differences[index].id, local: baselines[0], remote: baselines[remote + 1])

@@ -289,9 +289,9 @@ package struct Baseline: Sendable {
         let header = "\(Self.magic) \(Self.version)\nkind \(escaped(side.kind))\nplace \(escaped(side.place))\nshown \(escaped(side.shown))\n"
             + "time \(time.iso8601)\n" + (alarmSince.map { "alarm-since \($0.iso8601)\n" } ?? "") + "memos \(memos.count)\n"
         // A memo line is at most 32 + 20 + 9 + 1 + 20 + 16 + 16 bytes and 7 separators.
-        let capacity = header.utf8.count + memos.count * 121
-        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-            var out = ByteWriter(buffer: buffer)
+        var data = Data(count: header.utf8.count + memos.count * 121)
+        let written = data.withUnsafeMutableBytes { bytes in
+            var out = ByteWriter(buffer: bytes.bindMemory(to: UInt8.self))
             for byte in header.utf8 { out.put(byte) }
             for index in memos.keys.indices {
                 let id = memos.keys[index], print = memos.values[index]
@@ -311,9 +311,10 @@ package struct Baseline: Sendable {
                 if let digest = print.digest { out.hex(digest) } else { out.put(0x2D) }
                 out.put(0x0A)
             }
-            count = out.count
+            return out.count
         }
-        return Data(bytes)
+        data.count = written
+        return data
     }
 }
 
@@ -329,22 +330,30 @@ private struct ByteWriter {
 
     /// 16 hex digits in small letters.
     mutating func hex(_ value: UInt64) {
-        for shift in stride(from: 60, through: 0, by: -4) { put(hexDigits[Int((value >> UInt64(shift)) & 15)]) }
+        for shift in stride(from: 60, through: 0, by: -4) {
+            let nibble = UInt8(truncatingIfNeeded: value >> UInt64(shift)) & 15
+            put(nibble < 10 ? 0x30 + nibble : 0x57 + nibble)
+        }
     }
 
+    /// Digits written from the last, dividing by the constant 10 only (a
+    /// multiplication once compiled; a division by a variable costs tens of cycles).
     mutating func decimal(_ value: Int64) {
         if value < 0 { put(0x2D) }
-        let magnitude = value.magnitude
-        var divisor: UInt64 = 1
-        while magnitude / divisor >= 10 { divisor *= 10 }
-        while divisor > 0 {
-            put(0x30 + UInt8(magnitude / divisor % 10))
-            divisor /= 10
+        var rest = value.magnitude, digits = 1
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
         }
+        rest = value.magnitude
+        for position in stride(from: count + digits - 1, through: count, by: -1) {
+            buffer[position] = 0x30 + UInt8(rest % 10)
+            rest /= 10
+        }
+        count += digits
     }
 }
 
-private let hexDigits = Array("0123456789abcdef".utf8)
 /// Header values percent-escaped: bytes outside printable ASCII, spaces and `%`.
 private func escaped(_ text: String) -> String {
     var out = ""
@@ -404,10 +413,10 @@ private struct MemoLineScanner {
     mutating func hex() -> UInt64? {
         guard position + 16 <= bytes.count else { return nil }
         var value: UInt64 = 0
-        for byte in bytes[position..<position + 16] {
-            let nibble = hexValues[Int(byte)]
-            guard nibble < 16 else { return nil }
-            value = value << 4 | UInt64(nibble)
+        for index in position..<position + 16 {
+            let digit = bytes[index] &- 0x30, letter = bytes[index] &- 0x61
+            guard digit < 10 || letter < 6 else { return nil }
+            value = value << 4 | UInt64(digit < 10 ? digit : letter &+ 10)
         }
         position += 16
         return value
@@ -443,15 +452,6 @@ private struct MemoLineScanner {
               position + 1 == bytes.count || bytes[position + 1] == 0x20 || bytes[position + 1] == 0x0A else { return false }
         position += 1
         return true
-    }
-}
-
-/// Each byte's value as a small-letter hex digit, 255 for none.
-private let hexValues: [UInt8] = (0...255).map { byte in
-    switch byte {
-    case 0x30...0x39: UInt8(byte - 0x30)
-    case 0x61...0x66: UInt8(byte - 0x61 + 10)
-    default: 255
     }
 }
 
