@@ -64,7 +64,6 @@ public enum Reconciler {
 }
 
 extension Pipeline {
-    /// Compares the local side with each remote.
     /// Compares the local side with each remote, and each side with its
     /// baseline, to tell which side moved.
     public var reconcile: Stage<LoadedSides, Reconciliation> {
