@@ -37,6 +37,7 @@ enum Commands {
             .init(name: "--quiet", help: "Print nothing but errors."),
             .init(name: "--json", help: "Print the report JSON instead of the summary."),
             .init(name: "--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache."),
+            .init(name: "--accept-deletions", help: "For this run, accept the deletions an alarm names: say so in the report and let the baseline move on."),
         ])
     static let reconcile = CommandSpec(
         name: "reconcile", abstract: "Compare the memos on this device with a cloud folder, memo by memo.",
@@ -49,6 +50,7 @@ enum Commands {
             .init(name: "--lang", value: "lang", help: "The language of the summary and reports: en or ja."),
             .init(name: "--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache."),
             .init(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup."),
+            .init(name: "--accept-deletions", help: "For this run, accept the deletions an alarm names: say so in the report and let the baseline move on."),
         ])
     static let counts = CommandSpec(
         name: "counts", abstract: "Count Active and Archived memos on one side, from its index alone.",
@@ -108,7 +110,7 @@ enum Commands {
         for command in all { lines.append(helpLine(command.spec.name, command.spec.abstract)) }
         lines.append(helpLine(help.name, help.abstract))
         lines += ["", "  See 'reckon help <subcommand>' for detailed help.", "",
-                  "EXIT CODES:", "  0  done, in sync", "  1  done, drift found", "  2  trouble: a side failed or has problems; whatever could be done was done",
+                  "EXIT CODES:", "  0  done, in sync", "  1  done, drift found", "  2  trouble: a side failed or has problems, or memos vanished (the deletion alarm); whatever could be done was done",
                   "  64 usage or definition error; nothing done"]
         return lines.joined(separator: "\n") + "\n"
     }
@@ -212,6 +214,7 @@ enum Commands {
         var pipeline = Pipeline()
         pipeline.writeFiles = !arguments.flags.contains("--dry-run")
         pipeline.keepsHistory = true
+        pipeline.acceptDeletions = arguments.flags.contains("--accept-deletions")
         var lock: RunLock?
         if pipeline.writeFiles, let url = definition.lockURL {
             do {
@@ -256,6 +259,8 @@ enum Commands {
             definition.reportPath = out
             definition.quarantineDir = outputURL(out).appendingPathComponent("quarantine")
             definition.quarantinePath = joinPath(out, "quarantine")
+            definition.stateDir = outputURL(out).appendingPathComponent("state")
+            definition.statePath = joinPath(out, "state")
         }
         do {
             try definition.checkOutputsOutsideSources(file: "--out")
@@ -267,7 +272,9 @@ enum Commands {
             console.err(several.text)
             return .usage
         }
-        let published = execute(Pipeline(), definition, console: console, json: arguments.flags.contains("--json"), quiet: false)
+        var pipeline = Pipeline()
+        pipeline.acceptDeletions = arguments.flags.contains("--accept-deletions")
+        let published = execute(pipeline, definition, console: console, json: arguments.flags.contains("--json"), quiet: false)
         return ExitCode(rawValue: published.exitCode(driftFails: true))!
     }
 

@@ -33,7 +33,7 @@ import Testing
         #expect(result.stdout.isEmpty)
         #expect(result.stderr == """
             Error: Unknown option '--foo'
-            Usage: reckon reconcile --local <path> --remote <path> [--out <dir>] [--json] [--quick] [--lang <lang>] [--refresh] [--app <id>]
+            Usage: reckon reconcile --local <path> --remote <path> [--out <dir>] [--json] [--quick] [--lang <lang>] [--refresh] [--app <id>] [--accept-deletions]
               See 'reckon reconcile --help' for more information.
 
             """)
@@ -172,7 +172,9 @@ import Testing
         #expect(result.stdout.contains("Backup disk could not be read: the folder does not exist."))
         let reports = folder.appendingPathComponent("reports")
         #expect(try FileManager.default.contentsOfDirectory(atPath: reports.path).sorted()
-                == [".reckon.lock", "combined-backup.txt", "combined-drive.txt", "combined-mirror.txt", "history.jsonl", "report.html", "report.json", "report.md"])
+                == [".reckon.lock", "combined-backup.txt", "combined-drive.txt", "combined-mirror.txt", "history.jsonl", "report.html", "report.json", "report.md", "state"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: reports.appendingPathComponent("state").path).sorted()
+                == ["baseline-drive.txt", "baseline-local.txt", "baseline-mirror.txt"], "the side that failed has no baseline")
         #expect(try read(reports.appendingPathComponent("combined-mirror.txt")).split(separator: "\n").allSatisfy { $0.hasPrefix("= ") })
     }
 }

@@ -80,7 +80,7 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         #expect(try fingerprint(folder.appendingPathComponent("drive")) == before)
     }
 
-    @Test(arguments: ["reports", "quarantine", "export"])
+    @Test(arguments: ["reports", "quarantine", "state", "export"])
     func validateAndRunRefuseADefinitionWhoseOutputLeadsIntoASource(_ key: String) throws {
         let folder = try copyOfDriftSamples()
         try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("shortcut").path,

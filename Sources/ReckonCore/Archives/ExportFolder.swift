@@ -122,9 +122,13 @@ package enum ExportFolder {
 
     /// Renames `staging` to `dir/<UTC start time>`, points `latest` at it and
     /// keeps the newest `keep` run folders, deleting only folders reckon made
-    /// (its naming and its manifest inside). Returns the run folder and the
-    /// names of the folders removed.
-    package static func publishRun(_ staging: URL, in dir: URL, startedAt: Timestamp, keep: Int?) throws(OutputError) -> (URL, [String]) {
+    /// (its naming and its manifest inside). With `keepingLastBefore` (the
+    /// start of the first run a deletion alarm sounded in), the newest run
+    /// folder made before that stays too, whatever `keep` says: the last
+    /// export made before the memos vanished. Returns the run folder and the names
+    /// of the folders removed.
+    package static func publishRun(_ staging: URL, in dir: URL, startedAt: Timestamp, keep: Int?,
+                                   keepingLastBefore alarm: Timestamp? = nil) throws(OutputError) -> (URL, [String]) {
         do throws(OutputError) {
             try checkLatest(in: dir)
             try flush(staging)
@@ -152,7 +156,9 @@ package enum ExportFolder {
         if let keep {
             // A run folder goes only when it holds exactly what its manifest
             // lists: a file a person put in it keeps the whole folder.
-            for old in runFolders(in: dir).dropFirst(keep) where old != name {
+            let folders = runFolders(in: dir)
+            let lastBeforeAlarm = alarm.flatMap { time in folders.first { $0 != name && runOrder($0)!.base < runName(time) } }
+            for old in folders.dropFirst(keep) where old != name && old != lastBeforeAlarm {
                 let folder = dir.appendingPathComponent(old)
                 guard inTheWay(of: folder) == nil, (try? removeTree(folder.path)) != nil else { continue }
                 removed.append(old)

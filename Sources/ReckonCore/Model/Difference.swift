@@ -18,6 +18,21 @@ public struct Difference: Sendable, Equatable, Codable {
         case cannotCompare = "cannot-compare"
     }
 
+    /// Which side moved since the last run's baseline, told by comparing
+    /// each side's fingerprint of the memo now with that side's baseline.
+    public enum Changed: String, Sendable, Codable {
+        /// Only this device changed.
+        case local
+        /// Only the remote changed.
+        case remote
+        /// Both changed, and differently: a conflict.
+        case both
+        /// Neither changed: the sides already differed at the baseline.
+        case neither
+        /// There is no baseline to tell by.
+        case unknown
+    }
+
     /// What one side holds for this memo, as far as it could be read.
     public struct SideState: Sendable, Equatable, Codable {
         public var modifiedTime: Timestamp?
@@ -43,11 +58,26 @@ public struct Difference: Sendable, Equatable, Codable {
     public var title: String?
     public var local: SideState
     public var remoteState: SideState
+    /// Which side moved since the baseline; nil for `!`, which cannot be compared.
+    public var changed: Changed?
 
     enum CodingKeys: String, CodingKey {
-        case remote, id, sigil, kind, fields, title
+        case remote, id, sigil, kind, fields, title, changed
         case local = "onLocal"
         case remoteState = "onRemote"
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(remote, forKey: .remote)
+        try container.encode(id, forKey: .id)
+        try container.encode(sigil, forKey: .sigil)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(fields, forKey: .fields)
+        try container.encodeIfPresent(title, forKey: .title)
+        try container.encode(local, forKey: .local)
+        try container.encode(remoteState, forKey: .remoteState)
+        try container.encode(changed, forKey: .changed) // null for `!`
     }
 
     public init(remote: String, id: MemoID, sigil: Sigil, kind: Kind, fields: [String] = [], title: String? = nil,
@@ -60,5 +90,6 @@ public struct Difference: Sendable, Equatable, Codable {
         self.title = title
         self.local = local
         self.remoteState = remoteState
+        changed = sigil == .cannotCompare ? nil : .unknown
     }
 }

@@ -15,6 +15,8 @@ public struct LoadedSides: Sendable {
 public struct Reconciliation: Sendable {
     public var loaded: LoadedSides
     public var differences: [Difference]
+    /// Each side's baseline and what moved since, in the order of `loaded.sides`.
+    public var baselines: [SideBaseline] = []
 }
 
 public struct Exported: Sendable {
@@ -47,6 +49,10 @@ public struct Pipeline {
                                      ?? Int64(Date().timeIntervalSince1970))
     /// Whether the run appends to `history.jsonl` (pipeline runs do).
     public var keepsHistory = false
+    /// Whether a person agreed, for this run, to the deletions an alarm
+    /// names (`--accept-deletions`): the run is not held back by it, and the
+    /// baseline moves on.
+    public var acceptDeletions = false
 
     public init() {}
 
@@ -56,6 +62,7 @@ public struct Pipeline {
         let reconciled = reconcile.run(loaded, in: context)
         let exported = export.run(reconciled, in: context)
         let report = buildReport.run(exported, in: context)
-        return publish.run(PublishInput(report: report, loaded: exported.reconciliation.loaded), in: context)
+        return publish.run(PublishInput(report: report, loaded: exported.reconciliation.loaded, baselines: exported.reconciliation.baselines),
+                           in: context)
     }
 }

@@ -56,6 +56,12 @@ public struct PipelineDefinition: Sendable, Equatable {
     /// (by default `quarantine/` in the report folder); nil copies nothing.
     public var quarantineDir: URL?
     public var quarantinePath: String?
+    /// Where each side's baseline is kept between runs, and how the user
+    /// spelled it (by default `state/` in the report folder); nil keeps none.
+    public var stateDir: URL?
+    public var statePath: String?
+    /// When vanished memos sound the alarm.
+    public var alarm = AlarmLimits()
     /// Limits on what is read (sizes, JSON nesting).
     public var limits = ReadLimits()
     public var export: ExportSpec?
@@ -119,7 +125,7 @@ public struct DefinitionError: Error, Equatable, CustomStringConvertible {
 
 extension PipelineDefinition {
     static let topKeys: Set<String> = ["schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
-                                       "timeZone", "failOnDrift", "limits", "cache"]
+                                       "timeZone", "failOnDrift", "limits", "cache", "state", "alarm"]
     static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
     static let sideKeys: Set<String> = ["name", "label", "kind", "path", "app", "model", "remote", "config", "flags", "timeouts"]
     /// The kinds of side this reckon reads.
@@ -128,6 +134,7 @@ extension PipelineDefinition {
     static let modelKeys: Set<String> = ["entity", "attributes", "tagEntity", "tagAttribute"]
     static let exportKeys: Set<String> = ["from", "formats", "includeArchived", "dir", "keep"]
     static let reportKeys: Set<String> = ["dir"]
+    static let alarmKeys: Set<String> = ["deletedPercent", "deletedCount"]
 
     /// Reads and checks a definition file. Relative paths in it are taken
     /// relative to the file's folder, so cron can run it from anywhere.
@@ -330,17 +337,39 @@ private struct DefinitionReader {
         var reportDir: URL?
         var reportPath: String?
         var quarantine: (URL, String)?
+        var state: (URL, String)?
         if top["reports"] != nil {
             let reports = try object(top["reports"], "reports", allowed: PipelineDefinition.reportKeys)
             let path = try string(reports, "dir", in: "reports", required: true)!
             reportDir = outputURL(path)
             reportPath = path
             quarantine = (outputURL(path).appendingPathComponent("quarantine"), joinPath(path, "quarantine"))
+            state = (outputURL(path).appendingPathComponent("state"), joinPath(path, "state"))
         }
-        if top["quarantine"] != nil {
-            let object = try object(top["quarantine"], "quarantine", allowed: PipelineDefinition.reportKeys)
-            let path = try string(object, "dir", in: "quarantine", required: true)!
-            quarantine = (outputURL(path), path)
+        /// A folder named by `<key>.dir`, if the definition names one.
+        func folder(_ key: String) throws(DefinitionError) -> (URL, String)? {
+            guard top[key] != nil else { return nil }
+            let object = try object(top[key], key, allowed: PipelineDefinition.reportKeys)
+            let path = try string(object, "dir", in: key, required: true)!
+            return (outputURL(path), path)
+        }
+        quarantine = try folder("quarantine") ?? quarantine
+        state = try folder("state") ?? state
+        var alarm = AlarmLimits()
+        if top["alarm"] != nil {
+            let object = try object(top["alarm"], "alarm", allowed: PipelineDefinition.alarmKeys)
+            if let value = object["deletedPercent"] {
+                guard let percent = value.double, percent > 0, percent < 100 else {
+                    throw fail("alarm.deletedPercent", "must be a number greater than 0 and less than 100 (the alarm cannot be switched off)")
+                }
+                alarm.deletedPercent = percent
+            }
+            if let value = object["deletedCount"] {
+                guard let count = value.double, count == count.rounded(), count >= 1, count <= 1e9 else {
+                    throw fail("alarm.deletedCount", "must be a whole number from 1 to 1000000000")
+                }
+                alarm.deletedCount = Int(count)
+            }
         }
         var limits = ReadLimits()
         if top["limits"] != nil {
@@ -374,6 +403,9 @@ private struct DefinitionReader {
         definition.reportPath = reportPath
         definition.quarantineDir = quarantine?.0
         definition.quarantinePath = quarantine?.1
+        definition.stateDir = state?.0
+        definition.statePath = state?.1
+        definition.alarm = alarm
         definition.limits = limits
         definition.timeZone = timeZone
         if ([local] + remotes).contains(where: { if case .rclone = $0.location { true } else { false } }) {
@@ -424,7 +456,8 @@ extension PipelineDefinition {
     /// link inside the output path cannot lead into a source.
     public func checkOutputsOutsideSources(file: String) throws(DefinitionError) {
         let outputs: [(key: String, path: String?, url: URL?)] = [
-            ("reports.dir", reportPath, reportDir), ("quarantine.dir", quarantinePath, quarantineDir), ("export.dir", export?.path, export?.dir),
+            ("reports.dir", reportPath, reportDir), ("quarantine.dir", quarantinePath, quarantineDir),
+            ("state.dir", statePath, stateDir), ("export.dir", export?.path, export?.dir),
             ("cache.dir", nil, ([local] + remotes).lazy.compactMap { side -> URL? in
                 if case .rclone(let source) = side.location, !source.cacheIsTemporary { source.cache } else { nil }
             }.first),
@@ -443,3 +476,4 @@ extension PipelineDefinition {
         }
     }
 }
+

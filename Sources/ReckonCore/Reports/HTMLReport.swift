@@ -28,6 +28,8 @@ public struct HTMLReport {
         .notread { color: #c0392b; font-weight: 600; }
         .hints p { background: #fff4e5; border-left: 4px solid #e67e00; padding: 8px 12px; margin: 8px 0; border-radius: 6px; }
         .hints p.ok { background: #eef7ee; border-left-color: #3a9a3a; }
+        .alarm { background: #fdecea; border-left: 4px solid #c0392b; color: #a93226; font-weight: 700; padding: 8px 12px; margin: 8px 0; border-radius: 6px; }
+        .since { color: #6c6c70; font-size: .85rem; padding-top: 4px; }
         .scroll { overflow-x: auto; background: #fff; border-radius: 12px; }
         table { border-collapse: collapse; width: 100%; font-size: .85rem; }
         th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid #ececf0; vertical-align: top; overflow-wrap: anywhere; }
@@ -67,6 +69,7 @@ public struct HTMLReport {
             <main>
             <h1>\(html(s.title(report.pipeline)))</h1>
             """)
+        out += report.alarms(s).map { "<p class=\"alarm\" role=\"alert\">⚠ \(html($0))</p>" }
         if let startedAt = report.startedAt { out.append("<p class=\"when\">\(html(s.checkedAt(report.display(startedAt))))</p>") }
         for side in report.sides where !report.isEmpty {
             out.append("<section class=\"side\" data-side=\"\(html(side.name))\"><h2>\(html(s.memosOn(side.label)))</h2>")
@@ -79,6 +82,7 @@ public struct HTMLReport {
             } else {
                 out.append("<div class=\"row\"><span class=\"notread\">\(html(s.notRead))</span></div>")
             }
+            if let since = report.sinceLine(side, s) { out.append("<div class=\"since\">\(html(since))</div>") }
             out.append("</section>")
         }
         let calm = report.inSync && report.outcome == .inSync

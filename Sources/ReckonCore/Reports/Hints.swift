@@ -9,6 +9,23 @@ extension Report {
         sides.compactMap { side in side.cacheUse.map { s.cacheUse(side.label, $0.fetched, $0.fromCache, $0.temporary) } }
     }
 
+    /// The alarm of every side that lost more memos than allowed since its
+    /// baseline, and no person accepted it: the first sentences of every
+    /// report, shown in red.
+    public func alarms(_ s: Strings) -> [String] {
+        sides.compactMap { side in
+            guard let alarm = side.alarm, !alarm.accepted else { return nil }
+            return s.deletionAlarm(side.label, alarm.deleted, alarm.of, alarm.empty, side.since.map(display) ?? "", !exports.isEmpty)
+        }
+    }
+
+    /// A side's changes since its baseline in one line (`Since the last run
+    /// (2026-04-19 12:00 UTC): 1 added, …`); nil without a baseline.
+    public func sinceLine(_ side: SideReport, _ s: Strings) -> String? {
+        guard let since = side.since, let changes = side.sinceLastRun else { return nil }
+        return "\(s.sinceLastRun(display(since))): \(s.changeCounts(changes))"
+    }
+
     /// The sentences that say what the drift means and what to do, one per
     /// kind of drift, in the order a person should act on them.
     public func hints(_ s: Strings) -> [String] {
@@ -17,20 +34,31 @@ extension Report {
         for side in sides where side.status == .failed {
             lines.append(s.sideFailed(side.label, side.problems.first?.message ?? "unknown reason"))
         }
+        for side in sides {
+            if let alarm = side.alarm, alarm.accepted {
+                lines.append(s.deletionsAccepted(side.label, alarm.deleted, alarm.of, side.since.map(display) ?? ""))
+            }
+            switch side.baseline {
+            case .anotherSide: lines.append(s.baselineOfAnotherSide(side.label, side.baselineNote ?? ""))
+            case .unreadable: lines.append(s.baselineUnreadable(side.label, side.baselineNote ?? ""))
+            case .used, .none: break
+            }
+        }
         for side in sides where side.countsFrom == .memoFiles {
             lines.append(s.rebuiltFromMemoFiles(side.label, side.problems.first(where: \.isAboutIndex)?.message ?? "damaged"))
         }
         for remote in remotes where remote.status != .failed && local.status != .failed {
             let mine = differences.filter { $0.remote == remote.name }
-            func count(_ kind: Difference.Kind) -> Int { mine.filter { $0.kind == kind }.count }
-            let sentences: [(Difference.Kind, Strings.Drift)] = [
-                (.onlyOnRemote, s.onlyOnRemote), (.onlyOnLocal, s.onlyOnLocal), (.archivedOnOneSide, s.archivedOnOneSide),
-                (.deletedOnOneSide, s.deletedOnOneSide), (.changed, s.changed),
-            ]
-            for (kind, sentence) in sentences where count(kind) > 0 {
-                lines.append(sentence(count(kind), localLabel, remote.label))
+            // In the order of `driftSentence`: conflicts first, for only a person can settle them.
+            let sentences: [Strings.Drift] = [s.conflict, s.remoteGained, s.localLost, s.onlyOnRemote, s.localGained, s.remoteLost, s.onlyOnLocal,
+                                              s.archivedOnOneSide, s.deletedOnOneSide, s.changed]
+            var counts = [Int](repeating: 0, count: sentences.count)
+            for difference in mine where difference.kind != .cannotCompare { counts[Self.driftSentence(difference)] += 1 }
+            for (sentence, count) in zip(sentences, counts) where count > 0 {
+                lines.append(sentence(count, localLabel, remote.label))
             }
-            if count(.cannotCompare) > 0 { lines.append(s.cannotCompare(count(.cannotCompare), remote.label)) }
+            let uncomparable = mine.filter { $0.kind == .cannotCompare }.count
+            if uncomparable > 0 { lines.append(s.cannotCompare(uncomparable, remote.label)) }
         }
         if !quarantined.isEmpty { lines.append(s.quarantined(quarantined.count)) }
         let notCopied = sides.flatMap(\.problems).filter { $0.kind == .quarantineFailed }.count
@@ -48,10 +76,10 @@ extension Report {
         return lines
     }
 
-    /// Every side was read and none holds a memo: one friendly line stands
-    /// instead of rows of zeros.
+    /// Every side was read and none holds a memo, nor lost any since its
+    /// baseline: one friendly line stands instead of rows of zeros.
     public var isEmpty: Bool {
-        inSync && sides.allSatisfy { $0.counts?.total == 0 }
+        inSync && sides.allSatisfy { $0.counts?.total == 0 && $0.alarm == nil }
     }
 
     /// One row of a side's count block.
@@ -125,7 +153,7 @@ extension Report {
         case .changed:
             break
         case .onlyOnRemote, .onlyOnLocal, .cannotCompare:
-            return s.kind(difference.kind, local.label, remote)
+            parts.append(s.kind(difference.kind, local.label, remote))
         }
         // What a person notices first (title, text) before dates and versions.
         let order = ["title", "body", "tags", "pinned", "createdAt", "archived", "archivedAt", "deletedAt", "modifiedTime", "modifiedAt", "changeTag"]
@@ -134,7 +162,9 @@ extension Report {
             let words = s.fieldChanged(field)
             if !parts.contains(words) { parts.append(words) }
         }
-        return parts.isEmpty ? s.kind(difference.kind, local.label, remote) : parts.joined(separator: s.code == "ja" ? "、" : ", ")
+        if parts.isEmpty { parts.append(s.kind(difference.kind, local.label, remote)) }
+        if let changed = difference.changed, let moved = s.moved(changed, difference.kind, local.label, remote) { parts.append(moved) }
+        return parts.joined(separator: s.code == "ja" ? "、" : ", ")
     }
 }
 
@@ -172,5 +202,25 @@ extension Report {
         if path == base { return "." }
         let prefix = base.hasSuffix("/") ? base : base + "/"
         return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+    }
+}
+
+extension Report {
+    /// Which drift sentence tells of a difference: a conflict when both
+    /// sides moved; a memo on one side only by which side moved, when that
+    /// is known (gained on one side, or lost on the other); else by its kind.
+    static func driftSentence(_ difference: Difference) -> Int {
+        switch (difference.kind, difference.changed) {
+        case (_, .both): 0
+        case (.onlyOnRemote, .remote): 1
+        case (.onlyOnRemote, .local): 2
+        case (.onlyOnRemote, _): 3
+        case (.onlyOnLocal, .local): 4
+        case (.onlyOnLocal, .remote): 5
+        case (.onlyOnLocal, _): 6
+        case (.archivedOnOneSide, _): 7
+        case (.deletedOnOneSide, _): 8
+        case (.changed, _), (.cannotCompare, _): 9
+        }
     }
 }

@@ -14,6 +14,7 @@ public struct MarkdownReport {
     public func render(_ report: Report) -> String {
         let s = strings
         var out: [String] = ["# \(escape(s.title(report.pipeline)))", ""]
+        for alarm in report.alarms(s) { out += ["> ⚠ **\(escape(alarm))**", ""] }
         if let startedAt = report.startedAt { out += [escape(s.checkedAt(report.display(startedAt))), ""] }
         for side in report.sides where !report.isEmpty {
             out += ["## \(escape(s.memosOn(side.label)))", ""]
@@ -24,6 +25,7 @@ public struct MarkdownReport {
             out += ["| | |", "| --- | --- |"]
             for row in rows { out.append("| \(row.name) | \(row.drifted.map { "**\($0)** ⚠ \(s.differs)" } ?? String(row.value)) |") }
             out.append("")
+            if let since = report.sinceLine(side, s) { out += [escape(since), ""] }
         }
         for hint in report.hints(s) { out += ["> \(escape(hint))", ""] }
 

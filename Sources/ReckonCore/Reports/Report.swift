@@ -82,6 +82,17 @@ public struct SideReport: Sendable, Equatable, Codable {
     /// `store` for the app's store, counted from its rows.
     public var countsFrom: CountsFrom
     public var problems: [Problem]
+    /// The time of the baseline this run compared the side with (the run
+    /// that saved it); nil without one.
+    public var since: Timestamp?
+    /// What moved on the side since that baseline; nil without one, or when the side failed.
+    public var sinceLastRun: SinceLastRun?
+    /// What became of the side's baseline file.
+    public var baseline: SideBaseline.Use = .none
+    /// For a baseline not used: the side it belongs to, or why it could not be read (not in `report.json`).
+    public var baselineNote: String?
+    /// More memos gone since the baseline than the alarm allows; nil when not.
+    public var alarm: DeletionAlarm?
     /// The folder, resolved, for showing its path to a person (not in `report.json`).
     public var url: URL?
     /// How a remote's memo files were had (not in `report.json`, which stays the same for the same inputs).
@@ -110,7 +121,16 @@ public struct SideReport: Sendable, Equatable, Codable {
         cacheUse = side.cacheUse
     }
 
-    enum CodingKeys: String, CodingKey { case role, name, label, path, status, counts, countsFrom, problems }
+    enum CodingKeys: String, CodingKey { case role, name, label, path, status, counts, countsFrom, problems, since, sinceLastRun, baseline, alarm }
+
+    /// The side's baseline, what moved since and the alarm, as the reconcile stage found them.
+    mutating func add(_ baseline: SideBaseline) {
+        since = baseline.time
+        sinceLastRun = baseline.since
+        self.baseline = baseline.use
+        baselineNote = baseline.note
+        alarm = baseline.alarm
+    }
 
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -122,6 +142,10 @@ public struct SideReport: Sendable, Equatable, Codable {
         try container.encode(counts, forKey: .counts) // null when the side failed
         try container.encode(countsFrom, forKey: .countsFrom)
         try container.encode(problems, forKey: .problems)
+        try container.encode(since, forKey: .since) // null without a baseline
+        try container.encode(sinceLastRun, forKey: .sinceLastRun)
+        try container.encode(baseline, forKey: .baseline)
+        try container.encode(alarm, forKey: .alarm)
     }
 }
 

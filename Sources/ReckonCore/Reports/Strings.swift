@@ -96,6 +96,32 @@ public struct Strings: Sendable {
     public var archivedState: String
     public var deletedState: String
     public var absent: String
+    /// (label, memos gone, memos at the baseline, whether none is left, the baseline's time,
+    /// whether the run exports): the alarm, the first sentence of every report.
+    public var deletionAlarm: @Sendable (String, Int, Int, Bool, String, Bool) -> String
+    /// (label, memos gone, memos at the baseline, the baseline's time): an alarm a person accepted.
+    public var deletionsAccepted: @Sendable (String, Int, Int, String) -> String
+    /// (label, the other side's path): a baseline of another side, not used.
+    public var baselineOfAnotherSide: @Sendable (String, String) -> String
+    /// (label, why): a baseline that could not be read, not used.
+    public var baselineUnreadable: @Sendable (String, String) -> String
+    /// (the baseline's time): the heading of a side's changes since then.
+    public var sinceLastRun: @Sendable (String) -> String
+    /// What moved on a side since the baseline, in counts.
+    public var changeCounts: @Sendable (SinceLastRun) -> String
+    /// Drift sentences that know which side moved: the remote gained memos,
+    /// the local side lost memos the remote still has, the local side gained
+    /// memos, the remote lost memos the local side still has, and both
+    /// sides changed memos (a conflict).
+    public var remoteGained: Drift
+    public var localLost: Drift
+    public var localGained: Drift
+    public var remoteLost: Drift
+    public var conflict: Drift
+    /// (which side moved, the difference's kind, local label, remote label): a
+    /// difference's direction in a few words; a memo on one side only was
+    /// new on the side that has it, or deleted on the side that does not.
+    public var moved: @Sendable (Difference.Changed, Difference.Kind, String, String) -> String?
 
     /// The table for a language code; English for any code not known.
     public static func forLanguage(_ code: String) -> Strings { code == "ja" ? .ja : .en }
@@ -176,7 +202,46 @@ public struct Strings: Sendable {
             sideColumn: "Side", pathColumn: "Path", statusColumn: "Status", titleColumn: "Title", whatDiffersColumn: "What differs",
             fileColumn: "File", copyColumn: "Copy", whyColumn: "Why", memosColumn: "Memos", bytesColumn: "Bytes",
             stageColumn: "Stage", secondsColumn: "Seconds", timeColumn: "Time",
-            modified: "modified", archivedState: "archived", deletedState: "deleted", absent: "absent")
+            modified: "modified", archivedState: "archived", deletedState: "deleted", absent: "absent",
+            deletionAlarm: { label, deleted, of, empty, time, exports in
+                (empty ? "Alarm: \(label) holds no memo, but held \(memos(of)) at the last run (\(time))."
+                       : "Alarm: \(label) lost \(deleted) of its \(memos(of)) (\(percent(deleted, of))) since the last run (\(time)).")
+                    + (exports ? " Its baseline is kept, and so is the last export made before this;" : " Its baseline is kept;")
+                    + " if the deletions were meant, run again with --accept-deletions."
+            },
+            deletionsAccepted: { label, deleted, of, time in
+                "\(upper(label)) lost \(deleted) of its \(memos(of)) since the last run (\(time)); a person accepted this with --accept-deletions, so its baseline moves on."
+            },
+            baselineOfAnotherSide: { label, other in
+                "The last run's record of \(label) belongs to another side (\(other)), so it was not used: which side changed is not known this time."
+            },
+            baselineUnreadable: { label, reason in
+                "The last run's record of \(label) could not be read (\(reason)), so it was not used: which side changed is not known this time."
+            },
+            sinceLastRun: { "Since the last run (\($0))" },
+            changeCounts: { c in
+                "\(c.added) added, \(c.edited) edited, \(c.archived) archived, " + (c.unarchived > 0 ? "\(c.unarchived) unarchived, " : "") + "\(c.deleted) deleted"
+            },
+            remoteGained: { n, local, remote in "\(upper(remote)) gained \(memos(n)) since the last run (from another device?). Sync \(local) to bring \(itThem(n)) in." },
+            localLost: { n, local, remote in "\(upper(local)) lost \(memos(n)) that \(remote) still has." },
+            localGained: { n, local, remote in "\(upper(local)) gained \(memos(n)) since the last run. Sync \(local) to upload \(itThem(n)) to \(remote)." },
+            remoteLost: { n, local, remote in "\(upper(remote)) lost \(memos(n)) that \(local) still has." },
+            conflict: { n, local, remote in
+                "\(upper(memos(n))) changed on both \(local) and \(remote) since the last run: \(n == 1 ? "a conflict" : "conflicts"). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you."
+            },
+            moved: { changed, kind, local, remote in
+                switch (changed, kind) {
+                case (.local, .onlyOnLocal): "new on \(local) since the last run"
+                case (.local, .onlyOnRemote): "deleted on \(local) since the last run"
+                case (.remote, .onlyOnRemote): "new on \(remote) since the last run"
+                case (.remote, .onlyOnLocal): "deleted on \(remote) since the last run"
+                case (.local, _): "changed on \(local) since the last run"
+                case (.remote, _): "changed on \(remote) since the last run"
+                case (.both, _): "conflict: changed on both sides since the last run"
+                case (.neither, _): "already different at the last run"
+                case (.unknown, _): nil
+                }
+            })
     }()
 
     public static let ja = Strings(
@@ -285,5 +350,51 @@ public struct Strings: Sendable {
         sideColumn: "場所", pathColumn: "パス", statusColumn: "状態", titleColumn: "タイトル", whatDiffersColumn: "違い",
         fileColumn: "ファイル", copyColumn: "コピー", whyColumn: "理由", memosColumn: "メモ", bytesColumn: "バイト",
         stageColumn: "段階", secondsColumn: "秒", timeColumn: "日時",
-        modified: "更新", archivedState: "アーカイブ済み", deletedState: "削除済み", absent: "なし")
+        modified: "更新", archivedState: "アーカイブ済み", deletedState: "削除済み", absent: "なし",
+        deletionAlarm: { label, deleted, of, empty, time, exports in
+            (empty ? "警報: \(label)にメモが1件もありません。前回の実行（\(time)）では\(of)件ありました。"
+                   : "警報: \(label)のメモ\(of)件のうち\(deleted)件（\(percent(deleted, of))）が前回の実行（\(time)）から消えました。")
+                + (exports ? "基準は更新せず、これより前の最後のエクスポートも残します。" : "基準は更新しません。")
+                + "削除が意図したものなら --accept-deletions を付けてもう一度実行してください。"
+        },
+        deletionsAccepted: { label, deleted, of, time in
+            "\(label)のメモ\(of)件のうち\(deleted)件が前回の実行（\(time)）から消えました。--accept-deletions で了承されたため、基準を更新します。"
+        },
+        baselineOfAnotherSide: { label, other in
+            "\(label)の前回の記録は別の場所（\(other)）のものなので使いませんでした。今回はどちら側が変わったかわかりません。"
+        },
+        baselineUnreadable: { label, reason in
+            "\(label)の前回の記録を読み込めなかったため（\(reason)）、使いませんでした。今回はどちら側が変わったかわかりません。"
+        },
+        sinceLastRun: { "前回の実行（\($0)）から" },
+        changeCounts: { c in
+            "追加 \(c.added)・編集 \(c.edited)・アーカイブ \(c.archived)・" + (c.unarchived > 0 ? "アーカイブ解除 \(c.unarchived)・" : "") + "削除 \(c.deleted)"
+        },
+        remoteGained: { n, local, remote in "\(remote)に前回の実行からメモが\(n)件増えました（別の端末から？）。\(local)を同期すると取り込めます。" },
+        localLost: { n, local, remote in "\(local)から、\(remote)にはまだあるメモが\(n)件なくなりました。" },
+        localGained: { n, local, remote in "\(local)に前回の実行からメモが\(n)件増えました。\(local)を同期すると\(remote)にアップロードされます。" },
+        remoteLost: { n, local, remote in "\(remote)から、\(local)にはまだあるメモが\(n)件なくなりました。" },
+        conflict: { n, local, remote in
+            "\(n)件のメモが前回の実行から\(local)と\(remote)の両方で変わりました（競合）。両方を開いて、残す版を選んでください。reckon が勝手に選ぶことはありません。"
+        },
+        moved: { changed, kind, local, remote in
+            switch (changed, kind) {
+            case (.local, .onlyOnLocal): "前回の実行から\(local)で追加"
+            case (.local, .onlyOnRemote): "前回の実行から\(local)で削除"
+            case (.remote, .onlyOnRemote): "前回の実行から\(remote)で追加"
+            case (.remote, .onlyOnLocal): "前回の実行から\(remote)で削除"
+            case (.local, _): "前回の実行から\(local)で変更"
+            case (.remote, _): "前回の実行から\(remote)で変更"
+            case (.both, _): "競合: 前回の実行から両方で変更"
+            case (.neither, _): "前回の実行の時点ですでに異なる"
+            case (.unknown, _): nil
+            }
+        })
+}
+
+/// A share of a whole in whole percent, never rounded down to 0% nor up to 100%: `3 of 10` is `30%`.
+func percent(_ part: Int, _ whole: Int) -> String {
+    guard whole > 0 else { return "100%" }
+    let value = (part * 100 + whole / 2) / whole
+    return "\(part > 0 ? max(1, part < whole ? min(99, value) : value) : 0)%"
 }

@@ -26,6 +26,10 @@ public struct TextSummary {
         let s = strings
         var out: [String] = []
         func add(_ line: String) { out.append(escapedForDisplay(line)) }
+        for alarm in report.alarms(s) {
+            out.append(color ? "\u{1B}[1;31m\(escapedForDisplay(alarm))\u{1B}[0m" : escapedForDisplay(alarm))
+            out.append("")
+        }
         for side in report.sides where !report.isEmpty {
             add(s.memosOn(side.label))
             guard let rows = report.countRows(side, s) else {
@@ -38,6 +42,7 @@ public struct TextSummary {
                 if color && row.drifted != nil { shown = "\u{1B}[38;5;208m\(escapedForDisplay(shown))\u{1B}[0m" }
                 out.append("  " + pad(escapedForDisplay(row.name), 10) + shown)
             }
+            if let since = report.sinceLine(side, s) { add("  " + since) }
             out.append("")
         }
         report.hints(s).forEach(add)

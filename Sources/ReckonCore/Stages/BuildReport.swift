@@ -17,8 +17,12 @@ extension Report {
         let differences = exported.reconciliation.differences
         let sides = loaded.sides
         let inSync = differences.isEmpty && sides.allSatisfy { $0.status != .failed }
+        let baselines = exported.reconciliation.baselines
         let trouble = sides.contains { $0.hasTrouble } || exported.exports.contains { $0.failure != nil || !$0.missing.isEmpty }
-        var report = Report(pipeline: loaded.definition.name, check: loaded.definition.check, sides: sides.map(SideReport.init),
+            || baselines.contains { $0.alarmHolds }
+        var sideReports = sides.map(SideReport.init)
+        for (index, baseline) in zip(sideReports.indices, baselines) { sideReports[index].add(baseline) }
+        var report = Report(pipeline: loaded.definition.name, check: loaded.definition.check, sides: sideReports,
                             inSync: inSync, outcome: trouble ? .trouble : differences.isEmpty ? .inSync : .drift,
                             differences: differences, quarantined: loaded.quarantined, exports: exported.exports)
         report.startedAt = startedAt

@@ -23,7 +23,8 @@ extension Pipeline {
                 let summary = try exporter.export(side, formats: spec.formats, includeArchived: spec.includeArchived, into: staging!) {
                     context.progress("exporting", done: $0, total: $1)
                 }
-                let (run, removed) = try ExportFolder.publishRun(staging!, in: spec.dir, startedAt: startedAt, keep: spec.keep)
+                let alarm = reconciliation.baselines.filter(\.alarmHolds).compactMap { $0.alarm?.since }.min()
+                let (run, removed) = try ExportFolder.publishRun(staging!, in: spec.dir, startedAt: startedAt, keep: spec.keep, keepingLastBefore: alarm)
                 staging = nil
                 for name in removed { context.note("removed the old export \(name)") }
                 exported.exports = ExportRecord.records(summary, folder: run, displayPath: "")

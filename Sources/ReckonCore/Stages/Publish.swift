@@ -5,19 +5,22 @@ import Foundation
 public struct PublishInput: Sendable {
     public var report: Report
     public var loaded: LoadedSides
+    /// Each side's baseline, in the order of `loaded.sides`.
+    public var baselines: [SideBaseline] = []
 }
 
 extension Pipeline {
     /// Writes every output into the definition's report folder:
-    /// `report.json`, `report.md`, `report.html`, the combined listings and
-    /// (for pipeline runs) a line of `history.jsonl`. Always runs, and tries every
+    /// `report.json`, `report.md`, `report.html`, the combined listings,
+    /// each side's baseline in the state folder (after a deep run) and (for
+    /// pipeline runs) a line of `history.jsonl`. Always runs, and tries every
     /// file: one that cannot be written is a failure beside the others,
     /// never instead of them.
     public var publish: Stage<PublishInput, Published> {
         Stage("publish") { [writeFiles, startedAt, keepsHistory] input, _ in
             var report = input.report
             let definition = input.loaded.definition
-            guard writeFiles, let dir = definition.reportDir else { return Published(report: report, failures: []) }
+            guard writeFiles else { return Published(report: report, failures: []) }
             var failures: [OutputError] = []
             func attempt(_ write: () throws -> Void) {
                 do {
@@ -25,8 +28,21 @@ extension Pipeline {
                 } catch let error as OutputError {
                     failures.append(error)
                 } catch {
-                    failures.append(OutputError(path: dir.path, reason: errorWords(error)))
+                    failures.append(OutputError(path: definition.reportDir?.path ?? "", reason: errorWords(error)))
                 }
+            }
+            func saveBaselines() {
+                // Each side's file is made on a core of its own, then written.
+                let files = mapOnEveryCore(Array(zip(input.loaded.sides.map(\.spec), input.baselines)), chunkSize: 1) { pairs in
+                    pairs.compactMap { spec, baseline in
+                        baseline.toSave(deep: definition.check == .deep, side: spec, startedAt: startedAt).map { (baseline.url!, $0.data) }
+                    }
+                }.flatMap { $0 }
+                for (url, data) in files { attempt { try AtomicFile.write(data, to: url) } }
+            }
+            guard let dir = definition.reportDir else {
+                saveBaselines()
+                return Published(report: report, failures: failures)
             }
             attempt { try AtomicFile.makeFolder(dir) }
             guard failures.isEmpty else { return Published(report: report, failures: failures) }
@@ -49,6 +65,7 @@ extension Pipeline {
                 let listing = CombinedListing.render(local: input.loaded.local, remote: remote, differences: report.differences)
                 attempt { try AtomicFile.write(Data(listing.utf8), to: dir.appendingPathComponent(name)) }
             }
+            saveBaselines()
             if let history {
                 if !failures.isEmpty { entry.exitCode = 2 }
                 attempt { try History.append(entry, to: history, in: dir) }

@@ -64,12 +64,26 @@ public enum Reconciler {
 }
 
 extension Pipeline {
-    /// Compares the local side with each remote.
+    /// Compares the local side with each remote, and each side with its
+    /// baseline, to tell which side moved.
     public var reconcile: Stage<LoadedSides, Reconciliation> {
-        Stage("reconcile") { loaded, _ in
-            let deep = loaded.definition.check == .deep
-            let differences = loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) }
-            return Reconciliation(loaded: loaded, differences: differences)
+        Stage("reconcile") { [startedAt, acceptDeletions] loaded, _ in
+            let definition = loaded.definition
+            let deep = definition.check == .deep
+            // The sides are compared while each side's baseline is read and compared on a core of its own.
+            let compared = Pending { loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) } }
+            let baselines = mapOnEveryCore(loaded.sides, chunkSize: 1) { sides in
+                sides.map {
+                    SideBaseline($0, stateDir: definition.stateDir, statePath: definition.statePath, limits: definition.alarm,
+                                 acceptDeletions: acceptDeletions, startedAt: startedAt)
+                }
+            }.flatMap { $0 }
+            var differences = compared.wait()
+            for index in differences.indices where differences[index].changed != nil {
+                let remote = loaded.remotes.firstIndex { $0.spec.name == differences[index].remote }!
+                differences[index].changed = SideBaseline.direction(of: differences[index].id, local: baselines[0], remote: baselines[remote + 1])
+            }
+            return Reconciliation(loaded: loaded, differences: differences, baselines: baselines)
         }
     }
 }
