@@ -9,6 +9,11 @@ static inline int reckon_rename_exchange(const char *first, const char *second) 
     return (int)syscall(SYS_renameat2, AT_FDCWD, first, AT_FDCWD, second, 1 << 1);
 }
 
+/// Renames first to second unless second exists (renameat2 with RENAME_NOREPLACE).
+static inline int reckon_rename_no_replace(const char *first, const char *second) {
+    return (int)syscall(SYS_renameat2, AT_FDCWD, first, AT_FDCWD, second, 1 << 0);
+}
+
 /// Flushes the file system that holds fd to disk (syncfs).
 static inline int reckon_syncfs(int fd) {
     return (int)syscall(SYS_syncfs, fd);

@@ -519,6 +519,11 @@ extension Commands {
     static func runRestore(_ arguments: ParsedArguments, console: Console) -> ExitCode {
         let path = arguments.positionals[0]
         let toPath = arguments.values["--to"]!
+        // A link, even one to nothing yet, is never written through.
+        if FileKind(path: fileURL(toPath).path) == .link {
+            console.err(UsageError(command: restore, message: "'--to' \(toPath) is a link; reckon does not write through links, so nothing was written").text)
+            return .usage
+        }
         let dir = outputURL(toPath)
         switch FileKind(path: dir.path) {
         case .missing: break
@@ -533,7 +538,10 @@ extension Commands {
             return .usage
         }
         guard let export = exportOnDisk(path, console: console) else { return .trouble }
-        if isWithin(dir.path, realPath(export.url.path)) {
+        // A memos.zip inside an export folder: the folder is the export.
+        let folderOfZip = export.url.deletingLastPathComponent()
+        let protected = export.isZip && FileKind(path: folderOfZip.appendingPathComponent("manifest.json").path).isRegular ? folderOfZip : export.url
+        if isWithin(dir.path, realPath(protected.path)) {
             console.err(UsageError(command: restore, message: "'--to' \(toPath) is inside the export \(path), which reckon never writes into").text)
             return .usage
         }

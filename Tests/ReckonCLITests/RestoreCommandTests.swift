@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 import ReckonCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Restores `export` (a folder or a zip) into a new folder and returns it.
 func restored(_ export: URL) throws -> URL {
@@ -143,6 +146,79 @@ func expectRoundTrip(_ side: String, export: URL, restoredFolder: URL, sourceLoc
         let empty = temporaryFolder()
         #expect(try runArray(["restore", export.path, "--to", empty.path]).code == 0, "an empty folder is fine")
         #expect(FileManager.default.fileExists(atPath: empty.appendingPathComponent("index.json").path))
+    }
+
+    @Test func aLinkIsNeverWrittenThroughAndTheExportsFolderIsNeverWrittenInto() throws {
+        let export = try exportFolder("Samples/drift/device")
+        let parent = temporaryFolder()
+        // A link to nothing yet, and a link to an empty folder.
+        let elsewhere = parent.appendingPathComponent("elsewhere")
+        try FileManager.default.createSymbolicLink(atPath: parent.appendingPathComponent("dangling").path, withDestinationPath: elsewhere.appendingPathComponent("deep").path)
+        try FileManager.default.createDirectory(at: elsewhere.appendingPathComponent("empty"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: parent.appendingPathComponent("toEmpty").path, withDestinationPath: elsewhere.appendingPathComponent("empty").path)
+        let before = try everything(parent)
+        for link in ["dangling", "toEmpty"] {
+            let result = try runArray(["restore", export.path, "--to", parent.appendingPathComponent(link).path])
+            #expect(result.code == 64)
+            #expect(result.stderr.hasPrefix("Error: '--to' \(parent.appendingPathComponent(link).path) is a link; reckon does not write through links, so nothing was written\n"))
+        }
+        #expect(try everything(parent) == before)
+        // The zip of an export names the export's folder as much as the folder does.
+        let exportBefore = try everything(export)
+        let intoExport = try runArray(["restore", export.appendingPathComponent("memos.zip").path, "--to", export.appendingPathComponent("markdown/back").path])
+        #expect(intoExport.code == 64, "\(intoExport.stderr)")
+        #expect(try everything(export) == exportBefore)
+    }
+
+    @Test func anEmptyFolderThatExistsKeepsItsInodeAndPermissions() throws {
+        let export = try exportFolder("Samples/drift/device")
+        let dir = temporaryFolder().appendingPathComponent("private")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        var before = stat()
+        #expect(stat(dir.path, &before) == 0)
+        let result = try runArray(["restore", export.path, "--to", dir.path])
+        #expect(result.code == 0, "\(result.stderr)")
+        var after = stat()
+        #expect(stat(dir.path, &after) == 0)
+        #expect(after.st_ino == before.st_ino)
+        #expect(after.st_mode & 0o777 == 0o700)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["index.json", "memos"])
+    }
+
+    @Test func aFolderOfTheUsersNamedLikeAStagingFolderIsNeverRemoved() throws {
+        let export = try exportFolder("Samples/drift/device")
+        let parent = temporaryFolder()
+        // Named as staging folders of a process that is gone, holding a file reckon never writes.
+        for kind in ["restore", "export"] {
+            let folder = parent.appendingPathComponent(".reckon-\(kind)-999999999.partial")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data("precious\n".utf8).write(to: folder.appendingPathComponent("mydata.txt"))
+        }
+        // A killed run's staging (only what reckon writes) still goes.
+        let killed = parent.appendingPathComponent(".reckon-restore-999999998.partial")
+        try FileManager.default.createDirectory(at: killed.appendingPathComponent("memos"), withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: killed.appendingPathComponent("index.json"))
+        #expect(try runArray(["restore", export.path, "--to", parent.appendingPathComponent("restored").path]).code == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).sorted()
+            == [".reckon-export-999999999.partial", ".reckon-restore-999999999.partial", "restored"])
+        #expect(try read(parent.appendingPathComponent(".reckon-restore-999999999.partial/mydata.txt")) == "precious\n")
+    }
+
+    @Test func aMemosJSONLongerThanItsManifestSaysIsNotReadToItsEnd() throws {
+        let export = try exportFolder("Samples/drift/device")
+        let file = try FileHandle(forWritingTo: export.appendingPathComponent("memos.json"))
+        try file.seekToEnd()
+        try file.write(contentsOf: Data(repeating: 0x20, count: 70 << 20))
+        try file.close()
+        let parent = temporaryFolder()
+        let result = try runArray(["restore", export.path, "--to", parent.appendingPathComponent("restored").path])
+        #expect(result.code == 2)
+        #expect(result.stderr.contains("/memos.json: is larger than the "), "\(result.stderr)")
+        #expect(result.stderr.contains(" bytes manifest.json lists: the export is damaged"))
+        // verify reads it to name its memos: the spaces are not kept past the memo size limit.
+        let verified = try runArray(["verify", export.path])
+        #expect(verified.code == 2)
+        #expect(verified.stdout.contains("longer than 67108864 bytes"), "\(verified.stdout)")
     }
 
     @Test func aDamagedExportRestoresNothing() throws {

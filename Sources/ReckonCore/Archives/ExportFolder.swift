@@ -41,13 +41,31 @@ package enum ExportFolder {
     }
 
     /// Removes the staging folders of reckon runs that died: a folder (not
-    /// a link) with reckon's staging name whose process is gone.
+    /// a link) with reckon's staging name whose process is gone, holding
+    /// nothing but what reckon writes in one. A folder of the user's that
+    /// only looks like one is left alone.
     static func removeStaleStaging(in dir: URL) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [] {
+            let path = dir.appendingPathComponent(name).path
             guard let pid = stagingProcess(name), pid != getpid(), kill(pid, 0) != 0 && errno == ESRCH,
-                  FileKind(path: dir.appendingPathComponent(name).path) == .directory else { continue }
-            try? removeTree(dir.appendingPathComponent(name).path)
+                  FileKind(path: path) == .directory, holdsOnlyStagedFiles(path) else { continue }
+            try? removeTree(path)
         }
+    }
+
+    /// Whether a folder holds only what reckon writes in a staging folder:
+    /// files ending `.json`, `.md` or `.zip`, temporary files (`.tmp`), and
+    /// the folders `markdown/` and `memos/` holding such files.
+    static func holdsOnlyStagedFiles(_ path: String) -> Bool {
+        guard let walk = FileManager.default.enumerator(atPath: path) else { return false }
+        for case let relative as String in walk {
+            switch FileKind(path: path + "/" + relative) {
+            case .directory: guard relative == "markdown" || relative == "memos" else { return false }
+            case .regular: guard [".json", ".md", ".zip", ".tmp"].contains(where: relative.hasSuffix) else { return false }
+            default: return false
+            }
+        }
+        return true
     }
 
     /// The process named by a staging folder's name (`.reckon-export-<pid>.partial`), if it is one.

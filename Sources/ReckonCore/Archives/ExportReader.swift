@@ -182,7 +182,14 @@ struct MemosSplitter {
         }
         if inMemos { flush(upTo: count, into: &element) } else { flush(upTo: count, into: &skeleton) }
         offset += count
+        // Memory stays bounded whatever the file holds (gigabytes of spaces between two brackets).
+        if element.count > Self.partLimit || skeleton.count > Self.partLimit {
+            failure = "holds a memo, or bytes outside the memos, longer than \(Self.partLimit) bytes (by byte \(offset)); reckon never writes one"
+        }
     }
+
+    /// The most bytes one memo, or the file outside its memos, may take: the memo size limit.
+    static let partLimit = Int(ReadLimits().memoSizeLimit)
 
     /// Hands over the element read so far; an empty one is a stray comma,
     /// but an empty array has none.
@@ -230,9 +237,16 @@ package final class MemosJSONReader {
         self.each = each
     }
 
+    /// The size manifest.json lists, when known: a file growing past it is
+    /// damaged, and is not read further.
+    package var expectedSize: Int?
+
     package func feed(_ bytes: UnsafeRawBufferPointer) throws {
         hasher.update(bytes)
         facts.size += bytes.count
+        if let expectedSize, facts.size > expectedSize {
+            throw ReadFailure(message: "is larger than the \(expectedSize) bytes manifest.json lists: the export is damaged; 'reckon verify' says more")
+        }
         try splitter.feed(bytes) { element in
             defer { position += 1 }
             let memo: Memo
@@ -392,8 +406,9 @@ package struct ExportOnDisk: Sendable {
         if !isZip {
             let folder = try folderManifest()
             manifest = folder
-            if folder.record(.folder, Exporter.jsonName) != nil {
+            if let record = folder.record(.folder, Exporter.jsonName) {
                 place = .folder
+                reader.expectedSize = Int(record.size)
                 do {
                     facts = try reader.read(url.appendingPathComponent(Exporter.jsonName))
                 } catch {
@@ -407,6 +422,7 @@ package struct ExportOnDisk: Sendable {
             do {
                 try ArchiveReader.stream(zipURL) { name, _, readAll in
                     if name == Exporter.jsonName {
+                        reader.expectedSize = manifest?.record(.zip, Exporter.jsonName).map { Int($0.size) }
                         try readAll { try reader.feed($0) }
                         facts = reader.finish()
                     } else if isZip && name == Exporter.manifestName {
@@ -417,6 +433,8 @@ package struct ExportOnDisk: Sendable {
                 }
             } catch let error as ExportReadError {
                 throw error
+            } catch let error as ReadFailure {
+                throw ExportReadError(path: joinPath(zipShown, Exporter.jsonName), reason: error.message)
             } catch {
                 throw ExportReadError(path: zipShown, reason: archiveWords(error, zip: zipURL))
             }

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,8 @@ import Glibc
 /// unknown keys, numbers digit for digit. The folder is built in a staging
 /// folder beside `dir`, read back as a memo folder and compared with the
 /// export memo by memo, and only then renamed into place: a restore that
-/// fails or is killed leaves nothing at `dir`.
+/// fails or is killed leaves nothing at a `dir` that did not exist. Into
+/// an empty folder that exists, `memos/` then `index.json` are moved.
 package enum ExportRestore {
     /// Restores `export` as `dir`, which must be absent or an empty folder;
     /// `shownDir` names it in messages. Returns the memos restored.
@@ -19,7 +21,19 @@ package enum ExportRestore {
             let counts = try write(export, into: staging, shownDir: shownDir)
             try ExportFolder.flush(staging)
             TestStop.at("restore-checked")
-            guard rename(staging.path, dir.path) == 0 else { throw OutputError(path: shownDir, reason: AtomicFile.lastError()) }
+            if FileKind(path: dir.path) == .directory {
+                // A folder that exists (empty) keeps its inode, owner and permissions: the two
+                // entries move into it, index.json last, and never over anything put there since.
+                for name in ["memos", "index.json"] {
+                    guard reckon_rename_no_replace(staging.appendingPathComponent(name).path, dir.appendingPathComponent(name).path) == 0 else {
+                        throw OutputError(path: shownDir + "/" + name, reason: AtomicFile.lastError())
+                    }
+                }
+                try ExportFolder.removeTree(staging.path)
+                try ExportFolder.flush(dir)
+            } else {
+                guard reckon_rename_no_replace(staging.path, dir.path) == 0 else { throw OutputError(path: shownDir, reason: AtomicFile.lastError()) }
+            }
             try ExportFolder.flush(dir.deletingLastPathComponent())
             return counts
         } catch {
