@@ -136,7 +136,7 @@ public struct RcloneStore: MemoStore {
         private let listings = Mutex<[Bool: Listed]>([:])
         /// The one `lsjson` of `memos/`, started as soon as the remote is
         /// opened for a listing, so that it runs while `index.json` is read.
-        private let memosListing = Mutex<Pending<Result<[Rclone.Entry], Rclone.Failure>>?>(nil)
+        fileprivate let memosListing = Mutex<Pending<Result<[Rclone.Entry], Rclone.Failure>>?>(nil)
         /// The cache's record being written on another core while the cached files are read.
         private let recordWrite = Mutex<Pending<Bool>?>(nil)
 
@@ -150,7 +150,7 @@ public struct RcloneStore: MemoStore {
         }
 
         private var indexCopy: URL { cacheFolder.appendingPathComponent("index.json") }
-        private var memos: String { Rclone.joined(root, "memos") }
+        fileprivate var memos: String { Rclone.joined(root, "memos") }
         /// A staging folder of this run's own, so runs sharing a cache never empty each other's.
         private var staging: URL { cacheFolder.appendingPathComponent("staging-\(getpid())") }
         private var fingerprintsURL: URL { cacheFolder.appendingPathComponent(CachedFile.fileName) }
@@ -182,8 +182,12 @@ public struct RcloneStore: MemoStore {
             configured.callLimit = .seconds(source.callLimit)
             // A dropped connection makes rclone retry for minutes; ten errors end the call, and what was verified stays.
             configured.errorLimit = 10
+            // `memos/` of the remote as named starts being listed at once, before the remote is
+            // known to hold it: the listing is the longest call. A nested remote lists its own.
+            let memosListed = listing ? startListing(Rclone.joined(source.remote, "memos"), rclone: configured, source: source) : nil
             let top: [Rclone.Entry]
             do { top = try configured.lsjson(source.remote, filesOnly: false, hash: false) } catch {
+                _ = memosListed?.wait()
                 return .failure(Problem(.unreadableFolder, path: "", error.message))
             }
             // The folder holding index.json, or its parent holding 60dMemo/, as on disk.
@@ -199,11 +203,16 @@ public struct RcloneStore: MemoStore {
             }
             let remote = Remote(source: source, rclone: configured, root: root, nesting: nested ? MemoFolder.nestedFolder : "",
                                 cacheFolder: cacheFolder, previousIndex: previousIndex)
-            if listing { _ = remote.startListing() }
+            if listing {
+                remote.memosListing.withLock { $0 = nested ? startListing(remote.memos, rclone: configured, source: source) : memosListed }
+                // The listing of a folder a nested remote does not hold fails at once; no rclone is left behind.
+                if nested { _ = memosListed?.wait() }
+            }
             let indexEntries = nested ? (try? configured.lsjson(root, filesOnly: true, hash: false)) ?? [] : top
             if let problem = remote.fetchIndex(limits: limits, listed: indexEntries.filter { $0.name == "index.json" && !$0.isDir }) {
                 // No rclone is left running after the side failed.
-                if listing { _ = remote.startListing().wait() }
+                _ = memosListed?.wait()
+                _ = remote.memosListing.withLock { $0 }?.wait()
                 return .failure(problem.inside(remote.nesting))
             }
             opened.withLock { $0[source] = remote }
@@ -266,12 +275,17 @@ public struct RcloneStore: MemoStore {
         private func startListing() -> Pending<Result<[Rclone.Entry], Rclone.Failure>> {
             memosListing.withLock { started in
                 if let started { return started }
-                let pending = Pending { [self] () -> Result<[Rclone.Entry], Rclone.Failure> in
-                    let hash = (try? rclone.backendType(of: source.remote)).flatMap { $0 }.map(Rclone.listingCarriesMD5) ?? false
-                    return Result { () throws(Rclone.Failure) in try rclone.lsjson(memos, filesOnly: true, hash: hash) }
-                }
+                let pending = Self.startListing(memos, rclone: rclone, source: source)
                 started = pending
                 return pending
+            }
+        }
+
+        /// An `lsjson` of a memos folder on another core, with MD5 where the backend lists it for free.
+        private static func startListing(_ memos: String, rclone: Rclone, source: RcloneSource) -> Pending<Result<[Rclone.Entry], Rclone.Failure>> {
+            Pending { () -> Result<[Rclone.Entry], Rclone.Failure> in
+                let hash = (try? rclone.backendType(of: source.remote)).flatMap { $0 }.map(Rclone.listingCarriesMD5) ?? false
+                return Result { () throws(Rclone.Failure) in try rclone.lsjson(memos, filesOnly: true, hash: hash) }
             }
         }
 
@@ -281,13 +295,17 @@ public struct RcloneStore: MemoStore {
             let listing = startListing()
             var listed = Listed()
             var cached: [String: CachedFile] = [:]
+            var stampsKept: Set<String> = []
             var early: Set<String> = []
-            var stampsKept: Pending<Set<String>>?
             if deep {
                 removeStagingOfEndedRuns()
-                cached = source.refresh ? [:] : CachedFile.read(fingerprintsURL)
-                stampsKept = Pending { [cached, cacheFolder] in CachedFile.stampsKept(cached, in: cacheFolder.appendingPathComponent("memos")) }
-                early = fetchEarly(cached: cached)
+                // The cache's record is read, and its files' stamps checked, while the early copy runs.
+                let record = Pending { [source, fingerprintsURL, cacheFolder] () -> ([String: CachedFile], Set<String>) in
+                    let cached = source.refresh ? [:] : CachedFile.read(fingerprintsURL)
+                    return (cached, CachedFile.stampsKept(cached, in: cacheFolder.appendingPathComponent("memos")))
+                }
+                early = fetchEarly()
+                (cached, stampsKept) = record.wait()
             }
             let entries: [Rclone.Entry]
             switch listing.wait() {
@@ -304,7 +322,7 @@ public struct RcloneStore: MemoStore {
             listed.problems += duplicates
             listed.names = unique.map(\.name)
             if deep {
-                listed = fetch(unique, into: listed, cached: cached, stampsKept: stampsKept?.wait() ?? [], early: early, sizeLimit: limits.memoSizeLimit)
+                listed = fetch(unique, into: listed, cached: cached, stampsKept: stampsKept, early: early, sizeLimit: limits.memoSizeLimit)
             }
             return .success(store(listed, deep: deep))
         }
@@ -322,15 +340,14 @@ public struct RcloneStore: MemoStore {
 
         /// While `memos/` is being listed, downloads into the staging folder
         /// the memo files whose index entry changed since the cache's last
-        /// run, or which the cache lacks; gives their names. Each is kept
-        /// later only if it is what the listing lists (size, time, MD5).
-        /// None without an index from a last run, as on a first fill.
-        private func fetchEarly(cached: [String: CachedFile]) -> Set<String> {
+        /// run; gives their names. Each is kept later only if it is what the
+        /// listing lists (size, time, MD5). None without an index from a
+        /// last run, as on a first fill.
+        private func fetchEarly() -> Set<String> {
             guard let previousIndex else { return [] }
             var names: [String] = []
             let clean = IndexReader.forEachClean(atPath: indexCopy.path) { entry in
-                let name = entry.spelledAs.fileName(of: entry.id)
-                if previousIndex[entry.id] != entry || cached[name] == nil { names.append(name) }
+                if previousIndex[entry.id] != entry { names.append(entry.spelledAs.fileName(of: entry.id)) }
             }
             guard clean, !names.isEmpty, (try? AtomicFile.makeFolder(staging)) != nil else { return [] }
             // Sizes are known only from the listing, so this copy stops after 64 KiB a file on
