@@ -143,6 +143,14 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
             \(listed.path): DAMAGED: 2 of 17 files differ from manifest.json.
 
             """)
+
+        // A folder where a listed file should be is named as a folder, not as missing.
+        let folderInPlace = try exportFolder(sample)
+        try FileManager.default.removeItem(at: folderInPlace.appendingPathComponent("memos.json"))
+        try FileManager.default.createDirectory(at: folderInPlace.appendingPathComponent("memos.json"), withIntermediateDirectories: false)
+        let folder = try runArray(["verify", folderInPlace.path])
+        #expect(folder.code == 2)
+        #expect(folder.stdout.contains("memos.json: is a folder, not a regular file"), "\(folder.stdout)")
     }
 
     @Test func aManifestThatNamesAPathOutsideTheExportIsNotFollowed() throws {

@@ -125,8 +125,9 @@ package struct ExportVerifier {
                                             problem: "is not a path inside the export (absolute, with '..' or a control character), so it is not read")
                 continue
             }
-            let kind = onDisk.removeValue(forKey: record.path)
             let url = export.url.appending(path: record.path, directoryHint: .notDirectory)
+            // What the listing of files passed over (a folder where a file should be) is named as what it is.
+            let kind = onDisk.removeValue(forKey: record.path) ?? Optional(FileKind(path: url.path)).flatMap { $0 == .missing ? nil : $0 }
             guard let kind, kind.isRegular else {
                 checks[record.path] = .init(place: .folder, path: record.path, status: kind == nil ? .missing : .unreadable,
                                             problem: kind == nil ? "manifest.json lists it, but it is not there" : "is \(kind!.description), not a regular file")
