@@ -547,7 +547,7 @@ extension Commands {
         }
         do {
             let counts = try ExportRestore.restore(export, to: dir, shownDir: toPath)
-            console.out("\(escapedForDisplay(toPath))  \(counts.total) memos (\(counts.active) active, \(counts.archived) archived) restored from \(escapedForDisplay(path)), read back and equal to the export memo by memo\n")
+            console.out("\(escapedForDisplay(toPath))  \(counts.inWords) restored from \(escapedForDisplay(path)), read back and equal to the export memo by memo\n")
             return .done
         } catch {
             console.err("Error: \(errorWords(error))\n")

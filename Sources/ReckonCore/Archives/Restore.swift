@@ -24,10 +24,14 @@ package enum ExportRestore {
             if FileKind(path: dir.path) == .directory {
                 // A folder that exists (empty) keeps its inode, owner and permissions: the two
                 // entries move into it, index.json last, and never over anything put there since.
-                for name in ["memos", "index.json"] {
-                    guard reckon_rename_no_replace(staging.appendingPathComponent(name).path, dir.appendingPathComponent(name).path) == 0 else {
-                        throw OutputError(path: shownDir + "/" + name, reason: AtomicFile.lastError())
-                    }
+                guard reckon_rename_no_replace(staging.appendingPathComponent("memos").path, dir.appendingPathComponent("memos").path) == 0 else {
+                    throw OutputError(path: shownDir + "/memos", reason: AtomicFile.lastError())
+                }
+                guard reckon_rename_no_replace(staging.appendingPathComponent("index.json").path, dir.appendingPathComponent("index.json").path) == 0 else {
+                    let reason = AtomicFile.lastError()
+                    // The memos moved in a moment ago are this restore's own: they go back, so nothing half-restored stays.
+                    _ = rename(dir.appendingPathComponent("memos").path, staging.appendingPathComponent("memos").path)
+                    throw OutputError(path: shownDir + "/index.json", reason: reason)
                 }
                 try ExportFolder.removeTree(staging.path)
                 try ExportFolder.flush(dir)
@@ -87,7 +91,7 @@ package enum ExportRestore {
         _ = try index.finish()
         TestStop.at("restore-written")
         guard facts.counts == manifest.counts else {
-            throw ExportReadError(path: export.shown, reason: "its memos.json holds \(facts.counts.total) memos, but manifest.json counts \(manifest.counts.total); nothing was restored")
+            throw ExportReadError(path: export.shown, reason: "its memos.json holds \(facts.counts.inWords), but manifest.json counts \(manifest.counts.inWords); nothing was restored")
         }
         // Read back as any memo folder is read, and compared memo by memo.
         let spec = SideSpec(role: .remote, name: "restored", label: "the restored folder", path: shownDir, location: .folder(staging))

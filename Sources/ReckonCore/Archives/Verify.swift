@@ -317,14 +317,11 @@ package struct ExportVerifier {
     /// manifest's counts and missing memos, and against each other.
     private func checkMemos(_ memos: Memos, against manifest: ExportManifest, into result: inout ExportVerification) {
         func problem(_ path: String, _ message: String) { result.problems.append(.init(path: path, message: message)) }
-        func words(_ counts: MemoCounts) -> String {
-            "\(counts.total) memo\(counts.total == 1 ? "" : "s") (\(counts.active) active, \(counts.archived) archived)"
-        }
         let missing = Set(manifest.missing.map(\.id))
         if let json = memos.json {
             result.memosJSONCounts = json.counts
             for message in json.problems { problem(memos.jsonPath, message) }
-            if json.counts != manifest.counts { problem(memos.jsonPath, "holds \(words(json.counts)); manifest.json counts \(words(manifest.counts))") }
+            if json.counts != manifest.counts { problem(memos.jsonPath, "holds \(json.counts.inWords); manifest.json counts \(manifest.counts.inWords)") }
             for id in json.ids.intersection(missing).sorted() { problem(memos.jsonPath, "holds memo \(id), which manifest.json says could not be exported") }
         }
         guard let markdown = memos.markdown else { return }
@@ -342,7 +339,7 @@ package struct ExportVerifier {
             if memo.archived { counts.archived += 1 } else { counts.active += 1 }
         }
         result.markdownCounts = counts
-        if counts != manifest.counts { problem(memos.markdownPath, "holds \(words(counts)); manifest.json counts \(words(manifest.counts))") }
+        if counts != manifest.counts { problem(memos.markdownPath, "holds \(counts.inWords); manifest.json counts \(manifest.counts.inWords)") }
         if let json = memos.json, json.problems.isEmpty {
             for id in json.ids.subtracting(ids).sorted() { problem(memos.markdownPath, "has no file for memo \(id), which memos.json holds") }
             for id in ids.subtracting(json.ids).sorted() { problem(memos.markdownPath, "has a file for memo \(id), which memos.json does not hold") }
@@ -396,9 +393,8 @@ extension ExportVerification {
             var held: [String] = []
             if memosJSONCounts != nil { held.append("memos.json") }
             if markdownCounts != nil { held.append("markdown/") }
-            let memos = "\(counts.total) memo\(counts.total == 1 ? "" : "s") (\(counts.active) active, \(counts.archived) archived)"
             lines.append("\(escapedForDisplay(shown)): whole. The \(where_), size and SHA-256; "
-                         + "\(memos) in \(held.isEmpty ? "none of its files" : held.joined(separator: " and ")), as manifest.json counts.")
+                         + "\(counts.inWords) in \(held.isEmpty ? "none of its files" : held.joined(separator: " and ")), as manifest.json counts.")
         }
         return lines.map { $0 + "\n" }.joined()
     }

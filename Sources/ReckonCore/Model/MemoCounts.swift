@@ -25,4 +25,9 @@ public struct MemoCounts: Sendable, Equatable, Codable {
     }
 
     public var total: Int { active + archived }
+
+    /// `4 memos (3 active, 1 archived)`, as messages say it.
+    public var inWords: String {
+        "\(total) memo\(total == 1 ? "" : "s") (\(active) active, \(archived) archived)"
+    }
 }
