@@ -69,7 +69,7 @@ extension ExportFolder {
                 let path = prefix + name
                 let full = folder + "/" + name
                 if prefix.isEmpty && name == Exporter.manifestName { continue }
-                if prefix.isEmpty, let pid = stagingProcess(name), kill(pid, 0) != 0 && errno == ESRCH { continue }
+                if prefix.isEmpty, let pid = stagingProcess(name), PrivateFolder.processIsGone(pid) { continue }
                 switch FileKind(path: full) {
                 case .directory:
                     guard folders.contains(path) else {

@@ -47,7 +47,7 @@ package enum ExportFolder {
     static func removeStaleStaging(in dir: URL) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [] {
             let path = dir.appendingPathComponent(name).path
-            guard let pid = stagingProcess(name), pid != getpid(), kill(pid, 0) != 0 && errno == ESRCH,
+            guard let pid = stagingProcess(name), pid != getpid(), PrivateFolder.processIsGone(pid),
                   FileKind(path: path) == .directory, holdsOnlyStagedFiles(path) else { continue }
             try? removeTree(path)
         }
@@ -246,7 +246,7 @@ package enum TestStop {
     package static func wait(at name: String) {
         let environment = ProcessInfo.processInfo.environment
         guard environment["RECKON_TEST_WAIT_AT"] == name, let file = environment["RECKON_TEST_WAIT_FILE"] else { return }
-        FileManager.default.createFile(atPath: file + ".reached", contents: nil)
+        _ = FileManager.default.createFile(atPath: file + ".reached", contents: nil)
         for _ in 0..<300 where FileManager.default.fileExists(atPath: file) { usleep(100_000) }
     }
 }

@@ -25,7 +25,7 @@ public struct RcloneStore: MemoStore {
 
     public func count() -> SideListing {
         let remote: Remote
-        switch Remote.open(source, limits: limits, listing: false) {
+        switch Remote.open(source, limits: limits, need: .index) {
         case .success(let opened): remote = opened
         case .failure(let problem): return failed(problem)
         }
@@ -67,7 +67,7 @@ public struct RcloneStore: MemoStore {
 
     public func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
                                              then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>] {
-        switch Remote.open(source, limits: limits, listing: true) {
+        switch Remote.open(source, limits: limits, need: .files) {
         case .success(let remote):
             let listed = try? remote.listed(deep: true, limits: limits).get()
             defer { remote.waitForRecord() }
@@ -80,7 +80,7 @@ public struct RcloneStore: MemoStore {
 
     /// The remote opened and `memos/` listed (with `deep`, its memo files downloaded).
     private func listedRemote(deep: Bool) -> Result<(Remote, Listed), Problem> {
-        Remote.open(source, limits: limits, listing: true).flatMap { opened in opened.listed(deep: deep, limits: limits).map { (opened, $0) } }
+        Remote.open(source, limits: limits, need: deep ? .files : .listing).flatMap { opened in opened.listed(deep: deep, limits: limits).map { (opened, $0) } }
     }
 
     private func failed(_ problem: Problem) -> SideListing {
@@ -166,10 +166,21 @@ public struct RcloneStore: MemoStore {
 
         private static let opened = Mutex<[RcloneSource: Remote]>([:])
 
+        /// What a run needs of a remote beyond its `index.json`.
+        enum Need {
+            /// Nothing: counts read the index alone.
+            case index
+            /// The listing of `memos/` (a quick check).
+            case listing
+            /// The memo files too (a deep check, an export).
+            case files
+        }
+
         /// The remote with its `index.json` in the cache: read once a run.
-        /// With `listing`, `memos/` starts being listed at once.
-        static func open(_ source: RcloneSource, limits: ReadLimits, listing: Bool) -> Result<Remote, Problem> {
+        /// When more is needed, `memos/` starts being listed at once.
+        static func open(_ source: RcloneSource, limits: ReadLimits, need: Need) -> Result<Remote, Problem> {
             if let known = opened.withLock({ $0[source] }) { return .success(known) }
+            let listing = need != .index
             let rclone: Rclone
             do {
                 rclone = try Rclone(config: source.config, flags: source.flags)
@@ -196,7 +207,7 @@ public struct RcloneStore: MemoStore {
             let root = nested ? Rclone.joined(source.remote, MemoFolder.nestedFolder) : source.remote
             let cacheFolder = source.cache.appendingPathComponent(Rclone.cacheName(of: source.remote))
             var previousIndex: [MemoID: IndexEntry]?
-            if listing && !source.refresh {
+            if need == .files && !source.refresh {
                 var byID: [MemoID: IndexEntry] = [:]
                 let clean = IndexReader.forEachClean(atPath: cacheFolder.appendingPathComponent("index.json").path) { byID[$0.id] = $0 }
                 previousIndex = clean ? byID : nil
@@ -333,7 +344,7 @@ public struct RcloneStore: MemoStore {
         private func removeStagingOfEndedRuns() {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: cacheFolder.path)) ?? []
             for name in names where name.hasPrefix("staging-") {
-                guard let pid = pid_t(name.dropFirst(8)), pid == getpid() || (kill(pid, 0) == -1 && errno == ESRCH) else { continue }
+                guard let pid = pid_t(name.dropFirst(8)), pid == getpid() || PrivateFolder.processIsGone(pid) else { continue }
                 try? ExportFolder.removeTree(cacheFolder.appendingPathComponent(name).path)
             }
         }

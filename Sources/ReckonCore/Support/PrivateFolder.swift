@@ -49,12 +49,17 @@ package enum PrivateFolder {
             var info = stat()
             let path = parent + "/" + name
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_mode & 0o7777 == 0o700, info.st_uid == getuid(),
-                  kill(pid, 0) == -1 && errno == ESRCH,
+                  processIsGone(pid),
                   let inside = try? FileManager.default.contentsOfDirectory(atPath: path),
                   inside.allSatisfy({ ownNames.contains($0) && FileKind(path: path + "/" + $0).isRegular })
             else { continue }
             try? ExportFolder.removeTree(path)
         }
+    }
+
+    /// Whether no process has this pid any more (its run was killed or ended).
+    package static func processIsGone(_ pid: pid_t) -> Bool {
+        kill(pid, 0) == -1 && errno == ESRCH
     }
 
     private static let made_ = Mutex<[String]>([])
