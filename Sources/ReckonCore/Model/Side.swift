@@ -18,6 +18,8 @@ public struct SideSpec: Sendable, Equatable {
     public var path: String
     /// Where the side is and what kind of store holds it.
     public var location: SideLocation
+    /// Marked `"readOnly": true`: `reckon apply` never writes it.
+    public var readOnly = false
 
     public init(role: SideRole, name: String, label: String, path: String, location: SideLocation) {
         self.role = role

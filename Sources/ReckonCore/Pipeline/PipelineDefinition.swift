@@ -127,7 +127,7 @@ extension PipelineDefinition {
     static let topKeys: Set<String> = ["schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
                                        "timeZone", "failOnDrift", "limits", "cache", "state", "alarm"]
     static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
-    static let sideKeys: Set<String> = ["name", "label", "kind", "path", "app", "model", "remote", "config", "flags", "timeouts"]
+    static let sideKeys: Set<String> = ["name", "label", "kind", "path", "app", "model", "remote", "config", "flags", "timeouts", "readOnly"]
     /// The kinds of side this reckon reads.
     static let sideKinds = ["folder", "store", "rclone"]
     static let timeoutKeys: Set<String> = ["connect", "io", "call"]
@@ -230,13 +230,18 @@ private struct DefinitionReader {
                 throw fail("\(key).\(wrong)", "is read only for a side of kind \"\(otherKind)\"")
             }
         }
+        let readOnly = try bool(object, "readOnly", in: key) ?? false
         if kind == "rclone" {
             if object["path"] != nil { throw fail("\(key).path", "is not read for a side of kind \"rclone\"; name the folder with \"remote\"") }
-            return try rcloneSide(object, key, role: role, name: name, label: label)
+            var side = try rcloneSide(object, key, role: role, name: name, label: label)
+            side.readOnly = readOnly
+            return side
         }
         let path = try string(object, "path", in: key, required: true)!
         guard kind == "store" else {
-            return SideSpec(role: role, name: name, label: label, path: path, location: .folder(url(path)))
+            var side = SideSpec(role: role, name: name, label: label, path: path, location: .folder(url(path)))
+            side.readOnly = readOnly
+            return side
         }
         let sideURL = url(path)
         var source = StoreSource(url: sideURL, isBackup: FileKind(path: sideURL.path) == .directory,

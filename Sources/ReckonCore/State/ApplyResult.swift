@@ -1,0 +1,100 @@
+import Foundation
+
+/// What one `reckon apply` (or `reckon undo`) run did, action by action:
+/// the report's model, written as `report.json` in the run's folder.
+public struct ApplyResult: Sendable, Equatable, Codable {
+    public static let currentSchemaVersion = 1
+
+    public enum Mode: String, Sendable, Codable {
+        case apply
+        case undo
+    }
+
+    /// What became of one action.
+    public enum Outcome: String, Sendable, Codable {
+        /// Written, after its backup was verified.
+        case applied
+        /// Already as planned (written by an interrupted run of this plan, or by someone else the same way).
+        case alreadyDone = "already-done"
+        /// Its target changed since the plan (or, for undo, since the apply): left exactly as found.
+        case changedSince = "changed-since"
+        /// Destructive, and not confirmed (no `--yes`, no typed "yes").
+        case notConfirmed = "not-confirmed"
+        /// A backup or a write failed; nothing was written for this memo, or what was written was put back.
+        case failed
+        /// A conflict left for a person to choose.
+        case conflict
+        /// The plan said it could not be done (a store or read-only side).
+        case notPossible = "not-possible"
+        /// Nothing to do (a memo that cannot be compared).
+        case nothing
+        /// Undo: put back as it was before the apply.
+        case restored
+    }
+
+    public struct ActionResult: Sendable, Equatable, Codable {
+        public var id: MemoID
+        public var action: PlanAction.Kind
+        public var from: SideRole?
+        public var to: SideRole?
+        public var outcome: Outcome
+        /// Why, in words: the plan's reason, then what happened.
+        public var reason: String
+        public var detail: String?
+        public var choice: String?
+        public var versions: [String: MemoVersion]
+
+        public init(_ action: PlanAction, outcome: Outcome, detail: String? = nil) {
+            id = action.id
+            self.action = action.action
+            from = action.from
+            to = action.to
+            self.outcome = outcome
+            reason = action.reason
+            self.detail = detail
+            choice = action.choice
+            versions = Dictionary(uniqueKeysWithValues: action.versions.map { ($0.key.rawValue, $0.value) })
+        }
+    }
+
+    public var schemaVersion = ApplyResult.currentSchemaVersion
+    public var mode: Mode
+    /// The run's id: its UTC start time (`20261201T173000Z`).
+    public var run: String
+    public var resumed: Bool
+    public var pipeline: String
+    /// The local side, then the remote, as the plan names them.
+    public var sides: [PlanSide]
+    /// Where this run's backups are (a path inside the state folder).
+    public var backups: String
+    public var actions: [ActionResult]
+    /// Sentences about the run as a whole (a lock taken over, a file that could not be restored).
+    public var notes: [String]
+
+    public init(mode: Mode, run: String, resumed: Bool, pipeline: String, sides: [PlanSide], backups: String,
+                actions: [ActionResult] = [], notes: [String] = []) {
+        self.mode = mode
+        self.run = run
+        self.resumed = resumed
+        self.pipeline = pipeline
+        self.sides = sides
+        self.backups = backups
+        self.actions = actions
+        self.notes = notes
+    }
+
+    /// 0 when everything planned was done, 1 when something was skipped
+    /// (changed since, not confirmed, a conflict, not possible), 2 when a
+    /// backup or a write failed.
+    public var exitCode: Int32 {
+        if actions.contains(where: { $0.outcome == .failed }) { return 2 }
+        let settled: Set<Outcome> = [.applied, .alreadyDone, .nothing, .restored]
+        return actions.allSatisfy { settled.contains($0.outcome) } ? 0 : 1
+    }
+
+    /// How many actions ended each way.
+    public var totals: [Outcome: Int] { actions.reduce(into: [:]) { $0[$1.outcome, default: 0] += 1 } }
+
+    /// `report.json`'s bytes.
+    public var data: Data { JSONWriter.data(try! JSONValue(encoding: self)) }
+}

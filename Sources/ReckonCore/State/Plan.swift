@@ -1,0 +1,301 @@
+import Foundation
+
+/// What `reckon plan` decided for one pair of sides, written as `plan.json`
+/// and carried out by `reckon apply`. It holds every byte apply will write
+/// and every change tag apply checks first, so apply needs nothing else
+/// from the sides it was made from, and writes nothing that is not in it.
+public struct Plan: Sendable, Equatable, Codable {
+    public static let currentSchemaVersion = 1
+
+    public var schemaVersion = Plan.currentSchemaVersion
+    public var reckonVersion = Reckon.version
+    /// When the plan was made; apply refuses a plan older than `--max-age`.
+    public var createdAt: Timestamp
+    /// The pipeline's name, and its definition file's real path when the
+    /// plan was made from one (apply reads the sides from it again).
+    public var pipeline: String
+    public var definition: String?
+    /// The real path of the state folder: backups, journals and baselines go there.
+    public var stateDir: String
+    /// The local side, then the remote.
+    public var sides: [PlanSide]
+    public var actions: [PlanAction]
+
+    public init(createdAt: Timestamp, pipeline: String, definition: String?, stateDir: String, sides: [PlanSide], actions: [PlanAction]) {
+        self.createdAt = createdAt
+        self.pipeline = pipeline
+        self.definition = definition
+        self.stateDir = stateDir
+        self.sides = sides
+        self.actions = actions
+    }
+
+    /// The side playing `role`.
+    public func side(_ role: SideRole) -> PlanSide { sides[role == .local ? 0 : 1] }
+
+    /// How many actions of each kind, for the summary line.
+    public var totals: [PlanAction.Kind: Int] {
+        actions.reduce(into: [:]) { $0[$1.action, default: 0] += 1 }
+    }
+
+    /// Whether there is anything to do or to choose.
+    public var isEmpty: Bool { actions.isEmpty }
+}
+
+/// One side as the plan saw it.
+public struct PlanSide: Sendable, Equatable, Codable {
+    public var role: SideRole
+    public var name: String
+    public var label: String
+    /// The path as given, a remote's secrets masked.
+    public var path: String
+    /// `folder`, `store` or `rclone`.
+    public var kind: String
+    /// What identifies the side whatever spelled its path: a folder's real
+    /// path, a store's, a remote's hash (never its secrets).
+    public var place: String
+    /// For a folder, its real path; for a remote, its `name:path` when it
+    /// holds no secret (else apply reads it from the definition again).
+    public var location: String?
+    public var rcloneConfig: String?
+    public var rcloneFlags: [String]?
+    /// Whether apply may write here; when not, why (a store, read-only).
+    public var writable: Bool
+    public var notWritable: String?
+    /// `index.json`'s change tag when the plan was made (folders and remotes).
+    public var index: FileTag?
+    /// Memos counted on the side (active and archived), for `--max-delete`.
+    public var liveMemos: Int
+}
+
+/// One memo's action.
+public struct PlanAction: Sendable, Equatable, Codable {
+    public enum Kind: String, Sendable, Codable, CaseIterable {
+        /// Copy one side's version to the other (added or edited on one side only).
+        case copy
+        /// Set `deletedAt` in the memo file and its index entry (deleted on one side only).
+        case softDelete = "soft-delete"
+        /// Add the index entry of a valid memo file that has none.
+        case fixIndex = "fix-index"
+        /// Changed on both sides, or no baseline to tell: a person chooses.
+        case conflict
+        /// The action would need a side that is never written.
+        case notPossible = "not-possible"
+        /// Cannot be compared (`!`): nothing is done.
+        case none
+    }
+
+    public var id: MemoID
+    public var sigil: Difference.Sigil
+    public var kind: Difference.Kind
+    public var changed: Difference.Changed?
+    public var action: Kind
+    /// The side whose version wins, and the side written.
+    public var from: SideRole?
+    public var to: SideRole?
+    /// Why, in words.
+    public var reason: String
+    /// The choice that settled a conflict (`--take ID=local`, `--prefer newer`), said in so many words.
+    public var choice: String?
+    /// Whether it deletes or overwrites, and so needs `--yes`.
+    public var destructive: Bool
+    /// For a conflict settled with `both`: the new id of the conflict copy.
+    public var conflictCopy: MemoID?
+    /// Every file written, with what it held when planned.
+    public var writes: [PlannedWrite]
+    /// Every index entry changed or added.
+    public var indexChanges: [PlannedIndexChange]
+    /// Each side's version, for a person to choose between.
+    public var versions: [SideRole: MemoVersion]
+
+    enum CodingKeys: String, CodingKey {
+        case id, sigil, kind, changed, action, from, to, reason, choice, destructive, conflictCopy, writes, indexChanges, versions
+    }
+
+    public init(id: MemoID, sigil: Difference.Sigil, kind: Difference.Kind, changed: Difference.Changed?, action: Kind, reason: String) {
+        self.id = id
+        self.sigil = sigil
+        self.kind = kind
+        self.changed = changed
+        self.action = action
+        self.reason = reason
+        destructive = false
+        writes = []
+        indexChanges = []
+        versions = [:]
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(MemoID.self, forKey: .id)
+        sigil = try container.decode(Difference.Sigil.self, forKey: .sigil)
+        kind = try container.decode(Difference.Kind.self, forKey: .kind)
+        changed = try container.decodeIfPresent(Difference.Changed.self, forKey: .changed)
+        action = try container.decode(Kind.self, forKey: .action)
+        from = try container.decodeIfPresent(SideRole.self, forKey: .from)
+        to = try container.decodeIfPresent(SideRole.self, forKey: .to)
+        reason = try container.decode(String.self, forKey: .reason)
+        choice = try container.decodeIfPresent(String.self, forKey: .choice)
+        destructive = try container.decode(Bool.self, forKey: .destructive)
+        conflictCopy = try container.decodeIfPresent(MemoID.self, forKey: .conflictCopy)
+        writes = try container.decode([PlannedWrite].self, forKey: .writes)
+        indexChanges = try container.decode([PlannedIndexChange].self, forKey: .indexChanges)
+        let byName = try container.decode([String: MemoVersion].self, forKey: .versions)
+        versions = Dictionary(uniqueKeysWithValues: byName.compactMap { key, value in SideRole(rawValue: key).map { ($0, value) } })
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(sigil, forKey: .sigil)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(changed, forKey: .changed)
+        try container.encode(action, forKey: .action)
+        try container.encode(from, forKey: .from)
+        try container.encode(to, forKey: .to)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(choice, forKey: .choice)
+        try container.encode(destructive, forKey: .destructive)
+        try container.encode(conflictCopy, forKey: .conflictCopy)
+        try container.encode(writes, forKey: .writes)
+        try container.encode(indexChanges, forKey: .indexChanges)
+        try container.encode(Dictionary(uniqueKeysWithValues: versions.map { ($0.key.rawValue, $0.value) }), forKey: .versions)
+    }
+}
+
+/// One memo file apply writes: its path in the side, what it held when
+/// planned (nil: absent), and the whole new content.
+public struct PlannedWrite: Sendable, Equatable, Codable {
+    public var side: SideRole
+    /// `memos/<id>.json`, the id spelled as the side spells its ids.
+    public var path: String
+    public var before: FileTag?
+    /// The new file's size and SHA-256.
+    public var size: Int64
+    public var sha256: String
+    /// The new file's text (memo files are UTF-8 JSON).
+    public var content: String
+
+    public init(side: SideRole, path: String, before: FileTag?, content: Data) {
+        self.side = side
+        self.path = path
+        self.before = before
+        size = Int64(content.count)
+        sha256 = SHA256.hex(of: content)
+        self.content = String(decoding: content, as: UTF8.self)
+    }
+
+    public var data: Data { Data(content.utf8) }
+}
+
+/// One entry of a side's `index.json` that apply changes or adds. Apply
+/// reads `index.json` again and merges: the entry must still be as the
+/// plan saw it (`before`), and every other entry and key stays.
+public struct PlannedIndexChange: Sendable, Equatable, Codable {
+    public var side: SideRole
+    /// The id as the side's index spells it.
+    public var id: String
+    /// The entry when planned; nil when there was none (an entry is added at the end).
+    public var before: EntryState?
+    /// The entry's known fields as apply leaves them.
+    public var after: EntryState
+
+    public init(side: SideRole, id: String, before: EntryState?, after: EntryState) {
+        self.side = side
+        self.id = id
+        self.before = before
+        self.after = after
+    }
+}
+
+/// The fields of an index entry that reckon reads.
+public struct EntryState: Sendable, Equatable, Codable {
+    public var modifiedTime: Timestamp
+    public var archivedAt: Timestamp?
+    public var deletedAt: Timestamp?
+    public var changeTag: String?
+
+    public init(modifiedTime: Timestamp, archivedAt: Timestamp?, deletedAt: Timestamp?, changeTag: String?) {
+        self.modifiedTime = modifiedTime
+        self.archivedAt = archivedAt
+        self.deletedAt = deletedAt
+        self.changeTag = changeTag
+    }
+
+    public init(_ entry: IndexEntry) {
+        self.init(modifiedTime: entry.modifiedTime, archivedAt: entry.archivedAt, deletedAt: entry.deletedAt, changeTag: entry.changeTag)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(modifiedTime, forKey: .modifiedTime)
+        try container.encode(archivedAt, forKey: .archivedAt)
+        try container.encode(deletedAt, forKey: .deletedAt)
+        try container.encode(changeTag, forKey: .changeTag)
+    }
+
+    /// Whether an entry read now is the one planned: times as instants.
+    func matches(_ entry: IndexEntry?) -> Bool {
+        guard let entry else { return false }
+        return entry.modifiedTime == modifiedTime && entry.archivedAt == archivedAt && entry.deletedAt == deletedAt
+            && entry.changeTag == changeTag
+    }
+}
+
+/// One side's version of a memo, shown beside the other's for a choice.
+public struct MemoVersion: Sendable, Equatable, Codable {
+    public var title: String?
+    public var modifiedTime: Timestamp?
+    public var archivedAt: Timestamp?
+    public var deletedAt: Timestamp?
+    /// The first lines of the body (at most 3 lines of 120 characters).
+    public var firstLines: [String]
+
+    public init(title: String?, modifiedTime: Timestamp?, archivedAt: Timestamp?, deletedAt: Timestamp?, body: String?) {
+        self.title = title
+        self.modifiedTime = modifiedTime
+        self.archivedAt = archivedAt
+        self.deletedAt = deletedAt
+        firstLines = (body ?? "").split(separator: "\n", omittingEmptySubsequences: true).prefix(3).map { String($0.prefix(120)) }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(title, forKey: .title)
+        try container.encode(modifiedTime, forKey: .modifiedTime)
+        try container.encode(archivedAt, forKey: .archivedAt)
+        try container.encode(deletedAt, forKey: .deletedAt)
+        try container.encode(firstLines, forKey: .firstLines)
+    }
+}
+
+extension Plan {
+    /// `plan.json`'s bytes: sorted keys, so the same plan gives the same bytes.
+    public var data: Data { JSONWriter.data(try! JSONValue(encoding: self)) }
+
+    /// Reads a plan file, or says in words why it cannot be used.
+    public static func read(_ url: URL, shown: String) throws(PlanError) -> Plan {
+        let data: Data
+        do {
+            data = try readRegularFile(atPath: url.path, limit: 1 << 30)
+        } catch {
+            throw PlanError("\(shown): \(FileKind(path: url.path) == .missing ? "no such file" : error.message)")
+        }
+        guard case .object(let top)? = try? JSONValue.parse(data) else { throw PlanError("\(shown): is not a plan (not a JSON object)") }
+        guard let version = top["schemaVersion"]?.double else { throw PlanError("\(shown): is not a plan made by reckon plan (no schemaVersion)") }
+        guard version == Double(currentSchemaVersion) else {
+            throw PlanError("\(shown): is a plan of schema version \(version.formatted()), which this reckon does not read; make it again with this reckon")
+        }
+        do {
+            return try JSONDecoder().decode(Plan.self, from: data)
+        } catch {
+            throw PlanError("\(shown): is not a whole plan (\(describe(error))); make it again with reckon plan")
+        }
+    }
+}
+
+/// Why a plan cannot be made, read or carried out, in one sentence.
+public struct PlanError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
