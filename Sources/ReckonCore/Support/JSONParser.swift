@@ -66,6 +66,23 @@ package struct RepeatedKey: Sendable, Equatable {
 package struct JSONDocument: Sendable {
     package var value: JSONValue
     package var repeatedKeys: [RepeatedKey]
+    /// Where the root value stands in the text, with its members' places
+    /// down to the depth asked for (`spanDepth`); nil when none was asked.
+    package var span: JSONSpan?
+}
+
+/// Where one value stands in a JSON text, as byte offsets from the start of
+/// the text: what an edit needs to replace it and keep every other byte.
+package struct JSONSpan: Sendable, Equatable {
+    /// The member's key, for a member of an object.
+    package var key: String?
+    /// Where the member's key starts (its opening quote), for a member of an object.
+    package var keyStart: Int?
+    /// The value's bytes, from its first to just after its last.
+    package var value: Range<Int>
+    /// The spans of an array's items or an object's members, in text order,
+    /// when the value stands above the depth asked for; else empty.
+    package var members: [JSONSpan] = []
 }
 
 /// reckon's one JSON reader. It reads RFC 8259 JSON and nothing else: UTF-8
@@ -75,20 +92,21 @@ package struct JSONDocument: Sendable {
 /// were written with. Keys written twice are reported, never resolved.
 package enum JSONParser {
     /// Parses `data` as one JSON value, arrays and objects nested at most
-    /// `depthLimit` deep.
-    package static func parse(_ data: Data, depthLimit: Int = 64) throws(JSONSyntaxError) -> JSONDocument {
+    /// `depthLimit` deep. With `spanDepth` above 0 it also records where the
+    /// root value stands and, that many levels down, where each member does.
+    package static func parse(_ data: Data, depthLimit: Int = 64, spanDepth: Int = 0) throws(JSONSyntaxError) -> JSONDocument {
         if let encoding = otherEncoding(data) {
             throw JSONSyntaxError(kind: .encoding, reason: "the file is \(encoding), not UTF-8")
         }
         let result: Result<JSONDocument, JSONSyntaxError> = data.withUnsafeBytes { bytes in
-            var reader = StrictReader(bytes: bytes, depthLimit: depthLimit)
+            var reader = StrictReader(bytes: bytes, depthLimit: depthLimit, spanDepth: spanDepth)
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.at = 3 }
             do throws(JSONSyntaxError) {
                 reader.skipSpace()
-                let value = try reader.value()
+                let (value, span) = try reader.value()
                 reader.skipSpace()
                 if reader.at < bytes.count { throw reader.unexpected("after the end of the JSON value") }
-                return .success(JSONDocument(value: value, repeatedKeys: reader.repeats))
+                return .success(JSONDocument(value: value, repeatedKeys: reader.repeats, span: spanDepth > 0 ? span : nil))
             } catch {
                 return .failure(error)
             }
@@ -131,13 +149,16 @@ extension JSONValue {
 private struct StrictReader {
     let bytes: UnsafeRawBufferPointer
     let depthLimit: Int
+    /// How many levels of containers record their members' spans.
+    let spanDepth: Int
     var at = 0
     var path: [RepeatedKey.Step] = []
     var repeats: [RepeatedKey] = []
 
-    init(bytes: UnsafeRawBufferPointer, depthLimit: Int) {
+    init(bytes: UnsafeRawBufferPointer, depthLimit: Int, spanDepth: Int) {
         self.bytes = bytes
         self.depthLimit = depthLimit
+        self.spanDepth = spanDepth
     }
 
     mutating func skipSpace() {
@@ -168,24 +189,30 @@ private struct StrictReader {
     }
 
     /// An array or object being read: its items or fields so far, and the
-    /// offset of the comma read last.
+    /// offset of the comma read last; where it starts, where its item being
+    /// read starts (an object member's key), and its members' spans when recorded.
     struct Open {
         var isObject: Bool
+        var start: Int
         var items: [JSONValue] = []
         var fields: [String: JSONValue] = [:]
         var comma: Int?
+        var itemStart = 0
+        var spans: [JSONSpan] = []
     }
 
     /// One value and everything inside it, read without recursion (a file
     /// may nest as deep as the limit allows, up to 10,000 levels), so no
     /// thread's stack bounds what can be read.
-    mutating func value() throws(JSONSyntaxError) -> JSONValue {
+    mutating func value() throws(JSONSyntaxError) -> (JSONValue, JSONSpan) {
         var open: [Open] = []
         while true {
             // A value starts here: a scalar is read whole; an array or
             // object is opened, and its first item or field read next.
             guard at < bytes.count else { throw unexpected("") }
             var value: JSONValue
+            let start = at
+            var members: [JSONSpan] = []
             switch bytes[at] {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 let isObject = bytes[at] == UInt8(ascii: "{")
@@ -198,8 +225,8 @@ private struct StrictReader {
                     at += 1
                     value = isObject ? .object([:]) : .array([])
                 } else {
-                    open.append(Open(isObject: isObject))
-                    try startItem(of: open[open.count - 1])
+                    open.append(Open(isObject: isObject, start: start))
+                    try startItem(of: &open[open.count - 1])
                     continue
                 }
             case UInt8(ascii: "\""): value = .string(try string())
@@ -211,8 +238,14 @@ private struct StrictReader {
             }
             // The value is whole: it goes into the container around it,
             // which then either goes on after a comma or closes.
+            var valueStart = start
             while var container = open.popLast() {
                 let step = path.removeLast()
+                if open.count < spanDepth {
+                    let key: String? = if case .key(let key) = step { key } else { nil }
+                    container.spans.append(JSONSpan(key: key, keyStart: key == nil ? nil : container.itemStart,
+                                                    value: valueStart..<at, members: members))
+                }
                 if container.isObject, case .key(let key) = step {
                     if container.fields[key] == nil {
                         container.fields[key] = value
@@ -229,22 +262,25 @@ private struct StrictReader {
                     container.comma = at
                     at += 1
                     skipSpace()
-                    try startItem(of: container)
+                    try startItem(of: &container)
                     open.append(container)
                     break
                 }
                 guard bytes[at] == close else { throw unexpected(container.isObject ? "where ',' or '}' should be" : "where ',' or ']' should be") }
                 at += 1
                 value = container.isObject ? .object(container.fields) : .array(container.items)
+                valueStart = container.start
+                members = container.spans
             }
-            if open.isEmpty { return value }
+            if open.isEmpty { return (value, JSONSpan(value: valueStart..<at, members: members)) }
         }
     }
 
     /// Reads up to where the next item of `container` starts: for an object
     /// its key and ':', onto `path`; for an array, its place onto `path`.
     /// The text is at a non-space byte after '{', '[' or ','.
-    mutating func startItem(of container: Open) throws(JSONSyntaxError) {
+    mutating func startItem(of container: inout Open) throws(JSONSyntaxError) {
+        container.itemStart = at
         let close = container.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
         if let comma = container.comma, at < bytes.count, bytes[at] == close {
             throw JSONSyntaxError(kind: .syntax, reason: "a comma before '\(Character(Unicode.Scalar(close)))' at byte \(comma)")

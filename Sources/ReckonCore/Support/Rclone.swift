@@ -7,8 +7,9 @@ import Glibc
 /// argument array (never a shell), stdin from /dev/null, read-safe global
 /// flags and a time limit per call, and turns every failure into a
 /// `Failure` with a sentence and rclone's own last line, secrets masked.
-/// Only read commands are built here: `cat`, `lsjson`, `config dump`, and
-/// `copy` from the remote into a local folder.
+/// `run` runs only read commands: `cat`, `lsjson`, `config dump`, and
+/// `copy` from the remote into a local folder. A command that writes to a
+/// remote runs only with a `WriteGrant`, which only apply and undo hold.
 public struct Rclone: Sendable {
     /// A failed call: what went wrong in words, and rclone's last line.
     public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
@@ -446,12 +447,46 @@ public struct Rclone: Sendable {
         throw Failure(.notInstalled, "rclone is not installed (no rclone on PATH): \(install)")
     }
 
-    /// Runs rclone with the global flags and `arguments`; stdout is kept
-    /// in memory, or written to `stdoutFile` (made with mode 0600) for big
-    /// outputs. Throws a Failure for any exit but 0, and stops rclone's
+    /// The commands that only read a remote; `copy` only into a local folder.
+    package static let readCommands: Set<String> = ["cat", "lsjson", "config", "copy"]
+    /// The commands that write to a remote, run only with a `WriteGrant`.
+    package static let writeCommands: Set<String> = ["copyto", "moveto", "deletefile"]
+
+    /// Whether `arguments` only read the remote: a read command, `config`
+    /// only as `config dump`, and `copy` only into an absolute local path.
+    static func onlyReads(_ arguments: [String]) -> Bool {
+        guard let command = arguments.first, readCommands.contains(command) else { return false }
+        switch command {
+        case "config": return arguments.dropFirst().first == "dump"
+        case "copy": return arguments.last?.hasPrefix("/") == true
+        default: return true
+        }
+    }
+
+    /// Runs rclone with the global flags and `arguments`, which must only
+    /// read the remote (`onlyReads`): anything else is refused. stdout is
+    /// kept in memory, or written to `stdoutFile` (made with mode 0600) for
+    /// big outputs. Throws a Failure for any exit but 0, and stops rclone's
     /// process group (SIGTERM, then SIGKILL after `grace`) at `callLimit`.
     @discardableResult
     package func run(_ arguments: [String], stdoutFile: URL? = nil) throws(Failure) -> Output {
+        guard Self.onlyReads(arguments) else {
+            throw Failure(.refused, "reckon does not run rclone \(Self.masked(arguments.first ?? "")) here: it only reads remotes, and writes to one only in reckon apply and undo")
+        }
+        return try launch(arguments, stdoutFile: stdoutFile)
+    }
+
+    /// Runs a command that writes to a remote (`writeCommands`, and what
+    /// `run` runs), as `run` does; only apply and undo hold a grant.
+    @discardableResult
+    package func run(_ arguments: [String], grant: WriteGrant) throws(Failure) -> Output {
+        guard let command = arguments.first, Self.writeCommands.contains(command) || Self.onlyReads(arguments) else {
+            throw Failure(.refused, "reckon does not run rclone \(Self.masked(arguments.first ?? "")): it writes to a remote only with copyto, moveto and deletefile")
+        }
+        return try launch(arguments, stdoutFile: nil)
+    }
+
+    private func launch(_ arguments: [String], stdoutFile: URL?) throws(Failure) -> Output {
         let path = try resolvedExecutable()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
