@@ -6,6 +6,8 @@ struct CommandSpec {
         var value: String?
         var help: String
         var required = false
+        /// May be given more than once; every value is kept, in order.
+        var repeats = false
     }
 
     var name: String
@@ -13,23 +15,25 @@ struct CommandSpec {
     /// Said after the usage (the exit codes of a command that has its own).
     var discussion: String? = nil
     var positionals: [(name: String, help: String)] = []
+    /// Positionals after those, which may be left out.
+    var optionalPositionals: [(name: String, help: String)] = []
     var options: [Option] = []
 
     var usage: String {
         var parts = ["reckon", name]
-        parts += positionals.map { "<\($0.name)>" }
+        parts += positionals.map { "<\($0.name)>" } + optionalPositionals.map { "[<\($0.name)>]" }
         for option in options {
             let text = option.value.map { "\(option.name) <\($0)>" } ?? option.name
-            parts.append(option.required ? text : "[\(text)]")
+            parts.append(option.required ? text : "[\(text)]" + (option.repeats ? " ..." : ""))
         }
         return parts.joined(separator: " ")
     }
 
     var help: String {
         var lines = ["OVERVIEW: \(abstract)", "", "USAGE: \(usage)", ""]
-        if !positionals.isEmpty {
+        if !(positionals + optionalPositionals).isEmpty {
             lines.append("ARGUMENTS:")
-            for positional in positionals { lines.append(helpLine("<\(positional.name)>", positional.help)) }
+            for positional in positionals + optionalPositionals { lines.append(helpLine("<\(positional.name)>", positional.help)) }
             lines.append("")
         }
         lines.append("OPTIONS:")
@@ -71,16 +75,18 @@ struct CommandSpec {
                     }
                     guard !value.isEmpty else { throw UsageError(command: self, message: "The value for '\(name) <\(valueName)>' is empty") }
                     parsed.values[name] = value
+                    parsed.lists[name, default: []].append(value)
                 } else {
                     guard inline == nil else { throw UsageError(command: self, message: "Unknown option '\(argument)'") }
                     parsed.flags.insert(name)
                 }
             } else {
-                guard parsed.positionals.count < positionals.count else {
+                let all = positionals + optionalPositionals
+                guard parsed.positionals.count < all.count else {
                     throw UsageError(command: self, message: "Unexpected argument '\(argument)'")
                 }
                 guard !argument.isEmpty else {
-                    throw UsageError(command: self, message: "The value for '<\(positionals[parsed.positionals.count].name)>' is empty")
+                    throw UsageError(command: self, message: "The value for '<\(all[parsed.positionals.count].name)>' is empty")
                 }
                 parsed.positionals.append(argument)
             }
@@ -104,6 +110,8 @@ func helpLine(_ left: String, _ right: String) -> String {
 struct ParsedArguments {
     var positionals: [String] = []
     var values: [String: String] = [:]
+    /// Every value of each option, in order (for an option that repeats).
+    var lists: [String: [String]] = [:]
     var flags: Set<String> = []
 }
 

@@ -100,7 +100,7 @@ enum Commands {
     /// Each subcommand and what runs it.
     static let all: [(spec: CommandSpec, perform: @Sendable (ParsedArguments, Console) -> ExitCode)] = [
         (run, runPipeline), (reconcile, runReconcile), (counts, runCounts), (export, runExport), (validate, runValidate),
-        (verify, runVerify), (diff, runDiff), (restore, runRestore),
+        (verify, runVerify), (diff, runDiff), (restore, runRestore), (plan, runPlan), (apply, runApply), (undo, runUndo),
     ]
 
     static var mainHelp: String {

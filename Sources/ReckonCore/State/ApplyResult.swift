@@ -70,6 +70,10 @@ public struct ApplyResult: Sendable, Equatable, Codable {
     public var actions: [ActionResult]
     /// Sentences about the run as a whole (a lock taken over, a file that could not be restored).
     public var notes: [String]
+    /// Undo: files left as found because they changed after the apply.
+    public var leftAlone: [String] = []
+    /// A file could not be read, written or put back (said in `notes`).
+    public var trouble = false
 
     public init(mode: Mode, run: String, resumed: Bool, pipeline: String, sides: [PlanSide], backups: String,
                 actions: [ActionResult] = [], notes: [String] = []) {
@@ -87,7 +91,8 @@ public struct ApplyResult: Sendable, Equatable, Codable {
     /// (changed since, not confirmed, a conflict, not possible), 2 when a
     /// backup or a write failed.
     public var exitCode: Int32 {
-        if actions.contains(where: { $0.outcome == .failed }) { return 2 }
+        if trouble || actions.contains(where: { $0.outcome == .failed }) { return 2 }
+        if !leftAlone.isEmpty { return 1 }
         let settled: Set<Outcome> = [.applied, .alreadyDone, .nothing, .restored]
         return actions.allSatisfy { settled.contains($0.outcome) } ? 0 : 1
     }

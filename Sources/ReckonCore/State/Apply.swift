@@ -1,0 +1,418 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Carries out a plan, and nothing that is not in it. Before each write
+/// the target is read again and must still be what the plan saw (its
+/// change tag); everything replaced is first copied to
+/// `backups/<run>/<side>/<path>` in the state folder and verified; every
+/// step is written to a journal before and after it is done, so a run
+/// killed at any moment is finished by `--resume` or put back by `undo`.
+package struct Applier {
+    package struct Options: Sendable {
+        /// Destructive actions (a deletion, an overwrite) were confirmed (`--yes`, or "yes" typed).
+        package var confirmed = false
+        /// Refuse a plan that soft-deletes more than this percent of a side's memos.
+        package var maxDeletePercent = 50.0
+        /// Refuse a plan older than this many seconds.
+        package var maxAge: Int64 = 86_400
+        /// Keep the backups of this many apply runs.
+        package var keepBackups = 10
+        /// Finish the interrupted run of this plan instead of starting one.
+        package var resume = false
+        package var now: Timestamp
+
+        package init(now: Timestamp) { self.now = now }
+    }
+
+    /// Why nothing was done: refused (exit 64) or trouble (exit 2).
+    package struct Refusal: Error, CustomStringConvertible {
+        package var description: String
+        package var isTrouble = false
+    }
+
+    let plan: Plan
+    let planData: Data
+    let options: Options
+    let stateDir: URL
+
+    package init(plan: Plan, planData: Data, options: Options) {
+        self.plan = plan
+        self.planData = planData
+        self.options = options
+        stateDir = URL(fileURLWithPath: plan.stateDir)
+    }
+
+    // MARK: - Guards
+
+    /// The plan's sides as they are now, refused when they are not the sides it was made from.
+    package static func sides(of plan: Plan) throws(Refusal) -> [SideSpec?] {
+        var definition: PipelineDefinition?
+        if let path = plan.definition {
+            do {
+                definition = try PipelineDefinition.load(from: URL(fileURLWithPath: path), displayPath: path)
+            } catch {
+                throw Refusal(description: "the plan was made from \(path), which cannot be read now: \(error)")
+            }
+        }
+        return try plan.sides.map { (planned: PlanSide) throws(Refusal) -> SideSpec? in
+            guard planned.writable else { return nil }
+            var spec: SideSpec
+            if let definition {
+                guard let found = ([definition.local] + definition.remotes).first(where: { $0.name == planned.name }) else {
+                    throw Refusal(description: "the plan was made from other sides: \(plan.definition!) no longer names the side '\(planned.name)'")
+                }
+                spec = found
+            } else if planned.kind == "folder", let path = planned.location {
+                spec = SideSpec(role: planned.role, name: planned.name, label: planned.label, path: planned.path, location: .folder(URL(fileURLWithPath: path)))
+            } else if planned.kind == "rclone", let remote = planned.location {
+                var source = RcloneSource(remote: remote, cache: URL(fileURLWithPath: PrivateFolder.temporaryRoot))
+                source.cacheIsTemporary = true
+                source.config = planned.rcloneConfig
+                source.flags = planned.rcloneFlags ?? []
+                spec = SideSpec(role: planned.role, name: planned.name, label: planned.label, path: planned.path, location: .rclone(source))
+            } else {
+                throw Refusal(description: "the plan does not keep \(planned.label)'s connection string, which holds a secret; make the plan from a pipeline definition")
+            }
+            let now = SideIdentity(spec)
+            guard now.kind == planned.kind, now.place == planned.place else {
+                throw Refusal(description: "the plan was made from other sides: \(planned.label) was \(planned.kind) \(planned.place), and is now \(now.kind) \(now.place)")
+            }
+            return spec
+        }
+    }
+
+    /// Refuses a plan that is too old or deletes too much.
+    func checkGuards() throws(Refusal) {
+        let age = options.now.seconds - plan.createdAt.seconds
+        if !options.resume && age > options.maxAge {
+            throw Refusal(description: "the plan was made \(Self.duration(age)) ago (\(plan.createdAt.iso8601)), more than --max-age allows (\(Self.duration(options.maxAge))); make it again")
+        }
+        for side in plan.sides {
+            let deletions = plan.actions.filter { $0.action == .softDelete && $0.to == side.role }.count
+            guard deletions > 0 else { continue }
+            let percent = side.liveMemos == 0 ? 100 : Double(deletions) * 100 / Double(side.liveMemos)
+            if percent > options.maxDeletePercent {
+                throw Refusal(description: "the plan would delete \(deletions) of \(side.liveMemos) memos on \(side.label) (\(Int(percent.rounded()))%), more than --max-delete allows (\(options.maxDeletePercent.formatted())%); nothing was done")
+            }
+        }
+    }
+
+    static func duration(_ seconds: Int64) -> String {
+        seconds >= 7200 ? "\(seconds / 3600) hours" : seconds >= 120 ? "\(seconds / 60) minutes" : "\(seconds) seconds"
+    }
+
+    // MARK: - Running
+
+    /// Carries out the plan. Throws when it is refused before anything was written.
+    package func run(confirm: () -> Bool) throws(Refusal) -> ApplyResult {
+        try checkGuards()
+        let specs = try Self.sides(of: plan)
+        var locks: [RunLock] = []
+        defer { locks.forEach { $0.release() } }
+        for spec in specs.compactMap({ $0 }) {
+            do {
+                locks.append(try TargetLock.lock(spec))
+            } catch {
+                throw Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
+            }
+        }
+        let planSHA = SHA256.hex(of: planData)
+        let latest = ApplyJournal.latestRun(in: stateDir, planSHA256: planSHA)
+        let run: String
+        if options.resume {
+            guard let latest else { throw Refusal(description: "no apply of this plan was found in \(plan.stateDir)/apply; there is nothing to resume") }
+            guard !latest.finished else { throw Refusal(description: "the apply of this plan (run \(latest.run)) already finished; there is nothing to resume") }
+            run = latest.run
+        } else {
+            if let latest, !latest.finished {
+                throw Refusal(description: "an earlier apply of this plan (run \(latest.run)) was interrupted; finish it with reckon apply --resume, or undo it with reckon undo \(latest.run)")
+            }
+            run = ApplyJournal.newRun(in: stateDir, at: options.now)
+        }
+        let destructive = plan.actions.contains { $0.destructive && [.copy, .softDelete].contains($0.action) }
+        let confirmed = options.confirmed || (destructive && !options.resume ? confirm() : options.confirmed)
+        var writers: [SideRole: MemoFolderWriter] = [:]
+        for (role, spec) in zip([SideRole.local, .remote], specs) {
+            guard let spec else { continue }
+            do {
+                writers[role] = try MemoFolderWriter(spec, grant: WriteGrant())
+            } catch {
+                throw Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
+            }
+        }
+        let journal: ApplyJournal
+        do {
+            journal = try ApplyJournal(stateDir: stateDir, run: run, plan: planData, planSHA256: planSHA, resuming: options.resume)
+        } catch {
+            throw Refusal(description: "the journal cannot be written: \(error); nothing was done", isTrouble: true)
+        }
+        var execution = Execution(plan: plan, journal: journal, writers: writers, confirmed: confirmed)
+        execution.carryOut()
+        execution.updateBaselines()
+        journal.record(["event": .string("end")])
+        ApplyJournal.prune(stateDir, keep: options.keepBackups, current: run)
+        return ApplyResult(mode: .apply, run: run, resumed: options.resume, pipeline: plan.pipeline, sides: plan.sides,
+                           backups: joinPath(plan.stateDir, "backups/\(run)"), actions: execution.results, notes: execution.notes)
+    }
+}
+
+/// One apply run's work, action by action, then each side's index.
+struct Execution {
+    let plan: Plan
+    let journal: ApplyJournal
+    let writers: [SideRole: MemoFolderWriter]
+    let confirmed: Bool
+    var results: [ApplyResult.ActionResult] = []
+    var notes: [String] = []
+    /// Each side's index.json as read when the run began: entries checked against the plan.
+    var indexes: [SideRole: (file: FileRead?, entries: [MemoID: IndexEntry])] = [:]
+    /// The index changes of the actions done, per side, with the action's place in `results`.
+    var queued: [SideRole: [(result: Int, change: PlannedIndexChange)]] = [:]
+    /// Each action's written files with their backups (nil: created), to put back if its index entry cannot follow.
+    var written: [Int: [(write: PlannedWrite, backup: Data?)]] = [:]
+
+    init(plan: Plan, journal: ApplyJournal, writers: [SideRole: MemoFolderWriter], confirmed: Bool) {
+        self.plan = plan
+        self.journal = journal
+        self.writers = writers
+        self.confirmed = confirmed
+    }
+
+    func label(_ role: SideRole) -> String { plan.side(role).label }
+
+    mutating func carryOut() {
+        for action in plan.actions {
+            switch action.action {
+            case .conflict: results.append(.init(action, outcome: .conflict))
+            case .notPossible: results.append(.init(action, outcome: .notPossible))
+            case .none: results.append(.init(action, outcome: .nothing))
+            case .copy, .softDelete, .fixIndex:
+                if action.destructive && !confirmed {
+                    results.append(.init(action, outcome: .notConfirmed, detail: "it deletes or overwrites, and was not confirmed (--yes); nothing was written"))
+                    journal.record(["event": .string("skip"), "id": .string(action.id.value), "why": .string("not confirmed")])
+                    continue
+                }
+                carryOut(action)
+            }
+        }
+        for role in [SideRole.local, .remote] where !(queued[role] ?? []).isEmpty {
+            mergeIndex(role)
+        }
+    }
+
+    mutating func index(_ role: SideRole) throws -> (file: FileRead?, entries: [MemoID: IndexEntry]) {
+        if let known = indexes[role] { return known }
+        let file = try writers[role]!.reader.read(["index.json"])["index.json"] ?? nil
+        var entries: [MemoID: IndexEntry] = [:]
+        if let file, let index = try? IndexReader.read(file.data) {
+            for entry in index.entries where entries[entry.id] == nil { entries[entry.id] = entry }
+        }
+        indexes[role] = (file, entries)
+        return (file, entries)
+    }
+
+    mutating func carryOut(_ action: PlanAction) {
+        let place = results.count
+        func skip(_ outcome: ApplyResult.Outcome, _ detail: String) {
+            results.append(.init(action, outcome: outcome, detail: detail))
+            journal.record(["event": .string("skip"), "id": .string(action.id.value), "why": .string(detail)])
+        }
+        // 1. Read every target again: it must still be as planned, or already as the plan leaves it.
+        var pending: [(write: PlannedWrite, current: FileRead?)] = []
+        do {
+            for write in action.writes {
+                let current = try writers[write.side]!.reader.read([write.path])[write.path] ?? nil
+                if current?.tag.sha256 == write.sha256 { continue }
+                guard Self.matches(current?.tag, write.before) else {
+                    return skip(.changedSince, "\(write.path) on \(label(write.side)) changed since the plan (\(Self.describe(write.before)) then, \(Self.describe(current?.tag)) now); left as it is")
+                }
+                pending.append((write, current))
+            }
+            for change in action.indexChanges {
+                let entry = try index(change.side).entries[MemoID(change.id)!]
+                if change.after.matches(entry) { continue }
+                let asPlanned = change.before.map { $0.matches(entry) } ?? (entry == nil)
+                guard asPlanned else {
+                    return skip(.changedSince, "the index.json entry of \(change.id) on \(label(change.side)) changed since the plan; nothing was written")
+                }
+            }
+        } catch {
+            return skip(.failed, "could not be read again before writing: \(error); nothing was written")
+        }
+        // 2. Back up what will be replaced, and verify the copy.
+        for (write, current) in pending {
+            guard let current else { continue }
+            do {
+                try journal.backUp(current.data, side: plan.side(write.side).name, path: write.path)
+            } catch {
+                return skip(.failed, "the backup of \(write.path) on \(label(write.side)) could not be made (\(error)); nothing was written for this memo")
+            }
+        }
+        // 3. Write, each step in the journal before and after.
+        var done: [(write: PlannedWrite, backup: Data?)] = []
+        for (write, current) in pending {
+            let intent = journal.record(["event": .string("write"), "id": .string(action.id.value), "side": .string(write.side.rawValue),
+                                         "path": .string(write.path), "before": current.map { .string($0.tag.sha256) } ?? .null, "after": .string(write.sha256),
+                                         "backup": current == nil ? .null : .string(journal.backupPath(side: plan.side(write.side).name, path: write.path))])
+            guard intent else {
+                let putBack = putBackFiles(done)
+                return skip(.failed, "the journal cannot be written, so nothing more is written" + (putBack.isEmpty ? "" : "; \(putBack)"))
+            }
+            do {
+                try writers[write.side]!.write(write.data, to: write.path)
+            } catch {
+                let putBack = putBackFiles(done)
+                return skip(.failed, "\(write.path) on \(label(write.side)) could not be written (\(error))" + (putBack.isEmpty ? "; what was written for this memo was put back" : "; \(putBack)"))
+            }
+            journal.record(["event": .string("wrote"), "side": .string(write.side.rawValue), "path": .string(write.path)])
+            done.append((write, current?.data))
+        }
+        results.append(.init(action, outcome: pending.isEmpty ? .alreadyDone : .applied))
+        written[place] = done
+        for change in action.indexChanges { queued[change.side, default: []].append((place, change)) }
+    }
+
+    /// Puts back files this run wrote (their backups, or removes a file it created); says what could not be.
+    func putBackFiles(_ files: [(write: PlannedWrite, backup: Data?)]) -> String {
+        var failures: [String] = []
+        for (write, backup) in files.reversed() {
+            do {
+                if let backup { try writers[write.side]!.write(backup, to: write.path) } else { try writers[write.side]!.remove(write.path) }
+                journal.record(["event": .string("put-back"), "side": .string(write.side.rawValue), "path": .string(write.path)])
+            } catch {
+                failures.append("\(write.path) could not be put back (\(error)); its backup is in \(journal.backupPath(side: plan.side(write.side).name, path: write.path))")
+            }
+        }
+        return failures.joined(separator: "; ")
+    }
+
+    /// Re-reads the side's index.json, merges the done actions' entries into it, and writes it.
+    mutating func mergeIndex(_ role: SideRole) {
+        let writer = writers[role]!
+        let side = plan.side(role)
+        let file: FileRead?
+        var entries: [MemoID: IndexEntry] = [:]
+        do {
+            file = try writer.reader.read(["index.json"])["index.json"] ?? nil
+        } catch {
+            return failIndex(role, "index.json could not be read again (\(error))")
+        }
+        guard let file else { return failIndex(role, "index.json is gone") }
+        do {
+            for entry in try IndexReader.read(file.data).entries where entries[entry.id] == nil { entries[entry.id] = entry }
+        } catch {
+            return failIndex(role, "index.json cannot be read now (\(error.message))")
+        }
+        var changing: [MemoID: [(key: String, value: JSONValue)]] = [:]
+        var appending: [Data] = []
+        for (place, change) in queued[role]! {
+            let id = MemoID(change.id)!
+            let entry = entries[id]
+            if change.after.matches(entry) { continue }
+            guard change.before.map({ $0.matches(entry) }) ?? (entry == nil) else {
+                let putBack = putBackFiles(written[place] ?? [])
+                results[place].outcome = .changedSince
+                results[place].detail = "the index.json entry of \(change.id) on \(side.label) changed while the memo was written; "
+                    + (putBack.isEmpty ? "the memo file was put back as it was" : putBack)
+                continue
+            }
+            func time(_ t: Timestamp?) -> JSONValue { t.map { .string($0.iso8601) } ?? .null }
+            var fields: [(key: String, value: JSONValue)] = [("modifiedTime", time(change.after.modifiedTime)), ("archivedAt", time(change.after.archivedAt)),
+                                                             ("deletedAt", time(change.after.deletedAt))]
+            if let tag = change.after.changeTag { fields.append(("changeTag", .string(tag))) }
+            if entry == nil {
+                var object: [String: JSONValue] = ["id": .string(change.id)]
+                for (key, value) in fields { object[key] = value }
+                appending.append(JSONWriter.data(.object(object), pretty: false))
+                entries[id] = IndexEntry(id: id, spelling: change.id, modifiedTime: change.after.modifiedTime, archivedAt: change.after.archivedAt,
+                                         deletedAt: change.after.deletedAt, changeTag: change.after.changeTag)
+            } else {
+                changing[id] = fields
+            }
+        }
+        guard !changing.isEmpty || !appending.isEmpty else { return }
+        let merged: Data
+        do {
+            merged = try JSONEdit.index(file.data, changing: changing, appending: appending)
+        } catch {
+            return failIndex(role, "index.json could not be edited (\(error))")
+        }
+        do {
+            try journal.backUpOnce(file.data, side: side.name, path: "index.json")
+        } catch {
+            return failIndex(role, "the backup of index.json could not be made (\(error))")
+        }
+        let intent = journal.record(["event": .string("write"), "side": .string(role.rawValue), "path": .string("index.json"),
+                                     "before": .string(file.tag.sha256), "after": .string(SHA256.hex(of: merged)),
+                                     "backup": .string(journal.backupPath(side: side.name, path: "index.json"))])
+        guard intent else { return failIndex(role, "the journal cannot be written") }
+        do {
+            try writer.write(merged, to: "index.json")
+        } catch {
+            return failIndex(role, "index.json could not be written (\(error))")
+        }
+        journal.record(["event": .string("wrote"), "side": .string(role.rawValue), "path": .string("index.json")])
+    }
+
+    /// The side's index.json cannot take the done actions' entries: their memo files are put back.
+    mutating func failIndex(_ role: SideRole, _ why: String) {
+        for (place, _) in queued[role]! where results[place].outcome == .applied {
+            let putBack = putBackFiles(written[place] ?? [])
+            results[place].outcome = .failed
+            results[place].detail = "\(why) on \(label(role)); " + (putBack.isEmpty ? "the memo file was put back as it was" : putBack)
+        }
+    }
+
+    /// Moves each target side's baseline on by what was applied, so the next
+    /// run does not report reckon's own writes as another device's changes.
+    func updateBaselines() {
+        let stateDir = URL(fileURLWithPath: plan.stateDir)
+        for role in [SideRole.local, .remote] {
+            let side = plan.side(role)
+            let url = Baseline.url(in: stateDir, side: side.name)
+            guard case .baseline(var baseline) = Baseline.read(url), baseline.side.place == side.place else { continue }
+            var prints: [MemoID: Fingerprint] = Dictionary(uniqueKeysWithValues: baseline.memos.pairs.map { ($0, $1) })
+            var moved = false
+            for (index, action) in plan.actions.enumerated() where [.applied, .alreadyDone].contains(results[index].outcome) {
+                for change in action.indexChanges where change.side == role {
+                    let id = MemoID(change.id)!
+                    let content = action.writes.first { $0.side == role && MemoID(String($0.path.dropFirst(6).dropLast(5))) == id }
+                    let digest = content.flatMap { try? MemoReader.read($0.data) }.map { Fingerprint.digest(MemoSummary($0)) } ?? prints[id]?.digest
+                    let entry = IndexEntry(id: id, modifiedTime: change.after.modifiedTime, archivedAt: change.after.archivedAt,
+                                           deletedAt: change.after.deletedAt, changeTag: change.after.changeTag)
+                    prints[id] = Fingerprint(entry, digest: digest)
+                    moved = true
+                }
+            }
+            guard moved, let before = try? readRegularFile(atPath: url.path, limit: 1 << 30) else { continue }
+            let ids = prints.keys.sorted()
+            baseline.memos = IDMap(sortedKeys: ids, values: ids.map { prints[$0]! })
+            let data = baseline.data
+            do {
+                try journal.backUpOnce(before, side: "state", path: url.lastPathComponent)
+                let intent = journal.record(["event": .string("write"), "side": .string("state"), "path": .string(url.lastPathComponent),
+                                             "before": .string(SHA256.hex(of: before)), "after": .string(SHA256.hex(of: data)),
+                                             "backup": .string(journal.backupPath(side: "state", path: url.lastPathComponent))])
+                guard intent else { continue }
+                try AtomicFile.write(data, to: url)
+                journal.record(["event": .string("wrote"), "side": .string("state"), "path": .string(url.lastPathComponent)])
+            } catch {
+                // The baseline only tells direction; the next deep run saves a new one.
+                continue
+            }
+        }
+    }
+
+    static func matches(_ current: FileTag?, _ planned: FileTag?) -> Bool {
+        guard let current, let planned else { return current == nil && planned == nil }
+        return current.size == planned.size && current.sha256 == planned.sha256
+            && (current.modified == nil || planned.modified == nil || current.modified == planned.modified)
+    }
+
+    static func describe(_ tag: FileTag?) -> String {
+        guard let tag else { return "absent" }
+        return "\(tag.size) bytes, sha256 \(tag.sha256.prefix(12))…" + (tag.modified.map { ", modified \($0.iso8601)" } ?? "")
+    }
+}

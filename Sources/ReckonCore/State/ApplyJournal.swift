@@ -1,0 +1,135 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One apply run's folder in the state folder: `apply/<run>/plan.json` (the
+/// plan carried out), `apply/<run>/journal.jsonl` (one JSON line per step,
+/// written and flushed before and after each), and the backups in
+/// `backups/<run>/<side>/<path>`.
+final class ApplyJournal {
+    let stateDir: URL
+    let run: String
+    private let fd: Int32
+    private var lines = 0
+    /// Whether a line could not be written: no write may follow.
+    private(set) var broken = false
+
+    static func folder(_ stateDir: URL, run: String) -> URL { stateDir.appendingPathComponent("apply/\(run)") }
+    static func journalURL(_ stateDir: URL, run: String) -> URL { folder(stateDir, run: run).appendingPathComponent("journal.jsonl") }
+
+    init(stateDir: URL, run: String, plan: Data, planSHA256: String, resuming: Bool) throws(OutputError) {
+        self.stateDir = stateDir
+        self.run = run
+        let folder = Self.folder(stateDir, run: run)
+        if !resuming { try AtomicFile.write(plan, to: folder.appendingPathComponent("plan.json")) }
+        let url = Self.journalURL(stateDir, run: run)
+        fd = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+        guard record(["event": .string(resuming ? "resume" : "start"), "run": .string(run), "plan": .string(planSHA256)]) else {
+            close(fd)
+            throw OutputError(path: url.path, reason: AtomicFile.lastError())
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// Appends one step and flushes it to disk; false when it could not be.
+    /// `RECKON_TEST_STOP_AT=journal:N` kills the process right after line N.
+    @discardableResult
+    func record(_ fields: [String: JSONValue]) -> Bool {
+        guard !broken else { return false }
+        var line = JSONWriter.data(.object(fields), pretty: false)
+        line.append(0x0A)
+        let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == line.count, fsync(fd) == 0 else {
+            broken = true
+            return false
+        }
+        lines += 1
+        TestStop.at("journal:\(lines)")
+        return true
+    }
+
+    /// Where a file's backup goes, relative to the state folder.
+    func backupPath(side: String, path: String) -> String { "backups/\(run)/\(side)/\(path)" }
+
+    /// Copies `data` (a file about to be replaced) to its backup, reads the
+    /// copy back, and checks its size and SHA-256.
+    func backUp(_ data: Data, side: String, path: String) throws(OutputError) {
+        let relative = backupPath(side: side, path: path)
+        let url = stateDir.appendingPathComponent(relative)
+        try AtomicFile.write(data, to: url)
+        let copy: Data
+        do {
+            copy = try readRegularFile(atPath: url.path, limit: Int64(data.count) + 1)
+        } catch {
+            throw OutputError(path: url.path, reason: "the copy cannot be read back (\(error.message))")
+        }
+        guard copy.count == data.count, SHA256.hex(of: copy) == SHA256.hex(of: data) else {
+            throw OutputError(path: url.path, reason: "the copy read back is not the file (\(copy.count) of \(data.count) bytes)")
+        }
+        guard record(["event": .string("backup"), "side": .string(side), "path": .string(path), "backup": .string(relative),
+                      "sha256": .string(SHA256.hex(of: data))]) else {
+            throw OutputError(path: Self.journalURL(stateDir, run: run).path, reason: "the journal cannot be written")
+        }
+    }
+
+    /// `backUp`, unless an earlier (interrupted) part of this run already
+    /// backed the file up: that copy is the one from before the run.
+    func backUpOnce(_ data: Data, side: String, path: String) throws(OutputError) {
+        guard !FileKind(path: stateDir.appendingPathComponent(backupPath(side: side, path: path)).path).isRegular else { return }
+        try backUp(data, side: side, path: path)
+    }
+
+    // MARK: - Runs in a state folder
+
+    /// Every line of a run's journal; nil when it has none.
+    static func events(_ stateDir: URL, run: String) -> [[String: JSONValue]]? {
+        guard let data = try? readRegularFile(atPath: journalURL(stateDir, run: run).path, limit: 1 << 30) else { return nil }
+        return data.split(separator: 0x0A).compactMap { line in
+            if case .object(let fields)? = try? JSONValue.parse(Data(line)) { fields } else { nil }
+        }
+    }
+
+    /// Apply runs in the state folder, oldest first.
+    static func runs(in stateDir: URL) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: stateDir.appendingPathComponent("apply").path)) ?? []
+        return names.filter { ExportFolder.runOrder($0) != nil }.sorted { ExportFolder.runOrder($0)! < ExportFolder.runOrder($1)! }
+    }
+
+    /// Whether a run's journal ends with its last step, or with an undo.
+    static func isFinished(_ events: [[String: JSONValue]]) -> Bool {
+        events.last?["event"] == .string("end") || events.last?["event"] == .string("undone")
+    }
+
+    /// The newest run of this plan, and whether it finished.
+    static func latestRun(in stateDir: URL, planSHA256: String) -> (run: String, finished: Bool)? {
+        for run in runs(in: stateDir).reversed() {
+            guard let events = events(stateDir, run: run), events.first?["plan"] == .string(planSHA256) else { continue }
+            return (run, isFinished(events))
+        }
+        return nil
+    }
+
+    /// A new run's id: its UTC start time, numbered when that second already has one.
+    static func newRun(in stateDir: URL, at time: Timestamp) -> String {
+        let base = ExportFolder.runName(time)
+        var name = base, number = 1
+        while FileKind(path: folder(stateDir, run: name).path) != .missing {
+            number += 1
+            name = "\(base)-\(number)"
+        }
+        return name
+    }
+
+    /// Removes the journals and backups of finished runs beyond the newest
+    /// `keep`; an interrupted run is kept for `--resume` or `undo`.
+    static func prune(_ stateDir: URL, keep: Int, current: String) {
+        let finished = runs(in: stateDir).filter { run in run == current || events(stateDir, run: run).map(isFinished) == true }
+        for run in finished.dropLast(keep) where run != current {
+            try? ExportFolder.removeTree(stateDir.appendingPathComponent("backups/\(run)").path)
+            try? ExportFolder.removeTree(folder(stateDir, run: run).path)
+        }
+    }
+}

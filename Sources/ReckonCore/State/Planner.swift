@@ -1,0 +1,387 @@
+import Foundation
+
+/// What a person chose for conflicts: per memo (`--take ID=…`) or for every one (`--prefer …`).
+public struct ConflictChoices: Sendable, Equatable {
+    public enum Take: String, Sendable, CaseIterable {
+        case local, remote, both
+    }
+
+    public enum Prefer: String, Sendable, CaseIterable {
+        case newer, local, remote
+    }
+
+    public var take: [MemoID: Take] = [:]
+    public var prefer: Prefer?
+
+    public init(take: [MemoID: Take] = [:], prefer: Prefer? = nil) {
+        self.take = take
+        self.prefer = prefer
+    }
+}
+
+/// Makes a plan from a deep reconciliation of the local side with one
+/// remote: one action per memo that differs, decided by which side moved
+/// since the baseline. Reads the files the actions would write, for their
+/// change tags and contents; writes nothing.
+public struct Planner {
+    public var reconciliation: Reconciliation
+    public var remoteName: String
+    public var choices: ConflictChoices
+    public var createdAt: Timestamp
+    /// The definition file's real path, when the plan is made from one.
+    public var definitionPath: String?
+    public var stateDir: URL
+
+    public init(reconciliation: Reconciliation, remoteName: String, choices: ConflictChoices, createdAt: Timestamp, definitionPath: String?,
+                stateDir: URL) {
+        self.reconciliation = reconciliation
+        self.remoteName = remoteName
+        self.choices = choices
+        self.createdAt = createdAt
+        self.definitionPath = definitionPath
+        self.stateDir = stateDir
+    }
+
+    /// What was decided for one memo, before any file is read.
+    enum Decision {
+        /// Make `to` hold `from`'s version (a copy, or a soft deletion when `from` has it deleted).
+        case follow(from: SideRole, to: SideRole, choice: String?, keepLoser: Bool)
+        case fixIndex(SideRole)
+        case conflict(String?)
+        case none
+    }
+
+    public func plan() throws(PlanError) -> Plan {
+        let loaded = reconciliation.loaded
+        guard let remote = loaded.remotes.first(where: { $0.spec.name == remoteName }) else {
+            throw PlanError("there is no remote named '\(remoteName)'")
+        }
+        let listings: [SideRole: SideListing] = [.local: loaded.local, .remote: remote]
+        for listing in listings.values where listing.status == .failed {
+            let why = listing.problems.first.map { "\(joinPath(listing.spec.path, $0.path)): \($0.message)" } ?? "it could not be read"
+            throw PlanError("nothing can be planned: \(listing.spec.label) (\(listing.spec.path)) could not be read: \(why)")
+        }
+        let differences = reconciliation.differences.filter { $0.remote == remoteName }
+        let decided = differences.map { ($0, decide($0, listings)) }
+
+        // Every file the actions read, one batch per side.
+        var wanted: [SideRole: Set<MemoID>] = [.local: [], .remote: []]
+        for (difference, decision) in decided {
+            switch decision {
+            case .follow, .conflict: wanted[.local]!.insert(difference.id); wanted[.remote]!.insert(difference.id)
+            case .fixIndex(let role): wanted[role]!.insert(difference.id)
+            case .none: break
+            }
+        }
+        var files: [SideRole: SideFiles] = [:]
+        for role in [SideRole.local, .remote] {
+            files[role] = try SideFiles.read(listings[role]!, ids: wanted[role]!.sorted())
+        }
+        let sides = [SideRole.local, .remote].map { role in
+            planSide(listings[role]!, index: files[role]!.index)
+        }
+        var actions: [PlanAction] = []
+        for (difference, decision) in decided {
+            actions.append(action(for: difference, decision, listings: listings, files: files, sides: sides))
+        }
+        return Plan(createdAt: createdAt, pipeline: loaded.definition.name, definition: definitionPath, stateDir: realPath(stateDir.path),
+                    sides: sides, actions: actions)
+    }
+
+    // MARK: - Deciding
+
+    func decide(_ difference: Difference, _ listings: [SideRole: SideListing]) -> Decision {
+        let id = difference.id
+        if difference.sigil == .cannotCompare {
+            // An orphan file is the one `!` reckon repairs: its index entry is added.
+            let errors = [SideRole.local, .remote].map { role in listings[role]!.problems.filter { $0.id == id && $0.severity == .error } }
+            for (role, other) in [(SideRole.local, SideRole.remote), (.remote, .local)] {
+                let mine = errors[role == .local ? 0 : 1], theirs = errors[other == .local ? 0 : 1]
+                if !mine.isEmpty, theirs.isEmpty, mine.allSatisfy({ $0.kind == .orphanFile }) { return .fixIndex(role) }
+            }
+            return .none
+        }
+        switch difference.changed ?? .unknown {
+        case .local: return .follow(from: .local, to: .remote, choice: nil, keepLoser: false)
+        case .remote: return .follow(from: .remote, to: .local, choice: nil, keepLoser: false)
+        case .both, .neither, .unknown: break
+        }
+        let labels = [SideRole.local: listings[.local]!.spec.label, .remote: listings[.remote]!.spec.label]
+        if let take = choices.take[id] {
+            switch take {
+            case .local: return .follow(from: .local, to: .remote, choice: "--take \(id)=local: \(labels[.local]!)'s version is kept", keepLoser: false)
+            case .remote: return .follow(from: .remote, to: .local, choice: "--take \(id)=remote: \(labels[.remote]!)'s version is kept", keepLoser: false)
+            case .both:
+                guard let newer = newerSide(difference) else {
+                    return .conflict("--take \(id)=both cannot tell which version is newer (the same time on both sides); take local or remote")
+                }
+                return .follow(from: newer, to: newer == .local ? .remote : .local,
+                               choice: "--take \(id)=both: \(labels[newer]!)'s newer version keeps the id, the older one is kept as a conflict copy",
+                               keepLoser: true)
+            }
+        }
+        switch choices.prefer {
+        case .local?: return .follow(from: .local, to: .remote, choice: "--prefer local: \(labels[.local]!)'s version is kept", keepLoser: false)
+        case .remote?: return .follow(from: .remote, to: .local, choice: "--prefer remote: \(labels[.remote]!)'s version is kept", keepLoser: false)
+        case .newer?:
+            guard let newer = newerSide(difference) else {
+                return .conflict("--prefer newer cannot tell which version is newer (the same time on both sides); choose with --take")
+            }
+            return .follow(from: newer, to: newer == .local ? .remote : .local, choice: "--prefer newer: \(labels[newer]!)'s version is newer",
+                           keepLoser: false)
+        case nil: return .conflict(nil)
+        }
+    }
+
+    /// The side whose version is newer: its deletion or modification time; a side without the memo has no time and loses.
+    func newerSide(_ difference: Difference) -> SideRole? {
+        func time(_ state: Difference.SideState) -> Timestamp? { state.deletedAt ?? state.modifiedTime }
+        switch (time(difference.local), time(difference.remoteState)) {
+        case let (l?, r?): return l == r ? nil : (l > r ? SideRole.local : .remote)
+        case (_?, nil): return .local
+        case (nil, _?): return .remote
+        case (nil, nil): return nil
+        }
+    }
+
+    // MARK: - Building actions
+
+    func planSide(_ listing: SideListing, index: FileTag?) -> PlanSide {
+        let identity = SideIdentity(listing.spec)
+        var location: String?, config: String?, flags: [String]?
+        var notWritable: String?
+        switch listing.spec.location {
+        case .folder(let url): location = realPath(url.path)
+        case .rclone(let source):
+            location = Rclone.masked(source.remote) == source.remote ? source.remote : nil
+            config = source.config
+            flags = source.flags
+        case .store: notWritable = "\(listing.spec.label) is the app's own store, which reckon never writes"
+        }
+        if listing.spec.readOnly { notWritable = "\(listing.spec.label) is marked \"readOnly\": true" }
+        return PlanSide(role: listing.spec.role, name: listing.spec.name, label: listing.spec.label, path: listing.spec.path,
+                        kind: identity.kind, place: identity.place, location: location, rcloneConfig: config, rcloneFlags: flags,
+                        writable: notWritable == nil, notWritable: notWritable, index: index, liveMemos: listing.counts?.total ?? 0)
+    }
+
+    func action(for difference: Difference, _ decision: Decision, listings: [SideRole: SideListing], files: [SideRole: SideFiles],
+                sides: [PlanSide]) -> PlanAction {
+        let id = difference.id
+        let labels = [SideRole.local: listings[.local]!.spec.label, .remote: listings[.remote]!.spec.label]
+        var action = PlanAction(id: id, sigil: difference.sigil, kind: difference.kind, changed: difference.changed, action: .none, reason: "")
+        for role in [SideRole.local, .remote] {
+            if let memo = files[role]!.memos[id]?.memo {
+                action.versions[role] = MemoVersion(title: memo.title, modifiedTime: memo.modifiedAt, archivedAt: memo.archivedAt,
+                                                    deletedAt: memo.deletedAt, body: memo.body)
+            } else if let entry = listings[role]!.entries[id] {
+                action.versions[role] = MemoVersion(title: nil, modifiedTime: entry.modifiedTime, archivedAt: entry.archivedAt,
+                                                    deletedAt: entry.deletedAt, body: nil)
+            }
+        }
+        func side(_ role: SideRole) -> PlanSide { sides[role == .local ? 0 : 1] }
+        func notPossible(_ role: SideRole, _ reason: String) -> PlanAction {
+            var result = action
+            result.action = .notPossible
+            result.to = role
+            result.reason = "not possible: \(side(role).notWritable!); it would \(reason)"
+            result.writes = []
+            result.indexChanges = []
+            return result
+        }
+        switch decision {
+        case .none:
+            let problems = [SideRole.local, .remote].compactMap { role in
+                listings[role]!.brokenIDs[id].map { "\(labels[role]!): \($0.joined(separator: "; "))" }
+            }
+            action.reason = "cannot be compared (\(problems.joined(separator: "; "))); nothing is done"
+            return action
+
+        case .conflict(let note):
+            action.action = .conflict
+            action.reason = conflictReason(difference.changed ?? .unknown, labels) + "; choose with --take \(id)=local|remote|both or --prefer"
+                + (note.map { ". \($0)" } ?? "")
+            return action
+
+        case .fixIndex(let role):
+            action.action = .fixIndex
+            action.to = role
+            action.reason = "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) is a valid memo with no entry in index.json; its entry is added"
+            guard side(role).writable else { return notPossible(role, "add an index entry") }
+            guard let memo = files[role]!.memos[id] else {
+                action.action = .none
+                action.reason = "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) has no entry in index.json, and cannot be read as a memo; nothing is done"
+                return action
+            }
+            action.indexChanges = [PlannedIndexChange(side: role, id: listings[role]!.files[id]!.text(of: id), before: nil,
+                                                      after: EntryState(modifiedTime: memo.memo.modifiedAt, archivedAt: memo.memo.archivedAt,
+                                                                        deletedAt: memo.memo.deletedAt, changeTag: memo.memo.changeTag))]
+            return action
+
+        case .follow(let from, let to, let choice, let keepLoser):
+            action.from = from
+            action.to = to
+            action.choice = choice
+            let source = listings[from]!, target = listings[to]!
+            let sourceEntry = source.entries[id]
+            let sourceLive = sourceEntry.map { !$0.isDeleted } ?? false
+            let targetEntry = target.entries[id]
+            action.reason = followReason(difference, from: from, to: to, sourceLive: sourceLive, labels) + (choice.map { " (\($0))" } ?? "")
+            guard side(to).writable else { return notPossible(to, sourceLive ? "copy \(labels[from]!)'s version there" : "mark the memo deleted there") }
+            let spelled = targetEntry?.spelledAs.text(of: id) ?? target.files[id]?.text(of: id) ?? spelling(of: target, for: id, like: source)
+            let path = "memos/" + (target.files[id]?.fileName(of: id) ?? spelled + ".json")
+            let before = files[to]!.memos[id]?.tag
+            if sourceLive {
+                guard let content = files[from]!.memos[id]?.data, let entry = sourceEntry else {
+                    action.action = .none
+                    action.reason = "\(labels[from]!)'s version could not be read; nothing is done"
+                    return action
+                }
+                action.action = .copy
+                action.destructive = target.files[id] != nil
+                action.writes = [PlannedWrite(side: to, path: path, before: before, content: respelled(content, as: spelled))]
+                action.indexChanges = [PlannedIndexChange(side: to, id: spelled, before: targetEntry.map(EntryState.init), after: EntryState(entry))]
+            } else {
+                guard let targetEntry, let current = files[to]!.memos[id]?.data else {
+                    action.action = .none
+                    action.reason = "\(labels[to]!)'s memo file could not be read; nothing is done"
+                    return action
+                }
+                let deletedAt = sourceEntry?.deletedAt ?? createdAt
+                action.action = .softDelete
+                action.destructive = true
+                action.writes = [PlannedWrite(side: to, path: path, before: before, content: setting([("deletedAt", .string(deletedAt.iso8601))], in: current))]
+                var after = EntryState(targetEntry)
+                after.deletedAt = deletedAt
+                action.indexChanges = [PlannedIndexChange(side: to, id: spelled, before: EntryState(targetEntry), after: after)]
+            }
+            // `both`: the older version lives on as a new memo, on every side that can be written.
+            if keepLoser, let loser = files[to]!.memos[id], let loserEntry = target.entries[id], !loserEntry.isDeleted {
+                let copyID = Self.conflictCopyID(of: id, version: loser.data)
+                action.conflictCopy = copyID
+                for role in [SideRole.local, .remote] where side(role).writable {
+                    let copySpelling = spelling(of: listings[role]!, for: copyID, like: target)
+                    let title = (loser.memo.title ?? "") + " (conflict copy)"
+                    let content = setting([("id", .string(copySpelling)), ("title", .string(title))], in: loser.data)
+                    action.writes.append(PlannedWrite(side: role, path: "memos/\(copySpelling).json", before: nil, content: content))
+                    action.indexChanges.append(PlannedIndexChange(side: role, id: copySpelling, before: nil,
+                                                                  after: EntryState(modifiedTime: loserEntry.modifiedTime, archivedAt: loserEntry.archivedAt,
+                                                                                    deletedAt: nil, changeTag: nil)))
+                }
+            }
+            return action
+        }
+    }
+
+    func conflictReason(_ changed: Difference.Changed, _ labels: [SideRole: String]) -> String {
+        switch changed {
+        case .both: "changed on both \(labels[.local]!) and \(labels[.remote]!) since the last run"
+        case .neither: "already different at the last run, and neither side changed since"
+        default: "no baseline tells which side changed (a deep reconcile with a state folder records one)"
+        }
+    }
+
+    func followReason(_ difference: Difference, from: SideRole, to: SideRole, sourceLive: Bool, _ labels: [SideRole: String]) -> String {
+        let since = difference.changed == .local || difference.changed == .remote ? " since the last run" : ""
+        let unchanged = since.isEmpty ? "" : "; unchanged on \(labels[to]!)"
+        guard sourceLive else { return "deleted on \(labels[from]!)\(since)\(unchanged): marked deleted on \(labels[to]!) too" }
+        switch difference.sigil {
+        case .onlyOnLocal, .onlyOnRemote: return "added on \(labels[from]!)\(since)\(unchanged): copied to \(labels[to]!)"
+        default:
+            let what = difference.kind == .deletedOnOneSide ? "kept (not deleted)" : difference.kind == .archivedOnOneSide ? "archived or unarchived" : "edited"
+            return "\(what) on \(labels[from]!)\(since)\(unchanged): copied to \(labels[to]!)"
+        }
+    }
+
+    /// How `side` would spell `id`: as its index spells most ids, else as `other` does.
+    func spelling(of side: SideListing, for id: MemoID, like other: SideListing) -> String {
+        func capitals(_ listing: SideListing) -> Bool? {
+            var capital = 0, small = 0
+            // Only an id holding a letter shows how the side spells ids.
+            for entry in listing.entries.values.prefix(1000) where entry.id.value.contains(where: \.isLetter) {
+                if case .capital = entry.spelledAs { capital += 1 } else if case .small = entry.spelledAs { small += 1 }
+            }
+            return capital == small ? nil : capital > small
+        }
+        let upper = capitals(side) ?? capitals(other) ?? true
+        return upper ? id.value.uppercased() : id.value
+    }
+
+    func respelled(_ content: Data, as spelled: String) -> Data { setting([("id", .string(spelled))], in: content) }
+
+    /// A memo file's text with `fields` set; the file was read as a JSON object, so the edit cannot fail.
+    func setting(_ fields: [(key: String, value: JSONValue)], in content: Data) -> Data {
+        (try? JSONEdit.setting(fields, inObject: content)) ?? content
+    }
+
+    /// The conflict copy's id: a version 4 UUID made from the memo's id and
+    /// the losing version's bytes, so the same plan gives the same id.
+    static func conflictCopyID(of id: MemoID, version: Data) -> MemoID {
+        var seed = Data("reckon conflict copy \(id.value) ".utf8)
+        seed.append(version)
+        // 32 hex digits of the hash, with the version (4) and variant (8) digits of a random UUID.
+        var hex = Array(SHA256.hex(of: seed).prefix(32))
+        hex[12] = "4"
+        hex[16] = "8"
+        let text = String(hex)
+        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
+            String(text[text.index(text.startIndex, offsetBy: range.lowerBound)..<text.index(text.startIndex, offsetBy: range.upperBound)])
+        }
+        return MemoID(parts.joined(separator: "-"))!
+    }
+}
+
+/// The memo files of one side that the plan reads, with their change tags,
+/// and the tag of its `index.json`.
+struct SideFiles {
+    struct Read {
+        /// The file's bytes (a store's memo written as a memo file).
+        var data: Data
+        var memo: Memo
+        /// The file's change tag; nil for a store's row.
+        var tag: FileTag?
+    }
+
+    var memos: [MemoID: Read] = [:]
+    var index: FileTag?
+
+    static func read(_ listing: SideListing, ids: [MemoID]) throws(PlanError) -> SideFiles {
+        var result = SideFiles()
+        if case .store = listing.spec.location {
+            let store = listing.spec.store(limits: ReadLimits())
+            let pairs = ids.map { ($0, IDSpelling.capital) }
+            for case .success(let memo) in store.read(pairs, chunkSize: 64, as: .memo, then: { $0 }) {
+                let data = JSONWriter.data(JSONExport.value(of: memo))
+                result.memos[memo.id] = Read(data: data, memo: memo, tag: nil)
+            }
+            return result
+        }
+        let paths = ids.compactMap { id in listing.files[id].map { "memos/" + $0.fileName(of: id) } }
+        let found: [String: FileRead?]
+        do {
+            found = try MemoFolderReader(listing.spec).read(["index.json"] + paths)
+        } catch {
+            throw PlanError("\(listing.spec.label) (\(listing.spec.path)): \(error)")
+        }
+        result.index = found["index.json"]??.tag
+        for (id, path) in zip(ids.filter { listing.files[$0] != nil }, paths) {
+            guard let file = found[path] ?? nil, let memo = try? MemoReader.read(file.data) else { continue }
+            result.memos[id] = Read(data: file.data, memo: memo, tag: file.tag)
+        }
+        return result
+    }
+}
+
+extension Pipeline {
+    /// Reads the local side and one remote in full (a deep check, nothing
+    /// written) and plans what would make them the same.
+    public func plan(_ definition: PipelineDefinition, remote: String, choices: ConflictChoices, definitionPath: String?, stateDir: URL,
+                     context: RunContext) throws(PlanError) -> Plan {
+        var definition = definition
+        definition.check = .deep
+        definition.remotes = definition.remotes.filter { $0.name == remote }
+        definition.quarantineDir = nil
+        let reconciled = reconcile.run(load.run(definition, in: context), in: context)
+        return try Planner(reconciliation: reconciled, remoteName: remote, choices: choices, createdAt: startedAt,
+                           definitionPath: definitionPath, stateDir: stateDir).plan()
+    }
+}

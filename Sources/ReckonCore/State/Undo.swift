@@ -1,0 +1,119 @@
+import Foundation
+
+/// Puts back what one apply run wrote, byte for byte, from its backups. A
+/// file edited after the apply (it no longer holds what apply wrote) is
+/// left as it is and reported. Running it again does no harm: a file
+/// already as it was before the apply is left alone.
+package enum Undoer {
+    /// One file the run wrote: what it held before (nil: absent) and after.
+    struct Written {
+        var side: String
+        var path: String
+        var id: MemoID?
+        var before: String?
+        var after: String
+        var backup: String?
+    }
+
+    package static func undo(run: String, stateDir: URL) throws(Applier.Refusal) -> ApplyResult {
+        guard ExportFolder.runOrder(run) != nil else {
+            throw Applier.Refusal(description: "'\(run)' is not an apply run's id (such as 20261201T173000Z, which reckon apply prints)")
+        }
+        guard let events = ApplyJournal.events(stateDir, run: run) else {
+            throw Applier.Refusal(description: "there is no apply run \(run) in \(stateDir.path)/apply")
+        }
+        let planURL = ApplyJournal.folder(stateDir, run: run).appendingPathComponent("plan.json")
+        let plan: Plan
+        do {
+            plan = try Plan.read(planURL, shown: planURL.path)
+        } catch {
+            throw Applier.Refusal(description: "\(error)", isTrouble: true)
+        }
+        let specs = try Applier.sides(of: plan)
+        var locks: [RunLock] = []
+        defer { locks.forEach { $0.release() } }
+        var writers: [String: MemoFolderWriter] = [:]
+        for (role, spec) in zip([SideRole.local, .remote], specs) {
+            guard let spec else { continue }
+            do {
+                locks.append(try TargetLock.lock(spec))
+                writers[role.rawValue] = try MemoFolderWriter(spec, grant: WriteGrant())
+            } catch {
+                throw Applier.Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
+            }
+        }
+        // Each file once: its state before the run's first write of it, and after its last.
+        var files: [Written] = []
+        for event in events where event["event"] == .string("write") {
+            guard case .string(let side)? = event["side"], case .string(let path)? = event["path"], case .string(let after)? = event["after"] else { continue }
+            var before: String?, backup: String?, id: MemoID?
+            if case .string(let text)? = event["before"] { before = text }
+            if case .string(let text)? = event["backup"] { backup = text }
+            if case .string(let text)? = event["id"] { id = MemoID(text) }
+            if let known = files.firstIndex(where: { $0.side == side && $0.path == path }) {
+                files[known].after = after
+            } else {
+                files.append(Written(side: side, path: path, id: id, before: before, after: after, backup: backup))
+            }
+        }
+        var result = ApplyResult(mode: .undo, run: run, resumed: false, pipeline: plan.pipeline, sides: plan.sides,
+                                 backups: joinPath(plan.stateDir, "backups/\(run)"))
+        var outcomes: [MemoID: [ApplyResult.Outcome]] = [:]
+        for file in files.reversed() {
+            let outcome = put(file, back: writers, stateDir: stateDir, result: &result)
+            if outcome == .failed { result.trouble = true }
+            if let id = file.id { outcomes[id, default: []].append(outcome) }
+        }
+        for action in plan.actions {
+            guard let found = outcomes[action.id] else { continue }
+            let outcome: ApplyResult.Outcome = found.contains(.failed) ? .failed : found.contains(.changedSince) ? .changedSince
+                : found.contains(.restored) ? .restored : .alreadyDone
+            result.actions.append(.init(action, outcome: outcome))
+        }
+        if result.exitCode == 0 {
+            _ = try? ApplyJournal(stateDir: stateDir, run: run, plan: Data(), planSHA256: "", resuming: true).record(["event": .string("undone")])
+        }
+        return result
+    }
+
+    /// Puts one file back, or says why not.
+    static func put(_ file: Written, back writers: [String: MemoFolderWriter], stateDir: URL, result: inout ApplyResult) -> ApplyResult.Outcome {
+        let side = result.sides.first { $0.role.rawValue == file.side }
+        let shown = "\(file.path) on \(side?.label ?? "the state folder")"
+        let current: Data?
+        do {
+            if let writer = writers[file.side] {
+                current = try writer.reader.read([file.path])[file.path]??.data
+            } else {
+                let url = stateDir.appendingPathComponent(file.path)
+                current = FileKind(path: url.path) == .missing ? nil : try readRegularFile(atPath: url.path, limit: 1 << 30)
+            }
+        } catch {
+            result.notes.append("\(shown) could not be read (\(error)); it was not put back")
+            return .failed
+        }
+        let now = current.map { SHA256.hex(of: $0) }
+        if now == file.before { return .alreadyDone }
+        guard now == file.after else {
+            result.leftAlone.append(shown)
+            result.notes.append("\(shown) changed after the apply; it was left as it is" + (file.backup.map { ", and its backup is \($0)" } ?? ""))
+            return .changedSince
+        }
+        do {
+            if let backup = file.backup, let before = file.before {
+                let data = try readRegularFile(atPath: stateDir.appendingPathComponent(backup).path, limit: 1 << 30)
+                guard SHA256.hex(of: data) == before else {
+                    result.notes.append("the backup \(backup) is not the file it was made from; \(shown) was left as it is")
+                    return .failed
+                }
+                if let writer = writers[file.side] { try writer.write(data, to: file.path) } else { try AtomicFile.write(data, to: stateDir.appendingPathComponent(file.path)) }
+            } else if let writer = writers[file.side] {
+                try writer.remove(file.path)
+            }
+        } catch {
+            result.notes.append("\(shown) could not be put back (\(error))" + (file.backup.map { "; its backup is \($0)" } ?? ""))
+            return .failed
+        }
+        return .restored
+    }
+}

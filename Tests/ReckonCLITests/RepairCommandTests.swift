@@ -1,0 +1,396 @@
+import Foundation
+import ReckonCore
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The pipeline of `BaselineTests`, with a baseline from day 0 and then
+/// every kind of difference and every value of `changed` on day 1.
+func driftedSincePipeline() throws -> BaselinePipeline { try driftedSince(servingDrive: false).pipeline }
+
+/// `driftedSincePipeline`, with the drive read through rclone from a real
+/// `rclone serve sftp` of the pipeline's folder when `servingDrive`.
+func driftedSince(servingDrive: Bool) throws -> (pipeline: BaselinePipeline, server: SFTPServer?) {
+    var pipeline = try BaselinePipeline(memos: 1...9)
+    pipeline.drive.memos[8]!.body = "Worded otherwise on the drive from the start"
+    try pipeline.drive.write()
+    var server: SFTPServer?
+    if servingDrive {
+        server = try SFTPServer(serving: pipeline.folder)
+        let definition = pipeline.folder.appendingPathComponent("p.json")
+        try Data(try read(definition).replacingOccurrences(of: #""path": "drive""#, with: #""kind": "rclone", "remote": "\#(server!.remote)drive""#).utf8)
+            .write(to: definition)
+    }
+    #expect(try pipeline.reckon(["run", "p.json"], day: 0, environment: server?.environment ?? [:]).code == 0)
+    pipeline.device.memos[10] = .init(body: "New on the device", modified: "2026-04-19T18:00:00Z")
+    pipeline.drive.memos[11] = .init(body: "New on the drive", modified: "2026-04-19T19:00:00Z")
+    pipeline.device.memos[1] = nil
+    pipeline.drive.memos[2] = nil
+    pipeline.device.memos[3] = .init(body: "Edited on the device", modified: "2026-04-19T20:00:00Z")
+    pipeline.drive.memos[3] = .init(body: "Edited on the drive", modified: "2026-04-19T21:00:00Z")
+    pipeline.drive.memos[4]!.archived = "2026-04-19T22:00:00Z"
+    pipeline.device.memos[5] = .init(body: "Edited on the device only", modified: "2026-04-19T23:00:00Z")
+    pipeline.device.memos[9]!.archived = "2026-04-19T23:30:00Z"
+    try pipeline.device.write()
+    try pipeline.drive.write()
+    return (pipeline, server)
+}
+
+extension BaselinePipeline {
+    var state: URL { reports.appendingPathComponent("state") }
+    var planFile: URL { state.appendingPathComponent("plan.json") }
+
+    /// `reckon COMMAND …` at a time given in days after 2026-04-19 12:00 UTC.
+    func reckon(_ arguments: [String], day: Int = 1, environment: [String: String] = [:]) throws -> RunResult {
+        try runArray(arguments, environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + day * 86_400)].merging(environment) { _, new in new },
+                     in: folder)
+    }
+
+    func plan(_ flags: [String] = [], day: Int = 1) throws -> (RunResult, [String: Any]) {
+        let result = try reckon(["plan", "p.json"] + flags, day: day)
+        return (result, try json(read(planFile)))
+    }
+
+    func apply(_ flags: [String] = [], day: Int = 1, environment: [String: String] = [:]) throws -> RunResult {
+        try reckon(["apply", planFile.path] + flags, day: day, environment: environment)
+    }
+
+    /// Every file of both sides, byte for byte, and the state folder's baselines.
+    func sides() throws -> [String: String] {
+        var result: [String: String] = [:]
+        for name in ["device", "drive"] {
+            for (path, hash) in try fingerprint(folder.appendingPathComponent(name)) { result[name + path] = hash }
+        }
+        for name in ["device", "drive"] {
+            let url = state.appendingPathComponent("baseline-\(name).txt")
+            if FileKind(path: url.path).isRegular { result["state/baseline-\(name).txt"] = SHA256.hex(of: try Data(contentsOf: url)) }
+        }
+        return result
+    }
+
+    /// The apply runs in the state folder, oldest first.
+    func applyRuns() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: state.appendingPathComponent("apply").path)) ?? []).sorted()
+    }
+}
+
+/// Each action of a plan by memo number: `action from>to`.
+func actions(_ plan: [String: Any]) -> [Int: String] {
+    var result: [Int: String] = [:]
+    for action in plan["actions"] as! [[String: Any]] {
+        let id = (action["id"] as! String).uppercased()
+        let n = (1...99).first { EditableSide.id($0) == id }!
+        let route = [action["from"] as? String, action["to"] as? String].map { $0 ?? "-" }.joined(separator: ">")
+        result[n] = "\(action["action"] as! String) \(route)"
+    }
+    return result
+}
+
+/// The paths whose bytes differ between two `sides()`.
+func differing(_ a: [String: String], _ b: [String: String]) -> [String] {
+    Set(a.keys).union(b.keys).filter { a[$0] != b[$0] }.sorted()
+}
+
+/// Every file under `folder`, path to bytes and modification time, to put back exactly.
+func snapshot(_ folder: URL) throws -> [String: (Data, timespec)] {
+    var result: [String: (Data, timespec)] = [:]
+    let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)!
+    for case let url as URL in enumerator where FileKind(path: url.path).isRegular {
+        var info = stat()
+        #expect(stat(url.path, &info) == 0)
+        result[String(url.path.dropFirst(folder.path.count))] = (try Data(contentsOf: url), info.st_mtim)
+    }
+    return result
+}
+
+/// Puts `folder` back as `snapshot` found it, times included: a plan's change tags hold them.
+func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
+    for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+        try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+    }
+    for (path, (data, time)) in snapshot {
+        let url = URL(fileURLWithPath: folder.path + path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try data.write(to: url)
+        var times = [time, time]
+        #expect(utimensat(AT_FDCWD, url.path, &times, 0) == 0)
+    }
+}
+
+@Suite struct RepairCommandTests {
+    /// A plan holds one action per difference, chosen by which side moved:
+    /// copies and soft deletions for one-sided changes, conflicts for the
+    /// rest. Applied, it leaves only the conflicts; the backups hold the
+    /// replaced bytes; the conflicts, once chosen, are settled too.
+    @Test func planApplyAndSettleEveryKindOfDifference() throws {
+        let pipeline = try driftedSincePipeline()
+        let original = try snapshot(pipeline.folder)
+        let sidesBefore = try pipeline.sides()
+        let (planned, plan) = try pipeline.plan()
+        #expect(planned.code == 1, "\(planned.stderr)")
+        #expect(actions(plan) == [
+            10: "copy local>remote", 11: "copy remote>local", 1: "soft-delete local>remote", 2: "soft-delete remote>local",
+            3: "conflict ->-", 4: "copy remote>local", 5: "copy local>remote", 8: "conflict ->-", 9: "copy local>remote",
+        ])
+        let destructive = (plan["actions"] as! [[String: Any]]).filter { $0["destructive"] as? Bool == true }.count
+        #expect(destructive == 5, "memos 1, 2, 4, 5 and 9 replace a file; 10 and 11 are new")
+        #expect(FileKind(path: pipeline.state.appendingPathComponent("plan.md").path).isRegular)
+        #expect(FileKind(path: pipeline.state.appendingPathComponent("plan.html").path).isRegular)
+        #expect(try pipeline.sides() == sidesBefore, "plan writes nothing to the sides")
+
+        let applied = try pipeline.apply(["--yes"])
+        #expect(applied.code == 1, "two conflicts are left: \(applied.stdout) \(applied.stderr)")
+        let runs = pipeline.applyRuns()
+        #expect(runs == ["20260420T120000Z"])
+        #expect(applied.stdout.contains("reckon undo 20260420T120000Z --state "))
+        let (after, report) = try pipeline.run(day: 1)
+        #expect(after.code == 0)
+        #expect(directions(report).keys.sorted() == [3, 8], "only the conflicts still differ")
+        // The baselines moved on by what apply wrote: each side reports only its own moves since day 0.
+        #expect(side(report, 0)["sinceLastRun"] as? [String: Int] == ["added": 1, "edited": 2, "archived": 1, "unarchived": 0, "deleted": 1])
+        #expect(side(report, 1)["sinceLastRun"] as? [String: Int] == ["added": 1, "edited": 1, "archived": 1, "unarchived": 0, "deleted": 1])
+
+        // Every replaced file is in the backups, byte for byte.
+        let backups = pipeline.state.appendingPathComponent("backups/20260420T120000Z")
+        let replaced = [("drive", 1), ("device", 2), ("device", 4), ("drive", 5), ("drive", 9)]
+        for (side, n) in replaced {
+            let path = "/\(side)/memos/\(EditableSide.id(n)).json"
+            #expect(try Data(contentsOf: backups.appendingPathComponent(path)) == original[path]?.0, "\(path)")
+        }
+        for side in ["device", "drive"] {
+            #expect(try Data(contentsOf: backups.appendingPathComponent("\(side)/index.json")) == original["/\(side)/index.json"]?.0)
+        }
+        // A soft deletion keeps the memo file, with deletedAt set.
+        let deleted = try json(read(pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(1)).json")))
+        #expect(deleted["deletedAt"] as? String != nil)
+        #expect(deleted["body"] as? String == "Memo 1")
+
+        // The conflicts, chosen: memo 3 keeps both versions, memo 8 takes the drive's.
+        let (again, second) = try pipeline.plan(["--take", EditableSide.id(3).lowercased() + "=both", "--take", EditableSide.id(8) + "=remote"], day: 1)
+        #expect(again.code == 1)
+        #expect(actions(second) == [3: "copy remote>local", 8: "copy remote>local"], "the drive's memo 3 is newer")
+        let copyID = try #require((second["actions"] as! [[String: Any]]).first?["conflictCopy"] as? String)
+        #expect(try pipeline.apply(["--yes"], day: 1).code == 0)
+        let (settled, settledReport) = try pipeline.run(day: 2)
+        #expect(settled.code == 0, "\(settled.stdout)")
+        #expect(settledReport["inSync"] as? Bool == true)
+        #expect(directions(settledReport).isEmpty)
+        for side in [pipeline.device.url, pipeline.drive.url] {
+            let copy = try json(read(side.appendingPathComponent("memos/\(copyID.uppercased()).json")))
+            #expect(copy["title"] as? String == "Memo 3 (conflict copy)")
+            #expect(copy["body"] as? String == "Edited on the device", "the older version lives on")
+            let memo = try json(read(side.appendingPathComponent("memos/\(EditableSide.id(3)).json")))
+            #expect(memo["body"] as? String == "Edited on the drive")
+        }
+    }
+
+    /// A valid memo file with no index entry gets its entry, added at the
+    /// end with every other byte of index.json kept; a soft-deleted entry
+    /// whose file is gone is a tombstone, and stays.
+    @Test func anOrphanFileGetsItsIndexEntryAndATombstoneStays() throws {
+        var pipeline = try BaselinePipeline(memos: 1...3)
+        pipeline.drive.memos[3]!.deleted = "2026-04-10T00:00:00Z"
+        pipeline.device.memos[3]!.deleted = "2026-04-10T00:00:00Z"
+        try pipeline.drive.write()
+        try pipeline.device.write()
+        try FileManager.default.removeItem(at: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(3)).json"))
+        // Memo 2's entry is taken out of the drive's index; its file stays.
+        let index = pipeline.drive.url.appendingPathComponent("index.json")
+        let text = try read(index)
+        let entry = try #require(text.firstRange(of: try Regex(#"\{"id": "\#(EditableSide.id(2))"[^}]*\}, "#)))
+        let without = text.replacingCharacters(in: entry, with: "")
+        try Data(without.utf8).write(to: index)
+        let (planned, plan) = try pipeline.plan(day: 0)
+        #expect(planned.code == 1, "\(planned.stdout)\(planned.stderr)")
+        #expect(actions(plan) == [2: "fix-index ->remote"])
+        #expect(try pipeline.apply([], day: 0).code == 0, "adding an entry neither deletes nor overwrites")
+        let fixed = try read(index)
+        #expect(fixed.hasPrefix(String(without.dropLast(2))), "every byte before the new entry is kept")
+        #expect(fixed.contains(#""id":"\#(EditableSide.id(2))""#))
+        #expect(fixed.contains(#""id": "\#(EditableSide.id(3))", "modifiedTime""#), "the tombstone stays")
+        let (_, report) = try pipeline.run(day: 0)
+        #expect(report["inSync"] as? Bool == true, "\(report)")
+    }
+
+    /// A file edited between plan and apply is skipped and left exactly as
+    /// the user left it; the other actions go on.
+    @Test func aFileEditedAfterThePlanIsLeftAsTheUserLeftIt() throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        let target = pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")
+        let edit = Data(#"{"id": "\#(EditableSide.id(5))", "modifiedAt": "2026-04-20T08:00:00Z", "body": "Typed on the phone meanwhile"}"#.utf8)
+        try edit.write(to: target)
+        let applied = try pipeline.apply(["--yes", "--json"])
+        #expect(applied.code == 1)
+        #expect(try Data(contentsOf: target) == edit)
+        let result = try json(applied.stdout)
+        let outcomes = Dictionary(uniqueKeysWithValues: (result["actions"] as! [[String: Any]]).map {
+            (($0["id"] as! String).uppercased(), $0["outcome"] as! String)
+        })
+        #expect(outcomes[EditableSide.id(5)] == "changed-since")
+        #expect(outcomes[EditableSide.id(10)] == "applied")
+        #expect(FileKind(path: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(10)).json").path).isRegular)
+    }
+
+    /// No backup, no write: with the backup folder unusable, nothing of the sides changes.
+    @Test func aBackupThatCannotBeWrittenStopsTheWrite() throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        let before = try pipeline.sides()
+        try Data("in the way".utf8).write(to: pipeline.state.appendingPathComponent("backups"))
+        let applied = try pipeline.apply(["--yes"])
+        #expect(applied.code == 2, "\(applied.stdout)")
+        #expect(try pipeline.sides() == before)
+    }
+
+    /// Killed after every journal step, then `--resume`: the end state is
+    /// the uninterrupted run's, byte for byte. Killed, then `undo`: the
+    /// state before the run.
+    @Test func killedAtEveryJournalStepThenResumedOrUndone() throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        let start = try snapshot(pipeline.folder)
+        let original = try pipeline.sides()
+        #expect(try pipeline.apply(["--yes"]).code == 1)
+        let finished = try pipeline.sides()
+        #expect(finished != original)
+
+        var step = 1
+        var killed = 0
+        while step < 200 {
+            try putBack(start, in: pipeline.folder)
+            let run = try pipeline.apply(["--yes"], environment: ["RECKON_TEST_STOP_AT": "journal:\(step)"])
+            guard run.code == 9 else {
+                #expect(run.code == 1, "step \(step) is past the last: the run ends as usual")
+                break
+            }
+            killed += 1
+            let resumed = try pipeline.apply(["--yes", "--resume"])
+            // Killed after the journal's last line, the run had finished.
+            let wasFinished = resumed.stderr.contains("already finished; there is nothing to resume")
+            #expect(resumed.code == (wasFinished ? 64 : 1), "step \(step): \(resumed.stdout) \(resumed.stderr)")
+            let notAsFinished = differing(try pipeline.sides(), finished)
+            #expect(notAsFinished.isEmpty, "resumed after step \(step)")
+
+            try putBack(start, in: pipeline.folder)
+            #expect(try pipeline.apply(["--yes"], environment: ["RECKON_TEST_STOP_AT": "journal:\(step)"]).code == 9)
+            let undone = try pipeline.reckon(["undo", pipeline.applyRuns().last!, "--state", pipeline.state.path])
+            #expect(undone.code == 0, "step \(step): \(undone.stdout) \(undone.stderr)")
+            let notAsBefore = differing(try pipeline.sides(), original)
+            #expect(notAsBefore.isEmpty, "undone after step \(step)")
+            step += 1
+        }
+        #expect(killed > 20, "every step of 7 actions on two sides was tried")
+    }
+
+    /// Undo puts everything back, except a file edited after the apply.
+    @Test func undoLeavesAFileEditedAfterTheApply() throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        let original = try pipeline.sides()
+        #expect(try pipeline.apply(["--yes"]).code == 1)
+        let target = pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")
+        let edit = Data(#"{"id": "\#(EditableSide.id(5))", "modifiedAt": "2026-04-20T08:00:00Z", "body": "Edited after the apply"}"#.utf8)
+        try edit.write(to: target)
+        let undone = try pipeline.reckon(["undo", pipeline.applyRuns()[0], "--state", pipeline.state.path])
+        #expect(undone.code == 1, "\(undone.stdout)")
+        #expect(try Data(contentsOf: target) == edit)
+        var expected = original
+        var now = try pipeline.sides()
+        expected["drive/memos/\(EditableSide.id(5)).json"] = nil
+        now["drive/memos/\(EditableSide.id(5)).json"] = nil
+        #expect(now == expected, "everything else is back")
+    }
+
+    /// The guards refuse with exit 64 and change nothing; without `--yes`
+    /// and no terminal, only what neither deletes nor overwrites is done.
+    @Test func guardsRefuseAndCronWithoutYesDoesNothingDestructive() throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        let before = try pipeline.sides()
+
+        let old = try pipeline.apply(["--yes"], day: 3)
+        #expect(old.code == 64)
+        #expect(old.stderr.contains("the plan was made 48 hours ago"), "\(old.stderr)")
+        let strict = try pipeline.apply(["--yes", "--max-delete", "5"])
+        #expect(strict.code == 64)
+        #expect(strict.stderr.contains("the plan would delete 1 of 9 memos on"), "\(strict.stderr)")
+        #expect(try pipeline.sides() == before)
+
+        let cron = try pipeline.apply(["--json"])
+        #expect(cron.code == 1)
+        let outcomes = (try json(cron.stdout)["actions"] as! [[String: Any]]).map { $0["outcome"] as! String }
+        #expect(outcomes.filter { $0 == "not-confirmed" }.count == 5)
+        #expect(outcomes.filter { $0 == "applied" }.count == 2)
+        #expect(try Data(contentsOf: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json"))
+            != Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")), "not overwritten")
+    }
+
+    /// A plan whose sides are not the definition's now is refused.
+    @Test func aPlanMadeFromOtherSidesIsRefused() throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        try FileManager.default.copyItem(at: pipeline.drive.url, to: pipeline.folder.appendingPathComponent("elsewhere"))
+        let definition = pipeline.folder.appendingPathComponent("p.json")
+        try Data(try read(definition).replacingOccurrences(of: #""path": "drive""#, with: #""path": "elsewhere""#).utf8).write(to: definition)
+        let before = try pipeline.sides()
+        let refused = try pipeline.apply(["--yes"])
+        #expect(refused.code == 64)
+        #expect(refused.stderr.contains("the plan was made from other sides"), "\(refused.stderr)")
+        #expect(try pipeline.sides() == before)
+    }
+
+    /// Over rclone (a real `rclone serve sftp`): the same plan, applied with
+    /// `copyto` and `moveto`, leaves only the conflicts, keeps the backups,
+    /// and leaves no temporary file on the remote.
+    @Test func applyOverAnRcloneRemote() throws {
+        let (pipeline, started) = try driftedSince(servingDrive: true)
+        let server = try #require(started)
+        defer { server.stop() }
+        let original = try snapshot(pipeline.drive.url)
+        let planned = try pipeline.reckon(["plan", "p.json"], environment: server.environment)
+        #expect(planned.code == 1, "\(planned.stderr)")
+        #expect(actions(try json(read(pipeline.planFile))) == [
+            10: "copy local>remote", 11: "copy remote>local", 1: "soft-delete local>remote", 2: "soft-delete remote>local",
+            3: "conflict ->-", 4: "copy remote>local", 5: "copy local>remote", 8: "conflict ->-", 9: "copy local>remote",
+        ])
+        let applied = try pipeline.apply(["--yes"], environment: server.environment)
+        #expect(applied.code == 1, "\(applied.stdout) \(applied.stderr)")
+        let after = try pipeline.reckon(["run", "p.json", "--json"], day: 1, environment: server.environment)
+        #expect(directions(try json(after.stdout)).keys.sorted() == [3, 8], "\(after.stdout)")
+        let run = pipeline.applyRuns()[0]
+        for n in [1, 5, 9] {
+            let path = "/memos/\(EditableSide.id(n)).json"
+            #expect(try Data(contentsOf: pipeline.state.appendingPathComponent("backups/\(run)/drive\(path)")) == original[path]?.0)
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: pipeline.drive.url.appendingPathComponent("memos").path).sorted()
+        #expect(names == ([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].filter { $0 != 2 }.map { "\(EditableSide.id($0)).json" }), "no temporary file is left")
+    }
+
+    /// A side marked read-only, and the app's store, are never targets.
+    @Test func aReadOnlySideAndAStoreAreNeverWritten() throws {
+        let pipeline = try driftedSincePipeline()
+        let definition = pipeline.folder.appendingPathComponent("p.json")
+        try Data(try read(definition).replacingOccurrences(of: #""label": "Google Drive","#, with: #""label": "Google Drive", "readOnly": true,"#).utf8)
+            .write(to: definition)
+        let (_, plan) = try pipeline.plan()
+        let notPossible = (plan["actions"] as! [[String: Any]]).filter { $0["action"] as? String == "not-possible" }
+        #expect(notPossible.count == 4, "memos 10, 1, 5 and 9 would write the drive")
+        #expect((notPossible.first?["reason"] as? String)?.hasPrefix("not possible: Google Drive is marked \"readOnly\": true") == true)
+        let drive = try fingerprint(pipeline.drive.url)
+        #expect(try pipeline.apply(["--yes"]).code == 1)
+        #expect(try fingerprint(pipeline.drive.url) == drive)
+
+        let folder = try copyOfDriftSamples()
+        let store = packageRoot.appendingPathComponent("Samples/store/default.store").path
+        let storeBefore = SHA256.hex(of: try Data(contentsOf: URL(fileURLWithPath: store)))
+        let planned = try runArray(["plan", "--local", store, "--remote", "drive", "--out", "out", "--prefer", "remote", "--json"], in: folder)
+        #expect(planned.code == 1)
+        let kinds = Set((try json(planned.stdout)["actions"] as! [[String: Any]]).map { $0["action"] as! String })
+        #expect(kinds == ["not-possible"], "every action would write the store")
+        #expect(planned.stdout.contains("is the app's own store, which reckon never writes"))
+        #expect(try runArray(["apply", "out/plan.json", "--yes"], in: folder).code == 1)
+        #expect(SHA256.hex(of: try Data(contentsOf: URL(fileURLWithPath: store))) == storeBefore)
+    }
+}
