@@ -211,10 +211,10 @@ func holdsRawControl(_ text: String) -> Bool {
 
             ## Sides
 
-            | Side | Path | Kind | Writable |
-            | --- | --- | --- | --- |
-            | this device | `device` | memo folder | **no**: this device is marked "readOnly": true |
-            | Google Drive | `gdrive:60dMemo` | rclone remote | yes |
+            | Side | Path | Writable |
+            | --- | --- | --- |
+            | this device | `device` (memo folder) | **no**: this device is marked "readOnly": true |
+            | Google Drive | `gdrive:60dMemo` (rclone remote) | yes |
 
             ## Actions (8)
 
@@ -263,7 +263,7 @@ func holdsRawControl(_ text: String) -> Bool {
             | Modified | 2026-11-30T12:00:00Z | 2026-11-29T12:00:00Z |
             | Archived | no | no |
             | Deleted | no | no |
-            | Text | day 1 |  |
+            | Text | day 1 | – |
             |  | day 2 |  |
 
             """#
@@ -318,11 +318,17 @@ func holdsRawControl(_ text: String) -> Bool {
             + "<tr><td></td><td>third</td><td></td></tr>"
             + "</tbody></table></div>"
         #expect(page.contains(conflict))
-        #expect(page.contains("<tr><td>this device</td><td><code>device</code></td><td>memo folder</td>"
+        #expect(page.contains("<tr><td>this device</td><td><code>device</code> (memo folder)</td>"
                               + "<td><span class=\"degraded\">no</span>: this device is marked &quot;readOnly&quot;: true</td></tr>"))
-        #expect(page.contains("<td><span class=\"degraded\">CONFLICT</span></td>"))
-        #expect(page.contains("<td>--take 0b0c0d0e-0000-4000-8000-000000000005=both: this device&#39;s newer version keeps the id, the older one is kept as a conflict copy; "
-                              + "conflict copy <code>0b0c0d0e-0000-4000-8000-000000000006</code></td>"))
+        // Each action a stacked item, as report.html's differences, so that a phone needs no sideways scrolling.
+        #expect(page.contains("<ul class=\"diffs\"><li><span class=\"sigil\">+</span> <code class=\"id\">3f2504e0-4f89-11d3-9a0c-0305e82c3301</code> "
+                              + "<span class=\"memo-title\">Groceries</span><br><strong>copy →</strong>"
+                              + "<br>added on this device since the last run; unchanged on Google Drive: copied to Google Drive</li>"))
+        #expect(page.contains("<li><span class=\"sigil\">*</span> <code class=\"id\">0b0c0d0e-0000-4000-8000-000000000002</code> "
+                              + "<span class=\"memo-title\">Plan &lt;script&gt;alert(1)&lt;/script&gt;\\u{7}</span>"
+                              + "<br><strong><span class=\"degraded\">CONFLICT</span></strong><br>changed on both"))
+        #expect(page.contains("<br><span class=\"state\">Choice: --take 0b0c0d0e-0000-4000-8000-000000000005=both: this device&#39;s newer version keeps the id, "
+                              + "the older one is kept as a conflict copy; conflict copy <code>0b0c0d0e-0000-4000-8000-000000000006</code></span></li>"))
         #expect(page.contains("<h2>Conflicts (2)</h2>"))
     }
 
@@ -331,9 +337,12 @@ func holdsRawControl(_ text: String) -> Bool {
         #expect(!page.contains("<script"))
         #expect(!holdsRawControl(page))
         #expect(page.contains("<title>reckon apply: nightly</title>"))
-        #expect(page.contains("<td><span class=\"failed\">FAILED</span></td>"))
-        #expect(page.contains("<td><span class=\"degraded\">changed since the plan</span></td>"))
-        #expect(page.contains("<td>applied</td>"))
+        #expect(page.contains("<li><code class=\"id\">0b0c0d0e-0000-4000-8000-000000000007</code><br><strong>copy → · <span class=\"failed\">FAILED</span></strong>"
+                              + "<br>added on this device since the last run; unchanged on Google Drive: copied to Google Drive"
+                              + "<br><span class=\"state\">What happened: the backup could not be written: "
+                              + "state/backups/20261201T173000Z/drive/index.json: No space left on device</span></li>"))
+        #expect(page.contains("<strong>copy → · <span class=\"degraded\">changed since the plan</span></strong>"))
+        #expect(page.contains("<strong>copy → · applied</strong>"))
         #expect(page.contains("<p>Backups are in <code>state/backups/20261201T173000Z</code>; undo it with: <code>reckon undo 20261201T173000Z</code></p>"))
         #expect(page.contains("<tr><td>Title</td><td>Plan &lt;script&gt;alert(1)&lt;/script&gt;\\u{7}</td><td>Plan B</td></tr>"))
     }

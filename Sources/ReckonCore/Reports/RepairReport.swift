@@ -94,6 +94,22 @@ extension RepairReport {
         case paragraph([Span])
         /// Header texts, then rows of cells.
         case table([String], [[[Span]]])
+        /// The actions, and what their last column says (`Choice`, `What happened`).
+        case actions([ActionRow], note: String)
+    }
+
+    /// One action: in Markdown a table row, in HTML a stacked item, so that
+    /// a phone needs no sideways scrolling (as report.html's differences).
+    struct ActionRow {
+        /// The plan's sigil; a run's rows have none.
+        var sigil: String?
+        var id: MemoID
+        var title: String?
+        var action: Span
+        /// What became of it; a plan's rows have none.
+        var outcome: Span?
+        var reason: String
+        var note: [Span]
     }
 
     /// The actions that do something, with their singular and plural names for the totals.
@@ -109,12 +125,13 @@ extension RepairReport {
         blocks += sides(plan.sides)
         blocks.append(.heading("Actions (\(plan.actions.count))"))
         if !plan.actions.isEmpty {
-            blocks.append(.table(["", "Id", "Title", "Action", "Why", "Choice"], plan.actions.map { action in
+            blocks.append(.actions(plan.actions.map { action in
                 var choice: [Span] = action.choice.map { [.text($0)] } ?? []
                 if let copy = action.conflictCopy { choice += [.text(choice.isEmpty ? "conflict copy " : "; conflict copy "), .code(copy.value)] }
-                return [[.code(action.sigil.rawValue)], [.code(action.id.value)], [.text(title(action.versions, action.from) ?? "")],
-                        [marked(actionLabel(action.action, from: action.from), actionMark(action.action))], [.text(action.reason)], choice]
-            }))
+                return ActionRow(sigil: action.sigil.rawValue, id: action.id, title: title(action.versions, action.from),
+                                 action: marked(actionLabel(action.action, from: action.from), actionMark(action.action)), outcome: nil,
+                                 reason: action.reason, note: choice)
+            }, note: "Choice"))
         }
         blocks += planTotals(plan).map { .paragraph([.text($0)]) }
         blocks.append(.paragraph([.text(directions(plan.sides) + ".")]))
@@ -126,13 +143,12 @@ extension RepairReport {
         blocks += sides(result.sides)
         blocks.append(.heading("Actions (\(result.actions.count))"))
         if !result.actions.isEmpty {
-            blocks.append(.table(["Id", "Title", "Action", "Outcome", "Why", "What happened"], result.actions.map { action in
-                let versions = roles(action.versions)
-                return [[.code(action.id.value)], [.text(title(versions, action.from) ?? "")],
-                        [marked(actionLabel(action.action, from: action.from), actionMark(action.action))],
-                        [marked(outcomeLabel(action.outcome, result.mode), outcomeMark(action.outcome))], [.text(action.reason)],
-                        [.text(action.detail ?? "")]]
-            }))
+            blocks.append(.actions(result.actions.map { action in
+                ActionRow(sigil: nil, id: action.id, title: title(roles(action.versions), action.from),
+                          action: marked(actionLabel(action.action, from: action.from), actionMark(action.action)),
+                          outcome: marked(outcomeLabel(action.outcome, result.mode), outcomeMark(action.outcome)), reason: action.reason,
+                          note: action.detail.map { [.text($0)] } ?? [])
+            }, note: "What happened"))
         }
         blocks.append(.paragraph([.text(resultTotals(result))]))
         blocks.append(.paragraph([.text(directions(result.sides) + ".")]))
@@ -141,11 +157,11 @@ extension RepairReport {
         return blocks + conflicts(result.actions.map { ($0.id, $0.action, $0.reason, $0.choice, roles($0.versions)) }, sides: result.sides)
     }
 
-    /// The sides: label, path, kind, and whether apply may write there.
+    /// The sides: label, path and kind, and whether apply may write there.
     static func sides(_ sides: [PlanSide]) -> [Block] {
         let kinds = ["folder": "memo folder", "store": "the app's store", "rclone": "rclone remote"]
-        return [.heading("Sides"), .table(["Side", "Path", "Kind", "Writable"], sides.map { side in
-            [[.text(side.label)], [.code(side.path)], [.text(kinds[side.kind] ?? side.kind)],
+        return [.heading("Sides"), .table(["Side", "Path", "Writable"], sides.map { side in
+            [[.text(side.label)], [.code(side.path), .text(" (\(kinds[side.kind] ?? side.kind))")],
              side.writable ? [.text("yes")] : [.marked("no", .warning), .text(side.notWritable.map { ": \($0)" } ?? "")]]
         })]
     }
@@ -166,8 +182,9 @@ extension RepairReport {
                 [[Span.text(name)], [.text(pair.0)], [.text(pair.1)]]
             }
             for line in 0..<max(local.lines.count, remote.lines.count, 1) {
-                rows.append([[.text(line == 0 ? "Text" : "")], [.text(local.lines.indices.contains(line) ? local.lines[line] : "")],
-                             [.text(remote.lines.indices.contains(line) ? remote.lines[line] : "")]])
+                // A side with no text at all says so in its first row.
+                func text(_ lines: [String]) -> [Span] { [.text(lines.indices.contains(line) ? lines[line] : line == 0 ? "–" : "")] }
+                rows.append([[.text(line == 0 ? "Text" : "")], text(local.lines), text(remote.lines)])
             }
             blocks.append(.table(["", label(.local, sides), label(.remote, sides)], rows))
         }
@@ -319,6 +336,17 @@ extension RepairReport {
                 out.append("| " + headers.map { md.escape($0) }.joined(separator: " | ") + " |")
                 out.append("|" + String(repeating: " --- |", count: headers.count))
                 out += rows.map { "| " + $0.map(inline).joined(separator: " | ") + " |" }
+            case .actions(let rows, let note):
+                let sigils = rows.first?.sigil != nil, outcomes = rows.first?.outcome != nil
+                let headers = (sigils ? [""] : []) + ["Id", "Title", "Action"] + (outcomes ? ["Outcome"] : []) + ["Why", note]
+                out.append("| " + headers.joined(separator: " | ") + " |")
+                out.append("|" + String(repeating: " --- |", count: headers.count))
+                for row in rows {
+                    let cells = row.sigil.map { [md.code($0)] } ?? []
+                    let outcome = row.outcome.map { [inline([$0])] } ?? []
+                    out.append("| " + (cells + [md.code(row.id.value), md.escape(row.title ?? ""), inline([row.action])] + outcome
+                                       + [md.escape(row.reason), inline(row.note)]).joined(separator: " | ") + " |")
+                }
             }
             out.append("")
         }
@@ -341,6 +369,16 @@ extension RepairReport {
             case .subheading(let spans): "<h3>\(inline(spans))</h3>"
             case .paragraph(let spans): "<p>\(inline(spans))</p>"
             case .table(let headers, let rows): HTMLReport.grid(headers, rows.map { $0.map(inline) })
+            case .actions(let rows, let note):
+                "<ul class=\"diffs\">" + rows.map { row in
+                    var item = row.sigil.map { "<span class=\"sigil\">\(ReckonCore.html($0))</span> " } ?? ""
+                    item += "<code class=\"id\">\(row.id.value)</code>"
+                    if let title = row.title { item += " <span class=\"memo-title\">\(ReckonCore.html(title))</span>" }
+                    item += "<br><strong>" + inline([row.action] + (row.outcome.map { [.text(" · "), $0] } ?? [])) + "</strong>"
+                    item += "<br>" + ReckonCore.html(row.reason)
+                    if !row.note.isEmpty { item += "<br><span class=\"state\">\(ReckonCore.html(note)): \(inline(row.note))</span>" }
+                    return "<li>\(item)</li>"
+                }.joined() + "</ul>"
             }
         }
         return HTMLReport.page(language: "en", title: title, body: body)
