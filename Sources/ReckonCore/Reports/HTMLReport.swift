@@ -53,22 +53,6 @@ public struct HTMLReport {
     public func render(_ report: Report) -> String {
         let s = strings
         var out: [String] = []
-        out.append("""
-            <!DOCTYPE html>
-            <html lang="\(s.code)">
-            <head>
-            <meta charset="utf-8">
-            <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(html(s.title(report.pipeline)))</title>
-            <style>
-            \(Self.style)
-            </style>
-            </head>
-            <body>
-            <main>
-            <h1>\(html(s.title(report.pipeline)))</h1>
-            """)
         out += report.alarms(s).map { "<p class=\"alarm\" role=\"alert\">⚠ \(html($0))</p>" }
         if let startedAt = report.startedAt { out.append("<p class=\"when\">\(html(s.checkedAt(report.display(startedAt))))</p>") }
         for side in report.sides where !report.isEmpty {
@@ -122,16 +106,42 @@ public struct HTMLReport {
         if !report.timings.isEmpty {
             out.append(table(s.timingsHeading, [s.stageColumn, s.secondsColumn], report.timings.map { [html($0.stage), seconds($0.seconds)] }))
         }
-        out.append("</main>\n</body>\n</html>\n")
-        return out.joined(separator: "\n")
+        return Self.page(language: s.code, title: s.title(report.pipeline), body: out)
+    }
+
+    /// One self-contained page: the head with its policy and style, the
+    /// title as heading, then `body`'s lines (already escaped HTML).
+    static func page(language: String, title: String, body: [String]) -> String {
+        let head = """
+            <!DOCTYPE html>
+            <html lang="\(language)">
+            <head>
+            <meta charset="utf-8">
+            <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(html(title))</title>
+            <style>
+            \(style)
+            </style>
+            </head>
+            <body>
+            <main>
+            <h1>\(html(title))</h1>
+            """
+        return ([head] + body + ["</main>\n</body>\n</html>\n"]).joined(separator: "\n")
     }
 
     /// A titled table whose cells are already escaped HTML.
     func table(_ title: String, _ headers: [String], _ rows: [[String]], before: String = "") -> String {
-        var out = "<section><h2>\(html(title))</h2>\(before)<div class=\"scroll\"><table><thead><tr>"
+        "<section><h2>\(html(title))</h2>\(before)" + Self.grid(headers, rows) + "</section>"
+    }
+
+    /// A table that scrolls sideways on a narrow screen; headers are text, cells already escaped HTML.
+    static func grid(_ headers: [String], _ rows: [[String]]) -> String {
+        var out = "<div class=\"scroll\"><table><thead><tr>"
         out += headers.map { "<th>\(html($0))</th>" }.joined() + "</tr></thead><tbody>"
         out += rows.map { "<tr>" + $0.map { "<td>\($0)</td>" }.joined() + "</tr>" }.joined()
-        return out + "</tbody></table></div></section>"
+        return out + "</tbody></table></div>"
     }
 
     /// The differences, one stacked row per memo so that a phone needs no
