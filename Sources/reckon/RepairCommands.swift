@@ -130,6 +130,10 @@ extension Commands {
             console.err("Error: \(error)\n")
             return .trouble
         }
+        let differing = Set(made.actions.map(\.id))
+        if let unknown = choices.take.keys.sorted().first(where: { !differing.contains($0) }) {
+            return usage("'--take' names the memo \(unknown), which does not differ between the sides; nothing was written")
+        }
         let planURL = out.appendingPathComponent("plan.json")
         do {
             try AtomicFile.write(made.data, to: planURL)
@@ -222,9 +226,6 @@ extension Commands {
             console.out(escapedJSONForDisplay(result.data) + "\n")
         } else {
             console.out(RepairReport.text(result, color: console.color))
-            if result.mode == .apply {
-                console.out("Backups: \(escapedForDisplay(joinPath(stateDir, "backups/\(result.run)")))\nUndo it with: reckon undo \(result.run) --state \(escapedForDisplay(stateDir))\n")
-            }
         }
         return ExitCode(rawValue: result.exitCode)!
     }

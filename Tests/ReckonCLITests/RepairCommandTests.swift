@@ -327,6 +327,60 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
             != Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")), "not overwritten")
     }
 
+    /// Backups and journals are kept for the last `--keep-backups` runs.
+    @Test func onlyTheLastRunsKeepTheirBackups() throws {
+        var pipeline = try BaselinePipeline(memos: 1...2)
+        #expect(try pipeline.reckon(["run", "p.json"], day: 0).code == 0)
+        for round in 1...3 {
+            pipeline.device.memos[1] = .init(body: "Edit \(round)", modified: "2026-04-2\(round)T10:00:00Z")
+            try pipeline.device.write()
+            #expect(try pipeline.plan(day: round).0.code == 1)
+            #expect(try pipeline.apply(["--yes", "--keep-backups", "2"], day: round).code == 0)
+            #expect(try pipeline.reckon(["run", "p.json"], day: round).code == 0)
+        }
+        #expect(pipeline.applyRuns() == ["20260421T120000Z", "20260422T120000Z"] as [String])
+        let backups = try FileManager.default.contentsOfDirectory(atPath: pipeline.state.appendingPathComponent("backups").path).sorted()
+        #expect(backups == ["20260421T120000Z", "20260422T120000Z"])
+    }
+
+    /// One apply at a time per target: a second one, of any plan, waits for
+    /// nothing and writes nothing while the first holds the side's lock.
+    @Test func aSecondApplyOnTheSameSideIsRefusedWhileOneRuns() throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        let gate = pipeline.folder.appendingPathComponent("gate")
+        try Data().write(to: gate)
+        let first = try BackgroundRun(["apply", pipeline.planFile.path, "--yes"],
+                                      environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + 86_400), "RECKON_TEST_WAIT_AT": "apply-locked",
+                                                    "RECKON_TEST_WAIT_FILE": gate.path], in: pipeline.folder)
+        for _ in 0..<300 where !FileManager.default.fileExists(atPath: gate.path + ".reached") { usleep(50_000) }
+        let before = try pipeline.sides()
+        let second = try pipeline.apply(["--yes"])
+        #expect(second.code == 2)
+        #expect(second.stderr.contains("another reckon run (process"), "\(second.stderr)")
+        #expect(try pipeline.sides() == before)
+        try FileManager.default.removeItem(at: gate)
+        #expect(first.wait().code == 1)
+    }
+
+    /// A pipeline of several remotes plans one pair, named; a `--take` of a
+    /// memo that does not differ is a mistake, said before anything is written.
+    @Test func planNamesItsRemoteAndEveryChoiceMustMatchAConflict() throws {
+        let pipeline = try driftedSincePipeline()
+        let definition = pipeline.folder.appendingPathComponent("p.json")
+        try FileManager.default.copyItem(at: pipeline.drive.url, to: pipeline.folder.appendingPathComponent("backup"))
+        try Data(try read(definition).replacingOccurrences(of: #""path": "drive"}]"#, with: #""path": "drive"}, {"name": "backup", "path": "backup"}]"#).utf8)
+            .write(to: definition)
+        let unnamed = try pipeline.reckon(["plan", "p.json"])
+        #expect(unnamed.code == 64)
+        #expect(unnamed.stderr.contains("p.json has 2 remotes; name the one to plan for with '--remote <name>' (drive, backup)"), "\(unnamed.stderr)")
+        let unknown = try pipeline.reckon(["plan", "p.json", "--remote", "drive", "--take", EditableSide.id(6) + "=local"])
+        #expect(unknown.code == 64)
+        #expect(unknown.stderr.contains("which does not differ between the sides"), "\(unknown.stderr)")
+        #expect(FileKind(path: pipeline.planFile.path) == .missing)
+        #expect(try pipeline.reckon(["plan", "p.json", "--remote", "drive"]).code == 1)
+    }
+
     /// A plan whose sides are not the definition's now is refused.
     @Test func aPlanMadeFromOtherSidesIsRefused() throws {
         let pipeline = try driftedSincePipeline()

@@ -75,7 +75,7 @@ enum RepairFixture {
             (.failed, "the backup could not be written: state/backups/20261201T173000Z/drive/index.json: No space left on device"),
         ]
         return ApplyResult(mode: .apply, run: "20261201T173000Z", resumed: false, pipeline: "nightly", sides: sides,
-                           backups: "state/backups/20261201T173000Z",
+                           stateDir: "state",
                            actions: zip(actions, outcomes).map { ApplyResult.ActionResult($0, outcome: $1.0, detail: $1.1) },
                            notes: ["The lock of Google Drive was left by a run that is gone (process 4242); it was taken over."])
     }
@@ -83,7 +83,7 @@ enum RepairFixture {
     static var undone: ApplyResult {
         let actions = plan.actions
         return ApplyResult(mode: .undo, run: "20261201T173000Z", resumed: true, pipeline: "nightly", sides: sides,
-                           backups: "state/backups/20261201T173000Z",
+                           stateDir: "state",
                            actions: [ApplyResult.ActionResult(actions[0], outcome: .restored),
                                      ApplyResult.ActionResult(actions[6], outcome: .changedSince,
                                                               detail: "memos/0B0C0D0E-0000-4000-8000-000000000005.json on Google Drive was edited after the apply; not overwritten")])
@@ -175,7 +175,7 @@ func holdsRawControl(_ text: String) -> Bool {
 
             8 actions: 1 applied, 1 already done, 1 changed since the plan, 1 not confirmed, 1 conflict, 1 not possible, 1 nothing done, 1 failed
             The lock of Google Drive was left by a run that is gone (process 4242); it was taken over.
-            Backups are in state/backups/20261201T173000Z; undo it with: reckon undo 20261201T173000Z
+            Backups are in state/backups/20261201T173000Z; undo it with: reckon undo 20261201T173000Z --state state
 
             """
         let text = RepairReport.text(F.applied, color: false)
@@ -281,7 +281,7 @@ func holdsRawControl(_ text: String) -> Bool {
             "| `0b0c0d0e-0000-4000-8000-000000000007` |  | copy → | **FAILED** | added on this device since the last run; unchanged on Google Drive: copied to Google Drive | the backup could not be written: state/backups/20261201T173000Z/drive/index.json: No space left on device |",
             "8 actions: 1 applied, 1 already done, 1 changed since the plan, 1 not confirmed, 1 conflict, 1 not possible, 1 nothing done, 1 failed",
             "## Backups",
-            "Backups are in `state/backups/20261201T173000Z`; undo it with: `reckon undo 20261201T173000Z`",
+            "Backups are in `state/backups/20261201T173000Z`; undo it with: `reckon undo 20261201T173000Z --state state`",
             "## Notes",
             "The lock of Google Drive was left by a run that is gone (process 4242); it was taken over.",
             "## Conflicts (2)",
@@ -343,7 +343,7 @@ func holdsRawControl(_ text: String) -> Bool {
                               + "state/backups/20261201T173000Z/drive/index.json: No space left on device</span></li>"))
         #expect(page.contains("<strong>copy → · <span class=\"degraded\">changed since the plan</span></strong>"))
         #expect(page.contains("<strong>copy → · applied</strong>"))
-        #expect(page.contains("<p>Backups are in <code>state/backups/20261201T173000Z</code>; undo it with: <code>reckon undo 20261201T173000Z</code></p>"))
+        #expect(page.contains("<p>Backups are in <code>state/backups/20261201T173000Z</code>; undo it with: <code>reckon undo 20261201T173000Z --state state</code></p>"))
         #expect(page.contains("<tr><td>Title</td><td>Plan &lt;script&gt;alert(1)&lt;/script&gt;\\u{7}</td><td>Plan B</td></tr>"))
     }
 

@@ -292,7 +292,7 @@ extension RepairReport {
         guard result.actions.contains(where: { $0.outcome == .applied || $0.outcome == .alreadyDone }) else {
             return [.text("Nothing was written, so nothing was backed up.")]
         }
-        return [.text("Backups are in "), .code(result.backups), .text("; undo it with: "), .code("reckon undo \(shellWord(result.run))")]
+        return [.text("Backups are in "), .code(result.backups), .text("; undo it with: "), .code("reckon undo \(shellWord(result.run)) --state \(shellWord(result.stateDir))")]
     }
 
     static func counted(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }

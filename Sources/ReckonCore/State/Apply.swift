@@ -83,8 +83,23 @@ package struct Applier {
         }
     }
 
-    /// Refuses a plan that is too old or deletes too much.
+    /// Refuses a plan that is too old, deletes too much, or was changed
+    /// since reckon wrote it (a file's content that is not its recorded
+    /// SHA-256, a path that is not the memo's own file).
     func checkGuards() throws(Refusal) {
+        for action in plan.actions {
+            for write in action.writes {
+                let ids = [action.id] + (action.conflictCopy.map { [$0] } ?? [])
+                guard write.path.hasPrefix("memos/"), write.path.hasSuffix(".json"),
+                      let id = MemoID(write.path.dropFirst(6).dropLast(5)), ids.contains(id) else {
+                    throw Refusal(description: "the plan writes \(write.path) for memo \(action.id), which is not that memo's file; make the plan again")
+                }
+                let data = write.data
+                guard Int64(data.count) == write.size, SHA256.hex(of: data) == write.sha256 else {
+                    throw Refusal(description: "the plan's content for \(write.path) is not what reckon plan recorded (its size or SHA-256 differ): plan.json was changed after it was made; make it again")
+                }
+            }
+        }
         let age = options.now.seconds - plan.createdAt.seconds
         if !options.resume && age > options.maxAge {
             throw Refusal(description: "the plan was made \(Self.duration(age)) ago (\(plan.createdAt.iso8601)), more than --max-age allows (\(Self.duration(options.maxAge))); make it again")
@@ -118,6 +133,7 @@ package struct Applier {
                 throw Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
             }
         }
+        TestStop.wait(at: "apply-locked")
         let planSHA = SHA256.hex(of: planData)
         let latest = ApplyJournal.latestRun(in: stateDir, planSHA256: planSHA)
         let run: String
@@ -154,7 +170,7 @@ package struct Applier {
         journal.record(["event": .string("end")])
         ApplyJournal.prune(stateDir, keep: options.keepBackups, current: run)
         return ApplyResult(mode: .apply, run: run, resumed: options.resume, pipeline: plan.pipeline, sides: plan.sides,
-                           backups: joinPath(plan.stateDir, "backups/\(run)"), actions: execution.results, notes: execution.notes)
+                           stateDir: plan.stateDir, actions: execution.results, notes: execution.notes)
     }
 }
 

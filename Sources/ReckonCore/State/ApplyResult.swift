@@ -65,7 +65,8 @@ public struct ApplyResult: Sendable, Equatable, Codable {
     public var pipeline: String
     /// The local side, then the remote, as the plan names them.
     public var sides: [PlanSide]
-    /// Where this run's backups are (a path inside the state folder).
+    /// The state folder (its real path) and where this run's backups are in it.
+    public var stateDir: String
     public var backups: String
     public var actions: [ActionResult]
     /// Sentences about the run as a whole (a lock taken over, a file that could not be restored).
@@ -75,14 +76,15 @@ public struct ApplyResult: Sendable, Equatable, Codable {
     /// A file could not be read, written or put back (said in `notes`).
     public var trouble = false
 
-    public init(mode: Mode, run: String, resumed: Bool, pipeline: String, sides: [PlanSide], backups: String,
+    public init(mode: Mode, run: String, resumed: Bool, pipeline: String, sides: [PlanSide], stateDir: String,
                 actions: [ActionResult] = [], notes: [String] = []) {
         self.mode = mode
         self.run = run
         self.resumed = resumed
         self.pipeline = pipeline
         self.sides = sides
-        self.backups = backups
+        self.stateDir = stateDir
+        backups = joinPath(stateDir, "backups/\(run)")
         self.actions = actions
         self.notes = notes
     }

@@ -225,7 +225,7 @@ public struct Planner {
             let sourceEntry = source.entries[id]
             let sourceLive = sourceEntry.map { !$0.isDeleted } ?? false
             let targetEntry = target.entries[id]
-            action.reason = followReason(difference, from: from, to: to, sourceLive: sourceLive, labels) + (choice.map { " (\($0))" } ?? "")
+            action.reason = followReason(difference, from: from, to: to, sourceLive: sourceLive, labels)
             guard side(to).writable else { return notPossible(to, sourceLive ? "copy \(labels[from]!)'s version there" : "mark the memo deleted there") }
             let spelled = targetEntry?.spelledAs.text(of: id) ?? target.files[id]?.text(of: id) ?? spelling(of: target, for: id, like: source)
             let path = "memos/" + (target.files[id]?.fileName(of: id) ?? spelled + ".json")

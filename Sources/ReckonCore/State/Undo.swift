@@ -57,7 +57,7 @@ package enum Undoer {
             }
         }
         var result = ApplyResult(mode: .undo, run: run, resumed: false, pipeline: plan.pipeline, sides: plan.sides,
-                                 backups: joinPath(plan.stateDir, "backups/\(run)"))
+                                 stateDir: plan.stateDir)
         var outcomes: [MemoID: [ApplyResult.Outcome]] = [:]
         for file in files.reversed() {
             let outcome = put(file, back: writers, stateDir: stateDir, result: &result)
