@@ -75,6 +75,9 @@ package struct Applier {
             } else {
                 throw Refusal(description: "the plan does not keep \(planned.label)'s connection string, which holds a secret; make the plan from a pipeline definition")
             }
+            if spec.readOnly {
+                throw Refusal(description: "\(planned.label) is marked \"readOnly\": true in \(plan.definition ?? "its definition") now; reckon never writes it")
+            }
             let now = SideIdentity(spec)
             guard now.kind == planned.kind, now.place == planned.place else {
                 throw Refusal(description: "the plan was made from other sides: \(planned.label) was \(planned.kind) \(planned.place), and is now \(now.kind) \(now.place)")
@@ -124,6 +127,11 @@ package struct Applier {
     package func run(confirm: () -> Bool) throws(Refusal) -> ApplyResult {
         try checkGuards()
         let specs = try Self.sides(of: plan)
+        for spec in specs.compactMap({ $0 }) {
+            if let folder = spec.location.localURL, isWithin(realPath(plan.stateDir), realPath(folder.path)) {
+                throw Refusal(description: "the plan's state folder \(plan.stateDir) is inside \(spec.label) (\(spec.path)); reckon keeps no backup or journal inside a side")
+            }
+        }
         var locks: [RunLock] = []
         defer { locks.forEach { $0.release() } }
         for spec in specs.compactMap({ $0 }) {
