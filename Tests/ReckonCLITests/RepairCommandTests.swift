@@ -381,6 +381,35 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(try pipeline.reckon(["plan", "p.json", "--remote", "drive"]).code == 1)
     }
 
+    /// At a terminal, deletions and overwrites wait for "yes" typed; anything
+    /// else skips them. (`script` gives apply a terminal; the answer is typed into it.)
+    @Test func aPersonAtATerminalConfirmsByTypingYes() throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        func applyAtTerminal(typing answer: String) throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qec", "\(reckonBinary.path) apply \(pipeline.planFile.path) --json", "/dev/null"]
+            process.environment = ProcessInfo.processInfo.environment.merging(["SOURCE_DATE_EPOCH": String(1_776_600_000 + 86_400)]) { $1 }
+            let input = Pipe(), output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            try process.run()
+            input.fileHandleForWriting.write(Data("\(answer)\n".utf8))
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text
+        }
+        let declined = try applyAtTerminal(typing: "no")
+        #expect(declined.contains("Type yes to carry them out"))
+        #expect(declined.components(separatedBy: #""outcome" : "not-confirmed""#).count - 1 == 5, "\(declined)")
+        let target = pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")
+        #expect(try Data(contentsOf: target) != Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")))
+        let confirmed = try applyAtTerminal(typing: "yes")
+        #expect(confirmed.components(separatedBy: #""outcome" : "applied""#).count - 1 == 5, "\(confirmed)")
+        #expect(try Data(contentsOf: target) == Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")))
+    }
+
     /// A plan whose sides are not the definition's now is refused.
     @Test func aPlanMadeFromOtherSidesIsRefused() throws {
         let pipeline = try driftedSincePipeline()
