@@ -123,6 +123,8 @@ import Glibc
             #expect(reason { _ = try writer.reader.read([path]) } == refused)
             #expect(reason { try writer.remove(path) } == refused)
         }
+        let shown = try #require(reason { try writer.write(Data("x".utf8), to: "memos/\u{1B}[31m.json") })
+        #expect(!shown.contains("\u{1B}"), "a control character never reaches a terminal raw")
         #expect(names(url) == ["index.json"])
     }
 

@@ -150,7 +150,7 @@ import Testing
         let crlf = "{\r\n    \"schemaVersion\": 1,\r\n    \"entries\": []\r\n}\r\n"
         #expect(try index(crlf, appending: [entry, #"{"id": "\#(Self.idA)"}"#])
             == "{\r\n    \"schemaVersion\": 1,\r\n    \"entries\": [\r\n        {\r\n          \"id\" : \"\(Self.idC)\"\r\n        },\r\n        {\"id\": \"\(Self.idA)\"}\r\n    ]\r\n}\r\n")
-        #expect(try index(#"{"schemaVersion":1,"entries":[]}"#, appending: [#"{"id":"\#(Self.idC)"}"#])
+        #expect(try index(#"{"schemaVersion":1,"entries":[]}"#, appending: [" {\"id\":\"\(Self.idC)\"}\n"])
             == #"{"schemaVersion":1,"entries":[{"id":"\#(Self.idC)"}]}"#)
     }
 

@@ -37,7 +37,7 @@ package struct MemoFolderError: Error, Equatable, CustomStringConvertible {
 /// The only files reckon reads or writes in a memo folder: `index.json` and
 /// `memos/<uuid>.json`. A path is taken apart into these validated parts,
 /// and the paths used are built from them alone (DESIGN §5.4).
-struct MemoFolderFile: Sendable, Equatable {
+struct MemoFolderFile: Sendable, Hashable {
     /// `memos` for a memo file, nil for `index.json`.
     var folder: String?
     /// `index.json`, or the memo's id as the caller spells it and `.json`.
@@ -112,7 +112,8 @@ package struct MemoFolderReader: Sendable {
     /// The validated file a path names, or a failure naming it.
     func file(_ path: String) throws(MemoFolderError) -> MemoFolderFile {
         guard let file = MemoFolderFile(path) else {
-            throw failure(path, "is neither index.json nor memos/<uuid>.json; reckon reads and writes no other file in a memo folder")
+            // The path as given is shown with its control characters made visible.
+            throw failure(escapedForDisplay(path), "is neither index.json nor memos/<uuid>.json; reckon reads and writes no other file in a memo folder")
         }
         return file
     }
@@ -247,8 +248,6 @@ package struct MemoFolderReader: Sendable {
         return result
     }
 }
-
-extension MemoFolderFile: Hashable {}
 
 /// Permission to write into a memo folder. Only `apply` and `undo` make
 /// one: its initializer is internal to ReckonCore.

@@ -193,7 +193,10 @@ package enum JSONEdit {
         for (place, entry) in entries.enumerated() {
             if place > 0 || !span.members.isEmpty { text.append(UInt8(ascii: ",")) }
             text += spacing
-            for byte in entry {
+            // The entry's own text without the spacing around it.
+            let bytes = [UInt8](entry)
+            let first = bytes.firstIndex { !isSpace($0) } ?? 0, last = bytes.lastIndex { !isSpace($0) } ?? -1
+            for byte in bytes[first..<last + 1] {
                 if byte == 0x0A, let lineBreak {
                     if text.last == 0x0D { text.removeLast() }
                     text += lineBreak + indent
