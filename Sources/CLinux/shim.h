@@ -14,6 +14,12 @@ static inline int reckon_rename_no_replace(const char *first, const char *second
     return (int)syscall(SYS_renameat2, AT_FDCWD, first, AT_FDCWD, second, 1 << 0);
 }
 
+/// renameat2 within one open folder: RENAME_EXCHANGE (flags 2) swaps two
+/// names, RENAME_NOREPLACE (flags 1) renames unless the second name exists.
+static inline int reckon_renameat2(int folder, const char *first, const char *second, unsigned int flags) {
+    return (int)syscall(SYS_renameat2, folder, first, folder, second, flags);
+}
+
 /// Flushes the file system that holds fd to disk (syncfs).
 static inline int reckon_syncfs(int fd) {
     return (int)syscall(SYS_syncfs, fd);

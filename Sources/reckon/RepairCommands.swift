@@ -193,7 +193,7 @@ extension Commands {
                 confirmAtTerminal(readPlan, console: console)
             }
         } catch {
-            console.err("Error: \(error.description)\n")
+            console.err("Error: \(path): \(error.description)\n")
             return error.isTrouble ? .trouble : .usage
         }
         return finish(result, stateDir: readPlan.stateDir, arguments: arguments, console: console)
@@ -215,25 +215,28 @@ extension Commands {
     static func finish(_ result: ApplyResult, stateDir: String, arguments: ParsedArguments, console: Console) -> ExitCode {
         let folder = URL(fileURLWithPath: stateDir).appendingPathComponent("apply/\(result.run)")
         let prefix = result.mode == .undo ? "undo-" : ""
+        var wroteReport = true
         do {
             try AtomicFile.write(result.data, to: folder.appendingPathComponent("\(prefix)report.json"))
             try AtomicFile.write(Data(RepairReport.markdown(result).utf8), to: folder.appendingPathComponent("\(prefix)report.md"))
             try AtomicFile.write(Data(RepairReport.html(result).utf8), to: folder.appendingPathComponent("\(prefix)report.html"))
         } catch {
+            // The run is done; only its report is missing, which is trouble all the same.
             console.err("error: \(error)\n")
+            wroteReport = false
         }
         if arguments.flags.contains("--json") {
             console.out(escapedJSONForDisplay(result.data) + "\n")
         } else {
             console.out(RepairReport.text(result, color: console.color))
         }
-        return ExitCode(rawValue: result.exitCode)!
+        return wroteReport ? ExitCode(rawValue: result.exitCode)! : .trouble
     }
 
     /// "yes" typed at a terminal, after the destructive actions are listed; false in cron.
     static func confirmAtTerminal(_ plan: Plan, console: Console) -> Bool {
         guard isatty(STDIN_FILENO) == 1 else { return false }
-        let destructive = plan.actions.filter { $0.destructive && [.copy, .softDelete].contains($0.action) }
+        let destructive = plan.actions.filter(\.needsConfirmation)
         var text = "These actions delete or overwrite:\n"
         for action in destructive {
             text += "  \(action.action.rawValue) \(action.id) on \(plan.side(action.to ?? .remote).label): \(action.reason)\n"

@@ -40,20 +40,20 @@ import Glibc
         let writer = try MemoFolderWriter(side, grant: WriteGrant())
         let path = "memos/\(Self.idA).json"
         let file = url.appendingPathComponent(path)
-        try writer.write(Data("old bytes".utf8), to: path)
+        try writer.write(Data("old bytes".utf8), to: path, expecting: nil)
         #expect(try Data(contentsOf: file) == Data("old bytes".utf8))
         chmod(file.path, 0o600)
 
         // A second name for the old file's inode: the write must leave those bytes alone.
         let keeper = url.appendingPathComponent("keeper")
         #expect(link(file.path, keeper.path) == 0)
-        try writer.write(Data("new bytes, longer".utf8), to: path)
+        try writer.write(Data("new bytes, longer".utf8), to: path, expecting: SHA256.hex(of: Data("old bytes".utf8)))
         #expect(try Data(contentsOf: file) == Data("new bytes, longer".utf8))
         #expect(try Data(contentsOf: keeper) == Data("old bytes".utf8))
         #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int == 0o600, "the permissions are kept")
         #expect(names(url.appendingPathComponent("memos")) == ["\(Self.idA).json"], "no temporary file is left")
 
-        try writer.write(Data("{}".utf8), to: "index.json")
+        try writer.write(Data("{}".utf8), to: "index.json", expecting: SHA256.hex(of: Self.index))
         #expect(try Data(contentsOf: url.appendingPathComponent("index.json")) == Data("{}".utf8))
         #expect(names(url) == ["index.json", "keeper", "memos"])
     }
@@ -90,7 +90,7 @@ import Glibc
         #expect(symlink(elsewhere.path, memos.path) == 0)
         let refusedFolder = "drive/memos: is a link; reckon does not follow links"
         #expect(reason { _ = try writer.reader.read(["memos/\(Self.idA).json"]) } == refusedFolder)
-        #expect(reason { try writer.write(Data("mine".utf8), to: "memos/\(Self.idA).json") } == refusedFolder)
+        #expect(reason { try writer.write(Data("mine".utf8), to: "memos/\(Self.idA).json", expecting: nil) } == refusedFolder)
         #expect(names(elsewhere) == ["\(Self.idA).json"])
         #expect(try Data(contentsOf: elsewhere.appendingPathComponent("\(Self.idA).json")) == Data("theirs".utf8))
         unlink(memos.path)
@@ -99,17 +99,44 @@ import Glibc
         try FileManager.default.createDirectory(at: memos, withIntermediateDirectories: true)
         #expect(symlink(elsewhere.appendingPathComponent("\(Self.idA).json").path, memos.appendingPathComponent("\(Self.idA).json").path) == 0)
         #expect(reason { _ = try writer.reader.read(["memos/\(Self.idA).json"]) } == "drive/memos/\(Self.idA).json: is a link; reckon does not follow links")
-        #expect(reason { try writer.write(Data("mine".utf8), to: "memos/\(Self.idA).json") }
+        #expect(reason { try writer.write(Data("mine".utf8), to: "memos/\(Self.idA).json", expecting: nil) }
             == "drive/memos/\(Self.idA).json: is a link; reckon does not write through links")
         #expect(try Data(contentsOf: elsewhere.appendingPathComponent("\(Self.idA).json")) == Data("theirs".utf8))
         try FileManager.default.createDirectory(at: memos.appendingPathComponent("\(Self.idB).json"), withIntermediateDirectories: true)
         #expect(reason { _ = try writer.reader.read(["memos/\(Self.idB).json"]) } == "drive/memos/\(Self.idB).json: is a folder, not a regular file")
-        #expect(reason { try writer.write(Data(), to: "memos/\(Self.idB).json") }
+        #expect(reason { try writer.write(Data(), to: "memos/\(Self.idB).json", expecting: nil) }
             == "drive/memos/\(Self.idB).json: is a folder, not a file; reckon does not replace it")
         unlink(url.appendingPathComponent("index.json").path)
         #expect(mkfifo(url.appendingPathComponent("index.json").path, 0o644) == 0)
         #expect(reason { _ = try writer.reader.read(["index.json"]) } == "drive/index.json: is a FIFO, not a regular file")
         #expect(names(memos) == ["\(Self.idA).json", "\(Self.idB).json"], "no temporary file is left")
+    }
+
+    /// A write lands only on the file the caller read: checked at the swap
+    /// itself, so a save that came in between is swapped back, whole.
+    @Test func aFileThatChangedSinceItWasReadIsNeverReplaced() throws {
+        let (url, side) = try folder()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let writer = try MemoFolderWriter(side, grant: WriteGrant())
+        let path = "memos/\(Self.idA).json"
+        let file = url.appendingPathComponent(path)
+        try writer.write(Data("read by the plan".utf8), to: path, expecting: nil)
+        try Data("saved by the app meanwhile".utf8).write(to: file)
+        func refusal(_ body: () throws -> Void) -> MemoFolderError? {
+            do { try body() } catch let error as MemoFolderError { return error } catch { return nil }
+            return nil
+        }
+        let changed = refusal { try writer.write(Data("reckon's".utf8), to: path, expecting: SHA256.hex(of: Data("read by the plan".utf8))) }
+        #expect(changed?.changedSince == true)
+        #expect(changed?.description == "drive/\(path): changed since it was read; left as it is")
+        #expect(try Data(contentsOf: file) == Data("saved by the app meanwhile".utf8))
+        let appeared = refusal { try writer.write(Data("reckon's".utf8), to: path, expecting: nil) }
+        #expect(appeared?.changedSince == true, "a file that must be new is never put over one that came meanwhile")
+        #expect(try Data(contentsOf: file) == Data("saved by the app meanwhile".utf8))
+        try FileManager.default.removeItem(at: file)
+        #expect(refusal { try writer.write(Data("reckon's".utf8), to: path, expecting: SHA256.hex(of: Data("read by the plan".utf8))) }?.changedSince == true)
+        #expect(FileKind(path: file.path) == .missing, "a file removed meanwhile stays removed")
+        #expect(names(url.appendingPathComponent("memos")).isEmpty, "no temporary file is left")
     }
 
     @Test func onlyIndexJSONAndMemoFilesNamedByAUUIDAreEverAccepted() throws {
@@ -119,11 +146,11 @@ import Glibc
         for path in ["../index.json", "memos/../index.json", "memos/not-a-uuid.json", "memos/\(Self.idA)", "memos/\(Self.idA).json/x",
                      "/etc/passwd", "index.json ", "./index.json", "memos//\(Self.idA).json", "memos/\(Self.idA).JSON", "quarantine/\(Self.idA).json", ""] {
             let refused = "\(joinPath("drive", path)): is neither index.json nor memos/<uuid>.json; reckon reads and writes no other file in a memo folder"
-            #expect(reason { try writer.write(Data("x".utf8), to: path) } == refused)
+            #expect(reason { try writer.write(Data("x".utf8), to: path, expecting: nil) } == refused)
             #expect(reason { _ = try writer.reader.read([path]) } == refused)
             #expect(reason { try writer.remove(path) } == refused)
         }
-        let shown = try #require(reason { try writer.write(Data("x".utf8), to: "memos/\u{1B}[31m.json") })
+        let shown = try #require(reason { try writer.write(Data("x".utf8), to: "memos/\u{1B}[31m.json", expecting: nil) })
         #expect(!shown.contains("\u{1B}"), "a control character never reaches a terminal raw")
         #expect(names(url) == ["index.json"])
     }
@@ -136,7 +163,7 @@ import Glibc
         try Self.index.write(to: memoFolder.appendingPathComponent("index.json"))
         let side = SideSpec(role: .local, name: "mirror", label: "mirror", path: "mirror", location: .folder(parent))
         let writer = try MemoFolderWriter(side, grant: WriteGrant())
-        try writer.write(Data("memo".utf8), to: "memos/\(Self.idB).json")
+        try writer.write(Data("memo".utf8), to: "memos/\(Self.idB).json", expecting: nil)
         #expect(try Data(contentsOf: memoFolder.appendingPathComponent("memos/\(Self.idB).json")) == Data("memo".utf8))
         #expect(names(parent) == ["60dMemo"])
         #expect(reason { _ = try writer.reader.read(["memos/x.json"]) }?.hasPrefix("mirror/60dMemo/memos/x.json: ") == true)
@@ -146,8 +173,8 @@ import Glibc
         let (url, side) = try folder()
         defer { try? FileManager.default.removeItem(at: url) }
         let writer = try MemoFolderWriter(side, grant: WriteGrant())
-        try writer.write(Data("a".utf8), to: "memos/\(Self.idA).json")
-        try writer.write(Data("b".utf8), to: "memos/\(Self.idB).json")
+        try writer.write(Data("a".utf8), to: "memos/\(Self.idA).json", expecting: nil)
+        try writer.write(Data("b".utf8), to: "memos/\(Self.idB).json", expecting: nil)
         try writer.remove("memos/\(Self.idA).json")
         try writer.remove("memos/\(Self.idA).json")
         #expect(names(url.appendingPathComponent("memos")) == ["\(Self.idB).json"])
@@ -203,9 +230,9 @@ import Glibc
         #expect((read["index.json"] ?? nil)?.data == Self.index)
 
         // Write: a new file, and a replacement of the same size within the same second.
-        try writer.write(Data("version 2".utf8), to: pathA)
-        try writer.write(Data("new memo".utf8), to: pathB)
-        try writer.write(Data("{\"entries\": []}".utf8), to: "index.json")
+        try writer.write(Data("version 2".utf8), to: pathA, expecting: SHA256.hex(of: Data("version 1".utf8)))
+        try writer.write(Data("new memo".utf8), to: pathB, expecting: nil)
+        try writer.write(Data("{\"entries\": []}".utf8), to: "index.json", expecting: SHA256.hex(of: Self.index))
         #expect(try Data(contentsOf: memoFolder.appendingPathComponent(pathA)) == Data("version 2".utf8))
         #expect(try Data(contentsOf: memoFolder.appendingPathComponent(pathB)) == Data("new memo".utf8))
         #expect(try Data(contentsOf: memoFolder.appendingPathComponent("index.json")) == Data("{\"entries\": []}".utf8))

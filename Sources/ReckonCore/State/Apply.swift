@@ -90,7 +90,35 @@ package struct Applier {
     /// since reckon wrote it (a file's content that is not its recorded
     /// SHA-256, a path that is not the memo's own file).
     func checkGuards() throws(Refusal) {
+        guard plan.sides.count == 2, plan.sides[0].role == .local, plan.sides[1].role == .remote else {
+            throw Refusal(description: "the plan does not name a local side, then a remote; make it again with reckon plan")
+        }
+        if plan.createdAt.seconds > options.now.seconds + 300 {
+            throw Refusal(description: "the plan says it was made at \(plan.createdAt.iso8601), after now (\(options.now.iso8601)); make it again")
+        }
+        for side in plan.sides where side.writable {
+            guard side.kind != "store" else {
+                throw Refusal(description: "the plan marks \(side.label), the app's store, as one to write; reckon never writes a store")
+            }
+            guard side.index != nil else {
+                throw Refusal(description: "the plan saw no index.json on \(side.label), so reckon writes nothing there; make it again")
+            }
+        }
         for action in plan.actions {
+            let writing = action.writes.map(\.side) + action.indexChanges.map(\.side)
+            if let side = writing.first(where: { !plan.side($0).writable }) {
+                throw Refusal(description: "the plan writes memo \(action.id) on \(plan.side(side).label), which it does not mark writable; make it again")
+            }
+            let onTarget = action.writes.allSatisfy { $0.side == action.to } && action.indexChanges.allSatisfy { $0.side == action.to }
+            let expected: Bool = switch action.action {
+            case .copy, .softDelete: action.to != nil && action.writes.contains { $0.side == action.to }
+                && action.indexChanges.contains { $0.side == action.to } && (action.conflictCopy != nil || onTarget)
+            case .fixIndex: action.writes.isEmpty && action.indexChanges.count == 1 && onTarget
+            case .conflict, .notPossible, .none: writing.isEmpty
+            }
+            guard expected else {
+                throw Refusal(description: "the plan's \(action.action.rawValue) of memo \(action.id) writes other files than reckon plan would; make the plan again")
+            }
             for write in action.writes {
                 let ids = [action.id] + (action.conflictCopy.map { [$0] } ?? [])
                 guard write.path.hasPrefix("memos/"), write.path.hasSuffix(".json"),
@@ -101,18 +129,55 @@ package struct Applier {
                 guard Int64(data.count) == write.size, SHA256.hex(of: data) == write.sha256 else {
                     throw Refusal(description: "the plan's content for \(write.path) is not what reckon plan recorded (its size or SHA-256 differ): plan.json was changed after it was made; make it again")
                 }
+                guard let memo = try? MemoReader.read(data), memo.id == id else {
+                    throw Refusal(description: "the plan's content for \(write.path) is not a memo file of that id; make the plan again")
+                }
             }
         }
         let age = options.now.seconds - plan.createdAt.seconds
         if !options.resume && age > options.maxAge {
             throw Refusal(description: "the plan was made \(Self.duration(age)) ago (\(plan.createdAt.iso8601)), more than --max-age allows (\(Self.duration(options.maxAge))); make it again")
         }
-        for side in plan.sides {
-            let deletions = plan.actions.filter { $0.action == .softDelete && $0.to == side.role }.count
-            guard deletions > 0 else { continue }
-            let percent = side.liveMemos == 0 ? 100 : Double(deletions) * 100 / Double(side.liveMemos)
-            if percent > options.maxDeletePercent {
-                throw Refusal(description: "the plan would delete \(deletions) of \(side.liveMemos) memos on \(side.label) (\(Int(percent.rounded()))%), more than --max-delete allows (\(options.maxDeletePercent.formatted())%); nothing was done")
+    }
+
+    /// Refuses a plan that would soft-delete more than `--max-delete`
+    /// percent of the memos the side holds now (its index read again).
+    func checkDeletions(_ side: PlanSide, _ writer: MemoFolderWriter) throws(Refusal) {
+        let deletions = plan.actions.filter { $0.action == .softDelete && $0.to == side.role }.count
+        guard deletions > 0 else { return }
+        var live = 0
+        do {
+            if let file = try writer.reader.read(["index.json"])["index.json"] ?? nil {
+                live = try IndexReader.read(file.data).entries.filter { !$0.isDeleted }.count
+            }
+        } catch {
+            throw Refusal(description: "\(side.label): index.json cannot be read now (\(error)); nothing was done", isTrouble: true)
+        }
+        let percent = live == 0 ? 100 : Double(deletions) * 100 / Double(live)
+        if percent > options.maxDeletePercent {
+            throw Refusal(description: "the plan would delete \(deletions) of \(live) memos on \(side.label) (\(Int(percent.rounded()))%), more than --max-delete allows (\(options.maxDeletePercent.formatted())%); nothing was done")
+        }
+    }
+
+    /// Refuses, before anything is written, a run that the free space on a
+    /// side's disk or the state folder's cannot hold: every new file, every
+    /// backup, and each index twice.
+    func checkSpace(_ role: SideRole, _ writer: MemoFolderWriter) throws(Refusal) {
+        let writes = plan.actions.flatMap(\.writes).filter { $0.side == role }
+        let indexSize = plan.side(role).index?.size ?? 0
+        let backups = writes.reduce(0) { $0 + ($1.before?.size ?? 0) } + indexSize
+        var needs: [(String, Int64)] = [(plan.stateDir, backups + (1 << 20))]
+        if case .disk(let root) = writer.reader.place {
+            needs.append((root.path, writes.reduce(0) { $0 + $1.size } + 2 * indexSize + (64 << 10)))
+        }
+        for (path, bytes) in needs {
+            var info = statvfs()
+            var existing = path
+            while FileKind(path: existing) == .missing, existing != "/" { existing = (existing as NSString).deletingLastPathComponent }
+            guard statvfs(existing, &info) == 0 else { continue }
+            let free = Int64(info.f_bavail) * Int64(info.f_frsize)
+            if free < bytes {
+                throw Refusal(description: "\(path) has \(free) bytes free, and this apply needs about \(bytes) there for its files and backups; nothing was done", isTrouble: true)
             }
         }
     }
@@ -143,6 +208,12 @@ package struct Applier {
         }
         TestStop.wait(at: "apply-locked")
         let planSHA = SHA256.hex(of: planData)
+        if let other = ApplyJournal.runs(in: stateDir).first(where: { run in
+            guard let events = ApplyJournal.events(stateDir, run: run) else { return false }
+            return !ApplyJournal.isFinished(events) && events.first?["plan"] != .string(planSHA)
+        }) {
+            throw Refusal(description: "the apply run \(other) of another plan was interrupted in \(plan.stateDir); finish it with reckon apply --resume and its plan, or undo it with reckon undo \(other) --state \(plan.stateDir), first")
+        }
         let latest = ApplyJournal.latestRun(in: stateDir, planSHA256: planSHA)
         let run: String
         if options.resume {
@@ -155,7 +226,7 @@ package struct Applier {
             }
             run = ApplyJournal.newRun(in: stateDir, at: options.now)
         }
-        let destructive = plan.actions.contains { $0.destructive && [.copy, .softDelete].contains($0.action) }
+        let destructive = plan.actions.contains(where: \.needsConfirmation)
         let confirmed = options.confirmed || (destructive && !options.resume ? confirm() : options.confirmed)
         var writers: [SideRole: MemoFolderWriter] = [:]
         for (role, spec) in zip([SideRole.local, .remote], specs) {
@@ -165,6 +236,12 @@ package struct Applier {
             } catch {
                 throw Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
             }
+        }
+        for (role, writer) in writers {
+            // Under the lock, no other reckon writes here: a temporary file is one a killed run left.
+            writer.removeLeftovers()
+            try checkDeletions(plan.side(role), writer)
+            try checkSpace(role, writer)
         }
         let journal: ApplyJournal
         do {
@@ -213,7 +290,7 @@ struct Execution {
             case .notPossible: results.append(.init(action, outcome: .notPossible))
             case .none: results.append(.init(action, outcome: .nothing))
             case .copy, .softDelete, .fixIndex:
-                if action.destructive && !confirmed {
+                if action.needsConfirmation && !confirmed {
                     results.append(.init(action, outcome: .notConfirmed, detail: "it deletes or overwrites, and was not confirmed (--yes); nothing was written"))
                     journal.record(["event": .string("skip"), "id": .string(action.id.value), "why": .string("not confirmed")])
                     continue
@@ -252,9 +329,19 @@ struct Execution {
                 guard Self.matches(current?.tag, write.before) else {
                     return skip(.changedSince, "\(write.path) on \(label(write.side)) changed since the plan (\(Self.describe(write.before)) then, \(Self.describe(current?.tag)) now); left as it is")
                 }
+                if write.before == nil, let other = try otherSpelling(of: write) {
+                    return skip(.changedSince, "\(other) on \(label(write.side)) holds this memo under another spelling of its id since the plan; nothing was written")
+                }
                 pending.append((write, current))
             }
             for change in action.indexChanges {
+                // The file an added entry describes must still be the one planned (a fix-index reads it, writes none).
+                if let described = change.file, !action.writes.contains(where: { $0.side == change.side && $0.path == described.path }) {
+                    let current = try writers[change.side]!.reader.read([described.path])[described.path] ?? nil
+                    guard Self.matches(current?.tag, described.tag) else {
+                        return skip(.changedSince, "\(described.path) on \(label(change.side)) changed since the plan (\(Self.describe(described.tag)) then, \(Self.describe(current?.tag)) now); its entry was not added")
+                    }
+                }
                 let entry = try index(change.side).entries[MemoID(change.id)!]
                 if change.after.matches(entry) { continue }
                 let asPlanned = change.before.map { $0.matches(entry) } ?? (entry == nil)
@@ -266,10 +353,11 @@ struct Execution {
             return skip(.failed, "could not be read again before writing: \(error); nothing was written")
         }
         // 2. Back up what will be replaced, and verify the copy.
+        var backups: [String: String] = [:]
         for (write, current) in pending {
             guard let current else { continue }
             do {
-                try journal.backUp(current.data, side: plan.side(write.side).name, path: write.path)
+                backups[write.side.rawValue + write.path] = try journal.backUp(current.data, side: plan.side(write.side).name, path: write.path)
             } catch {
                 return skip(.failed, "the backup of \(write.path) on \(label(write.side)) could not be made (\(error)); nothing was written for this memo")
             }
@@ -279,16 +367,18 @@ struct Execution {
         for (write, current) in pending {
             let intent = journal.record(["event": .string("write"), "id": .string(action.id.value), "side": .string(write.side.rawValue),
                                          "path": .string(write.path), "before": current.map { .string($0.tag.sha256) } ?? .null, "after": .string(write.sha256),
-                                         "backup": current == nil ? .null : .string(journal.backupPath(side: plan.side(write.side).name, path: write.path))])
+                                         "backup": backups[write.side.rawValue + write.path].map { .string($0) } ?? .null])
             guard intent else {
                 let putBack = putBackFiles(done)
                 return skip(.failed, "the journal cannot be written, so nothing more is written" + (putBack.isEmpty ? "" : "; \(putBack)"))
             }
             do {
-                try writers[write.side]!.write(write.data, to: write.path)
+                try writers[write.side]!.write(write.data, to: write.path, expecting: current?.tag.sha256)
             } catch {
                 let putBack = putBackFiles(done)
-                return skip(.failed, "\(write.path) on \(label(write.side)) could not be written (\(error))" + (putBack.isEmpty ? "; what was written for this memo was put back" : "; \(putBack)"))
+                let undone = putBack.isEmpty ? (done.isEmpty ? "" : "; what was written for this memo was put back") : "; \(putBack)"
+                if error.changedSince { return skip(.changedSince, "\(write.path) on \(label(write.side)) changed while it was being written; it was left as the other writer left it" + undone) }
+                return skip(.failed, "\(write.path) on \(label(write.side)) could not be written (\(error))" + undone)
             }
             journal.record(["event": .string("wrote"), "side": .string(write.side.rawValue), "path": .string(write.path)])
             done.append((write, current?.data))
@@ -298,12 +388,26 @@ struct Execution {
         for change in action.indexChanges { queued[change.side, default: []].append((place, change)) }
     }
 
+    /// A file standing for the same memo under another spelling of its id (`memos/<small letters>.json`
+    /// beside `memos/<CAPITALS>.json`), which a new file would duplicate.
+    func otherSpelling(of write: PlannedWrite) throws -> String? {
+        guard let id = MemoID(write.path.dropFirst(6).dropLast(5)) else { return nil }
+        let others = Set(["memos/\(id.value).json", "memos/\(id.value.uppercased()).json"]).subtracting([write.path]).sorted()
+        guard !others.isEmpty else { return nil }
+        let found = try writers[write.side]!.reader.read(others)
+        return others.first { found[$0] ?? nil != nil }
+    }
+
     /// Puts back files this run wrote (their backups, or removes a file it created); says what could not be.
     func putBackFiles(_ files: [(write: PlannedWrite, backup: Data?)]) -> String {
         var failures: [String] = []
         for (write, backup) in files.reversed() {
             do {
-                if let backup { try writers[write.side]!.write(backup, to: write.path) } else { try writers[write.side]!.remove(write.path) }
+                if let backup {
+                    try writers[write.side]!.write(backup, to: write.path, expecting: write.sha256)
+                } else {
+                    try writers[write.side]!.remove(write.path)
+                }
                 journal.record(["event": .string("put-back"), "side": .string(write.side.rawValue), "path": .string(write.path)])
             } catch {
                 failures.append("\(write.path) could not be put back (\(error)); its backup is in \(journal.backupPath(side: plan.side(write.side).name, path: write.path))")
@@ -312,8 +416,18 @@ struct Execution {
         return failures.joined(separator: "; ")
     }
 
-    /// Re-reads the side's index.json, merges the done actions' entries into it, and writes it.
+    /// Re-reads the side's index.json, merges the done actions' entries into
+    /// it, and writes it, only over the index it read: when another writer
+    /// saved the index in between, it is read and merged again (3 tries).
     mutating func mergeIndex(_ role: SideRole) {
+        for _ in 0..<3 {
+            guard let changedMeanwhile = mergeIndexOnce(role), changedMeanwhile else { return }
+        }
+        failIndex(role, "index.json kept changing while reckon merged into it")
+    }
+
+    /// One merge; true when index.json changed between its read and its write (nothing written), nil when done or failed.
+    mutating func mergeIndexOnce(_ role: SideRole) -> Bool? {
         let writer = writers[role]!
         let side = plan.side(role)
         let file: FileRead?
@@ -321,17 +435,22 @@ struct Execution {
         do {
             file = try writer.reader.read(["index.json"])["index.json"] ?? nil
         } catch {
-            return failIndex(role, "index.json could not be read again (\(error))")
+            failIndex(role, "index.json could not be read again (\(error))")
+            return nil
         }
-        guard let file else { return failIndex(role, "index.json is gone") }
+        guard let file else {
+            failIndex(role, "index.json is gone")
+            return nil
+        }
         do {
             for entry in try IndexReader.read(file.data).entries where entries[entry.id] == nil { entries[entry.id] = entry }
         } catch {
-            return failIndex(role, "index.json cannot be read now (\(error.message))")
+            failIndex(role, "index.json cannot be read now (\(error.message))")
+            return nil
         }
         var changing: [MemoID: [(key: String, value: JSONValue)]] = [:]
         var appending: [Data] = []
-        for (place, change) in queued[role]! {
+        for (place, change) in queued[role]! where [.applied, .alreadyDone].contains(results[place].outcome) {
             let id = MemoID(change.id)!
             let entry = entries[id]
             if change.after.matches(entry) { continue }
@@ -356,28 +475,39 @@ struct Execution {
                 changing[id] = fields
             }
         }
-        guard !changing.isEmpty || !appending.isEmpty else { return }
+        guard !changing.isEmpty || !appending.isEmpty else { return nil }
         let merged: Data
         do {
             merged = try JSONEdit.index(file.data, changing: changing, appending: appending)
         } catch {
-            return failIndex(role, "index.json could not be edited (\(error))")
+            failIndex(role, "index.json could not be edited (\(error))")
+            return nil
         }
+        let backup: String
         do {
-            try journal.backUpOnce(file.data, side: side.name, path: "index.json")
+            backup = try journal.backUp(file.data, side: side.name, path: "index.json")
         } catch {
-            return failIndex(role, "the backup of index.json could not be made (\(error))")
+            failIndex(role, "the backup of index.json could not be made (\(error))")
+            return nil
         }
         let intent = journal.record(["event": .string("write"), "side": .string(role.rawValue), "path": .string("index.json"),
-                                     "before": .string(file.tag.sha256), "after": .string(SHA256.hex(of: merged)),
-                                     "backup": .string(journal.backupPath(side: side.name, path: "index.json"))])
-        guard intent else { return failIndex(role, "the journal cannot be written") }
+                                     "before": .string(file.tag.sha256), "after": .string(SHA256.hex(of: merged)), "backup": .string(backup)])
+        guard intent else {
+            failIndex(role, "the journal cannot be written")
+            return nil
+        }
         do {
-            try writer.write(merged, to: "index.json")
+            try writer.write(merged, to: "index.json", expecting: file.tag.sha256)
         } catch {
-            return failIndex(role, "index.json could not be written (\(error))")
+            if error.changedSince {
+                journal.record(["event": .string("not-written"), "side": .string(role.rawValue), "path": .string("index.json")])
+                return true
+            }
+            failIndex(role, "index.json could not be written (\(error))")
+            return nil
         }
         journal.record(["event": .string("wrote"), "side": .string(role.rawValue), "path": .string("index.json")])
+        return nil
     }
 
     /// The side's index.json cannot take the done actions' entries: their memo files are put back.
@@ -414,11 +544,11 @@ struct Execution {
             let ids = prints.keys.sorted()
             baseline.memos = IDMap(sortedKeys: ids, values: ids.map { prints[$0]! })
             let data = baseline.data
+            guard data != before else { continue }
             do {
-                try journal.backUpOnce(before, side: "state", path: url.lastPathComponent)
+                let backup = try journal.backUp(before, side: "state", path: url.lastPathComponent)
                 let intent = journal.record(["event": .string("write"), "side": .string("state"), "path": .string(url.lastPathComponent),
-                                             "before": .string(SHA256.hex(of: before)), "after": .string(SHA256.hex(of: data)),
-                                             "backup": .string(journal.backupPath(side: "state", path: url.lastPathComponent))])
+                                             "before": .string(SHA256.hex(of: before)), "after": .string(SHA256.hex(of: data)), "backup": .string(backup)])
                 guard intent else { continue }
                 try AtomicFile.write(data, to: url)
                 journal.record(["event": .string("wrote"), "side": .string("state"), "path": .string(url.lastPathComponent)])

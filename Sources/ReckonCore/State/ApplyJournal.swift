@@ -55,31 +55,36 @@ final class ApplyJournal {
     func backupPath(side: String, path: String) -> String { "backups/\(run)/\(side)/\(path)" }
 
     /// Copies `data` (a file about to be replaced) to its backup, reads the
-    /// copy back, and checks its size and SHA-256.
-    func backUp(_ data: Data, side: String, path: String) throws(OutputError) {
-        let relative = backupPath(side: side, path: path)
+    /// copy back, and checks its size and SHA-256; returns the backup's path
+    /// inside the state folder. A file backed up twice in one run (resumed,
+    /// or an index read again) keeps its first backup when the bytes are the
+    /// same, and gets a second one (`<path>.<12 digits of its SHA-256>`) when not.
+    /// Backups are private: files 0600 in folders 0700.
+    func backUp(_ data: Data, side: String, path: String) throws(OutputError) -> String {
+        let sha256 = SHA256.hex(of: data)
+        var relative = backupPath(side: side, path: path)
+        if let existing = try? readRegularFile(atPath: stateDir.appendingPathComponent(relative).path, limit: 1 << 30) {
+            if SHA256.hex(of: existing) == sha256 { return relative }
+            relative += "." + sha256.prefix(12)
+        }
         let url = stateDir.appendingPathComponent(relative)
-        try AtomicFile.write(data, to: url)
+        try AtomicFile.makeFolder(url.deletingLastPathComponent())
+        for folder in [stateDir.appendingPathComponent("backups"), url.deletingLastPathComponent()] { chmod(folder.path, 0o700) }
+        try AtomicFile.write(data, to: url, mode: 0o600)
         let copy: Data
         do {
             copy = try readRegularFile(atPath: url.path, limit: Int64(data.count) + 1)
         } catch {
             throw OutputError(path: url.path, reason: "the copy cannot be read back (\(error.message))")
         }
-        guard copy.count == data.count, SHA256.hex(of: copy) == SHA256.hex(of: data) else {
+        guard copy.count == data.count, SHA256.hex(of: copy) == sha256 else {
             throw OutputError(path: url.path, reason: "the copy read back is not the file (\(copy.count) of \(data.count) bytes)")
         }
         guard record(["event": .string("backup"), "side": .string(side), "path": .string(path), "backup": .string(relative),
-                      "sha256": .string(SHA256.hex(of: data))]) else {
+                      "sha256": .string(sha256)]) else {
             throw OutputError(path: Self.journalURL(stateDir, run: run).path, reason: "the journal cannot be written")
         }
-    }
-
-    /// `backUp`, unless an earlier (interrupted) part of this run already
-    /// backed the file up: that copy is the one from before the run.
-    func backUpOnce(_ data: Data, side: String, path: String) throws(OutputError) {
-        guard !FileKind(path: stateDir.appendingPathComponent(backupPath(side: side, path: path)).path).isRegular else { return }
-        try backUp(data, side: side, path: path)
+        return relative
     }
 
     // MARK: - Runs in a state folder

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -31,6 +32,8 @@ package struct MemoFolderError: Error, Equatable, CustomStringConvertible {
     /// The side's path and the file inside it (`../drive/60dMemo/memos/….json`), secrets masked.
     package var path: String
     package var reason: String
+    /// The file was not as the caller read it when the write came: nothing was written.
+    package var changedSince = false
     package var description: String { "\(path): \(reason)" }
 }
 
@@ -268,18 +271,35 @@ package struct MemoFolderWriter: Sendable {
         self.grant = grant
     }
 
-    /// Creates or replaces one file atomically. On disk: a temporary name
-    /// in the same folder, written, flushed, renamed over the target, the
-    /// folder flushed; never through a link (`memos/` is made when missing).
-    /// Over rclone: `copyto` a temporary name in the same remote folder,
-    /// then `moveto` onto the target (rclone deletes the target first: a
-    /// moment without the file).
-    package func write(_ data: Data, to path: String) throws(MemoFolderError) {
+    /// Creates or replaces one file atomically, only if it still holds
+    /// what the caller read: `expecting` is its SHA-256, or nil for a file
+    /// that must be absent. On disk the check is made at the swap itself:
+    /// the new file is written under a temporary name in the same folder,
+    /// flushed, then swapped with the target (`renameat2` with
+    /// RENAME_EXCHANGE, or RENAME_NOREPLACE for a new file); if what was
+    /// swapped out is not what the caller read (the app saved meanwhile),
+    /// it is swapped straight back and `changedSince` is thrown. The new
+    /// file keeps the old one's owner and permissions. Never through a link
+    /// (`memos/` is made when missing). Over rclone: the target is read
+    /// again, then `copyto` a temporary name in the same remote folder and
+    /// `moveto` onto the target (rclone deletes the target first: a moment
+    /// without the file, and no compare-and-swap: the race is narrowed, not closed).
+    package func write(_ data: Data, to path: String, expecting: String?) throws(MemoFolderError) {
         let file = try reader.file(path)
         switch reader.place {
-        case .disk(let root): try writeOnDisk(data, to: file, root: root)
-        case .remote(let rclone, let root): try writeRemote(data, to: file, rclone: rclone, root: root)
+        case .disk(let root): try writeOnDisk(data, to: file, root: root, expecting: expecting)
+        case .remote(let rclone, let root):
+            let now = try reader.read([path])[path] ?? nil
+            guard now?.tag.sha256 == expecting else { throw changed(file, now: now?.tag.sha256) }
+            try writeRemote(data, to: file, rclone: rclone, root: root)
         }
+    }
+
+    /// The failure of a file that is not as the caller read it.
+    func changed(_ file: MemoFolderFile, now: String?) -> MemoFolderError {
+        var failure = reader.failure(file.path, now == nil ? "was removed since it was read; left as it is" : "changed since it was read; left as it is")
+        failure.changedSince = true
+        return failure
     }
 
     /// Removes one file (undo uses it only for a file apply created and
@@ -331,7 +351,7 @@ package struct MemoFolderWriter: Sendable {
         }
     }
 
-    private func writeOnDisk(_ data: Data, to file: MemoFolderFile, root: URL) throws(MemoFolderError) {
+    private func writeOnDisk(_ data: Data, to file: MemoFolderFile, root: URL, expecting: String?) throws(MemoFolderError) {
         if let name = file.folder, FileKind(path: root.appendingPathComponent(name).path) == .missing {
             let rootFolder = try reader.openRoot(root)
             guard mkdirat(rootFolder.fd, name, 0o755) == 0 || errno == EEXIST else {
@@ -340,22 +360,91 @@ package struct MemoFolderWriter: Sendable {
             fsync(rootFolder.fd)
         }
         guard let folder = try reader.openFolder(of: file, in: root) else { throw reader.failure(file.folder ?? "", "disappeared while being made") }
-        let mode = try existingMode(of: file, in: folder)
-        let temporary = ".\(file.name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
-        let fd = openat(folder.fd, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode ?? 0o644)
+        var old = stat()
+        let exists = fstatat(folder.fd, file.name, &old, AT_SYMLINK_NOFOLLOW) == 0
+        if exists { _ = try existingMode(of: file, in: folder) }
+        let mode = exists ? old.st_mode & 0o777 : 0o644
+        let temporary = Self.temporaryPrefix + "\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let fd = openat(folder.fd, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw reader.failure(file.path, "cannot be written: \(AtomicFile.lastError())") }
         var failure: String?
         do { try FileHandle(fileDescriptor: fd, closeOnDealloc: false).write(contentsOf: data) } catch { failure = errorWords(error) }
-        // The file keeps the permissions of the one it replaces, whatever the umask.
-        if failure == nil, let mode, fchmod(fd, mode) != 0 { failure = AtomicFile.lastError() }
+        // The file keeps the owner and permissions of the one it replaces, whatever the umask.
+        if failure == nil, exists {
+            _ = fchown(fd, old.st_uid, old.st_gid)
+            if fchmod(fd, mode) != 0 { failure = AtomicFile.lastError() }
+        }
         if failure == nil, fsync(fd) != 0 { failure = AtomicFile.lastError() }
         close(fd)
-        if failure == nil, renameat(folder.fd, temporary, folder.fd, file.name) != 0 { failure = AtomicFile.lastError() }
         if let failure {
             unlinkat(folder.fd, temporary, 0)
             throw reader.failure(file.path, "cannot be written: \(failure)")
         }
+        guard let expecting else {
+            guard reckon_renameat2(folder.fd, temporary, file.name, 1) == 0 else {
+                let appeared = errno == EEXIST
+                let reason = AtomicFile.lastError()
+                unlinkat(folder.fd, temporary, 0)
+                if appeared { throw changed(file, now: "") }
+                throw reader.failure(file.path, "cannot be written: \(reason)")
+            }
+            fsync(folder.fd)
+            return
+        }
+        guard reckon_renameat2(folder.fd, temporary, file.name, 2) == 0 else {
+            let gone = errno == ENOENT
+            let reason = AtomicFile.lastError()
+            unlinkat(folder.fd, temporary, 0)
+            if gone { throw changed(file, now: nil) }
+            throw reader.failure(file.path, "cannot be written: \(reason)")
+        }
+        // The old file is now under the temporary name: it must be the one the caller read.
+        let swappedOut = Self.sha256(of: temporary, in: folder)
+        if swappedOut != expecting {
+            reckon_renameat2(folder.fd, temporary, file.name, 2)
+            unlinkat(folder.fd, temporary, 0)
+            fsync(folder.fd)
+            throw changed(file, now: swappedOut)
+        }
+        unlinkat(folder.fd, temporary, 0)
         fsync(folder.fd)
+    }
+
+    /// Every temporary file a writer makes starts so; a run that holds the
+    /// side's lock removes those a killed run left (`removeLeftovers`).
+    static let temporaryPrefix = ".reckon-write."
+
+    /// The SHA-256 of a regular file in an open folder, nil when it cannot be read.
+    static func sha256(of name: String, in folder: OpenFolder) -> String? {
+        let fd = openat(folder.fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard let data = try? FileHandle(fileDescriptor: fd, closeOnDealloc: false).readToEnd() else { return nil }
+        return SHA256.hex(of: data)
+    }
+
+    /// Removes the temporary files a killed run left in the folder and its
+    /// `memos/`. Called only while the side's lock is held, so no other
+    /// reckon is writing there.
+    package func removeLeftovers() {
+        switch reader.place {
+        case .disk(let root):
+            for path in [root.path, root.appendingPathComponent("memos").path] {
+                guard FileKind(path: path) == .directory, let folder = OpenFolder(path) else { continue }
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+                for name in names where name.hasPrefix(Self.temporaryPrefix) && name.hasSuffix(".tmp") {
+                    var info = stat()
+                    if fstatat(folder.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG { unlinkat(folder.fd, name, 0) }
+                }
+            }
+        case .remote(let rclone, let root):
+            for folder in [root, Rclone.joined(root, "memos")] {
+                guard let listed = try? rclone.lsjson(folder, filesOnly: true, hash: false) else { continue }
+                for entry in listed where entry.name.hasPrefix(Self.temporaryPrefix) && entry.name.hasSuffix(".tmp") {
+                    _ = try? rclone.run(["deletefile", "--", Rclone.joined(folder, entry.name)], grant: grant)
+                }
+            }
+        }
     }
 
     private func writeRemote(_ data: Data, to file: MemoFolderFile, rclone: Rclone, root: String) throws(MemoFolderError) {
@@ -364,7 +453,7 @@ package struct MemoFolderWriter: Sendable {
         defer { PrivateFolder.remove(local) }
         let upload = local.appendingPathComponent(file.name)
         do { try data.write(to: upload) } catch { throw reader.failure(file.path, "cannot be staged for upload: \(errorWords(error))") }
-        let temporary = Rclone.joined(root, (file.folder.map { $0 + "/" } ?? "") + ".\(file.name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
+        let temporary = Rclone.joined(root, (file.folder.map { $0 + "/" } ?? "") + Self.temporaryPrefix + "\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
         // --ignore-times: rclone 1.60 takes a file of the same size and second for the same file, and moveto would then
         // drop the new bytes and keep the old file.
         do {

@@ -163,6 +163,18 @@ public struct PlanAction: Sendable, Equatable, Codable {
     }
 }
 
+extension PlanAction {
+    /// Whether carrying it out deletes or overwrites, told from what it
+    /// writes (never from the `destructive` a hand may have changed).
+    public var needsConfirmation: Bool {
+        switch action {
+        case .softDelete: true
+        case .copy, .fixIndex: writes.contains { $0.before != nil }
+        case .conflict, .notPossible, .none: false
+        }
+    }
+}
+
 /// One memo file apply writes: its path in the side, what it held when
 /// planned (nil: absent), and the whole new content.
 public struct PlannedWrite: Sendable, Equatable, Codable {
@@ -199,12 +211,27 @@ public struct PlannedIndexChange: Sendable, Equatable, Codable {
     public var before: EntryState?
     /// The entry's known fields as apply leaves them.
     public var after: EntryState
+    /// For an entry added for a memo file that is already there (fix-index):
+    /// that file as planned, read again before the entry is added.
+    public var file: ReadFile?
 
-    public init(side: SideRole, id: String, before: EntryState?, after: EntryState) {
+    public init(side: SideRole, id: String, before: EntryState?, after: EntryState, file: ReadFile? = nil) {
         self.side = side
         self.id = id
         self.before = before
         self.after = after
+        self.file = file
+    }
+}
+
+/// A file the plan read and does not write, with its change tag.
+public struct ReadFile: Sendable, Equatable, Codable {
+    public var path: String
+    public var tag: FileTag
+
+    public init(path: String, tag: FileTag) {
+        self.path = path
+        self.tag = tag
     }
 }
 
@@ -288,9 +315,25 @@ extension Plan {
         }
         do {
             return try JSONDecoder().decode(Plan.self, from: data)
+        } catch let error as DecodingError {
+            throw PlanError("\(shown): is not a whole plan (\(words(error))); make it again with reckon plan")
         } catch {
-            throw PlanError("\(shown): is not a whole plan (\(describe(error))); make it again with reckon plan")
+            throw PlanError("\(shown): is not a whole plan; make it again with reckon plan")
         }
+    }
+}
+
+/// Where in a plan a decoding error is, and what is wrong there, in words.
+func words(_ error: DecodingError) -> String {
+    func place(_ path: [CodingKey]) -> String {
+        let text = path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        return text.isEmpty ? "the top" : String(text.drop { $0 == "." })
+    }
+    switch error {
+    case .keyNotFound(let key, let context): return "'\(place(context.codingPath + [key]))' is missing"
+    case .typeMismatch(_, let context), .valueNotFound(_, let context): return "'\(place(context.codingPath))' is not of the kind a plan holds there"
+    case .dataCorrupted(let context): return "'\(place(context.codingPath))' holds a value a plan cannot"
+    @unknown default: return "it cannot be read"
     }
 }
 

@@ -120,6 +120,12 @@ public struct Planner {
                                keepLoser: true)
             }
         }
+        // --prefer chooses between two versions; a memo one side never had is not one, and is never deleted by it.
+        let absent: SideRole? = difference.sigil == .onlyOnRemote && listings[.local]!.entries[id] == nil ? .local
+            : difference.sigil == .onlyOnLocal && listings[.remote]!.entries[id] == nil ? .remote : nil
+        if let prefer = choices.prefer, prefer != .newer, absent?.rawValue == prefer.rawValue {
+            return .conflict("--prefer \(prefer.rawValue) does not delete a memo \(labels[absent!]!) never had; choose with --take \(id)=\(prefer.rawValue) to delete it")
+        }
         switch choices.prefer {
         case .local?: return .follow(from: .local, to: .remote, choice: "--prefer local: \(labels[.local]!)'s version is kept", keepLoser: false)
         case .remote?: return .follow(from: .remote, to: .local, choice: "--prefer remote: \(labels[.remote]!)'s version is kept", keepLoser: false)
@@ -212,9 +218,11 @@ public struct Planner {
                 action.reason = "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) has no entry in index.json, and cannot be read as a memo; nothing is done"
                 return action
             }
+            let path = "memos/" + listings[role]!.files[id]!.fileName(of: id)
             action.indexChanges = [PlannedIndexChange(side: role, id: listings[role]!.files[id]!.text(of: id), before: nil,
                                                       after: EntryState(modifiedTime: memo.memo.modifiedAt, archivedAt: memo.memo.archivedAt,
-                                                                        deletedAt: memo.memo.deletedAt, changeTag: memo.memo.changeTag))]
+                                                                        deletedAt: memo.memo.deletedAt, changeTag: memo.memo.changeTag),
+                                                      file: memo.tag.map { ReadFile(path: path, tag: $0) })]
             return action
 
         case .follow(let from, let to, let choice, let keepLoser):
@@ -283,7 +291,10 @@ public struct Planner {
     func followReason(_ difference: Difference, from: SideRole, to: SideRole, sourceLive: Bool, _ labels: [SideRole: String]) -> String {
         let since = difference.changed == .local || difference.changed == .remote ? " since the last run" : ""
         let unchanged = since.isEmpty ? "" : "; unchanged on \(labels[to]!)"
-        guard sourceLive else { return "deleted on \(labels[from]!)\(since)\(unchanged): marked deleted on \(labels[to]!) too" }
+        guard sourceLive else {
+            let gone = since.isEmpty && (difference.sigil == .onlyOnLocal || difference.sigil == .onlyOnRemote) ? "not on" : "deleted on"
+            return "\(gone) \(labels[from]!)\(since)\(unchanged): marked deleted on \(labels[to]!) too"
+        }
         switch difference.sigil {
         case .onlyOnLocal, .onlyOnRemote: return "added on \(labels[from]!)\(since)\(unchanged): copied to \(labels[to]!)"
         default:

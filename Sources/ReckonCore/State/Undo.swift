@@ -38,28 +38,46 @@ package enum Undoer {
             do {
                 locks.append(try TargetLock.lock(spec))
                 writers[role.rawValue] = try MemoFolderWriter(spec, grant: WriteGrant())
+                writers[role.rawValue]!.removeLeftovers()
             } catch {
                 throw Applier.Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
             }
         }
-        // Each file once: its state before the run's first write of it, and after its last.
+        // Every write the run began, newest first; one another writer got to first was never made.
         var files: [Written] = []
-        for event in events where event["event"] == .string("write") {
-            guard case .string(let side)? = event["side"], case .string(let path)? = event["path"], case .string(let after)? = event["after"] else { continue }
+        for event in events {
+            guard case .string(let side)? = event["side"], case .string(let path)? = event["path"] else { continue }
+            if event["event"] == .string("not-written") {
+                if let last = files.lastIndex(where: { $0.side == side && $0.path == path }) { files.remove(at: last) }
+                continue
+            }
+            guard event["event"] == .string("write"), case .string(let after)? = event["after"] else { continue }
             var before: String?, backup: String?, id: MemoID?
             if case .string(let text)? = event["before"] { before = text }
             if case .string(let text)? = event["backup"] { backup = text }
             if case .string(let text)? = event["id"] { id = MemoID(text) }
-            if let known = files.firstIndex(where: { $0.side == side && $0.path == path }) {
-                files[known].after = after
-            } else {
-                files.append(Written(side: side, path: path, id: id, before: before, after: after, backup: backup))
-            }
+            files.append(Written(side: side, path: path, id: id, before: before, after: after, backup: backup))
         }
         var result = ApplyResult(mode: .undo, run: run, resumed: false, pipeline: plan.pipeline, sides: plan.sides,
                                  stateDir: plan.stateDir)
+        // A side whose index.json changed after the apply keeps its memo files too, so that files and entries agree.
+        var changedIndexes: Set<String> = []
+        for (side, writer) in writers {
+            guard let last = files.last(where: { $0.side == side && $0.path == "index.json" }) else { continue }
+            let now = (try? writer.reader.read(["index.json"])["index.json"] ?? nil)?.map { SHA256.hex(of: $0.data) }
+            if now != last.after && now != files.first(where: { $0.side == side && $0.path == "index.json" })?.before {
+                changedIndexes.insert(side)
+                let label = result.sides.first { $0.role.rawValue == side }?.label ?? side
+                result.leftAlone.append("index.json on \(label)")
+                result.notes.append("index.json on \(label) changed after the apply; nothing of \(label) was put back, so that its memo files and index entries still agree")
+            }
+        }
         var outcomes: [MemoID: [ApplyResult.Outcome]] = [:]
         for file in files.reversed() {
+            if changedIndexes.contains(file.side) {
+                if let id = file.id { outcomes[id, default: []].append(.changedSince) }
+                continue
+            }
             let outcome = put(file, back: writers, stateDir: stateDir, result: &result)
             if outcome == .failed { result.trouble = true }
             if let id = file.id { outcomes[id, default: []].append(outcome) }
@@ -106,7 +124,11 @@ package enum Undoer {
                     result.notes.append("the backup \(backup) is not the file it was made from; \(shown) was left as it is")
                     return .failed
                 }
-                if let writer = writers[file.side] { try writer.write(data, to: file.path) } else { try AtomicFile.write(data, to: stateDir.appendingPathComponent(file.path)) }
+                if let writer = writers[file.side] {
+                    try writer.write(data, to: file.path, expecting: file.after)
+                } else {
+                    try AtomicFile.write(data, to: stateDir.appendingPathComponent(file.path))
+                }
             } else if let writer = writers[file.side] {
                 try writer.remove(file.path)
             }

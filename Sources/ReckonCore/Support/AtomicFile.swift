@@ -13,11 +13,11 @@ public struct OutputError: Error, CustomStringConvertible {
 /// Writes files so that a run killed at any moment leaves either the old file
 /// or the new one: a temporary name in the same folder, flushed, then renamed.
 package enum AtomicFile {
-    package static func write(_ data: Data, to url: URL) throws(OutputError) {
+    package static func write(_ data: Data, to url: URL, mode: mode_t = 0o644) throws(OutputError) {
         let folder = url.deletingLastPathComponent()
         try makeFolder(folder)
         let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw OutputError(path: url.path, reason: lastError()) }
         var failure: String?
         data.withUnsafeBytes { buffer in
