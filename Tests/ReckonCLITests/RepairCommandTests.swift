@@ -204,6 +204,14 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         let (planned, plan) = try pipeline.plan(day: 0)
         #expect(planned.code == 1, "\(planned.stdout)\(planned.stderr)")
         #expect(actions(plan) == [2: "fix-index ->remote"])
+        // The app deletes the memo after the plan: its entry is not added as the live memo the plan saw.
+        let orphan = pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(2)).json")
+        let kept = try Data(contentsOf: orphan)
+        try Data(try read(orphan).replacingOccurrences(of: #""deletedAt": null"#, with: #""deletedAt": "2026-04-19T13:00:00Z""#).utf8).write(to: orphan)
+        #expect(try pipeline.apply([], day: 0).code == 1)
+        #expect(try read(index) == without, "index.json untouched")
+        try kept.write(to: orphan)
+        _ = try pipeline.plan(day: 0)
         #expect(try pipeline.apply([], day: 0).code == 0, "adding an entry neither deletes nor overwrites")
         let fixed = try read(index)
         #expect(fixed.hasPrefix(String(without.dropLast(2))), "every byte before the new entry is kept")
@@ -410,7 +418,171 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(try Data(contentsOf: target) == Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")))
     }
 
-    /// A plan whose sides are not the definition's now is refused.
+    /// The app saves between apply's read and its write: the memo file is
+    /// swapped back whole and reported; an index saved meanwhile is merged
+    /// again, keeping the app's entry and reckon's.
+    @Test(arguments: ["memo-swap", "index-swap"])
+    func aSaveByTheAppDuringTheWriteIsNeverLost(_ step: String) throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        let gate = pipeline.folder.appendingPathComponent("gate")
+        try Data().write(to: gate)
+        let run = try BackgroundRun(["apply", pipeline.planFile.path, "--yes", "--json"],
+                                    environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + 86_400), "RECKON_TEST_WAIT_AT": step,
+                                                  "RECKON_TEST_WAIT_FILE": gate.path], in: pipeline.folder)
+        for _ in 0..<300 where !FileManager.default.fileExists(atPath: gate.path + ".reached") { usleep(50_000) }
+        #expect(FileManager.default.fileExists(atPath: gate.path + ".reached"))
+        // The first write of the plan is memo 1's soft deletion on the drive; the first index written is the device's.
+        let saved: URL
+        let bytes: Data
+        if step == "memo-swap" {
+            saved = pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(1)).json")
+            bytes = Data(#"{"id": "\#(EditableSide.id(1))", "modifiedAt": "2026-04-20T11:59:00Z", "body": "Saved by the app during the apply"}"#.utf8)
+        } else {
+            saved = pipeline.device.url.appendingPathComponent("index.json")
+            let entry = #"{"id": "\#(EditableSide.id(20))", "modifiedTime": "2026-04-20T11:59:00Z", "archivedAt": null, "deletedAt": null}"#
+            bytes = Data(try read(saved).replacingOccurrences(of: #""entries": ["#, with: #""entries": [\#(entry), "#).utf8)
+        }
+        try bytes.write(to: saved)
+        try FileManager.default.removeItem(at: gate)
+        let result = run.wait()
+        if step == "memo-swap" {
+            #expect(result.code == 1)
+            #expect(try Data(contentsOf: saved) == bytes, "the app's save is whole")
+            let outcome = (try json(result.stdout)["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(1) }
+            #expect(outcome?["outcome"] as? String == "changed-since")
+        } else {
+            let index = try read(saved)
+            #expect(index.contains(EditableSide.id(20)), "the app's new entry is kept")
+            #expect(index.contains(EditableSide.id(11)), "reckon's entry was merged in again")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pipeline.device.url.appendingPathComponent("memos").path).allSatisfy { !$0.hasPrefix(".") })
+    }
+
+    /// A plan changed by hand is refused whole, and nothing is written.
+    @Test func aPlanChangedByHandIsRefused() throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        let planned = try read(pipeline.planFile)
+        let before = try pipeline.sides()
+        var edited: [(String, String, String)] = []
+        var plan = try json(planned)
+        var actions = plan["actions"] as! [[String: Any]]
+        let copy = actions.firstIndex { $0["action"] as? String == "copy" && $0["to"] as? String == "remote" }!
+        var writes = actions[copy]["writes"] as! [[String: Any]]
+        writes[0]["side"] = "local"
+        actions[copy]["writes"] = writes
+        plan["actions"] = actions
+        edited.append(("a write on the other side", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self),
+                       "writes other files than reckon plan would"))
+        let content = #"{"GARBAGE": true}"#
+        writes = (try json(planned)["actions"] as! [[String: Any]])[copy]["writes"] as! [[String: Any]]
+        writes[0]["content"] = content
+        writes[0]["size"] = content.utf8.count
+        writes[0]["sha256"] = SHA256.hex(of: Data(content.utf8))
+        plan = try json(planned)
+        actions = plan["actions"] as! [[String: Any]]
+        actions[copy]["writes"] = writes
+        plan["actions"] = actions
+        edited.append(("content that is not a memo", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self),
+                       "is not a memo file of that id"))
+        edited.append(("a plan from the future", planned.replacingOccurrences(of: #""createdAt" : "2026-04-20T12:00:00Z""#, with: #""createdAt" : "2099-01-01T00:00:00Z""#),
+                       "after now"))
+        plan = try json(planned)
+        plan["sides"] = Array((plan["sides"] as! [Any]).prefix(1))
+        edited.append(("one side", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self), "does not name a local side, then a remote"))
+        plan = try json(planned)
+        plan["actions"] = "none"
+        edited.append(("a wrong type", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self), "'actions' is not of the kind a plan holds there"))
+        for (what, text, words) in edited {
+            try Data(text.utf8).write(to: pipeline.planFile)
+            let refused = try pipeline.apply(["--yes"])
+            #expect(refused.code == 64, "\(what): \(refused.stdout)")
+            #expect(refused.stderr.contains(words), "\(what): \(refused.stderr)")
+            #expect(refused.stderr.hasPrefix("Error: \(pipeline.planFile.path): "), "\(what) names the plan")
+            #expect(try pipeline.sides() == before, "\(what): nothing written")
+        }
+        // `destructive` is told from what a plan writes, not from its word.
+        try Data(planned.replacingOccurrences(of: #""destructive" : true"#, with: #""destructive" : false"#).utf8).write(to: pipeline.planFile)
+        #expect(try pipeline.apply([]).code == 1)
+        #expect(try Data(contentsOf: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json"))
+            != Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")), "not overwritten without --yes")
+    }
+
+    /// What the app does between plan and apply is never undone by apply:
+    /// a second spelling of a new memo's id, a fix-index's file edited; and
+    /// an interrupted run of another plan must be finished first.
+    @Test func theWorldMovingAfterThePlanIsRespected() throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        let before = try pipeline.sides()
+        // Memo 10 is to be copied to the drive as 0000000A-…; the app synced it as 0000000a-… meanwhile.
+        let small = pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(10).lowercased()).json")
+        try Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(10)).json")).write(to: small)
+        let leftover = pipeline.drive.url.appendingPathComponent("memos/.reckon-write.99999.1.tmp")
+        try Data("a killed run's".utf8).write(to: leftover)
+        let applied = try pipeline.apply(["--yes", "--json"])
+        #expect(applied.code == 1)
+        let outcome = (try json(applied.stdout)["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(10) }
+        #expect(outcome?["outcome"] as? String == "changed-since")
+        #expect(FileKind(path: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(10)).json").path) == .missing, "no second file")
+        #expect(FileKind(path: leftover.path) == .missing, "a killed run's temporary file is swept under the lock")
+        _ = before
+
+        // Kill an apply of one plan; a plan made since may not run over it.
+        let other = try driftedSincePipeline()
+        _ = try other.plan()
+        #expect(try other.apply(["--yes"], environment: ["RECKON_TEST_STOP_AT": "journal:3"]).code == 9)
+        let second = try other.plan(["--take", EditableSide.id(3) + "=local"])
+        #expect(second.0.code == 1)
+        let refused = try other.apply(["--yes"])
+        #expect(refused.code == 64)
+        #expect(refused.stderr.contains("of another plan was interrupted"), "\(refused.stderr)")
+    }
+
+    /// A replaced file keeps its owner and permissions; backups are private.
+    @Test func aReplacedFileKeepsItsOwnerAndBackupsArePrivate() throws {
+        let pipeline = try driftedSincePipeline()
+        let target = pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")
+        let root = getuid() == 0
+        if root { #expect(chown(target.path, 65534, 65534) == 0) } else { print("not root: the owner is not changed, only the permissions are checked") }
+        #expect(chmod(target.path, 0o640) == 0)
+        _ = try pipeline.plan()
+        #expect(try pipeline.apply(["--yes"]).code == 1)
+        var info = stat()
+        #expect(stat(target.path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o640)
+        if root { #expect(info.st_uid == 65534 && info.st_gid == 65534) }
+        let backup = pipeline.state.appendingPathComponent("backups/\(pipeline.applyRuns()[0])/drive/memos/\(EditableSide.id(5)).json")
+        #expect(stat(backup.path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        #expect(stat(backup.deletingLastPathComponent().path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o700)
+    }
+
+    /// Undo keeps a side whole: when its index.json moved after the apply,
+    /// none of its memo files is put back either.
+    @Test func undoPutsNothingBackOnASideWhoseIndexMoved() throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        let original = try pipeline.sides()
+        #expect(try pipeline.apply(["--yes"]).code == 1)
+        let applied = try pipeline.sides()
+        let index = pipeline.drive.url.appendingPathComponent("index.json")
+        let moved = try read(index).replacingOccurrences(of: #""entries": ["#, with: #""entries": [{"id": "\#(EditableSide.id(30))", "modifiedTime": "2026-04-21T00:00:00Z"}, "#)
+        try Data(moved.utf8).write(to: index)
+        let undone = try pipeline.reckon(["undo", pipeline.applyRuns()[0], "--state", pipeline.state.path])
+        #expect(undone.code == 1)
+        let now = try pipeline.sides()
+        for path in now.keys where path.hasPrefix("drive/") && path != "drive/index.json" {
+            #expect(now[path] == applied[path], "\(path) stays as apply left it")
+        }
+        for path in original.keys where path.hasPrefix("device/") {
+            #expect(now[path] == original[path], "\(path) is back")
+        }
+    }
+
+    /// A plan made from other sides is refused.
     @Test func aPlanMadeFromOtherSidesIsRefused() throws {
         let pipeline = try driftedSincePipeline()
         _ = try pipeline.plan()

@@ -380,6 +380,8 @@ package struct MemoFolderWriter: Sendable {
             unlinkat(folder.fd, temporary, 0)
             throw reader.failure(file.path, "cannot be written: \(failure)")
         }
+        // A test changes the target here, as the app would between reckon's read and its write.
+        TestStop.wait(at: file.folder == nil ? "index-swap" : "memo-swap")
         guard let expecting else {
             guard reckon_renameat2(folder.fd, temporary, file.name, 1) == 0 else {
                 let appeared = errno == EEXIST
