@@ -27,6 +27,9 @@ struct Console {
 }
 
 enum Commands {
+    /// `--app`, for every command that reads a side.
+    static let appOption = CommandSpec.Option(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup.")
+
     static let overview = "Count, reconcile and export a notes app's memos between this device and its cloud folders."
 
     static let run = CommandSpec(
@@ -49,7 +52,7 @@ enum Commands {
             .init(name: "--quick", help: "Compare index.json entries and the folder listing only; do not read memo files."),
             .init(name: "--lang", value: "lang", help: "The language of the summary and reports: en or ja."),
             .init(name: "--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache."),
-            .init(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup."),
+            appOption,
             .init(name: "--accept-deletions", help: "For this run, accept the deletions an alarm names: say so in the report and let the baseline move on."),
         ])
     static let counts = CommandSpec(
@@ -57,7 +60,7 @@ enum Commands {
         positionals: [("path", "A memo folder (holding index.json, or above 60dMemo/), the app's store file or an iPhone backup folder.")],
         options: [
             .init(name: "--json", help: "Print {\"active\": N, \"archived\": M, …} as JSON."),
-            .init(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup."),
+            appOption,
         ])
     static let export = CommandSpec(
         name: "export", abstract: "Export one side's memos as JSON, Markdown and zip, atomically.",
@@ -67,7 +70,7 @@ enum Commands {
             .init(name: "--format", value: "formats", help: "Comma-separated: json, markdown, zip (default: all three)."),
             .init(name: "--include-archived", help: "Export archived memos too (soft-deleted ones never)."),
             .init(name: "--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache."),
-            .init(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup."),
+            appOption,
         ])
     static let validate = CommandSpec(
         name: "validate", abstract: "Check a pipeline definition and name any key that is wrong.",
@@ -80,7 +83,7 @@ enum Commands {
         options: [
             .init(name: "--against", value: "path", help: "Also check that every memo this side would export is in the export, with equal fields."),
             .init(name: "--json", help: "Print the result as JSON."),
-            .init(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup."),
+            appOption,
         ])
     static let diff = CommandSpec(
         name: "diff", abstract: "List the memos added, removed, edited, archived and unarchived from one export to another.",

@@ -17,7 +17,7 @@ extension Commands {
             .init(name: "--take", value: "id=side", help: "Settle one conflict: local, remote, or both (the older version is kept as a conflict copy).", repeats: true),
             .init(name: "--prefer", value: "side", help: "Settle every conflict: newer, local or remote."),
             .init(name: "--json", help: "Print plan.json instead of the table."),
-            .init(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup."),
+            appOption,
         ])
     static let apply = CommandSpec(
         name: "apply", abstract: "Carry out a plan: re-check each target, back it up, write atomically, and keep a journal.",
