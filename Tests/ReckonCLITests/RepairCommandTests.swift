@@ -144,6 +144,11 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         let runs = pipeline.applyRuns()
         #expect(runs == ["20260420T120000Z"])
         #expect(applied.stdout.contains("reckon undo 20260420T120000Z --state "))
+        for name in ["report.json", "report.md", "report.html", "journal.jsonl", "plan.json"] {
+            #expect(FileKind(path: pipeline.state.appendingPathComponent("apply/20260420T120000Z/\(name)").path).isRegular, "\(name)")
+        }
+        let page = try read(pipeline.state.appendingPathComponent("apply/20260420T120000Z/report.html"))
+        #expect(page.contains("Edited on the device") && page.contains("Edited on the drive"), "a conflict's two versions side by side")
         let (after, report) = try pipeline.run(day: 1)
         #expect(after.code == 0)
         #expect(directions(report).keys.sorted() == [3, 8], "only the conflicts still differ")
@@ -387,6 +392,10 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(unknown.stderr.contains("which does not differ between the sides"), "\(unknown.stderr)")
         #expect(FileKind(path: pipeline.planFile.path) == .missing)
         #expect(try pipeline.reckon(["plan", "p.json", "--remote", "drive"]).code == 1)
+        try FileManager.default.removeItem(at: pipeline.folder.appendingPathComponent("backup/index.json"))
+        let failed = try pipeline.reckon(["plan", "p.json", "--remote", "backup"])
+        #expect(failed.code == 2, "a side that cannot be read is trouble")
+        #expect(failed.stderr.contains("could not be read"), "\(failed.stderr)")
     }
 
     /// At a terminal, deletions and overwrites wait for "yes" typed; anything
