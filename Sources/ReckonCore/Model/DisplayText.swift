@@ -31,6 +31,8 @@ private func hex(_ byte: UInt8) -> String {
 /// line or paragraph separators are shown escaped, as `\u{1b}`, so nothing
 /// read from a source can move the cursor, reorder a line or hide itself.
 public func escapedForDisplay(_ text: String) -> String {
+    // Most text is printable ASCII, told byte by byte without asking Unicode's tables.
+    if text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) { return text }
     guard text.unicodeScalars.contains(where: needsEscape) else { return text }
     var shown = ""
     for scalar in text.unicodeScalars {
@@ -45,9 +47,10 @@ public func escapedForDisplay(_ text: String) -> String {
 
 /// Whether a terminal or a page would obey `scalar` rather than show it.
 package func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+    if scalar.isASCII { return scalar.value < 0x20 || scalar.value == 0x7F }
     switch scalar.properties.generalCategory {
-    case .control, .format, .lineSeparator, .paragraphSeparator: true
-    default: false
+    case .control, .format, .lineSeparator, .paragraphSeparator: return true
+    default: return false
     }
 }
 

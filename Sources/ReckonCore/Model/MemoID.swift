@@ -44,16 +44,21 @@ public struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConve
 
     /// The id in small letters.
     public var value: String {
-        let hex = Array("0123456789abcdef".utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(36)
+        append(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the id in small letters, as UTF-8, with no string made.
+    package func append(to bytes: inout [UInt8]) {
         for index in 0..<32 {
             let word = index < 16 ? high : low
             let shift = UInt64(60 - (index % 16) * 4)
             if index == 8 || index == 12 || index == 16 || index == 20 { bytes.append(UInt8(ascii: "-")) }
-            bytes.append(hex[Int((word >> shift) & 15)])
+            let nibble = UInt8((word >> shift) & 15)
+            bytes.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble)
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     public var description: String { value }

@@ -211,16 +211,19 @@ public struct HTMLReport {
 /// Text made safe for HTML, in element content and in quoted attributes;
 /// control and format characters are shown escaped (`\u{202e}`).
 public func html(_ text: String) -> String {
+    let shown = escapedForDisplay(text)
+    let special: Set<UInt8> = [0x26, 0x3C, 0x3E, 0x22, 0x27]
+    guard shown.utf8.contains(where: special.contains) else { return shown }
     var out = ""
-    out.reserveCapacity(text.utf8.count)
-    for character in escapedForDisplay(text) {
-        switch character {
+    out.reserveCapacity(shown.utf8.count + 16)
+    for scalar in shown.unicodeScalars {
+        switch scalar {
         case "&": out += "&amp;"
         case "<": out += "&lt;"
         case ">": out += "&gt;"
         case "\"": out += "&quot;"
         case "'": out += "&#39;"
-        default: out.append(character)
+        default: out.unicodeScalars.append(scalar)
         }
     }
     return out

@@ -98,16 +98,21 @@ public struct MarkdownReport {
 
     /// Text safe inside Markdown: characters that start formatting or HTML are escaped.
     func escape(_ text: String) -> String {
+        let shown = escapedForDisplay(text)
+        guard shown.utf8.contains(where: Self.special.contains) else { return shown }
         var result = ""
-        for character in escapedForDisplay(text) {
-            switch character {
-            case "\\", "`", "*", "_", "[", "]", "<", ">", "|", "#", "!": result += "\\\(character)"
+        for scalar in shown.unicodeScalars {
+            switch scalar {
+            case "\\", "`", "*", "_", "[", "]", "<", ">", "|", "#", "!": result += "\\\(scalar)"
             case "\n", "\r": result += " "
-            default: result.append(character)
+            default: result.unicodeScalars.append(scalar)
             }
         }
         return result
     }
+
+    /// The bytes `escape` changes.
+    static let special = Set("\\`*_[]<>|#!\n\r".utf8)
 
     /// A path or id in code style, safe from a backtick or a table bar inside it.
     func code(_ text: String) -> String {

@@ -56,15 +56,31 @@ extension Pipeline {
                 report.history = History.shownRuns(history ?? Data(), then: entry)
             }
             let strings = Strings.forLanguage(definition.language)
-            attempt { try AtomicFile.write(JSONWriter.data(try JSONValue(encoding: report)) + [0x0A], to: dir.appendingPathComponent("report.json")) }
-            attempt { try AtomicFile.write(Data(MarkdownReport(strings: strings).render(report).utf8), to: dir.appendingPathComponent("report.md")) }
-            attempt { try AtomicFile.write(Data(HTMLReport(strings: strings).render(report).utf8), to: dir.appendingPathComponent("report.html")) }
             let remotes = input.loaded.remotes
+            // Each file is rendered and written on a core of its own: the pages cost more than the check of a quick run.
+            let shown = report, local = input.loaded.local
+            var files: [(String, @Sendable () throws -> Data)] = [
+                ("report.json", { JSONWriter.data(try JSONValue(encoding: shown)) + [0x0A] }),
+                ("report.md", { Data(MarkdownReport(strings: strings).render(shown).utf8) }),
+                ("report.html", { Data(HTMLReport(strings: strings).render(shown).utf8) }),
+            ]
             for remote in remotes {
                 let name = remotes.count == 1 ? "combined.txt" : "combined-\(remote.spec.name).txt"
-                let listing = CombinedListing.render(local: input.loaded.local, remote: remote, differences: report.differences)
-                attempt { try AtomicFile.write(Data(listing.utf8), to: dir.appendingPathComponent(name)) }
+                files.append((name, { CombinedListing.render(local: local, remote: remote, differences: shown.differences) }))
             }
+            let written = mapOnEveryCore(files.indices.map { ($0, files[$0].0) }, chunkSize: 1) { [files] items in
+                items.map { index, name -> OutputError? in
+                    do {
+                        try AtomicFile.write(try files[index].1(), to: dir.appendingPathComponent(name))
+                        return nil
+                    } catch let error as OutputError {
+                        return error
+                    } catch {
+                        return OutputError(path: dir.appendingPathComponent(name).path, reason: errorWords(error))
+                    }
+                }
+            }.flatMap { $0 }
+            failures += written.compactMap { $0 }
             saveBaselines()
             if let history {
                 if !failures.isEmpty { entry.exitCode = 2 }
