@@ -137,6 +137,14 @@ do {
         pairs.append(Pair(name: "reconcile --quick, 100k", reckon: [reckon, "reconcile", "--quick", "--local", device, "--remote", drive],
                           peer: ["rclone", "check", "--size-only", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check --size-only",
                           prepare: { warm([device, drive]) }))
+        // Like with like: both write their findings (reckon its four reports and, deep, the baselines; rclone its --combined file).
+        let reports = scratch.appendingPathComponent("reports").path, combined = scratch.appendingPathComponent("combined.txt").path
+        pairs.append(Pair(name: "reconcile (deep) --out, 100k", reckon: [reckon, "reconcile", "--local", device, "--remote", drive, "--out", reports],
+                          peer: ["rclone", "check", "--combined", combined, "\(device)/memos", "\(drive)/memos"], peerName: "rclone check --combined",
+                          prepare: { warm([device, drive]) }))
+        pairs.append(Pair(name: "reconcile --quick --out, 100k", reckon: [reckon, "reconcile", "--quick", "--local", device, "--remote", drive, "--out", reports],
+                          peer: ["rclone", "check", "--size-only", "--combined", combined, "\(device)/memos", "\(drive)/memos"],
+                          peerName: "rclone check --size-only --combined", prepare: { warm([device, drive]) }))
         for size in ["10k", "100k"] {
             let source = "\(data)/pair-\(size)/drive/60dMemo"
             pairs.append(Pair(name: "export json,markdown,zip, \(size)",
