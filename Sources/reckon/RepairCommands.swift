@@ -136,7 +136,8 @@ extension Commands {
         }
         let planURL = out.appendingPathComponent("plan.json")
         do {
-            try AtomicFile.write(made.data, to: planURL)
+            // plan.json holds whole memos: private, as the backups are.
+            try AtomicFile.write(made.data, to: planURL, mode: 0o600)
             try AtomicFile.write(Data(RepairReport.markdown(made).utf8), to: out.appendingPathComponent("plan.md"))
             try AtomicFile.write(Data(RepairReport.html(made).utf8), to: out.appendingPathComponent("plan.html"))
         } catch {

@@ -297,23 +297,29 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(killed > 20, "every step of 7 actions on two sides was tried")
     }
 
-    /// Undo puts everything back, except a file edited after the apply.
-    @Test func undoLeavesAFileEditedAfterTheApply() throws {
+    /// Undo puts everything back, except on a side where a file the apply
+    /// wrote was edited after it: that side is left whole, so its files
+    /// and entries agree; the other side is put back.
+    @Test func undoLeavesASideWhereAFileWasEditedAfterTheApply() throws {
         let pipeline = try driftedSincePipeline()
         _ = try pipeline.plan()
         let original = try pipeline.sides()
         #expect(try pipeline.apply(["--yes"]).code == 1)
+        let applied = try pipeline.sides()
         let target = pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")
         let edit = Data(#"{"id": "\#(EditableSide.id(5))", "modifiedAt": "2026-04-20T08:00:00Z", "body": "Edited after the apply"}"#.utf8)
         try edit.write(to: target)
         let undone = try pipeline.reckon(["undo", pipeline.applyRuns()[0], "--state", pipeline.state.path])
         #expect(undone.code == 1, "\(undone.stdout)")
         #expect(try Data(contentsOf: target) == edit)
-        var expected = original
-        var now = try pipeline.sides()
-        expected["drive/memos/\(EditableSide.id(5)).json"] = nil
-        now["drive/memos/\(EditableSide.id(5)).json"] = nil
-        #expect(now == expected, "everything else is back")
+        let now = try pipeline.sides()
+        for path in now.keys where path.hasPrefix("drive/") && path != "drive/memos/\(EditableSide.id(5)).json" {
+            #expect(now[path] == applied[path], "\(path) stays as apply left it")
+        }
+        #expect(now["state/baseline-drive.txt"] == applied["state/baseline-drive.txt"], "and so does its baseline")
+        for path in original.keys where path.hasPrefix("device/") || path == "state/baseline-device.txt" {
+            #expect(now[path] == original[path], "\(path) is back")
+        }
     }
 
     /// The guards refuse with exit 64 and change nothing; without `--yes`
@@ -501,6 +507,23 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         plan["sides"] = Array((plan["sides"] as! [Any]).prefix(1))
         edited.append(("one side", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self), "does not name a local side, then a remote"))
         plan = try json(planned)
+        plan["stateDir"] = "state"
+        edited.append(("a relative state folder", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self), "is not a folder's full path"))
+        plan = try json(planned)
+        actions = plan["actions"] as! [[String: Any]]
+        plan["actions"] = actions + [actions[copy]]
+        edited.append(("a memo listed twice", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self), "lists a memo twice"))
+        plan = try json(planned)
+        actions = plan["actions"] as! [[String: Any]]
+        var changes = actions[copy]["indexChanges"] as! [[String: Any]]
+        var after = changes[0]["after"] as! [String: Any]
+        after["deletedAt"] = "2026-04-20T00:00:00Z"
+        changes[0]["after"] = after
+        actions[copy]["indexChanges"] = changes
+        plan["actions"] = actions
+        edited.append(("an entry that says deleted beside a live file", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self),
+                       "does not agree with the file written beside it"))
+        plan = try json(planned)
         plan["actions"] = "none"
         edited.append(("a wrong type", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self), "'actions' is not of the kind a plan holds there"))
         for (what, text, words) in edited {
@@ -528,14 +551,23 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         // Memo 10 is to be copied to the drive as 0000000A-…; the app synced it as 0000000a-… meanwhile.
         let small = pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(10).lowercased()).json")
         try Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(10)).json")).write(to: small)
+        // A killed run's temporary file holds bytes of the plan; a person's file of that name does not.
+        let planned = (try json(read(pipeline.planFile))["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(5) }!
+        let source = pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(9)).json")
+        try Data(try read(source).replacingOccurrences(of: "Memo 9", with: "Memo 9, edited again").utf8).write(to: source)
         let leftover = pipeline.drive.url.appendingPathComponent("memos/.reckon-write.99999.1.tmp")
-        try Data("a killed run's".utf8).write(to: leftover)
+        try Data(((planned["writes"] as! [[String: Any]])[0]["content"] as! String).utf8).write(to: leftover)
+        let persons = pipeline.drive.url.appendingPathComponent("memos/.reckon-write.99999.2.tmp")
+        try Data("a person's notes".utf8).write(to: persons)
         let applied = try pipeline.apply(["--yes", "--json"])
         #expect(applied.code == 1)
         let outcome = (try json(applied.stdout)["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(10) }
         #expect(outcome?["outcome"] as? String == "changed-since")
         #expect(FileKind(path: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(10)).json").path) == .missing, "no second file")
         #expect(FileKind(path: leftover.path) == .missing, "a killed run's temporary file is swept under the lock")
+        let memo9 = (try json(applied.stdout)["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(9) }
+        #expect(memo9?["outcome"] as? String == "changed-since", "the device's memo 9, the version to copy, was edited after the plan")
+        #expect(try Data(contentsOf: persons) == Data("a person's notes".utf8), "a file reckon did not write is never removed")
         _ = before
 
         // Kill an apply of one plan; a plan made since may not run over it.

@@ -288,7 +288,10 @@ extension RepairReport {
 
     /// Where the backups are, and how to undo the run.
     static func backupsSentence(_ result: ApplyResult) -> [Span] {
-        if result.mode == .undo { return [.text("Restored from the backups in "), .code(result.backups), .text(".")] }
+        if result.mode == .undo {
+            guard result.actions.contains(where: { $0.outcome == .restored }) else { return [.text("Nothing was put back.")] }
+            return [.text("Restored from the backups in "), .code(result.backups), .text(".")]
+        }
         guard result.actions.contains(where: { $0.outcome == .applied || $0.outcome == .alreadyDone }) else {
             return [.text("Nothing was written, so nothing was backed up.")]
         }

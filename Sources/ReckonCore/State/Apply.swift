@@ -46,7 +46,9 @@ package struct Applier {
 
     // MARK: - Guards
 
-    /// The plan's sides as they are now, refused when they are not the sides it was made from.
+    /// The plan's sides as they are now, refused when they are not the sides
+    /// it was made from; nil for a store (never read as files) and for a side
+    /// apply does not write and cannot reach.
     package static func sides(of plan: Plan) throws(Refusal) -> [SideSpec?] {
         var definition: PipelineDefinition?
         if let path = plan.definition {
@@ -57,7 +59,7 @@ package struct Applier {
             }
         }
         return try plan.sides.map { (planned: PlanSide) throws(Refusal) -> SideSpec? in
-            guard planned.writable else { return nil }
+            guard planned.kind != "store" else { return nil }
             var spec: SideSpec
             if let definition {
                 guard let found = ([definition.local] + definition.remotes).first(where: { $0.name == planned.name }) else {
@@ -73,9 +75,10 @@ package struct Applier {
                 source.flags = planned.rcloneFlags ?? []
                 spec = SideSpec(role: planned.role, name: planned.name, label: planned.label, path: planned.path, location: .rclone(source))
             } else {
+                guard planned.writable else { return nil }
                 throw Refusal(description: "the plan does not keep \(planned.label)'s connection string, which holds a secret; make the plan from a pipeline definition")
             }
-            if spec.readOnly {
+            if spec.readOnly && planned.writable {
                 throw Refusal(description: "\(planned.label) is marked \"readOnly\": true in \(plan.definition ?? "its definition") now; reckon never writes it")
             }
             let now = SideIdentity(spec)
@@ -90,6 +93,9 @@ package struct Applier {
     /// since reckon wrote it (a file's content that is not its recorded
     /// SHA-256, a path that is not the memo's own file).
     func checkGuards() throws(Refusal) {
+        guard plan.stateDir.hasPrefix("/"), plan.stateDir != "/", URL(fileURLWithPath: plan.stateDir).standardizedFileURL.path == plan.stateDir else {
+            throw Refusal(description: "the plan's state folder '\(plan.stateDir)' is not a folder's full path; make the plan again")
+        }
         guard plan.sides.count == 2, plan.sides[0].role == .local, plan.sides[1].role == .remote else {
             throw Refusal(description: "the plan does not name a local side, then a remote; make it again with reckon plan")
         }
@@ -103,6 +109,9 @@ package struct Applier {
             guard side.index != nil else {
                 throw Refusal(description: "the plan saw no index.json on \(side.label), so reckon writes nothing there; make it again")
             }
+        }
+        if Set(plan.actions.map(\.id)).count != plan.actions.count {
+            throw Refusal(description: "the plan lists a memo twice; make it again")
         }
         for action in plan.actions {
             let writing = action.writes.map(\.side) + action.indexChanges.map(\.side)
@@ -132,6 +141,12 @@ package struct Applier {
                 guard let memo = try? MemoReader.read(data), memo.id == id else {
                     throw Refusal(description: "the plan's content for \(write.path) is not a memo file of that id; make the plan again")
                 }
+                // The entry written beside it must say what the file says: deleted or not, archived or not.
+                if let entry = action.indexChanges.first(where: { $0.side == write.side && MemoID($0.id) == id })?.after,
+                   (entry.deletedAt == nil) != (memo.deletedAt == nil) || (entry.archivedAt == nil) != (memo.archivedAt == nil)
+                    || (action.action == .softDelete && id == action.id && memo.deletedAt == nil) {
+                    throw Refusal(description: "the plan's index entry for \(write.path) does not agree with the file written beside it; make the plan again")
+                }
             }
         }
         let age = options.now.seconds - plan.createdAt.seconds
@@ -159,26 +174,31 @@ package struct Applier {
         }
     }
 
-    /// Refuses, before anything is written, a run that the free space on a
-    /// side's disk or the state folder's cannot hold: every new file, every
-    /// backup, and each index twice.
-    func checkSpace(_ role: SideRole, _ writer: MemoFolderWriter) throws(Refusal) {
-        let writes = plan.actions.flatMap(\.writes).filter { $0.side == role }
-        let indexSize = plan.side(role).index?.size ?? 0
-        let backups = writes.reduce(0) { $0 + ($1.before?.size ?? 0) } + indexSize
-        var needs: [(String, Int64)] = [(plan.stateDir, backups + (1 << 20))]
-        if case .disk(let root) = writer.reader.place {
-            needs.append((root.path, writes.reduce(0) { $0 + $1.size } + 2 * indexSize + (64 << 10)))
+    /// Refuses, before anything is written, a run that the free space
+    /// cannot hold: on each file system, every new file and each index twice
+    /// on the sides it holds, and the backups, the plan's copy and the
+    /// reports in the state folder, added up where they share one.
+    func checkSpace(_ writers: [SideRole: MemoFolderWriter]) throws(Refusal) {
+        let writes = plan.actions.flatMap(\.writes)
+        var needs: [(path: String, bytes: Int64)] = [(plan.stateDir, writes.reduce(0) { $0 + ($1.before?.size ?? 0) }
+            + plan.sides.reduce(0) { $0 + ($1.index?.size ?? 0) } + Int64(planData.count) + (4 << 20))]
+        for (role, writer) in writers {
+            guard case .disk(let root) = writer.reader.place else { continue }
+            let mine = writes.filter { $0.side == role }
+            needs.append((root.path, mine.reduce(0) { $0 + $1.size } + 2 * (plan.side(role).index?.size ?? 0) + (64 << 10)))
         }
-        for (path, bytes) in needs {
-            var info = statvfs()
-            var existing = path
-            while FileKind(path: existing) == .missing, existing != "/" { existing = (existing as NSString).deletingLastPathComponent }
-            guard statvfs(existing, &info) == 0 else { continue }
-            let free = Int64(info.f_bavail) * Int64(info.f_frsize)
-            if free < bytes {
-                throw Refusal(description: "\(path) has \(free) bytes free, and this apply needs about \(bytes) there for its files and backups; nothing was done", isTrouble: true)
-            }
+        var byDevice: [UInt64: (path: String, bytes: Int64, free: Int64)] = [:]
+        for need in needs {
+            var existing = need.path
+            while FileKind(path: existing) == .missing, existing.count > 1 { existing = (existing as NSString).deletingLastPathComponent }
+            var info = stat(), space = statvfs()
+            guard stat(existing, &info) == 0, statvfs(existing, &space) == 0 else { continue }
+            let device = UInt64(info.st_dev)
+            let found = byDevice[device]
+            byDevice[device] = (found?.path ?? need.path, (found?.bytes ?? 0) + need.bytes, Int64(space.f_bavail) * Int64(space.f_frsize))
+        }
+        for (_, need) in byDevice.sorted(by: { $0.key < $1.key }) where need.free < need.bytes {
+            throw Refusal(description: "\(need.path) has \(need.free) bytes free, and this apply needs about \(need.bytes) on that disk for its files, backups and journal; nothing was done", isTrouble: true)
         }
     }
 
@@ -192,14 +212,15 @@ package struct Applier {
     package func run(confirm: () -> Bool) throws(Refusal) -> ApplyResult {
         try checkGuards()
         let specs = try Self.sides(of: plan)
-        for spec in specs.compactMap({ $0 }) {
+        let written = zip(plan.sides, specs).compactMap { side, spec in side.writable ? spec : nil }
+        for spec in written {
             if let folder = spec.location.localURL, isWithin(realPath(plan.stateDir), realPath(folder.path)) {
                 throw Refusal(description: "the plan's state folder \(plan.stateDir) is inside \(spec.label) (\(spec.path)); reckon keeps no backup or journal inside a side")
             }
         }
         var locks: [RunLock] = []
         defer { locks.forEach { $0.release() } }
-        for spec in specs.compactMap({ $0 }) {
+        for spec in written {
             do {
                 locks.append(try TargetLock.lock(spec))
             } catch {
@@ -209,7 +230,7 @@ package struct Applier {
         TestStop.wait(at: "apply-locked")
         let planSHA = SHA256.hex(of: planData)
         if let other = ApplyJournal.runs(in: stateDir).first(where: { run in
-            guard let events = ApplyJournal.events(stateDir, run: run) else { return false }
+            guard let events = ApplyJournal.events(stateDir, run: run), !events.isEmpty else { return false }
             return !ApplyJournal.isFinished(events) && events.first?["plan"] != .string(planSHA)
         }) {
             throw Refusal(description: "the apply run \(other) of another plan was interrupted in \(plan.stateDir); finish it with reckon apply --resume and its plan, or undo it with reckon undo \(other) --state \(plan.stateDir), first")
@@ -229,27 +250,41 @@ package struct Applier {
         let destructive = plan.actions.contains(where: \.needsConfirmation)
         let confirmed = options.confirmed || (destructive && !options.resume ? confirm() : options.confirmed)
         var writers: [SideRole: MemoFolderWriter] = [:]
+        var readers: [SideRole: MemoFolderReader] = [:]
         for (role, spec) in zip([SideRole.local, .remote], specs) {
             guard let spec else { continue }
             do {
-                writers[role] = try MemoFolderWriter(spec, grant: WriteGrant())
+                if plan.side(role).writable {
+                    writers[role] = try MemoFolderWriter(spec, grant: WriteGrant())
+                    readers[role] = writers[role]!.reader
+                } else {
+                    readers[role] = try MemoFolderReader(spec)
+                }
             } catch {
                 throw Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
             }
         }
-        for (role, writer) in writers {
-            // Under the lock, no other reckon writes here: a temporary file is one a killed run left.
-            writer.removeLeftovers()
-            try checkDeletions(plan.side(role), writer)
-            try checkSpace(role, writer)
+        var known = ApplyJournal.knownContents(in: stateDir)
+        for action in plan.actions {
+            for write in action.writes { known.insert(write.sha256); if let before = write.before { known.insert(before.sha256) } }
         }
+        var notes: [String] = []
+        for (role, writer) in writers {
+            // Under the lock, no other reckon writes here: a temporary file of reckon's bytes is one a killed run left.
+            for name in writer.removeLeftovers(known: known) {
+                notes.append("removed \(name) on \(plan.side(role).label), a temporary file a killed run left")
+            }
+            try checkDeletions(plan.side(role), writer)
+        }
+        try checkSpace(writers)
         let journal: ApplyJournal
         do {
             journal = try ApplyJournal(stateDir: stateDir, run: run, plan: planData, planSHA256: planSHA, resuming: options.resume)
         } catch {
             throw Refusal(description: "the journal cannot be written: \(error); nothing was done", isTrouble: true)
         }
-        var execution = Execution(plan: plan, journal: journal, writers: writers, confirmed: confirmed)
+        var execution = Execution(plan: plan, journal: journal, writers: writers, readers: readers, confirmed: confirmed)
+        execution.notes = notes
         execution.carryOut()
         execution.updateBaselines()
         journal.record(["event": .string("end")])
@@ -264,6 +299,8 @@ struct Execution {
     let plan: Plan
     let journal: ApplyJournal
     let writers: [SideRole: MemoFolderWriter]
+    /// Every side read as files (the ones written, and a folder or remote a copy comes from).
+    let readers: [SideRole: MemoFolderReader]
     let confirmed: Bool
     var results: [ApplyResult.ActionResult] = []
     var notes: [String] = []
@@ -274,10 +311,11 @@ struct Execution {
     /// Each action's written files with their backups (nil: created), to put back if its index entry cannot follow.
     var written: [Int: [(write: PlannedWrite, backup: Data?)]] = [:]
 
-    init(plan: Plan, journal: ApplyJournal, writers: [SideRole: MemoFolderWriter], confirmed: Bool) {
+    init(plan: Plan, journal: ApplyJournal, writers: [SideRole: MemoFolderWriter], readers: [SideRole: MemoFolderReader], confirmed: Bool) {
         self.plan = plan
         self.journal = journal
         self.writers = writers
+        self.readers = readers
         self.confirmed = confirmed
     }
 
@@ -328,6 +366,13 @@ struct Execution {
                 if current?.tag.sha256 == write.sha256 { continue }
                 guard Self.matches(current?.tag, write.before) else {
                     return skip(.changedSince, "\(write.path) on \(label(write.side)) changed since the plan (\(Self.describe(write.before)) then, \(Self.describe(current?.tag)) now); left as it is")
+                }
+                // The version copied must still be the one planned on the side it comes from.
+                if let source = write.source, let from = action.from, let reader = readers[from] {
+                    let now = try reader.read([source.path])[source.path] ?? nil
+                    guard Self.matches(now?.tag, source.tag) else {
+                        return skip(.changedSince, "\(source.path) on \(label(from)), the version to copy, changed since the plan; nothing was written")
+                    }
                 }
                 if write.before == nil, let other = try otherSpelling(of: write) {
                     return skip(.changedSince, "\(other) on \(label(write.side)) holds this memo under another spelling of its id since the plan; nothing was written")

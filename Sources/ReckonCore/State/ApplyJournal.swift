@@ -22,7 +22,7 @@ final class ApplyJournal {
         self.stateDir = stateDir
         self.run = run
         let folder = Self.folder(stateDir, run: run)
-        if !resuming { try AtomicFile.write(plan, to: folder.appendingPathComponent("plan.json")) }
+        if !resuming { try AtomicFile.write(plan, to: folder.appendingPathComponent("plan.json"), mode: 0o600) }
         let url = Self.journalURL(stateDir, run: run)
         fd = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
@@ -97,6 +97,18 @@ final class ApplyJournal {
         }
     }
 
+    /// Every SHA-256 the journals in the state folder name: the bytes
+    /// reckon wrote, or read before writing.
+    static func knownContents(in stateDir: URL) -> Set<String> {
+        var known: Set<String> = []
+        for run in runs(in: stateDir) {
+            for event in events(stateDir, run: run) ?? [] {
+                for key in ["before", "after", "sha256"] { if case .string(let sha)? = event[key] { known.insert(sha) } }
+            }
+        }
+        return known
+    }
+
     /// Apply runs in the state folder, oldest first.
     static func runs(in stateDir: URL) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: stateDir.appendingPathComponent("apply").path)) ?? []
@@ -111,6 +123,7 @@ final class ApplyJournal {
     /// The newest run of this plan, and whether it finished.
     static func latestRun(in stateDir: URL, planSHA256: String) -> (run: String, finished: Bool)? {
         for run in runs(in: stateDir).reversed() {
+            // A run killed before its first line wrote nothing: it is no run.
             guard let events = events(stateDir, run: run), events.first?["plan"] == .string(planSHA256) else { continue }
             return (run, isFinished(events))
         }
@@ -121,7 +134,8 @@ final class ApplyJournal {
     static func newRun(in stateDir: URL, at time: Timestamp) -> String {
         let base = ExportFolder.runName(time)
         var name = base, number = 1
-        while FileKind(path: folder(stateDir, run: name).path) != .missing {
+        while FileKind(path: folder(stateDir, run: name).path) != .missing
+                || FileKind(path: stateDir.appendingPathComponent("backups/\(name)").path) != .missing {
             number += 1
             name = "\(base)-\(number)"
         }

@@ -426,27 +426,42 @@ package struct MemoFolderWriter: Sendable {
     }
 
     /// Removes the temporary files a killed run left in the folder and its
-    /// `memos/`. Called only while the side's lock is held, so no other
-    /// reckon is writing there.
-    package func removeLeftovers() {
+    /// `memos/`, and says which. Called only while the side's lock is held.
+    /// A file goes only when its name is one a writer makes, of a process
+    /// that is gone (on disk), and its bytes are ones reckon wrote or read
+    /// (`known`: SHA-256s from the plan and the journals), so nothing a
+    /// person made under such a name is ever removed.
+    package func removeLeftovers(known: Set<String>) -> [String] {
+        func isLeftover(_ name: String) -> Bool {
+            guard let match = name.wholeMatch(of: /\.reckon-write\.([0-9]{1,10})\.[0-9]{1,10}\.tmp/), let pid = Int32(match.1) else { return false }
+            if case .disk = reader.place { return pid != getpid() && PrivateFolder.processIsGone(pid) }
+            return true
+        }
+        var removed: [String] = []
         switch reader.place {
         case .disk(let root):
-            for path in [root.path, root.appendingPathComponent("memos").path] {
+            for (folderName, path) in [("", root.path), ("memos/", root.appendingPathComponent("memos").path)] {
                 guard FileKind(path: path) == .directory, let folder = OpenFolder(path) else { continue }
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-                for name in names where name.hasPrefix(Self.temporaryPrefix) && name.hasSuffix(".tmp") {
+                for name in names where isLeftover(name) {
                     var info = stat()
-                    if fstatat(folder.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG { unlinkat(folder.fd, name, 0) }
+                    guard fstatat(folder.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
+                          let sha256 = Self.sha256(of: name, in: folder), known.contains(sha256), unlinkat(folder.fd, name, 0) == 0 else { continue }
+                    removed.append(folderName + name)
                 }
             }
         case .remote(let rclone, let root):
-            for folder in [root, Rclone.joined(root, "memos")] {
+            for (folderName, folder) in [("", root), ("memos/", Rclone.joined(root, "memos"))] {
                 guard let listed = try? rclone.lsjson(folder, filesOnly: true, hash: false) else { continue }
-                for entry in listed where entry.name.hasPrefix(Self.temporaryPrefix) && entry.name.hasSuffix(".tmp") {
-                    _ = try? rclone.run(["deletefile", "--", Rclone.joined(folder, entry.name)], grant: grant)
+                for entry in listed where isLeftover(entry.name) && entry.size <= reader.limits.indexSizeLimit {
+                    guard let data = try? rclone.cat(Rclone.joined(folder, entry.name), limit: reader.limits.indexSizeLimit),
+                          known.contains(SHA256.hex(of: data)),
+                          (try? rclone.run(["deletefile", "--", Rclone.joined(folder, entry.name)], grant: grant)) != nil else { continue }
+                    removed.append(folderName + entry.name)
                 }
             }
         }
+        return removed
     }
 
     private func writeRemote(_ data: Data, to file: MemoFolderFile, rclone: Rclone, root: String) throws(MemoFolderError) {

@@ -187,11 +187,15 @@ public struct PlannedWrite: Sendable, Equatable, Codable {
     public var sha256: String
     /// The new file's text (memo files are UTF-8 JSON).
     public var content: String
+    /// For a copy from a memo folder: the file copied, on the action's
+    /// `from` side, as planned; read again before the write.
+    public var source: ReadFile?
 
-    public init(side: SideRole, path: String, before: FileTag?, content: Data) {
+    public init(side: SideRole, path: String, before: FileTag?, content: Data, source: ReadFile? = nil) {
         self.side = side
         self.path = path
         self.before = before
+        self.source = source
         size = Int64(content.count)
         sha256 = SHA256.hex(of: content)
         self.content = String(decoding: content, as: UTF8.self)

@@ -233,7 +233,14 @@ public struct Planner {
             let sourceEntry = source.entries[id]
             let sourceLive = sourceEntry.map { !$0.isDeleted } ?? false
             let targetEntry = target.entries[id]
-            action.reason = followReason(difference, from: from, to: to, sourceLive: sourceLive, labels)
+            if difference.changed == .local || difference.changed == .remote {
+                action.reason = followReason(difference, from: from, to: to, sourceLive: sourceLive, labels)
+            } else {
+                // A conflict settled by a choice says so, never that one side alone moved.
+                action.reason = conflictReason(difference.changed ?? .unknown, labels) + "; "
+                    + (sourceLive ? "\(labels[from]!)'s version is copied to \(labels[to]!)" : "marked deleted on \(labels[to]!)")
+                    + (keepLoser ? ", and \(labels[to]!)'s older version is kept as a conflict copy" : "")
+            }
             guard side(to).writable else { return notPossible(to, sourceLive ? "copy \(labels[from]!)'s version there" : "mark the memo deleted there") }
             let spelled = targetEntry?.spelledAs.text(of: id) ?? target.files[id]?.text(of: id) ?? spelling(of: target, for: id, like: source)
             let path = "memos/" + (target.files[id]?.fileName(of: id) ?? spelled + ".json")
@@ -246,7 +253,8 @@ public struct Planner {
                 }
                 action.action = .copy
                 action.destructive = target.files[id] != nil
-                action.writes = [PlannedWrite(side: to, path: path, before: before, content: respelled(content, as: spelled))]
+                let sourceFile = files[from]!.memos[id]?.tag.map { ReadFile(path: "memos/" + source.files[id]!.fileName(of: id), tag: $0) }
+                action.writes = [PlannedWrite(side: to, path: path, before: before, content: respelled(content, as: spelled), source: sourceFile)]
                 action.indexChanges = [PlannedIndexChange(side: to, id: spelled, before: targetEntry.map(EntryState.init), after: EntryState(entry))]
             } else {
                 guard let targetEntry, let current = files[to]!.memos[id]?.data else {
@@ -288,18 +296,15 @@ public struct Planner {
         }
     }
 
+    /// Why `to` follows `from`, which alone moved since the last run.
     func followReason(_ difference: Difference, from: SideRole, to: SideRole, sourceLive: Bool, _ labels: [SideRole: String]) -> String {
-        let since = difference.changed == .local || difference.changed == .remote ? " since the last run" : ""
-        let unchanged = since.isEmpty ? "" : "; unchanged on \(labels[to]!)"
-        guard sourceLive else {
-            let gone = since.isEmpty && (difference.sigil == .onlyOnLocal || difference.sigil == .onlyOnRemote) ? "not on" : "deleted on"
-            return "\(gone) \(labels[from]!)\(since)\(unchanged): marked deleted on \(labels[to]!) too"
-        }
+        let moved = " since the last run; unchanged on \(labels[to]!)"
+        guard sourceLive else { return "deleted on \(labels[from]!)\(moved): marked deleted on \(labels[to]!) too" }
         switch difference.sigil {
-        case .onlyOnLocal, .onlyOnRemote: return "added on \(labels[from]!)\(since)\(unchanged): copied to \(labels[to]!)"
+        case .onlyOnLocal, .onlyOnRemote: return "added on \(labels[from]!)\(moved): copied to \(labels[to]!)"
         default:
             let what = difference.kind == .deletedOnOneSide ? "kept (not deleted)" : difference.kind == .archivedOnOneSide ? "archived or unarchived" : "edited"
-            return "\(what) on \(labels[from]!)\(since)\(unchanged): copied to \(labels[to]!)"
+            return "\(what) on \(labels[from]!)\(moved): copied to \(labels[to]!)"
         }
     }
 

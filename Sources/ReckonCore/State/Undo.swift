@@ -34,11 +34,11 @@ package enum Undoer {
         defer { locks.forEach { $0.release() } }
         var writers: [String: MemoFolderWriter] = [:]
         for (role, spec) in zip([SideRole.local, .remote], specs) {
-            guard let spec else { continue }
+            guard let spec, plan.side(role).writable else { continue }
             do {
                 locks.append(try TargetLock.lock(spec))
                 writers[role.rawValue] = try MemoFolderWriter(spec, grant: WriteGrant())
-                writers[role.rawValue]!.removeLeftovers()
+                _ = writers[role.rawValue]!.removeLeftovers(known: ApplyJournal.knownContents(in: stateDir))
             } catch {
                 throw Applier.Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
             }
@@ -60,21 +60,27 @@ package enum Undoer {
         }
         var result = ApplyResult(mode: .undo, run: run, resumed: false, pipeline: plan.pipeline, sides: plan.sides,
                                  stateDir: plan.stateDir)
-        // A side whose index.json changed after the apply keeps its memo files too, so that files and entries agree.
-        var changedIndexes: Set<String> = []
+        // A side where any file the run wrote changed after it (the app saved) is left whole, its
+        // memo files, its index.json and its baseline alike, so that its files and entries still agree.
+        var wholeSides: Set<String> = []
         for (side, writer) in writers {
-            guard let last = files.last(where: { $0.side == side && $0.path == "index.json" }) else { continue }
-            let now = (try? writer.reader.read(["index.json"])["index.json"] ?? nil)?.map { SHA256.hex(of: $0.data) }
-            if now != last.after && now != files.first(where: { $0.side == side && $0.path == "index.json" })?.before {
-                changedIndexes.insert(side)
+            let paths = files.filter { $0.side == side }.map(\.path)
+            guard let now = try? writer.reader.read(Array(Set(paths)).sorted()) else { continue }
+            for path in Set(paths).sorted() {
+                let sha = (now[path] ?? nil).map { SHA256.hex(of: $0.data) }
+                let first = files.first { $0.side == side && $0.path == path }!, last = files.last { $0.side == side && $0.path == path }!
+                guard sha != last.after && sha != first.before else { continue }
                 let label = result.sides.first { $0.role.rawValue == side }?.label ?? side
-                result.leftAlone.append("index.json on \(label)")
-                result.notes.append("index.json on \(label) changed after the apply; nothing of \(label) was put back, so that its memo files and index entries still agree")
+                result.leftAlone.append("\(path) on \(label)")
+                if wholeSides.insert(side).inserted {
+                    result.notes.append("\(path) on \(label) changed after the apply; nothing of \(label) was put back (nor its baseline), so that its memo files and index entries still agree")
+                }
             }
         }
+        let baselineOf = Dictionary(uniqueKeysWithValues: plan.sides.map { (Baseline.url(in: stateDir, side: $0.name).lastPathComponent, $0.role.rawValue) })
         var outcomes: [MemoID: [ApplyResult.Outcome]] = [:]
         for file in files.reversed() {
-            if changedIndexes.contains(file.side) {
+            if wholeSides.contains(file.side) || (file.side == "state" && baselineOf[file.path].map(wholeSides.contains) == true) {
                 if let id = file.id { outcomes[id, default: []].append(.changedSince) }
                 continue
             }
