@@ -151,7 +151,7 @@ extension Commands {
         if !json && !quiet {
             var tally: [String] = []
             for (word, outcome) in [("in sync", Report.Outcome.inSync), ("drift", .drift), ("trouble", .trouble)] {
-                let count = results.filter { $0.published?.report.outcome == outcome }.count
+                let count = results.filter { $0.published?.fleetOutcome == outcome }.count
                 if count > 0 { tally.append("\(count) \(word)") }
             }
             let notRun = results.filter { $0.published == nil }.count
@@ -169,10 +169,10 @@ extension Commands {
         guard let published = result.published else { return "\(padded)  not run: see the error above; exit \(result.code.rawValue)\n" }
         let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let reports = if !writesReports { "nothing written (dry run)" }
-            else if let reportDir, published.failures.isEmpty { "reports in " + escapedForDisplay(published.report.shownPath(reportDir, from: current)) }
-            else if reportDir != nil { "some reports could not be written" }
+            else if !published.failures.isEmpty { "see its errors" }
+            else if let reportDir { "reports in " + escapedForDisplay(published.report.shownPath(reportDir, from: current)) }
             else { "no report folder" }
-        return "\(padded)  \(escapedForDisplay(published.report.fleetWords)); \(reports)\n"
+        return "\(padded)  \(escapedForDisplay(published.fleetWords)); \(reports)\n"
     }
 
     /// Runs `body(0) … body(count - 1)`, at most `jobs` at once, each on a

@@ -112,29 +112,39 @@ public struct Fleet: Sendable {
         }
         var errors: [DefinitionError] = []
         var reported: Set<[Int]> = []
-        for (n, member) in members.enumerated() {
-            for output in member.definition.outputFolders {
-                // The folder itself and every folder above it.
-                var folder = output.real
-                while true {
-                    for other in uses[folder] ?? [] where other.member != n && !reported.contains([min(n, other.member), max(n, other.member)]) {
-                        reported.insert([min(n, other.member), max(n, other.member)])
-                        let otherFile = members[other.member].file
-                        let message = if other.isSource {
-                            "is \(output.shown), inside the source folder \(other.shown) of \(otherFile); reckon never writes into a source"
-                        } else if folder == output.real {
-                            "is \(output.shown), which is also the '\(other.key)' of \(otherFile); each pipeline needs folders of its own"
-                        } else {
-                            "is \(output.shown), inside the '\(other.key)' of \(otherFile) (\(other.shown)); each pipeline needs folders of its own"
+        // First one folder written by both (told by the later file), then a
+        // folder inside another's, so each pair is told by its plainest case.
+        for sameFolder in [true, false] {
+            for (n, member) in members.enumerated() {
+                for output in member.definition.outputFolders {
+                    for folder in sameFolder ? [output.real] : foldersAbove(output.real) {
+                        for other in uses[folder] ?? [] where other.member != n && !(sameFolder && (other.isSource || other.member > n)) {
+                            let pair = [min(n, other.member), max(n, other.member)]
+                            guard !reported.contains(pair) else { continue }
+                            reported.insert(pair)
+                            let otherFile = members[other.member].file
+                            let message = if other.isSource {
+                                "is \(output.shown), inside the source folder \(other.shown) of \(otherFile); reckon never writes into a source"
+                            } else if sameFolder {
+                                "is \(output.shown), which is also the '\(other.key)' of \(otherFile); each pipeline needs folders of its own"
+                            } else {
+                                "is \(output.shown), inside the '\(other.key)' of \(otherFile) (\(other.shown)); each pipeline needs folders of its own"
+                            }
+                            errors.append(DefinitionError(file: member.file, key: output.key, message: message))
                         }
-                        errors.append(DefinitionError(file: member.file, key: output.key, message: message))
                     }
-                    guard folder != "/", let slash = folder.lastIndex(of: "/") else { break }
-                    folder = slash == folder.startIndex ? "/" : String(folder[..<slash])
                 }
             }
         }
         return errors
+    }
+
+    /// The folders above a real path, nearest first, `/` last.
+    static func foldersAbove(_ path: String) -> [String] {
+        Array(sequence(first: path) { folder in
+            guard folder != "/", let slash = folder.lastIndex(of: "/") else { return nil }
+            return slash == folder.startIndex ? "/" : String(folder[..<slash])
+        }.dropFirst())
     }
 }
 
@@ -189,25 +199,33 @@ public struct FleetShard: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(index)/\(count)" }
 }
 
-extension Report {
-    /// The pipeline's outcome and what made it so, in a few words, for a
-    /// fleet's one line per pipeline: `drift: 3 differences`,
-    /// `trouble: drive failed, 2 problems, 1 file set aside`.
+extension Published {
+    /// The outcome as the exit code has it: trouble when an output could
+    /// not be written, else the report's.
+    public var fleetOutcome: Report.Outcome { failures.isEmpty ? report.outcome : .trouble }
+
+    /// The outcome and what made it so, in a few words, for a fleet's one
+    /// line per pipeline: `drift: 3 differences`, `trouble: drive failed,
+    /// 2 problems, 1 file set aside`.
     public var fleetWords: String {
         func count(_ number: Int, _ one: String, _ many: String) -> String { "\(number) \(number == 1 ? one : many)" }
         var details: [String] = []
-        for side in sides where side.status == .failed { details.append("\(side.name) failed") }
-        for side in sides where side.alarm.map({ !$0.accepted }) ?? false { details.append("deletion alarm on \(side.name)") }
-        if !differences.isEmpty { details.append(count(differences.count, "difference", "differences")) }
-        let problems = sides.reduce(0) { $0 + $1.problems.count }
+        for side in report.sides where side.status == .failed { details.append("\(side.name) failed") }
+        for side in report.sides where side.alarm.map({ !$0.accepted }) ?? false { details.append("deletion alarm on \(side.name)") }
+        if !report.differences.isEmpty { details.append(count(report.differences.count, "difference", "differences")) }
+        let problems = report.sides.reduce(0) { $0 + $1.problems.count }
         if problems > 0 { details.append(count(problems, "problem", "problems")) }
-        if !quarantined.isEmpty { details.append(count(quarantined.count, "file set aside", "files set aside")) }
-        if exports.contains(where: { $0.failure != nil }) { details.append("export failed") }
-        else if let missing = exports.first?.missing, !missing.isEmpty { details.append(count(missing.count, "memo not exported", "memos not exported")) }
-        if outcome == .inSync, let counts = local.counts {
+        if !report.quarantined.isEmpty { details.append(count(report.quarantined.count, "file set aside", "files set aside")) }
+        if report.exports.contains(where: { $0.failure != nil }) {
+            details.append("export failed")
+        } else if let missing = report.exports.first?.missing, !missing.isEmpty {
+            details.append(count(missing.count, "memo not exported", "memos not exported"))
+        }
+        if !failures.isEmpty { details.append(count(failures.count, "output not written", "outputs not written")) }
+        if fleetOutcome == .inSync, let counts = report.local.counts {
             details.append("\(counts.active) active, \(counts.archived) archived")
         }
-        let word = switch outcome {
+        let word = switch fleetOutcome {
         case .inSync: "in sync"
         case .drift: "drift"
         case .trouble: "trouble"
