@@ -99,12 +99,16 @@ extension Commands {
         return (ExitCode(rawValue: published.exitCode(driftFails: definition.failOnDrift))!, published)
     }
 
-    /// What one pipeline of a fleet gave: its code, its report (nil when it
-    /// could not start) and what it said on stderr, held until its turn.
+    /// What one pipeline of a fleet gave, held until its turn to be
+    /// printed: its name and code, its outcome (nil when it could not start), its
+    /// line, what it said on stderr, and its report for `--json`.
     struct FleetResult: Sendable {
+        var name: String
         var code: ExitCode
-        var published: Published?
+        var outcome: Report.Outcome?
+        var line: String
         var errors: String
+        var report: Report?
     }
 
     /// Loads and checks every definition, then runs the shard's pipelines
@@ -112,8 +116,9 @@ extension Commands {
     /// collected and printed whole, in name order, as soon as every
     /// pipeline before it has finished, so no two pipelines' lines mix.
     static func runFleet(_ paths: [String], shard: FleetShard?, jobs: Int, _ arguments: ParsedArguments, console: Console) -> ExitCode {
+        let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let fleet: Fleet
-        switch Fleet.load(paths, from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)) {
+        switch Fleet.load(paths, from: current) {
         case .success(let loaded): fleet = loaded
         case .failure(let errors):
             for error in errors.all { console.err("Error: \(error)\n") }
@@ -122,57 +127,55 @@ extension Commands {
         }
         let members = fleet.members.filter { shard?.contains($0.definition.name) ?? true }
         let json = arguments.flags.contains("--json"), quiet = arguments.flags.contains("--quiet")
+        let dryRun = arguments.flags.contains("--dry-run")
         let width = members.map { escapedForDisplay($0.definition.name).count }.max() ?? 0
         let printer = FleetPrinter()
         runConcurrently(members.count, jobs: jobs) { n in
+            let definition = members[n].definition
             let errors = FleetText()
             var collecting = Console(out: { _ in }, err: { errors.append($0) })
             collecting.color = false
             collecting.progress = false
-            let (code, published) = runLoaded(members[n].definition, arguments, console: collecting, json: false, quiet: true)
-            let result = FleetResult(code: code, published: published, errors: errors.text)
-            printer.finished(n, result) { member, result in
-                let name = members[member].definition.name
+            let (code, published) = runLoaded(definition, arguments, console: collecting, json: false, quiet: true)
+            // The line: the name, the outcome in a few words, where the reports are.
+            let name = escapedForDisplay(definition.name)
+            var line = name + String(repeating: " ", count: width - name.count) + "  "
+            if let published {
+                let reports = if dryRun { "nothing written (dry run)" }
+                    else if !published.failures.isEmpty { "see its errors" }
+                    else if let folder = definition.reportDir { "reports in " + escapedForDisplay(published.report.shownPath(folder, from: current)) }
+                    else { "no report folder" }
+                line += escapedForDisplay(published.fleetWords) + "; " + reports
+            } else {
+                line += "not run: see its error; exit \(code.rawValue)"
+            }
+            let result = FleetResult(name: definition.name, code: code, outcome: published?.fleetOutcome, line: line + "\n", errors: errors.text,
+                                     report: json ? published?.report : nil)
+            printer.finished(n, result) { result in
                 if !result.errors.isEmpty {
-                    console.err(result.errors.split(separator: "\n").map { "\(name): \($0)\n" }.joined())
+                    console.err(result.errors.split(separator: "\n").map { "\(result.name): \($0)\n" }.joined())
                 }
-                if !json && !quiet {
-                    console.out(fleetLine(name, width: width, result, writesReports: !arguments.flags.contains("--dry-run"),
-                                          reportDir: members[member].definition.reportDir))
-                }
+                if !json && !quiet { console.out(result.line) }
             }
         }
         let results = printer.results
         if json {
-            let reports = results.compactMap { $0.published.map { try! JSONValue(encoding: $0.report) } }
+            let reports = results.compactMap { $0.report.map { try! JSONValue(encoding: $0) } }
             console.out(escapedJSONForDisplay(JSONWriter.data(.array(reports))) + "\n")
         }
         let worst = results.map(\.code).max { $0.rawValue < $1.rawValue } ?? .done
         if !json && !quiet {
             var tally: [String] = []
             for (word, outcome) in [("in sync", Report.Outcome.inSync), ("drift", .drift), ("trouble", .trouble)] {
-                let count = results.filter { $0.published?.fleetOutcome == outcome }.count
+                let count = results.filter { $0.outcome == outcome }.count
                 if count > 0 { tally.append("\(count) \(word)") }
             }
-            let notRun = results.filter { $0.published == nil }.count
+            let notRun = results.filter { $0.outcome == nil }.count
             if notRun > 0 { tally.append("\(notRun) not run") }
             let of = shard.map { "\(members.count) of \(fleet.members.count) pipelines (shard \($0))" } ?? "\(members.count) pipelines"
             console.out("\(of)\(tally.isEmpty ? "" : ": " + tally.joined(separator: ", ")); exit \(worst.rawValue)\n")
         }
         return worst
-    }
-
-    /// One pipeline's line: its name, outcome in a few words, and where its reports are.
-    static func fleetLine(_ name: String, width: Int, _ result: FleetResult, writesReports: Bool, reportDir: URL?) -> String {
-        let shown = escapedForDisplay(name)
-        let padded = shown + String(repeating: " ", count: width - shown.count)
-        guard let published = result.published else { return "\(padded)  not run: see the error above; exit \(result.code.rawValue)\n" }
-        let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
-        let reports = if !writesReports { "nothing written (dry run)" }
-            else if !published.failures.isEmpty { "see its errors" }
-            else if let reportDir { "reports in " + escapedForDisplay(published.report.shownPath(reportDir, from: current)) }
-            else { "no report folder" }
-        return "\(padded)  \(escapedForDisplay(published.fleetWords)); \(reports)\n"
     }
 
     /// Runs `body(0) … body(count - 1)`, at most `jobs` at once, each on a
@@ -217,15 +220,16 @@ final class FleetCounter: Sendable {
 
 /// Holds each pipeline's result until every pipeline before it has
 /// finished, then prints it, under one lock, so output stays in name order
-/// and whole.
+/// and whole. What was printed is let go; the code, outcome and report stay.
 final class FleetPrinter: Sendable {
     private let state = Mutex((next: 0, waiting: [Int: Commands.FleetResult](), printed: [Commands.FleetResult]()))
 
-    func finished(_ n: Int, _ result: Commands.FleetResult, print: (Int, Commands.FleetResult) -> Void) {
+    func finished(_ n: Int, _ result: Commands.FleetResult, print: (Commands.FleetResult) -> Void) {
         state.withLock { state in
             state.waiting[n] = result
-            while let ready = state.waiting.removeValue(forKey: state.next) {
-                print(state.next, ready)
+            while var ready = state.waiting.removeValue(forKey: state.next) {
+                print(ready)
+                (ready.line, ready.errors) = ("", "")
                 state.printed.append(ready)
                 state.next += 1
             }
