@@ -17,11 +17,14 @@ struct CommandSpec {
     var positionals: [(name: String, help: String)] = []
     /// Positionals after those, which may be left out.
     var optionalPositionals: [(name: String, help: String)] = []
+    /// Whether the last positional takes every further argument too (`<pipeline> ...`).
+    var lastPositionalRepeats = false
     var options: [Option] = []
 
     var usage: String {
         var parts = ["reckon", name]
         parts += positionals.map { "<\($0.name)>" } + optionalPositionals.map { "[<\($0.name)>]" }
+        if lastPositionalRepeats { parts[parts.count - 1] += " ..." }
         for option in options {
             let text = option.value.map { "\(option.name) <\($0)>" } ?? option.name
             parts.append(option.required ? text : "[\(text)]" + (option.repeats ? " ..." : ""))
@@ -82,11 +85,11 @@ struct CommandSpec {
                 }
             } else {
                 let all = positionals + optionalPositionals
-                guard parsed.positionals.count < all.count else {
+                guard parsed.positionals.count < all.count || lastPositionalRepeats else {
                     throw UsageError(command: self, message: "Unexpected argument '\(argument)'")
                 }
                 guard !argument.isEmpty else {
-                    throw UsageError(command: self, message: "The value for '<\(all[parsed.positionals.count].name)>' is empty")
+                    throw UsageError(command: self, message: "The value for '<\(all[min(parsed.positionals.count, all.count - 1)].name)>' is empty")
                 }
                 parsed.positionals.append(argument)
             }

@@ -32,16 +32,6 @@ enum Commands {
 
     static let overview = "Count, reconcile and export a notes app's memos between this device and its cloud folders."
 
-    static let run = CommandSpec(
-        name: "run", abstract: "Run a pipeline definition: read every side, reconcile, export and write the reports.",
-        positionals: [("pipeline", "The pipeline definition (JSON). Relative paths in it are relative to the file.")],
-        options: [
-            .init(name: "--dry-run", help: "Read and compare, but write no file."),
-            .init(name: "--quiet", help: "Print nothing but errors."),
-            .init(name: "--json", help: "Print the report JSON instead of the summary."),
-            .init(name: "--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache."),
-            .init(name: "--accept-deletions", help: "For this run, accept the deletions an alarm names: say so in the report and let the baseline move on."),
-        ])
     static let reconcile = CommandSpec(
         name: "reconcile", abstract: "Compare the memos on this device with a cloud folder, memo by memo.",
         options: [
@@ -201,43 +191,6 @@ enum Commands {
             return UsageError(command: command, message: "\(side.path): \(PhoneBackup.notOne(found, app: source.app))")
         }
         return nil
-    }
-
-    static func runPipeline(_ arguments: ParsedArguments, console: Console) -> ExitCode {
-        let path = arguments.positionals[0]
-        var definition: PipelineDefinition
-        do {
-            definition = try PipelineDefinition.load(from: fileURL(path), displayPath: path)
-            try definition.checkOutputsOutsideSources(file: path)
-        } catch {
-            console.err("Error: \(error)\n")
-            return .usage
-        }
-        if arguments.flags.contains("--refresh") { definition.refreshCaches() }
-        var pipeline = Pipeline()
-        pipeline.writeFiles = !arguments.flags.contains("--dry-run")
-        pipeline.keepsHistory = true
-        pipeline.acceptDeletions = arguments.flags.contains("--accept-deletions")
-        var lock: RunLock?
-        if pipeline.writeFiles, let url = definition.lockURL {
-            do {
-                lock = try RunLock(at: url)
-            } catch let busy as RunLock.Busy {
-                console.err("Error: \(busy)\n")
-                return .trouble
-            } catch {
-                // The folder cannot hold the lock, so it cannot hold reports
-                // either: the run goes on, and its outputs say what failed.
-                console.err("warning: running without a lock: \(errorWords(error))\n")
-            }
-            if let holder = lock?.staleHolder {
-                console.err("warning: took over the lock \(url.path) left by process \(holder), which is no longer running\n")
-            }
-        }
-        defer { lock?.release() }
-        let published = execute(pipeline, definition, console: console, json: arguments.flags.contains("--json"),
-                                quiet: arguments.flags.contains("--quiet"))
-        return ExitCode(rawValue: published.exitCode(driftFails: definition.failOnDrift))!
     }
 
     static func runReconcile(_ arguments: ParsedArguments, console: Console) -> ExitCode {
