@@ -189,17 +189,18 @@ import Testing
         expected.append(0x0A)
         #expect(written == expected)
         #expect(manifest.exportedAt == nil)
-        #expect(try ArchiveReader.entries(of: staging.appendingPathComponent("memos.zip")).map(\.name) == ["manifest.json", "memos.json"])
+        #expect(try ArchiveReader.entries(of: staging.appendingPathComponent("memos.zip")).map(\.name) == ["memos.json", "manifest.json"])
     }
 
-    @Test func theZipHoldsEveryFileSortedWithTheMemosTimes() throws {
+    @Test func theZipHoldsTheMarkdownInExportOrderThenTheJSONThenTheManifestWithTheMemosTimes() throws {
         fill()
         let (staging, _, manifest) = try exportAll()
         let entries = try ArchiveReader.entries(of: staging.appendingPathComponent("memos.zip"))
         let names = entries.map(\.name)
-        #expect(names == names.sorted { Array($0.utf8).lexicographicallyPrecedes($1.utf8) })
-        #expect(names.first == "manifest.json")
-        #expect(names.last == "memos.json")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: staging.appendingPathComponent("memos.json"))) as! [String: Any]
+        let inExportOrder = (json["memos"] as! [[String: Any]]).map { ($0["id"] as! String).prefix(8) }
+        #expect(names.dropLast(2).map { $0.dropLast(3).suffix(8) } == inExportOrder, "the Markdown files in the order of memos.json")
+        #expect(names.suffix(2) == ["memos.json", "manifest.json"], "the manifest last, once everything before it is whole")
         #expect(names.contains("markdown/2026-04-01-京都旅行-3f2504e0.md"))
         #expect(entries.allSatisfy { $0.permissions == 0o644 })
         for entry in entries where entry.name != "manifest.json" {

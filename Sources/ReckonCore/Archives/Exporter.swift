@@ -139,11 +139,9 @@ public struct Exporter {
     }
 
     /// How many memos are read at a time, and how many of those one core
-    /// takes at a time (the zip's read-ahead takes files as many at a time).
+    /// takes at a time.
     var batchSize = 1024
     var chunkSize = 64
-    /// Files up to this size are read ahead whole for the zip.
-    static let readAheadLimit = 1 << 20
 
     /// A memo as it goes into `memos.json` and `markdown/`, rendered on any core.
     struct Rendered: Sendable {
@@ -172,7 +170,7 @@ public struct Exporter {
         /// `previous` (that run's folder and its record of this memo) says
         /// it is this one, else rendered. Written read-only.
         func writeMarkdown(into staging: URL, mayTakeShortName: Bool, reusing previous: (folder: URL, entry: MarkdownIndex.Entry)?,
-                           byLink: Bool) throws -> Written? {
+                           byLink: Bool) throws -> MarkdownFile? {
             guard withMarkdown else { return nil }
             if let previous, previous.entry.fingerprint == fingerprint,
                let reused = try reuse(previous.entry, from: previous.folder, into: staging, mayTakeShortName: mayTakeShortName, byLink: byLink) {
@@ -184,10 +182,11 @@ public struct Exporter {
                 path = longName
                 file = try OutputFile(staging.appending(path: path, directoryHint: .notDirectory))
             }
-            try file!.write(MarkdownExport.render(memo))
+            let data = Data(MarkdownExport.render(memo).utf8)
+            try file!.write(data)
             let digest = try file!.finish()
             try Exporter.makeReadOnly(file!.url)
-            return Written(path: path, size: file!.size, digest: digest, modified: memo.modifiedAt)
+            return MarkdownFile(written: Written(path: path, size: file!.size, digest: digest, modified: memo.modifiedAt), data: data)
         }
 
         /// Puts the previous run's file into `staging`, by a hard link (or a
@@ -196,19 +195,21 @@ public struct Exporter {
         /// (and so the previous manifest) lists. Gives nil, leaving nothing
         /// behind, when the file is to be rendered instead.
         private func reuse(_ entry: MarkdownIndex.Entry, from folder: URL, into staging: URL, mayTakeShortName: Bool,
-                           byLink: Bool) throws -> Written? {
+                           byLink: Bool) throws -> MarkdownFile? {
             let shortTaken = !mayTakeShortName || FileKind(path: staging.appending(path: shortName, directoryHint: .notDirectory).path) != .missing
             guard entry.path == (shortTaken ? longName : shortName) else { return nil }
             let source = folder.appending(path: entry.path, directoryHint: .notDirectory)
             let target = staging.appending(path: entry.path, directoryHint: .notDirectory)
             if byLink {
                 if link(source.path, target.path) == 0 {
-                    guard let (size, digest) = try? Exporter.sizeAndDigest(of: target), digest == entry.digest else {
+                    // Read through the new name, never through a link: the bytes now in this export.
+                    guard let data = try? readRegularFile(atPath: target.path, limit: 1 << 30),
+                          data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.digest else {
                         unlink(target.path)
                         return nil
                     }
                     try Exporter.makeReadOnly(target)
-                    return Written(path: entry.path, size: size, digest: digest, modified: memo.modifiedAt)
+                    return MarkdownFile(written: Written(path: entry.path, size: data.count, digest: entry.digest, modified: memo.modifiedAt), data: data)
                 }
                 // Gone, or the name taken: rendered. Another file system, or one without links: copied.
                 guard errno != ENOENT && errno != EEXIST else { return nil }
@@ -219,13 +220,19 @@ public struct Exporter {
             try file.write(data)
             let digest = try file.finish()
             try Exporter.makeReadOnly(target)
-            return Written(path: entry.path, size: file.size, digest: digest, modified: memo.modifiedAt)
+            return MarkdownFile(written: Written(path: entry.path, size: file.size, digest: digest, modified: memo.modifiedAt), data: data)
         }
+    }
+
+    /// A Markdown file written, with its bytes for the zip.
+    struct MarkdownFile: Sendable {
+        var written: Written
+        var data: Data
     }
 
     /// One file written: its path in the export folder, and what the
     /// manifest and the zip say of it; in the order of the paths' bytes.
-    struct Written: Spillable {
+    struct Written: Spillable, Sendable {
         var path: String
         var size: Int
         var digest: SHA256.Digest
@@ -363,6 +370,10 @@ public struct Exporter {
         writer.key("memos")
         writer.beginArray()
         let written = SpillSort<Written>(scratch: staging, runLength: sortRunLength)
+        // The zip is written while the memos are read: each batch's Markdown
+        // files go to it in export order, deflated on a thread of its own.
+        let zipURL = staging.appendingPathComponent(Self.zipName)
+        let zipWriter = zipped ? try BackgroundZipWriter(url: zipURL) : nil
         var markdownBytes = 0
         var counts = MemoCounts()
         let order = try planned.sorted()
@@ -386,7 +397,8 @@ public struct Exporter {
                     Result { try memo.writeMarkdown(into: staging, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink) }
                 }
             }.joined().map { try $0.get() }
-            for (memo, file) in zip(memos, files) {
+            try zipWriter?.add(files.compactMap { file in file.map { .init(name: $0.written.path, modified: $0.written.modified, data: $0.data) } })
+            for (memo, file) in zip(memos, files.map { $0?.written }) {
                 if let json {
                     writer.written(memo.json)
                     try json.write(writer.take())
@@ -442,15 +454,22 @@ public struct Exporter {
         let folderManifest: (size: Int, digest: SHA256.Digest)
         if zipped {
             // The zip's own manifest lists the zip's other entries; it is
-            // written where the folder's goes, zipped, then replaced.
+            // written where the folder's goes, zipped last, after
+            // `memos.json`, so a zip cut short lacks it, then replaced.
             let inner = try Self.writeManifest(manifest, to: manifestURL) { list in
                 let files = try written.sorted()
                 while let file = try files.next() { try list(.zip, file) }
             }
-            try writeZip(written, manifest: Written(path: Self.manifestName, size: inner.size, digest: inner.digest, modified: time),
-                         to: staging)
+            // What is written so far goes to disk while the last entries are
+            // deflated, so the flush before publishing has little more than the zip left.
+            let earlyFlush = DispatchGroup()
+            DispatchQueue.global().async(group: earlyFlush) { try? ExportFolder.flush(staging) }
+            defer { earlyFlush.wait() }
+            try zipWriter!.finish { archive in
+                try archive.add(name: Self.jsonName, modified: time, size: jsonFile.size, contents: staging.appendingPathComponent(Self.jsonName))
+                try archive.add(name: Self.manifestName, modified: time, size: inner.size, contents: manifestURL)
+            }
             guard unlink(manifestURL.path) == 0 else { throw OutputError(path: manifestURL.path, reason: AtomicFile.lastError()) }
-            let zipURL = staging.appendingPathComponent(Self.zipName)
             try Self.makeReadOnly(zipURL)
             let (size, digest) = try Self.sizeAndDigest(of: zipURL)
             zipFile = Written(path: Self.zipName, size: size, digest: digest, modified: time)
@@ -479,50 +498,6 @@ public struct Exporter {
         TestStop.at("manifest-written")
         return ExportSummary(formats: formats, exportedAt: exportedAt, counts: counts, missing: manifest.missing,
                              json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? markdownBytes : 0, zip: zipFile?.record)
-    }
-
-    /// Writes `memos.zip` in `staging` from the files `written` lists (read
-    /// back from `staging`) and the zip's own manifest (now at `manifest.json`
-    /// in `staging`), every entry in the order of its name's bytes.
-    private func writeZip(_ written: SpillSort<Written>, manifest: Written, to staging: URL) throws {
-        // What is written so far goes to disk while the zip is deflated,
-        // so the flush before publishing has little more than the zip left.
-        let earlyFlush = DispatchGroup()
-        DispatchQueue.global().async(group: earlyFlush) { try? ExportFolder.flush(staging) }
-        defer { earlyFlush.wait() }
-        let archive = try ZipWriter(url: staging.appendingPathComponent(Self.zipName))
-        var manifestPending = true
-        func addManifest() throws {
-            try archive.add(name: manifest.path, modified: manifest.modified, size: manifest.size,
-                            contents: staging.appendingPathComponent(Self.manifestName))
-            manifestPending = false
-        }
-        let files = try written.sorted()
-        let stagingPath = staging.path
-        // Small files are read on the other core while this one deflates; large ones are streamed.
-        try withReadAhead(chunks: {
-            var chunk: [Written] = []
-            while chunk.count < chunkSize, let file = try files.next() { chunk.append(file) }
-            return chunk
-        }, load: { chunk in
-            chunk.map { file -> Result<Data, ReadFailure>? in
-                guard file.size <= Self.readAheadLimit else { return nil }
-                return Result { () throws(ReadFailure) in try readRegularFile(atPath: stagingPath + "/" + file.path, limit: Int64(Self.readAheadLimit)) }
-            }
-        }) { chunk, contents in
-            for (file, contents) in zip(chunk, contents) {
-                if manifestPending, Self.manifestName.utf8.lexicographicallyPrecedes(file.path.utf8) { try addManifest() }
-                if let contents {
-                    let data = try contents.mapError { OutputError(path: stagingPath + "/" + file.path, reason: $0.message) }.get()
-                    try archive.add(name: file.path, modified: file.modified, size: file.size) { write in try write(data) }
-                } else {
-                    try archive.add(name: file.path, modified: file.modified, size: file.size,
-                                    contents: staging.appending(path: file.path, directoryHint: .notDirectory))
-                }
-            }
-        }
-        if manifestPending { try addManifest() }
-        try archive.finish()
     }
 
     /// Makes an exported file read-only (0444), so that a hard link to it
