@@ -17,7 +17,7 @@ let usage = """
       run           runs each pair alternately (a warm-up, then A B A B …) and prints a table;
                     builds nothing: build reckon first with 'swift build -c release';
                     --only keeps the rows whose name holds the text ("reconcile", "10k", "store", "sftp",
-                    "archive"); the archive rows (verify, restore) export pair-100k/drive/60dMemo once first;
+                    "archive", "export", "nightly"); the archive rows (verify, restore) export pair-100k/drive/60dMemo once first;
                     the sftp rows serve pair-100k/drive/60dMemo (and a copy with 1% changed) and
                     index-1m with 'rclone serve sftp' on 127.0.0.1 themselves, as the remote srv:;
                     the store and sftp rows first check once that the compared commands agree
@@ -170,6 +170,9 @@ do {
             let archive = try ArchiveRows(data: data, scratch: scratch, reckon: reckon)
             if !archive.check(data: data) { say("the archive rows compare commands that disagree; see above") }
             selected += archive.pairs(wanted: archiveWanted)
+        }
+        if only.map(IncrementalRows.name.contains) ?? true {
+            selected.append(try IncrementalRows(data: data, scratch: scratch, reckon: reckon).pair)
         }
         // Once, untimed: the compared commands must give the same answers.
         let countsStore = selected.contains { $0.name == "counts, 1M-row store" }

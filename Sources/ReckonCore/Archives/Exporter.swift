@@ -465,13 +465,12 @@ public struct Exporter {
             let earlyFlush = DispatchGroup()
             DispatchQueue.global().async(group: earlyFlush) { try? ExportFolder.flush(staging) }
             defer { earlyFlush.wait() }
-            try zipWriter!.finish { archive in
+            let (size, digest) = try zipWriter!.finish { archive in
                 try archive.add(name: Self.jsonName, modified: time, size: jsonFile.size, contents: staging.appendingPathComponent(Self.jsonName))
                 try archive.add(name: Self.manifestName, modified: time, size: inner.size, contents: manifestURL)
             }
             guard unlink(manifestURL.path) == 0 else { throw OutputError(path: manifestURL.path, reason: AtomicFile.lastError()) }
             try Self.makeReadOnly(zipURL)
-            let (size, digest) = try Self.sizeAndDigest(of: zipURL)
             zipFile = Written(path: Self.zipName, size: size, digest: digest, modified: time)
             // Files only the zip needed go now, before anything lists them.
             if !formats.contains(.json) { unlink(staging.appendingPathComponent(Self.jsonName).path) }

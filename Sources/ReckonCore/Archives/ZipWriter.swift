@@ -16,7 +16,20 @@ package struct ArchiveError: Error, CustomStringConvertible {
 package final class ZipWriter {
     private let archive: OpaquePointer
     private let path: String
+    private let sink: Sink
     private var finished = false
+
+    /// Where libarchive's bytes go: the file, counted and hashed on the way,
+    /// so the zip's size and SHA-256 need no second read.
+    private final class Sink {
+        let fd: Int32
+        let hasher = SHA256()
+        var size = 0
+        /// The `errno` of a write that failed.
+        var failure: Int32 = 0
+
+        init(fd: Int32) { self.fd = fd }
+    }
 
     /// Opens `url` for writing. Names are handed over as UTF-8, so no
     /// locale is needed. libarchive 3.6 computes zip's DOS times with
@@ -26,14 +39,38 @@ package final class ZipWriter {
         path = url.path
         guard let archive = archive_write_new() else { throw ArchiveError(message: "\(url.path): libarchive could not start writing") }
         self.archive = archive
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            archive_write_free(archive)
+            throw ArchiveError(message: "\(url.path): \(AtomicFile.lastError())")
+        }
+        sink = Sink(fd: fd)
         try check(archive_write_set_format_zip(archive))
         try check(archive_write_set_options(archive, "zip:compression=deflate,zip:compression-level=1,zip:hdrcharset=UTF-8"))
-        try check(archive_write_open_filename(archive, url.path))
+        // No padding after the last block, as libarchive writes a regular file.
+        try check(archive_write_set_bytes_in_last_block(archive, 1))
+        try check(archive_write_open(archive, Unmanaged.passUnretained(sink).toOpaque(), nil, { _, context, buffer, length in
+            let sink = Unmanaged<Sink>.fromOpaque(context!).takeUnretainedValue()
+            var done = 0
+            while done < length {
+                let count = Glibc.write(sink.fd, buffer! + done, length - done)
+                if count < 0 && errno == EINTR { continue }
+                guard count >= 0 else {
+                    sink.failure = errno
+                    return -1
+                }
+                done += count
+            }
+            sink.hasher.update(UnsafeRawBufferPointer(start: buffer, count: length))
+            sink.size += length
+            return length
+        }, nil))
     }
 
     deinit {
         if !finished { archive_write_close(archive) }
         archive_write_free(archive)
+        close(sink.fd)
     }
 
     /// Refuses a name that is absolute, climbs with `..`, holds a backslash,
@@ -103,19 +140,23 @@ package final class ZipWriter {
         try check(archive_write_finish_entry(archive))
     }
 
-    /// Writes the central directory and closes the file.
-    package func finish() throws(ArchiveError) {
+    /// Writes the central directory and closes the file; gives the zip's
+    /// size and SHA-256.
+    @discardableResult
+    package func finish() throws(ArchiveError) -> (size: Int, digest: SHA256.Digest) {
         finished = true
         try check(archive_write_close(archive))
+        return (sink.size, sink.hasher.finalize())
     }
 
     private func check(_ code: Int32) throws(ArchiveError) {
         guard code >= ARCHIVE_WARN else { throw ArchiveError(message: errorMessage()) }
     }
 
-    /// libarchive's own message, after the zip's path.
+    /// libarchive's own message, or the file's when writing it failed, after the zip's path.
     private func errorMessage() -> String {
-        "\(path): " + (archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))")
+        if sink.failure != 0 { return "\(path): \(String(cString: strerror(sink.failure)))" }
+        return "\(path): " + (archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))")
     }
 }
 
@@ -285,12 +326,12 @@ package final class BackgroundZipWriter: @unchecked Sendable {
 
     /// Waits for every entry handed over to be written, then hands the
     /// writer to `last` on this thread (for the entries that come last)
-    /// and finishes the zip.
-    package func finish(_ last: (ZipWriter) throws -> Void) throws {
+    /// and finishes the zip; gives its size and SHA-256.
+    package func finish(_ last: (ZipWriter) throws -> Void) throws -> (size: Int, digest: SHA256.Digest) {
         join()
         if let failure { throw failure }
         try last(writer)
-        try writer.finish()
+        return try writer.finish()
     }
 
     /// Stops taking entries and waits for the thread to write those it has.
