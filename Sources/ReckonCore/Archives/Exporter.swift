@@ -148,17 +148,18 @@ public struct Exporter {
         var memo: Memo
         var json: Data
         /// The SHA-256 of `json`, which holds everything the Markdown file is
-        /// made from: an unchanged fingerprint means an unchanged file.
-        var fingerprint: SHA256.Digest
+        /// made from: an unchanged fingerprint means an unchanged file. Nil
+        /// when no index is read or written.
+        var fingerprint: SHA256.Digest?
         var shortName: String
         var longName: String
         /// Whether a Markdown file is written.
         var withMarkdown: Bool
 
-        init(_ memo: Memo, markdown withMarkdown: Bool) {
+        init(_ memo: Memo, markdown withMarkdown: Bool, fingerprinted: Bool) {
             self.memo = memo
             json = JSONExport.entry(of: memo)
-            fingerprint = json.withUnsafeBytes { SHA256.digest(of: $0) }
+            fingerprint = fingerprinted ? json.withUnsafeBytes { SHA256.digest(of: $0) } : nil
             let names = MarkdownExport.fileNames(memo)
             shortName = "\(Exporter.markdownName)/\(names.short)"
             longName = "\(Exporter.markdownName)/\(names.long)"
@@ -382,8 +383,9 @@ public struct Exporter {
         var reusable: [MemoID: MarkdownIndex.Entry] = [:]
         let previousFolder = previous?.folder
         let byLink = linksReusedFiles
+        let fingerprinted = previous != nil || index != nil
         func export() throws {
-            let memos = read(batch, as: .memo, then: { Rendered($0, markdown: withMarkdown) }).map(\.1)
+            let memos = read(batch, as: .memo, then: { Rendered($0, markdown: withMarkdown, fingerprinted: fingerprinted) }).map(\.1)
             batch.removeAll(keepingCapacity: true)
             // The short name unless an earlier memo took it: an earlier
             // batch's file is found when the name is created, this batch's here.
@@ -406,7 +408,7 @@ public struct Exporter {
                 if memo.memo.archivedAt != nil { counts.archived += 1 } else { counts.active += 1 }
                 if let file {
                     try written.append(file)
-                    try index?.append(.init(createdAt: memo.memo.createdAt, id: memo.memo.id, fingerprint: memo.fingerprint,
+                    try index?.append(.init(createdAt: memo.memo.createdAt, id: memo.memo.id, fingerprint: memo.fingerprint!,
                                             path: file.path, digest: file.digest))
                     markdownBytes += file.size
                 }
