@@ -17,7 +17,7 @@ let usage = """
       run           runs each pair alternately (a warm-up, then A B A B …) and prints a table;
                     builds nothing: build reckon first with 'swift build -c release';
                     --only keeps the rows whose name holds the text ("reconcile", "10k", "store", "sftp",
-                    "archive", "fleet"); the archive rows (verify, restore) export pair-100k/drive/60dMemo once first;
+                    "archive", "export", "nightly", "fleet"); the archive rows (verify, restore) export pair-100k/drive/60dMemo once first;
                     the sftp rows serve pair-100k/drive/60dMemo (and a copy with 1% changed) and
                     index-1m with 'rclone serve sftp' on 127.0.0.1 themselves, as the remote srv:;
                     the store and sftp rows first check once that the compared commands agree
@@ -184,6 +184,9 @@ do {
             let fleet = try FleetRows(data: data, scratch: scratch, reckon: reckon)
             if !fleet.check(wanted: fleetWanted) { say("the fleet rows did not run every pipeline; see above") }
             selected += fleet.pairs(wanted: fleetWanted)
+        }
+        if only.map(IncrementalRows.name.contains) ?? true {
+            selected.append(try IncrementalRows(data: data, scratch: scratch, reckon: reckon).pair)
         }
         // Once, untimed: the compared commands must give the same answers.
         let countsStore = selected.contains { $0.name == "counts, 1M-row store" }

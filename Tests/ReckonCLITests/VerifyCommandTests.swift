@@ -176,14 +176,14 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
     @Test func aZipWithItsManifestFirstOrLastIsAccepted() throws {
         let export = try exportFolder(sample)
         let entries = try ArchiveReader.entries(of: export.appendingPathComponent("memos.zip"))
-        #expect(entries.first?.name == "manifest.json", "reckon writes it first")
-        let reordered = temporaryFolder().appendingPathComponent("last.zip")
+        #expect(entries.last?.name == "manifest.json", "reckon writes it last")
+        let reordered = temporaryFolder().appendingPathComponent("first.zip")
         let writer = try ZipWriter(url: reordered)
-        for entry in entries.filter({ $0.name != "manifest.json" }) + entries.filter({ $0.name == "manifest.json" }) {
+        for entry in entries.filter({ $0.name == "manifest.json" }) + entries.filter({ $0.name != "manifest.json" }) {
             try writer.add(name: entry.name, modified: Timestamp(seconds: entry.modified), size: entry.data.count) { try $0(entry.data) }
         }
         try writer.finish()
-        #expect(try ArchiveReader.entries(of: reordered).last?.name == "manifest.json")
+        #expect(try ArchiveReader.entries(of: reordered).first?.name == "manifest.json", "as reckon wrote it before")
         for zip in [export.appendingPathComponent("memos.zip"), reordered] {
             let result = try runArray(["verify", zip.path])
             #expect(result.code == 0, "\(zip.lastPathComponent): \(result.stdout)")

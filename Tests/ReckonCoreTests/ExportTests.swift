@@ -189,17 +189,18 @@ import Testing
         expected.append(0x0A)
         #expect(written == expected)
         #expect(manifest.exportedAt == nil)
-        #expect(try ArchiveReader.entries(of: staging.appendingPathComponent("memos.zip")).map(\.name) == ["manifest.json", "memos.json"])
+        #expect(try ArchiveReader.entries(of: staging.appendingPathComponent("memos.zip")).map(\.name) == ["memos.json", "manifest.json"])
     }
 
-    @Test func theZipHoldsEveryFileSortedWithTheMemosTimes() throws {
+    @Test func theZipHoldsTheMarkdownInExportOrderThenTheJSONThenTheManifestWithTheMemosTimes() throws {
         fill()
         let (staging, _, manifest) = try exportAll()
         let entries = try ArchiveReader.entries(of: staging.appendingPathComponent("memos.zip"))
         let names = entries.map(\.name)
-        #expect(names == names.sorted { Array($0.utf8).lexicographicallyPrecedes($1.utf8) })
-        #expect(names.first == "manifest.json")
-        #expect(names.last == "memos.json")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: staging.appendingPathComponent("memos.json"))) as! [String: Any]
+        let inExportOrder = (json["memos"] as! [[String: Any]]).map { ($0["id"] as! String).prefix(8) }
+        #expect(names.dropLast(2).map { $0.dropLast(3).suffix(8) } == inExportOrder, "the Markdown files in the order of memos.json")
+        #expect(names.suffix(2) == ["memos.json", "manifest.json"], "the manifest last, once everything before it is whole")
         #expect(names.contains("markdown/2026-04-01-京都旅行-3f2504e0.md"))
         #expect(entries.allSatisfy { $0.permissions == 0o644 })
         for entry in entries where entry.name != "manifest.json" {
@@ -277,6 +278,44 @@ import Testing
         let shortName = try #require(expected.keys.first { $0.hasPrefix("markdown/") && $0.hasSuffix("-same-3f2504e0.md") })
         #expect(String(decoding: expected[shortName]!, as: UTF8.self).contains("id: \(twins[0].lowercased())"),
                 "the first twin in export order (creation time, then id) keeps the short name")
+    }
+
+    @Test func aRunReusingThePreviousFilesByCopyWritesWhatAFullExportWrites() throws {
+        let twins = (1...12).map { "3F2504E0-0000-4000-8000-0000000000\(String(format: "%02d", $0))" }
+        source.index([entry(idA), entry(idD, modified: "1970-01-02T00:00:00Z")] + twins.map { entry($0) })
+        source.write("memos/\(idA).json", memo(idA, title: "京都旅行"))
+        source.write("memos/\(idD).json", memo(idD, title: "Old", modified: "1970-01-02T00:00:00Z"))
+        for twin in twins { source.write("memos/\(twin).json", memo(twin, title: "Same")) }
+        // The previous run, published as a run folder with its index.
+        let runs = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-runs-\(UUID().uuidString)")
+        let previous = runs.appendingPathComponent("20260101T000000Z")
+        try FileManager.default.createDirectory(at: previous, withIntermediateDirectories: true)
+        var first = Exporter(store: MemoFolder(source.spec()))
+        first.index = try MarkdownIndex.Writer(url: runs.appendingPathComponent("index.tmp"))
+        _ = try first.export(formats: ExportFormat.allCases, includeArchived: true, into: previous)
+        try first.index!.install(in: runs)
+        try FileManager.default.createSymbolicLink(atPath: runs.appendingPathComponent("latest").path, withDestinationPath: previous.lastPathComponent)
+        // The first twin is gone, so the second takes its short name and is rendered, not reused under its long one.
+        source.index([entry(idA), entry(idD, modified: "1970-01-02T00:00:00Z")] + twins.dropFirst().map { entry($0) })
+        let (full, _, _) = try exportAll()
+
+        var exporter = Exporter(store: MemoFolder(source.spec()))
+        let previousIndex = try #require(MarkdownIndex.previous(in: runs))
+        exporter.previous = previousIndex
+        exporter.linksReusedFiles = false
+        exporter.batchSize = 5
+        exporter.chunkSize = 2
+        let copied = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: copied, withIntermediateDirectories: true)
+        _ = try exporter.export(formats: ExportFormat.allCases, includeArchived: true, into: copied)
+        let paths = try FileManager.default.subpathsOfDirectory(atPath: full.path).filter { $0 != "markdown" }.sorted()
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: copied.path).filter { $0 != "markdown" }.sorted() == paths)
+        for path in paths {
+            #expect(try Data(contentsOf: copied.appendingPathComponent(path)) == Data(contentsOf: full.appendingPathComponent(path)), "\(path)")
+            let attributes = try FileManager.default.attributesOfItem(atPath: copied.appendingPathComponent(path).path)
+            #expect(attributes[.referenceCount] as? Int == 1, "\(path) is copied, not linked")
+            #expect(attributes[.posixPermissions] as? Int == 0o444, "\(path) is read-only")
+        }
     }
 }
 

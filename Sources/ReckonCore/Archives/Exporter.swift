@@ -91,6 +91,13 @@ public struct Exporter {
     public let store: any MemoStore
     /// How many values a sort holds before it spills a run to the staging folder.
     package var sortRunLength = 8192
+    /// The previous run's index, whose Markdown files are reused for the
+    /// memos that did not change; nil renders every file.
+    package var previous: MarkdownIndex.Previous?
+    /// Where this export's index is written, for the next run; nil writes none.
+    package var index: MarkdownIndex.Writer?
+    /// Whether a reused file is hard-linked (else copied, as on a file system without links).
+    package var linksReusedFiles = true
 
     public init(store: any MemoStore) {
         self.store = store
@@ -132,50 +139,101 @@ public struct Exporter {
     }
 
     /// How many memos are read at a time, and how many of those one core
-    /// takes at a time (the zip's read-ahead takes files as many at a time).
+    /// takes at a time.
     var batchSize = 1024
     var chunkSize = 64
-    /// Files up to this size are read ahead whole for the zip.
-    static let readAheadLimit = 1 << 20
 
     /// A memo as it goes into `memos.json` and `markdown/`, rendered on any core.
     struct Rendered: Sendable {
+        var memo: Memo
         var json: Data
-        var archived: Bool
+        /// The SHA-256 of `json`, which holds everything the Markdown file is
+        /// made from: an unchanged fingerprint means an unchanged file. Nil
+        /// when no index is read or written.
+        var fingerprint: SHA256.Digest?
         var shortName: String
         var longName: String
-        /// The Markdown file's text; nil when no Markdown is written.
-        var markdown: String?
-        var modified: Timestamp
+        /// Whether a Markdown file is written.
+        var withMarkdown: Bool
 
-        init(_ memo: Memo, markdown withMarkdown: Bool) {
+        init(_ memo: Memo, markdown withMarkdown: Bool, fingerprinted: Bool) {
+            self.memo = memo
             json = JSONExport.entry(of: memo)
-            archived = memo.archivedAt != nil
+            fingerprint = fingerprinted ? json.withUnsafeBytes { SHA256.digest(of: $0) } : nil
             let names = MarkdownExport.fileNames(memo)
             shortName = "\(Exporter.markdownName)/\(names.short)"
             longName = "\(Exporter.markdownName)/\(names.long)"
-            markdown = withMarkdown ? MarkdownExport.render(memo) : nil
-            modified = memo.modifiedAt
+            self.withMarkdown = withMarkdown
         }
 
         /// Writes the Markdown file under the short name when allowed and
-        /// free, else under the long one.
-        func writeMarkdown(into staging: URL, mayTakeShortName: Bool) throws -> Written? {
-            guard let markdown else { return nil }
+        /// free, else under the long one: the previous run's file when
+        /// `previous` (that run's folder and its record of this memo) says
+        /// it is this one, else rendered. Written read-only.
+        func writeMarkdown(into staging: URL, mayTakeShortName: Bool, reusing previous: (folder: URL, entry: MarkdownIndex.Entry)?,
+                           byLink: Bool) throws -> MarkdownFile? {
+            guard withMarkdown else { return nil }
+            if let previous, previous.entry.fingerprint == fingerprint,
+               let reused = try reuse(previous.entry, from: previous.folder, into: staging, mayTakeShortName: mayTakeShortName, byLink: byLink) {
+                return reused
+            }
             var path = shortName
             var file = mayTakeShortName ? try OutputFile(creatingNew: staging.appending(path: path, directoryHint: .notDirectory)) : nil
             if file == nil {
                 path = longName
                 file = try OutputFile(staging.appending(path: path, directoryHint: .notDirectory))
             }
-            try file!.write(markdown)
-            return Written(path: path, size: file!.size, digest: try file!.finish(), modified: modified)
+            let data = Data(MarkdownExport.render(memo).utf8)
+            try file!.write(data)
+            let digest = try file!.finish()
+            try Exporter.makeReadOnly(file!.url)
+            return MarkdownFile(written: Written(path: path, size: file!.size, digest: digest, modified: memo.modifiedAt), data: data)
         }
+
+        /// Puts the previous run's file into `staging`, by a hard link (or a
+        /// copy, where links are not used), when this run computes the same
+        /// name for the memo and the file still holds the bytes the index
+        /// (and so the previous manifest) lists. Gives nil, leaving nothing
+        /// behind, when the file is to be rendered instead.
+        private func reuse(_ entry: MarkdownIndex.Entry, from folder: URL, into staging: URL, mayTakeShortName: Bool,
+                           byLink: Bool) throws -> MarkdownFile? {
+            let shortTaken = !mayTakeShortName || FileKind(path: staging.appending(path: shortName, directoryHint: .notDirectory).path) != .missing
+            guard entry.path == (shortTaken ? longName : shortName) else { return nil }
+            let source = folder.appending(path: entry.path, directoryHint: .notDirectory)
+            let target = staging.appending(path: entry.path, directoryHint: .notDirectory)
+            if byLink {
+                if link(source.path, target.path) == 0 {
+                    // Read through the new name, never through a link: the bytes now in this export.
+                    guard let data = try? readRegularFile(atPath: target.path, limit: 1 << 30),
+                          data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.digest else {
+                        unlink(target.path)
+                        return nil
+                    }
+                    try Exporter.makeReadOnly(target)
+                    return MarkdownFile(written: Written(path: entry.path, size: data.count, digest: entry.digest, modified: memo.modifiedAt), data: data)
+                }
+                // Gone, or the name taken: rendered. Another file system, or one without links: copied.
+                guard errno != ENOENT && errno != EEXIST else { return nil }
+            }
+            guard let data = try? readRegularFile(atPath: source.path, limit: 1 << 30),
+                  data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.digest,
+                  let file = try OutputFile(creatingNew: target) else { return nil }
+            try file.write(data)
+            let digest = try file.finish()
+            try Exporter.makeReadOnly(target)
+            return MarkdownFile(written: Written(path: entry.path, size: file.size, digest: digest, modified: memo.modifiedAt), data: data)
+        }
+    }
+
+    /// A Markdown file written, with its bytes for the zip.
+    struct MarkdownFile: Sendable {
+        var written: Written
+        var data: Data
     }
 
     /// One file written: its path in the export folder, and what the
     /// manifest and the zip say of it; in the order of the paths' bytes.
-    struct Written: Spillable {
+    struct Written: Spillable, Sendable {
         var path: String
         var size: Int
         var digest: SHA256.Digest
@@ -313,28 +371,45 @@ public struct Exporter {
         writer.key("memos")
         writer.beginArray()
         let written = SpillSort<Written>(scratch: staging, runLength: sortRunLength)
+        // The zip is written while the memos are read: each batch's Markdown
+        // files go to it in export order, deflated on a thread of its own.
+        let zipURL = staging.appendingPathComponent(Self.zipName)
+        let zipWriter = zipped ? try BackgroundZipWriter(url: zipURL) : nil
         var markdownBytes = 0
         var counts = MemoCounts()
         let order = try planned.sorted()
         var position = 0
+        // The previous run's records of this batch's memos, read alongside them in export order.
+        var reusable: [MemoID: MarkdownIndex.Entry] = [:]
+        let previousFolder = previous?.folder
+        let byLink = linksReusedFiles
+        let fingerprinted = previous != nil || index != nil
         func export() throws {
-            let memos = read(batch, as: .memo, then: { Rendered($0, markdown: withMarkdown) }).map(\.1)
+            let memos = read(batch, as: .memo, then: { Rendered($0, markdown: withMarkdown, fingerprinted: fingerprinted) }).map(\.1)
             batch.removeAll(keepingCapacity: true)
             // The short name unless an earlier memo took it: an earlier
             // batch's file is found when the name is created, this batch's here.
             var shortNames = Set<String>()
-            let named = memos.map { memo in (memo, shortNames.insert(memo.shortName).inserted) }
+            let named = memos.map { memo in
+                (memo, shortNames.insert(memo.shortName).inserted, previousFolder.flatMap { folder in reusable[memo.memo.id].map { (folder, $0) } })
+            }
+            reusable.removeAll(keepingCapacity: true)
             let files = try mapOnEveryCore(named, chunkSize: chunkSize) { chunk in
-                chunk.map { memo, mayTakeShortName in Result { try memo.writeMarkdown(into: staging, mayTakeShortName: mayTakeShortName) } }
+                chunk.map { memo, mayTakeShortName, previous in
+                    Result { try memo.writeMarkdown(into: staging, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink) }
+                }
             }.joined().map { try $0.get() }
-            for (memo, file) in zip(memos, files) {
+            try zipWriter?.add(files.compactMap { file in file.map { .init(name: $0.written.path, modified: $0.written.modified, data: $0.data) } })
+            for (memo, file) in zip(memos, files.map { $0?.written }) {
                 if let json {
                     writer.written(memo.json)
                     try json.write(writer.take())
                 }
-                if memo.archived { counts.archived += 1 } else { counts.active += 1 }
+                if memo.memo.archivedAt != nil { counts.archived += 1 } else { counts.active += 1 }
                 if let file {
                     try written.append(file)
+                    try index?.append(.init(createdAt: memo.memo.createdAt, id: memo.memo.id, fingerprint: memo.fingerprint!,
+                                            path: file.path, digest: file.digest))
                     markdownBytes += file.size
                 }
             }
@@ -346,6 +421,7 @@ public struct Exporter {
                 continue
             }
             batch.append((plan.id, plan.spelledAs))
+            if let entry = previous?.entry(createdAt: plan.createdAt, id: plan.id) { reusable[plan.id] = entry }
             if batch.count == batchSize {
                 progress(position, plannedCount)
                 position += batch.count
@@ -366,6 +442,7 @@ public struct Exporter {
             try json.write(writer.take() + [0x0A])
             jsonFile.size = json.size
             jsonFile.digest = try json.finish()
+            try Self.makeReadOnly(json.url)
             try written.append(jsonFile)
         }
         TestStop.at("memos-written")
@@ -376,24 +453,32 @@ public struct Exporter {
         /// Which files `written` holds stay beside the manifest.
         func kept(_ file: Written) -> Bool { formats.contains(file.path == Self.jsonName ? .json : .markdown) }
         var zipFile: Written?
+        let folderManifest: (size: Int, digest: SHA256.Digest)
         if zipped {
             // The zip's own manifest lists the zip's other entries; it is
-            // written where the folder's goes, zipped, then replaced.
+            // written where the folder's goes, zipped last, after
+            // `memos.json`, so a zip cut short lacks it, then replaced.
             let inner = try Self.writeManifest(manifest, to: manifestURL) { list in
                 let files = try written.sorted()
                 while let file = try files.next() { try list(.zip, file) }
             }
-            try writeZip(written, manifest: Written(path: Self.manifestName, size: inner.size, digest: inner.digest, modified: time),
-                         to: staging)
+            // What is written so far goes to disk while the last entries are
+            // deflated, so the flush before publishing has little more than the zip left.
+            let earlyFlush = DispatchGroup()
+            DispatchQueue.global().async(group: earlyFlush) { try? ExportFolder.flush(staging) }
+            defer { earlyFlush.wait() }
+            let (size, digest) = try zipWriter!.finish { archive in
+                try archive.add(name: Self.jsonName, modified: time, size: jsonFile.size, contents: staging.appendingPathComponent(Self.jsonName))
+                try archive.add(name: Self.manifestName, modified: time, size: inner.size, contents: manifestURL)
+            }
             guard unlink(manifestURL.path) == 0 else { throw OutputError(path: manifestURL.path, reason: AtomicFile.lastError()) }
-            let zipURL = staging.appendingPathComponent(Self.zipName)
-            let (size, digest) = try Self.sizeAndDigest(of: zipURL)
+            try Self.makeReadOnly(zipURL)
             zipFile = Written(path: Self.zipName, size: size, digest: digest, modified: time)
             // Files only the zip needed go now, before anything lists them.
             if !formats.contains(.json) { unlink(staging.appendingPathComponent(Self.jsonName).path) }
             if !formats.contains(.markdown) { try? FileManager.default.removeItem(at: markdownFolder) }
             TestStop.at("zip-written")
-            _ = try Self.writeManifest(manifest, to: manifestURL) { list in
+            folderManifest = try Self.writeManifest(manifest, to: manifestURL) { list in
                 let files = try written.sorted()
                 while let file = try files.next() {
                     if kept(file) { try list(.folder, file) }
@@ -404,65 +489,31 @@ public struct Exporter {
                 while let file = try entries.next() { try list(.zip, file) }
             }
         } else {
-            _ = try Self.writeManifest(manifest, to: manifestURL) { list in
+            folderManifest = try Self.writeManifest(manifest, to: manifestURL) { list in
                 let files = try written.sorted()
                 while let file = try files.next() { try list(.folder, file) }
             }
         }
+        try Self.makeReadOnly(manifestURL)
+        try index?.finish(manifest: folderManifest.digest)
         TestStop.at("manifest-written")
         return ExportSummary(formats: formats, exportedAt: exportedAt, counts: counts, missing: manifest.missing,
                              json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? markdownBytes : 0, zip: zipFile?.record)
     }
 
-    /// Writes `memos.zip` in `staging` from the files `written` lists (read
-    /// back from `staging`) and the zip's own manifest (now at `manifest.json`
-    /// in `staging`), every entry in the order of its name's bytes.
-    private func writeZip(_ written: SpillSort<Written>, manifest: Written, to staging: URL) throws {
-        // What is written so far goes to disk while the zip is deflated,
-        // so the flush before publishing has little more than the zip left.
-        let earlyFlush = DispatchGroup()
-        DispatchQueue.global().async(group: earlyFlush) { try? ExportFolder.flush(staging) }
-        defer { earlyFlush.wait() }
-        let archive = try ZipWriter(url: staging.appendingPathComponent(Self.zipName))
-        var manifestPending = true
-        func addManifest() throws {
-            try archive.add(name: manifest.path, modified: manifest.modified, size: manifest.size,
-                            contents: staging.appendingPathComponent(Self.manifestName))
-            manifestPending = false
-        }
-        let files = try written.sorted()
-        let stagingPath = staging.path
-        // Small files are read on the other core while this one deflates; large ones are streamed.
-        try withReadAhead(chunks: {
-            var chunk: [Written] = []
-            while chunk.count < chunkSize, let file = try files.next() { chunk.append(file) }
-            return chunk
-        }, load: { chunk in
-            chunk.map { file -> Result<Data, ReadFailure>? in
-                guard file.size <= Self.readAheadLimit else { return nil }
-                return Result { () throws(ReadFailure) in try readRegularFile(atPath: stagingPath + "/" + file.path, limit: Int64(Self.readAheadLimit)) }
-            }
-        }) { chunk, contents in
-            for (file, contents) in zip(chunk, contents) {
-                if manifestPending, Self.manifestName.utf8.lexicographicallyPrecedes(file.path.utf8) { try addManifest() }
-                if let contents {
-                    let data = try contents.mapError { OutputError(path: stagingPath + "/" + file.path, reason: $0.message) }.get()
-                    try archive.add(name: file.path, modified: file.modified, size: file.size) { write in try write(data) }
-                } else {
-                    try archive.add(name: file.path, modified: file.modified, size: file.size,
-                                    contents: staging.appending(path: file.path, directoryHint: .notDirectory))
-                }
-            }
-        }
-        if manifestPending { try addManifest() }
-        try archive.finish()
+    /// Makes an exported file read-only (0444), so that a hard link to it
+    /// from a later run can never make this run editable through that one.
+    static func makeReadOnly(_ url: URL) throws(OutputError) {
+        guard chmod(url.path, 0o444) == 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
     }
 
-    /// A file's size and SHA-256, read once.
+    /// A regular file's size and SHA-256, read once; a link is not followed.
     static func sizeAndDigest(of url: URL) throws(OutputError) -> (Int, SHA256.Digest) {
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+        let fd: Int32
+        do { fd = try openForReading(atPath: url.path) } catch { throw OutputError(path: url.path, reason: error.message) }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw OutputError(path: url.path, reason: "is not a regular file") }
         let hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var size = 0

@@ -2,6 +2,11 @@
 /// matter with keys in a fixed order and only those that have values, tags
 /// sorted, then the body.
 public enum MarkdownExport {
+    /// The renderer's version, kept in a run's Markdown index: a change to
+    /// what `render` or `fileNames` make must raise it, so that no file of
+    /// the earlier renderer is reused.
+    package static let version: UInt64 = 1
+
     public static func render(_ memo: Memo) -> String {
         var lines = ["---"]
         if let title = memo.title, !title.isEmpty { lines.append("title: \(yamlQuoted(title))") }

@@ -16,7 +16,20 @@ package struct ArchiveError: Error, CustomStringConvertible {
 package final class ZipWriter {
     private let archive: OpaquePointer
     private let path: String
+    private let sink: Sink
     private var finished = false
+
+    /// Where libarchive's bytes go: the file, counted and hashed on the way,
+    /// so the zip's size and SHA-256 need no second read.
+    private final class Sink {
+        let fd: Int32
+        let hasher = SHA256()
+        var size = 0
+        /// The `errno` of a write that failed.
+        var failure: Int32 = 0
+
+        init(fd: Int32) { self.fd = fd }
+    }
 
     /// Opens `url` for writing. Names are handed over as UTF-8, so no
     /// locale is needed. libarchive 3.6 computes zip's DOS times with
@@ -26,14 +39,38 @@ package final class ZipWriter {
         path = url.path
         guard let archive = archive_write_new() else { throw ArchiveError(message: "\(url.path): libarchive could not start writing") }
         self.archive = archive
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            archive_write_free(archive)
+            throw ArchiveError(message: "\(url.path): \(AtomicFile.lastError())")
+        }
+        sink = Sink(fd: fd)
         try check(archive_write_set_format_zip(archive))
         try check(archive_write_set_options(archive, "zip:compression=deflate,zip:compression-level=1,zip:hdrcharset=UTF-8"))
-        try check(archive_write_open_filename(archive, url.path))
+        // No padding after the last block, as libarchive writes a regular file.
+        try check(archive_write_set_bytes_in_last_block(archive, 1))
+        try check(archive_write_open(archive, Unmanaged.passUnretained(sink).toOpaque(), nil, { _, context, buffer, length in
+            let sink = Unmanaged<Sink>.fromOpaque(context!).takeUnretainedValue()
+            var done = 0
+            while done < length {
+                let count = Glibc.write(sink.fd, buffer! + done, length - done)
+                if count < 0 && errno == EINTR { continue }
+                guard count >= 0 else {
+                    sink.failure = errno
+                    return -1
+                }
+                done += count
+            }
+            sink.hasher.update(UnsafeRawBufferPointer(start: buffer, count: length))
+            sink.size += length
+            return length
+        }, nil))
     }
 
     deinit {
         if !finished { archive_write_close(archive) }
         archive_write_free(archive)
+        close(sink.fd)
     }
 
     /// Refuses a name that is absolute, climbs with `..`, holds a backslash,
@@ -103,19 +140,23 @@ package final class ZipWriter {
         try check(archive_write_finish_entry(archive))
     }
 
-    /// Writes the central directory and closes the file.
-    package func finish() throws(ArchiveError) {
+    /// Writes the central directory and closes the file; gives the zip's
+    /// size and SHA-256.
+    @discardableResult
+    package func finish() throws(ArchiveError) -> (size: Int, digest: SHA256.Digest) {
         finished = true
         try check(archive_write_close(archive))
+        return (sink.size, sink.hasher.finalize())
     }
 
     private func check(_ code: Int32) throws(ArchiveError) {
         guard code >= ARCHIVE_WARN else { throw ArchiveError(message: errorMessage()) }
     }
 
-    /// libarchive's own message, after the zip's path.
+    /// libarchive's own message, or the file's when writing it failed, after the zip's path.
     private func errorMessage() -> String {
-        "\(path): " + (archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))")
+        if sink.failure != 0 { return "\(path): \(String(cString: strerror(sink.failure)))" }
+        return "\(path): " + (archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))")
     }
 }
 
@@ -154,17 +195,7 @@ package enum ArchiveReader {
     /// damaged or cut short throws an `ArchiveError` naming the file and the
     /// entry; what `body` throws is passed on.
     package static func stream(_ url: URL, _ body: (String, OpaquePointer, (_ chunk: (UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> Void) throws {
-        try withUTF8Names { () throws in
-            guard let archive = archive_read_new() else { throw ArchiveError(message: "\(url.path): libarchive could not start reading") }
-            defer { archive_read_free(archive) }
-            func failure(_ what: String) -> ArchiveError {
-                let detail = archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))"
-                return ArchiveError(message: "\(url.path): \(what): \(detail)")
-            }
-            // The seekable reader starts from the central directory, so a zip cut
-            // short anywhere fails; the streaming one would stop quietly at the cut.
-            archive_read_support_format_zip_seekable(archive)
-            guard archive_read_open_filename(archive, url.path, 1 << 16) == ARCHIVE_OK else { throw failure("cannot be opened as a zip") }
+        try reading(url) { archive, failure in
             var buffer = [UInt8](repeating: 0, count: 1 << 16)
             var count = 0
             while true {
@@ -192,6 +223,49 @@ package enum ArchiveReader {
             }
         }
     }
+
+    /// The bytes of the entry `name` of the zip at `url`, the entries before
+    /// it skipped unread, so that damage inside one of them does not hide
+    /// it; nil when the zip holds no such entry.
+    package static func entry(named name: String, of url: URL) throws -> Data? {
+        try reading(url) { archive, failure in
+            var entry: OpaquePointer?
+            while archive_read_next_header(archive, &entry) >= ARCHIVE_WARN, let header = entry {
+                guard archive_entry_pathname_utf8(header).map({ String(cString: $0) }) == name else {
+                    guard archive_read_data_skip(archive) >= ARCHIVE_WARN else { throw failure("is damaged or cut short") }
+                    continue
+                }
+                var data = Data()
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let read = archive_read_data(archive, &buffer, buffer.count)
+                    guard read >= 0 else { throw failure("the entry \(name) is damaged or cut short") }
+                    if read == 0 { return data }
+                    data.append(contentsOf: buffer[..<read])
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Opens the zip at `url` with libarchive's seekable zip reader, in the
+    /// C.UTF-8 locale, for `body`, which gets the reader and a function
+    /// that makes an error of libarchive's words.
+    private static func reading<T>(_ url: URL, _ body: (OpaquePointer, @escaping (String) -> ArchiveError) throws -> T) throws -> T {
+        try withUTF8Names { () throws -> T in
+            guard let archive = archive_read_new() else { throw ArchiveError(message: "\(url.path): libarchive could not start reading") }
+            defer { archive_read_free(archive) }
+            func failure(_ what: String) -> ArchiveError {
+                let detail = archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))"
+                return ArchiveError(message: "\(url.path): \(what): \(detail)")
+            }
+            // The seekable reader starts from the central directory, so a zip cut
+            // short anywhere fails; the streaming one would stop quietly at the cut.
+            archive_read_support_format_zip_seekable(archive)
+            guard archive_read_open_filename(archive, url.path, 1 << 16) == ARCHIVE_OK else { throw failure("cannot be opened as a zip") }
+            return try body(archive, failure)
+        }
+    }
 }
 
 /// Runs `body` with this thread alone in the C.UTF-8 locale (`uselocale`):
@@ -206,4 +280,94 @@ func withUTF8Names<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         freelocale(utf8)
     }
     return try body()
+}
+
+/// A `ZipWriter` fed from another thread: entries handed over in order are
+/// deflated and written on a thread of its own, so that one core deflates
+/// while the caller goes on reading and rendering. At most `waiting`
+/// handovers wait at a time, so memory does not grow with the archive.
+/// One caller hands entries over; the writer is touched by the thread alone
+/// until `finish` has joined it.
+package final class BackgroundZipWriter: @unchecked Sendable {
+    /// One entry: its name, time and bytes.
+    package struct Entry: Sendable {
+        package var name: String
+        package var modified: Timestamp
+        package var data: Data
+    }
+
+    private let writer: ZipWriter
+    private let condition = NSCondition()
+    private var queue: [[Entry]] = []
+    private var closed = false
+    private var failure: (any Error)?
+    private let stopped = DispatchSemaphore(value: 0)
+    private var joined = false
+    private let waiting = 4
+
+    /// Opens `url` for writing and starts the writing thread.
+    package init(url: URL) throws(ArchiveError) {
+        writer = try ZipWriter(url: url)
+        Thread.detachNewThread { [self] in run() }
+    }
+
+    deinit { join() }
+
+    /// Hands entries over, in order; waits while the thread is behind.
+    /// Throws what stopped the thread, if something did.
+    package func add(_ entries: [Entry]) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.count >= waiting && failure == nil { condition.wait() }
+        if let failure { throw failure }
+        queue.append(entries)
+        condition.broadcast()
+    }
+
+    /// Waits for every entry handed over to be written, then hands the
+    /// writer to `last` on this thread (for the entries that come last)
+    /// and finishes the zip; gives its size and SHA-256.
+    package func finish(_ last: (ZipWriter) throws -> Void) throws -> (size: Int, digest: SHA256.Digest) {
+        join()
+        if let failure { throw failure }
+        try last(writer)
+        return try writer.finish()
+    }
+
+    /// Stops taking entries and waits for the thread to write those it has.
+    private func join() {
+        guard !joined else { return }
+        joined = true
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+        stopped.wait()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !closed { condition.wait() }
+            guard !queue.isEmpty, failure == nil else {
+                condition.unlock()
+                break
+            }
+            let entries = queue.removeFirst()
+            condition.broadcast()
+            condition.unlock()
+            do {
+                for entry in entries {
+                    try writer.add(name: entry.name, modified: entry.modified, size: entry.data.count) { write in try write(entry.data) }
+                }
+            } catch {
+                condition.lock()
+                failure = error
+                queue.removeAll()
+                condition.broadcast()
+                condition.unlock()
+            }
+        }
+        stopped.signal()
+    }
 }

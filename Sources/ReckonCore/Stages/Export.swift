@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension Pipeline {
     /// Writes the definition's export, if it has one, from the chosen side,
@@ -17,20 +20,34 @@ extension Pipeline {
             guard side.status != .failed else { return fail("\(side.spec.label) could not be read, so nothing was exported") }
             context.note("exporting \(side.spec.label)")
             var staging: URL?
+            var index: MarkdownIndex.Writer?
             do {
-                let exporter = Exporter(store: side.spec.store(limits: loaded.definition.limits))
+                var exporter = Exporter(store: side.spec.store(limits: loaded.definition.limits))
                 staging = try ExportFolder.makeRunStaging(in: spec.dir)
+                // The newest run's unchanged Markdown files are reused; this
+                // run's index is put in place once the run is published.
+                exporter.previous = MarkdownIndex.previous(in: spec.dir)
+                if spec.formats.contains(.markdown) {
+                    index = try MarkdownIndex.Writer(url: spec.dir.appendingPathComponent(MarkdownIndex.fileName + ".tmp"))
+                    exporter.index = index
+                }
                 let summary = try exporter.export(side, formats: spec.formats, includeArchived: spec.includeArchived, into: staging!) {
                     context.progress("exporting", done: $0, total: $1)
                 }
                 let alarm = reconciliation.baselines.filter(\.alarmHolds).compactMap { $0.alarm?.since }.min()
                 let (run, removed) = try ExportFolder.publishRun(staging!, in: spec.dir, startedAt: startedAt, keep: spec.keep, keepingLastBefore: alarm)
                 staging = nil
+                if let index {
+                    try? index.install(in: spec.dir)
+                } else {
+                    unlink(spec.dir.appendingPathComponent(MarkdownIndex.fileName).path)
+                }
                 for name in removed { context.note("removed the old export \(name)") }
                 exported.exports = ExportRecord.records(summary, folder: run, displayPath: "")
                 return exported
             } catch {
                 if let staging { try? ExportFolder.removeTree(staging.path) }
+                index?.discard()
                 return fail(shownUnder(errorWords(error), dir: spec.dir, as: spec.path))
             }
         }
