@@ -378,23 +378,29 @@ enum Commands {
         return side.hasTrouble ? .trouble : .done
     }
 
-    static func runValidate(_ arguments: ParsedArguments, console: Console) -> ExitCode {
-        let path = arguments.positionals[0]
+    /// A definition file read and checked (its outputs outside its sources), or nil with the error said.
+    static func checkedDefinition(_ path: String, console: Console) -> PipelineDefinition? {
         do {
             let definition = try PipelineDefinition.load(from: fileURL(path), displayPath: path)
             try definition.checkOutputsOutsideSources(file: path)
-            var parts = ["local '\(definition.local.name)'",
-                         "remotes " + definition.remotes.map { "'\($0.name)'" }.joined(separator: ", "),
-                         "\(definition.check.rawValue) check"]
-            if let export = definition.export {
-                parts.append("export \(export.formats.map(\.rawValue).joined(separator: ",")) from '\(export.from)'")
-            }
-            console.out("\(escapedForDisplay(path)) is valid: \(parts.joined(separator: "; ")).\n")
-            return .done
+            return definition
         } catch {
             console.err("Error: \(error)\n")
-            return .usage
+            return nil
         }
+    }
+
+    static func runValidate(_ arguments: ParsedArguments, console: Console) -> ExitCode {
+        let path = arguments.positionals[0]
+        guard let definition = checkedDefinition(path, console: console) else { return .usage }
+        var parts = ["local '\(definition.local.name)'",
+                     "remotes " + definition.remotes.map { "'\($0.name)'" }.joined(separator: ", "),
+                     "\(definition.check.rawValue) check"]
+        if let export = definition.export {
+            parts.append("export \(export.formats.map(\.rawValue).joined(separator: ",")) from '\(export.from)'")
+        }
+        console.out("\(escapedForDisplay(path)) is valid: \(parts.joined(separator: "; ")).\n")
+        return .done
     }
 }
 

@@ -66,13 +66,8 @@ extension Commands {
         let outShown: String
         if let path = arguments.positionals.first {
             if arguments.values["--local"] != nil { return usage("'--local' is read from the pipeline \(path); give one or the other") }
-            do {
-                definition = try PipelineDefinition.load(from: fileURL(path), displayPath: path)
-                try definition.checkOutputsOutsideSources(file: path)
-            } catch {
-                console.err("Error: \(error)\n")
-                return .usage
-            }
+            guard let checked = checkedDefinition(path, console: console) else { return .usage }
+            definition = checked
             definitionPath = realPath(fileURL(path).path)
             if let name = arguments.values["--remote"] {
                 guard definition.remotes.contains(where: { $0.name == name }) else {

@@ -56,14 +56,7 @@ extension Commands {
 
     /// One definition file, as `run` always ran it: its summary or report JSON.
     static func runOne(path: String, _ arguments: ParsedArguments, console: Console) -> ExitCode {
-        let definition: PipelineDefinition
-        do {
-            definition = try PipelineDefinition.load(from: fileURL(path), displayPath: path)
-            try definition.checkOutputsOutsideSources(file: path)
-        } catch {
-            console.err("Error: \(error)\n")
-            return .usage
-        }
+        guard let definition = checkedDefinition(path, console: console) else { return .usage }
         return runLoaded(definition, arguments, console: console, json: arguments.flags.contains("--json"),
                          quiet: arguments.flags.contains("--quiet")).code
     }
