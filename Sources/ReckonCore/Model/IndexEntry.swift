@@ -68,3 +68,12 @@ extension IndexEntry {
                   deletedAt: reader.timestamp(), changeTag: reader.text(), rowVersion: reader.text().flatMap { Int64($0) })
     }
 }
+
+extension MemoIndex {
+    /// Each id's first entry (a repeated id's later entries are problems, not memos).
+    var firstEntries: [MemoID: IndexEntry] {
+        var entries: [MemoID: IndexEntry] = [:]
+        for entry in self.entries where entries[entry.id] == nil { entries[entry.id] = entry }
+        return entries
+    }
+}

@@ -344,10 +344,7 @@ struct Execution {
     mutating func index(_ role: SideRole) throws -> (file: FileRead?, entries: [MemoID: IndexEntry]) {
         if let known = indexes[role] { return known }
         let file = try writers[role]!.reader.read(["index.json"])["index.json"] ?? nil
-        var entries: [MemoID: IndexEntry] = [:]
-        if let file, let index = try? IndexReader.read(file.data) {
-            for entry in index.entries where entries[entry.id] == nil { entries[entry.id] = entry }
-        }
+        let entries = file.flatMap { try? IndexReader.read($0.data).firstEntries } ?? [:]
         indexes[role] = (file, entries)
         return (file, entries)
     }
@@ -488,7 +485,7 @@ struct Execution {
             return nil
         }
         do {
-            for entry in try IndexReader.read(file.data).entries where entries[entry.id] == nil { entries[entry.id] = entry }
+            entries = try IndexReader.read(file.data).firstEntries
         } catch {
             failIndex(role, "index.json cannot be read now (\(error.message))")
             return nil
