@@ -111,7 +111,7 @@ import Testing
         #expect(name.hasSuffix("-3f2504e0.md"))
     }
 
-    @Test(arguments: ["/etc/passwd", "a/../b", "..", "a\\b", "", "a//b", "./a", "a\u{0}b"])
+    @Test(arguments: ["/etc/passwd", "a/../b", "..", "a\\b", "", "a//b", "./a", "a\u{0}b", "a/", "a/..", "a/.", "."])
     func zipRefusesUnsafeNames(_ name: String) {
         #expect(throws: ArchiveError.self) { try ZipWriter.checkName(name) }
     }
@@ -126,6 +126,11 @@ import Testing
         #expect(disagreeing.isEmpty)
         #expect(throws: ArchiveError.self) { try ZipWriter.checkName("markdown/a\u{85}b.md") }
         #expect(throws: Never.self) { try ZipWriter.checkName("markdown/2026-04-01-京都旅行-3f2504e0.md") }
+    }
+
+    @Test(arguments: ["a", "a/b", "...", "a/.../b", ".a", "a./b.", "manifest.json"])
+    func zipTakesSafeNames(_ name: String) {
+        #expect(throws: Never.self) { try ZipWriter.checkName(name) }
     }
 }
 
@@ -414,5 +419,33 @@ import Testing
         } throws: { error in
             (error as? OutputError)?.description == "cannot write \(file.path): a file stands where a folder must be"
         }
+    }
+
+    @Test func asciiTitlesGetTheSlugUnicodeRulesGive() {
+        let seed = UInt64.random(in: 1...UInt64.max)
+        print("asciiTitlesGetTheSlugUnicodeRulesGive seed \(seed)")
+        var random = SeededRandom(seed: seed)
+        var titles = ["", "\r\n", "A-b_C", String(repeating: "ab ", count: 80), String(repeating: "x", count: 130)]
+        for _ in 0..<5_000 {
+            titles.append(String(decoding: (0..<Int.random(in: 0...160, using: &random)).map { _ in UInt8.random(in: 0...0x7F, using: &random) },
+                                 as: UTF8.self))
+        }
+        for title in titles {
+            #expect(MarkdownExport.asciiSlug(title) == MarkdownExport.unicodeSlug(title), "\(Array(title.utf8))")
+        }
+    }
+
+    @Test func yamlEscapesExactlyTheControlCharactersAndSeparators() {
+        var wrong: [UInt32] = []
+        for value in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let text = "a" + String(Character(scalar)) + "b"
+            let escaped = scalar == "\"" || scalar == "\\" || scalar.properties.generalCategory == .control
+                || [0x2028, 0x2029, 0xFEFF].contains(value)
+            let quoted = MarkdownExport.yamlQuoted(text)
+            if escaped ? !quoted.hasPrefix("\"a\\") : quoted != "\"" + text + "\"" { wrong.append(value) }
+        }
+        #expect(wrong.isEmpty)
+        #expect(MarkdownExport.yamlQuoted("x\u{85}\"\n") == #""x\u0085\"\n""#)
     }
 }

@@ -29,6 +29,29 @@ import Testing
         #expect(Timestamp(iso8601: text) == nil)
     }
 
+    @Test func writesEveryInstantSoItReadsBackTheSame() {
+        let seed = UInt64.random(in: 1...UInt64.max)
+        print("writesEveryInstantSoItReadsBackTheSame seed \(seed)")
+        var generator = SeededRandom(seed: seed)
+        // Year 0 to 9999, every third with a fraction of 1, 2 or 3 groups of digits.
+        for round in 0..<20_000 {
+            let seconds = Int64.random(in: -62_167_219_200...253_402_300_799, using: &generator)
+            let nanoseconds: Int32 = switch round % 4 {
+            case 0: 0
+            case 1: Int32.random(in: 1...999, using: &generator) * 1_000_000
+            case 2: Int32.random(in: 1...999_999, using: &generator) * 1_000
+            default: Int32.random(in: 1...999_999_999, using: &generator)
+            }
+            let instant = Timestamp(seconds: seconds, nanoseconds: nanoseconds)
+            let text = instant.iso8601
+            #expect(Timestamp(iso8601: text) == instant, "\(text)")
+            #expect([20, 24, 27, 30].contains(text.utf8.count) && text.hasSuffix("Z") && !text.hasSuffix("000Z"), "\(text)")
+        }
+        #expect(Timestamp(seconds: -62_167_219_200).iso8601 == "0000-01-01T00:00:00Z")
+        #expect(Timestamp(seconds: 253_402_300_799, nanoseconds: 1).iso8601 == "9999-12-31T23:59:59.000000001Z")
+        #expect(Timestamp(seconds: 0, nanoseconds: 10_000).iso8601 == "1970-01-01T00:00:00.000010Z")
+    }
+
     @Test func writesUTC() throws {
         #expect(Timestamp(iso8601: "2024-02-29T23:30:00-01:00")?.iso8601 == "2024-03-01T00:30:00Z")
         #expect(Timestamp(iso8601: "1969-12-31T23:59:59Z")?.seconds == -1)

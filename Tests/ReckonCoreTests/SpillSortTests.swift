@@ -72,4 +72,16 @@ import Testing
             #expect(reader.digest() == digest)
         }
     }
+
+    @Test func theByteOrderOfPathsIsTheOrderOfTheirUTF8() {
+        let seed = UInt64.random(in: 1...UInt64.max)
+        print("theByteOrderOfPathsIsTheOrderOfTheirUTF8 seed \(seed)")
+        var random = SeededRandom(seed: seed)
+        let pieces = ["", "a", "b", "ab", "é", "e\u{301}", "京", "/", "-", "\u{0}", "Z", "\u{10FFFF}"]
+        func word() -> String { (0..<Int.random(in: 0...4, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined() }
+        for _ in 0..<20_000 {
+            let (a, b) = (word(), word())
+            #expect(utf8Precedes(a, b) == a.utf8.lexicographicallyPrecedes(b.utf8), "\(Array(a.utf8)) \(Array(b.utf8))")
+        }
+    }
 }

@@ -102,6 +102,6 @@ extension ExportFolder {
         var names: [String] = []
         let listed = listFolder(atPath: path) { name, _ in names.append(String(decoding: name, as: UTF8.self)) }
         guard listed else { return .failure(InTheWay(path: shown, reason: "the folder cannot be read (\(AtomicFile.lastError()))")) }
-        return .success(names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        return .success(names.sorted(by: utf8Precedes))
     }
 }

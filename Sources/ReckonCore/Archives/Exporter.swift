@@ -169,25 +169,24 @@ public struct Exporter {
         /// Writes the Markdown file under the short name when allowed and
         /// free, else under the long one: the previous run's file when
         /// `previous` (that run's folder and its record of this memo) says
-        /// it is this one, else rendered. Written read-only.
-        func writeMarkdown(into staging: URL, mayTakeShortName: Bool, reusing previous: (folder: URL, entry: MarkdownIndex.Entry)?,
+        /// it is this one, else rendered. Written read-only. `staging` is
+        /// the export folder's path.
+        func writeMarkdown(into staging: String, mayTakeShortName: Bool, reusing previous: (folder: URL, entry: MarkdownIndex.Entry)?,
                            byLink: Bool) throws -> MarkdownFile? {
             guard withMarkdown else { return nil }
             if let previous, previous.entry.fingerprint == fingerprint,
-               let reused = try reuse(previous.entry, from: previous.folder, into: staging, mayTakeShortName: mayTakeShortName, byLink: byLink) {
+               let reused = try reuse(previous.entry, from: previous.folder.path, into: staging, mayTakeShortName: mayTakeShortName, byLink: byLink) {
                 return reused
             }
-            var path = shortName
-            var file = mayTakeShortName ? try OutputFile(creatingNew: staging.appending(path: path, directoryHint: .notDirectory)) : nil
-            if file == nil {
-                path = longName
-                file = try OutputFile(staging.appending(path: path, directoryHint: .notDirectory))
-            }
             let data = Data(MarkdownExport.render(memo).utf8)
-            try file!.write(data)
-            let digest = try file!.finish()
-            try Exporter.makeReadOnly(file!.url)
-            return MarkdownFile(written: Written(path: path, size: file!.size, digest: digest, modified: memo.modifiedAt), data: data)
+            var path = shortName
+            var digest = mayTakeShortName ? try OutputFile.writeReadOnly(data, toNew: staging + "/" + path) : nil
+            if digest == nil {
+                path = longName
+                digest = try OutputFile.writeReadOnly(data, toNew: staging + "/" + path)
+                guard digest != nil else { throw OutputError(path: staging + "/" + path, reason: "something already stands there") }
+            }
+            return MarkdownFile(written: Written(path: path, size: data.count, digest: digest!, modified: memo.modifiedAt), data: data)
         }
 
         /// Puts the previous run's file into `staging`, by a hard link (or a
@@ -195,18 +194,18 @@ public struct Exporter {
         /// name for the memo and the file still holds the bytes the index
         /// (and so the previous manifest) lists. Gives nil, leaving nothing
         /// behind, when the file is to be rendered instead.
-        private func reuse(_ entry: MarkdownIndex.Entry, from folder: URL, into staging: URL, mayTakeShortName: Bool,
+        private func reuse(_ entry: MarkdownIndex.Entry, from folder: String, into staging: String, mayTakeShortName: Bool,
                            byLink: Bool) throws -> MarkdownFile? {
-            let shortTaken = !mayTakeShortName || FileKind(path: staging.appending(path: shortName, directoryHint: .notDirectory).path) != .missing
+            let shortTaken = !mayTakeShortName || FileKind(path: staging + "/" + shortName) != .missing
             guard entry.path == (shortTaken ? longName : shortName) else { return nil }
-            let source = folder.appending(path: entry.path, directoryHint: .notDirectory)
-            let target = staging.appending(path: entry.path, directoryHint: .notDirectory)
+            let source = folder + "/" + entry.path
+            let target = staging + "/" + entry.path
             if byLink {
-                if link(source.path, target.path) == 0 {
+                if link(source, target) == 0 {
                     // Read through the new name, never through a link: the bytes now in this export.
-                    guard let data = try? readRegularFile(atPath: target.path, limit: 1 << 30),
+                    guard let data = try? readRegularFile(atPath: target, limit: 1 << 30),
                           data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.digest else {
-                        unlink(target.path)
+                        unlink(target)
                         return nil
                     }
                     try Exporter.makeReadOnly(target)
@@ -215,13 +214,10 @@ public struct Exporter {
                 // Gone, or the name taken: rendered. Another file system, or one without links: copied.
                 guard errno != ENOENT && errno != EEXIST else { return nil }
             }
-            guard let data = try? readRegularFile(atPath: source.path, limit: 1 << 30),
+            guard let data = try? readRegularFile(atPath: source, limit: 1 << 30),
                   data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.digest,
-                  let file = try OutputFile(creatingNew: target) else { return nil }
-            try file.write(data)
-            let digest = try file.finish()
-            try Exporter.makeReadOnly(target)
-            return MarkdownFile(written: Written(path: entry.path, size: file.size, digest: digest, modified: memo.modifiedAt), data: data)
+                  let digest = try OutputFile.writeReadOnly(data, toNew: target) else { return nil }
+            return MarkdownFile(written: Written(path: entry.path, size: data.count, digest: digest, modified: memo.modifiedAt), data: data)
         }
     }
 
@@ -241,7 +237,7 @@ public struct Exporter {
 
         var record: ExportManifest.File { .init(path: path, size: size, sha256: digest.hex) }
 
-        static func < (a: Written, b: Written) -> Bool { a.path.utf8.lexicographicallyPrecedes(b.path.utf8) }
+        static func < (a: Written, b: Written) -> Bool { utf8Precedes(a.path, b.path) }
 
         func write(to record: inout Record) {
             record.add(path)
@@ -384,6 +380,7 @@ public struct Exporter {
         let previousFolder = previous?.folder
         let byLink = linksReusedFiles
         let fingerprinted = previous != nil || index != nil
+        let stagingPath = staging.path
         func export() throws {
             let memos = read(batch, as: .memo, then: { Rendered($0, markdown: withMarkdown, fingerprinted: fingerprinted) }).map(\.1)
             batch.removeAll(keepingCapacity: true)
@@ -396,7 +393,7 @@ public struct Exporter {
             reusable.removeAll(keepingCapacity: true)
             let files = try mapOnEveryCore(named, chunkSize: chunkSize) { chunk in
                 chunk.map { memo, mayTakeShortName, previous in
-                    Result { try memo.writeMarkdown(into: staging, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink) }
+                    Result { try memo.writeMarkdown(into: stagingPath, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink) }
                 }
             }.joined().map { try $0.get() }
             try zipWriter?.add(files.compactMap { file in file.map { .init(name: $0.written.path, modified: $0.written.modified, data: $0.data) } })
@@ -455,9 +452,11 @@ public struct Exporter {
         var zipFile: Written?
         let folderManifest: (size: Int, digest: SHA256.Digest)
         if zipped {
-            // The zip's own manifest lists the zip's other entries; it is
-            // written where the folder's goes, zipped last, after
-            // `memos.json`, so a zip cut short lacks it, then replaced.
+            // `memos.json` is deflated on the zip's thread while the zip's
+            // own manifest is written here. That manifest lists the zip's
+            // other entries; it is written where the folder's goes, zipped
+            // last, so a zip cut short lacks it, then replaced.
+            try zipWriter!.add([.init(name: Self.jsonName, modified: time, contents: .file(staging.appendingPathComponent(Self.jsonName), size: jsonFile.size))])
             let inner = try Self.writeManifest(manifest, to: manifestURL) { list in
                 let files = try written.sorted()
                 while let file = try files.next() { try list(.zip, file) }
@@ -468,7 +467,6 @@ public struct Exporter {
             DispatchQueue.global().async(group: earlyFlush) { try? ExportFolder.flush(staging) }
             defer { earlyFlush.wait() }
             let (size, digest) = try zipWriter!.finish { archive in
-                try archive.add(name: Self.jsonName, modified: time, size: jsonFile.size, contents: staging.appendingPathComponent(Self.jsonName))
                 try archive.add(name: Self.manifestName, modified: time, size: inner.size, contents: manifestURL)
             }
             guard unlink(manifestURL.path) == 0 else { throw OutputError(path: manifestURL.path, reason: AtomicFile.lastError()) }
@@ -504,7 +502,11 @@ public struct Exporter {
     /// Makes an exported file read-only (0444), so that a hard link to it
     /// from a later run can never make this run editable through that one.
     static func makeReadOnly(_ url: URL) throws(OutputError) {
-        guard chmod(url.path, 0o444) == 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+        try makeReadOnly(url.path)
+    }
+
+    static func makeReadOnly(_ path: String) throws(OutputError) {
+        guard chmod(path, 0o444) == 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
     }
 
     /// A regular file's size and SHA-256, read once; a link is not followed.
@@ -567,3 +569,4 @@ public struct Exporter {
         return (output.size, digest)
     }
 }
+

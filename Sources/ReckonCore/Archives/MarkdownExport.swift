@@ -8,29 +8,33 @@ public enum MarkdownExport {
     package static let version: UInt64 = 1
 
     public static func render(_ memo: Memo) -> String {
-        var lines = ["---"]
-        if let title = memo.title, !title.isEmpty { lines.append("title: \(yamlQuoted(title))") }
-        lines.append("id: \(memo.id)")
-        if let created = memo.createdAt { lines.append("created: \(created.iso8601)") }
-        lines.append("updated: \(memo.modifiedAt.iso8601)")
-        if let archived = memo.archivedAt { lines.append("archived: \(archived.iso8601)") }
+        var text = "---\n"
+        text.reserveCapacity(256 + (memo.body?.utf8.count ?? 0))
+        if let title = memo.title, !title.isEmpty { text += "title: " + yamlQuoted(title) + "\n" }
+        text += "id: \(memo.id)\n"
+        if let created = memo.createdAt { text += "created: " + created.iso8601 + "\n" }
+        text += "updated: " + memo.modifiedAt.iso8601 + "\n"
+        if let archived = memo.archivedAt { text += "archived: " + archived.iso8601 + "\n" }
         let tags = memo.tags.sorted()
         if !tags.isEmpty {
-            lines.append("tags:")
-            lines += tags.map { "  - \(yamlQuoted($0))" }
+            text += "tags:\n"
+            for tag in tags { text += "  - " + yamlQuoted(tag) + "\n" }
         }
-        lines.append("---")
-        lines.append("")
-        var text = lines.joined(separator: "\n") + "\n"
+        text += "---\n\n"
         let body = memo.body ?? ""
         text += body
-        if !body.isEmpty && !body.hasSuffix("\n") { text += "\n" }
+        if !body.isEmpty && body.utf8.last != UInt8(ascii: "\n") { text += "\n" }
         return text
     }
 
     /// A YAML double-quoted scalar: quotes, backslashes and control
     /// characters escaped, so any title stays one value.
     static func yamlQuoted(_ text: String) -> String {
+        /// A control character (general category Cc), or a line or paragraph separator, or a byte order mark.
+        func escaped(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}" || scalar == "\u{FEFF}"
+        }
+        guard text.unicodeScalars.contains(where: { $0 == "\"" || $0 == "\\" || escaped($0) }) else { return "\"" + text + "\"" }
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -40,7 +44,7 @@ public enum MarkdownExport {
             case "\t": out += "\\t"
             case "\r": out += "\\r"
             default:
-                if scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}" || scalar == "\u{FEFF}" {
+                if escaped(scalar) {
                     out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
                 } else {
                     out.unicodeScalars.append(scalar)
@@ -63,6 +67,29 @@ public enum MarkdownExport {
     }
 
     static func slug(_ title: String) -> String {
+        title.utf8.allSatisfy { $0 < 0x80 } ? asciiSlug(title) : unicodeSlug(title)
+    }
+
+    /// `slug` for a title of ASCII letters alone, over its bytes: what
+    /// `unicodeSlug` makes of it (the tests hold both to the same names).
+    static func asciiSlug(_ title: String) -> String {
+        var slug: [UInt8] = []
+        var pendingDash = false
+        for byte in title.utf8 {
+            let lower = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+            if (0x61...0x7A).contains(lower) || (0x30...0x39).contains(lower) {
+                if pendingDash && !slug.isEmpty { slug.append(UInt8(ascii: "-")) }
+                pendingDash = false
+                guard slug.count + 1 <= 120 else { break }
+                slug.append(lower)
+            } else {
+                pendingDash = true
+            }
+        }
+        return slug.isEmpty ? "untitled" : String(decoding: slug, as: UTF8.self)
+    }
+
+    static func unicodeSlug(_ title: String) -> String {
         var slug = ""
         var pendingDash = false
         for character in title.precomposedStringWithCanonicalMapping.lowercased() {

@@ -173,7 +173,7 @@ package struct ExportVerifier {
             checks[path] = .init(place: .folder, path: path, status: .unlisted,
                                  problem: kind.isRegular ? "manifest.json does not list it" : "is \(kind.description), which reckon never puts in an export")
         }
-        result.files += checks.values.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        result.files += checks.values.sorted { utf8Precedes($0.path, $1.path) }
         if let zip = checks[Exporter.zipName], zip.status == .ok || zip.status == .changed {
             let expected = manifest.files.filter { $0.place == .zip }
             verifyZip(at: export.url.appendingPathComponent(Exporter.zipName), expected: expected, memos: &memos, into: &result)
@@ -314,7 +314,7 @@ package struct ExportVerifier {
             checks.append(.init(place: .zip, path: name, status: .unlisted, size: seen[name]!.size, sha256: seen[name]!.sha256,
                                 problem: "manifest.json does not list it"))
         }
-        result.files += (checks + twice).sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        result.files += (checks + twice).sorted { utf8Precedes($0.path, $1.path) }
         if let failure, !checks.contains(where: { $0.status == .unreadable }) {
             result.problems.append(.init(path: export.isZip ? "" : Exporter.zipName, message: failure.words))
         }

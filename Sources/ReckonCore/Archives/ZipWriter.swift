@@ -76,11 +76,24 @@ package final class ZipWriter {
     /// Refuses a name that is absolute, climbs with `..`, holds a backslash,
     /// an empty part or a control character.
     package static func checkName(_ name: String) throws(ArchiveError) {
-        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
-        guard !name.isEmpty, !name.hasPrefix("/"), !name.contains("\\"),
-              !parts.contains(where: { $0.isEmpty || $0 == ".." || $0 == "." }),
-              !containsControlCharacter(name)
-        else { throw ArchiveError(message: "unsafe entry name \(quoted(name))") }
+        // Over the UTF-8 bytes, part by part: it runs for every entry.
+        func isSafe(length: Int, dots: Int) -> Bool { length > 0 && !(dots == length && length <= 2) }
+        var length = 0, dots = 0
+        var safe = !containsControlCharacter(name)
+        for byte in name.utf8 where safe {
+            switch byte {
+            case UInt8(ascii: "/"):
+                safe = isSafe(length: length, dots: dots)
+                length = 0
+                dots = 0
+            case UInt8(ascii: "\\"): safe = false
+            case UInt8(ascii: "."):
+                length += 1
+                dots += 1
+            default: length += 1
+            }
+        }
+        guard safe, isSafe(length: length, dots: dots) else { throw ArchiveError(message: "unsafe entry name \(quoted(name))") }
     }
 
     /// Whether `text` holds a control character (general category Cc:
@@ -289,11 +302,27 @@ func withUTF8Names<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
 /// One caller hands entries over; the writer is touched by the thread alone
 /// until `finish` has joined it.
 package final class BackgroundZipWriter: @unchecked Sendable {
-    /// One entry: its name, time and bytes.
+    /// One entry: its name, time and bytes, or the file whose bytes it holds.
     package struct Entry: Sendable {
+        package enum Contents: Sendable {
+            case data(Data)
+            /// A file that is whole when handed over, with its size.
+            case file(URL, size: Int)
+        }
+
         package var name: String
         package var modified: Timestamp
-        package var data: Data
+        package var contents: Contents
+
+        package init(name: String, modified: Timestamp, data: Data) {
+            self.init(name: name, modified: modified, contents: .data(data))
+        }
+
+        package init(name: String, modified: Timestamp, contents: Contents) {
+            self.name = name
+            self.modified = modified
+            self.contents = contents
+        }
     }
 
     private let writer: ZipWriter
@@ -358,7 +387,10 @@ package final class BackgroundZipWriter: @unchecked Sendable {
             condition.unlock()
             do {
                 for entry in entries {
-                    try writer.add(name: entry.name, modified: entry.modified, size: entry.data.count) { write in try write(entry.data) }
+                    switch entry.contents {
+                    case .data(let data): try writer.add(name: entry.name, modified: entry.modified, size: data.count) { write in try write(data) }
+                    case .file(let url, let size): try writer.add(name: entry.name, modified: entry.modified, size: size, contents: url)
+                    }
                 }
             } catch {
                 condition.lock()

@@ -84,7 +84,44 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// The instant in UTC, `Z`, with a fraction only when there is one.
     public var iso8601: String {
-        let secondOfDay = Int(seconds - seconds.floorDivided(by: 86_400) * 86_400)
+        let days = Int(seconds.floorDivided(by: 86_400))
+        let secondOfDay = Int(seconds - Int64(days) * 86_400)
+        let (y, m, d) = Self.civilFromDays(days)
+        guard (0...9999).contains(y) else { return slowISO8601(secondOfDay: secondOfDay) }
+        // Built as bytes: this runs for every date of every memo exported.
+        return String(unsafeUninitializedCapacity: 30) { buffer in
+            var i = 0
+            func put(_ value: Int, _ width: Int) {
+                var divisor = 1
+                for _ in 1..<width { divisor *= 10 }
+                while divisor > 0 {
+                    buffer[i] = UInt8(0x30 + value / divisor % 10)
+                    i += 1
+                    divisor /= 10
+                }
+            }
+            func put(_ byte: Character) {
+                buffer[i] = byte.asciiValue!
+                i += 1
+            }
+            put(y, 4); put("-"); put(m, 2); put("-"); put(d, 2); put("T")
+            put(secondOfDay / 3600, 2); put(":"); put(secondOfDay / 60 % 60, 2); put(":"); put(secondOfDay % 60, 2)
+            if nanoseconds != 0 {
+                var fraction = Int(nanoseconds), width = 9
+                while fraction % 1000 == 0 {
+                    fraction /= 1000
+                    width -= 3
+                }
+                put(".")
+                put(fraction, width)
+            }
+            put("Z")
+            return i
+        }
+    }
+
+    /// `iso8601` for a year outside 0…9999, spelled as it always was.
+    private func slowISO8601(secondOfDay: Int) -> String {
         var text = dayAndMinute(separator: "T") + ":" + Self.pad(secondOfDay % 60, 2)
         if nanoseconds != 0 {
             var fraction = Self.pad(Int(nanoseconds), 9)

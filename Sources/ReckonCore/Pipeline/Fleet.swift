@@ -32,7 +32,7 @@ public struct Fleet: Sendable {
                 errors.append(error)
             }
         }
-        members.sort { $0.definition.name.utf8.lexicographicallyPrecedes($1.definition.name.utf8) }
+        members.sort { utf8Precedes($0.definition.name, $1.definition.name) }
         errors += repeatedNames(members) + sharedFolders(members)
         return errors.isEmpty ? .success(Fleet(members: members)) : .failure(Errors(all: errors))
     }
@@ -70,7 +70,7 @@ public struct Fleet: Sendable {
                 continue
             }
             let definitions = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
-                .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                .sorted(by: utf8Precedes)
             if definitions.isEmpty {
                 errors.append(DefinitionError(file: path, message: "holds no pipeline definition (no *.json file directly in it)"))
             }

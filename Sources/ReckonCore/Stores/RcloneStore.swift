@@ -372,7 +372,7 @@ public struct RcloneStore: MemoStore {
         /// for each name listed more than once (Drive allows it): neither is read.
         static func unique(_ entries: [Rclone.Entry]) -> ([Rclone.Entry], [Problem]) {
             // Names in strictly rising order (as sftp and local list them) cannot repeat.
-            if zip(entries, entries.dropFirst()).allSatisfy({ $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) { return (entries, []) }
+            if zip(entries, entries.dropFirst()).allSatisfy({ utf8Precedes($0.name, $1.name) }) { return (entries, []) }
             var byName: [String: [Rclone.Entry]] = [:]
             for entry in entries { byName[entry.name, default: []].append(entry) }
             var unique: [Rclone.Entry] = []

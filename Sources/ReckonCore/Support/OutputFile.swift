@@ -19,12 +19,6 @@ package final class OutputFile {
         self.init(url: url, fd: fd)
     }
 
-    /// Creates the file, or gives nil when something already stands at the path.
-    package convenience init?(creatingNew url: URL) throws(OutputError) {
-        guard let fd = try Self.create(url) else { return nil }
-        self.init(url: url, fd: fd)
-    }
-
     private init(url: URL, fd: Int32) {
         self.url = url
         self.fd = fd
@@ -40,6 +34,26 @@ package final class OutputFile {
     }
 
     deinit { if fd >= 0 { close(fd) } }
+
+    /// Writes `data` as a new read-only (0444) file at `path` in one go, for
+    /// the many small files of an export; gives its SHA-256, or nil when
+    /// something already stands at the path.
+    package static func writeReadOnly(_ data: Data, toNew path: String) throws(OutputError) -> SHA256.Digest? {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
+        if fd < 0 && errno == EEXIST { return nil }
+        guard fd >= 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
+        defer { close(fd) }
+        var done = 0
+        while done < data.count {
+            let count = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
+            done += count
+        }
+        // Whatever the umask took away: exactly read-only for everyone.
+        guard fchmod(fd, 0o444) == 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
+        return data.withUnsafeBytes { SHA256.digest(of: $0) }
+    }
 
     package func write(_ text: String) throws(OutputError) {
         try write(Data(text.utf8))

@@ -231,3 +231,16 @@ struct RecordReader {
 
     mutating func digest() -> SHA256.Digest { SHA256.Digest(words: (uint64(), uint64(), uint64(), uint64())) }
 }
+
+/// Whether `a`'s UTF-8 bytes come before `b`'s: the order of the paths in
+/// a manifest, compared with `memcmp` because an export sorts many.
+func utf8Precedes(_ a: String, _ b: String) -> Bool {
+    var a = a, b = b
+    return a.withUTF8 { x in
+        b.withUTF8 { y in
+            let common = min(x.count, y.count)
+            let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+            return order != 0 ? order < 0 : x.count < y.count
+        }
+    }
+}
