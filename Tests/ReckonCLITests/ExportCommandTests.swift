@@ -126,6 +126,25 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect(a.keys.contains("memos.zip"))
     }
 
+    /// Whatever the umask takes away or leaves, every exported file is
+    /// exactly read-only for everyone, and the bytes do not change.
+    @Test(arguments: ["077", "000", "022"])
+    func everyFileIsReadOnlyWhateverTheUmask(_ umask: String) throws {
+        let out = temporaryFolder().appendingPathComponent("export"), reference = temporaryFolder().appendingPathComponent("export")
+        // Python sets the umask and becomes reckon (exec, with the arguments as an array).
+        let launcher = ["-c", "import os, sys; os.umask(int(sys.argv[1], 8)); os.execv(sys.argv[2], sys.argv[2:])", umask, reckonBinary.path]
+        let result = try runArray(launcher + ["export", "Samples/drift/drive", "--out", out.path, "--include-archived"],
+                                  executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        #expect(result.code == 0, "\(result.stderr)")
+        #expect(try reckon("export", "Samples/drift/drive", "--out", reference.path, "--include-archived").code == 0)
+        let files = try visibleFiles(out)
+        #expect(files.count > 3)
+        #expect(files == (try visibleFiles(reference)))
+        for name in files.keys {
+            #expect(fileStatus(out.appendingPathComponent(name)).st_mode & 0o7777 == 0o444, "\(name) with umask \(umask)")
+        }
+    }
+
     /// A zip whose manifest comes last, after entries written while the
     /// memos were still read: unzip, bsdtar and Python's zipfile all open
     /// it and find every entry whole, and a second machine in another time
