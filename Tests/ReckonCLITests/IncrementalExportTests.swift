@@ -136,7 +136,8 @@ func markdownFiles(_ run: URL) throws -> [String] {
         #expect(try wholeExportProblems(incremental).isEmpty)
     }
 
-    @Test(arguments: ["other bytes", "the same size", "a link to a file with the same bytes", "removed"])
+    @Test(arguments: ["other bytes", "the same size", "a link to a file with the same bytes", "removed",
+                      "a hard link to a file elsewhere with the same bytes", "made writable"])
     func aMarkdownFileTamperedWithInThePreviousRunIsRenderedAgainNotLinked(_ tampering: String) throws {
         let source = temporaryFolder()
         try writeMemoFolder(twelveMemos(), to: source)
@@ -145,28 +146,67 @@ func markdownFiles(_ run: URL) throws -> [String] {
         let name = try #require(try markdownFiles(first).first { $0.contains("memo-3-") })
         let tampered = first.appendingPathComponent("markdown/\(name)")
         let original = try Data(contentsOf: tampered)
+        let elsewhere = temporaryFolder().appendingPathComponent("copy.md")
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: tampered.path)
         switch tampering {
         case "other bytes": try Data("edited by hand\n".utf8).write(to: tampered)
         case "the same size": try Data(original.map { $0 == UInt8(ascii: "L") ? UInt8(ascii: "l") : $0 }).write(to: tampered)
         case "a link to a file with the same bytes":
-            let elsewhere = temporaryFolder().appendingPathComponent("copy.md")
             try original.write(to: elsewhere)
             try FileManager.default.removeItem(at: tampered)
             try FileManager.default.createSymbolicLink(at: tampered, withDestinationURL: elsewhere)
+        case "a hard link to a file elsewhere with the same bytes":
+            // Read-only like reckon's own, so only its inode tells it apart.
+            try original.write(to: elsewhere)
+            chmod(elsewhere.path, 0o444)
+            try FileManager.default.removeItem(at: tampered)
+            try FileManager.default.linkItem(at: elsewhere, to: tampered)
+        case "made writable": break
         default: try FileManager.default.removeItem(at: tampered)
         }
         let before = try everything(first)
+        let modeBefore = fileStatus(tampered).st_mode
         let second = try runExport(definition)
         let file = second.appendingPathComponent("markdown/\(name)")
         #expect(FileKind(path: file.path).isRegular)
         #expect(try Data(contentsOf: file) == original, "rendered again from the memo")
         #expect(fileStatus(file).st_nlink == 1, "not linked to the tampered file")
         #expect(fileStatus(file).st_ino != fileStatus(tampered).st_ino)
+        #expect(fileStatus(file).st_mode & 0o7777 == 0o444)
         #expect(try everything(first) == before, "the earlier run is left as it was")
+        #expect(fileStatus(tampered).st_mode == modeBefore, "even its modes")
+        if FileKind(path: elsewhere.path).isRegular {
+            #expect(fileStatus(elsewhere).st_ino != fileStatus(file).st_ino, "no file outside the runs shares the new run's file")
+        }
         #expect(try wholeExportProblems(second).isEmpty)
         let others = try markdownFiles(second).filter { $0 != name }
         #expect(others.allSatisfy { fileStatus(second.appendingPathComponent("markdown/\($0)")).st_nlink == 2 })
+    }
+
+    /// The previous run's `markdown/`, or the whole run folder, swapped
+    /// for a link to a copy elsewhere: nothing is linked from there, so no
+    /// file outside the runs shares data with the new run.
+    @Test(arguments: ["markdown/", "the run folder"])
+    func aPreviousRunReachedThroughALinkIsNotLinkedFrom(_ replaced: String) throws {
+        let source = temporaryFolder()
+        try writeMemoFolder(twelveMemos(), to: source)
+        let definition = try exportPipeline(source: source)
+        let first = try runExport(definition)
+        let moved = temporaryFolder().appendingPathComponent("moved")
+        let linkAt = replaced == "markdown/" ? first.appendingPathComponent("markdown") : first
+        try FileManager.default.moveItem(at: linkAt, to: moved)
+        try FileManager.default.createSymbolicLink(at: linkAt, withDestinationURL: moved)
+        let outside = replaced == "markdown/" ? moved : moved.appendingPathComponent("markdown")
+        let outsideInodes = Set(try FileManager.default.contentsOfDirectory(atPath: outside.path).map { fileStatus(outside.appendingPathComponent($0)).st_ino })
+        let second = try runExport(definition)
+        let names = try markdownFiles(second)
+        #expect(names.count == 12)
+        for name in names {
+            let status = fileStatus(second.appendingPathComponent("markdown/\(name)"))
+            #expect(!outsideInodes.contains(status.st_ino) && status.st_nlink == 1, "\(name) shares nothing with \(outside.path)")
+        }
+        #expect(try visibleFiles(second) == (try visibleFiles(try runExport(try exportPipeline(source: source)))))
+        #expect(try wholeExportProblems(second).isEmpty)
     }
 
     @Test func anIndexThatDoesNotBelongToTheNewestRunIsNotUsed() throws {

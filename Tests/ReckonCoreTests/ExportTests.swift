@@ -98,6 +98,11 @@ import Testing
         ("CON", "2026-04-02-con-3f2504e0.md"),
         ("a\u{0}b\u{1F}c/d\\e", "2026-04-02-a-b-c-d-e-3f2504e0.md"),
         ("Café au lait", "2026-04-02-café-au-lait-3f2504e0.md"),
+        // A letter keeps its marks: a dotted capital I, stacked accents, Devanagari signs.
+        ("İstanbul", "2026-04-02-i\u{307}stanbul-3f2504e0.md"),
+        ("e\u{301}\u{323}", "2026-04-02-\u{1EB9}\u{301}-3f2504e0.md"),
+        ("नमस्ते", "2026-04-02-नमस्ते-3f2504e0.md"),
+        ("a \u{301}b", "2026-04-02-a-b-3f2504e0.md"),
     ])
     func fileNamesAreSafe(_ title: String, _ expected: String) throws {
         let name = MarkdownExport.fileNames(memo(title: title)).short
@@ -447,5 +452,51 @@ import Testing
         }
         #expect(wrong.isEmpty)
         #expect(MarkdownExport.yamlQuoted("x\u{85}\"\n") == #""x\u0085\"\n""#)
+    }
+
+    /// A Markdown index damaged anywhere (each byte of its records flipped
+    /// in turn) is read record by record to its end without stopping the
+    /// program; only records whose fields fill them exactly are used.
+    @Test func aDamagedMarkdownIndexIsReadWithoutStoppingAndNeverGivesAStrangeRecord() throws {
+        let runs = TempFolder().url
+        let run = runs.appendingPathComponent(ExportFolder.runName(Timestamp(seconds: 1_780_000_000)))
+        try FileManager.default.createDirectory(at: run.appendingPathComponent(Exporter.markdownName), withIntermediateDirectories: true)
+        try Data("{}\n".utf8).write(to: run.appendingPathComponent(Exporter.manifestName))
+        try FileManager.default.createSymbolicLink(atPath: runs.appendingPathComponent(ExportFolder.latestName).path, withDestinationPath: run.lastPathComponent)
+        func entry(_ n: Int) -> MarkdownIndex.Entry {
+            let created: Timestamp? = n == 1 ? nil : Timestamp(seconds: Int64(n))
+            let id = MemoID(String(format: "%08X-0000-4000-8000-000000000000", n))!
+            let fingerprint = [UInt8(n)].withUnsafeBytes { SHA256.digest(of: $0) }
+            let digest = [UInt8(n), 1].withUnsafeBytes { SHA256.digest(of: $0) }
+            return MarkdownIndex.Entry(createdAt: created, id: id, fingerprint: fingerprint, path: "markdown/memo-\(n).md", digest: digest,
+                                       inode: UInt64(n) * 1_000_003)
+        }
+        let entries = [entry(1), entry(0), entry(2)]
+        let writer = try MarkdownIndex.Writer(url: runs.appendingPathComponent("index.tmp"))
+        for entry in entries { try writer.append(entry) }
+        try writer.finish(manifest: try Exporter.sizeAndDigest(of: run.appendingPathComponent(Exporter.manifestName)).1)
+        try writer.install(in: runs)
+        let index = runs.appendingPathComponent(MarkdownIndex.fileName)
+        let whole = try Data(contentsOf: index)
+        func read() -> [MarkdownIndex.Entry] {
+            guard let previous = MarkdownIndex.previous(in: runs) else { return [] }
+            return entries.compactMap { previous.entry(createdAt: $0.createdAt, id: $0.id) }
+        }
+        #expect(read() == entries)
+        for position in MarkdownIndex.headerSize..<whole.count {
+            for flip: UInt8 in [0x01, 0x80, 0xFF] {
+                var damaged = whole
+                damaged[position] ^= flip
+                try damaged.write(to: index)
+                // Every record read is one of those written, or one whose damage kept its length and shape.
+                let found = read()
+                #expect(found.count <= entries.count, "byte \(position) ^ \(flip)")
+            }
+        }
+        for length in [MarkdownIndex.headerSize, MarkdownIndex.headerSize + 3, whole.count - 1] {
+            try whole.prefix(length).write(to: index)
+            // Cut inside the last record: the two before it are whole.
+            #expect(read() == (length == whole.count - 1 ? Array(entries.dropLast()) : []), "cut at \(length)")
+        }
     }
 }

@@ -168,62 +168,74 @@ public struct Exporter {
 
         /// Writes the Markdown file under the short name when allowed and
         /// free, else under the long one: the previous run's file when
-        /// `previous` (that run's folder and its record of this memo) says
-        /// it is this one, else rendered. Written read-only. `staging` is
-        /// the export folder's path.
-        func writeMarkdown(into staging: String, mayTakeShortName: Bool, reusing previous: (folder: URL, entry: MarkdownIndex.Entry)?,
+        /// `previous` (that run's `markdown/` and its record of this memo)
+        /// says it is this one, else rendered. Written read-only. `staging`
+        /// is the export folder's path.
+        func writeMarkdown(into staging: String, mayTakeShortName: Bool, reusing previous: (markdown: OpenFolder, entry: MarkdownIndex.Entry)?,
                            byLink: Bool) throws -> MarkdownFile? {
             guard withMarkdown else { return nil }
             if let previous, previous.entry.fingerprint == fingerprint,
-               let reused = try reuse(previous.entry, from: previous.folder.path, into: staging, mayTakeShortName: mayTakeShortName, byLink: byLink) {
+               let reused = try reuse(previous.entry, from: previous.markdown, into: staging, mayTakeShortName: mayTakeShortName, byLink: byLink) {
                 return reused
             }
             let data = Data(MarkdownExport.render(memo).utf8)
             var path = shortName
-            var digest = mayTakeShortName ? try OutputFile.writeReadOnly(data, toNew: staging + "/" + path) : nil
-            if digest == nil {
+            var created = mayTakeShortName ? try OutputFile.writeReadOnly(data, toNew: staging + "/" + path) : nil
+            if created == nil {
                 path = longName
-                digest = try OutputFile.writeReadOnly(data, toNew: staging + "/" + path)
-                guard digest != nil else { throw OutputError(path: staging + "/" + path, reason: "something already stands there") }
+                created = try OutputFile.writeReadOnly(data, toNew: staging + "/" + path)
+                guard created != nil else { throw OutputError(path: staging + "/" + path, reason: "something already stands there") }
             }
-            return MarkdownFile(written: Written(path: path, size: data.count, digest: digest!, modified: memo.modifiedAt), data: data)
+            return MarkdownFile(written: Written(path: path, size: data.count, digest: created!.digest, modified: memo.modifiedAt),
+                                inode: created!.inode, data: data)
         }
 
-        /// Puts the previous run's file into `staging`, by a hard link (or a
-        /// copy, where links are not used), when this run computes the same
-        /// name for the memo and the file still holds the bytes the index
-        /// (and so the previous manifest) lists. Gives nil, leaving nothing
-        /// behind, when the file is to be rendered instead.
-        private func reuse(_ entry: MarkdownIndex.Entry, from folder: String, into staging: String, mayTakeShortName: Bool,
+        /// Puts the previous run's file into `staging` when this run
+        /// computes the same name for the memo and the file still holds the
+        /// bytes the index (and so the previous manifest) lists. By a hard
+        /// link only when it is the very file reckon wrote there (its inode)
+        /// and still read-only, so nothing outside the runs shares the new
+        /// file; else, or where links are not used, by a copy of the bytes.
+        /// Never through a link. Gives nil, leaving nothing behind, when the
+        /// file is to be rendered instead; the previous run is left as it is.
+        private func reuse(_ entry: MarkdownIndex.Entry, from markdown: OpenFolder, into staging: String, mayTakeShortName: Bool,
                            byLink: Bool) throws -> MarkdownFile? {
             let shortTaken = !mayTakeShortName || FileKind(path: staging + "/" + shortName) != .missing
             guard entry.path == (shortTaken ? longName : shortName) else { return nil }
-            let source = folder + "/" + entry.path
+            let name = String(entry.path.dropFirst(Exporter.markdownName.count + 1))
             let target = staging + "/" + entry.path
-            if byLink {
-                if link(source, target) == 0 {
-                    // Read through the new name, never through a link: the bytes now in this export.
-                    guard let data = try? readRegularFile(atPath: target, limit: 1 << 30),
-                          data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.digest else {
+            guard let fd = try? openForReading(atPath: name, in: markdown) else { return nil }
+            defer { close(fd) }
+            var info = stat()
+            var data = Data()
+            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size < 1 << 30,
+                  (try? readWhole(fd, size: Int(info.st_size), into: &data)) != nil,
+                  data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.digest else { return nil }
+            if byLink && UInt64(info.st_ino) == entry.inode && info.st_mode & 0o7777 == 0o444 {
+                if linkat(markdown.fd, name, AT_FDCWD, target, 0) == 0 {
+                    // The name now holds the file just read, or another swapped in meanwhile: then it goes.
+                    var linked = stat()
+                    guard lstat(target, &linked) == 0, linked.st_ino == info.st_ino, linked.st_dev == info.st_dev else {
                         unlink(target)
                         return nil
                     }
-                    try Exporter.makeReadOnly(target)
-                    return MarkdownFile(written: Written(path: entry.path, size: data.count, digest: entry.digest, modified: memo.modifiedAt), data: data)
+                    return MarkdownFile(written: Written(path: entry.path, size: data.count, digest: entry.digest, modified: memo.modifiedAt),
+                                        inode: entry.inode, data: data)
                 }
-                // Gone, or the name taken: rendered. Another file system, or one without links: copied.
-                guard errno != ENOENT && errno != EEXIST else { return nil }
+                // The name taken: rendered. Another file system, or one without links: copied.
+                guard errno != EEXIST else { return nil }
             }
-            guard let data = try? readRegularFile(atPath: source, limit: 1 << 30),
-                  data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.digest,
-                  let digest = try OutputFile.writeReadOnly(data, toNew: target) else { return nil }
-            return MarkdownFile(written: Written(path: entry.path, size: data.count, digest: digest, modified: memo.modifiedAt), data: data)
+            guard let created = try OutputFile.writeReadOnly(data, toNew: target) else { return nil }
+            return MarkdownFile(written: Written(path: entry.path, size: data.count, digest: created.digest, modified: memo.modifiedAt),
+                                inode: created.inode, data: data)
         }
     }
 
-    /// A Markdown file written, with its bytes for the zip.
+    /// A Markdown file written, with its inode (for the next run's index)
+    /// and its bytes for the zip.
     struct MarkdownFile: Sendable {
         var written: Written
+        var inode: UInt64
         var data: Data
     }
 
@@ -377,7 +389,7 @@ public struct Exporter {
         var position = 0
         // The previous run's records of this batch's memos, read alongside them in export order.
         var reusable: [MemoID: MarkdownIndex.Entry] = [:]
-        let previousFolder = previous?.folder
+        let previousMarkdown = previous?.markdown
         let byLink = linksReusedFiles
         let fingerprinted = previous != nil || index != nil
         let stagingPath = staging.path
@@ -388,7 +400,7 @@ public struct Exporter {
             // batch's file is found when the name is created, this batch's here.
             var shortNames = Set<String>()
             let named = memos.map { memo in
-                (memo, shortNames.insert(memo.shortName).inserted, previousFolder.flatMap { folder in reusable[memo.memo.id].map { (folder, $0) } })
+                (memo, shortNames.insert(memo.shortName).inserted, previousMarkdown.flatMap { folder in reusable[memo.memo.id].map { (folder, $0) } })
             }
             reusable.removeAll(keepingCapacity: true)
             let files = try mapOnEveryCore(named, chunkSize: chunkSize) { chunk in
@@ -397,16 +409,17 @@ public struct Exporter {
                 }
             }.joined().map { try $0.get() }
             try zipWriter?.add(files.compactMap { file in file.map { .init(name: $0.written.path, modified: $0.written.modified, data: $0.data) } })
-            for (memo, file) in zip(memos, files.map { $0?.written }) {
+            for (memo, markdown) in zip(memos, files) {
                 if let json {
                     writer.written(memo.json)
                     try json.write(writer.take())
                 }
                 if memo.memo.archivedAt != nil { counts.archived += 1 } else { counts.active += 1 }
-                if let file {
+                if let markdown {
+                    let file = markdown.written
                     try written.append(file)
                     try index?.append(.init(createdAt: memo.memo.createdAt, id: memo.memo.id, fingerprint: memo.fingerprint!,
-                                            path: file.path, digest: file.digest))
+                                            path: file.path, digest: file.digest, inode: markdown.inode))
                     markdownBytes += file.size
                 }
             }

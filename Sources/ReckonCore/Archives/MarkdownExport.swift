@@ -5,7 +5,7 @@ public enum MarkdownExport {
     /// The renderer's version, kept in a run's Markdown index: a change to
     /// what `render` or `fileNames` make must raise it, so that no file of
     /// the earlier renderer is reused.
-    package static let version: UInt64 = 1
+    package static let version: UInt64 = 2
 
     public static func render(_ memo: Memo) -> String {
         var text = "---\n"
@@ -93,9 +93,15 @@ public enum MarkdownExport {
         var slug = ""
         var pendingDash = false
         for character in title.precomposedStringWithCanonicalMapping.lowercased() {
-            let keep = character.unicodeScalars.allSatisfy { scalar in
+            // A letter or digit with the marks that belong to it ("i̇", "स्ते").
+            func isLetterOrDigit(_ scalar: Unicode.Scalar) -> Bool {
                 (scalar.properties.isAlphabetic || scalar.properties.numericType != nil) && scalar.properties.generalCategory != .control
             }
+            func isMark(_ scalar: Unicode.Scalar) -> Bool {
+                [.nonspacingMark, .spacingMark, .enclosingMark].contains(scalar.properties.generalCategory)
+            }
+            let scalars = character.unicodeScalars
+            let keep = isLetterOrDigit(scalars.first!) && scalars.dropFirst().allSatisfy { isLetterOrDigit($0) || isMark($0) }
             if keep {
                 if pendingDash && !slug.isEmpty { slug += "-" }
                 pendingDash = false

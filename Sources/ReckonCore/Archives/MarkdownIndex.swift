@@ -6,8 +6,8 @@ import Glibc
 /// What the newest run folder of a pipeline's export holds in `markdown/`,
 /// kept beside the run folders as `.reckon-markdown-index`: for each memo
 /// its fingerprint (the SHA-256 of its entry in `memos.json`, which holds
-/// everything its Markdown file is made from), the file's name and SHA-256,
-/// and the renderer's version. The next run reuses the file of every memo
+/// everything its Markdown file is made from), the file's name, SHA-256 and
+/// inode, and the renderer's version. The next run reuses the file of every memo
 /// whose fingerprint and computed name are unchanged, instead of rendering
 /// and writing it again.
 ///
@@ -19,8 +19,8 @@ import Glibc
 package enum MarkdownIndex {
     /// The index's name in the runs' folder.
     package static let fileName = ".reckon-markdown-index"
-    /// The first bytes of an index: its format, version 1.
-    static let magic = Array("reckon-markdown-index 1\n".utf8)
+    /// The first bytes of an index: its format, version 2.
+    static let magic = Array("reckon-markdown-index 2\n".utf8)
     static let headerSize = magic.count + 8 + 32
 
     /// One memo's Markdown file, as the index records it.
@@ -31,6 +31,9 @@ package enum MarkdownIndex {
         /// The file's path in the run folder (`markdown/…`).
         var path: String
         var digest: SHA256.Digest
+        /// The file's inode when reckon wrote it (or linked it): a file
+        /// replaced by another, even one with the same bytes, is not linked.
+        var inode: UInt64
 
         func write(to record: inout Record) {
             record.add(createdAt)
@@ -38,18 +41,21 @@ package enum MarkdownIndex {
             record.add(fingerprint)
             record.add(path)
             record.add(digest)
+            record.add(inode)
         }
 
-        init(createdAt: Timestamp?, id: MemoID, fingerprint: SHA256.Digest, path: String, digest: SHA256.Digest) {
+        init(createdAt: Timestamp?, id: MemoID, fingerprint: SHA256.Digest, path: String, digest: SHA256.Digest, inode: UInt64) {
             self.createdAt = createdAt
             self.id = id
             self.fingerprint = fingerprint
             self.path = path
             self.digest = digest
+            self.inode = inode
         }
 
         init(from reader: inout RecordReader) {
-            self.init(createdAt: reader.timestamp(), id: reader.id(), fingerprint: reader.digest(), path: reader.text() ?? "", digest: reader.digest())
+            self.init(createdAt: reader.timestamp(), id: reader.id(), fingerprint: reader.digest(), path: reader.text() ?? "",
+                      digest: reader.digest(), inode: reader.uint64())
         }
     }
 
@@ -61,9 +67,11 @@ package enum MarkdownIndex {
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: latest.path),
               ExportFolder.runOrder(target) != nil else { return nil }
         let folder = runs.appendingPathComponent(target)
+        // The run folder and its `markdown/` as they are, never through a link.
+        guard let run = OpenFolder(folder.path), let markdown = OpenFolder(Exporter.markdownName, in: run) else { return nil }
         let fd = open(runs.appendingPathComponent(fileName).path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        let previous = Previous(folder: folder, fd: fd)
+        let previous = Previous(folder: folder, markdown: markdown, fd: fd)
         var header = [UInt8](repeating: 0, count: headerSize)
         guard previous.read(into: &header), header.starts(with: magic) else { return nil }
         var reader = RecordReader(header[magic.count...])
@@ -78,14 +86,17 @@ package enum MarkdownIndex {
     package final class Previous {
         /// The run folder the index describes.
         package let folder: URL
+        /// Its `markdown/`, opened without following a link.
+        let markdown: OpenFolder
         private let fd: Int32
         private var buffer: [UInt8] = []
         private var at = 0
         private var pending: Entry?
         private var ended = false
 
-        fileprivate init(folder: URL, fd: Int32) {
+        fileprivate init(folder: URL, markdown: OpenFolder, fd: Int32) {
             self.folder = folder
+            self.markdown = markdown
             self.fd = fd
         }
 
@@ -114,14 +125,20 @@ package enum MarkdownIndex {
             }
             let count = length.reversed().reduce(0) { $0 << 8 | Int($1) }
             var bytes = [UInt8](repeating: 0, count: count)
-            // The shortest record is 1 + 16 + 32 + 1 + 32 bytes; a record
-            // of another length was not written by this index.
-            guard count >= 82, count < 1 << 16, read(into: &bytes) else {
+            // The shortest record is 1 + 16 + 32 + 1 + 32 + 8 bytes; a record
+            // of another length, or one whose fields do not fill it
+            // exactly, was not written by this index.
+            guard count >= 90, count < 1 << 16, read(into: &bytes) else {
                 ended = true
                 return nil
             }
             var reader = RecordReader(bytes[...])
-            pending = Entry(from: &reader)
+            let entry = Entry(from: &reader)
+            guard reader.readWhole else {
+                ended = true
+                return nil
+            }
+            pending = entry
             return pending
         }
 

@@ -36,9 +36,9 @@ package final class OutputFile {
     deinit { if fd >= 0 { close(fd) } }
 
     /// Writes `data` as a new read-only (0444) file at `path` in one go, for
-    /// the many small files of an export; gives its SHA-256, or nil when
-    /// something already stands at the path.
-    package static func writeReadOnly(_ data: Data, toNew path: String) throws(OutputError) -> SHA256.Digest? {
+    /// the many small files of an export; gives its SHA-256 and inode, or
+    /// nil when something already stands at the path.
+    package static func writeReadOnly(_ data: Data, toNew path: String) throws(OutputError) -> (digest: SHA256.Digest, inode: UInt64)? {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
         if fd < 0 && errno == EEXIST { return nil }
         guard fd >= 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
@@ -51,8 +51,9 @@ package final class OutputFile {
             done += count
         }
         // Whatever the umask took away: exactly read-only for everyone.
-        guard fchmod(fd, 0o444) == 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
-        return data.withUnsafeBytes { SHA256.digest(of: $0) }
+        var info = stat()
+        guard fchmod(fd, 0o444) == 0, fstat(fd, &info) == 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
+        return (data.withUnsafeBytes { SHA256.digest(of: $0) }, UInt64(info.st_ino))
     }
 
     package func write(_ text: String) throws(OutputError) {

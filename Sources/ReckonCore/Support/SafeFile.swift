@@ -86,6 +86,12 @@ package final class OpenFolder: Sendable {
         if fd < 0 { return nil }
     }
 
+    /// The folder `name` inside `parent`; nil when it cannot be opened (or is a link).
+    package init?(_ name: String, in parent: OpenFolder) {
+        fd = openat(parent.fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if fd < 0 { return nil }
+    }
+
     deinit { close(fd) }
 }
 
@@ -127,11 +133,17 @@ package func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, 
     guard size <= limit else {
         throw ReadFailure(message: "is \(size) bytes, over the limit of \(limit) bytes")
     }
-    data.count = Int(size)
+    try readWhole(fd, size: Int(size), into: &data)
+}
+
+/// Reads the `size` bytes an open file holds into `data` (fewer when it
+/// ends first).
+package func readWhole(_ fd: Int32, size: Int, into data: inout Data) throws(ReadFailure) {
+    data.count = size
     var done = 0
-    while done < Int(size) {
+    while done < size {
         let count = data.withUnsafeMutableBytes { buffer in
-            read(fd, buffer.baseAddress! + done, Int(size) - done)
+            read(fd, buffer.baseAddress! + done, size - done)
         }
         if count < 0 {
             if errno == EINTR { continue }

@@ -204,7 +204,21 @@ struct RecordReader {
         at = bytes.startIndex
     }
 
+    /// Whether a read asked for more bytes than were left.
+    private(set) var overran = false
+
+    /// Whether every byte was read and no read went past the end: how a
+    /// record from a file reckon did not write itself is checked.
+    var readWhole: Bool { !overran && at == bytes.endIndex }
+
+    /// The next `count` bytes; past the end, zeros (for the fixed-size
+    /// reads) and `overran` is set, so damaged bytes never stop the program.
     private mutating func take(_ count: Int) -> ArraySlice<UInt8> {
+        guard count >= 0, count <= bytes.endIndex - at else {
+            overran = true
+            at = bytes.endIndex
+            return ArraySlice(repeating: 0, count: (0...32).contains(count) ? count : 0)
+        }
         defer { at += count }
         return bytes[at..<(at + count)]
     }
