@@ -7,9 +7,10 @@ extension Commands {
         name: "run", abstract: "Run pipeline definitions: read every side, reconcile, export and write the reports.",
         discussion: """
             One definition file runs as it always has: its summary, or its report JSON. Several files, a folder (every
-            *.json directly in it; other files are ignored) or --shard run a fleet: every definition is loaded and checked
-            first (a bad one, two with one name, or two sharing a folder: exit 64, nothing run), then --jobs of them at
-            once, with one line per pipeline in name order, or with --json one array of reports in name order.
+            *.json file directly in it; other files and subfolders are ignored) or --shard run a fleet: every definition
+            is loaded and checked first (a bad one, two with one name, or two sharing a folder: exit 64, nothing run),
+            then --jobs of them at once, with one line per pipeline in name order, or with --json one array of reports
+            in name order.
 
             EXIT CODES:
               0  done, and in sync (or drift, unless the definition says failOnDrift)
