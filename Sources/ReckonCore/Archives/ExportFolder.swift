@@ -10,6 +10,12 @@ import Glibc
 package enum ExportFolder {
     static let stagingPattern = #"^\.reckon-(export|run|restore)-([0-9]+)\.partial$"#
     static let runPattern = #"^[0-9]{8}T[0-9]{6}Z(-[0-9]+)?$"#
+    /// Whether `path` is a staging folder or lies inside one: its name holds
+    /// a process id, so messages name the export's own folder instead.
+    package static func isStaging(_ path: String) -> Bool {
+        path.split(separator: "/").contains { $0.wholeMatch(of: try! Regex(stagingPattern)) != nil }
+    }
+
     /// The stable name of the newest run folder.
     package static let latestName = "latest"
 
