@@ -464,6 +464,33 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
     return process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
 }
 
+/// `reckon export` onto a full disk: the message is about
+/// `--out` as given, never the hidden staging folder, and nothing is left.
+/// Mounting a tmpfs needs root; elsewhere the test says so and checks nothing.
+@Suite struct ExportMountTests {
+    /// Mounts a tmpfs of `size` on `folder`; false (printed why) when it cannot.
+    func mountTmpfs(on folder: URL, size: String) -> Bool {
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        guard mount("tmpfs", folder.path, "tmpfs", 0, "size=\(size)") == 0 else {
+            print("skipped: mounting a tmpfs needs root here (\(String(cString: strerror(errno))))")
+            return false
+        }
+        return true
+    }
+
+    @Test func aFullDiskIsSaidOfTheOutFolder() throws {
+        let parent = temporaryFolder()
+        let disk = parent.appendingPathComponent("disk")
+        guard mountTmpfs(on: disk, size: "16k") else { return }
+        defer { umount(disk.path) }
+        let result = try runArray(["export", packageRoot.appendingPathComponent("Samples/drift/device").path, "--out", "disk/out"], in: parent)
+        #expect(result.code == 2)
+        #expect(result.stderr == "Error: cannot write the export into disk/out: No space left on device\n",
+                "the message must name --out as given, not the staging folder: \(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).isEmpty, "the staging folder is cleaned away")
+    }
+}
+
 @Suite struct ExportPromiseTests {
     /// An export folder holding an earlier export of the drift sample's
     /// device (Markdown only), then what `change` puts there.

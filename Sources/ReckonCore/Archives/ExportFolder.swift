@@ -16,6 +16,17 @@ package enum ExportFolder {
         path.split(separator: "/").contains { $0.wholeMatch(of: try! Regex(stagingPattern)) != nil }
     }
 
+    /// Why writing failed, when it failed on a file in a staging folder (a
+    /// zip's error gives its path before a colon); nil for any other error.
+    package static func stagingFailure(_ error: any Error) -> String? {
+        var parts = fileErrorParts(error)
+        if let archive = error as? ArchiveError, let colon = archive.message.range(of: ": ") {
+            parts = (String(archive.message[..<colon.lowerBound]), String(archive.message[colon.upperBound...]))
+        }
+        guard let (file, reason) = parts, let file, isStaging(file) else { return nil }
+        return reason
+    }
+
     /// The stable name of the newest run folder.
     package static let latestName = "latest"
 

@@ -60,11 +60,7 @@ extension Pipeline {
 /// of `dir` itself ("cannot write the export into out/export: No space left
 /// on device"), so the same input gives the same words.
 func exportFailure(_ error: any Error, dir: URL, as path: String) -> String {
-    var parts = fileErrorParts(error)
-    if let archive = error as? ArchiveError, let colon = archive.message.range(of: ": ") {
-        parts = (String(archive.message[..<colon.lowerBound]), String(archive.message[colon.upperBound...]))
-    }
-    if let (file, reason) = parts, let file, ExportFolder.isStaging(file) {
+    if let reason = ExportFolder.stagingFailure(error) {
         return "cannot write the export into \(path.hasSuffix("/") ? String(path.dropLast()) : path): \(reason)"
     }
     return shownUnder(errorWords(error), dir: dir, as: path)
