@@ -464,9 +464,9 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
     return process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
 }
 
-/// `reckon export` onto a full disk: the message is about
+/// `reckon export` onto a full disk or a mount point: the message is about
 /// `--out` as given, never the hidden staging folder, and nothing is left.
-/// Mounting a tmpfs needs root; elsewhere the test says so and checks nothing.
+/// Mounting a tmpfs needs root; elsewhere each test says so and checks nothing.
 @Suite struct ExportMountTests {
     /// Mounts a tmpfs of `size` on `folder`; false (printed why) when it cannot.
     func mountTmpfs(on folder: URL, size: String) -> Bool {
@@ -488,6 +488,19 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
         #expect(result.stderr == "Error: cannot write the export into disk/out: No space left on device\n",
                 "the message must name --out as given, not the staging folder: \(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).isEmpty, "the staging folder is cleaned away")
+    }
+
+    @Test func aMountPointIsSaidToBeOneAndLeftAsItWas() throws {
+        let parent = temporaryFolder()
+        let point = parent.appendingPathComponent("mp")
+        guard mountTmpfs(on: point, size: "1m") else { return }
+        defer { umount(point.path) }
+        let result = try runArray(["export", packageRoot.appendingPathComponent("Samples/drift/device").path, "--out", "mp"], in: parent)
+        #expect(result.code == 2)
+        #expect(result.stderr == "Error: cannot write mp: it is a mount point (or in use), and reckon publishes an export only by "
+                + "replacing the folder whole; export into a folder inside it\n", "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path) == ["mp"], "no staging folder is left beside it")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: point.path).isEmpty, "the mount point is left empty")
     }
 }
 

@@ -113,9 +113,9 @@ package enum ExportFolder {
         try flush(staging)
         TestStop.at("flushed")
         if exists {
-            guard reckon_rename_exchange(staging.path, dir.path) == 0 else { throw OutputError(path: dir.path, reason: AtomicFile.lastError()) }
+            guard reckon_rename_exchange(staging.path, dir.path) == 0 else { throw OutputError(path: dir.path, reason: publishError()) }
         } else {
-            guard rename(staging.path, dir.path) == 0 else { throw OutputError(path: dir.path, reason: AtomicFile.lastError()) }
+            guard rename(staging.path, dir.path) == 0 else { throw OutputError(path: dir.path, reason: publishError()) }
         }
         try flush(dir.deletingLastPathComponent())
         TestStop.at("published")
@@ -125,6 +125,13 @@ package enum ExportFolder {
         } catch {
             throw OutputError(path: error.path, reason: "\(error.reason); the new export is in \(dir.path), but the earlier one, set aside in \(staging.path), could not all be removed")
         }
+    }
+
+    /// Why renaming onto the target failed; EBUSY is a mount point (or a
+    /// folder in use), which a rename can never replace.
+    static func publishError() -> String {
+        guard errno == EBUSY else { return AtomicFile.lastError() }
+        return "it is a mount point (or in use), and reckon publishes an export only by replacing the folder whole; export into a folder inside it"
     }
 
     /// Removes a folder and everything in it, never following a link; says
