@@ -84,8 +84,10 @@ extension Commands {
                 // either: the run goes on, and its outputs say what failed.
                 console.err("warning: running without a lock: \(errorWords(error))\n")
             }
+            // The process may have died, or its id been reused by another
+            // program: either way it no longer holds the lock.
             if let holder = lock?.staleHolder {
-                console.err("warning: took over the lock \(url.path) left by process \(holder), which is no longer running\n")
+                console.err("warning: took over the lock \(url.path) left by process \(holder), which no longer holds it\n")
             }
         }
         defer { lock?.release() }
