@@ -7,9 +7,10 @@ extension Commands {
         name: "run", abstract: "Run pipeline definitions: read every side, reconcile, export and write the reports.",
         discussion: """
             One definition file runs as it always has: its summary, or its report JSON. Several files, a folder (every
-            *.json directly in it; other files are ignored) or --shard run a fleet: every definition is loaded and checked
-            first (a bad one, two with one name, or two sharing a folder: exit 64, nothing run), then --jobs of them at
-            once, with one line per pipeline in name order, or with --json one array of reports in name order.
+            *.json file directly in it; other files and subfolders are ignored) or --shard run a fleet: every definition
+            is loaded and checked first (a bad one, two with one name, or two sharing a folder: exit 64, nothing run),
+            then --jobs of them at once, with one line per pipeline in name order, or with --json one array of reports
+            in name order.
 
             EXIT CODES:
               0  done, and in sync (or drift, unless the definition says failOnDrift)
@@ -83,8 +84,10 @@ extension Commands {
                 // either: the run goes on, and its outputs say what failed.
                 console.err("warning: running without a lock: \(errorWords(error))\n")
             }
+            // The process may have died, or its id been reused by another
+            // program: either way it no longer holds the lock.
             if let holder = lock?.staleHolder {
-                console.err("warning: took over the lock \(url.path) left by process \(holder), which is no longer running\n")
+                console.err("warning: took over the lock \(url.path) left by process \(holder), which no longer holds it\n")
             }
         }
         defer { lock?.release() }

@@ -354,14 +354,18 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect(try runArray(["run", url.path, "--quiet"]).code == 0)
     }
 
-    @Test func aLockLeftByADeadProcessIsTakenOverWithAWarning() throws {
+    /// The id in the file may be of a dead process or, reused, of a live one
+    /// (here the test's own) that does not hold the lock: one true sentence for both.
+    @Test(arguments: ["4194301", "\(getpid())"])
+    func aLockLeftByADeadProcessIsTakenOverWithAWarning(_ holder: String) throws {
         let url = try definition()
         let lockURL = url.deletingLastPathComponent().appendingPathComponent("reports/.reckon.lock")
         try FileManager.default.createDirectory(at: lockURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data("4194301\n".utf8).write(to: lockURL)
+        try Data("\(holder)\n".utf8).write(to: lockURL)
         let result = try runArray(["run", url.path, "--quiet"])
         #expect(result.code == 0)
-        #expect(result.stderr == "warning: took over the lock \(lockURL.path) left by process 4194301, which is no longer running\n")
+        #expect(result.stderr == "warning: took over the lock \(lockURL.path) left by process \(holder), which no longer holds it\n",
+                "the warning must not say a running process is no longer running: \(result.stderr)")
         #expect(try read(lockURL).isEmpty, "released at the end")
     }
 }
@@ -462,6 +466,46 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
     try process.run()
     process.waitUntilExit()
     return process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
+}
+
+/// `reckon export` onto a full disk or a mount point: the message is about
+/// `--out` as given, never the hidden staging folder, and nothing is left.
+/// Mounting a tmpfs needs root; elsewhere each test says so and checks nothing.
+@Suite struct ExportMountTests {
+    /// Mounts a tmpfs of `size` on `folder`; false (printed why) when it cannot.
+    func mountTmpfs(on folder: URL, size: String) -> Bool {
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        guard mount("tmpfs", folder.path, "tmpfs", 0, "size=\(size)") == 0 else {
+            print("skipped: mounting a tmpfs needs root here (\(String(cString: strerror(errno))))")
+            return false
+        }
+        return true
+    }
+
+    @Test func aFullDiskIsSaidOfTheOutFolder() throws {
+        let parent = temporaryFolder()
+        let disk = parent.appendingPathComponent("disk")
+        guard mountTmpfs(on: disk, size: "16k") else { return }
+        defer { umount(disk.path) }
+        let result = try runArray(["export", packageRoot.appendingPathComponent("Samples/drift/device").path, "--out", "disk/out"], in: parent)
+        #expect(result.code == 2)
+        #expect(result.stderr == "Error: cannot write the export into disk/out: No space left on device\n",
+                "the message must name --out as given, not the staging folder: \(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).isEmpty, "the staging folder is cleaned away")
+    }
+
+    @Test func aMountPointIsSaidToBeOneAndLeftAsItWas() throws {
+        let parent = temporaryFolder()
+        let point = parent.appendingPathComponent("mp")
+        guard mountTmpfs(on: point, size: "1m") else { return }
+        defer { umount(point.path) }
+        let result = try runArray(["export", packageRoot.appendingPathComponent("Samples/drift/device").path, "--out", "mp"], in: parent)
+        #expect(result.code == 2)
+        #expect(result.stderr == "Error: cannot write mp: it is a mount point (or in use), and reckon publishes an export only by "
+                + "replacing the folder whole; export into a folder inside it\n", "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path) == ["mp"], "no staging folder is left beside it")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: point.path).isEmpty, "the mount point is left empty")
+    }
 }
 
 @Suite struct ExportPromiseTests {

@@ -255,6 +255,31 @@ func fnv1a64(_ text: String) -> UInt64 {
         #expect(!FileManager.default.fileExists(atPath: folder.out.path))
     }
 
+    @Test func aSubfolderNamedLikeADefinitionIsSkippedAndALinkIsRefused() throws {
+        let folder = FleetFolder()
+        try folder.add("a.json", name: "a")
+        let manager = FileManager.default
+        try manager.createDirectory(at: folder.fleet.appendingPathComponent("dir.json"), withIntermediateDirectories: true)
+        try Data("{not read}".utf8).write(to: folder.fleet.appendingPathComponent("dir.json/b.json"))
+        let result = try folder.run("fleet", "--quiet")
+        #expect(result.code == 0, "fleet/dir.json is a subfolder and must not be read: \(result.stderr)")
+        #expect(result.stderr.isEmpty, "a skipped subfolder must not be reported: \(result.stderr)")
+        #expect(try folder.reported() == ["a"])
+
+        try Data(read(folder.fleet.appendingPathComponent("a.json")).replacing("\"a\"", with: "\"c\"").utf8)
+            .write(to: folder.root.appendingPathComponent("c.json"))
+        for (link, target) in [("file.json", "../c.json"), ("folder.json", "dir.json"), ("dangling.json", "missing.json")] {
+            let path = folder.fleet.appendingPathComponent(link).path
+            try manager.createSymbolicLink(atPath: path, withDestinationPath: target)
+            let refused = try folder.run("fleet")
+            #expect(refused.code == 64, "the link fleet/\(link) must stop the fleet, not be followed or skipped")
+            #expect(refused.stderr.hasPrefix("Error: fleet/\(link): is a link; links are not followed\n"),
+                    "the message must name the link: \(refused.stderr)")
+            try manager.removeItem(atPath: path)
+        }
+        #expect(try folder.runs(of: "a") == 1, "a refused fleet runs nothing")
+    }
+
     @Test func dryRunWritesNothingForAnyPipeline() throws {
         let folder = try readmeFleet()
         let result = try folder.run("fleet", "--dry-run")

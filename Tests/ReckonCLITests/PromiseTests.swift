@@ -175,8 +175,11 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
 /// exits 2.
 @Suite struct OneFailedOutputTests {
     /// Runs the pipeline in `folder` and checks that everything but the
-    /// export was written and says why the export failed.
-    func expectReportsDespiteAFailedExport(_ folder: URL, failure: String) throws {
+    /// export was written and says why the export failed: one record per
+    /// format asked (all three by default), with words that hold no staging
+    /// folder, whose name has the process id. Gives the failure.
+    @discardableResult
+    func expectReportsDespiteAFailedExport(_ folder: URL, failure: String) throws -> String? {
         let result = try runArray(["run", folder.appendingPathComponent("pipeline.json").path])
         #expect(result.code == 2)
         #expect(result.stdout.hasPrefix("Memos on this device\n"), "the summary is printed")
@@ -188,13 +191,21 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         let report = try json(read(reports.appendingPathComponent("report.json")))
         #expect(report["outcome"] as? String == "trouble")
         let exports = try #require(report["exports"] as? [[String: Any]])
-        #expect(exports.count == 1)
-        #expect((exports.first?["failure"] as? String)?.contains(failure) == true, "\(exports)")
+        #expect(exports.map { $0["format"] as? String } == ["json", "markdown", "zip"],
+                "report.json must list every format asked for, not only the first: \(exports)")
+        let failures = Set(exports.map { $0["failure"] as? String })
+        #expect(failures.count == 1, "every format's record must carry the one failure: \(exports)")
+        let said = failures.first ?? nil
+        #expect(said?.contains(failure) == true, "\(exports)")
+        #expect(said?.contains(".partial") == false && said?.contains(".reckon-") == false,
+                "the failure must name the export folder, not the pid-named staging folder: \(said ?? "")")
+        #expect(result.stdout.components(separatedBy: failure).count == 2, "the summary says the failure once: \(result.stdout)")
         #expect(try read(reports.appendingPathComponent("report.md")).contains(failure))
         #expect(try read(reports.appendingPathComponent("report.html")).contains(failure))
         let history = try read(reports.appendingPathComponent("history.jsonl"))
         #expect(history.split(separator: "\n").count == 1)
         #expect(history.contains(#""exitCode":2"#))
+        return said
     }
 
     @Test func aFileWhereTheExportFolderShouldBe() throws {
@@ -251,7 +262,8 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         }
         defer { umount(export.path) }
         _ = try pipelineFile(in: folder, #", "export": {"dir": "export"}"#)
-        try expectReportsDespiteAFailedExport(folder, failure: "No space left on device")
+        let failure = try expectReportsDespiteAFailedExport(folder, failure: "No space left on device")
+        #expect(failure == "cannot write the export into export: No space left on device")
         let left = try FileManager.default.contentsOfDirectory(atPath: export.path).filter { !$0.hasPrefix(".reckon.lock") }
         #expect(left.isEmpty, "the partial export is cleaned away: \(left)")
     }
@@ -278,7 +290,8 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         #expect(!result.stdout.contains("could not be read.") && !result.stdout.contains(": :"), "\(result.stdout)")
         let report = try json(read(folder.appendingPathComponent("reports/report.json")))
         let exports = try #require(report["exports"] as? [[String: Any]])
-        #expect(exports.map { $0["failure"] as? String } == ["Google Drive could not be read, so nothing was exported"])
+        #expect(exports.map { $0["format"] as? String } == ["json", "markdown", "zip"], "every format asked is listed")
+        #expect(exports.map { $0["failure"] as? String } == Array(repeating: "Google Drive could not be read, so nothing was exported", count: 3))
     }
 
     @Test func aMissingMemosFolderIsOneProblem() throws {

@@ -10,6 +10,23 @@ import Glibc
 package enum ExportFolder {
     static let stagingPattern = #"^\.reckon-(export|run|restore)-([0-9]+)\.partial$"#
     static let runPattern = #"^[0-9]{8}T[0-9]{6}Z(-[0-9]+)?$"#
+    /// Whether `path` is a staging folder or lies inside one: its name holds
+    /// a process id, so messages name the export's own folder instead.
+    package static func isStaging(_ path: String) -> Bool {
+        path.split(separator: "/").contains { $0.wholeMatch(of: try! Regex(stagingPattern)) != nil }
+    }
+
+    /// Why writing failed, when it failed on a file in a staging folder (a
+    /// zip's error gives its path before a colon); nil for any other error.
+    package static func stagingFailure(_ error: any Error) -> String? {
+        var parts = fileErrorParts(error)
+        if let archive = error as? ArchiveError, let colon = archive.message.range(of: ": ") {
+            parts = (String(archive.message[..<colon.lowerBound]), String(archive.message[colon.upperBound...]))
+        }
+        guard let (file, reason) = parts, let file, isStaging(file) else { return nil }
+        return reason
+    }
+
     /// The stable name of the newest run folder.
     package static let latestName = "latest"
 
@@ -96,9 +113,9 @@ package enum ExportFolder {
         try flush(staging)
         TestStop.at("flushed")
         if exists {
-            guard reckon_rename_exchange(staging.path, dir.path) == 0 else { throw OutputError(path: dir.path, reason: AtomicFile.lastError()) }
+            guard reckon_rename_exchange(staging.path, dir.path) == 0 else { throw OutputError(path: dir.path, reason: publishError()) }
         } else {
-            guard rename(staging.path, dir.path) == 0 else { throw OutputError(path: dir.path, reason: AtomicFile.lastError()) }
+            guard rename(staging.path, dir.path) == 0 else { throw OutputError(path: dir.path, reason: publishError()) }
         }
         try flush(dir.deletingLastPathComponent())
         TestStop.at("published")
@@ -108,6 +125,13 @@ package enum ExportFolder {
         } catch {
             throw OutputError(path: error.path, reason: "\(error.reason); the new export is in \(dir.path), but the earlier one, set aside in \(staging.path), could not all be removed")
         }
+    }
+
+    /// Why renaming onto the target failed; EBUSY is a mount point (or a
+    /// folder in use), which a rename can never replace.
+    static func publishError() -> String {
+        guard errno == EBUSY else { return AtomicFile.lastError() }
+        return "it is a mount point (or in use), and reckon publishes an export only by replacing the folder whole; export into a folder inside it"
     }
 
     /// Removes a folder and everything in it, never following a link; says

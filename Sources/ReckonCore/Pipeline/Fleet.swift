@@ -16,8 +16,9 @@ public struct Fleet: Sendable {
 
     /// Loads the definitions `paths` name: a file is one definition; a
     /// folder stands for every `*.json` directly in it whose name does not
-    /// start with a dot, sorted by name (other files and subfolders are not
-    /// read). Relative paths are taken from `base`. Every definition is
+    /// start with a dot and that is not a subfolder, sorted by name (other
+    /// files and subfolders are not read; a link named `*.json` is refused,
+    /// as links are never followed). Relative paths are taken from `base`. Every definition is
     /// validated and the fleet checked as a whole; every error is returned,
     /// and a fleet only when there is none.
     public static func load(_ paths: [String], from base: URL) -> Result<Fleet, Errors> {
@@ -69,8 +70,11 @@ public struct Fleet: Sendable {
                 errors.append(DefinitionError(file: path, message: "cannot be listed (\(errorWords(error)))"))
                 continue
             }
-            let definitions = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
-                .sorted(by: utf8Precedes)
+            // Subfolders are skipped whatever their name; a link or special
+            // file named *.json is kept, so loading it refuses it by name.
+            let definitions = names.filter {
+                $0.hasSuffix(".json") && !$0.hasPrefix(".") && FileKind(path: url.appendingPathComponent($0).path) != .directory
+            }.sorted(by: utf8Precedes)
             if definitions.isEmpty {
                 errors.append(DefinitionError(file: path, message: "holds no pipeline definition (no *.json file directly in it)"))
             }

@@ -93,7 +93,7 @@ public struct HTMLReport {
         }
         if !report.exports.isEmpty {
             let written = report.exports.filter { $0.failure == nil }
-            let failures = report.exports.compactMap(\.failure).map { "<p class=\"failed\">⚠ \(html(s.exportFailed($0)))</p>" }
+            let failures = report.exportFailures.map { "<p class=\"failed\">⚠ \(html(s.exportFailed($0)))</p>" }
             if written.isEmpty {
                 out.append("<section><h2>\(html(s.exportsHeading))</h2>\(failures.joined())</section>")
             } else {

@@ -64,7 +64,7 @@ public struct MarkdownReport {
         }
         if !report.exports.isEmpty {
             out += ["## \(s.exportsHeading)", ""]
-            for failure in report.exports.compactMap(\.failure) { out += ["> ⚠ \(escape(s.exportFailed(failure)))", ""] }
+            for failure in report.exportFailures { out += ["> ⚠ \(escape(s.exportFailed(failure)))", ""] }
             let written = report.exports.filter { $0.failure == nil }
             if !written.isEmpty {
                 out += ["| \(s.fileColumn) | \(s.memosColumn) | \(s.bytesColumn) | SHA-256 |", "| --- | --- | --- | --- |"]

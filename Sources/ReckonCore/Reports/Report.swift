@@ -197,6 +197,15 @@ public struct QuarantineRecord: Sendable, Equatable, Codable {
     }
 }
 
+extension Report {
+    /// Each distinct export failure once (a failed export has one record
+    /// per format asked, all with the same failure).
+    public var exportFailures: [String] {
+        var seen = Set<String>()
+        return exports.compactMap(\.failure).filter { seen.insert($0).inserted }
+    }
+}
+
 /// One export file written by a run.
 public struct ExportRecord: Sendable, Equatable, Codable {
     public var format: ExportFormat

@@ -79,12 +79,9 @@ public struct TextSummary {
         if !report.exports.isEmpty {
             out.append("")
             add("\(s.exportsHeading):")
-            for export in report.exports {
-                if let failure = export.failure {
-                    add("  " + s.exportFailed(failure))
-                } else {
-                    add("  \(report.shownPath(export, from: currentFolder))  \(s.exportSize(export.memos, export.bytes))")
-                }
+            for failure in report.exportFailures { add("  " + s.exportFailed(failure)) }
+            for export in report.exports where export.failure == nil {
+                add("  \(report.shownPath(export, from: currentFolder))  \(s.exportSize(export.memos, export.bytes))")
             }
             for problem in report.exports.first?.missing ?? [] {
                 add("  \(s.notExported): " + (problem.path.isEmpty ? "" : "\(problem.path): ") + s.reason(problem))

@@ -13,8 +13,9 @@ extension Pipeline {
             var exported = Exported(reconciliation: reconciliation, exports: [])
             guard let spec = loaded.definition.export, writeFiles else { return exported }
             let side = loaded.side(spec.from)
+            // One record per format asked, each with the one failure.
             func fail(_ reason: String) -> Exported {
-                exported.exports = [ExportRecord(format: spec.formats[0], path: "", memos: 0, bytes: 0, failure: reason, folder: spec.dir)]
+                exported.exports = spec.formats.map { ExportRecord(format: $0, path: "", memos: 0, bytes: 0, failure: reason, folder: spec.dir) }
                 return exported
             }
             guard side.status != .failed else { return fail("\(side.spec.label) could not be read, so nothing was exported") }
@@ -48,10 +49,21 @@ extension Pipeline {
             } catch {
                 if let staging { try? ExportFolder.removeTree(staging.path) }
                 index?.discard()
-                return fail(shownUnder(errorWords(error), dir: spec.dir, as: spec.path))
+                return fail(exportFailure(error, dir: spec.dir, as: spec.path))
             }
         }
     }
+}
+
+/// Why an export into `dir` failed, with `dir` spelled as the user gave it
+/// (`path`). A failure inside the pid-named staging folder is told as one
+/// of `dir` itself ("cannot write the export into out/export: No space left
+/// on device"), so the same input gives the same words.
+func exportFailure(_ error: any Error, dir: URL, as path: String) -> String {
+    if let reason = ExportFolder.stagingFailure(error) {
+        return "cannot write the export into \(path.hasSuffix("/") ? String(path.dropLast()) : path): \(reason)"
+    }
+    return shownUnder(errorWords(error), dir: dir, as: path)
 }
 
 /// A message with the resolved folder `dir` spelled as the user gave it.

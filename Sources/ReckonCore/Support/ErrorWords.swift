@@ -11,13 +11,20 @@ package func errorWords(_ error: any Error) -> String {
     case let read as ReadFailure: return read.message
     default: break
     }
+    guard let (path, reason) = fileErrorParts(error) else { return String(describing: error) }
+    return path.map { "cannot write \($0): \(reason)" } ?? reason
+}
+
+/// The file a write failed on (when the error names one) and why, in
+/// errno's words; nil for an error that is not about a file.
+package func fileErrorParts(_ error: any Error) -> (path: String?, reason: String)? {
+    if let output = error as? OutputError { return (output.path, output.reason) }
     let bridged = error as NSError
-    guard bridged.domain == NSCocoaErrorDomain || bridged.domain == NSPOSIXErrorDomain else { return String(describing: error) }
+    guard bridged.domain == NSCocoaErrorDomain || bridged.domain == NSPOSIXErrorDomain else { return nil }
     let path = bridged.userInfo[NSFilePathErrorKey] as? String ?? (bridged.userInfo[NSURLErrorKey] as? URL)?.path
     var code = bridged.domain == NSPOSIXErrorDomain ? Int32(bridged.code) : nil
     if let underlying = bridged.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
         code = Int32(underlying.code)
     }
-    let reason = code.map { String(cString: strerror($0)) } ?? "the file system refused"
-    return path.map { "cannot write \($0): \(reason)" } ?? reason
+    return (path, code.map { String(cString: strerror($0)) } ?? "the file system refused")
 }

@@ -16,7 +16,8 @@ package final class RunLock {
 
     private let fd: Int32
     package let url: URL
-    /// The process id left in the file by a run that died holding it.
+    /// The process id left in the file by a run that died holding it (a
+    /// process with that id may be running now: its id was reused).
     package let staleHolder: String?
 
     /// Takes the lock or throws `Busy` naming the process that holds it.
