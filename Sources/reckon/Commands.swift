@@ -346,17 +346,9 @@ enum Commands {
             return summary.missing.isEmpty && !side.hasTrouble ? .done : .trouble
         } catch {
             cleanUp()
-            console.err("Error: \(exportFailure(error, out: out, as: outPath))\n")
+            console.err("Error: \(exportFailure(error, dir: out, as: outPath))\n")
             return .trouble
         }
-    }
-
-    /// Why `reckon export` failed, about `--out` as the user gave it
-    /// (`shown`): a file in the hidden staging folder beside it is not named.
-    static func exportFailure(_ error: any Error, out: URL, as shown: String) -> String {
-        if let reason = ExportFolder.stagingFailure(error) { return "cannot write the export into \(shown): \(reason)" }
-        if let (file, reason) = fileErrorParts(error), file == out.path { return "cannot write \(shown): \(reason)" }
-        return errorWords(error)
     }
 
     static func runCounts(_ arguments: ParsedArguments, console: Console) -> ExitCode {

@@ -55,11 +55,11 @@ extension Pipeline {
     }
 }
 
-/// Why an export into `dir` failed, with `dir` spelled as the user gave it
-/// (`path`). A failure inside the pid-named staging folder is told as one
+/// Why an export into `dir` (a pipeline's, or `reckon export --out`) failed,
+/// with `dir` spelled as the user gave it (`path`). A failure inside the pid-named staging folder is told as one
 /// of `dir` itself ("cannot write the export into out/export: No space left
 /// on device"), so the same input gives the same words.
-func exportFailure(_ error: any Error, dir: URL, as path: String) -> String {
+package func exportFailure(_ error: any Error, dir: URL, as path: String) -> String {
     if let reason = ExportFolder.stagingFailure(error) {
         return "cannot write the export into \(path.hasSuffix("/") ? String(path.dropLast()) : path): \(reason)"
     }
