@@ -515,11 +515,7 @@ public struct Exporter {
     /// Makes an exported file read-only (0444), so that a hard link to it
     /// from a later run can never make this run editable through that one.
     static func makeReadOnly(_ url: URL) throws(OutputError) {
-        try makeReadOnly(url.path)
-    }
-
-    static func makeReadOnly(_ path: String) throws(OutputError) {
-        guard chmod(path, 0o444) == 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
+        guard chmod(url.path, 0o444) == 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
     }
 
     /// A regular file's size and SHA-256, read once; a link is not followed.
