@@ -205,13 +205,7 @@ package enum MarkdownIndex {
         }
 
         private func flush() throws(OutputError) {
-            var done = 0
-            while done < buffer.count {
-                let count = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
-                if count < 0 && errno == EINTR { continue }
-                guard count >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
-                done += count
-            }
+            guard buffer.withUnsafeBytes({ writeAll(fd, $0) }) else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
             buffer.removeAll(keepingCapacity: true)
         }
 

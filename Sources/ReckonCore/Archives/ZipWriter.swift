@@ -51,17 +51,12 @@ package final class ZipWriter {
         try check(archive_write_set_bytes_in_last_block(archive, 1))
         try check(archive_write_open(archive, Unmanaged.passUnretained(sink).toOpaque(), nil, { _, context, buffer, length in
             let sink = Unmanaged<Sink>.fromOpaque(context!).takeUnretainedValue()
-            var done = 0
-            while done < length {
-                let count = Glibc.write(sink.fd, buffer! + done, length - done)
-                if count < 0 && errno == EINTR { continue }
-                guard count >= 0 else {
-                    sink.failure = errno
-                    return -1
-                }
-                done += count
+            let bytes = UnsafeRawBufferPointer(start: buffer, count: length)
+            guard writeAll(sink.fd, bytes) else {
+                sink.failure = errno
+                return -1
             }
-            sink.hasher.update(UnsafeRawBufferPointer(start: buffer, count: length))
+            sink.hasher.update(bytes)
             sink.size += length
             return length
         }, nil))

@@ -20,18 +20,7 @@ package enum AtomicFile {
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw OutputError(path: url.path, reason: lastError()) }
         var failure: String?
-        data.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let count = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    failure = lastError()
-                    return
-                }
-                done += count
-            }
-        }
+        if !data.withUnsafeBytes({ writeAll(fd, $0) }) { failure = lastError() }
         if failure == nil, fsync(fd) != 0 { failure = lastError() }
         close(fd)
         if failure == nil, rename(temporary.path, url.path) != 0 { failure = lastError() }

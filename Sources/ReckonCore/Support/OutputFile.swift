@@ -43,13 +43,7 @@ package final class OutputFile {
         if fd < 0 && errno == EEXIST { return nil }
         guard fd >= 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
         defer { close(fd) }
-        var done = 0
-        while done < data.count {
-            let count = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
-            done += count
-        }
+        guard data.withUnsafeBytes({ writeAll(fd, $0) }) else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
         // Whatever the umask took away: exactly read-only for everyone.
         var info = stat()
         guard fchmod(fd, 0o444) == 0, fstat(fd, &info) == 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
@@ -68,15 +62,7 @@ package final class OutputFile {
     }
 
     private func flush() throws(OutputError) {
-        var done = 0
-        while done < buffer.count {
-            let count = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw OutputError(path: url.path, reason: AtomicFile.lastError())
-            }
-            done += count
-        }
+        guard buffer.withUnsafeBytes({ writeAll(fd, $0) }) else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
         buffer.removeAll(keepingCapacity: true)
     }
 

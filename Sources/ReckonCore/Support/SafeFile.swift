@@ -136,6 +136,21 @@ package func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, 
     try readWhole(fd, size: Int(size), into: &data)
 }
 
+/// Writes all of `bytes` to `fd`, again after a signal cut a write short;
+/// false, with `errno` telling why, when a write fails.
+package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    var done = 0
+    while done < bytes.count {
+        let count = write(fd, bytes.baseAddress! + done, bytes.count - done)
+        if count < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        done += count
+    }
+    return true
+}
+
 /// Reads the `size` bytes an open file holds into `data` (fewer when it
 /// ends first).
 package func readWhole(_ fd: Int32, size: Int, into data: inout Data) throws(ReadFailure) {
