@@ -296,7 +296,22 @@ import Testing
         source.write("memos/\(idA).json", memo(idA, title: "京都旅行"))
         source.write("memos/\(idD).json", memo(idD, title: "Old", modified: "1970-01-02T00:00:00Z"))
         for twin in twins { source.write("memos/\(twin).json", memo(twin, title: "Same")) }
-        // The previous run, published as a run folder with its index.
+        let runs = try publishPreviousRun()
+        // The first twin is gone, so the second takes its short name and is rendered, not reused under its long one.
+        source.index([entry(idA), entry(idD, modified: "1970-01-02T00:00:00Z")] + twins.dropFirst().map { entry($0) })
+        let (full, _, _) = try exportAll()
+
+        let (copied, _) = try exportReusing(runs, byLink: false)
+        for path in try sameFiles(copied, full) {
+            let attributes = try FileManager.default.attributesOfItem(atPath: copied.appendingPathComponent(path).path)
+            #expect(attributes[.referenceCount] as? Int == 1, "\(path) is copied, not linked")
+            #expect(attributes[.posixPermissions] as? Int == 0o444, "\(path) is read-only")
+        }
+    }
+
+    /// Exports the source as a pipeline's run does, into a run folder with
+    /// its index beside it and `latest` pointing at it; gives the runs' folder.
+    func publishPreviousRun() throws -> URL {
         let runs = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-runs-\(UUID().uuidString)")
         let previous = runs.appendingPathComponent("20260101T000000Z")
         try FileManager.default.createDirectory(at: previous, withIntermediateDirectories: true)
@@ -305,27 +320,90 @@ import Testing
         _ = try first.export(formats: ExportFormat.allCases, includeArchived: true, into: previous)
         try first.index!.install(in: runs)
         try FileManager.default.createSymbolicLink(atPath: runs.appendingPathComponent("latest").path, withDestinationPath: previous.lastPathComponent)
-        // The first twin is gone, so the second takes its short name and is rendered, not reused under its long one.
-        source.index([entry(idA), entry(idD, modified: "1970-01-02T00:00:00Z")] + twins.dropFirst().map { entry($0) })
-        let (full, _, _) = try exportAll()
+        return runs
+    }
 
+    /// Exports the source reusing the run `latest` points at in `runs`, a
+    /// few memos at a time; gives the staging folder and the summary.
+    func exportReusing(_ runs: URL, byLink: Bool) throws -> (URL, ExportSummary) {
         var exporter = Exporter(store: MemoFolder(source.spec()))
-        let previousIndex = try #require(MarkdownIndex.previous(in: runs))
-        exporter.previous = previousIndex
-        exporter.linksReusedFiles = false
+        let previous = try #require(MarkdownIndex.previous(in: runs))
+        exporter.previous = previous
+        exporter.linksReusedFiles = byLink
         exporter.batchSize = 5
         exporter.chunkSize = 2
-        let copied = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: copied, withIntermediateDirectories: true)
-        _ = try exporter.export(formats: ExportFormat.allCases, includeArchived: true, into: copied)
-        let paths = try FileManager.default.subpathsOfDirectory(atPath: full.path).filter { $0 != "markdown" }.sorted()
-        #expect(try FileManager.default.subpathsOfDirectory(atPath: copied.path).filter { $0 != "markdown" }.sorted() == paths)
+        let staging = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        return (staging, try exporter.export(formats: ExportFormat.allCases, includeArchived: true, into: staging).1!)
+    }
+
+    /// Expects two export folders to hold the same files with the same
+    /// bytes; gives their paths (folders left out).
+    func sameFiles(_ folder: URL, _ expected: URL) throws -> [String] {
+        let paths = try FileManager.default.subpathsOfDirectory(atPath: expected.path).filter { $0 != "markdown" }.sorted()
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0 != "markdown" }.sorted() == paths)
         for path in paths {
-            #expect(try Data(contentsOf: copied.appendingPathComponent(path)) == Data(contentsOf: full.appendingPathComponent(path)), "\(path)")
-            let attributes = try FileManager.default.attributesOfItem(atPath: copied.appendingPathComponent(path).path)
-            #expect(attributes[.referenceCount] as? Int == 1, "\(path) is copied, not linked")
-            #expect(attributes[.posixPermissions] as? Int == 0o444, "\(path) is read-only")
+            #expect(try Data(contentsOf: folder.appendingPathComponent(path)) == Data(contentsOf: expected.appendingPathComponent(path)), "\(path)")
         }
+        return paths
+    }
+
+    /// A memo whose file is the one the previous run read (its inode, size
+    /// and times) is taken whole from that run, unread; any sign of a
+    /// change, in the file or in what the previous run holds, has it read
+    /// again. Either way the export is the bytes a full export writes.
+    @Test(arguments: ["nothing", "a memo file rewritten in place, its size and times put back", "the previous memos.json damaged at one memo",
+                      "the previous Markdown file of one memo changed", "one memo's short name taken by a new memo before it"])
+    func unchangedMemoFilesAreTakenWholeFromThePreviousRunUnread(_ change: String) throws {
+        let ids = (0..<12).map { String(format: "ABCDEF%02X-0000-4000-8000-%012X", $0 == 5 ? 1 : $0 + 16, $0) }
+        var entries = ids.map { entry($0) }
+        source.index(entries)
+        for (n, id) in ids.enumerated() { source.write("memos/\(id).json", memo(id, title: "Memo \(n)", body: "Body \(n)")) }
+        // A file changed less than a second ago proves nothing, so the first run would read them all.
+        Thread.sleep(forTimeInterval: 1.1)
+        let runs = try publishPreviousRun()
+        let previous = runs.appendingPathComponent("20260101T000000Z")
+        let fifth = ids[5].lowercased()
+        /// Flips the last byte of `text` in a file of the previous run, made writable for it.
+        func damage(_ url: URL, at text: String) throws {
+            var bytes = try Data(contentsOf: url)
+            let at = try #require(bytes.firstRange(of: Data(text.utf8))).upperBound - 1
+            bytes[at] ^= 0x01
+            chmod(url.path, 0o644)
+            try bytes.write(to: url)
+        }
+        switch change {
+        case "a memo file rewritten in place, its size and times put back":
+            let url = source.url.appendingPathComponent("memos/\(ids[5]).json")
+            var before = stat()
+            lstat(url.path, &before)
+            let handle = try FileHandle(forWritingTo: url)
+            try handle.write(contentsOf: Data(memo(ids[5], title: "Memo X", body: "Body 5").utf8))
+            try handle.close()
+            var times = [before.st_atim, before.st_mtim]
+            utimensat(AT_FDCWD, url.path, &times, 0)
+            var after = stat()
+            lstat(url.path, &after)
+            #expect(after.st_ino == before.st_ino && after.st_size == before.st_size && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec)
+        case "the previous memos.json damaged at one memo":
+            try damage(previous.appendingPathComponent("memos.json"), at: "\"Body 5\"")
+        case "the previous Markdown file of one memo changed":
+            let name = try #require(try FileManager.default.contentsOfDirectory(atPath: previous.appendingPathComponent("markdown").path)
+                .first { $0.hasSuffix("-memo-5-\(fifth.prefix(8)).md") })
+            try damage(previous.appendingPathComponent("markdown/\(name)"), at: "Body 5")
+        case "one memo's short name taken by a new memo before it":
+            let earlier = "ABCDEF01-0000-4000-8000-000000000000"
+            entries.append(entry(earlier))
+            source.index(entries)
+            source.write("memos/\(earlier).json", memo(earlier, title: "Memo 5"))
+        default: break
+        }
+        // Nothing is read for having changed within the last second.
+        Thread.sleep(forTimeInterval: 1.1)
+        let (full, _, _) = try exportAll()
+        let (incremental, summary) = try exportReusing(runs, byLink: true)
+        #expect(summary.reusedMemos == ids.count - (change == "nothing" ? 0 : 1))
+        _ = try sameFiles(incremental, full)
     }
 }
 
@@ -454,10 +532,10 @@ import Testing
         #expect(MarkdownExport.yamlQuoted("x\u{85}\"\n") == #""x\u0085\"\n""#)
     }
 
-    /// A Markdown index damaged anywhere (each byte of its records flipped
-    /// in turn) is read record by record to its end without stopping the
-    /// program; only records whose fields fill them exactly are used.
-    @Test func aDamagedMarkdownIndexIsReadWithoutStoppingAndNeverGivesAStrangeRecord() throws {
+    /// A Markdown index damaged anywhere (each of its bytes flipped in
+    /// turn, three ways) or cut short is not used at all, and reading it
+    /// never stops the program: its header seals its records by their SHA-256.
+    @Test func aDamagedMarkdownIndexIsNeverUsed() throws {
         let runs = TempFolder().url
         let run = runs.appendingPathComponent(ExportFolder.runName(Timestamp(seconds: 1_780_000_000)))
         try FileManager.default.createDirectory(at: run.appendingPathComponent(Exporter.markdownName), withIntermediateDirectories: true)
@@ -468,8 +546,10 @@ import Testing
             let id = MemoID(String(format: "%08X-0000-4000-8000-000000000000", n))!
             let fingerprint = [UInt8(n)].withUnsafeBytes { SHA256.digest(of: $0) }
             let digest = [UInt8(n), 1].withUnsafeBytes { SHA256.digest(of: $0) }
+            let source = n == 2 ? nil : FileIdentity(device: 3, inode: UInt64(n) * 7, size: n * 100, modified: Int64(n) << 31, changed: Int64(n) << 32)
             return MarkdownIndex.Entry(createdAt: created, id: id, fingerprint: fingerprint, path: "markdown/memo-\(n).md", digest: digest,
-                                       inode: UInt64(n) * 1_000_003)
+                                       inode: UInt64(n) * 1_000_003, modified: Timestamp(seconds: Int64(n) * 60), archived: n == 0,
+                                       json: (n * 300)..<(n * 300 + 250), source: source)
         }
         let entries = [entry(1), entry(0), entry(2)]
         let writer = try MarkdownIndex.Writer(url: runs.appendingPathComponent("index.tmp"))
@@ -482,21 +562,18 @@ import Testing
             guard let previous = MarkdownIndex.previous(in: runs) else { return [] }
             return entries.compactMap { previous.entry(createdAt: $0.createdAt, id: $0.id) }
         }
-        #expect(read() == entries)
-        for position in MarkdownIndex.headerSize..<whole.count {
+        #expect(read() == entries, "every field read back as written")
+        for position in 0..<whole.count {
             for flip: UInt8 in [0x01, 0x80, 0xFF] {
                 var damaged = whole
                 damaged[position] ^= flip
                 try damaged.write(to: index)
-                // Every record read is one of those written, or one whose damage kept its length and shape.
-                let found = read()
-                #expect(found.count <= entries.count, "byte \(position) ^ \(flip)")
+                #expect(read() == [], "byte \(position) ^ \(flip)")
             }
         }
         for length in [MarkdownIndex.headerSize, MarkdownIndex.headerSize + 3, whole.count - 1] {
             try whole.prefix(length).write(to: index)
-            // Cut inside the last record: the two before it are whole.
-            #expect(read() == (length == whole.count - 1 ? Array(entries.dropLast()) : []), "cut at \(length)")
+            #expect(read() == [], "cut at \(length)")
         }
     }
 }

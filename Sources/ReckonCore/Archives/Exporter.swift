@@ -80,6 +80,9 @@ public struct ExportSummary: Sendable, Equatable {
     public var markdownBytes: Int
     /// `memos.zip`'s size and SHA-256, when it was asked for.
     public var zip: ExportManifest.File?
+    /// How many memos were taken whole from the previous run, unread,
+    /// because their files are the ones that run read.
+    public var reusedMemos = 0
 }
 
 /// Writes one side's memos as `memos.json`, `markdown/` and `memos.zip` into a
@@ -110,12 +113,16 @@ public struct Exporter {
     public static let manifestName = "manifest.json"
 
     /// A memo to export, how its file's name spells its id and when it was
-    /// last modified, in export order.
+    /// last modified, in export order; with its file's identity, and whether
+    /// that file is the one the previous run read.
     struct Planned: Spillable {
         var createdAt: Timestamp?
         var id: MemoID
         var spelledAs: IDSpelling
         var modified: Timestamp
+        var source: FileIdentity?
+        /// Whether the memo is taken whole from the previous run, unread.
+        var unchanged: Bool
 
         static func < (a: Planned, b: Planned) -> Bool { JSONExport.precedes(created: a.createdAt, a.id, created: b.createdAt, b.id) }
 
@@ -124,17 +131,22 @@ public struct Exporter {
             record.add(id)
             spelledAs.write(to: &record)
             record.add(modified)
+            record.add(source)
+            record.add(unchanged)
         }
 
-        init(createdAt: Timestamp?, id: MemoID, spelledAs: IDSpelling, modified: Timestamp) {
+        init(createdAt: Timestamp?, id: MemoID, spelledAs: IDSpelling, modified: Timestamp, source: FileIdentity?, unchanged: Bool) {
             self.createdAt = createdAt
             self.id = id
             self.spelledAs = spelledAs
             self.modified = modified
+            self.source = source
+            self.unchanged = unchanged
         }
 
         init(from reader: inout RecordReader) {
-            self.init(createdAt: reader.timestamp(), id: reader.id(), spelledAs: IDSpelling(from: &reader), modified: reader.timestamp()!)
+            self.init(createdAt: reader.timestamp(), id: reader.id(), spelledAs: IDSpelling(from: &reader), modified: reader.timestamp()!,
+                      source: reader.identity(), unchanged: reader.flag())
         }
     }
 
@@ -143,9 +155,15 @@ public struct Exporter {
     var batchSize = 1024
     var chunkSize = 64
 
-    /// A memo as it goes into `memos.json` and `markdown/`, rendered on any core.
+    /// A memo as it goes into `memos.json` and `markdown/`, rendered on any
+    /// core, or taken whole from the previous run.
     struct Rendered: Sendable {
-        var memo: Memo
+        var id: MemoID
+        var createdAt: Timestamp?
+        var modified: Timestamp
+        var archived: Bool
+        /// The memo as read; nil when it was taken from the previous run unread.
+        var memo: Memo?
         var json: Data
         /// The SHA-256 of `json`, which holds everything the Markdown file is
         /// made from: an unchanged fingerprint means an unchanged file. Nil
@@ -157,6 +175,10 @@ public struct Exporter {
         var withMarkdown: Bool
 
         init(_ memo: Memo, markdown withMarkdown: Bool, fingerprinted: Bool) {
+            id = memo.id
+            createdAt = memo.createdAt
+            modified = memo.modifiedAt
+            archived = memo.archivedAt != nil
             self.memo = memo
             json = JSONExport.entry(of: memo)
             fingerprint = fingerprinted ? json.withUnsafeBytes { SHA256.digest(of: $0) } : nil
@@ -165,6 +187,25 @@ public struct Exporter {
             longName = "\(Exporter.markdownName)/\(names.long)"
             self.withMarkdown = withMarkdown
         }
+
+        /// A memo the previous run holds whole: its record there, and its
+        /// entry in that run's `memos.json`, checked against the record.
+        init(taking entry: MarkdownIndex.Entry, json: Data, names: (short: String, long: String), markdown withMarkdown: Bool) {
+            id = entry.id
+            createdAt = entry.createdAt
+            modified = entry.modified
+            archived = entry.archived
+            memo = nil
+            self.json = json
+            fingerprint = entry.fingerprint
+            shortName = names.short
+            longName = names.long
+            self.withMarkdown = withMarkdown
+        }
+
+        /// Thrown for a memo taken unread whose previous Markdown file
+        /// cannot be reused: it must be read to be rendered.
+        struct NeedsReading: Error {}
 
         /// Writes the Markdown file under the short name when allowed and
         /// free, else under the long one: the previous run's file when
@@ -178,6 +219,7 @@ public struct Exporter {
                let reused = try reuse(previous.entry, from: previous.markdown, into: staging, mayTakeShortName: mayTakeShortName, byLink: byLink) {
                 return reused
             }
+            guard let memo else { throw NeedsReading() }
             let data = Data(MarkdownExport.render(memo).utf8)
             var path = shortName
             var created = mayTakeShortName ? try OutputFile.writeReadOnly(data, toNew: staging + "/" + path) : nil
@@ -186,7 +228,7 @@ public struct Exporter {
                 created = try OutputFile.writeReadOnly(data, toNew: staging + "/" + path)
                 guard created != nil else { throw OutputError(path: staging + "/" + path, reason: "something already stands there") }
             }
-            return MarkdownFile(written: Written(path: path, size: data.count, digest: created!.digest, modified: memo.modifiedAt),
+            return MarkdownFile(written: Written(path: path, size: data.count, digest: created!.digest, modified: modified),
                                 inode: created!.inode, data: data)
         }
 
@@ -219,14 +261,14 @@ public struct Exporter {
                         unlink(target)
                         return nil
                     }
-                    return MarkdownFile(written: Written(path: entry.path, size: data.count, digest: entry.digest, modified: memo.modifiedAt),
+                    return MarkdownFile(written: Written(path: entry.path, size: data.count, digest: entry.digest, modified: modified),
                                         inode: entry.inode, data: data)
                 }
                 // The name taken: rendered. Another file system, or one without links: copied.
                 guard errno != EEXIST else { return nil }
             }
             guard let created = try OutputFile.writeReadOnly(data, toNew: target) else { return nil }
-            return MarkdownFile(written: Written(path: entry.path, size: data.count, digest: created.digest, modified: memo.modifiedAt),
+            return MarkdownFile(written: Written(path: entry.path, size: data.count, digest: created.digest, modified: modified),
                                 inode: created.inode, data: data)
         }
     }
@@ -336,14 +378,40 @@ public struct Exporter {
             }
         }
         var batch: [(MemoID, IDSpelling)] = []
+        // With an index read or written, each memo file's identity is noted:
+        // a memo whose file is the one the previous run read is taken whole
+        // from that run, unread.
+        let fingerprinted = previous != nil || index != nil
+        let previousByID = try previous?.byID(scratch: staging, runLength: sortRunLength)
+        var nextByID = try previousByID?.next()
+        /// The previous run's record of `id`; ids must be asked for in order.
+        func previousRecord(of id: MemoID) throws -> MarkdownIndex.Entry? {
+            while let record = nextByID, record.entry.id < id { nextByID = try previousByID!.next() }
+            return nextByID.flatMap { $0.entry.id == id ? $0.entry : nil }
+        }
+        var reusedMemos = 0
 
         // Pass 1: which memos, in which order (creation time, then id).
         let planned = SpillSort<Planned>(scratch: staging, runLength: sortRunLength)
         func plan() throws {
-            let memos = read(batch, as: .summary) { $0 }
+            let identities = fingerprinted ? store.fileIdentities(batch) : batch.map { _ in nil }
+            var unread: [(MemoID, IDSpelling)] = []
+            var sources: [MemoID: FileIdentity] = [:]
+            for (memo, identity) in zip(batch, identities) {
+                guard let identity, let record = try previousRecord(of: memo.0), record.source == identity, !record.json.isEmpty else {
+                    unread.append(memo)
+                    sources[memo.0] = identity
+                    continue
+                }
+                guard includeArchived || !record.archived else { continue }
+                try planned.append(Planned(createdAt: record.createdAt, id: memo.0, spelledAs: memo.1, modified: record.modified,
+                                           source: identity, unchanged: true))
+            }
             batch.removeAll(keepingCapacity: true)
-            for ((id, spelledAs), memo) in memos where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
-                try planned.append(Planned(createdAt: memo.createdAt, id: id, spelledAs: spelledAs, modified: memo.modifiedAt))
+            for ((id, spelledAs), memo) in read(unread, as: .summary, then: { $0 })
+            where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
+                try planned.append(Planned(createdAt: memo.createdAt, id: id, spelledAs: spelledAs, modified: memo.modifiedAt,
+                                           source: sources[id], unchanged: false))
             }
         }
         let problems = try listMemos { id, entry, file in
@@ -367,8 +435,9 @@ public struct Exporter {
         }
         let source = ExportManifest.Source(name: spec.name, label: spec.label, path: spec.path)
 
-        // Pass 2: read each memo again and write it everywhere, then let it
-        // go; memos are read and rendered, and Markdown files written, on every core.
+        // Pass 2: read each memo again (or take it from the previous run)
+        // and write it everywhere, then let it go; memos are read and
+        // rendered, and Markdown files written, on every core.
         let json = withJSON ? try OutputFile(staging.appendingPathComponent(Self.jsonName)) : nil
         let markdownFolder = staging.appendingPathComponent(Self.markdownName)
         if withMarkdown { try AtomicFile.makeFolder(markdownFolder) }
@@ -387,39 +456,77 @@ public struct Exporter {
         var counts = MemoCounts()
         let order = try planned.sorted()
         var position = 0
+        var plans: [Planned] = []
         // The previous run's records of this batch's memos, read alongside them in export order.
         var reusable: [MemoID: MarkdownIndex.Entry] = [:]
         let previousMarkdown = previous?.markdown
         let byLink = linksReusedFiles
-        let fingerprinted = previous != nil || index != nil
         let stagingPath = staging.path
+        /// Reads `memos` and renders each.
+        func readAndRender(_ memos: [(MemoID, IDSpelling)]) -> [MemoID: Rendered] {
+            Dictionary(uniqueKeysWithValues: read(memos, as: .memo, then: { Rendered($0, markdown: withMarkdown, fingerprinted: fingerprinted) })
+                .map { ($0.0.0, $0.1) })
+        }
         func export() throws {
-            let memos = read(batch, as: .memo, then: { Rendered($0, markdown: withMarkdown, fingerprinted: fingerprinted) }).map(\.1)
-            batch.removeAll(keepingCapacity: true)
+            // The unchanged memos the previous run holds whole, taken from it; the rest read.
+            var taken: [MemoID: Rendered] = [:]
+            for plan in plans where plan.unchanged {
+                if let entry = reusable[plan.id], let names = entry.names, let json = previous!.jsonEntry(entry) {
+                    taken[plan.id] = Rendered(taking: entry, json: json, names: names, markdown: withMarkdown)
+                }
+            }
+            let fresh = readAndRender(plans.filter { taken[$0.id] == nil }.map { ($0.id, $0.spelledAs) })
+            var memos = plans.compactMap { plan in taken[plan.id].map { (plan, $0) } ?? fresh[plan.id].map { (plan, $0) } }
+            plans.removeAll(keepingCapacity: true)
             // The short name unless an earlier memo took it: an earlier
             // batch's file is found when the name is created, this batch's here.
             var shortNames = Set<String>()
-            let named = memos.map { memo in
-                (memo, shortNames.insert(memo.shortName).inserted, previousMarkdown.flatMap { folder in reusable[memo.memo.id].map { (folder, $0) } })
+            let named = memos.map { _, memo in
+                (memo, shortNames.insert(memo.shortName).inserted, previousMarkdown.flatMap { folder in reusable[memo.id].map { (folder, $0) } })
             }
             reusable.removeAll(keepingCapacity: true)
-            let files = try mapOnEveryCore(named, chunkSize: chunkSize) { chunk in
-                chunk.map { memo, mayTakeShortName, previous in
-                    Result { try memo.writeMarkdown(into: stagingPath, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink) }
+            /// Writes each memo's Markdown file on every core.
+            func writeMarkdown(_ named: [(Rendered, Bool, (OpenFolder, MarkdownIndex.Entry)?)]) -> [Result<MarkdownFile?, any Error>] {
+                Array(mapOnEveryCore(named, chunkSize: chunkSize) { chunk in
+                    chunk.map { memo, mayTakeShortName, previous in
+                        Result { try memo.writeMarkdown(into: stagingPath, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink) }
+                    }
+                }.joined())
+            }
+            var outcomes = writeMarkdown(named)
+            // A memo taken unread whose previous file cannot be reused is read and rendered after all.
+            let unreusable = outcomes.indices.filter { if case .failure(let error) = outcomes[$0] { error is Rendered.NeedsReading } else { false } }
+            if !unreusable.isEmpty {
+                let reread = readAndRender(unreusable.map { (memos[$0].0.id, memos[$0].0.spelledAs) })
+                let retried = writeMarkdown(unreusable.compactMap { at in reread[memos[at].1.id].map { ($0, named[at].1, nil) } })
+                var next = retried.makeIterator()
+                for at in unreusable {
+                    if let memo = reread[memos[at].1.id] {
+                        memos[at].1 = memo
+                        outcomes[at] = next.next()!
+                    }
                 }
-            }.joined().map { try $0.get() }
+            }
+            let kept = zip(memos, outcomes).filter { if case .failure(let error) = $0.1 { !(error is Rendered.NeedsReading) } else { true } }
+            let files = try kept.map { try $0.1.get() }
             try zipWriter?.add(files.compactMap { file in file.map { .init(name: $0.written.path, modified: $0.written.modified, data: $0.data) } })
-            for (memo, markdown) in zip(memos, files) {
+            for ((plan, memo), markdown) in zip(kept.map(\.0), files) {
+                var entryRange = 0..<0
                 if let json {
                     writer.written(memo.json)
-                    try json.write(writer.take())
+                    let bytes = writer.take()
+                    let start = json.size + bytes.count - memo.json.count
+                    entryRange = start..<start + memo.json.count
+                    try json.write(bytes)
                 }
-                if memo.memo.archivedAt != nil { counts.archived += 1 } else { counts.active += 1 }
+                if memo.archived { counts.archived += 1 } else { counts.active += 1 }
+                if memo.memo == nil { reusedMemos += 1 }
                 if let markdown {
                     let file = markdown.written
                     try written.append(file)
-                    try index?.append(.init(createdAt: memo.memo.createdAt, id: memo.memo.id, fingerprint: memo.fingerprint!,
-                                            path: file.path, digest: file.digest, inode: markdown.inode))
+                    try index?.append(.init(createdAt: memo.createdAt, id: memo.id, fingerprint: memo.fingerprint!, path: file.path,
+                                            digest: file.digest, inode: markdown.inode, modified: memo.modified, archived: memo.archived,
+                                            json: entryRange, source: plan.source))
                     markdownBytes += file.size
                 }
             }
@@ -430,11 +537,11 @@ public struct Exporter {
                                      reason: "the id is held twice (\(problem.message)), and reckon does not pick one"))
                 continue
             }
-            batch.append((plan.id, plan.spelledAs))
+            plans.append(plan)
             if let entry = previous?.entry(createdAt: plan.createdAt, id: plan.id) { reusable[plan.id] = entry }
-            if batch.count == batchSize {
+            if plans.count == batchSize {
                 progress(position, plannedCount)
-                position += batch.count
+                position += plans.count
                 try export()
             }
         }
@@ -509,7 +616,8 @@ public struct Exporter {
         try index?.finish(manifest: folderManifest.digest)
         TestStop.at("manifest-written")
         return ExportSummary(formats: formats, exportedAt: exportedAt, counts: counts, missing: manifest.missing,
-                             json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? markdownBytes : 0, zip: zipFile?.record)
+                             json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? markdownBytes : 0, zip: zipFile?.record,
+                             reusedMemos: reusedMemos)
     }
 
     /// Makes an exported file read-only (0444), so that a hard link to it

@@ -2,6 +2,11 @@ import Foundation
 
 /// How a memo appears in `memos.json`, and the order memos are exported in.
 public enum JSONExport {
+    /// The version of how an entry is written, raised whenever the bytes
+    /// written for a memo change, so no later run takes an entry the
+    /// previous run wrote another way.
+    package static let version: UInt64 = 1
+
     /// The memo as it is written in an export: known fields always present
     /// (null when absent), dates in UTC, unknown keys kept.
     public static func value(of memo: Memo) -> JSONValue {

@@ -62,8 +62,12 @@ public enum MarkdownExport {
     /// the id's first 8 letters, the long one (for a memo whose short name an
     /// earlier memo took) in the whole id.
     public static func fileNames(_ memo: Memo) -> (short: String, long: String) {
-        let stem = "\((memo.createdAt ?? memo.modifiedAt).iso8601.prefix(10))-\(slug(memo.title ?? ""))-"
-        return (stem + memo.id.value.prefix(8) + ".md", stem + memo.id.value + ".md")
+        fileNames(stem: "\((memo.createdAt ?? memo.modifiedAt).iso8601.prefix(10))-\(slug(memo.title ?? ""))-", id: memo.id)
+    }
+
+    /// The two names made of a name's first part (`<date>-<slug>-`) and the id.
+    static func fileNames(stem: String, id: MemoID) -> (short: String, long: String) {
+        (stem + id.value.prefix(8) + ".md", stem + id.value + ".md")
     }
 
     static func slug(_ title: String) -> String {

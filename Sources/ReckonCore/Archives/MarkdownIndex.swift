@@ -19,11 +19,14 @@ import Glibc
 package enum MarkdownIndex {
     /// The index's name in the runs' folder.
     package static let fileName = ".reckon-markdown-index"
-    /// The first bytes of an index: its format, version 2.
-    static let magic = Array("reckon-markdown-index 2\n".utf8)
-    static let headerSize = magic.count + 8 + 32
+    /// The first bytes of an index: its format, version 3.
+    static let magic = Array("reckon-markdown-index 3\n".utf8)
+    /// The magic, both renderers' versions, the run's manifest's SHA-256
+    /// and the SHA-256 of every byte after the header.
+    static let headerSize = magic.count + 8 + 8 + 32 + 32
 
-    /// One memo's Markdown file, as the index records it.
+    /// One memo's Markdown file, as the index records it, with what lets
+    /// the next run take the memo whole from this run without reading it.
     package struct Entry: Equatable {
         var createdAt: Timestamp?
         var id: MemoID
@@ -34,6 +37,15 @@ package enum MarkdownIndex {
         /// The file's inode when reckon wrote it (or linked it): a file
         /// replaced by another, even one with the same bytes, is not linked.
         var inode: UInt64
+        /// The memo's modification time and whether it is archived.
+        var modified: Timestamp
+        var archived: Bool
+        /// Where the memo's entry is in the run's `memos.json` (an empty
+        /// range when the run wrote none).
+        var json: Range<Int>
+        /// The identity of the memo file this run read; nil when there was
+        /// none that proves anything.
+        var source: FileIdentity?
 
         func write(to record: inout Record) {
             record.add(createdAt)
@@ -42,26 +54,59 @@ package enum MarkdownIndex {
             record.add(path)
             record.add(digest)
             record.add(inode)
+            record.add(modified)
+            record.add(archived)
+            record.add(json.lowerBound)
+            record.add(json.count)
+            record.add(source)
         }
 
-        init(createdAt: Timestamp?, id: MemoID, fingerprint: SHA256.Digest, path: String, digest: SHA256.Digest, inode: UInt64) {
+        init(createdAt: Timestamp?, id: MemoID, fingerprint: SHA256.Digest, path: String, digest: SHA256.Digest, inode: UInt64,
+             modified: Timestamp, archived: Bool, json: Range<Int>, source: FileIdentity?) {
             self.createdAt = createdAt
             self.id = id
             self.fingerprint = fingerprint
             self.path = path
             self.digest = digest
             self.inode = inode
+            self.modified = modified
+            self.archived = archived
+            self.json = json
+            self.source = source
         }
 
         init(from reader: inout RecordReader) {
-            self.init(createdAt: reader.timestamp(), id: reader.id(), fingerprint: reader.digest(), path: reader.text() ?? "",
-                      digest: reader.digest(), inode: reader.uint64())
+            let createdAt = reader.timestamp(), id = reader.id(), fingerprint = reader.digest(), path = reader.text() ?? ""
+            let digest = reader.digest(), inode = reader.uint64(), modified = reader.timestamp() ?? Timestamp(seconds: 0)
+            let archived = reader.flag(), start = max(0, reader.int()), count = min(max(0, reader.int()), Int.max - start)
+            self.init(createdAt: createdAt, id: id, fingerprint: fingerprint, path: path, digest: digest, inode: inode,
+                      modified: modified, archived: archived, json: start..<start + count, source: reader.identity())
+        }
+
+        /// The memo's two Markdown names (`markdown/…`), made again from the
+        /// recorded one, which is either; nil when it is neither shape.
+        var names: (short: String, long: String)? {
+            let long = id.value + ".md", short = id.value.prefix(8) + ".md"
+            if path.hasSuffix(long) { return MarkdownExport.fileNames(stem: String(path.dropLast(long.count)), id: id) }
+            if path.hasSuffix(short) { return MarkdownExport.fileNames(stem: String(path.dropLast(short.count)), id: id) }
+            return nil
         }
     }
 
+    /// An entry in id order, for finding the memos the listing hands over.
+    struct ByID: Spillable {
+        var entry: Entry
+
+        static func < (a: ByID, b: ByID) -> Bool { a.entry.id < b.entry.id }
+        static func == (a: ByID, b: ByID) -> Bool { a.entry.id == b.entry.id }
+        func write(to record: inout Record) { entry.write(to: &record) }
+        init(entry: Entry) { self.entry = entry }
+        init(from reader: inout RecordReader) { entry = Entry(from: &reader) }
+    }
+
     /// The index of the run `latest` points at in `runs`, when there is one
-    /// that belongs to it and was written by this renderer; nil otherwise,
-    /// and then every Markdown file is rendered.
+    /// that belongs to it and was written by these renderers; nil otherwise,
+    /// and then every memo is read and rendered.
     package static func previous(in runs: URL) -> Previous? {
         let latest = runs.appendingPathComponent(ExportFolder.latestName)
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: latest.path),
@@ -71,41 +116,58 @@ package enum MarkdownIndex {
         guard let run = OpenFolder(folder.path), let markdown = OpenFolder(Exporter.markdownName, in: run) else { return nil }
         let fd = open(runs.appendingPathComponent(fileName).path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        let previous = Previous(folder: folder, markdown: markdown, fd: fd)
-        var header = [UInt8](repeating: 0, count: headerSize)
-        guard previous.read(into: &header), header.starts(with: magic) else { return nil }
+        let json = openat(run.fd, Exporter.jsonName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let previous = Previous(folder: folder, markdown: markdown, fd: fd, json: json)
+        var cursor = previous.records()
+        guard let header = cursor.bytes(headerSize), header.starts(with: magic) else { return nil }
         var reader = RecordReader(header[magic.count...])
-        guard reader.uint64() == MarkdownExport.version,
+        guard reader.uint64() == MarkdownExport.version, reader.uint64() == JSONExport.version,
               let manifest = try? Exporter.sizeAndDigest(of: folder.appendingPathComponent(Exporter.manifestName)),
               reader.digest() == manifest.1 else { return nil }
+        // A damaged index is not used at all.
+        let records = reader.digest()
+        let hasher = SHA256()
+        while let chunk = cursor.bytes(upTo: 1 << 16) { chunk.withUnsafeBytes { hasher.update($0) } }
+        guard hasher.finalize() == records else { return nil }
         return previous
     }
 
-    /// An index being read in export order, alongside the memos of a run.
-    /// Owns its descriptor; not `Sendable`.
+    /// An index being read alongside the memos of a run, with the run's
+    /// `memos.json`. Owns its descriptors; not `Sendable`.
     package final class Previous {
         /// The run folder the index describes.
         package let folder: URL
         /// Its `markdown/`, opened without following a link.
         let markdown: OpenFolder
         private let fd: Int32
-        private var buffer: [UInt8] = []
-        private var at = 0
+        /// Its `memos.json`, opened without following a link (-1 when it has none).
+        let json: Int32
+        /// The records in export order, read as the run asks for them.
+        private var inOrder: Cursor
         private var pending: Entry?
-        private var ended = false
 
-        fileprivate init(folder: URL, markdown: OpenFolder, fd: Int32) {
+        fileprivate init(folder: URL, markdown: OpenFolder, fd: Int32, json: Int32) {
             self.folder = folder
             self.markdown = markdown
             self.fd = fd
+            self.json = json
+            inOrder = Cursor(fd: fd)
+            inOrder.offset = headerSize
         }
 
-        deinit { close(fd) }
+        deinit {
+            close(fd)
+            if json >= 0 { close(json) }
+        }
+
+        /// A reader of the index file from its first byte.
+        fileprivate func records() -> Cursor { Cursor(fd: fd) }
 
         /// The record of the memo `id` created at `createdAt`, when the
         /// index holds one. Memos must be asked for in export order.
         package func entry(createdAt: Timestamp?, id: MemoID) -> Entry? {
-            while let entry = peek() {
+            while let entry = pending ?? inOrder.next() {
+                pending = entry
                 if entry.id == id && entry.createdAt == createdAt { return entry }
                 guard JSONExport.precedes(created: entry.createdAt, entry.id, created: createdAt, id) else { return nil }
                 pending = nil
@@ -113,22 +175,47 @@ package enum MarkdownIndex {
             return nil
         }
 
-        /// The next record, read when needed; nil at the end or at a
-        /// record that cannot be read (the rest is then not used).
-        private func peek() -> Entry? {
-            if let pending { return pending }
-            guard !ended else { return nil }
-            var length = [UInt8](repeating: 0, count: 4)
-            guard read(into: &length) else {
+        /// Every record, sorted by id through `scratch`, to be read
+        /// alongside a listing, which comes in id order.
+        func byID(scratch: URL, runLength: Int) throws(OutputError) -> SortedValues<ByID> {
+            let sort = SpillSort<ByID>(scratch: scratch, runLength: runLength)
+            var cursor = records()
+            cursor.offset = headerSize
+            while let entry = cursor.next() { try sort.append(ByID(entry: entry)) }
+            return try sort.sorted()
+        }
+
+        /// The memo's entry in the run's `memos.json`, when it still holds
+        /// the bytes whose SHA-256 the index recorded as its fingerprint.
+        func jsonEntry(_ entry: Entry) -> Data? {
+            guard json >= 0, !entry.json.isEmpty, entry.json.count < 1 << 30 else { return nil }
+            var data = Data(count: entry.json.count)
+            let read = data.withUnsafeMutableBytes { pread(json, $0.baseAddress!, $0.count, off_t(entry.json.lowerBound)) }
+            guard read == entry.json.count, data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.fingerprint else { return nil }
+            return data
+        }
+    }
+
+    /// Reads the index's records one at a time from `offset` on, each its
+    /// length (4 bytes) and its fields; stops at the end or at a record that
+    /// was not written by this index (the rest is then not used).
+    fileprivate struct Cursor {
+        let fd: Int32
+        var offset = 0
+        private var ended = false
+
+        init(fd: Int32) { self.fd = fd }
+
+        mutating func next() -> Entry? {
+            guard !ended, let length = bytes(4) else {
                 ended = true
                 return nil
             }
             let count = length.reversed().reduce(0) { $0 << 8 | Int($1) }
-            var bytes = [UInt8](repeating: 0, count: count)
-            // The shortest record is 1 + 16 + 32 + 1 + 32 + 8 bytes; a record
-            // of another length, or one whose fields do not fill it
-            // exactly, was not written by this index.
-            guard count >= 90, count < 1 << 16, read(into: &bytes) else {
+            // The shortest record is 1 + 16 + 32 + 1 + 32 + 8 + 1 + 1 + 8 + 8 + 1
+            // bytes; a record of another length, or one whose fields do not
+            // fill it exactly, was not written by this index.
+            guard count >= 109, count < 1 << 16, let bytes = bytes(count) else {
                 ended = true
                 return nil
             }
@@ -138,28 +225,30 @@ package enum MarkdownIndex {
                 ended = true
                 return nil
             }
-            pending = entry
-            return pending
+            return entry
         }
 
-        /// Fills `bytes` from the file; false when it ends first.
-        fileprivate func read(into bytes: inout [UInt8]) -> Bool {
+        /// Up to `limit` next bytes; nil at the end or on a failed read.
+        mutating func bytes(upTo limit: Int) -> [UInt8]? {
+            var bytes = [UInt8](repeating: 0, count: limit)
+            let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, limit, off_t(offset)) }
+            guard read > 0 else { return nil }
+            offset += read
+            return Array(bytes.prefix(read))
+        }
+
+        /// The next `count` bytes; nil when the file ends first.
+        mutating func bytes(_ count: Int) -> [UInt8]? {
+            var bytes = [UInt8](repeating: 0, count: count)
             var done = 0
-            while done < bytes.count {
-                if at == buffer.count {
-                    buffer = [UInt8](repeating: 0, count: 1 << 16)
-                    let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
-                    if count < 0 && errno == EINTR { continue }
-                    guard count > 0 else { return false }
-                    buffer.removeLast(buffer.count - count)
-                    at = 0
-                }
-                let take = min(bytes.count - done, buffer.count - at)
-                bytes.replaceSubrange(done..<done + take, with: buffer[at..<at + take])
-                at += take
-                done += take
+            while done < count {
+                let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+                if read < 0 && errno == EINTR { continue }
+                guard read > 0 else { return nil }
+                done += read
             }
-            return true
+            offset += count
+            return bytes
         }
     }
 
@@ -170,6 +259,8 @@ package enum MarkdownIndex {
         package let url: URL
         private var fd: Int32
         private var buffer: [UInt8] = []
+        /// The SHA-256 of the records so far, for the header.
+        private let hasher = SHA256()
 
         /// Creates the temporary file at `url`, replacing one a dead run left.
         package init(url: URL) throws(OutputError) {
@@ -185,19 +276,22 @@ package enum MarkdownIndex {
         func append(_ entry: Entry) throws(OutputError) {
             var record = Record()
             entry.write(to: &record)
-            withUnsafeBytes(of: UInt32(record.bytes.count).littleEndian) { buffer += $0 }
+            withUnsafeBytes(of: UInt32(record.bytes.count).littleEndian) { hasher.update($0); buffer += $0 }
+            record.bytes.withUnsafeBytes { hasher.update($0) }
             buffer += record.bytes
             if buffer.count >= 1 << 16 { try flush() }
         }
 
-        /// Writes the header, naming the run by its manifest's SHA-256, and
-        /// flushes the file to disk.
+        /// Writes the header, naming the run by its manifest's SHA-256 and
+        /// sealing the records by theirs, and flushes the file to disk.
         func finish(manifest: SHA256.Digest) throws(OutputError) {
             try flush()
             var header = Record()
             header.bytes = magic
             header.add(UInt64(MarkdownExport.version))
+            header.add(UInt64(JSONExport.version))
             header.add(manifest)
+            header.add(hasher.finalize())
             let written = header.bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress!, $0.count, 0) }
             guard written == header.bytes.count, fsync(fd) == 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
             close(fd)

@@ -446,6 +446,12 @@ public struct MemoFolder: MemoStore {
         return readJudged(memos, chunkSize: chunkSize, as: reading, then: work).map { $0.mapError { $0.problem.inside(nesting) } }
     }
 
+    public func fileIdentities(_ memos: [(MemoID, IDSpelling)]) -> [FileIdentity?] {
+        // A cache's files change when the cache is refreshed, not with the remote.
+        guard case .folder = memoListing, let folder = OpenFolder(root.path + "/memos") else { return memos.map { _ in nil } }
+        return memos.map { id, spelledAs in FileIdentity(of: spelledAs.fileName(of: id), in: folder) }
+    }
+
     /// A memo file that could not be used: the problem and, when its bytes were read but are not a usable
     /// memo, those bytes for the quarantine.
     struct Judged: Error {

@@ -34,6 +34,16 @@ public protocol MemoStore: Sendable {
     /// that makes its id uncomparable.
     func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
                                       then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>]
+
+    /// The identity of each memo's file, in the order given, which tells a
+    /// later run that the file is unchanged without reading it; nil where
+    /// the store has no such file, or its identity proves nothing.
+    func fileIdentities(_ memos: [(MemoID, IDSpelling)]) -> [FileIdentity?]
+}
+
+extension MemoStore {
+    /// Stores without files of their own (a database, a remote) have no identities.
+    public func fileIdentities(_ memos: [(MemoID, IDSpelling)]) -> [FileIdentity?] { memos.map { _ in nil } }
 }
 
 /// What is read of each memo: its summary (the compared fields and a digest

@@ -174,3 +174,40 @@ package func readWhole(_ fd: Int32, size: Int, into data: inout Data) throws(Rea
 package struct ReadFailure: Error, Equatable {
     package var message: String
 }
+
+/// What says a file is unchanged without reading it, as restic and rsync
+/// judge it: its device, inode, size, and modification and change times to
+/// the nanosecond. Writing a file always moves its change time, which no
+/// user can set back, so a file whose identity is the same holds the same bytes.
+public struct FileIdentity: Equatable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int
+    /// Nanoseconds since 1970.
+    var modified: Int64
+    var changed: Int64
+
+    /// The identity of the regular file `name` in `folder`, not followed
+    /// through a link; nil for anything else, and for a file changed less
+    /// than a second ago: the file system's clock moves in ticks, so a write
+    /// in the same tick could leave its times as they are, and such an
+    /// identity proves nothing.
+    package init?(of name: String, in folder: OpenFolder) {
+        var info = stat()
+        var now = timespec()
+        guard fstatat(folder.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
+              clock_gettime(CLOCK_REALTIME, &now) == 0 else { return nil }
+        func nanoseconds(_ time: timespec) -> Int64 { Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) }
+        guard nanoseconds(now) - nanoseconds(info.st_ctim) >= 1_000_000_000 else { return nil }
+        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int(info.st_size),
+                  modified: nanoseconds(info.st_mtim), changed: nanoseconds(info.st_ctim))
+    }
+
+    init(device: UInt64, inode: UInt64, size: Int, modified: Int64, changed: Int64) {
+        self.device = device
+        self.inode = inode
+        self.size = size
+        self.modified = modified
+        self.changed = changed
+    }
+}

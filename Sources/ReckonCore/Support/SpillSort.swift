@@ -186,6 +186,18 @@ struct Record {
         bytes += text.utf8
     }
 
+    mutating func add(_ flag: Bool) { bytes.append(flag ? 1 : 0) }
+
+    mutating func add(_ identity: FileIdentity?) {
+        guard let identity else { return bytes.append(0) }
+        bytes.append(1)
+        add(identity.device)
+        add(identity.inode)
+        add(identity.size)
+        add(UInt64(bitPattern: identity.modified))
+        add(UInt64(bitPattern: identity.changed))
+    }
+
     mutating func add(_ digest: SHA256.Digest) {
         add(digest.words.0)
         add(digest.words.1)
@@ -244,6 +256,14 @@ struct RecordReader {
     }
 
     mutating func digest() -> SHA256.Digest { SHA256.Digest(words: (uint64(), uint64(), uint64(), uint64())) }
+
+    mutating func flag() -> Bool { byte() == 1 }
+
+    mutating func identity() -> FileIdentity? {
+        guard byte() == 1 else { return nil }
+        return FileIdentity(device: uint64(), inode: uint64(), size: int(), modified: Int64(bitPattern: uint64()),
+                            changed: Int64(bitPattern: uint64()))
+    }
 }
 
 /// Whether `a`'s UTF-8 bytes come before `b`'s: the order of the paths in
