@@ -1,12 +1,14 @@
 import Foundation
 import ReckonCore
 
-/// The benchmark row that times a nightly pipeline run whose export reuses
-/// the previous run's Markdown files, after 1% of the memos changed,
+/// The benchmark row that times a nightly pipeline run whose export takes
+/// the previous run's unchanged memos whole, after 1% of the memos changed,
 /// against the same run exporting everything afresh. Both run the same
 /// pipeline (a quick check of the folder against itself, then the export of
 /// json, markdown and zip with archived memos) on a copy of
-/// `pair-100k/drive` with every 100th memo changed.
+/// `pair-100k/drive`. Before each nightly run, the night before is made
+/// again on the same folder: the 1% put back as they were and exported,
+/// then changed in place, as the app would change them during a day.
 struct IncrementalRows {
     static let name = "export: nightly run after 1% changed, 100k"
 
@@ -16,15 +18,29 @@ struct IncrementalRows {
     init(data: String, scratch: URL, reckon: String) throws {
         let root = scratch.appendingPathComponent("nightly")
         let original = "\(data)/pair-100k/drive/60dMemo"
-        let changed = root.appendingPathComponent("changed/60dMemo")
-        try FileManager.default.createDirectory(at: changed.deletingLastPathComponent(), withIntermediateDirectories: true)
-        guard try capture(["cp", "-r", original, changed.path]).code == 0 else { throw BenchError("cannot copy \(original)") }
-        let count = try SFTPRows.changeOnePercent(of: changed)
-        say("nightly row: changed \(count) memos in a copy of pair-100k/drive")
-        /// A definition exporting `source` into `exports` beside it.
-        func definition(_ name: String, source: String, exports: String) throws -> URL {
+        let folder = root.appendingPathComponent("drive/60dMemo")
+        try FileManager.default.createDirectory(at: folder.deletingLastPathComponent(), withIntermediateDirectories: true)
+        guard try capture(["cp", "-r", original, folder.path]).code == 0 else { throw BenchError("cannot copy \(original)") }
+        // Both states of what changes: index.json and the 1% of memo files.
+        let paths = ["index.json"] + (try SFTPRows.changeOnePercent(of: folder)).map { "memos/\($0)" }
+        let before = try paths.map { try Data(contentsOf: URL(fileURLWithPath: "\(original)/\($0)")) }
+        let after = try paths.map { try Data(contentsOf: folder.appendingPathComponent($0)) }
+        say("nightly row: changed \(paths.count - 1) memos in a copy of pair-100k/drive")
+        /// Writes one state into the folder, in place, then waits out the
+        /// second in which reckon takes a changed file's identity as proving nothing.
+        func write(_ state: [Data]) {
+            for (path, bytes) in zip(paths, state) {
+                guard let handle = try? FileHandle(forWritingTo: folder.appendingPathComponent(path)) else { continue }
+                try? handle.truncate(atOffset: 0)
+                try? handle.write(contentsOf: bytes)
+                try? handle.close()
+            }
+            Thread.sleep(forTimeInterval: 1.1)
+        }
+        /// A definition exporting the folder into `exports` beside it.
+        func definition(_ name: String, exports: String) throws -> URL {
             let text = """
-                {"schemaVersion": 1, "name": "\(name)", "local": {"path": "\(source)"}, "remotes": [{"name": "drive", "path": "\(source)"}],
+                {"schemaVersion": 1, "name": "\(name)", "local": {"path": "\(folder.path)"}, "remotes": [{"name": "drive", "path": "\(folder.path)"}],
                  "check": "quick", "reports": {"dir": "reports-\(name)"},
                  "export": {"from": "drive", "formats": ["json", "markdown", "zip"], "includeArchived": true, "dir": "\(exports)"}}
                 """
@@ -32,19 +48,19 @@ struct IncrementalRows {
             try Data(text.utf8).write(to: url)
             return url
         }
-        // The night before: the unchanged folder, exported where the nightly run exports.
-        let before = try definition("before", source: original, exports: "exports-nightly")
-        let nightly = try definition("nightly", source: changed.path, exports: "exports-nightly")
-        let full = try definition("full", source: changed.path, exports: "exports-full")
+        let nightly = try definition("nightly", exports: "exports-nightly")
+        let full = try definition("full", exports: "exports-full")
         let fullIndex = root.appendingPathComponent("exports-full/\(MarkdownIndex.fileName)")
         // Each run of either side starts after an untimed run of the night
         // before, so the nightly run always finds 1% changed; the full run
         // finds no index. Old runs are kept, not deleted (see the export rows).
         pair = Pair(name: Self.name, reckon: [reckon, "run", nightly.path, "--quiet"], peer: [reckon, "run", full.path, "--quiet"],
                     peerName: "the same run, all rendered", prepare: {
-                        _ = try? capture([reckon, "run", before.path, "--quiet"])
+                        write(before)
+                        _ = try? capture([reckon, "run", nightly.path, "--quiet"])
+                        write(after)
                         unlink(fullIndex.path)
-                        warm([original, changed.path])
+                        warm([folder.deletingLastPathComponent().path])
                     })
     }
 }

@@ -252,12 +252,14 @@ final class SFTPRows {
     }
 
     /// Rewrites every 100th memo file (by name) with a longer body and a new
-    /// modifiedAt, same id, and its entry's modifiedTime in index.json.
-    static func changeOnePercent(of folder: URL) throws -> Int {
+    /// modifiedAt, same id, and its entry's modifiedTime in index.json;
+    /// gives the names of the files changed.
+    static func changeOnePercent(of folder: URL) throws -> [String] {
         let memos = folder.appendingPathComponent("memos")
         let names = try FileManager.default.contentsOfDirectory(atPath: memos.path).filter { $0.hasSuffix(".json") }.sorted()
         let generator = Generator(memos: 0, seed: 0)
         var newTimes: [String: String] = [:]
+        var changed: [String] = []
         for (n, name) in names.enumerated() where n % 100 == 0 {
             let url = memos.appendingPathComponent(name)
             var text = try String(contentsOf: url, encoding: .utf8)
@@ -269,6 +271,7 @@ final class SFTPRows {
             text.replaceSubrange(bodyEnd.lowerBound..<bodyEnd.lowerBound, with: " changed on Drive")
             try Data(text.utf8).write(to: url)
             newTimes[String(name.dropLast(5))] = time
+            changed.append(name)
         }
         let indexURL = folder.appendingPathComponent("index.json")
         let lines = try String(contentsOf: indexURL, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
@@ -280,7 +283,7 @@ final class SFTPRows {
             return String(line[..<start.upperBound]) + time + String(line[end...])
         }
         try Data(lines.joined(separator: "\n").utf8).write(to: indexURL)
-        return newTimes.count
+        return changed
     }
 
     /// Checks once, untimed, that reckon and its peer agree on each row:

@@ -93,7 +93,7 @@ do {
     case "change-memos":
         // Hidden, for the sftp rows: changes 1% of a generated memo folder in place.
         guard arguments.count > 1 else { throw BenchError("change-memos needs a memo folder") }
-        let count = try SFTPRows.changeOnePercent(of: URL(fileURLWithPath: arguments[1]))
+        let count = try SFTPRows.changeOnePercent(of: URL(fileURLWithPath: arguments[1])).count
         say("changed \(count) memo files (body and modifiedAt, and index.json's modifiedTime) in the served copy")
     case "decode-index":
         guard arguments.count > 1 else { throw BenchError("decode-index needs a path") }
