@@ -242,8 +242,10 @@ public struct Exporter {
         /// file is to be rendered instead; the previous run is left as it is.
         private func reuse(_ entry: MarkdownIndex.Entry, from markdown: OpenFolder, into staging: String, mayTakeShortName: Bool,
                            byLink: Bool) throws -> MarkdownFile? {
-            let shortTaken = !mayTakeShortName || FileKind(path: staging + "/" + shortName) != .missing
-            guard entry.path == (shortTaken ? longName : shortName) else { return nil }
+            // A short name this run may not take, or finds taken (below, as
+            // the name is made), or a long one while the short is free: rendered.
+            guard entry.path == shortName ? mayTakeShortName
+                    : entry.path == longName && (!mayTakeShortName || FileKind(path: staging + "/" + shortName) != .missing) else { return nil }
             let name = String(entry.path.dropFirst(Exporter.markdownName.count + 1))
             let target = staging + "/" + entry.path
             guard let fd = try? openForReading(atPath: name, in: markdown) else { return nil }
@@ -460,6 +462,7 @@ public struct Exporter {
         // The previous run's records of this batch's memos, read alongside them in export order.
         var reusable: [MemoID: MarkdownIndex.Entry] = [:]
         let previousMarkdown = previous?.markdown
+        let previousJSON = previous?.json ?? -1
         let byLink = linksReusedFiles
         let stagingPath = staging.path
         /// Reads `memos` and renders each.
@@ -469,12 +472,14 @@ public struct Exporter {
         }
         func export() throws {
             // The unchanged memos the previous run holds whole, taken from it; the rest read.
-            var taken: [MemoID: Rendered] = [:]
-            for plan in plans where plan.unchanged {
-                if let entry = reusable[plan.id], let names = entry.names, let json = previous!.jsonEntry(entry) {
-                    taken[plan.id] = Rendered(taking: entry, json: json, names: names, markdown: withMarkdown)
+            let unchanged = plans.compactMap { $0.unchanged ? reusable[$0.id] : nil }
+            let taken = Dictionary(uniqueKeysWithValues: mapOnEveryCore(unchanged, chunkSize: chunkSize) { chunk in
+                chunk.compactMap { entry in
+                    entry.names.flatMap { names in
+                        MarkdownIndex.Previous.jsonEntry(entry, in: previousJSON).map { (entry.id, Rendered(taking: entry, json: $0, names: names, markdown: withMarkdown)) }
+                    }
                 }
-            }
+            }.joined())
             let fresh = readAndRender(plans.filter { taken[$0.id] == nil }.map { ($0.id, $0.spelledAs) })
             var memos = plans.compactMap { plan in taken[plan.id].map { (plan, $0) } ?? fresh[plan.id].map { (plan, $0) } }
             plans.removeAll(keepingCapacity: true)

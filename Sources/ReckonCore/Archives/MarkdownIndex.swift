@@ -187,7 +187,8 @@ package enum MarkdownIndex {
 
         /// The memo's entry in the run's `memos.json`, when it still holds
         /// the bytes whose SHA-256 the index recorded as its fingerprint.
-        func jsonEntry(_ entry: Entry) -> Data? {
+        /// Safe on any core, as the file is read at an offset.
+        static func jsonEntry(_ entry: Entry, in json: Int32) -> Data? {
             guard json >= 0, !entry.json.isEmpty, entry.json.count < 1 << 30 else { return nil }
             var data = Data(count: entry.json.count)
             let read = data.withUnsafeMutableBytes { pread(json, $0.baseAddress!, $0.count, off_t(entry.json.lowerBound)) }
