@@ -3,19 +3,23 @@ import Foundation
 import Glibc
 #endif
 
-/// What the newest run folder of a pipeline's export holds in `markdown/`,
-/// kept beside the run folders as `.reckon-markdown-index`: for each memo
-/// its fingerprint (the SHA-256 of its entry in `memos.json`, which holds
-/// everything its Markdown file is made from), the file's name, SHA-256 and
-/// inode, and the renderer's version. The next run reuses the file of every memo
-/// whose fingerprint and computed name are unchanged, instead of rendering
-/// and writing it again.
+/// What the newest run folder of a pipeline's export holds, kept beside
+/// the run folders as `.reckon-markdown-index`: for each memo its
+/// fingerprint (the SHA-256 of its entry in `memos.json`, which holds
+/// everything its Markdown file is made from) and where that entry is, the
+/// Markdown file's name, SHA-256 and inode, the memo's modification time and
+/// archived state, and the identity of the memo file the run read. The next
+/// run takes a memo whose file has the same identity whole, unread, and
+/// reuses the Markdown file of every memo whose fingerprint and computed
+/// name are unchanged, instead of rendering and writing it again.
 ///
-/// The index names the run it describes by the SHA-256 of that run's
-/// `manifest.json`, so an index that does not belong to the folder `latest`
-/// points at is never used; its records are in export order, so a run reads
-/// it alongside its own memos, one record at a time, and memory does not
-/// grow with the number of memos.
+/// The header names the run by the SHA-256 of its `manifest.json`, so an
+/// index that does not belong to the folder `latest` points at is never
+/// used, and seals the records by their SHA-256, so a damaged index is not
+/// used at all. The records are in export order, so a run reads them
+/// alongside its own memos, one at a time (and once more sorted by id
+/// through files, alongside the listing), and memory does not grow with the
+/// number of memos.
 package enum MarkdownIndex {
     /// The index's name in the runs' folder.
     package static let fileName = ".reckon-markdown-index"
