@@ -25,7 +25,7 @@ extension Commands {
             .init(name: "--dry-run", help: "Read and compare, but write no file."),
             .init(name: "--quiet", help: "Print nothing but errors."),
             .init(name: "--json", help: "Print the report JSON instead of the summary (for a fleet, an array of reports)."),
-            .init(name: "--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache."),
+            .init(name: "--refresh", help: "Read every memo again: download an rclone remote's memo files, ignoring the cache, and read each memo file the previous export says is unchanged."),
             .init(name: "--accept-deletions", help: "For this run, accept the deletions an alarm names: say so in the report and let the baseline move on."),
             .init(name: "--jobs", value: "n", help: "How many pipelines of a fleet run at once (default: the number of cores)."),
             .init(name: "--shard", value: "k/n", help: "Run only the pipelines whose name, hashed with FNV-1a 64, gives k modulo n (k from 0)."),
@@ -72,6 +72,7 @@ extension Commands {
         pipeline.writeFiles = !arguments.flags.contains("--dry-run")
         pipeline.keepsHistory = true
         pipeline.acceptDeletions = arguments.flags.contains("--accept-deletions")
+        pipeline.readsEveryMemo = arguments.flags.contains("--refresh")
         var lock: RunLock?
         if pipeline.writeFiles, let url = definition.lockURL {
             do {

@@ -143,11 +143,13 @@ import Testing
     let source = TempFolder()
 
     /// Exports the source; returns the staging folder, the summary and the manifest as written.
-    func exportAll(formats: [ExportFormat] = ExportFormat.allCases, includeArchived: Bool = true) throws -> (URL, ExportSummary, ExportManifest) {
-        let side = MemoFolder(source.spec()).load(deep: false)
+    func exportAll(formats: [ExportFormat] = ExportFormat.allCases, includeArchived: Bool = true,
+                   limits: ReadLimits = ReadLimits()) throws -> (URL, ExportSummary, ExportManifest) {
+        let side = MemoFolder(source.spec(), limits: limits).load(deep: false)
         let staging = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        let summary = try Exporter(store: MemoFolder(source.spec())).export(side, formats: formats, includeArchived: includeArchived, into: staging)
+        let summary = try Exporter(store: MemoFolder(source.spec(), limits: limits)).export(side, formats: formats, includeArchived: includeArchived,
+                                                                                          into: staging)
         let manifest = try JSONDecoder().decode(ExportManifest.self, from: Data(contentsOf: staging.appendingPathComponent("manifest.json")))
         return (staging, summary, manifest)
     }
@@ -316,7 +318,7 @@ import Testing
         let previous = runs.appendingPathComponent("20260101T000000Z")
         try FileManager.default.createDirectory(at: previous, withIntermediateDirectories: true)
         var first = Exporter(store: MemoFolder(source.spec()))
-        first.index = try MarkdownIndex.Writer(url: runs.appendingPathComponent("index.tmp"))
+        first.index = try MarkdownIndex.Writer(url: runs.appendingPathComponent("index.tmp"), limits: ReadLimits())
         _ = try first.export(formats: ExportFormat.allCases, includeArchived: true, into: previous)
         try first.index!.install(in: runs)
         try FileManager.default.createSymbolicLink(atPath: runs.appendingPathComponent("latest").path, withDestinationPath: previous.lastPathComponent)
@@ -324,10 +326,13 @@ import Testing
     }
 
     /// Exports the source reusing the run `latest` points at in `runs`, a
-    /// few memos at a time; gives the staging folder and the summary.
-    func exportReusing(_ runs: URL, byLink: Bool) throws -> (URL, ExportSummary) {
-        var exporter = Exporter(store: MemoFolder(source.spec()))
-        let previous = try #require(MarkdownIndex.previous(in: runs))
+    /// few memos at a time, reading under `limits`, and taking unchanged
+    /// memos unread unless `readingEveryMemo`; gives the staging folder and the summary.
+    func exportReusing(_ runs: URL, byLink: Bool, limits: ReadLimits = ReadLimits(),
+                       readingEveryMemo: Bool = false) throws -> (URL, ExportSummary) {
+        var exporter = Exporter(store: MemoFolder(source.spec(), limits: limits))
+        let previous = try #require(MarkdownIndex.previous(in: runs, limits: limits))
+        if readingEveryMemo { previous.takesUnread = false }
         exporter.previous = previous
         exporter.linksReusedFiles = byLink
         exporter.batchSize = 5
@@ -353,7 +358,8 @@ import Testing
     /// change, in the file or in what the previous run holds, has it read
     /// again. Either way the export is the bytes a full export writes.
     @Test(arguments: ["nothing", "a memo file rewritten in place, its size and times put back", "the previous memos.json damaged at one memo",
-                      "the previous Markdown file of one memo changed", "one memo's short name taken by a new memo before it"])
+                      "the previous Markdown file of one memo changed", "one memo's short name taken by a new memo before it",
+                      "every memo asked to be read (--refresh)", "a smaller size limit for memo files"])
     func unchangedMemoFilesAreTakenWholeFromThePreviousRunUnread(_ change: String) throws {
         let ids = (0..<12).map { String(format: "ABCDEF%02X-0000-4000-8000-%012X", $0 == 5 ? 1 : $0 + 16, $0) }
         var entries = ids.map { entry($0) }
@@ -400,9 +406,14 @@ import Testing
         }
         // Nothing is read for having changed within the last second.
         Thread.sleep(forTimeInterval: 1.1)
-        let (full, _, _) = try exportAll()
-        let (incremental, summary) = try exportReusing(runs, byLink: true)
-        #expect(summary.reusedMemos == ids.count - (change == "nothing" ? 0 : 1))
+        // Under other limits every memo is checked against them again: the one now too large is left out.
+        var limits = ReadLimits()
+        if change == "a smaller size limit for memo files" { limits.memoSizeLimit = Int64(memo(ids[11], title: "Memo 11", body: "Body 11").utf8.count - 1) }
+        let (full, fullSummary, _) = try exportAll(limits: limits)
+        let (incremental, summary) = try exportReusing(runs, byLink: true, limits: limits, readingEveryMemo: change.hasPrefix("every memo"))
+        let readAgain = ["nothing": 0, "every memo asked to be read (--refresh)": ids.count, "a smaller size limit for memo files": ids.count]
+        #expect(summary.reusedMemos == ids.count - (readAgain[change] ?? 1))
+        #expect(summary.missing == fullSummary.missing)
         _ = try sameFiles(incremental, full)
     }
 }
@@ -552,14 +563,14 @@ import Testing
                                        json: (n * 300)..<(n * 300 + 250), source: source)
         }
         let entries = [entry(1), entry(0), entry(2)]
-        let writer = try MarkdownIndex.Writer(url: runs.appendingPathComponent("index.tmp"))
+        let writer = try MarkdownIndex.Writer(url: runs.appendingPathComponent("index.tmp"), limits: ReadLimits())
         for entry in entries { try writer.append(entry) }
         try writer.finish(manifest: try Exporter.sizeAndDigest(of: run.appendingPathComponent(Exporter.manifestName)).1)
         try writer.install(in: runs)
         let index = runs.appendingPathComponent(MarkdownIndex.fileName)
         let whole = try Data(contentsOf: index)
         func read() -> [MarkdownIndex.Entry] {
-            guard let previous = MarkdownIndex.previous(in: runs) else { return [] }
+            guard let previous = MarkdownIndex.previous(in: runs, limits: ReadLimits()) else { return [] }
             return entries.compactMap { previous.entry(createdAt: $0.createdAt, id: $0.id) }
         }
         #expect(read() == entries, "every field read back as written")
@@ -575,5 +586,12 @@ import Testing
             try whole.prefix(length).write(to: index)
             #expect(read() == [], "cut at \(length)")
         }
+        // A FIFO, or a folder, where the index should be is not read, and never waited on.
+        try FileManager.default.removeItem(at: index)
+        #expect(mkfifo(index.path, 0o644) == 0)
+        #expect(read() == [])
+        try FileManager.default.removeItem(at: index)
+        try FileManager.default.createDirectory(at: index, withIntermediateDirectories: false)
+        #expect(read() == [])
     }
 }

@@ -384,7 +384,7 @@ public struct Exporter {
         // a memo whose file is the one the previous run read is taken whole
         // from that run, unread.
         let fingerprinted = previous != nil || index != nil
-        let previousByID = try previous?.byID(scratch: staging, runLength: sortRunLength)
+        let previousByID = try previous.flatMap { $0.takesUnread ? $0 : nil }?.byID(scratch: staging, runLength: sortRunLength)
         var nextByID = try previousByID?.next()
         /// The previous run's record of `id`; ids must be asked for in order.
         func previousRecord(of id: MemoID) throws -> MarkdownIndex.Entry? {

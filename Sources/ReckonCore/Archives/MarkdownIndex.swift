@@ -25,9 +25,10 @@ package enum MarkdownIndex {
     package static let fileName = ".reckon-markdown-index"
     /// The first bytes of an index: its format, version 3.
     static let magic = Array("reckon-markdown-index 3\n".utf8)
-    /// The magic, both renderers' versions, the run's manifest's SHA-256
-    /// and the SHA-256 of every byte after the header.
-    static let headerSize = magic.count + 8 + 8 + 32 + 32
+    /// The magic, both renderers' versions, the run's manifest's SHA-256,
+    /// the read limits the run checked its memos against, and the SHA-256
+    /// of those limits and every byte after the header.
+    static let headerSize = magic.count + 8 + 8 + 32 + 32 + 8 + 8
 
     /// One memo's Markdown file, as the index records it, with what lets
     /// the next run take the memo whole from this run without reading it.
@@ -110,16 +111,23 @@ package enum MarkdownIndex {
 
     /// The index of the run `latest` points at in `runs`, when there is one
     /// that belongs to it and was written by these renderers; nil otherwise,
-    /// and then every memo is read and rendered.
-    package static func previous(in runs: URL) -> Previous? {
+    /// and then every memo is read and rendered. A run that reads memos
+    /// under other `limits` takes none unread: each must be checked again.
+    package static func previous(in runs: URL, limits: ReadLimits) -> Previous? {
         let latest = runs.appendingPathComponent(ExportFolder.latestName)
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: latest.path),
               ExportFolder.runOrder(target) != nil else { return nil }
         let folder = runs.appendingPathComponent(target)
         // The run folder and its `markdown/` as they are, never through a link.
         guard let run = OpenFolder(folder.path), let markdown = OpenFolder(Exporter.markdownName, in: run) else { return nil }
-        let fd = open(runs.appendingPathComponent(fileName).path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // Never waiting on a FIFO, and only a regular file.
+        let fd = open(runs.appendingPathComponent(fileName).path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            return nil
+        }
         let json = openat(run.fd, Exporter.jsonName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         let previous = Previous(folder: folder, markdown: markdown, fd: fd, json: json)
         var cursor = previous.records()
@@ -129,10 +137,14 @@ package enum MarkdownIndex {
               let manifest = try? Exporter.sizeAndDigest(of: folder.appendingPathComponent(Exporter.manifestName)),
               reader.digest() == manifest.1 else { return nil }
         // A damaged index is not used at all.
-        let records = reader.digest()
+        let limitBytes = header[(headerSize - 48)..<(headerSize - 32)]
+        let (sizeLimit, depthLimit) = (reader.int(), reader.int())
+        previous.takesUnread = sizeLimit == Int(limits.memoSizeLimit) && depthLimit == limits.depthLimit
+        let seal = reader.digest()
         let hasher = SHA256()
+        limitBytes.withUnsafeBytes { hasher.update($0) }
         while let chunk = cursor.bytes(upTo: 1 << 16) { chunk.withUnsafeBytes { hasher.update($0) } }
-        guard hasher.finalize() == records else { return nil }
+        guard hasher.finalize() == seal else { return nil }
         return previous
     }
 
@@ -146,6 +158,9 @@ package enum MarkdownIndex {
         private let fd: Int32
         /// Its `memos.json`, opened without following a link (-1 when it has none).
         let json: Int32
+        /// Whether its memos were read under this run's limits, so that one
+        /// whose file is unchanged may be taken unread.
+        package var takesUnread = false
         /// The records in export order, read as the run asks for them.
         private var inOrder: Cursor
         private var pending: Entry?
@@ -266,14 +281,21 @@ package enum MarkdownIndex {
         private var buffer: [UInt8] = []
         /// The SHA-256 of the records so far, for the header.
         private let hasher = SHA256()
+        /// The limits the run reads its memos under, as the header holds them.
+        private let limitBytes: [UInt8]
 
         /// Creates the temporary file at `url`, replacing one a dead run left.
-        package init(url: URL) throws(OutputError) {
+        package init(url: URL, limits: ReadLimits) throws(OutputError) {
             self.url = url
+            var bytes = Record()
+            bytes.add(Int(limits.memoSizeLimit))
+            bytes.add(limits.depthLimit)
+            limitBytes = bytes.bytes
             unlink(url.path)
             fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
             buffer = [UInt8](repeating: 0, count: headerSize)
+            limitBytes.withUnsafeBytes { hasher.update($0) }
         }
 
         deinit { if fd >= 0 { close(fd) } }
@@ -296,6 +318,7 @@ package enum MarkdownIndex {
             header.add(UInt64(MarkdownExport.version))
             header.add(UInt64(JSONExport.version))
             header.add(manifest)
+            header.bytes += limitBytes
             header.add(hasher.finalize())
             let written = header.bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress!, $0.count, 0) }
             guard written == header.bytes.count, fsync(fd) == 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }

@@ -53,6 +53,9 @@ public struct Pipeline {
     /// names (`--accept-deletions`): the run is not held back by it, and the
     /// baseline moves on.
     public var acceptDeletions = false
+    /// Whether the export reads every memo, even one whose file the
+    /// previous run read and is unchanged (`--refresh`).
+    public var readsEveryMemo = false
 
     public init() {}
 

@@ -8,7 +8,7 @@ extension Pipeline {
     /// into a new folder named by the run's start time. A failure is kept as
     /// the export's failure, for the report; it never stops the run.
     public var export: Stage<Reconciliation, Exported> {
-        Stage("export") { [writeFiles, startedAt] reconciliation, context in
+        Stage("export") { [writeFiles, startedAt, readsEveryMemo] reconciliation, context in
             let loaded = reconciliation.loaded
             var exported = Exported(reconciliation: reconciliation, exports: [])
             guard let spec = loaded.definition.export, writeFiles else { return exported }
@@ -27,9 +27,11 @@ extension Pipeline {
                 staging = try ExportFolder.makeRunStaging(in: spec.dir)
                 // The newest run's unchanged Markdown files are reused; this
                 // run's index is put in place once the run is published.
-                exporter.previous = MarkdownIndex.previous(in: spec.dir)
+                let limits = loaded.definition.limits
+                exporter.previous = MarkdownIndex.previous(in: spec.dir, limits: limits)
+                if readsEveryMemo { exporter.previous?.takesUnread = false }
                 if spec.formats.contains(.markdown) {
-                    index = try MarkdownIndex.Writer(url: spec.dir.appendingPathComponent(MarkdownIndex.fileName + ".tmp"))
+                    index = try MarkdownIndex.Writer(url: spec.dir.appendingPathComponent(MarkdownIndex.fileName + ".tmp"), limits: limits)
                     exporter.index = index
                 }
                 let summary = try exporter.export(side, formats: spec.formats, includeArchived: spec.includeArchived, into: staging!) {
@@ -39,7 +41,11 @@ extension Pipeline {
                 let (run, removed) = try ExportFolder.publishRun(staging!, in: spec.dir, startedAt: startedAt, keep: spec.keep, keepingLastBefore: alarm)
                 staging = nil
                 if let index {
-                    try? index.install(in: spec.dir)
+                    // Without it the next run reads every memo; nothing else is lost.
+                    do { try index.install(in: spec.dir) } catch {
+                        index.discard()
+                        context.note("the next run will read every memo: \(errorWords(error))")
+                    }
                 } else {
                     unlink(spec.dir.appendingPathComponent(MarkdownIndex.fileName).path)
                 }
