@@ -342,6 +342,25 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect(first.keys.contains("memos.zip") && first.keys.contains("manifest.json"))
     }
 
+    /// A run killed while it removes an old run folder leaves that folder
+    /// with its manifest (removed last), so the next run knows it as its
+    /// own and finishes removing it.
+    @Test func aRemovalCutShortIsFinishedByTheNextRun() throws {
+        let url = try definition(keep: 1)
+        let exports = url.deletingLastPathComponent().appendingPathComponent("exports")
+        #expect(try runArray(["run", url.path, "--quiet"]).code == 0)
+        let old = try #require(ExportFolder.runFolders(in: exports).first)
+        let files = try FileManager.default.subpathsOfDirectory(atPath: exports.appendingPathComponent(old).path)
+        #expect(try stopped(at: "retention", ["run", url.path, "--quiet"]))
+        let left = try FileManager.default.subpathsOfDirectory(atPath: exports.appendingPathComponent(old).path)
+        #expect(left.contains("manifest.json") && left.count == files.count - 1, "cut short after one file, with its manifest: \(left)")
+        #expect(try runArray(["run", url.path, "--quiet"]).code == 0)
+        let runs = ExportFolder.runFolders(in: exports)
+        #expect(runs.count == 1 && !runs.contains(old))
+        let names = try FileManager.default.contentsOfDirectory(atPath: exports.path).filter { !$0.hasPrefix(".") }
+        #expect(Set(names) == Set(runs + ["latest"]), "\(names)")
+    }
+
     @Test func aSecondRunWhileOneIsGoingIsRefused() throws {
         let url = try definition()
         let lockURL = url.deletingLastPathComponent().appendingPathComponent("reports/.reckon.lock")

@@ -136,12 +136,16 @@ package enum ExportFolder {
 
     /// Removes a folder and everything in it, never following a link; says
     /// which file could not be removed and why. `step` names the test stop
-    /// taken after the first file is removed.
-    package static func removeTree(_ path: String, step: String? = nil) throws(OutputError) {
+    /// taken after the first file is removed. The entry named `last` goes
+    /// last: a run folder keeps its manifest until nothing else is left, so
+    /// one whose removal was cut short is still known as reckon's, and the
+    /// next run's retention finishes it.
+    package static func removeTree(_ path: String, step: String? = nil, last: String? = nil) throws(OutputError) {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
         if info.st_mode & S_IFMT == S_IFDIR {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: path))?.sorted() ?? [] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: path))?.sorted() ?? []
+            for name in names.filter({ $0 != last }) + names.filter({ $0 == last }) {
                 try removeTree(path + "/" + name, step: step)
             }
             guard rmdir(path) == 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
@@ -202,7 +206,7 @@ package enum ExportFolder {
             let lastBeforeAlarm = alarm.flatMap { time in folders.first { $0 != name && runOrder($0)!.base < runName(time) } }
             for old in folders.dropFirst(keep) where old != name && old != lastBeforeAlarm {
                 let folder = dir.appendingPathComponent(old)
-                guard inTheWay(of: folder) == nil, (try? removeTree(folder.path)) != nil else { continue }
+                guard inTheWay(of: folder) == nil, (try? removeTree(folder.path, step: "retention", last: Exporter.manifestName)) != nil else { continue }
                 removed.append(old)
             }
         }
