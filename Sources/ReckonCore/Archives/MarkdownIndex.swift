@@ -130,8 +130,8 @@ package enum MarkdownIndex {
         }
         let json = openat(run.fd, Exporter.jsonName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         let previous = Previous(folder: folder, markdown: markdown, fd: fd, json: json)
-        var cursor = previous.records()
-        guard let header = cursor.bytes(headerSize), header.starts(with: magic) else { return nil }
+        var cursor = Cursor(fd: fd, at: 0)
+        guard let header = cursor.bytes(headerSize).map(Array.init), header.starts(with: magic) else { return nil }
         var reader = RecordReader(header[magic.count...])
         guard reader.uint64() == MarkdownExport.version, reader.uint64() == JSONExport.version,
               let manifest = try? Exporter.sizeAndDigest(of: folder.appendingPathComponent(Exporter.manifestName)),
@@ -143,7 +143,7 @@ package enum MarkdownIndex {
         let seal = reader.digest()
         let hasher = SHA256()
         limitBytes.withUnsafeBytes { hasher.update($0) }
-        while let chunk = cursor.bytes(upTo: 1 << 16) { chunk.withUnsafeBytes { hasher.update($0) } }
+        while let chunk = cursor.rest() { chunk.withUnsafeBytes { hasher.update($0) } }
         guard hasher.finalize() == seal else { return nil }
         return previous
     }
@@ -170,17 +170,13 @@ package enum MarkdownIndex {
             self.markdown = markdown
             self.fd = fd
             self.json = json
-            inOrder = Cursor(fd: fd)
-            inOrder.offset = headerSize
+            inOrder = Cursor(fd: fd, at: headerSize)
         }
 
         deinit {
             close(fd)
             if json >= 0 { close(json) }
         }
-
-        /// A reader of the index file from its first byte.
-        fileprivate func records() -> Cursor { Cursor(fd: fd) }
 
         /// The record of the memo `id` created at `createdAt`, when the
         /// index holds one. Memos must be asked for in export order.
@@ -198,8 +194,7 @@ package enum MarkdownIndex {
         /// alongside a listing, which comes in id order.
         func byID(scratch: URL, runLength: Int) throws(OutputError) -> SortedValues<ByID> {
             let sort = SpillSort<ByID>(scratch: scratch, runLength: runLength)
-            var cursor = records()
-            cursor.offset = headerSize
+            var cursor = Cursor(fd: fd, at: headerSize)
             while let entry = cursor.next() { try sort.append(ByID(entry: entry)) }
             return try sort.sorted()
         }
@@ -216,15 +211,22 @@ package enum MarkdownIndex {
         }
     }
 
-    /// Reads the index's records one at a time from `offset` on, each its
-    /// length (4 bytes) and its fields; stops at the end or at a record that
-    /// was not written by this index (the rest is then not used).
+    /// Reads the index's records one at a time, each its length (4 bytes)
+    /// and its fields, through a buffer filled 64 KiB at a time; stops at
+    /// the end or at a record that was not written by this index (the rest
+    /// is then not used).
     fileprivate struct Cursor {
         let fd: Int32
-        var offset = 0
+        /// Where the next read of the file starts.
+        private var offset: Int
+        private var buffer: [UInt8] = []
+        private var at = 0
         private var ended = false
 
-        init(fd: Int32) { self.fd = fd }
+        init(fd: Int32, at offset: Int) {
+            self.fd = fd
+            self.offset = offset
+        }
 
         mutating func next() -> Entry? {
             guard !ended, let length = bytes(4) else {
@@ -239,7 +241,7 @@ package enum MarkdownIndex {
                 ended = true
                 return nil
             }
-            var reader = RecordReader(bytes[...])
+            var reader = RecordReader(bytes)
             let entry = Entry(from: &reader)
             guard reader.readWhole else {
                 ended = true
@@ -248,27 +250,34 @@ package enum MarkdownIndex {
             return entry
         }
 
-        /// Up to `limit` next bytes; nil at the end or on a failed read.
-        mutating func bytes(upTo limit: Int) -> [UInt8]? {
-            var bytes = [UInt8](repeating: 0, count: limit)
-            let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, limit, off_t(offset)) }
-            guard read > 0 else { return nil }
-            offset += read
-            return Array(bytes.prefix(read))
+        /// The next `count` bytes; nil when the file ends first.
+        mutating func bytes(_ count: Int) -> ArraySlice<UInt8>? {
+            while buffer.count - at < count {
+                guard fill() else { return nil }
+            }
+            defer { at += count }
+            return buffer[at..<(at + count)]
         }
 
-        /// The next `count` bytes; nil when the file ends first.
-        mutating func bytes(_ count: Int) -> [UInt8]? {
-            var bytes = [UInt8](repeating: 0, count: count)
-            var done = 0
-            while done < count {
-                let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
-                if read < 0 && errno == EINTR { continue }
-                guard read > 0 else { return nil }
-                done += read
-            }
-            offset += count
-            return bytes
+        /// All the bytes buffered, or the next 64 KiB of the file; nil at its end.
+        mutating func rest() -> ArraySlice<UInt8>? {
+            guard at < buffer.count || fill() else { return nil }
+            defer { at = buffer.count }
+            return buffer[at...]
+        }
+
+        /// Reads up to 64 KiB more; false at the end or on a failed read.
+        private mutating func fill() -> Bool {
+            var more = [UInt8](repeating: 0, count: 1 << 16)
+            var read: Int
+            repeat {
+                read = more.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, $0.count, off_t(offset)) }
+            } while read < 0 && errno == EINTR
+            guard read > 0 else { return false }
+            buffer = Array(buffer[at...]) + more[..<read]
+            at = 0
+            offset += read
+            return true
         }
     }
 
