@@ -15,6 +15,10 @@ package struct ArchiveError: Error, CustomStringConvertible {
 /// The one owner of the `struct archive` pointer; not `Sendable`.
 package final class ZipWriter {
     private let archive: OpaquePointer
+    /// C.UTF-8, in which libarchive is called. In the C locale it passes
+    /// every entry's UTF-8 name through iconv, opened anew for each entry;
+    /// in a UTF-8 locale it copies the name. The bytes written are the same.
+    private let utf8Names: locale_t?
     private let path: String
     private let sink: Sink
     private var finished = false
@@ -31,8 +35,7 @@ package final class ZipWriter {
         init(fd: Int32) { self.fd = fd }
     }
 
-    /// Opens `url` for writing. Names are handed over as UTF-8, so no
-    /// locale is needed. libarchive 3.6 computes zip's DOS times with
+    /// Opens `url` for writing. Names are handed over as UTF-8. libarchive 3.6 computes zip's DOS times with
     /// `localtime_r`, so the bytes depend on the time zone: `reckon` pins
     /// `TZ=UTC` once at start-up (main.swift); nothing here changes it.
     package init(url: URL) throws(ArchiveError) {
@@ -45,6 +48,11 @@ package final class ZipWriter {
             throw ArchiveError(message: "\(url.path): \(AtomicFile.lastError())")
         }
         sink = Sink(fd: fd)
+        utf8Names = newlocale(1 << LC_CTYPE, "C.UTF-8", nil)
+        try inUTF8Locale { () throws(ArchiveError) in try configure() }
+    }
+
+    private func configure() throws(ArchiveError) {
         try check(archive_write_set_format_zip(archive))
         try check(archive_write_set_options(archive, "zip:compression=deflate,zip:compression-level=1,zip:hdrcharset=UTF-8"))
         // No padding after the last block, as libarchive writes a regular file.
@@ -63,9 +71,18 @@ package final class ZipWriter {
     }
 
     deinit {
-        if !finished { archive_write_close(archive) }
+        if !finished { _ = inUTF8Locale { archive_write_close(archive) } }
         archive_write_free(archive)
         close(sink.fd)
+        if let utf8Names { freelocale(utf8Names) }
+    }
+
+    /// Runs `body` with this thread in `utf8Names`, then puts its locale back.
+    private func inUTF8Locale<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        guard let utf8Names else { return try body() }
+        let previous = uselocale(utf8Names)
+        defer { uselocale(previous) }
+        return try body()
     }
 
     /// Refuses a name that is absolute, climbs with `..`, holds a backslash,
@@ -126,6 +143,10 @@ package final class ZipWriter {
 
     /// Adds one regular file whose bytes `produce` hands over in order.
     package func add(name: String, modified: Timestamp, size: Int, produce: ((Data) throws -> Void) throws -> Void) throws {
+        try inUTF8Locale { () throws in try addInLocale(name: name, modified: modified, size: size, produce: produce) }
+    }
+
+    private func addInLocale(name: String, modified: Timestamp, size: Int, produce: ((Data) throws -> Void) throws -> Void) throws {
         try Self.checkName(name)
         let entry = archive_entry_new()!
         defer { archive_entry_free(entry) }
@@ -153,7 +174,7 @@ package final class ZipWriter {
     @discardableResult
     package func finish() throws(ArchiveError) -> (size: Int, digest: SHA256.Digest) {
         finished = true
-        try check(archive_write_close(archive))
+        try inUTF8Locale { () throws(ArchiveError) in try check(archive_write_close(archive)) }
         return (sink.size, sink.hasher.finalize())
     }
 
