@@ -594,4 +594,40 @@ import Testing
         try FileManager.default.createDirectory(at: index, withIntermediateDirectories: false)
         #expect(read() == [])
     }
+
+    /// A record handed over `later` (the zip, while it is still being
+    /// deflated) lands where it was listed: the manifest is the same bytes as
+    /// one written in order, it is asked for only after every other record,
+    /// and the side file is gone.
+    @Test(arguments: [0, 1, 2, 3])
+    func aRecordWrittenLaterLandsWhereItWasListed(at position: Int) throws {
+        let manifest = ExportManifest(source: .init(name: "drive", label: "Google Drive", path: "/d"), exportedAt: nil, includeArchived: true,
+                                      formats: ExportFormat.allCases, counts: MemoCounts(), files: [], missing: [])
+        func file(_ path: String, _ size: Int) -> Exporter.Written {
+            .init(path: path, size: size, digest: Data(path.utf8).withUnsafeBytes { SHA256.digest(of: $0) }, modified: ZipWriter.earliest)
+        }
+        let records: [(ExportManifest.Place, Exporter.Written)] = [(.folder, file("markdown/a.md", 1)), (.folder, file("memos.zip", 12345)),
+                                                                   (.zip, file("manifest.json", 7)), (.zip, file("markdown/a.md", 1))]
+        let folder = source.url
+        let inOrder = try Exporter.writeManifest(manifest, to: folder.appendingPathComponent("in-order.json")) { list, _ in
+            for (place, written) in records { try list(place, written) }
+        }
+        var listedAll = false
+        let withLater = try Exporter.writeManifest(manifest, to: folder.appendingPathComponent("later.json")) { list, later in
+            for (n, (place, written)) in records.enumerated() {
+                if n == position {
+                    try later(place) {
+                        #expect(listedAll)
+                        return written
+                    }
+                } else {
+                    try list(place, written)
+                }
+            }
+            listedAll = true
+        }
+        #expect(try Data(contentsOf: folder.appendingPathComponent("later.json")) == Data(contentsOf: folder.appendingPathComponent("in-order.json")))
+        #expect(withLater.size == inOrder.size && withLater.digest == inOrder.digest)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("later.json.rest.tmp").path))
+    }
 }

@@ -577,42 +577,44 @@ public struct Exporter {
         var zipFile: Written?
         let folderManifest: (size: Int, digest: SHA256.Digest)
         if zipped {
-            // `memos.json` is deflated on the zip's thread while the zip's
-            // own manifest is written here. That manifest lists the zip's
-            // other entries; it is written where the folder's goes, zipped
-            // last, so a zip cut short lacks it, then replaced.
+            // `memos.json` and the zip's own manifest are deflated on the
+            // zip's thread while the folder's manifest is written here. The
+            // zip's manifest lists the zip's other entries and goes last, so
+            // a zip cut short lacks it.
             try zipWriter!.add([.init(name: Self.jsonName, modified: time, contents: .file(staging.appendingPathComponent(Self.jsonName), size: jsonFile.size))])
-            let inner = try Self.writeManifest(manifest, to: manifestURL) { list in
+            let innerURL = staging.appendingPathComponent(".zip-" + Self.manifestName)
+            let inner = try Self.writeManifest(manifest, to: innerURL) { list, _ in
                 let files = try written.sorted()
                 while let file = try files.next() { try list(.zip, file) }
             }
+            try zipWriter!.add([.init(name: Self.manifestName, modified: time, contents: .file(innerURL, size: inner.size))])
             // What is written so far goes to disk while the last entries are
             // deflated, so the flush before publishing has little more than the zip left.
             let earlyFlush = DispatchGroup()
             DispatchQueue.global().async(group: earlyFlush) { try? ExportFolder.flush(staging) }
             defer { earlyFlush.wait() }
-            let (size, digest) = try zipWriter!.finish { archive in
-                try archive.add(name: Self.manifestName, modified: time, size: inner.size, contents: manifestURL)
-            }
-            guard unlink(manifestURL.path) == 0 else { throw OutputError(path: manifestURL.path, reason: AtomicFile.lastError()) }
-            try Self.makeReadOnly(zipURL)
-            zipFile = Written(path: Self.zipName, size: size, digest: digest, modified: time)
-            // Files only the zip needed go now, before anything lists them.
-            if !formats.contains(.json) { unlink(staging.appendingPathComponent(Self.jsonName).path) }
-            if !formats.contains(.markdown) { try? FileManager.default.removeItem(at: markdownFolder) }
-            TestStop.at("zip-written")
-            folderManifest = try Self.writeManifest(manifest, to: manifestURL) { list in
+            folderManifest = try Self.writeManifest(manifest, to: manifestURL) { list, later in
                 let files = try written.sorted()
                 while let file = try files.next() {
                     if kept(file) { try list(.folder, file) }
                 }
-                try list(.folder, zipFile!)
+                try later(.folder) {
+                    let (size, digest) = try zipWriter!.finish()
+                    guard unlink(innerURL.path) == 0 else { throw OutputError(path: innerURL.path, reason: AtomicFile.lastError()) }
+                    try Self.makeReadOnly(zipURL)
+                    zipFile = Written(path: Self.zipName, size: size, digest: digest, modified: time)
+                    // Files only the zip needed go now, before the manifest is whole.
+                    if !formats.contains(.json) { unlink(staging.appendingPathComponent(Self.jsonName).path) }
+                    if !formats.contains(.markdown) { try? FileManager.default.removeItem(at: markdownFolder) }
+                    TestStop.at("zip-written")
+                    return zipFile!
+                }
                 try list(.zip, Written(path: Self.manifestName, size: inner.size, digest: inner.digest, modified: time))
                 let entries = try written.sorted()
                 while let file = try entries.next() { try list(.zip, file) }
             }
         } else {
-            folderManifest = try Self.writeManifest(manifest, to: manifestURL) { list in
+            folderManifest = try Self.writeManifest(manifest, to: manifestURL) { list, _ in
                 let files = try written.sorted()
                 while let file = try files.next() { try list(.folder, file) }
             }
@@ -655,12 +657,35 @@ public struct Exporter {
     /// Writes the manifest: `manifest` with the files `list` hands over
     /// (each with where it is) as its file list, streamed one file record
     /// at a time. Returns its size and SHA-256.
+    ///
+    /// `list` may hand over, once, a record that is not known yet (`later`):
+    /// its place in the list is kept, the records after it go to a side file
+    /// meanwhile, and it is asked for when the list is done. So the manifest
+    /// is written while, say, the zip it lists is still being deflated.
     static func writeManifest(_ manifest: ExportManifest, to url: URL,
-                              list: ((ExportManifest.Place, Written) throws -> Void) throws -> Void) throws -> (size: Int, digest: SHA256.Digest) {
+                              list: (_ record: (ExportManifest.Place, Written) throws -> Void,
+                                     _ later: (ExportManifest.Place, @escaping () throws -> Written) throws -> Void) throws -> Void) throws -> (size: Int, digest: SHA256.Digest) {
         guard case .object(var fields) = try JSONValue(encoding: manifest) else { throw OutputError(path: url.path, reason: "the manifest is not an object") }
         fields["files"] = nil
         let output = try OutputFile(url)
         var writer = JSONWriter()
+        /// The record asked for at the end, with the writer as it stood at its place.
+        var pending: (place: ExportManifest.Place, produce: () throws -> Written, writer: JSONWriter)?
+        /// Where the records after the pending one go until it is known.
+        var rest: OutputFile?
+        func append(_ place: ExportManifest.Place, _ file: Written, with writer: inout JSONWriter) {
+            // The record's keys in their sorted order, written without building a value.
+            writer.beginObject()
+            writer.key("in")
+            writer.string(place.rawValue)
+            writer.key("path")
+            writer.string(file.path)
+            writer.key("sha256")
+            writer.string(file.digest.hex)
+            writer.key("size")
+            writer.value(.integer(file.size))
+            writer.endObject()
+        }
         writer.beginObject()
         for key in (Array(fields.keys) + ["files"]).sorted() {
             writer.key(key)
@@ -669,26 +694,47 @@ public struct Exporter {
                 continue
             }
             writer.beginArray()
-            try list { place, file in
-                // The record's keys in their sorted order, written without building a value.
-                writer.beginObject()
-                writer.key("in")
-                writer.string(place.rawValue)
-                writer.key("path")
-                writer.string(file.path)
-                writer.key("sha256")
-                writer.string(file.digest.hex)
-                writer.key("size")
-                writer.value(.integer(file.size))
-                writer.endObject()
-                try output.write(writer.take())
-            }
+            try (rest ?? output).write(writer.take())
+            try list({ place, file in
+                append(place, file, with: &writer)
+                try (rest ?? output).write(writer.take())
+            }, { place, produce in
+                precondition(pending == nil, "one record at most is written later")
+                pending = (place, produce, writer)
+                // A stand-in moves the writer past the record; its bytes are dropped.
+                append(place, Written(path: "", size: 0, digest: SHA256().finalize(), modified: ZipWriter.earliest), with: &writer)
+                _ = writer.take()
+                rest = try OutputFile(URL(fileURLWithPath: url.path + ".rest.tmp"))
+            })
             writer.endArray()
         }
         writer.endObject()
-        try output.write(writer.take() + [0x0A])
+        try (rest ?? output).write(writer.take() + [0x0A])
+        if let pending, let rest {
+            var held = pending.writer
+            append(pending.place, try pending.produce(), with: &held)
+            try output.write(held.take())
+            _ = try rest.finish()
+            try Self.copy(rest.url, into: output)
+            unlink(rest.url.path)
+        }
         let digest = try output.finish()
         return (output.size, digest)
+    }
+
+    /// Appends the bytes of the file at `url` to `output`.
+    private static func copy(_ url: URL, into output: OutputFile) throws(OutputError) {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+            if count == 0 { return }
+            try output.write(Data(buffer[..<count]))
+        }
     }
 }
 

@@ -369,13 +369,11 @@ package final class BackgroundZipWriter: @unchecked Sendable {
         condition.broadcast()
     }
 
-    /// Waits for every entry handed over to be written, then hands the
-    /// writer to `last` on this thread (for the entries that come last)
-    /// and finishes the zip; gives its size and SHA-256.
-    package func finish(_ last: (ZipWriter) throws -> Void) throws -> (size: Int, digest: SHA256.Digest) {
+    /// Waits for every entry handed over to be written, then finishes the
+    /// zip; gives its size and SHA-256.
+    package func finish() throws -> (size: Int, digest: SHA256.Digest) {
         join()
         if let failure { throw failure }
-        try last(writer)
         return try writer.finish()
     }
 
