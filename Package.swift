@@ -35,13 +35,14 @@ let package = Package(
             dependencies: ["ReckonCore"]
         ),
         .executableTarget(name: "reckon-bench", dependencies: ["ReckonCore"]),
+        .target(name: "TestScratch", path: "Tests/TestScratch"),
         .testTarget(
             name: "ReckonCoreTests",
-            dependencies: ["ReckonCore"]
+            dependencies: ["ReckonCore", "TestScratch"]
         ),
         .testTarget(
             name: "ReckonCLITests",
-            dependencies: ["reckon", "ReckonCore"],
+            dependencies: ["reckon", "ReckonCore", "TestScratch"],
             exclude: ["Golden", "Fixtures"]
         ),
     ],

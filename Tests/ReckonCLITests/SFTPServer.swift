@@ -1,4 +1,5 @@
 import Foundation
+import TestScratch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -44,8 +45,7 @@ final class SFTPServer {
         self.user = user
         self.password = password
         let obscured = try Self.obscure(password)
-        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-sftp-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        scratch = scratchFolder("sftp")
         let config = scratch.appendingPathComponent("rclone.conf")
         logFile = scratch.appendingPathComponent("server.log")
 
@@ -72,7 +72,7 @@ final class SFTPServer {
                               verbose: Bool) throws -> (Process, Int) {
         try starting.withLock { (cache: inout URL?) throws -> (Process, Int) in
             if cache == nil {
-                let made = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-sftp-keys-\(getpid())")
+                let made = testScratch.appendingPathComponent("reckon-sftp-keys-\(getpid())")
                 try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
                 cache = made
                 atexit { SFTPServer.removeKeys() }

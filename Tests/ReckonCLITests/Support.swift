@@ -1,4 +1,5 @@
 import Foundation
+import TestScratch
 import ReckonCore
 import Testing
 
@@ -81,8 +82,7 @@ final class BackgroundRead: @unchecked Sendable {
 }
 
 func temporaryFolder() -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-cli-\(UUID().uuidString)")
-    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    let url = scratchFolder("cli")
     return url
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestScratch
 import Testing
 @testable import ReckonCore
 
@@ -46,7 +47,7 @@ import Testing
     }
 
     @Test func indexReadersAgreeOnMutatedSeeds() {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-differential-\(UUID().uuidString).json").path
+        let scratch = testScratch.appendingPathComponent("reckon-differential-\(UUID().uuidString).json").path
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         run("index", salt: 1, seeds: Self.seeds { $0.hasSuffix("index.json") }) { data, parser in
             ReaderDifferential.checkIndex(data, scratchPath: scratch, parser: parser)

@@ -1,4 +1,5 @@
 import Foundation
+import TestScratch
 import Testing
 @testable import ReckonCore
 
@@ -146,8 +147,7 @@ import Testing
     func exportAll(formats: [ExportFormat] = ExportFormat.allCases, includeArchived: Bool = true,
                    limits: ReadLimits = ReadLimits()) throws -> (URL, ExportSummary, ExportManifest) {
         let side = MemoFolder(source.spec(), limits: limits).load(deep: false)
-        let staging = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        let staging = scratchFolder("staging")
         let summary = try Exporter(store: MemoFolder(source.spec(), limits: limits)).export(side, formats: formats, includeArchived: includeArchived,
                                                                                           into: staging)
         let manifest = try JSONDecoder().decode(ExportManifest.self, from: Data(contentsOf: staging.appendingPathComponent("manifest.json")))
@@ -274,8 +274,7 @@ import Testing
         // short name must not depend on how the work is shared out.
         exporter.batchSize = 5
         exporter.chunkSize = 2
-        let streamed = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: streamed, withIntermediateDirectories: true)
+        let streamed = scratchFolder("staging")
         let (listing, streamedSummary) = try exporter.export(formats: ExportFormat.allCases, includeArchived: true, into: streamed)
         #expect(streamedSummary == summary)
         #expect(listing.problems.isEmpty)
@@ -314,7 +313,7 @@ import Testing
     /// Exports the source as a pipeline's run does, into a run folder with
     /// its index beside it and `latest` pointing at it; gives the runs' folder.
     func publishPreviousRun() throws -> URL {
-        let runs = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-runs-\(UUID().uuidString)")
+        let runs = scratchFolder("runs")
         let previous = runs.appendingPathComponent("20260101T000000Z")
         try FileManager.default.createDirectory(at: previous, withIntermediateDirectories: true)
         var first = Exporter(store: MemoFolder(source.spec()))
@@ -337,8 +336,7 @@ import Testing
         exporter.linksReusedFiles = byLink
         exporter.batchSize = 5
         exporter.chunkSize = 2
-        let staging = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        let staging = scratchFolder("staging")
         return (staging, try exporter.export(formats: ExportFormat.allCases, includeArchived: true, into: staging).1!)
     }
 
@@ -422,8 +420,7 @@ import Testing
     let source = TempFolder()
 
     func staging() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-staging-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let url = scratchFolder("staging")
         return url
     }
 
@@ -488,8 +485,7 @@ import Testing
     }
 
     @Test func aLatestThatIsNotALinkIsLeftAloneAndNamed() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-runs-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = scratchFolder("runs")
         try Data("mine".utf8).write(to: dir.appendingPathComponent("latest"))
         #expect {
             _ = try ExportFolder.makeRunStaging(in: dir)

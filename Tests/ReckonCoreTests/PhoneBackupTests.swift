@@ -1,4 +1,5 @@
 import Foundation
+import TestScratch
 import Testing
 @testable import ReckonCore
 #if canImport(Glibc)
@@ -13,8 +14,7 @@ final class BackupFolder {
     private(set) var rows: [(fileID: String, domain: String, relativePath: String)] = []
 
     init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-backup-test-\(UUID().uuidString)")
-        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        url = scratchFolder("backup")
     }
 
     /// The id iOS would give a file: hex of a hash of its domain and path
@@ -54,8 +54,7 @@ final class BackupFolder {
     /// a `-wal` beside it, as a manifest still being written would.
     func writeManifest(wal: Bool = false) throws {
         let target = url.appendingPathComponent("Manifest.db").path
-        let build = wal ? FileManager.default.temporaryDirectory.appendingPathComponent("reckon-backup-build-\(UUID().uuidString)") : url
-        if wal { try FileManager.default.createDirectory(at: build, withIntermediateDirectories: true) }
+        let build = wal ? scratchFolder("backup-build") : url
         defer { if wal { try? FileManager.default.removeItem(at: build) } }
         try writeManifest(in: build, wal: wal, copyingTo: wal ? target : nil)
     }
@@ -309,8 +308,7 @@ final class BackupFolder {
     @Test func aSubfolderThatIsALinkIsRefused() throws {
         let backup = BackupFolder()
         let id = BackupFolder.fileID(Self.group, PhoneBackup.storePath)
-        let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-backup-elsewhere-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let elsewhere = scratchFolder("backup-elsewhere")
         defer { try? FileManager.default.removeItem(at: elsewhere) }
         try Data("elsewhere".utf8).write(to: elsewhere.appendingPathComponent(id))
         try FileManager.default.createSymbolicLink(atPath: backup.url.appendingPathComponent(String(id.prefix(2))).path, withDestinationPath: elsewhere.path)

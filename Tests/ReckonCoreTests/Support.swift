@@ -1,4 +1,5 @@
 import Foundation
+import TestScratch
 @testable import ReckonCore
 
 /// A memo folder built in a temporary directory for one test.
@@ -6,7 +7,7 @@ struct TempFolder {
     let url: URL
 
     init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-test-\(UUID().uuidString)")
+        url = scratchFolder("memos")
         try! FileManager.default.createDirectory(at: url.appendingPathComponent("memos"), withIntermediateDirectories: true)
     }
 
