@@ -17,13 +17,20 @@ let usage = """
       run           runs each pair alternately (a warm-up, then A B A B …) and prints a table;
                     builds nothing: build reckon first with 'swift build -c release';
                     --only keeps the rows whose name holds the text ("reconcile", "10k", "store", "sftp",
-                    "archive", "export", "nightly", "fleet"); the archive rows (verify, restore) export pair-100k/drive/60dMemo once first;
+                    "archive", "export", "nightly", "fleet", "floor"), or one of several texts
+                    parted by '|' ("nightly|floor"); the archive rows (verify, restore) export pair-100k/drive/60dMemo once first;
                     the sftp rows serve pair-100k/drive/60dMemo (and a copy with 1% changed) and
                     index-1m with 'rclone serve sftp' on 127.0.0.1 themselves, as the remote srv:;
                     the store and sftp rows first check once that the compared commands agree
       decode-index  decodes an index.json with Foundation's JSONDecoder (a peer for counting)
 
     """
+
+/// Whether a row or part named `name` is wanted: `--only`'s texts, parted
+/// by '|', hold one that `name` holds; with no `--only`, every row is.
+func wanted(_ name: String, only: String?) -> Bool {
+    only.map { $0.split(separator: "|").contains { name.contains($0) } } ?? true
+}
 
 func value(_ name: String, in arguments: [String]) -> String? {
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
@@ -81,7 +88,7 @@ do {
                 try StoreWriter.write(to: pairStore, count: device.count) { device[$0] }
             }),
         ]
-        for part in parts where only.map(part.name.contains) ?? true {
+        for part in parts where wanted(part.name, only: only) {
             say("writing \(out)/\(part.name) …")
             let start = ContinuousClock.now
             try part.write()
@@ -123,6 +130,7 @@ do {
                 rename(scratch.appendingPathComponent(name).path, scratch.appendingPathComponent("set-aside/\(setAside)-\(name)").path)
             }
         }
+        let only = value("--only", in: arguments)
         let index = "\(data)/index-1m"
         let device = "\(data)/pair-100k/device/60dMemo", drive = "\(data)/pair-100k/drive/60dMemo"
         var pairs: [Pair] = []
@@ -152,14 +160,36 @@ do {
                               peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(source)/memos"], peerName: "zip -qr",
                               prepare: { clear(); warm([source]) }))
         }
+        // The zip's floor: libarchive alone (its own tool, bsdtar) zipping an
+        // export's Markdown files and memos.json as reckon's zip thread does,
+        // one deflate stream per entry at level 1, against zip -qr. The export
+        // is made once, untimed, when the row is wanted. glibc is told not to
+        // trim the heap, as it would after every entry in bsdtar's one thread
+        // (a brk call and fresh pages each time; reckon's zip thread is spared that).
+        let floorName = "floor: libarchive alone zips the 100k export's files"
+        let floorExport = scratch.appendingPathComponent("floor-export")
+        if wanted(floorName, only: only) && which("bsdtar") == nil {
+            say("the floor row needs bsdtar (apt-get install libarchive-tools): skipped")
+        } else if wanted(floorName, only: only) {
+            let drive = "\(data)/pair-100k/drive/60dMemo"
+            guard try capture([reckon, "export", drive, "--out", floorExport.path, "--format", "json,markdown"]).code == 0 else {
+                throw BenchError("reckon export of \(drive) failed")
+            }
+            pairs.append(Pair(name: floorName,
+                              reckon: ["bsdtar", "--no-acls", "--no-xattrs", "--no-fflags", "--no-read-sparse", "--format", "zip",
+                                       "--options", "zip:compression=deflate,zip:compression-level=1,zip:hdrcharset=UTF-8",
+                                       "-cf", scratch.appendingPathComponent("floor.zip").path, "-C", floorExport.path, "markdown", "memos.json"],
+                              peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(drive)/memos"], peerName: "zip -qr",
+                              prepare: { clear(); warm([drive, floorExport.path]) },
+                              environment: ["GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1073741824"]))
+        }
         let storePaths = StoreRows.Paths(data: data, scratch: scratch)
         pairs += StoreRows.pairs(storePaths, reckon: reckon)
-        let only = value("--only", in: arguments)
-        var selected = pairs.filter { pair in only.map(pair.name.contains) ?? true }
+        var selected = pairs.filter { wanted($0.name, only: only) }
         // The rows over a served folder start their servers only when selected, and stop them on the way out.
         var sftp: SFTPRows?
         defer { sftp?.stop() }
-        let sftpWanted = SFTPRows.names.filter { name in only.map(name.contains) ?? true }
+        let sftpWanted = SFTPRows.names.filter { wanted($0, only: only) }
         if !sftpWanted.isEmpty {
             if which("rclone") == nil {
                 say("the sftp rows need rclone (apt-get install rclone): skipped")
@@ -173,19 +203,19 @@ do {
                 say("")
             }
         }
-        let archiveWanted = ArchiveRows.names.filter { name in only.map(name.contains) ?? true }
+        let archiveWanted = ArchiveRows.names.filter { wanted($0, only: only) }
         if !archiveWanted.isEmpty {
             let archive = try ArchiveRows(data: data, scratch: scratch, reckon: reckon)
             if !archive.check(data: data) { say("the archive rows compare commands that disagree; see above") }
             selected += archive.pairs(wanted: archiveWanted)
         }
-        let fleetWanted = FleetRows.names.filter { name in only.map(name.contains) ?? true }
+        let fleetWanted = FleetRows.names.filter { wanted($0, only: only) }
         if !fleetWanted.isEmpty {
             let fleet = try FleetRows(data: data, scratch: scratch, reckon: reckon)
             if !fleet.check(wanted: fleetWanted) { say("the fleet rows did not run every pipeline; see above") }
             selected += fleet.pairs(wanted: fleetWanted)
         }
-        if only.map(IncrementalRows.name.contains) ?? true {
+        if wanted(IncrementalRows.name, only: only) {
             selected.append(try IncrementalRows(data: data, scratch: scratch, reckon: reckon).pair)
         }
         // Once, untimed: the compared commands must give the same answers.
