@@ -35,9 +35,10 @@ package final class ZipWriter {
         init(fd: Int32) { self.fd = fd }
     }
 
-    /// Opens `url` for writing. Names are handed over as UTF-8. libarchive 3.6 computes zip's DOS times with
-    /// `localtime_r`, so the bytes depend on the time zone: `reckon` pins
-    /// `TZ=UTC` once at start-up (main.swift); nothing here changes it.
+    /// Opens `url` for writing. Names are handed over as UTF-8. libarchive
+    /// 3.6 computes zip's DOS times with `localtime_r`, so the bytes depend
+    /// on the time zone: `reckon` pins `TZ=UTC` once at start-up
+    /// (main.swift); nothing here changes it.
     package init(url: URL) throws(ArchiveError) {
         path = url.path
         guard let archive = archive_write_new() else { throw ArchiveError(message: "\(url.path): libarchive could not start writing") }
@@ -77,12 +78,8 @@ package final class ZipWriter {
         if let utf8Names { freelocale(utf8Names) }
     }
 
-    /// Runs `body` with this thread in `utf8Names`, then puts its locale back.
     private func inUTF8Locale<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        guard let utf8Names else { return try body() }
-        let previous = uselocale(utf8Names)
-        defer { uselocale(previous) }
-        return try body()
+        try inLocale(utf8Names, body)
     }
 
     /// Refuses a name that is absolute, climbs with `..`, holds a backslash,
@@ -302,12 +299,17 @@ package enum ArchiveReader {
 /// locale", which in the C locale loses every letter beyond ASCII. The
 /// process's locale is never changed.
 func withUTF8Names<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-    guard let utf8 = newlocale(1 << LC_CTYPE, "C.UTF-8", nil) else { return try body() }
-    let previous = uselocale(utf8)
-    defer {
-        uselocale(previous)
-        freelocale(utf8)
-    }
+    let utf8 = newlocale(1 << LC_CTYPE, "C.UTF-8", nil)
+    defer { if let utf8 { freelocale(utf8) } }
+    return try inLocale(utf8, body)
+}
+
+/// Runs `body` with this thread in `locale` (when there is one), then puts
+/// the thread's locale back.
+func inLocale<T, E: Error>(_ locale: locale_t?, _ body: () throws(E) -> T) throws(E) -> T {
+    guard let locale else { return try body() }
+    let previous = uselocale(locale)
+    defer { uselocale(previous) }
     return try body()
 }
 
