@@ -641,17 +641,25 @@ public struct Exporter {
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw OutputError(path: url.path, reason: "is not a regular file") }
         let hasher = SHA256()
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        let size = try readChunks(of: fd, path: url.path) { hasher.update($0) }
+        return (size, hasher.finalize())
+    }
+
+    /// Reads `fd` to its end, handing each chunk of up to 64 KiB to `chunk`;
+    /// gives how many bytes it read. A failed read is told as one of `path`.
+    private static func readChunks(of fd: Int32, path: String,
+                                   _ chunk: (UnsafeRawBufferPointer) throws(OutputError) -> Void) throws(OutputError) -> Int {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
+        defer { buffer.deallocate() }
         var size = 0
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            let count = read(fd, buffer.baseAddress!, buffer.count)
             if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
-            if count == 0 { break }
-            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            guard count >= 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
+            if count == 0 { return size }
+            try chunk(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
             size += count
         }
-        return (size, hasher.finalize())
     }
 
     /// Writes the manifest: `manifest` with the files `list` hands over
@@ -727,14 +735,7 @@ public struct Exporter {
         let fd = open(url.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
         defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
-            if count == 0 { return }
-            try output.write(Data(buffer[..<count]))
-        }
+        _ = try readChunks(of: fd, path: url.path) { (bytes) throws(OutputError) in try output.write(Data(bytes)) }
     }
 }
 

@@ -50,7 +50,7 @@ package final class ZipWriter {
         }
         sink = Sink(fd: fd)
         utf8Names = newlocale(1 << LC_CTYPE, "C.UTF-8", nil)
-        try inUTF8Locale { () throws(ArchiveError) in try configure() }
+        try inLocale(utf8Names) { () throws(ArchiveError) in try configure() }
     }
 
     private func configure() throws(ArchiveError) {
@@ -72,14 +72,10 @@ package final class ZipWriter {
     }
 
     deinit {
-        if !finished { _ = inUTF8Locale { archive_write_close(archive) } }
+        if !finished { _ = inLocale(utf8Names) { archive_write_close(archive) } }
         archive_write_free(archive)
         close(sink.fd)
         if let utf8Names { freelocale(utf8Names) }
-    }
-
-    private func inUTF8Locale<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        try inLocale(utf8Names, body)
     }
 
     /// Refuses a name that is absolute, climbs with `..`, holds a backslash,
@@ -140,7 +136,7 @@ package final class ZipWriter {
 
     /// Adds one regular file whose bytes `produce` hands over in order.
     package func add(name: String, modified: Timestamp, size: Int, produce: ((Data) throws -> Void) throws -> Void) throws {
-        try inUTF8Locale { () throws in try addInLocale(name: name, modified: modified, size: size, produce: produce) }
+        try inLocale(utf8Names) { () throws in try addInLocale(name: name, modified: modified, size: size, produce: produce) }
     }
 
     private func addInLocale(name: String, modified: Timestamp, size: Int, produce: ((Data) throws -> Void) throws -> Void) throws {
@@ -171,7 +167,7 @@ package final class ZipWriter {
     @discardableResult
     package func finish() throws(ArchiveError) -> (size: Int, digest: SHA256.Digest) {
         finished = true
-        try inUTF8Locale { () throws(ArchiveError) in try check(archive_write_close(archive)) }
+        try inLocale(utf8Names) { () throws(ArchiveError) in try check(archive_write_close(archive)) }
         return (sink.size, sink.hasher.finalize())
     }
 
