@@ -365,9 +365,10 @@ public struct Exporter {
         let withJSON = formats.contains(.json) || zipped
         let withMarkdown = formats.contains(.markdown) || zipped
         var missing: [ExportManifest.Missing] = []
-        /// Reads the memos in `batch` on every core and maps each by `work`
-        /// there; a memo that cannot be read is noted as missing and left out.
-        func read<Kept, Output: Sendable>(_ batch: [(MemoID, IDSpelling)], as reading: MemoReading<Kept>,
+        /// Reads the memos in `batch`, `chunkSize` at a time on every core,
+        /// and maps each by `work` there; a memo that cannot be read is
+        /// noted as missing and left out.
+        func read<Kept, Output: Sendable>(_ batch: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
                                           then work: @escaping @Sendable (Kept) -> Output) -> [((MemoID, IDSpelling), Output)] {
             let outcomes = store.read(batch, chunkSize: chunkSize, as: reading, then: work)
             return zip(batch, outcomes).compactMap { memo, outcome in
@@ -393,8 +394,16 @@ public struct Exporter {
         }
         var reusedMemos = 0
 
-        // Pass 1: which memos, in which order (creation time, then id).
+        // Pass 1: which memos, in which order (creation time, then id);
+        // how many, and the newest modification time among them.
         let planned = SpillSort<Planned>(scratch: staging, runLength: sortRunLength)
+        var plannedCount = 0
+        var exportedAt: Timestamp?
+        func append(_ plan: Planned) throws {
+            try planned.append(plan)
+            plannedCount += 1
+            exportedAt = max(exportedAt ?? plan.modified, plan.modified)
+        }
         func plan() throws {
             let identities = fingerprinted ? store.fileIdentities(batch) : batch.map { _ in nil }
             var unread: [(MemoID, IDSpelling)] = []
@@ -406,14 +415,14 @@ public struct Exporter {
                     continue
                 }
                 guard includeArchived || !record.archived else { continue }
-                try planned.append(Planned(createdAt: record.createdAt, id: memo.0, spelledAs: memo.1, modified: record.modified,
-                                           source: identity, unchanged: true))
+                try append(Planned(createdAt: record.createdAt, id: memo.0, spelledAs: memo.1, modified: record.modified,
+                                   source: identity, unchanged: true))
             }
             batch.removeAll(keepingCapacity: true)
-            for ((id, spelledAs), memo) in read(unread, as: .summary, then: { $0 })
+            for ((id, spelledAs), memo) in read(unread, chunkSize: chunkSize, as: .summary, then: { $0 })
             where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
-                try planned.append(Planned(createdAt: memo.createdAt, id: id, spelledAs: spelledAs, modified: memo.modifiedAt,
-                                           source: sources[id], unchanged: false))
+                try append(Planned(createdAt: memo.createdAt, id: id, spelledAs: spelledAs, modified: memo.modifiedAt,
+                                   source: sources[id], unchanged: false))
             }
         }
         let problems = try listMemos { id, entry, file in
@@ -427,13 +436,16 @@ public struct Exporter {
         for problem in problems where problem.kind == .duplicateID {
             if let id = problem.id, heldTwice[id] == nil { heldTwice[id] = problem }
         }
-        var plannedCount = 0
-        var exportedAt: Timestamp?
-        let counting = try planned.sorted()
-        while let plan = try counting.next() {
-            guard heldTwice[plan.id] == nil else { continue }
-            plannedCount += 1
-            exportedAt = max(exportedAt ?? plan.modified, plan.modified)
+        // Counted again without the ids held twice, when there are any.
+        if !heldTwice.isEmpty {
+            plannedCount = 0
+            exportedAt = nil
+            let counting = try planned.sorted()
+            while let plan = try counting.next() {
+                guard heldTwice[plan.id] == nil else { continue }
+                plannedCount += 1
+                exportedAt = max(exportedAt ?? plan.modified, plan.modified)
+            }
         }
         let source = ExportManifest.Source(name: spec.name, label: spec.label, path: spec.path)
 
@@ -465,15 +477,20 @@ public struct Exporter {
         let previousJSON = previous?.json ?? -1
         let byLink = linksReusedFiles
         let stagingPath = staging.path
-        /// Reads `memos` and renders each.
-        func readAndRender(_ memos: [(MemoID, IDSpelling)]) -> [MemoID: Rendered] {
-            Dictionary(uniqueKeysWithValues: read(memos, as: .memo, then: { Rendered($0, markdown: withMarkdown, fingerprinted: fingerprinted) })
-                .map { ($0.0.0, $0.1) })
-        }
         func export() throws {
+            // While the zip's thread is behind, it sets the pace: this
+            // batch's work is done here, in one piece, leaving it a core.
+            let spread = zipWriter?.isBehind != true
+            func pieces(of count: Int) -> Int { spread ? chunkSize : max(count, 1) }
+            /// Reads `memos` and renders each.
+            func readAndRender(_ memos: [(MemoID, IDSpelling)]) -> [MemoID: Rendered] {
+                Dictionary(uniqueKeysWithValues: read(memos, chunkSize: pieces(of: memos.count), as: .memo,
+                                                      then: { Rendered($0, markdown: withMarkdown, fingerprinted: fingerprinted) })
+                    .map { ($0.0.0, $0.1) })
+            }
             // The unchanged memos the previous run holds whole, taken from it; the rest read.
             let unchanged = plans.compactMap { $0.unchanged ? reusable[$0.id] : nil }
-            let taken = Dictionary(uniqueKeysWithValues: mapOnEveryCore(unchanged, chunkSize: chunkSize) { chunk in
+            let taken = Dictionary(uniqueKeysWithValues: mapOnEveryCore(unchanged, chunkSize: pieces(of: unchanged.count)) { chunk in
                 chunk.compactMap { entry in
                     entry.names.flatMap { names in
                         MarkdownIndex.Previous.jsonEntry(entry, in: previousJSON).map { (entry.id, Rendered(taking: entry, json: $0, names: names, markdown: withMarkdown)) }
@@ -492,7 +509,7 @@ public struct Exporter {
             reusable.removeAll(keepingCapacity: true)
             /// Writes each memo's Markdown file on every core.
             func writeMarkdown(_ named: [(Rendered, Bool, (OpenFolder, MarkdownIndex.Entry)?)]) -> [Result<MarkdownFile?, any Error>] {
-                Array(mapOnEveryCore(named, chunkSize: chunkSize) { chunk in
+                Array(mapOnEveryCore(named, chunkSize: pieces(of: named.count)) { chunk in
                     chunk.map { memo, mayTakeShortName, previous in
                         Result { try memo.writeMarkdown(into: stagingPath, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink) }
                     }

@@ -367,6 +367,14 @@ package final class BackgroundZipWriter: @unchecked Sendable {
         condition.broadcast()
     }
 
+    /// Whether entries handed over are waiting for the thread: then the
+    /// thread sets the pace, and its caller had best leave it a core.
+    package var isBehind: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return !queue.isEmpty
+    }
+
     /// Waits for every entry handed over to be written, then finishes the
     /// zip; gives its size and SHA-256.
     package func finish() throws -> (size: Int, digest: SHA256.Digest) {

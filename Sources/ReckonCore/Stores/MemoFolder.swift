@@ -449,7 +449,9 @@ public struct MemoFolder: MemoStore {
     public func fileIdentities(_ memos: [(MemoID, IDSpelling)]) -> [FileIdentity?] {
         // A cache's files change when the cache is refreshed, not with the remote.
         guard case .folder = memoListing, let folder = OpenFolder(root.path + "/memos") else { return memos.map { _ in nil } }
-        return memos.map { id, spelledAs in FileIdentity(of: spelledAs.fileName(of: id), in: folder) }
+        return Array(mapOnEveryCore(memos, chunkSize: 256) { chunk in
+            chunk.map { id, spelledAs in FileIdentity(of: spelledAs.fileName(of: id), in: folder) }
+        }.joined())
     }
 
     /// A memo file that could not be used: the problem and, when its bytes were read but are not a usable
