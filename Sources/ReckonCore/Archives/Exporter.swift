@@ -399,10 +399,13 @@ public struct Exporter {
         let planned = SpillSort<Planned>(scratch: staging, runLength: sortRunLength)
         var plannedCount = 0
         var exportedAt: Timestamp?
-        func append(_ plan: Planned) throws {
-            try planned.append(plan)
+        func count(_ plan: Planned) {
             plannedCount += 1
             exportedAt = max(exportedAt ?? plan.modified, plan.modified)
+        }
+        func append(_ plan: Planned) throws {
+            try planned.append(plan)
+            count(plan)
         }
         func plan() throws {
             let identities = fingerprinted ? store.fileIdentities(batch) : batch.map { _ in nil }
@@ -442,9 +445,7 @@ public struct Exporter {
             exportedAt = nil
             let counting = try planned.sorted()
             while let plan = try counting.next() {
-                guard heldTwice[plan.id] == nil else { continue }
-                plannedCount += 1
-                exportedAt = max(exportedAt ?? plan.modified, plan.modified)
+                if heldTwice[plan.id] == nil { count(plan) }
             }
         }
         let source = ExportManifest.Source(name: spec.name, label: spec.label, path: spec.path)
