@@ -1,6 +1,7 @@
 // Linux calls that Swift's Glibc module does not expose, reached through
 // syscall(2) so that no _GNU_SOURCE is needed.
 #include <fcntl.h>
+#include <linux/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,4 +29,14 @@ static inline int reckon_syncfs(int fd) {
 /// Copies up to count bytes between two files inside the kernel (copy_file_range).
 static inline long reckon_copy_file_range(int in, int out, unsigned long count) {
     return (long)syscall(SYS_copy_file_range, in, NULL, out, NULL, count, 0);
+}
+
+/// Whether the file or folder at path (a link not followed) is marked
+/// immutable or append-only (chattr +i, +a), which stops even root from
+/// deleting it: 1 if so, 0 if not, -1 when it cannot be told (statx).
+static inline int reckon_is_immutable(const char *path) {
+    struct statx info;
+    const unsigned long long flags = STATX_ATTR_IMMUTABLE | STATX_ATTR_APPEND;
+    if (syscall(SYS_statx, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, 0, &info) != 0) return -1;
+    return (info.stx_attributes_mask & info.stx_attributes & flags) != 0;
 }

@@ -239,6 +239,8 @@ enum Commands {
     static func execute(_ pipeline: Pipeline, _ definition: PipelineDefinition, console: Console, json: Bool, quiet: Bool) -> Published {
         let context = RunContext(onNote: { [progress = console.progress, err = console.err] note in
             if progress && !quiet { err("reckon: \(note)\n") }
+        }, onWarning: { [err = console.err] warning in
+            err("warning: \(escapedForDisplay(warning))\n")
         }, onProgress: progressPrinter(console, quiet: quiet))
         let published = pipeline.run(definition, context: context)
         if json {

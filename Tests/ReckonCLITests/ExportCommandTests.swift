@@ -361,6 +361,45 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect(Set(names) == Set(runs + ["latest"]), "\(names)")
     }
 
+    /// An old run folder that retention cannot delete whole (a file marked
+    /// immutable, which stops root too, or for another user a folder made
+    /// read-only) is kept whole, and every run says so on stderr, even with
+    /// `--quiet`. Deleting it in name order would have stopped at that file,
+    /// leaving a run that `reckon verify` calls damaged.
+    @Test func anOldRunThatCannotBeDeletedWholeIsKeptWholeAndNamed() throws {
+        let url = try definition(keep: 1)
+        let exports = url.deletingLastPathComponent().appendingPathComponent("exports")
+        #expect(try runArray(["run", url.path, "--quiet"]).code == 0)
+        let old = try #require(ExportFolder.runFolders(in: exports).first)
+        let markdown = exports.appendingPathComponent("\(old)/markdown")
+        let last = try #require(try FileManager.default.contentsOfDirectory(atPath: markdown.path).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.last)
+        let reason: String
+        if getuid() == 0 {
+            let marked = try runArray(["+i", markdown.appendingPathComponent(last).path], executable: URL(fileURLWithPath: "/usr/bin/chattr"))
+            guard marked.code == 0 else {
+                print("chattr +i is not supported here (\(marked.stderr)): the case is not tried")
+                return
+            }
+            reason = "markdown/\(last): is marked immutable or append-only (chattr), so it cannot be deleted"
+        } else {
+            #expect(chmod(markdown.path, 0o555) == 0)
+            reason = "markdown: what it holds cannot be deleted (Permission denied)"
+        }
+        defer {
+            if getuid() == 0 { _ = try? runArray(["-i", markdown.appendingPathComponent(last).path], executable: URL(fileURLWithPath: "/usr/bin/chattr")) }
+            chmod(markdown.path, 0o755)
+        }
+        let files = try FileManager.default.subpathsOfDirectory(atPath: exports.appendingPathComponent(old).path).sorted()
+        for _ in 0..<2 {
+            let result = try runArray(["run", url.path, "--quiet"])
+            #expect(result.code == 0)
+            #expect(result.stderr == "warning: kept the old export exports/\(old), which keep: 1 would remove: \(reason)\n")
+            #expect(try FileManager.default.subpathsOfDirectory(atPath: exports.appendingPathComponent(old).path).sorted() == files)
+            #expect(try runArray(["verify", exports.appendingPathComponent(old).path]).code == 0, "the old run is whole")
+        }
+        #expect(ExportFolder.runFolders(in: exports).count == 2, "the newest run and the one kept")
+    }
+
     @Test func aSecondRunWhileOneIsGoingIsRefused() throws {
         let url = try definition()
         let lockURL = url.deletingLastPathComponent().appendingPathComponent("reports/.reckon.lock")

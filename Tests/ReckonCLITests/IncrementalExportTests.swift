@@ -232,6 +232,24 @@ func markdownFiles(_ run: URL) throws -> [String] {
                 "the third run wrote its own index")
     }
 
+    /// A folder where the index goes: the run publishes its export, and
+    /// says on stderr, even with `--quiet`, that the next run will read
+    /// every memo, since it could not leave its index.
+    @Test func anIndexThatCannotBeLeftIsNamedInAWarning() throws {
+        let source = temporaryFolder()
+        try writeMemoFolder(twelveMemos(), to: source)
+        let definition = try exportPipeline(source: source)
+        let index = definition.deletingLastPathComponent().appendingPathComponent("exports/\(MarkdownIndex.fileName)")
+        try FileManager.default.createDirectory(at: index.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        let result = try runArray(["run", definition.path, "--quiet"])
+        #expect(result.code == 0)
+        #expect(result.stderr.hasPrefix("warning: the next run will read every memo: "), "\(result.stderr)")
+        #expect(result.stderr.contains(MarkdownIndex.fileName), "\(result.stderr)")
+        let exports = index.deletingLastPathComponent()
+        let run = exports.appendingPathComponent(try FileManager.default.destinationOfSymbolicLink(atPath: exports.appendingPathComponent("latest").path))
+        #expect(try wholeExportProblems(run).isEmpty)
+    }
+
     /// Every order of deleting three runs made one after another, with a
     /// change between each: after each deletion, every run left holds the
     /// very bytes it held before, whole; a run after all of that still works.

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -95,6 +96,32 @@ extension ExportFolder {
             return nil
         }
         return check(dir.path, "", names)
+    }
+
+    /// What in `dir` reckon could not delete, so that removing `dir` would
+    /// stop part of the way: a folder whose entries it may not remove (its
+    /// permissions), or a file or folder marked immutable or append-only
+    /// (`chattr +i`, `+a`), which not even root can delete. Nil when all of
+    /// it can go. The first found by name is given.
+    package static func removalBlocker(of dir: URL) -> InTheWay? {
+        func check(_ full: String, _ path: String) -> InTheWay? {
+            if reckon_is_immutable(full) == 1 {
+                return InTheWay(path: path, reason: "is marked immutable or append-only (chattr), so it cannot be deleted")
+            }
+            guard FileKind(path: full) == .directory else { return nil }
+            guard access(full, W_OK | X_OK) == 0 else {
+                return InTheWay(path: path, reason: "what it holds cannot be deleted (\(AtomicFile.lastError()))")
+            }
+            switch listNames(full, shown: path) {
+            case .success(let names):
+                for name in names {
+                    if let found = check(full + "/" + name, path.isEmpty ? name : path + "/" + name) { return found }
+                }
+                return nil
+            case .failure(let failure): return failure
+            }
+        }
+        return check(dir.path, "")
     }
 
     /// The names in a folder, sorted by their bytes, or why it cannot be listed.

@@ -171,10 +171,10 @@ package enum ExportFolder {
     /// (its naming and its manifest inside). With `keepingLastBefore` (the
     /// start of the first run a deletion alarm sounded in), the newest run
     /// folder made before that stays too, whatever `keep` says: the last
-    /// export made before the memos vanished. Returns the run folder and the names
-    /// of the folders removed.
+    /// export made before the memos vanished. Returns the run folder and
+    /// what retention did.
     package static func publishRun(_ staging: URL, in dir: URL, startedAt: Timestamp, keep: Int?,
-                                   keepingLastBefore alarm: Timestamp? = nil) throws(OutputError) -> (URL, [String]) {
+                                   keepingLastBefore alarm: Timestamp? = nil) throws(OutputError) -> (URL, Retention) {
         do throws(OutputError) {
             try checkLatest(in: dir)
             try flush(staging)
@@ -198,19 +198,39 @@ package enum ExportFolder {
                               reason: "\(reason); the run's export is whole in \(run.path), but \(latestName) does not point at it")
         }
         try flush(dir)
-        var removed: [String] = []
+        var retention = Retention()
         if let keep {
             // A run folder goes only when it holds exactly what its manifest
-            // lists: a file a person put in it keeps the whole folder.
+            // lists (a file a person put in it keeps the whole folder), and
+            // all of it can be deleted: never part of it.
             let folders = runFolders(in: dir)
             let lastBeforeAlarm = alarm.flatMap { time in folders.first { $0 != name && runOrder($0)!.base < runName(time) } }
             for old in folders.dropFirst(keep) where old != name && old != lastBeforeAlarm {
                 let folder = dir.appendingPathComponent(old)
-                guard inTheWay(of: folder) == nil, (try? removeTree(folder.path, step: "retention", last: Exporter.manifestName)) != nil else { continue }
-                removed.append(old)
+                if let kept = inTheWay(of: folder) ?? removalBlocker(of: folder) {
+                    retention.kept.append((old, kept.path.isEmpty ? kept.reason : "\(kept.path): \(kept.reason)"))
+                    continue
+                }
+                do throws(OutputError) {
+                    try removeTree(folder.path, step: "retention", last: Exporter.manifestName)
+                    retention.removed.append(old)
+                } catch {
+                    let inside = error.path.hasPrefix(folder.path + "/") ? String(error.path.dropFirst(folder.path.count + 1)) : error.path
+                    retention.failures.append(OutputError(path: folder.path, reason: "retention could not delete \(inside) (\(error.reason)), so this old export is removed only in part; the next run tries again"))
+                }
             }
         }
-        return (run, removed)
+        return (run, retention)
+    }
+
+    /// What retention did with the run folders beyond `keep`.
+    package struct Retention: Sendable {
+        /// The folders removed.
+        package var removed: [String] = []
+        /// The folders kept whole though `keep` would remove them, each with why.
+        package var kept: [(name: String, why: String)] = []
+        /// Removals that stopped part of the way.
+        package var failures: [OutputError] = []
     }
 
     /// Run folders reckon made in `dir`, newest first: named by a UTC time

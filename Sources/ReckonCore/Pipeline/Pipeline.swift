@@ -23,6 +23,9 @@ public struct Exported: Sendable {
     public var reconciliation: Reconciliation
     /// The files written, or one record saying why the export failed.
     public var exports: [ExportRecord]
+    /// What the export published but could not tidy as asked: old run
+    /// folders whose removal stopped part of the way.
+    public var failures: [OutputError] = []
 }
 
 /// What the last stage wrote: the report, the run's history, and every
@@ -65,7 +68,8 @@ public struct Pipeline {
         let reconciled = reconcile.run(loaded, in: context)
         let exported = export.run(reconciled, in: context)
         let report = buildReport.run(exported, in: context)
-        return publish.run(PublishInput(report: report, loaded: exported.reconciliation.loaded, baselines: exported.reconciliation.baselines),
+        return publish.run(PublishInput(report: report, loaded: exported.reconciliation.loaded, baselines: exported.reconciliation.baselines,
+                                        failures: exported.failures),
                            in: context)
     }
 }

@@ -38,18 +38,22 @@ extension Pipeline {
                     context.progress("exporting", done: $0, total: $1)
                 }
                 let alarm = reconciliation.baselines.filter(\.alarmHolds).compactMap { $0.alarm?.since }.min()
-                let (run, removed) = try ExportFolder.publishRun(staging!, in: spec.dir, startedAt: startedAt, keep: spec.keep, keepingLastBefore: alarm)
+                let (run, retention) = try ExportFolder.publishRun(staging!, in: spec.dir, startedAt: startedAt, keep: spec.keep, keepingLastBefore: alarm)
                 staging = nil
                 if let index {
                     // Without it the next run reads every memo; nothing else is lost.
                     do { try index.install(in: spec.dir) } catch {
                         index.discard()
-                        context.note("the next run will read every memo: \(errorWords(error))")
+                        context.warn("the next run will read every memo: \(errorWords(error))")
                     }
                 } else {
                     unlink(spec.dir.appendingPathComponent(MarkdownIndex.fileName).path)
                 }
-                for name in removed { context.note("removed the old export \(name)") }
+                for name in retention.removed { context.note("removed the old export \(name)") }
+                for (name, why) in retention.kept {
+                    context.warn("kept the old export \(spec.path)/\(name), which keep: \(spec.keep!) would remove: \(why)")
+                }
+                exported.failures = retention.failures
                 exported.exports = ExportRecord.records(summary, folder: run, displayPath: "")
                 return exported
             } catch {

@@ -7,6 +7,8 @@ public struct PublishInput: Sendable {
     public var loaded: LoadedSides
     /// Each side's baseline, in the order of `loaded.sides`.
     public var baselines: [SideBaseline] = []
+    /// What earlier stages could not do, reported beside this stage's own.
+    public var failures: [OutputError] = []
 }
 
 extension Pipeline {
@@ -20,8 +22,8 @@ extension Pipeline {
         Stage("publish") { [writeFiles, startedAt, keepsHistory] input, _ in
             var report = input.report
             let definition = input.loaded.definition
-            guard writeFiles else { return Published(report: report, failures: []) }
-            var failures: [OutputError] = []
+            guard writeFiles else { return Published(report: report, failures: input.failures) }
+            var failures = input.failures
             func attempt(_ write: () throws -> Void) {
                 do {
                     try write()
@@ -44,8 +46,9 @@ extension Pipeline {
                 saveBaselines()
                 return Published(report: report, failures: failures)
             }
+            let before = failures.count
             attempt { try AtomicFile.makeFolder(dir) }
-            guard failures.isEmpty else { return Published(report: report, failures: failures) }
+            guard failures.count == before else { return Published(report: report, failures: failures) }
             // The history is read first, for the chart, and written last, so
             // its line has the run's exit code after every other output.
             var history: Data?
