@@ -44,7 +44,7 @@ extension Pipeline {
                     // Without it the next run reads every memo; nothing else is lost.
                     do { try index.install(in: spec.dir) } catch {
                         index.discard()
-                        context.warn("the next run will read every memo: \(errorWords(error))")
+                        context.warn("the next run will read every memo: \(shownUnder(errorWords(error), dir: spec.dir, as: spec.path))")
                     }
                 } else {
                     unlink(spec.dir.appendingPathComponent(MarkdownIndex.fileName).path)
