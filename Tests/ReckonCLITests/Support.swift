@@ -82,8 +82,7 @@ final class BackgroundRead: @unchecked Sendable {
 }
 
 func temporaryFolder() -> URL {
-    let url = scratchFolder("cli")
-    return url
+    scratchFolder("cli")
 }
 
 func read(_ url: URL) throws -> String { String(decoding: try Data(contentsOf: url), as: UTF8.self) }

@@ -420,8 +420,7 @@ import Testing
     let source = TempFolder()
 
     func staging() throws -> URL {
-        let url = scratchFolder("staging")
-        return url
+        scratchFolder("staging")
     }
 
     @Test func aZipCutShortIsAnErrorNamingTheFile() throws {

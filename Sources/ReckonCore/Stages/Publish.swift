@@ -46,9 +46,7 @@ extension Pipeline {
                 saveBaselines()
                 return Published(report: report, failures: failures)
             }
-            let before = failures.count
-            attempt { try AtomicFile.makeFolder(dir) }
-            guard failures.count == before else { return Published(report: report, failures: failures) }
+            do throws(OutputError) { try AtomicFile.makeFolder(dir) } catch { return Published(report: report, failures: failures + [error]) }
             // The history is read first, for the chart, and written last, so
             // its line has the run's exit code after every other output.
             var history: Data?
