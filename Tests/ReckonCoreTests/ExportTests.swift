@@ -538,9 +538,10 @@ import Testing
         #expect(MarkdownExport.yamlQuoted("x\u{85}\"\n") == #""x\u0085\"\n""#)
     }
 
-    /// A Markdown index damaged anywhere (each of its bytes flipped in
-    /// turn, three ways) or cut short is not used at all, and reading it
-    /// never stops the program: its header seals its records by their SHA-256.
+    /// A Markdown index holds its records in export order and again in id
+    /// order. Damaged anywhere (each of its bytes flipped in turn, three
+    /// ways) or cut short, it is not used at all, and reading it never
+    /// stops the program: its header seals its records by their SHA-256.
     @Test func aDamagedMarkdownIndexIsNeverUsed() throws {
         let runs = TempFolder().url
         let run = runs.appendingPathComponent(ExportFolder.runName(Timestamp(seconds: 1_780_000_000)))
@@ -569,6 +570,8 @@ import Testing
             return entries.compactMap { previous.entry(createdAt: $0.createdAt, id: $0.id) }
         }
         #expect(read() == entries, "every field read back as written")
+        var byID = try #require(MarkdownIndex.previous(in: runs, limits: ReadLimits())).byID()
+        #expect(Array(sequence(state: ()) { _ in byID.next() }) == entries.sorted { $0.id < $1.id }, "then again in id order")
         for position in 0..<whole.count {
             for flip: UInt8 in [0x01, 0x80, 0xFF] {
                 var damaged = whole

@@ -385,12 +385,12 @@ public struct Exporter {
         // a memo whose file is the one the previous run read is taken whole
         // from that run, unread.
         let fingerprinted = previous != nil || index != nil
-        let previousByID = try previous.flatMap { $0.takesUnread ? $0 : nil }?.byID(scratch: staging, runLength: sortRunLength)
-        var nextByID = try previousByID?.next()
+        var previousByID = previous.flatMap { $0.takesUnread ? $0 : nil }?.byID()
+        var nextByID = previousByID?.next()
         /// The previous run's record of `id`; ids must be asked for in order.
-        func previousRecord(of id: MemoID) throws -> MarkdownIndex.Entry? {
-            while let record = nextByID, record.entry.id < id { nextByID = try previousByID!.next() }
-            return nextByID.flatMap { $0.entry.id == id ? $0.entry : nil }
+        func previousRecord(of id: MemoID) -> MarkdownIndex.Entry? {
+            while let record = nextByID, record.id < id { nextByID = previousByID!.next() }
+            return nextByID.flatMap { $0.id == id ? $0 : nil }
         }
         var reusedMemos = 0
 
@@ -412,7 +412,7 @@ public struct Exporter {
             var unread: [(MemoID, IDSpelling)] = []
             var sources: [MemoID: FileIdentity] = [:]
             for (memo, identity) in zip(batch, identities) {
-                guard let identity, let record = try previousRecord(of: memo.0), record.source == identity, !record.json.isEmpty else {
+                guard let identity, let record = previousRecord(of: memo.0), record.source == identity, !record.json.isEmpty else {
                     unread.append(memo)
                     sources[memo.0] = identity
                     continue
@@ -570,6 +570,8 @@ public struct Exporter {
         }
         try export()
         progress(plannedCount, plannedCount)
+        // The index's copy sorted by id is written while the zip is deflated.
+        try index?.writeByID()
         let time = exportedAt ?? ZipWriter.earliest
         var jsonFile = Written(path: Self.jsonName, size: 0, digest: SHA256().finalize(), modified: time)
         if let json {

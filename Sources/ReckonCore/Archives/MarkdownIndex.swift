@@ -16,19 +16,22 @@ import Glibc
 /// The header names the run by the SHA-256 of its `manifest.json`, so an
 /// index that does not belong to the folder `latest` points at is never
 /// used, and seals the records by their SHA-256, so a damaged index is not
-/// used at all. The records are in export order, so a run reads them
-/// alongside its own memos, one at a time (and once more sorted by id
-/// through files, alongside the listing), and memory does not grow with the
-/// number of memos.
+/// used at all. The records come twice: in export order, for a run to read
+/// alongside its own memos, and then sorted by id, for it to read alongside
+/// the listing, which comes in id order. Each is read one record at a time,
+/// so memory does not grow with the number of memos, and the copy by id is
+/// sorted by the run that writes it, while its zip is still being
+/// deflated, rather than by the next run before it can start.
 package enum MarkdownIndex {
     /// The index's name in the runs' folder.
     package static let fileName = ".reckon-markdown-index"
-    /// The first bytes of an index: its format, version 3.
-    static let magic = Array("reckon-markdown-index 3\n".utf8)
+    /// The first bytes of an index: its format, version 4.
+    static let magic = Array("reckon-markdown-index 4\n".utf8)
     /// The magic, both renderers' versions, the run's manifest's SHA-256,
-    /// the read limits the run checked its memos against, and the SHA-256
-    /// of those limits and every byte after the header.
-    static let headerSize = magic.count + 8 + 8 + 32 + 32 + 8 + 8
+    /// the read limits the run checked its memos against, where the records
+    /// sorted by id start, and the SHA-256 of those limits, every byte
+    /// after the header and that start.
+    static let headerSize = magic.count + 8 + 8 + 32 + 8 + 8 + 8 + 32
 
     /// One memo's Markdown file, as the index records it, with what lets
     /// the next run take the memo whole from this run without reading it.
@@ -98,7 +101,7 @@ package enum MarkdownIndex {
         }
     }
 
-    /// An entry in id order, for finding the memos the listing hands over.
+    /// An entry in id order, as the index's second copy of its records is sorted.
     struct ByID: Spillable {
         var entry: Entry
 
@@ -137,14 +140,21 @@ package enum MarkdownIndex {
               let manifest = try? Exporter.sizeAndDigest(of: folder.appendingPathComponent(Exporter.manifestName)),
               reader.digest() == manifest.1 else { return nil }
         // A damaged index is not used at all.
-        let limitBytes = header[(headerSize - 48)..<(headerSize - 32)]
-        let (sizeLimit, depthLimit) = (reader.int(), reader.int())
+        let limitBytes = header[(headerSize - 56)..<(headerSize - 40)]
+        let startBytes = header[(headerSize - 40)..<(headerSize - 32)]
+        let (sizeLimit, depthLimit, byIDStart) = (reader.int(), reader.int(), reader.int())
         previous.takesUnread = sizeLimit == Int(limits.memoSizeLimit) && depthLimit == limits.depthLimit
         let seal = reader.digest()
         let hasher = SHA256()
         limitBytes.withUnsafeBytes { hasher.update($0) }
-        while let chunk = cursor.rest() { chunk.withUnsafeBytes { hasher.update($0) } }
-        guard hasher.finalize() == seal else { return nil }
+        var size = headerSize
+        while let chunk = cursor.rest() {
+            chunk.withUnsafeBytes { hasher.update($0) }
+            size += chunk.count
+        }
+        startBytes.withUnsafeBytes { hasher.update($0) }
+        guard hasher.finalize() == seal, (headerSize...size).contains(byIDStart) else { return nil }
+        previous.byIDStart = byIDStart
         return previous
     }
 
@@ -161,6 +171,10 @@ package enum MarkdownIndex {
         /// Whether its memos were read under this run's limits, so that one
         /// whose file is unchanged may be taken unread.
         package var takesUnread = false
+        /// Where the records sorted by id start, after those in export order.
+        fileprivate var byIDStart = headerSize {
+            didSet { inOrder = Cursor(fd: fd, at: headerSize, end: byIDStart) }
+        }
         /// The records in export order, read as the run asks for them.
         private var inOrder: Cursor
         private var pending: Entry?
@@ -170,7 +184,7 @@ package enum MarkdownIndex {
             self.markdown = markdown
             self.fd = fd
             self.json = json
-            inOrder = Cursor(fd: fd, at: headerSize)
+            inOrder = Cursor(fd: fd, at: headerSize, end: headerSize)
         }
 
         deinit {
@@ -190,14 +204,9 @@ package enum MarkdownIndex {
             return nil
         }
 
-        /// Every record, sorted by id through `scratch`, to be read
-        /// alongside a listing, which comes in id order.
-        func byID(scratch: URL, runLength: Int) throws(OutputError) -> SortedValues<ByID> {
-            let sort = SpillSort<ByID>(scratch: scratch, runLength: runLength)
-            var cursor = Cursor(fd: fd, at: headerSize)
-            while let entry = cursor.next() { try sort.append(ByID(entry: entry)) }
-            return try sort.sorted()
-        }
+        /// Every record in id order, one at a time, to be read alongside a
+        /// listing, which comes in id order.
+        func byID() -> RecordsByID { RecordsByID(owner: self, cursor: Cursor(fd: fd, at: byIDStart, end: .max)) }
 
         /// The memo's entry in the run's `memos.json`, when it still holds
         /// the bytes whose SHA-256 the index recorded as its fingerprint.
@@ -211,21 +220,33 @@ package enum MarkdownIndex {
         }
     }
 
+    /// The index's records sorted by id, read one at a time; keeps the
+    /// index open while it is read.
+    struct RecordsByID {
+        fileprivate let owner: Previous
+        fileprivate var cursor: Cursor
+
+        /// The next record; nil at the end.
+        mutating func next() -> Entry? { cursor.next() }
+    }
+
     /// Reads the index's records one at a time, each its length (4 bytes)
-    /// and its fields, through a buffer filled 64 KiB at a time; stops at
-    /// the end or at a record that was not written by this index (the rest
-    /// is then not used).
+    /// and its fields, through a buffer filled 64 KiB at a time, up to
+    /// `end`; stops there or at a record that was not written by this index
+    /// (the rest is then not used).
     fileprivate struct Cursor {
         let fd: Int32
-        /// Where the next read of the file starts.
+        /// Where the next read of the file starts, and where reading stops.
         private var offset: Int
+        private let end: Int
         private var buffer: [UInt8] = []
         private var at = 0
         private var ended = false
 
-        init(fd: Int32, at offset: Int) {
+        init(fd: Int32, at offset: Int, end: Int = .max) {
             self.fd = fd
             self.offset = offset
+            self.end = end
         }
 
         mutating func next() -> Entry? {
@@ -268,7 +289,8 @@ package enum MarkdownIndex {
 
         /// Reads up to 64 KiB more; false at the end or on a failed read.
         private mutating func fill() -> Bool {
-            var more = [UInt8](repeating: 0, count: 1 << 16)
+            guard offset < end else { return false }
+            var more = [UInt8](repeating: 0, count: min(1 << 16, end - offset))
             var read: Int
             repeat {
                 read = more.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, $0.count, off_t(offset)) }
@@ -292,6 +314,12 @@ package enum MarkdownIndex {
         private let hasher = SHA256()
         /// The limits the run reads its memos under, as the header holds them.
         private let limitBytes: [UInt8]
+        /// The records again, to be written sorted by id once all are in.
+        private let byID: SpillSort<ByID>
+        /// How many bytes of records are written or buffered.
+        private var size = 0
+        /// Where the records sorted by id start, once they are written.
+        private var byIDStart: Int?
 
         /// Creates the temporary file at `url`, replacing one a dead run left.
         package init(url: URL, limits: ReadLimits) throws(OutputError) {
@@ -304,30 +332,54 @@ package enum MarkdownIndex {
             fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
             buffer = [UInt8](repeating: 0, count: headerSize)
+            size = headerSize
+            byID = SpillSort(scratch: url.deletingLastPathComponent(), runLength: 8192)
             limitBytes.withUnsafeBytes { hasher.update($0) }
         }
 
         deinit { if fd >= 0 { close(fd) } }
 
+        /// Adds a memo's record; records come in export order.
         func append(_ entry: Entry) throws(OutputError) {
+            try write(entry)
+            try byID.append(ByID(entry: entry))
+        }
+
+        private func write(_ entry: Entry) throws(OutputError) {
             var record = Record()
             entry.write(to: &record)
             withUnsafeBytes(of: UInt32(record.bytes.count).littleEndian) { hasher.update($0); buffer += $0 }
             record.bytes.withUnsafeBytes { hasher.update($0) }
             buffer += record.bytes
+            size += 4 + record.bytes.count
             if buffer.count >= 1 << 16 { try flush() }
+        }
+
+        /// Writes the records again, sorted by id, after those in export
+        /// order; nothing may be appended after. `finish` does it when it
+        /// was not done; done earlier, it overlaps the zip's deflate.
+        func writeByID() throws(OutputError) {
+            guard byIDStart == nil else { return }
+            byIDStart = size
+            let sorted = try byID.sorted()
+            while let record = try sorted.next() { try write(record.entry) }
         }
 
         /// Writes the header, naming the run by its manifest's SHA-256 and
         /// sealing the records by theirs, and flushes the file to disk.
         func finish(manifest: SHA256.Digest) throws(OutputError) {
+            try writeByID()
             try flush()
+            var start = Record()
+            start.add(byIDStart!)
+            start.bytes.withUnsafeBytes { hasher.update($0) }
             var header = Record()
             header.bytes = magic
             header.add(UInt64(MarkdownExport.version))
             header.add(UInt64(JSONExport.version))
             header.add(manifest)
             header.bytes += limitBytes
+            header.bytes += start.bytes
             header.add(hasher.finalize())
             let written = header.bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress!, $0.count, 0) }
             guard written == header.bytes.count, fsync(fd) == 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
