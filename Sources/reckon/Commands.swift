@@ -1,5 +1,6 @@
 import Foundation
 import ReckonCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,19 +15,43 @@ enum ExitCode: Int32 {
 
 /// Where output goes; tests of the commands could swap these.
 struct Console {
-    var out: @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data($0.utf8)) }
+    /// Standard output. A write that fails (a full disk, `/dev/full`) is
+    /// noted in `outputFailure`, and the command goes on to its end.
+    var out: @Sendable (String) -> Void = { text in
+        guard !Array(text.utf8).withUnsafeBytes({ writeAll(STDOUT_FILENO, $0) }) else { return }
+        _ = outputFailure.compareExchange(expected: 0, desired: errno == 0 ? EIO : errno, ordering: .relaxed)
+    }
     /// Diagnostics, each line escaped: they name files and paths, and
     /// nothing read from a source may reach a terminal raw.
     var err: @Sendable (String) -> Void = { text in
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { escapedForDisplay(String($0)) }
-        FileHandle.standardError.write(Data(lines.joined(separator: "\n").utf8))
+        writeToStandardError(lines.joined(separator: "\n"))
     }
     /// Colour only on a terminal and only without NO_COLOR.
     var color = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"].map(\.isEmpty) ?? true
     var progress = isatty(STDERR_FILENO) == 1
 }
 
+/// The `errno` of the first write to standard output that failed; 0 while none has.
+let outputFailure = Atomic<Int32>(0)
+
+/// Writes to standard error; when even that fails, there is no one left to tell.
+func writeToStandardError(_ text: String) {
+    _ = Array(text.utf8).withUnsafeBytes { writeAll(STDERR_FILENO, $0) }
+}
+
 enum Commands {
+    /// Runs the command `arguments` name, as `main` does; when its output
+    /// could not be written, says so and exits with 2 (64 stays 64): the
+    /// work is done, but whoever reads the output has not got it.
+    static func run(_ arguments: [String]) -> ExitCode {
+        let code = main(arguments)
+        let failure = outputFailure.load(ordering: .relaxed)
+        guard failure != 0 else { return code }
+        writeToStandardError("Error: cannot write to standard output: \(String(cString: strerror(failure)))\n")
+        return code == .usage ? .usage : .trouble
+    }
+
     /// `--app`, for every command that reads a side.
     static let appOption = CommandSpec.Option(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup.")
 
@@ -262,7 +287,7 @@ enum Commands {
         guard console.progress && !quiet else { return { _, _, _ in } }
         return { what, done, total in
             guard done == total || done % 100 == 0 else { return }
-            FileHandle.standardError.write(Data(("\rreckon: \(what) \(done)/\(total) memos" + (done == total ? "\n" : "")).utf8))
+            writeToStandardError("\rreckon: \(what) \(done)/\(total) memos" + (done == total ? "\n" : ""))
         }
     }
 

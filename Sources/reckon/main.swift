@@ -10,4 +10,4 @@ import Glibc
 // and never read the process's.
 setenv("TZ", "UTC", 1)
 tzset()
-exit(Commands.main(Array(CommandLine.arguments.dropFirst())).rawValue)
+exit(Commands.run(Array(CommandLine.arguments.dropFirst())).rawValue)
