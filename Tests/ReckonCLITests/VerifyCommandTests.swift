@@ -249,6 +249,41 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         #expect(result.stdout.hasPrefix("unlisted  memos.json: the zip holds a second entry of this name\n"), "\(result.stdout)")
     }
 
+    /// A zip whose manifest lists an entry named `../x` (or any name that
+    /// leaves the folder it is unzipped into) is never whole, even when
+    /// the entry's bytes match: before, zip mode called it whole.
+    @Test func aZipEntryNamedOutsideTheExportIsNeverWhole() throws {
+        let export = try exportFolder(sample)
+        let entries = try ArchiveReader.entries(of: export.appendingPathComponent("memos.zip"))
+        let crafted = temporaryFolder().appendingPathComponent("outside.zip")
+        let writer = try ZipWriter(url: crafted)
+        for entry in entries {
+            var data = entry.data
+            if entry.name == "manifest.json" {
+                data = Data(String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\"files\" : [", with: """
+                    "files" : [
+                        {"in" : "zip", "path" : "../x", "sha256" : "\(SHA256.hex(of: Data("x\n".utf8)))", "size" : 2},
+                    """).utf8)
+            }
+            try writer.add(name: entry.name, modified: Timestamp(seconds: entry.modified), size: data.count) { try $0(data) }
+        }
+        // ZipWriter refuses `../x`: the entry is written as `up/x`, and its name patched in the local and central headers.
+        try writer.add(name: "up/x", modified: Timestamp(seconds: entries[0].modified), size: 2) { try $0(Data("x\n".utf8)) }
+        try writer.finish()
+        var bytes = try Data(contentsOf: crafted)
+        var patched = 0
+        while let found = bytes.range(of: Data("up/x".utf8)) {
+            bytes.replaceSubrange(found, with: Data("../x".utf8))
+            patched += 1
+        }
+        try #require(patched == 2)
+        try bytes.write(to: crafted)
+        let result = try runArray(["verify", crafted.path])
+        #expect(result.code == 2)
+        #expect(result.stdout.hasPrefix("unreadable  ../x: is not a path inside the export (absolute, with '..' or a control character), so it is not read\n"),
+                "\(result.stdout)")
+    }
+
     @Test func aLinkToARunFolderIsFollowed() throws {
         let export = try exportFolder(sample)
         let latest = export.deletingLastPathComponent().appendingPathComponent("latest")

@@ -121,8 +121,7 @@ package struct ExportVerifier {
         for record in manifest.files where record.place == .folder {
             // A path from the manifest is read only when it stays inside the export.
             guard (try? ZipWriter.checkName(record.path)) != nil else {
-                checks[record.path] = .init(place: .folder, path: record.path, status: .unreadable,
-                                            problem: "is not a path inside the export (absolute, with '..' or a control character), so it is not read")
+                checks[record.path] = .init(place: .folder, path: record.path, status: .unreadable, problem: Self.outsideTheExport)
                 continue
             }
             let url = export.url.appending(path: record.path, directoryHint: .notDirectory)
@@ -211,6 +210,9 @@ package struct ExportVerifier {
         guard let kept else { return MemosJSONReader() }
         return MemosJSONReader { memo in kept.states[memo.id] = MemoState(memo) }
     }
+
+    /// Why a path the manifest lists is never read or trusted.
+    static let outsideTheExport = "is not a path inside the export (absolute, with '..' or a control character), so it is not read"
 
     // MARK: The zip
 
@@ -304,6 +306,12 @@ package struct ExportVerifier {
         }
         var checks: [ExportVerification.FileCheck] = []
         for record in records {
+            // An entry whose name leaves the folder it is unzipped into is never whole.
+            guard (try? ZipWriter.checkName(record.path)) != nil else {
+                seen[record.path] = nil
+                checks.append(.init(place: .zip, path: record.path, status: .unreadable, problem: Self.outsideTheExport))
+                continue
+            }
             if let found = seen.removeValue(forKey: record.path) {
                 checks.append(Self.compare(record, size: found.size, sha256: found.sha256))
             } else {
