@@ -559,7 +559,8 @@ import Testing
                                        json: (n * 300)..<(n * 300 + 250), source: source)
         }
         let entries = [entry(1), entry(0), entry(2)]
-        let writer = try MarkdownIndex.Writer(url: runs.appendingPathComponent("index.tmp"), limits: ReadLimits())
+        // One record a run: the copy by id is merged from spilled runs.
+        let writer = try MarkdownIndex.Writer(url: runs.appendingPathComponent("index.tmp"), limits: ReadLimits(), runLength: 1)
         for entry in entries { try writer.append(entry) }
         try writer.finish(manifest: try Exporter.sizeAndDigest(of: run.appendingPathComponent(Exporter.manifestName)).1)
         try writer.install(in: runs)

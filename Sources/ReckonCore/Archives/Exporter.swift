@@ -93,7 +93,7 @@ public struct Exporter {
     /// The side's store, which lists and reads its memos.
     public let store: any MemoStore
     /// How many values a sort holds before it spills a run to the staging folder.
-    package var sortRunLength = 8192
+    package var sortRunLength = spillRunLength
     /// The previous run's index, whose Markdown files are reused for the
     /// memos that did not change; nil renders every file.
     package var previous: MarkdownIndex.Previous?

@@ -321,8 +321,9 @@ package enum MarkdownIndex {
         /// Where the records sorted by id start, once they are written.
         private var byIDStart: Int?
 
-        /// Creates the temporary file at `url`, replacing one a dead run left.
-        package init(url: URL, limits: ReadLimits) throws(OutputError) {
+        /// Creates the temporary file at `url`, replacing one a dead run
+        /// left; the copy by id is sorted `runLength` records at a time.
+        package init(url: URL, limits: ReadLimits, runLength: Int = spillRunLength) throws(OutputError) {
             self.url = url
             var bytes = Record()
             bytes.add(Int(limits.memoSizeLimit))
@@ -333,7 +334,7 @@ package enum MarkdownIndex {
             guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
             buffer = [UInt8](repeating: 0, count: headerSize)
             size = headerSize
-            byID = SpillSort(scratch: url.deletingLastPathComponent(), runLength: 8192)
+            byID = SpillSort(scratch: url.deletingLastPathComponent(), runLength: runLength)
             limitBytes.withUnsafeBytes { hasher.update($0) }
         }
 

@@ -10,7 +10,7 @@ public struct MemoFolder: MemoStore {
     public var limits: ReadLimits
     /// How many values a sort holds before it spills a run to its scratch
     /// folder (when it has one).
-    package var sortRunLength = 8192
+    package var sortRunLength = spillRunLength
     /// The folder the side's path names.
     let url: URL
     /// Where the names in `memos/` come from.

@@ -9,6 +9,9 @@ protocol Spillable: Comparable {
     init(from reader: inout RecordReader)
 }
 
+/// How many values a sort holds before it spills a run, unless told otherwise.
+let spillRunLength = 8192
+
 /// Sorts values while holding at most `runLength` of them. Beyond that, each
 /// sorted run is written to an unlinked file in the scratch folder and
 /// reading merges the runs, so sorting 100,000 values costs no more memory
