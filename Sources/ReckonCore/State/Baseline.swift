@@ -234,8 +234,9 @@ package struct Baseline: Sendable {
         }
     }
 
-    struct ParseError: Error {
+    struct ParseError: Error, CustomStringConvertible {
         var message: String
+        var description: String { message }
     }
 
     /// The file's bytes, or why they are not a baseline this reckon reads.

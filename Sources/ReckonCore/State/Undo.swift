@@ -78,9 +78,17 @@ package enum Undoer {
             }
         }
         let baselineOf = Dictionary(uniqueKeysWithValues: plan.sides.map { (Baseline.url(in: stateDir, side: $0.name).lastPathComponent, $0.role.rawValue) })
+        func leftWhole(_ file: Written) -> Bool {
+            wholeSides.contains(file.side) || (file.side == "state" && baselineOf[file.path].map(wholeSides.contains) == true)
+        }
+        let unusable = unusableBackups(files.filter { !leftWhole($0) }, writers: writers, stateDir: stateDir, sides: result.sides)
+        guard unusable.isEmpty else {
+            throw Applier.Refusal(description: "run \(run) cannot be undone: " + unusable.joined(separator: "; ")
+                + "; nothing was put back, so that each side's memo files and index entries still agree", isTrouble: true)
+        }
         var outcomes: [MemoID: [ApplyResult.Outcome]] = [:]
         for file in files.reversed() {
-            if wholeSides.contains(file.side) || (file.side == "state" && baselineOf[file.path].map(wholeSides.contains) == true) {
+            if leftWhole(file) {
                 if let id = file.id { outcomes[id, default: []].append(.changedSince) }
                 continue
             }
@@ -100,18 +108,56 @@ package enum Undoer {
         return result
     }
 
+    /// What `file` holds now on its side or in the state folder (nil: absent).
+    static func current(_ file: Written, writers: [String: MemoFolderWriter], stateDir: URL) throws -> Data? {
+        if let writer = writers[file.side] { return try writer.reader.read([file.path])[file.path]??.data }
+        let url = stateDir.appendingPathComponent(file.path)
+        return FileKind(path: url.path) == .missing ? nil : try readRegularFile(atPath: url.path, limit: 1 << 30)
+    }
+
+    static func shown(_ file: Written, sides: [PlanSide]) -> String {
+        "\(file.path) on \(sides.first { $0.role.rawValue == file.side }?.label ?? "the state folder")"
+    }
+
+    /// Why a backup that putting `files` back needs cannot be used: gone,
+    /// unreadable, or not the file it was made from. Walks each file's
+    /// writes newest first, as the undo will, from what the file holds now,
+    /// so a file already put back or changed since needs no backup.
+    static func unusableBackups(_ files: [Written], writers: [String: MemoFolderWriter], stateDir: URL, sides: [PlanSide]) -> [String] {
+        var problems: [String] = []
+        var now: [String: String?] = [:]
+        for file in files.reversed() {
+            let key = file.side + "/" + file.path
+            if now[key] == nil {
+                do {
+                    now[key] = .some(try current(file, writers: writers, stateDir: stateDir).map { SHA256.hex(of: $0) })
+                } catch {
+                    problems.append("\(shown(file, sides: sides)) cannot be read (\(error))")
+                    now[key] = .some("unreadable")
+                }
+            }
+            let sha = now[key]!
+            if sha == file.before { continue }
+            guard sha == file.after else { continue }
+            if let backup = file.backup, let before = file.before {
+                do {
+                    let data = try readRegularFile(atPath: stateDir.appendingPathComponent(backup).path, limit: 1 << 30)
+                    if SHA256.hex(of: data) != before { problems.append("the backup \(backup) of \(shown(file, sides: sides)) is not the file it was made from") }
+                } catch {
+                    problems.append("the backup \(backup) of \(shown(file, sides: sides)) cannot be read (\(error))")
+                }
+            }
+            now[key] = .some(file.before)
+        }
+        return problems
+    }
+
     /// Puts one file back, or says why not.
     static func put(_ file: Written, back writers: [String: MemoFolderWriter], stateDir: URL, result: inout ApplyResult) -> ApplyResult.Outcome {
-        let side = result.sides.first { $0.role.rawValue == file.side }
-        let shown = "\(file.path) on \(side?.label ?? "the state folder")"
+        let shown = Self.shown(file, sides: result.sides)
         let current: Data?
         do {
-            if let writer = writers[file.side] {
-                current = try writer.reader.read([file.path])[file.path]??.data
-            } else {
-                let url = stateDir.appendingPathComponent(file.path)
-                current = FileKind(path: url.path) == .missing ? nil : try readRegularFile(atPath: url.path, limit: 1 << 30)
-            }
+            current = try Self.current(file, writers: writers, stateDir: stateDir)
         } catch {
             result.notes.append("\(shown) could not be read (\(error)); it was not put back")
             return .failed

@@ -1,6 +1,7 @@
 /// Why one field could not be used: names the key and what was found instead.
-struct FieldError: Error {
+struct FieldError: Error, CustomStringConvertible {
     var message: String
+    var description: String { message }
 }
 
 /// Typed reading of one parsed JSON object's fields, with messages that

@@ -4,9 +4,10 @@ import Foundation
 /// Reads `index.json` (schema version 1).
 public enum IndexReader {
     /// Why a whole index could not be used.
-    public struct Failure: Error, Equatable {
+    public struct Failure: Error, Equatable, CustomStringConvertible {
         public var kind: Problem.Kind
         public var message: String
+        public var description: String { message }
     }
 
     /// Parses an index with reckon's strict JSON parser. A bad entry (a

@@ -5,8 +5,9 @@ import Foundation
 /// simdjson when the file is clean, else with reckon's strict JSON parser.
 /// Keys reckon does not know are kept as they were, numbers digit for digit.
 public enum MemoReader {
-    public struct Failure: Error, Equatable {
+    public struct Failure: Error, Equatable, CustomStringConvertible {
         public var message: String
+        public var description: String { message }
     }
 
     static let knownKeys: Set<String> = ["id", "title", "body", "createdAt", "modifiedAt", "archivedAt", "deletedAt", "tags", "pinned", "changeTag"]

@@ -6,9 +6,10 @@ import Foundation
 /// property list, a keyed archive or a JSON array.
 enum StoreRow {
     /// Why one value cannot be used: a sentence naming the column and what was found.
-    struct Failure: Error {
+    struct Failure: Error, CustomStringConvertible {
         var kind: Problem.Kind = .badEntry
         var message: String
+        var description: String { message }
     }
 
     /// Seconds between 1970-01-01 and Core Data's reference date, 2001-01-01 UTC.

@@ -69,8 +69,9 @@ struct StoreSchema: Sendable {
     var notes: [String]
 
     /// Why a store's model cannot be read: one sentence naming the entity and what is missing.
-    struct Failure: Error {
+    struct Failure: Error, CustomStringConvertible {
         var message: String
+        var description: String { message }
     }
 
     /// Reads the memo entity's layout from a store.

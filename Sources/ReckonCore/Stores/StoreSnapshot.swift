@@ -33,8 +33,9 @@ package final class StoreSnapshot: Sendable {
     deinit { PrivateFolder.remove(folder) }
 
     /// Why a store could not be copied.
-    package struct Failure: Error {
+    package struct Failure: Error, CustomStringConvertible {
         package var message: String
+        package var description: String { message }
     }
 
     /// How many times a store that changes while it is copied is tried.

@@ -171,8 +171,9 @@ package func readWhole(_ fd: Int32, size: Int, into data: inout Data) throws(Rea
 }
 
 /// Why a file could not be read; the message completes "<path> …".
-package struct ReadFailure: Error, Equatable {
+package struct ReadFailure: Error, Equatable, CustomStringConvertible {
     package var message: String
+    package var description: String { message }
 }
 
 /// What says a file is unchanged without reading it, as restic and rsync
