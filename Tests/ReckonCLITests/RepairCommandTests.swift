@@ -92,6 +92,31 @@ func differing(_ a: [String: String], _ b: [String: String]) -> [String] {
     Set(a.keys).union(b.keys).filter { a[$0] != b[$0] }.sorted()
 }
 
+/// The plan `text` with `change` made to its actions.
+func editing(_ text: String, _ change: (inout [[String: Any]]) -> Void) throws -> String {
+    var plan = try json(text)
+    var actions = plan["actions"] as! [[String: Any]]
+    change(&actions)
+    plan["actions"] = actions
+    return String(decoding: try JSONSerialization.data(withJSONObject: plan), as: UTF8.self)
+}
+
+/// A write's content replaced, its size and SHA-256 recomputed to match.
+func setContent(of write: inout [String: Any], _ content: String) {
+    write["content"] = content
+    write["size"] = content.utf8.count
+    write["sha256"] = SHA256.hex(of: Data(content.utf8))
+}
+
+/// An action's first write: still a memo of its id, another body.
+func rewriteBody(of action: inout [String: Any]) {
+    var writes = action["writes"] as! [[String: Any]]
+    var memo = try! JSONSerialization.jsonObject(with: Data((writes[0]["content"] as! String).utf8)) as! [String: Any]
+    memo["body"] = "Not what reckon plan read"
+    setContent(of: &writes[0], String(decoding: try! JSONSerialization.data(withJSONObject: memo), as: UTF8.self))
+    action["writes"] = writes
+}
+
 /// Every file under `folder`, path to bytes and modification time, to put back exactly.
 func snapshot(_ folder: URL) throws -> [String: (Data, timespec)] {
     var result: [String: (Data, timespec)] = [:]
@@ -217,6 +242,19 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(try read(index) == without, "index.json untouched")
         try kept.write(to: orphan)
         _ = try pipeline.plan(day: 0)
+        // The entry added is the file's own fields: one edited in the plan is refused.
+        let made = try read(pipeline.planFile)
+        try Data(try editing(made) { actions in
+            var changes = actions[0]["indexChanges"] as! [[String: Any]]
+            var after = changes[0]["after"] as! [String: Any]
+            after["archivedAt"] = "2026-04-19T12:00:00Z"
+            changes[0]["after"] = after
+            actions[0]["indexChanges"] = changes
+        }.utf8).write(to: pipeline.planFile)
+        let refused = try pipeline.apply([], day: 0)
+        #expect(refused.code == 64 && refused.stderr.contains("writes another index entry than reckon plan makes"), "\(refused.stderr)")
+        #expect(try read(index) == without, "index.json untouched")
+        try Data(made.utf8).write(to: pipeline.planFile)
         #expect(try pipeline.apply([], day: 0).code == 0, "adding an entry neither deletes nor overwrites")
         let fixed = try read(index)
         #expect(fixed.hasPrefix(String(without.dropLast(2))), "every byte before the new entry is kept")
@@ -320,6 +358,34 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         for path in original.keys where path.hasPrefix("device/") || path == "state/baseline-device.txt" {
             #expect(now[path] == original[path], "\(path) is back")
         }
+    }
+
+    /// Undo reads every backup it needs before it puts anything back: one
+    /// gone or changed stops it whole, in words, so no side is left with
+    /// its memo files put back and its index.json not.
+    @Test func undoWithABackupGoneOrChangedPutsNothingBack() throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        let original = try pipeline.sides()
+        #expect(try pipeline.apply(["--yes"]).code == 1)
+        let applied = try pipeline.sides()
+        let run = pipeline.applyRuns()[0]
+        let backup = pipeline.state.appendingPathComponent("backups/\(run)/drive/index.json")
+        let kept = try Data(contentsOf: backup)
+        try FileManager.default.removeItem(at: backup)
+        let undo = ["undo", run, "--state", pipeline.state.path]
+        let gone = try pipeline.reckon(undo)
+        #expect(gone.code == 2)
+        #expect(gone.stderr == "Error: run \(run) cannot be undone: the backup backups/\(run)/drive/index.json of index.json on Google Drive cannot be read (cannot be opened: No such file or directory); nothing was put back, so that each side's memo files and index entries still agree\n")
+        #expect(try pipeline.sides() == applied, "nothing put back")
+        try Data("{}".utf8).write(to: backup)
+        let changed = try pipeline.reckon(undo)
+        #expect(changed.code == 2)
+        #expect(changed.stderr.contains("the backup backups/\(run)/drive/index.json of index.json on Google Drive is not the file it was made from; nothing was put back"), "\(changed.stderr)")
+        #expect(try pipeline.sides() == applied, "nothing put back")
+        try kept.write(to: backup)
+        #expect(try pipeline.reckon(undo).code == 0)
+        #expect(try pipeline.sides() == original, "every byte back")
     }
 
     /// The guards refuse with exit 64 and change nothing; without `--yes`
@@ -526,6 +592,21 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         plan = try json(planned)
         plan["actions"] = "none"
         edited.append(("a wrong type", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self), "'actions' is not of the kind a plan holds there"))
+        // Edits that keep the plan whole in itself (a memo of its id, its size and SHA-256 recomputed) are
+        // still refused: apply makes each write and entry again from the files, which are as planned.
+        let softDelete = (try json(planned)["actions"] as! [[String: Any]]).firstIndex { $0["action"] as? String == "soft-delete" }!
+        edited.append(("a copy's content edited, its SHA-256 recomputed", try editing(planned) { rewriteBody(of: &$0[copy]) }, "writes other bytes than reckon plan makes"))
+        edited.append(("a soft deletion's content edited, its SHA-256 recomputed", try editing(planned) { rewriteBody(of: &$0[softDelete]) },
+                       "writes other bytes than reckon plan makes"))
+        for index in [copy, softDelete] {
+            edited.append(("an entry's time edited", try editing(planned) { actions in
+                var changes = actions[index]["indexChanges"] as! [[String: Any]]
+                var after = changes[0]["after"] as! [String: Any]
+                after["modifiedTime"] = "2030-01-01T00:00:00Z"
+                changes[0]["after"] = after
+                actions[index]["indexChanges"] = changes
+            }, "writes another index entry than reckon plan makes"))
+        }
         for (what, text, words) in edited {
             try Data(text.utf8).write(to: pipeline.planFile)
             let refused = try pipeline.apply(["--yes"])
@@ -534,7 +615,32 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
             #expect(refused.stderr.hasPrefix("Error: \(pipeline.planFile.path): "), "\(what) names the plan")
             #expect(try pipeline.sides() == before, "\(what): nothing written")
         }
-        // `destructive` is told from what a plan writes, not from its word.
+        // A conflict copy is the older version's bytes under a new id.
+        #expect(ReckonCLITests.actions(try json(planned))[3] == "conflict ->-")
+        _ = try pipeline.plan(["--take", EditableSide.id(3) + "=both"])
+        let both = try read(pipeline.planFile)
+        try Data(try editing(both) { actions in
+            let index = actions.firstIndex { $0["conflictCopy"] is String }!
+            var writes = actions[index]["writes"] as! [[String: Any]]
+            let copyID = (actions[index]["conflictCopy"] as! String).lowercased()
+            let copyWrite = writes.firstIndex { ($0["path"] as! String).lowercased().contains(copyID) }!
+            setContent(of: &writes[copyWrite], (writes[copyWrite]["content"] as! String).replacingOccurrences(of: "(conflict copy)", with: "(kept)"))
+            actions[index]["writes"] = writes
+        }.utf8).write(to: pipeline.planFile)
+        let refused = try pipeline.apply(["--yes"])
+        #expect(refused.code == 64, "\(refused.stdout)")
+        #expect(refused.stderr.contains("writes another conflict copy than reckon plan makes"), "\(refused.stderr)")
+        #expect(try pipeline.sides() == before, "a conflict copy edited: nothing written")
+        try Data(both.utf8).write(to: pipeline.planFile)
+        #expect(try pipeline.apply(["--yes"]).code == 1, "the plan as made is applied")
+        #expect(try pipeline.sides() != before)
+    }
+
+    /// `destructive` is told from what a plan writes, not from its word.
+    @Test func aPlanThatCallsAnOverwriteHarmlessStillNeedsYes() throws {
+        let pipeline = try driftedSincePipeline()
+        _ = try pipeline.plan()
+        let planned = try read(pipeline.planFile)
         try Data(planned.replacingOccurrences(of: #""destructive" : true"#, with: #""destructive" : false"#).utf8).write(to: pipeline.planFile)
         #expect(try pipeline.apply([]).code == 1)
         #expect(try Data(contentsOf: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json"))

@@ -155,6 +155,84 @@ package struct Applier {
         }
     }
 
+    /// Refuses a plan whose bytes or entries are not the ones reckon plan
+    /// makes from the files they come from, where those files are still as
+    /// planned: content edited with its size and SHA-256 recomputed, an
+    /// entry's time edited. A copy holds the source's bytes and entry, a
+    /// soft deletion the target's with `deletedAt` set, a conflict copy the
+    /// older version's, an added entry its file's fields. A file changed
+    /// since the plan proves nothing here; its action is skipped as changed
+    /// when its turn comes.
+    func checkMadeFromSides(_ readers: [SideRole: MemoFolderReader]) throws(Refusal) {
+        func edited(_ action: PlanAction, _ what: String) -> Refusal {
+            Refusal(description: "the plan's \(action.action.rawValue) of memo \(action.id) writes \(what) than reckon plan makes from the files it names, which are as planned: plan.json was changed after it was made; make it again")
+        }
+        func spelled(_ write: PlannedWrite) -> String { String(write.path.dropFirst(6).dropLast(5)) }
+        /// The bytes of `path` on `role` when they are still the ones the plan saw.
+        func asPlanned(_ role: SideRole, _ path: String, _ tag: FileTag?) throws -> Data? {
+            guard let reader = readers[role], let tag, let now = try reader.read([path])[path] ?? nil, now.tag.sha256 == tag.sha256 else { return nil }
+            return now.data
+        }
+        var indexes: [SideRole: [MemoID: IndexEntry]] = [:]
+        /// The side's index entries when its index.json is still the one the plan saw.
+        func entriesAsPlanned(_ role: SideRole) throws -> [MemoID: IndexEntry]? {
+            if let known = indexes[role] { return known }
+            guard let data = try asPlanned(role, "index.json", plan.side(role).index) else { return nil }
+            indexes[role] = (try? IndexReader.read(data).firstEntries) ?? [:]
+            return indexes[role]
+        }
+        do {
+            for action in plan.actions {
+                guard let to = action.to, [.copy, .softDelete, .fixIndex].contains(action.action) else { continue }
+                let main = action.writes.first { $0.side == to && MemoID(spelled($0)) == action.id }
+                let mainChange = action.indexChanges.first { $0.side == to && MemoID($0.id) == action.id }
+                switch action.action {
+                case .copy:
+                    guard let from = action.from else { break }
+                    if let main, let source = main.source, let bytes = try asPlanned(from, source.path, source.tag),
+                       Planner.copied(bytes, as: spelled(main)) != main.data {
+                        throw edited(action, "other bytes")
+                    }
+                    if let mainChange, let entry = try entriesAsPlanned(from)?[action.id], !mainChange.after.matches(entry) {
+                        throw edited(action, "another index entry")
+                    }
+                case .softDelete:
+                    guard let mainChange, var expected = mainChange.before, let deletedAt = mainChange.after.deletedAt else {
+                        throw edited(action, "another index entry")
+                    }
+                    expected.deletedAt = deletedAt
+                    if mainChange.after != expected { throw edited(action, "another index entry") }
+                    if let main, let bytes = try asPlanned(to, main.path, main.before), Planner.softDeleted(bytes, at: deletedAt) != main.data {
+                        throw edited(action, "other bytes")
+                    }
+                default:
+                    for change in action.indexChanges {
+                        if let file = change.file, let bytes = try asPlanned(change.side, file.path, file.tag),
+                           (try? MemoReader.read(bytes)).map(Planner.entry(describing:)) != change.after {
+                            throw edited(action, "another index entry")
+                        }
+                    }
+                }
+                guard let copyID = action.conflictCopy else { continue }
+                if let loserEntry = mainChange?.before,
+                   action.indexChanges.contains(where: { MemoID($0.id) == copyID && $0.after != Planner.conflictCopyEntry(of: loserEntry) }) {
+                    throw edited(action, "another conflict copy's index entry")
+                }
+                if let main, let loser = try asPlanned(to, main.path, main.before) {
+                    let title = (try? MemoReader.read(loser))?.title
+                    if copyID != Planner.conflictCopyID(of: action.id, version: loser)
+                        || action.writes.contains(where: { MemoID(spelled($0)) == copyID && $0.data != Planner.conflictCopy(of: loser, title: title, as: spelled($0)) }) {
+                        throw edited(action, "another conflict copy")
+                    }
+                }
+            }
+        } catch let refusal as Refusal {
+            throw refusal
+        } catch {
+            throw Refusal(description: "the files the plan names could not be read before writing: \(error); nothing was done", isTrouble: true)
+        }
+    }
+
     /// Refuses a plan that would soft-delete more than `--max-delete`
     /// percent of the memos the side holds now (its index read again).
     func checkDeletions(_ side: PlanSide, _ writer: MemoFolderWriter) throws(Refusal) {
@@ -264,6 +342,7 @@ package struct Applier {
                 throw Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
             }
         }
+        try checkMadeFromSides(readers)
         var known = ApplyJournal.knownContents(in: stateDir)
         for action in plan.actions {
             for write in action.writes { known.insert(write.sha256); if let before = write.before { known.insert(before.sha256) } }

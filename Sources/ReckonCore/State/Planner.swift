@@ -220,8 +220,7 @@ public struct Planner {
             }
             let path = "memos/" + listings[role]!.files[id]!.fileName(of: id)
             action.indexChanges = [PlannedIndexChange(side: role, id: listings[role]!.files[id]!.text(of: id), before: nil,
-                                                      after: EntryState(modifiedTime: memo.memo.modifiedAt, archivedAt: memo.memo.archivedAt,
-                                                                        deletedAt: memo.memo.deletedAt, changeTag: memo.memo.changeTag),
+                                                      after: Self.entry(describing: memo.memo),
                                                       file: memo.tag.map { ReadFile(path: path, tag: $0) })]
             return action
 
@@ -254,7 +253,7 @@ public struct Planner {
                 action.action = .copy
                 action.destructive = target.files[id] != nil
                 let sourceFile = files[from]!.memos[id]?.tag.map { ReadFile(path: "memos/" + source.files[id]!.fileName(of: id), tag: $0) }
-                action.writes = [PlannedWrite(side: to, path: path, before: before, content: respelled(content, as: spelled), source: sourceFile)]
+                action.writes = [PlannedWrite(side: to, path: path, before: before, content: Self.copied(content, as: spelled), source: sourceFile)]
                 action.indexChanges = [PlannedIndexChange(side: to, id: spelled, before: targetEntry.map(EntryState.init), after: EntryState(entry))]
             } else {
                 guard let targetEntry, let current = files[to]!.memos[id]?.data else {
@@ -265,7 +264,7 @@ public struct Planner {
                 let deletedAt = sourceEntry?.deletedAt ?? createdAt
                 action.action = .softDelete
                 action.destructive = true
-                action.writes = [PlannedWrite(side: to, path: path, before: before, content: setting([("deletedAt", .string(deletedAt.iso8601))], in: current))]
+                action.writes = [PlannedWrite(side: to, path: path, before: before, content: Self.softDeleted(current, at: deletedAt))]
                 var after = EntryState(targetEntry)
                 after.deletedAt = deletedAt
                 action.indexChanges = [PlannedIndexChange(side: to, id: spelled, before: EntryState(targetEntry), after: after)]
@@ -276,12 +275,10 @@ public struct Planner {
                 action.conflictCopy = copyID
                 for role in [SideRole.local, .remote] where side(role).writable {
                     let copySpelling = spelling(of: listings[role]!, for: copyID, like: target)
-                    let title = (loser.memo.title ?? "") + " (conflict copy)"
-                    let content = setting([("id", .string(copySpelling)), ("title", .string(title))], in: loser.data)
+                    let content = Self.conflictCopy(of: loser.data, title: loser.memo.title, as: copySpelling)
                     action.writes.append(PlannedWrite(side: role, path: "memos/\(copySpelling).json", before: nil, content: content))
                     action.indexChanges.append(PlannedIndexChange(side: role, id: copySpelling, before: nil,
-                                                                  after: EntryState(modifiedTime: loserEntry.modifiedTime, archivedAt: loserEntry.archivedAt,
-                                                                                    deletedAt: nil, changeTag: nil)))
+                                                                  after: Self.conflictCopyEntry(of: EntryState(loserEntry))))
                 }
             }
             return action
@@ -322,10 +319,34 @@ public struct Planner {
         return upper ? id.value.uppercased() : id.value
     }
 
-    func respelled(_ content: Data, as spelled: String) -> Data { setting([("id", .string(spelled))], in: content) }
+    // MARK: - What a plan writes, from what it read
+    // Apply makes the same bytes again from the files as they are, to refuse a plan changed by hand.
+
+    /// A copied memo file: the source's bytes with the id spelled as the target spells it.
+    static func copied(_ content: Data, as spelled: String) -> Data { setting([("id", .string(spelled))], in: content) }
+
+    /// A soft-deleted memo file: the target's bytes with `deletedAt` set.
+    static func softDeleted(_ content: Data, at deletedAt: Timestamp) -> Data {
+        setting([("deletedAt", .string(deletedAt.iso8601))], in: content)
+    }
+
+    /// The older version kept under a new id as "… (conflict copy)".
+    static func conflictCopy(of loser: Data, title: String?, as spelled: String) -> Data {
+        setting([("id", .string(spelled)), ("title", .string((title ?? "") + " (conflict copy)"))], in: loser)
+    }
+
+    /// The index entry a fix-index adds: the file's own fields.
+    static func entry(describing memo: Memo) -> EntryState {
+        EntryState(modifiedTime: memo.modifiedAt, archivedAt: memo.archivedAt, deletedAt: memo.deletedAt, changeTag: memo.changeTag)
+    }
+
+    /// The conflict copy's index entry: the older version's times, live.
+    static func conflictCopyEntry(of loser: EntryState) -> EntryState {
+        EntryState(modifiedTime: loser.modifiedTime, archivedAt: loser.archivedAt, deletedAt: nil, changeTag: nil)
+    }
 
     /// A memo file's text with `fields` set; the file was read as a JSON object, so the edit cannot fail.
-    func setting(_ fields: [(key: String, value: JSONValue)], in content: Data) -> Data {
+    static func setting(_ fields: [(key: String, value: JSONValue)], in content: Data) -> Data {
         (try? JSONEdit.setting(fields, inObject: content)) ?? content
     }
 
