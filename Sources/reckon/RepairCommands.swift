@@ -14,7 +14,7 @@ extension Commands {
             .init(name: "--local", value: "path", help: "This device's memos, as for reconcile (without a pipeline)."),
             .init(name: "--remote", value: "path-or-name", help: "The cloud memo folder, as for reconcile; with a pipeline, the name of its remote to plan for."),
             .init(name: "--out", value: "dir", help: "Write plan.json, plan.md and plan.html here (default: the pipeline's state folder). Baselines are read from its state/ folder."),
-            .init(name: "--take", value: "id=side", help: "Settle one conflict: local, remote, or both (the older version is kept as a conflict copy).", repeats: true),
+            .init(name: "--take", value: "id=side", help: "Choose one memo's version: local, remote, or both (the older version is kept as a conflict copy); it wins even over the side that alone changed.", repeats: true),
             .init(name: "--prefer", value: "side", help: "Settle every conflict: newer, local or remote."),
             .init(name: "--json", help: "Print plan.json instead of the table."),
             appOption,
@@ -50,6 +50,9 @@ extension Commands {
             let parts = take.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, let id = MemoID(parts[0]), let side = ConflictChoices.Take(rawValue: parts[1]) else {
                 return usage("The value '\(take)' is invalid for '--take <id=side>'; expected a memo id, '=', and local, remote or both")
+            }
+            if let earlier = choices.take[id], earlier != side {
+                return usage("'--take' names the memo \(id) twice, as \(earlier.rawValue) and as \(side.rawValue); choose one")
             }
             choices.take[id] = side
         }
@@ -128,6 +131,9 @@ extension Commands {
         let differing = Set(made.actions.map(\.id))
         if let unknown = choices.take.keys.sorted().first(where: { !differing.contains($0) }) {
             return usage("'--take' names the memo \(unknown), which does not differ between the sides; nothing was written")
+        }
+        if let broken = made.actions.first(where: { choices.take[$0.id] != nil && $0.sigil == .cannotCompare }) {
+            return usage("'--take' names the memo \(broken.id), which cannot be compared (\(broken.reason)); mend it first; nothing was written")
         }
         let planURL = out.appendingPathComponent("plan.json")
         do {

@@ -450,7 +450,7 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
 
     /// A pipeline of several remotes plans one pair, named; a `--take` of a
     /// memo that does not differ is a mistake, said before anything is written.
-    @Test func planNamesItsRemoteAndEveryChoiceMustMatchAConflict() throws {
+    @Test func planNamesItsRemoteAndEveryChoiceNamesAMemoThatDiffers() throws {
         let pipeline = try driftedSincePipeline()
         let definition = pipeline.folder.appendingPathComponent("p.json")
         try FileManager.default.copyItem(at: pipeline.drive.url, to: pipeline.folder.appendingPathComponent("backup"))
@@ -464,6 +464,23 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(unknown.stderr.contains("which does not differ between the sides"), "\(unknown.stderr)")
         #expect(FileKind(path: pipeline.planFile.path) == .missing)
         #expect(try pipeline.reckon(["plan", "p.json", "--remote", "drive"]).code == 1)
+        // A choice wins even over the side that alone moved, and says what it replaces.
+        let plain = try json(read(pipeline.planFile))
+        #expect(actions(plain)[5] == "copy local>remote")
+        let taken = try pipeline.reckon(["plan", "p.json", "--remote", "drive", "--take", EditableSide.id(5) + "=remote"])
+        #expect(taken.code == 1)
+        let overridden = (try json(read(pipeline.planFile))["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(5) }!
+        #expect(overridden["from"] as? String == "remote" && overridden["to"] as? String == "local" && overridden["action"] as? String == "copy")
+        #expect(overridden["reason"] as? String == "edited on this device since the last run; unchanged on Google Drive; Google Drive's version is copied to this device instead")
+        #expect(overridden["choice"] as? String == "--take \(EditableSide.id(5).lowercased())=remote: Google Drive's version is kept")
+        let twice = try pipeline.reckon(["plan", "p.json", "--remote", "drive", "--take", EditableSide.id(5) + "=remote", "--take", EditableSide.id(5) + "=local"])
+        #expect(twice.code == 64)
+        #expect(twice.stderr.contains("'--take' names the memo \(EditableSide.id(5).lowercased()) twice, as remote and as local; choose one"), "\(twice.stderr)")
+        // A memo that cannot be compared is mended first, never chosen.
+        try Data("{ not json".utf8).write(to: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(6)).json"))
+        let broken = try pipeline.reckon(["plan", "p.json", "--remote", "drive", "--take", EditableSide.id(6) + "=local"])
+        #expect(broken.code == 64)
+        #expect(broken.stderr.contains("'--take' names the memo \(EditableSide.id(6).lowercased()), which cannot be compared ("), "\(broken.stderr)")
         try FileManager.default.removeItem(at: pipeline.folder.appendingPathComponent("backup/index.json"))
         let failed = try pipeline.reckon(["plan", "p.json", "--remote", "backup"])
         #expect(failed.code == 2, "a side that cannot be read is trouble")

@@ -101,12 +101,8 @@ public struct Planner {
             }
             return .none
         }
-        switch difference.changed ?? .unknown {
-        case .local: return .follow(from: .local, to: .remote, choice: nil, keepLoser: false)
-        case .remote: return .follow(from: .remote, to: .local, choice: nil, keepLoser: false)
-        case .both, .neither, .unknown: break
-        }
         let labels = [SideRole.local: listings[.local]!.spec.label, .remote: listings[.remote]!.spec.label]
+        // A person's choice for this memo wins, even over the side that alone moved.
         if let take = choices.take[id] {
             switch take {
             case .local: return .follow(from: .local, to: .remote, choice: "--take \(id)=local: \(labels[.local]!)'s version is kept", keepLoser: false)
@@ -119,6 +115,11 @@ public struct Planner {
                                choice: "--take \(id)=both: \(labels[newer]!)'s newer version keeps the id, the older one is kept as a conflict copy",
                                keepLoser: true)
             }
+        }
+        switch difference.changed ?? .unknown {
+        case .local: return .follow(from: .local, to: .remote, choice: nil, keepLoser: false)
+        case .remote: return .follow(from: .remote, to: .local, choice: nil, keepLoser: false)
+        case .both, .neither, .unknown: break
         }
         // --prefer chooses between two versions; a memo one side never had is not one, and is never deleted by it.
         let absent: SideRole? = difference.sigil == .onlyOnRemote && listings[.local]!.entries[id] == nil ? .local
@@ -232,8 +233,15 @@ public struct Planner {
             let sourceEntry = source.entries[id]
             let sourceLive = sourceEntry.map { !$0.isDeleted } ?? false
             let targetEntry = target.entries[id]
-            if difference.changed == .local || difference.changed == .remote {
-                action.reason = followReason(difference, from: from, to: to, sourceLive: sourceLive, labels)
+            let moved = difference.changed.flatMap { SideRole(rawValue: $0.rawValue) }
+            if moved == from {
+                let reason = followReason(difference, from: from, to: to, sourceLive: sourceLive, labels)
+                action.reason = "\(reason.moved): \(reason.outcome)"
+            } else if moved == to {
+                // A person took the side that did not move: what moved is replaced, in so many words.
+                let movedLive = target.entries[id].map { !$0.isDeleted } ?? false
+                action.reason = followReason(difference, from: to, to: from, sourceLive: movedLive, labels).moved + "; "
+                    + (sourceLive ? "\(labels[from]!)'s version is copied to \(labels[to]!) instead" : "marked deleted on \(labels[to]!) instead")
             } else {
                 // A conflict settled by a choice says so, never that one side alone moved.
                 action.reason = conflictReason(difference.changed ?? .unknown, labels) + "; "
@@ -294,14 +302,14 @@ public struct Planner {
     }
 
     /// Why `to` follows `from`, which alone moved since the last run.
-    func followReason(_ difference: Difference, from: SideRole, to: SideRole, sourceLive: Bool, _ labels: [SideRole: String]) -> String {
-        let moved = " since the last run; unchanged on \(labels[to]!)"
-        guard sourceLive else { return "deleted on \(labels[from]!)\(moved): marked deleted on \(labels[to]!) too" }
+    func followReason(_ difference: Difference, from: SideRole, to: SideRole, sourceLive: Bool, _ labels: [SideRole: String]) -> (moved: String, outcome: String) {
+        let since = " since the last run; unchanged on \(labels[to]!)"
+        guard sourceLive else { return ("deleted on \(labels[from]!)\(since)", "marked deleted on \(labels[to]!) too") }
         switch difference.sigil {
-        case .onlyOnLocal, .onlyOnRemote: return "added on \(labels[from]!)\(moved): copied to \(labels[to]!)"
+        case .onlyOnLocal, .onlyOnRemote: return ("added on \(labels[from]!)\(since)", "copied to \(labels[to]!)")
         default:
             let what = difference.kind == .deletedOnOneSide ? "kept (not deleted)" : difference.kind == .archivedOnOneSide ? "archived or unarchived" : "edited"
-            return "\(what) on \(labels[from]!)\(moved): copied to \(labels[to]!)"
+            return ("\(what) on \(labels[from]!)\(since)", "copied to \(labels[to]!)")
         }
     }
 
