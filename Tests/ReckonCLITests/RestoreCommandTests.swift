@@ -101,6 +101,23 @@ func expectRoundTrip(_ side: String, export: URL, restoredFolder: URL, sourceLoc
         #expect(try memos(export) != nil)
     }
 
+    /// memos.json is the copy a person keeps: tags in the memo's own order,
+    /// twice if twice. The Markdown file sorts them, as Joplin's export does.
+    @Test func tagsComeBackInTheirOwnOrder() throws {
+        let source = try generatedFolder(count: 2)
+        let file = source.appendingPathComponent("memos/00000000-0000-4000-8000-000000000000.json")
+        let text = try read(file)
+        let tags = try #require(text.firstRange(of: try Regex(#""tags": *\[[^\]]*\]"#)))
+        try Data(text.replacingCharacters(in: tags, with: #""tags": ["b", "a", "a"]"#).utf8).write(to: file)
+        let export = try exportFolder(source.path)
+        #expect(try read(export.appendingPathComponent("memos.json")).contains(#""tags" : [\#n        "b",\#n        "a",\#n        "a"\#n      ]"#))
+        let markdown = try FileManager.default.contentsOfDirectory(atPath: export.appendingPathComponent("markdown").path)
+            .map { try read(export.appendingPathComponent("markdown/\($0)")) }
+        #expect(markdown.contains { $0.contains("tags:\n  - \"a\"\n  - \"a\"\n  - \"b\"\n") })
+        let back = try JSONSerialization.jsonObject(with: Data(contentsOf: restored(export).appendingPathComponent("memos/00000000-0000-4000-8000-000000000000.json"))) as? [String: Any]
+        #expect(back?["tags"] as? [String] == ["b", "a", "a"])
+    }
+
     @Test func theGoodMemosOfTheHostileCorpusComeBack() throws {
         var checked = 0
         let cases = ["good"] + (try FileManager.default.contentsOfDirectory(atPath: fixtures.appendingPathComponent("bad").path).sorted().map { "bad/\($0)" })

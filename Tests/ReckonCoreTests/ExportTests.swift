@@ -47,7 +47,7 @@ import Testing
         m.otherFields = ["color": .string("red")]
         guard case .object(let object) = JSONExport.value(of: m) else { Issue.record("not an object"); return }
         #expect(object["createdAt"] == .string("2026-04-02T00:00:00Z"))
-        #expect(object["tags"] == .array([.string("a"), .string("b")]))
+        #expect(object["tags"] == .array([.string("b"), .string("a")]), "in the memo's own order")
         #expect(object["color"] == .string("red"))
         #expect(object["archivedAt"] == .null)
         #expect(object["id"] == .string(idA.lowercased()))

@@ -5,7 +5,7 @@ public enum JSONExport {
     /// The version of how an entry is written, raised whenever the bytes
     /// written for a memo change, so no later run takes an entry the
     /// previous run wrote another way.
-    package static let version: UInt64 = 1
+    package static let version: UInt64 = 2
 
     /// The memo as it is written in an export: known fields always present
     /// (null when absent), dates in UTC, unknown keys kept.
@@ -19,7 +19,7 @@ public enum JSONExport {
         object["modifiedAt"] = date(memo.modifiedAt)
         object["archivedAt"] = date(memo.archivedAt)
         object["deletedAt"] = date(memo.deletedAt)
-        object["tags"] = .array(memo.tags.sorted().map(JSONValue.string))
+        object["tags"] = .array(memo.tags.map(JSONValue.string))
         object["pinned"] = memo.pinned.map(JSONValue.bool) ?? .null
         object["changeTag"] = memo.changeTag.map(JSONValue.string) ?? .null
         return .object(object)
@@ -55,7 +55,7 @@ public enum JSONExport {
         writer.value(memo.pinned.map { .bool($0) } ?? .null)
         writer.key("tags")
         writer.beginArray()
-        for tag in memo.tags.sorted() { writer.string(tag) }
+        for tag in memo.tags { writer.string(tag) }
         writer.endArray()
         writer.key("title")
         writer.string(memo.title)
