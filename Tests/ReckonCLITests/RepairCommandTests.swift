@@ -682,7 +682,15 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         try Data(((planned["writes"] as! [[String: Any]])[0]["content"] as! String).utf8).write(to: leftover)
         let persons = pipeline.drive.url.appendingPathComponent("memos/.reckon-write.99999.2.tmp")
         try Data("a person's notes".utf8).write(to: persons)
+        // In the state folder, reckon's own, a temporary file of a process that is gone is swept; one of a live process stays.
+        let stateLeftover = pipeline.state.appendingPathComponent(".baseline-drive.txt.99999.7.tmp")
+        let live = pipeline.state.appendingPathComponent(".baseline-drive.txt.\(getpid()).8.tmp")
+        for file in [stateLeftover, live] { try Data("half a baseline".utf8).write(to: file) }
         let applied = try pipeline.apply(["--yes", "--json"])
+        #expect(FileKind(path: stateLeftover.path) == .missing)
+        #expect(FileKind(path: live.path).isRegular)
+        #expect((try json(applied.stdout)["notes"] as? [String])?.contains("removed .baseline-drive.txt.99999.7.tmp in the state folder, a temporary file a killed run left") == true,
+                "\(applied.stdout)")
         #expect(applied.code == 1)
         let outcome = (try json(applied.stdout)["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(10) }
         #expect(outcome?["outcome"] as? String == "changed-since")

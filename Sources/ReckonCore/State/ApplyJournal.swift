@@ -97,6 +97,12 @@ final class ApplyJournal {
         }
     }
 
+    /// Removes the temporary files a killed run left anywhere in the state
+    /// folder (baselines, backups, reports), with a note for each.
+    static func removeLeftovers(_ stateDir: URL) -> [String] {
+        AtomicFile.removeLeftovers(under: stateDir).map { "removed \($0) in the state folder, a temporary file a killed run left" }
+    }
+
     /// Every SHA-256 the journals in the state folder name: the bytes
     /// reckon wrote, or read before writing.
     static func knownContents(in stateDir: URL) -> Set<String> {

@@ -43,6 +43,7 @@ package enum Undoer {
                 throw Applier.Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
             }
         }
+        let leftovers = ApplyJournal.removeLeftovers(stateDir)
         // Every write the run began, newest first; one another writer got to first was never made.
         var files: [Written] = []
         for event in events {
@@ -60,6 +61,7 @@ package enum Undoer {
         }
         var result = ApplyResult(mode: .undo, run: run, resumed: false, pipeline: plan.pipeline, sides: plan.sides,
                                  stateDir: plan.stateDir)
+        result.notes = leftovers
         // A side where any file the run wrote changed after it (the app saved) is left whole, its
         // memo files, its index.json and its baseline alike, so that its files and entries still agree.
         var wholeSides: Set<String> = []

@@ -35,6 +35,29 @@ package enum AtomicFile {
         }
     }
 
+    /// Removes, under `folder` and its subfolders, the temporary files that
+    /// `write` names (`.<name>.<pid>.<number>.tmp`) of a process that is
+    /// gone: what a run killed between writing and renaming left. Links are
+    /// never followed. Returns the paths removed, relative to `folder`.
+    package static func removeLeftovers(under folder: URL) -> [String] {
+        var removed: [String] = []
+        func walk(_ path: String, _ prefix: String) {
+            for name in ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() {
+                let child = path + "/" + name
+                switch FileKind(path: child) {
+                case .directory: walk(child, prefix + name + "/")
+                case .regular:
+                    guard let match = name.wholeMatch(of: /\..+\.([0-9]{1,10})\.[0-9]{1,10}\.tmp/), let pid = pid_t(match.1),
+                          pid != getpid(), PrivateFolder.processIsGone(pid), unlink(child) == 0 else { continue }
+                    removed.append(prefix + name)
+                default: continue
+                }
+            }
+        }
+        walk(folder.path, "")
+        return removed
+    }
+
     /// Creates a folder and its parents, or says why it could not. Output
     /// folders are named by their real paths (a link the user chose is
     /// resolved before the run), so a link met on the way was put inside
