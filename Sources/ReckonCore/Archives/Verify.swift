@@ -14,7 +14,8 @@ public struct ExportVerification: Sendable {
         /// There, but the manifest does not list it.
         case unlisted
         /// There, but it could not be read to its end (a damaged zip entry, a
-        /// file that is not a regular file).
+        /// file that is not a regular file), or the zip's central directory
+        /// describes it otherwise than its own header does.
         case unreadable
     }
 
@@ -55,7 +56,8 @@ public struct ExportVerification: Sendable {
 
 /// Checks an export against its `manifest.json`: every file's size and
 /// SHA-256, every zip entry read to its end through libarchive (so its CRC
-/// is checked), and the counts and ids in `memos.json` and `markdown/`.
+/// is checked), the zip's central directory against each entry's own header
+/// and what libarchive read, and the counts and ids in `memos.json` and `markdown/`.
 package struct ExportVerifier {
     let export: ExportOnDisk
     /// Where the export's memos are kept, when they are asked for (`--against`).
@@ -231,10 +233,13 @@ package struct ExportVerifier {
         /// Where the zip broke: the entry being read (nil between entries) and libarchive's words.
         var failure: (entry: String?, words: String)?
         var current: String?
+        /// Each entry libarchive read, in order, for the central directory check.
+        var streamed: [StreamedEntry] = []
         let reader = readJSON ? memosJSONReader() : nil
         do {
-            try ArchiveReader.stream(url) { name, _, readAll in
+            try ArchiveReader.stream(url) { name, entry, readAll in
                 current = name
+                let facts = ArchiveReader.facts(of: entry)
                 let hasher = SHA256()
                 var size = 0
                 var kept: Data?
@@ -253,6 +258,7 @@ package struct ExportVerifier {
                 if let kept, name.hasPrefix(Exporter.markdownName + "/") { markdown.append(MarkdownFile(path: name, memo: MarkdownExport.frontMatter(of: kept))) }
                 if name == Exporter.manifestName && expected == nil { manifestData = kept }
                 let found = (size: size, sha256: hasher.finalize().hex)
+                streamed.append(StreamedEntry(name: facts.name, size: size, declaredSize: facts.size, mode: facts.mode))
                 if seen[name] == nil {
                     order.append(name)
                     seen[name] = found
@@ -274,6 +280,11 @@ package struct ExportVerifier {
                 if expected == nil { manifestData = data }
             }
         }
+        // The central directory, which unzip and Python's zipfile go by,
+        // against each entry's own header and what libarchive read.
+        var central = Self.checkCentralDirectory(of: url)
+        if failure == nil, let entries = central.entries { Self.compare(entries, with: streamed, into: &central) }
+        defer { Self.report(central, zip: export.isZip ? "" : Exporter.zipName, into: &result) }
         if readMarkdown && !markdown.isEmpty && failure == nil {
             memos.markdown = markdown
             memos.markdownIn = zipShown
@@ -325,6 +336,296 @@ package struct ExportVerifier {
         result.files += (checks + twice).sorted { utf8Precedes($0.path, $1.path) }
         if let failure, !checks.contains(where: { $0.status == .unreadable }) {
             result.problems.append(.init(path: export.isZip ? "" : Exporter.zipName, message: failure.words))
+        }
+    }
+
+    // MARK: The zip's central directory
+
+    /// An entry as libarchive read it: its name's bytes, the bytes read
+    /// from it, the size its header declares and its mode.
+    struct StreamedEntry {
+        var name: [UInt8]
+        var size: Int
+        var declaredSize: Int64?
+        var mode: UInt32
+    }
+
+    /// What the zip's central directory says of its entries, each record
+    /// checked against the local header and data descriptor it points at.
+    struct CentralDirectoryCheck {
+        struct Entry {
+            /// The name in the central directory, and in the entry's own
+            /// header (nil when that could not be read).
+            var name: [UInt8]
+            var headerName: [UInt8]?
+            var size: UInt64
+        }
+
+        /// A disagreement about one entry: its place in the directory (from
+        /// 1), the name it is shown under (its own header's, which libarchive
+        /// reads, when that could be read) and what disagrees.
+        struct Finding {
+            var entry: Int
+            var name: String
+            var words: String
+        }
+
+        /// Every record, in order; nil when the directory cannot be read.
+        var entries: [Entry]?
+        /// What is wrong with the zip as a whole.
+        var zipProblems: [String] = []
+        var findings: [Finding] = []
+    }
+
+    /// Reads the central directory of the zip at `url` on its own and checks
+    /// that it and the entries agree: each record's name, method, flags,
+    /// version, time, extra fields, CRC-32 and sizes against its entry's
+    /// local header (and data descriptor), and that the entries lie one
+    /// after another from the start of the file to the directory, where
+    /// the records put them.
+    static func checkCentralDirectory(of url: URL) -> CentralDirectoryCheck {
+        var check = CentralDirectoryCheck()
+        let file: ZipFile, end: CentralDirectoryEnd
+        do throws(ZipStructureError) {
+            file = try ZipFile(url: url)
+            end = try CentralDirectoryEnd.read(file)
+        } catch {
+            check.zipProblems.append("the zip's central directory cannot be read: " + error.words)
+            return check
+        }
+        var entries: [CentralDirectoryCheck.Entry] = []
+        entries.reserveCapacity(Int(end.count))
+        // Where the next entry should start: where the one before it ended.
+        var next: UInt64? = 0
+        do throws(ZipStructureError) {
+            try CentralRecord.forEach(in: file, end) { record in
+                let (entry, problems, ends) = checkRecord(record, expectedAt: next, directory: end, file: file)
+                entries.append(entry)
+                let name = String(decoding: entry.headerName ?? entry.name, as: UTF8.self)
+                check.findings += problems.map { .init(entry: entries.count, name: name, words: $0) }
+                next = ends
+            }
+        } catch {
+            // What the records read so far disagree about is beside the point.
+            check.findings = []
+            check.zipProblems.append("the zip's central directory cannot be read: " + error.words)
+            return check
+        }
+        if let next, next != end.offset {
+            check.zipProblems.append(next < end.offset
+                ? "the zip's last entry ends at byte \(next), but its central directory starts at byte \(end.offset): the bytes between belong to no entry"
+                : "the zip's last entry ends at byte \(next), past the start of its central directory at byte \(end.offset)")
+        }
+        check.entries = entries
+        return check
+    }
+
+    /// One central record against the local header (and data descriptor) it
+    /// points at, which should start at `expectedAt` when that is known:
+    /// the entry, what disagrees, and where the entry ends (nil when that
+    /// cannot be told).
+    private static func checkRecord(_ record: CentralRecord, expectedAt: UInt64?, directory end: CentralDirectoryEnd, file: ZipFile)
+        -> (entry: CentralDirectoryCheck.Entry, problems: [String], ends: UInt64?) {
+        let wide: (compressedSize: UInt64, uncompressedSize: UInt64, localHeaderOffset: UInt64, diskStart: UInt32)
+        do throws(ZipStructureError) {
+            wide = try record.wide()
+        } catch {
+            return (.init(name: record.name, size: UInt64(record.uncompressedSize)), [error.words], nil)
+        }
+        var entry = CentralDirectoryCheck.Entry(name: record.name, size: wide.uncompressedSize)
+        var problems: [String] = []
+        let says = "the zip's central directory"
+        if wide.diskStart != 0 { problems.append("\(says) puts this entry on disk \(wide.diskStart), but the zip is one file") }
+        if let expectedAt, wide.localHeaderOffset != expectedAt {
+            problems.append("\(says) puts this entry at byte \(wide.localHeaderOffset), but "
+                            + (expectedAt == 0 ? "the first entry starts at byte 0" : "the entry before it ends at byte \(expectedAt)"))
+        }
+        let header: LocalHeader
+        do throws(ZipStructureError) {
+            header = try LocalHeader.read(at: wide.localHeaderOffset, before: end.offset, in: file)
+        } catch {
+            problems.append("\(says) puts this entry's header at byte \(wide.localHeaderOffset), but \(error.words)")
+            return (entry, problems, nil)
+        }
+        entry.headerName = header.name
+        if header.name != record.name {
+            problems.append("\(says) names this entry \(shownName(record.name)), but its own header says \(shownName(header.name))"
+                            + differingByte(record.name, header.name) + "; unzip would see the first")
+        }
+        let goesBy = "; Python's zipfile would go by the first"
+        if header.method != record.method {
+            problems.append("\(says) says this entry is \(methodWords(record.method)), but its own header says \(methodWords(header.method))" + goesBy)
+        }
+        if header.flags != record.flags {
+            problems.append("\(says) gives this entry the flags \(hex(record.flags)), but its own header says \(hex(header.flags))"
+                            + " (they differ in: \(flagWords(header.flags ^ record.flags)))" + goesBy)
+        }
+        // libarchive raises the central record's version to 4.5 when it adds a zip64 field there alone.
+        if header.versionNeeded != record.versionNeeded && !(record.hasZip64Field && record.versionNeeded == 45 && header.versionNeeded < 45) {
+            problems.append("\(says) says this entry needs zip version \(versionWords(record.versionNeeded)) to extract, "
+                            + "but its own header says \(versionWords(header.versionNeeded))" + goesBy)
+        }
+        if header.modified != record.modified {
+            problems.append("\(says) dates this entry \(dosTimeWords(record.modified)), but its own header says \(dosTimeWords(header.modified))" + goesBy)
+        }
+        // The same extra fields, but for zip64's, which differs between the two by design.
+        func withoutZip64(_ extra: [UInt8]) -> [UInt8]? {
+            guard let fields = zipExtraFields(extra) else { return nil }
+            var bytes: [UInt8] = []
+            for field in fields where field.id != zip64FieldID {
+                let length = UInt16(field.data.count)
+                bytes += [UInt8(field.id & 0xFF), UInt8(field.id >> 8), UInt8(length & 0xFF), UInt8(length >> 8)]
+                bytes += field.data
+            }
+            return bytes
+        }
+        if withoutZip64(record.extra) != withoutZip64(header.extra) {
+            problems.append("\(says) gives this entry other extra fields than its own header does" + goesBy)
+        }
+        /// The three values as words: `CRC-32 6b807e78, 140 bytes compressed and 178 uncompressed`.
+        func values(_ crc: UInt32, _ compressed: UInt64, _ uncompressed: UInt64) -> String {
+            "CRC-32 \(crcWords(crc)), \(compressed) bytes compressed and \(uncompressed) uncompressed"
+        }
+        let central = values(record.crc32, wide.compressedSize, wide.uncompressedSize)
+        guard wide.compressedSize <= end.offset - header.dataOffset else {
+            problems.append("\(says) says this entry is \(wide.compressedSize) bytes compressed, which runs past the start of the central directory")
+            return (entry, problems, nil)
+        }
+        let dataEnd = header.dataOffset + wide.compressedSize
+        guard header.sizesFollowData else {
+            if (header.crc32, header.compressedSize, header.uncompressedSize) != (record.crc32, wide.compressedSize, wide.uncompressedSize) {
+                problems.append("\(says) gives this entry \(central), but its own header says "
+                                + values(header.crc32, header.compressedSize, header.uncompressedSize) + goesBy)
+            }
+            return (entry, problems, dataEnd)
+        }
+        // Bit 3: the header's CRC-32 and sizes may be zero (libarchive
+        // writes the uncompressed size it was told); the data descriptor
+        // after the data holds them.
+        func agrees<T: Equatable & BinaryInteger>(_ value: T, _ central: T) -> Bool { value == 0 || value == central }
+        if !agrees(header.crc32, record.crc32) || !agrees(header.compressedSize, wide.compressedSize)
+            || !agrees(header.uncompressedSize, wide.uncompressedSize) {
+            problems.append("\(says) gives this entry \(central), but its own header says "
+                            + values(header.crc32, header.compressedSize, header.uncompressedSize) + goesBy)
+        }
+        let descriptor: DataDescriptor
+        do throws(ZipStructureError) {
+            descriptor = try DataDescriptor.read(at: dataEnd, wide: header.hasZip64Field, before: end.offset, in: file)
+        } catch {
+            problems.append("\(says) says this entry is \(wide.compressedSize) bytes compressed, but after that many bytes \(error.words)")
+            return (entry, problems, nil)
+        }
+        if (descriptor.crc32, descriptor.compressedSize, descriptor.uncompressedSize) != (record.crc32, wide.compressedSize, wide.uncompressedSize) {
+            problems.append("\(says) gives this entry \(central), but the data descriptor after its data says "
+                            + values(descriptor.crc32, descriptor.compressedSize, descriptor.uncompressedSize) + goesBy)
+        }
+        return (entry, problems, dataEnd + UInt64(descriptor.length))
+    }
+
+    /// The central directory's records against the entries libarchive
+    /// read, in order: as many, the same names byte for byte, the same
+    /// sizes, and each a regular file.
+    static func compare(_ central: [CentralDirectoryCheck.Entry], with streamed: [StreamedEntry], into check: inout CentralDirectoryCheck) {
+        guard central.count == streamed.count else {
+            check.zipProblems.append("the zip's central directory lists \(central.count) entries, but \(streamed.count) were read from the zip")
+            return
+        }
+        let says = "the zip's central directory"
+        for (n, (record, read)) in zip(central, streamed).enumerated() {
+            let name = String(decoding: read.name, as: UTF8.self)
+            func found(_ words: String) { check.findings.append(.init(entry: n + 1, name: name, words: words)) }
+            // A header that names the entry otherwise was found already.
+            if read.name != record.name && record.headerName == record.name {
+                found("\(says) names this entry \(shownName(record.name)), but \(shownName(read.name)) was read in its place"
+                      + differingByte(record.name, read.name) + "; unzip would see the first")
+            }
+            if let other = [Int64(read.size), read.declaredSize].compactMap({ $0 }).first(where: { Int64(exactly: record.size) != $0 }) {
+                found("\(says) says this entry is \(record.size) bytes, but reading it gives \(other)")
+            }
+            if read.mode & 0o170000 != 0o100000 {
+                found("\(says) makes this entry \(kindWords(read.mode)) (mode \(String(read.mode, radix: 8))), not a regular file; "
+                      + "bsdtar would not extract it as one")
+            }
+        }
+    }
+
+    /// Puts what the central directory check found into `result`: a
+    /// finding on the file check of its entry, which is then not whole,
+    /// or on the zip when no entry of that name was checked.
+    private static func report(_ central: CentralDirectoryCheck, zip: String, into result: inout ExportVerification) {
+        for words in central.zipProblems { result.problems.append(.init(path: zip, message: words)) }
+        let shown = 20
+        for finding in central.findings.prefix(shown) {
+            if let at = result.files.firstIndex(where: { $0.place == .zip && $0.path == finding.name }) {
+                if result.files[at].status == .ok {
+                    result.files[at].status = .unreadable
+                    result.files[at].problem = finding.words
+                } else {
+                    result.files[at].problem = [result.files[at].problem, finding.words].compactMap { $0 }.joined(separator: "; ")
+                }
+            } else {
+                result.problems.append(.init(path: zip, message: "entry \(finding.entry), \(quoted(finding.name, limit: 200)): \(finding.words)"))
+            }
+        }
+        if central.findings.count > shown {
+            result.problems.append(.init(path: zip, message: "\(central.findings.count - shown) more disagreements between the zip's central directory "
+                                         + "and its entries are not shown"))
+        }
+    }
+
+    /// A name from a zip, quoted for a message.
+    private static func shownName(_ bytes: [UInt8]) -> String { quoted(String(decoding: bytes, as: UTF8.self), limit: 200) }
+
+    /// Where two names that read alike differ (bytes that are not UTF-8 show as one mark); "" when they read differently.
+    private static func differingByte(_ a: [UInt8], _ b: [UInt8]) -> String {
+        guard shownName(a) == shownName(b) else { return "" }
+        let at = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count)
+        return " (they differ in byte \(at + 1) of the name)"
+    }
+
+    private static func hex(_ flags: UInt16) -> String {
+        let digits = String(flags, radix: 16)
+        return "0x" + String(repeating: "0", count: 4 - digits.count) + digits
+    }
+
+    private static func crcWords(_ crc: UInt32) -> String {
+        let digits = String(crc, radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
+    }
+
+    /// The general-purpose flags in words (APPNOTE 4.4.4).
+    private static func flagWords(_ flags: UInt16) -> String {
+        let known: [Int: String] = [0: "encrypted", 3: "sizes after the data", 11: "UTF-8 name"]
+        return (0..<16).filter { flags & (1 << $0) != 0 }.map { known[$0] ?? "bit \($0)" }.joined(separator: ", ")
+    }
+
+    private static func methodWords(_ method: UInt16) -> String {
+        switch method {
+        case 0: "stored (method 0)"
+        case 8: "deflated (method 8)"
+        default: "compressed with method \(method)"
+        }
+    }
+
+    private static func versionWords(_ version: UInt16) -> String { "\(version / 10).\(version % 10)" }
+
+    /// An MS-DOS time and date (APPNOTE 4.4.6) as `2026-04-18 09:15:00`.
+    private static func dosTimeWords(_ value: UInt32) -> String {
+        let date = value >> 16, time = value & 0xFFFF
+        func two(_ n: UInt32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(1980 + (date >> 9))-\(two(date >> 5 & 0xF))-\(two(date & 0x1F)) \(two(time >> 11)):\(two(time >> 5 & 0x3F)):\(two((time & 0x1F) * 2))"
+    }
+
+    /// What a Unix mode makes a file, for one that is not a regular file.
+    private static func kindWords(_ mode: UInt32) -> String {
+        switch mode & 0o170000 {
+        case 0o040000: "a folder"
+        case 0o120000: "a link"
+        case 0o140000: "a socket"
+        case 0o010000: "a FIFO"
+        case 0o020000: "a character device"
+        case 0o060000: "a block device"
+        default: "of no file type"
         }
     }
 

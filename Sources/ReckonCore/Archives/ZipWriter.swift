@@ -246,6 +246,17 @@ package enum ArchiveReader {
         }
     }
 
+    /// What libarchive read of an entry's header, beside its name as text:
+    /// the name's bytes as libarchive gives them (UTF-8), the size it
+    /// declares (nil when unset) and its mode (type and permissions).
+    package static func facts(of entry: OpaquePointer) -> (name: [UInt8], size: Int64?, mode: UInt32) {
+        let name = archive_entry_pathname_utf8(entry).map { text in
+            Array(UnsafeRawBufferPointer(start: text, count: strlen(text)))
+        } ?? []
+        let size = archive_entry_size_is_set(entry) != 0 ? Int64(archive_entry_size(entry)) : nil
+        return (name, size, UInt32(archive_entry_mode(entry)))
+    }
+
     /// The bytes of the entry `name` of the zip at `url`, the entries before
     /// it skipped unread, so that damage inside one of them does not hide
     /// it; nil when the zip holds no such entry.

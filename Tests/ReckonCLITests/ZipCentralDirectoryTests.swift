@@ -1,0 +1,290 @@
+import Foundation
+import Testing
+import ReckonCore
+
+/// Where the first record of a zip's central directory starts.
+private func centralDirectoryStart(_ zip: Data) throws -> Int {
+    try #require(zip.range(of: Data([0x50, 0x4B, 0x01, 0x02]))).lowerBound
+}
+
+/// A zip with byte `offset` of `zip` XORed with `mask`, written beside it as `name`.
+private func flipped(_ zip: URL, at offset: Int, mask: UInt8 = 0x01, name: String) throws -> URL {
+    var bytes = try Data(contentsOf: zip)
+    bytes[offset] ^= mask
+    let url = temporaryFolder().appendingPathComponent(name)
+    try bytes.write(to: url)
+    return url
+}
+
+/// Flips one bit of every byte of a zip's central directory and end
+/// records in turn and says, for each flip, what `reckon verify` called
+/// the zip (exit 0 whole, 2 not whole) and whether Python's zipfile and
+/// bsdtar both still extract exactly the original names and bytes. Prints
+/// one JSON object: the counts, and every flip verify called whole that a
+/// reader extracts otherwise (or where verify ended otherwise).
+/// Arguments: the reckon binary, the zip, a scratch folder, the masks.
+private let flipsScript = #"""
+import json, os, shutil, subprocess, sys, zipfile
+from concurrent.futures import ThreadPoolExecutor
+
+reckon, original, work = sys.argv[1], sys.argv[2], sys.argv[3]
+masks = [int(mask, 0) for mask in sys.argv[4].split(',')]
+data = open(original, 'rb').read()
+start = data.find(b'PK\x01\x02')
+with zipfile.ZipFile(original) as z:
+    expected = sorted((info.filename, z.read(info)) for info in z.infolist())
+
+def python_agrees(path):
+    try:
+        with zipfile.ZipFile(path) as z:
+            return sorted((info.filename, z.read(info)) for info in z.infolist()) == expected
+    except Exception:
+        return False
+
+def bsdtar_agrees(path, folder):
+    os.makedirs(folder)
+    try:
+        if subprocess.run(['/usr/bin/bsdtar', '-xf', path, '-C', folder], capture_output=True).returncode != 0:
+            return False
+        found = []
+        for root, folders, files in os.walk(folder):
+            for name in folders + files:
+                full = os.path.join(root, name)
+                if os.path.islink(full):
+                    return False
+                if name in files:
+                    if not os.path.isfile(full):
+                        return False
+                    with open(full, 'rb') as f:
+                        found.append((os.path.relpath(full, folder), f.read()))
+        return sorted(found) == expected
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+def verify(path):
+    run = subprocess.run([reckon, 'verify', path], capture_output=True, text=True)
+    return run.returncode, (run.stdout + run.stderr)[-600:]
+
+def one(job):
+    offset, mask = job
+    path = os.path.join(work, '%d-%d.zip' % (offset, mask))
+    changed = bytearray(data)
+    changed[offset] ^= mask
+    with open(path, 'wb') as f:
+        f.write(changed)
+    code, output = verify(path)
+    python, bsdtar = python_agrees(path), bsdtar_agrees(path, path + '.out')
+    os.remove(path)
+    return {'offset': offset, 'mask': mask, 'code': code, 'python': python, 'bsdtar': bsdtar, 'output': output}
+
+jobs = [(offset, mask) for offset in range(start, len(data)) for mask in masks]
+with ThreadPoolExecutor(2) as pool:
+    results = list(pool.map(one, jobs))
+originalCode, _ = verify(original)
+print(json.dumps({
+    'bytes': len(data) - start,
+    'flips': len(results),
+    'originalWhole': originalCode == 0 and python_agrees(original) and bsdtar_agrees(original, os.path.join(work, 'original.out')),
+    'notWhole': sum(r['code'] == 2 for r in results),
+    'notWholeThoughReadersAgree': sum(r['code'] == 2 and r['python'] and r['bsdtar'] for r in results),
+    'wholeAndReadersAgree': sum(r['code'] == 0 and r['python'] and r['bsdtar'] for r in results),
+    'wrong': [r for r in results if not (r['code'] == 2 or (r['code'] == 0 and r['python'] and r['bsdtar']))],
+}))
+"""#
+
+/// `verify` reads a zip's central directory itself and compares it with
+/// each entry's local header and with what libarchive read: libarchive
+/// takes names and methods from the local headers, unzip and Python's
+/// zipfile from the central directory.
+@Suite struct ZipCentralDirectoryTests {
+    let sample = "Samples/drift/drive"
+
+    @Test func aFlippedNameOrMethodInTheCentralDirectoryIsNotWhole() throws {
+        let export = try exportFolder(sample, extra: ["--format", "zip"])
+        let zip = export.appendingPathComponent("memos.zip")
+        let bytes = try Data(contentsOf: zip)
+        let start = try centralDirectoryStart(bytes)
+        let nameLength = Int(bytes[start + 28]) | Int(bytes[start + 29]) << 8
+        let name = String(decoding: bytes[(start + 46)..<(start + 46 + nameLength)], as: UTF8.self)
+        #expect(name.hasPrefix("markdown/"))
+        #expect(try runArray(["verify", zip.path]).code == 0)
+
+        // "markdown/" becomes "markdnwn/" in the central directory alone.
+        let renamed = try flipped(zip, at: start + 46 + 5, name: "name.zip")
+        let (_, listing) = try tool("/usr/bin/unzip", ["-l", renamed.path])
+        #expect(listing.contains("markdnwn/"), "unzip goes by the central directory: \(listing)")
+        let byName = try runArray(["verify", renamed.path])
+        #expect(byName.code == 2)
+        #expect(byName.stdout == """
+            unreadable  \(name): the zip's central directory names this entry '\(name.replacingOccurrences(of: "markdown/", with: "markdnwn/"))', \
+            but its own header says '\(name)'; unzip would see the first
+            \(renamed.path): DAMAGED: 1 of 7 files differ from manifest.json.
+
+            """)
+        let report = try json(try runArray(["verify", renamed.path, "--json"]).stdout)
+        #expect(report["status"] as? String == "damaged")
+
+        // Deflate (8) becomes 9 in the central directory alone.
+        let method = try flipped(zip, at: start + 10, name: "method.zip")
+        let byMethod = try runArray(["verify", method.path])
+        #expect(byMethod.code == 2)
+        #expect(byMethod.stdout == """
+            unreadable  \(name): the zip's central directory says this entry is compressed with method 9, \
+            but its own header says deflated (method 8); Python's zipfile would go by the first
+            \(method.path): DAMAGED: 1 of 7 files differ from manifest.json.
+
+            """)
+
+        // In the export folder the zip is named as memos.zip, its entry inside it.
+        try FileManager.default.removeItem(at: zip)
+        try FileManager.default.copyItem(at: renamed, to: zip)
+        let folder = try runArray(["verify", export.path])
+        #expect(folder.code == 2)
+        #expect(folder.stdout.contains("\nunreadable  memos.zip/\(name): the zip's central directory names this entry 'markdnwn/"), "\(folder.stdout)")
+    }
+
+    /// Every bit flip (0x01 and 0x80) of every byte from the first central
+    /// record to the end of the file: either verify says not whole, or
+    /// Python's zipfile and bsdtar both extract the very names and bytes
+    /// of the original.
+    @Test func everyFlippedBitOfTheCentralDirectoryIsFoundOrHarmless() throws {
+        let export = try exportFolder(sample, extra: ["--format", "zip"])
+        let work = temporaryFolder()
+        let script = work.appendingPathComponent("flips.py")
+        try Data(flipsScript.utf8).write(to: script)
+        let run = try runArray([script.path, reckonBinary.path, export.appendingPathComponent("memos.zip").path, work.path, "0x01,0x80"],
+                               executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        #expect(run.code == 0, "\(run.stderr)")
+        let report = try json(run.stdout)
+        let flips = report["flips"] as? Int ?? 0
+        let wrong = report["wrong"] as? [[String: Any]] ?? []
+        print("""
+            central directory and end records: \(report["bytes"] ?? "?") bytes, \(flips) single-bit flips; \
+            \(report["notWhole"] ?? "?") not whole by reckon verify (\(report["notWholeThoughReadersAgree"] ?? "?") of them \
+            though Python's zipfile and bsdtar extract the same names and bytes); \(report["wholeAndReadersAgree"] ?? "?") whole, \
+            and both readers extract the same names and bytes; \(wrong.count) wrong
+            """)
+        #expect(report["originalWhole"] as? Bool == true)
+        #expect(flips > 1000)
+        #expect((report["notWhole"] as? Int ?? 0) + (report["wholeAndReadersAgree"] as? Int ?? 0) == flips)
+        for flip in wrong.prefix(20) {
+            let words = "byte \(flip["offset"] ?? "?") ^ \(flip["mask"] ?? "?"): verify exit \(flip["code"] ?? "?"), "
+                + "Python's zipfile agrees: \(flip["python"] ?? "?"), bsdtar agrees: \(flip["bsdtar"] ?? "?"); \(flip["output"] ?? "")"
+            Issue.record(Comment(rawValue: words))
+        }
+    }
+
+    /// More than 65,535 entries need zip64's end record and locator. The
+    /// zip is written with reckon's ZipWriter (libarchive), as an export
+    /// writes it, from the drive sample's entries and 65,600 small notes
+    /// its manifest lists.
+    @Test func aZip64ZipIsWholeAndAFlippedNameNearItsEndIsFound() throws {
+        let clock = ContinuousClock()
+        let began = clock.now
+        let export = try exportFolder(sample, extra: ["--format", "zip"])
+        let entries = try ArchiveReader.entries(of: export.appendingPathComponent("memos.zip"))
+        let manifest = try #require(entries.first { $0.name == "manifest.json" })
+        let notes = (0..<65_600).map { n in (name: String(format: "notes/%05d.txt", n), data: Data("note \(n)\n".utf8)) }
+        let records = notes.map { #"{"in" : "zip", "path" : "\#($0.name)", "sha256" : "\#(SHA256.hex(of: $0.data))", "size" : \#($0.data.count)},"# }
+        let listed = Data(String(decoding: manifest.data, as: UTF8.self)
+            .replacingOccurrences(of: "\"files\" : [", with: "\"files\" : [\n" + records.joined(separator: "\n")).utf8)
+        let zip = temporaryFolder().appendingPathComponent("zip64.zip")
+        let writer = try ZipWriter(url: zip)
+        let modified = Timestamp(seconds: manifest.modified)
+        for entry in entries where entry.name != "manifest.json" {
+            try writer.add(name: entry.name, modified: modified, size: entry.data.count) { try $0(entry.data) }
+        }
+        for note in notes {
+            try writer.add(name: note.name, modified: modified, size: note.data.count) { try $0(note.data) }
+        }
+        try writer.add(name: "manifest.json", modified: modified, size: listed.count) { try $0(listed) }
+        try writer.finish()
+        let bytes = try Data(contentsOf: zip)
+        // The zip64 end record (56 bytes) and its locator (20) come before the end record (22).
+        #expect(Array(bytes.suffix(98).prefix(4)) == [0x50, 0x4B, 0x06, 0x06])
+        #expect(Array(bytes.suffix(42).prefix(4)) == [0x50, 0x4B, 0x06, 0x07])
+        #expect(Array(bytes[(bytes.count - 12)..<(bytes.count - 10)]) == [0xFF, 0xFF], "the end record's count is all ones")
+
+        let written = clock.now
+        let whole = try runArray(["verify", zip.path])
+        let verified = clock.now
+        #expect(whole.code == 0, "\(whole.stdout)")
+        #expect(whole.stdout.contains(": whole. The \(entries.count - 1 + notes.count) entries of the zip match its manifest.json"), "\(whole.stdout)")
+
+        // The last note's record comes right before the manifest's, the last one.
+        let signature = Data([0x50, 0x4B, 0x01, 0x02])
+        let last = try #require(bytes.range(of: signature, options: .backwards))
+        let beforeLast = try #require(bytes.range(of: signature, options: .backwards, in: 0..<last.lowerBound)).lowerBound
+        #expect(String(decoding: bytes[(beforeLast + 46)..<(beforeLast + 46 + 15)], as: UTF8.self) == "notes/65599.txt")
+        let renamed = try flipped(zip, at: beforeLast + 46 + 6, name: "renamed.zip")
+        let checked = clock.now
+        let caught = try runArray(["verify", renamed.path])
+        #expect(caught.code == 2)
+        #expect(caught.stdout == """
+            unreadable  notes/65599.txt: the zip's central directory names this entry 'notes/75599.txt', \
+            but its own header says 'notes/65599.txt'; unzip would see the first
+            \(renamed.path): DAMAGED: 1 of \(entries.count + notes.count) files differ from manifest.json.
+
+            """)
+        print("zip64 case: \(entries.count + notes.count) entries, \(bytes.count) bytes; written in \(written - began), "
+              + "verified whole in \(verified - written), the flipped name found in \(clock.now - checked)")
+    }
+
+    /// A zip another writer made (Python's zipfile: sizes in the local
+    /// headers, no data descriptors, no extra fields, a comment) holds the
+    /// same entries, and is whole too.
+    @Test func aZipFromAnotherWriterWithAComment() throws {
+        let export = try exportFolder(sample, extra: ["--format", "zip"])
+        let copy = temporaryFolder().appendingPathComponent("python.zip")
+        let (code, output) = try tool("/usr/bin/python3", ["-c", """
+            import sys, zipfile
+            with zipfile.ZipFile(sys.argv[1]) as source, zipfile.ZipFile(sys.argv[2], 'w', zipfile.ZIP_DEFLATED) as copy:
+                copy.comment = b'copied'
+                for info in source.infolist():
+                    copy.writestr(info.filename, source.read(info))
+            """, export.appendingPathComponent("memos.zip").path, copy.path])
+        #expect(code == 0, "\(output)")
+        let result = try runArray(["verify", copy.path])
+        #expect(result.code == 0, "\(result.stdout)")
+        #expect(result.stdout.contains(": whole. The 6 entries of the zip match its manifest.json"))
+    }
+
+    /// A central directory that cannot be read at all is said so in words:
+    /// cut short, or an end record whose place and count do not add up.
+    @Test func aCentralDirectoryThatCannotBeReadIsNamed() throws {
+        let export = try exportFolder(sample, extra: ["--format", "zip"])
+        let zip = export.appendingPathComponent("memos.zip")
+        let bytes = try Data(contentsOf: zip)
+        let start = try centralDirectoryStart(bytes)
+        let end = bytes.count - 22
+
+        let cut = temporaryFolder().appendingPathComponent("cut.zip")
+        try bytes.prefix(bytes.count - 10).write(to: cut)
+        let short = try runArray(["verify", cut.path])
+        #expect(short.code == 2)
+        #expect(short.stdout.contains("""
+            damaged  \(cut.path): the zip's central directory cannot be read: the file has no end-of-central-directory record \
+            where a zip ends, so it is cut short or is not a zip
+
+            """), "\(short.stdout)")
+
+        // The directory's offset, 0x0000_0BCB or so, becomes 0x8000_0BCB: far past the file's end.
+        let far = try flipped(zip, at: end + 19, mask: 0x80, name: "far.zip")
+        let offset = try runArray(["verify", far.path])
+        #expect(offset.code == 2)
+        #expect(offset.stdout.contains("""
+            damaged  \(far.path): the zip's central directory cannot be read: the end record says the central directory is \
+            \(end - start) bytes from byte \(start + 0x8000_0000), which does not end at byte \(end), where the end records begin
+
+            """), "\(offset.stdout)")
+
+        // 7 entries in all become 5 (0b111 ^ 0b010), and the end record's two counts differ.
+        let counted = try flipped(zip, at: end + 10, mask: 0x02, name: "counted.zip")
+        let count = try runArray(["verify", counted.path])
+        #expect(count.code == 2)
+        #expect(count.stdout.contains("""
+            damaged  \(counted.path): the zip's central directory cannot be read: the end record counts 7 entries on this disk but 5 in all
+
+            """), "\(count.stdout)")
+    }
+}
