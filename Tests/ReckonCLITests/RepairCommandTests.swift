@@ -664,6 +664,27 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
             != Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")), "not overwritten without --yes")
     }
 
+    /// The state folder's sweep takes only reckon's own temporary files (a
+    /// baseline's, and under apply/ and backups/): never a person's file
+    /// beside them, nor anything in a side kept inside the state folder.
+    @Test func theStateFoldersSweepNeverTouchesASideKeptInIt() throws {
+        let folder = temporaryFolder()
+        for (sample, name) in [("device", "dev"), ("drive", "drv")] {
+            try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/drift/\(sample)"), to: folder.appendingPathComponent(name))
+        }
+        try Data(#"{"schemaVersion": 1, "name": "p", "local": {"path": "dev"}, "remotes": [{"name": "drive", "path": "drv"}], "reports": {"dir": "reports"}, "state": {"dir": "."}}"#.utf8)
+            .write(to: folder.appendingPathComponent("p.json"))
+        let persons = ["dev/60dMemo/memos/.draft.99999.0.tmp", "drv/60dMemo/.notes.99998.3.tmp", ".p.json.99996.0.tmp"].map { folder.appendingPathComponent($0) }
+        for file in persons { try Data("a person's words".utf8).write(to: file) }
+        let leftover = folder.appendingPathComponent(".baseline-drive.txt.99999.7.tmp")
+        try Data("half a baseline".utf8).write(to: leftover)
+        #expect(try runArray(["plan", "p.json"], in: folder).code == 1)
+        let applied = try runArray(["apply", folder.appendingPathComponent("plan.json").path, "--yes"], in: folder)
+        #expect(applied.code == 1, "\(applied.stderr)")
+        #expect(FileKind(path: leftover.path) == .missing)
+        for file in persons { #expect(try Data(contentsOf: file) == Data("a person's words".utf8), "\(file.lastPathComponent) stays") }
+    }
+
     /// What the app does between plan and apply is never undone by apply:
     /// a second spelling of a new memo's id, a fix-index's file edited; and
     /// an interrupted run of another plan must be finished first.

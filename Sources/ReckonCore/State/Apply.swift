@@ -347,7 +347,7 @@ package struct Applier {
         for action in plan.actions {
             for write in action.writes { known.insert(write.sha256); if let before = write.before { known.insert(before.sha256) } }
         }
-        var notes: [String] = ApplyJournal.removeLeftovers(stateDir)
+        var notes: [String] = ApplyJournal.removeLeftovers(stateDir, sides: specs.compactMap { $0?.location.localURL.map { realPath($0.path) } })
         for (role, writer) in writers {
             // Under the lock, no other reckon writes here: a temporary file of reckon's bytes is one a killed run left.
             for name in writer.removeLeftovers(known: known) {

@@ -97,10 +97,19 @@ final class ApplyJournal {
         }
     }
 
-    /// Removes the temporary files a killed run left anywhere in the state
-    /// folder (baselines, backups, reports), with a note for each.
-    static func removeLeftovers(_ stateDir: URL) -> [String] {
-        AtomicFile.removeLeftovers(under: stateDir).map { "removed \($0) in the state folder, a temporary file a killed run left" }
+    /// Removes the temporary files a killed run left in the state folder,
+    /// with a note for each: a baseline's, and any under `apply/` and
+    /// `backups/`, reckon's own. Nothing else: a side kept inside the state
+    /// folder (`sides`, real paths) is never touched.
+    static func removeLeftovers(_ stateDir: URL, sides: [String]) -> [String] {
+        let baselines = ((try? FileManager.default.contentsOfDirectory(atPath: stateDir.path)) ?? []).sorted().filter { name in
+            name.hasPrefix(".baseline-") && AtomicFile.isLeftover(name) && FileKind(path: stateDir.appendingPathComponent(name).path).isRegular
+                && unlink(stateDir.appendingPathComponent(name).path) == 0
+        }
+        let ownFolders = ["apply", "backups"].flatMap { folder in
+            AtomicFile.removeLeftovers(under: stateDir.appendingPathComponent(folder), skipping: sides).map { folder + "/" + $0 }
+        }
+        return (baselines + ownFolders).map { "removed \($0) in the state folder, a temporary file a killed run left" }
     }
 
     /// Every SHA-256 the journals in the state folder name: the bytes

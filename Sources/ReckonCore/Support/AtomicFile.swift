@@ -35,20 +35,27 @@ package enum AtomicFile {
         }
     }
 
-    /// Removes, under `folder` and its subfolders, the temporary files that
-    /// `write` names (`.<name>.<pid>.<number>.tmp`) of a process that is
-    /// gone: what a run killed between writing and renaming left. Links are
-    /// never followed. Returns the paths removed, relative to `folder`.
-    package static func removeLeftovers(under folder: URL) -> [String] {
+    /// Whether `name` is a temporary file `write` names (`.<name>.<pid>.<number>.tmp`)
+    /// of a process that is gone: what a run killed between writing and renaming left.
+    package static func isLeftover(_ name: String) -> Bool {
+        guard let match = name.wholeMatch(of: /\..+\.([0-9]{1,10})\.[0-9]{1,10}\.tmp/), let pid = pid_t(match.1) else { return false }
+        return pid != getpid() && PrivateFolder.processIsGone(pid)
+    }
+
+    /// Removes every leftover (`isLeftover`) under `folder` and its
+    /// subfolders, except in a folder whose real path is in `skipping` or
+    /// inside one of them. Links are never followed. Returns the paths
+    /// removed, relative to `folder`.
+    package static func removeLeftovers(under folder: URL, skipping: [String]) -> [String] {
         var removed: [String] = []
         func walk(_ path: String, _ prefix: String) {
+            guard !skipping.contains(where: { isWithin(realPath(path), $0) }) else { return }
             for name in ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() {
                 let child = path + "/" + name
                 switch FileKind(path: child) {
                 case .directory: walk(child, prefix + name + "/")
                 case .regular:
-                    guard let match = name.wholeMatch(of: /\..+\.([0-9]{1,10})\.[0-9]{1,10}\.tmp/), let pid = pid_t(match.1),
-                          pid != getpid(), PrivateFolder.processIsGone(pid), unlink(child) == 0 else { continue }
+                    guard isLeftover(name), unlink(child) == 0 else { continue }
                     removed.append(prefix + name)
                 default: continue
                 }
