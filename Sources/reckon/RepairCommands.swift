@@ -138,6 +138,7 @@ extension Commands {
         let planURL = out.appendingPathComponent("plan.json")
         do {
             // plan.json holds whole memos: private, as the backups are.
+            try PlanRecords.record(made.data, stateDir: URL(fileURLWithPath: made.stateDir))
             try AtomicFile.write(made.data, to: planURL, mode: 0o600)
             try AtomicFile.write(Data(RepairReport.markdown(made).utf8), to: out.appendingPathComponent("plan.md"))
             try AtomicFile.write(Data(RepairReport.html(made).utf8), to: out.appendingPathComponent("plan.html"))

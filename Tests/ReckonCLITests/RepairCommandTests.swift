@@ -69,6 +69,14 @@ extension BaselinePipeline {
         return result
     }
 
+    /// Writes `text` as plan.json and records it in the state folder as
+    /// `reckon plan` records the plans it writes: a forger who can write
+    /// there too, so that apply's other checks of the plan are reached.
+    func writeRecordedPlan(_ text: String) throws {
+        try Data(text.utf8).write(to: planFile)
+        try Data().write(to: state.appendingPathComponent("plans/\(SHA256.hex(of: Data(text.utf8)))"))
+    }
+
     /// The apply runs in the state folder, oldest first.
     func applyRuns() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: state.appendingPathComponent("apply").path)) ?? []).sorted()
@@ -244,13 +252,13 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         _ = try pipeline.plan(day: 0)
         // The entry added is the file's own fields: one edited in the plan is refused.
         let made = try read(pipeline.planFile)
-        try Data(try editing(made) { actions in
+        try pipeline.writeRecordedPlan(try editing(made) { actions in
             var changes = actions[0]["indexChanges"] as! [[String: Any]]
             var after = changes[0]["after"] as! [String: Any]
             after["archivedAt"] = "2026-04-19T12:00:00Z"
             changes[0]["after"] = after
             actions[0]["indexChanges"] = changes
-        }.utf8).write(to: pipeline.planFile)
+        })
         let refused = try pipeline.apply([], day: 0)
         #expect(refused.code == 64 && refused.stderr.contains("writes another index entry than reckon plan makes"), "\(refused.stderr)")
         #expect(try read(index) == without, "index.json untouched")
@@ -624,8 +632,23 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
                 actions[index]["indexChanges"] = changes
             }, "writes another index entry than reckon plan makes"))
         }
+        edited.append(("a copy that names no file it copies", try editing(planned) { actions in
+            rewriteBody(of: &actions[copy])
+            actions[copy]["writes"] = (actions[copy]["writes"] as! [[String: Any]]).map { var write = $0; write["source"] = nil; return write }
+        }, "writes other files than reckon plan would"))
+        edited.append(("an entry aimed at another memo", try editing(planned) { actions in
+            var changes = actions[copy]["indexChanges"] as! [[String: Any]]
+            changes[0]["id"] = actions[softDelete]["id"]
+            actions[copy]["indexChanges"] = changes
+        }, "writes other files than reckon plan would"))
         for (what, text, words) in edited {
             try Data(text.utf8).write(to: pipeline.planFile)
+            let unrecorded = try pipeline.apply(["--yes"])
+            #expect(unrecorded.code == 64, "\(what): \(unrecorded.stdout)")
+            // A plan that cannot be read, or names no state folder, is refused before its record is looked for.
+            #expect(unrecorded.stderr.contains("reckon plan did not write this plan.json for the state folder") || unrecorded.stderr.contains(words),
+                    "\(what): \(unrecorded.stderr)")
+            try pipeline.writeRecordedPlan(text)
             let refused = try pipeline.apply(["--yes"])
             #expect(refused.code == 64, "\(what): \(refused.stdout)")
             #expect(refused.stderr.contains(words), "\(what): \(refused.stderr)")
@@ -636,18 +659,27 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(ReckonCLITests.actions(try json(planned))[3] == "conflict ->-")
         _ = try pipeline.plan(["--take", EditableSide.id(3) + "=both"])
         let both = try read(pipeline.planFile)
-        try Data(try editing(both) { actions in
+        try pipeline.writeRecordedPlan(try editing(both) { actions in
             let index = actions.firstIndex { $0["conflictCopy"] is String }!
             var writes = actions[index]["writes"] as! [[String: Any]]
             let copyID = (actions[index]["conflictCopy"] as! String).lowercased()
             let copyWrite = writes.firstIndex { ($0["path"] as! String).lowercased().contains(copyID) }!
             setContent(of: &writes[copyWrite], (writes[copyWrite]["content"] as! String).replacingOccurrences(of: "(conflict copy)", with: "(kept)"))
             actions[index]["writes"] = writes
-        }.utf8).write(to: pipeline.planFile)
+        })
         let refused = try pipeline.apply(["--yes"])
         #expect(refused.code == 64, "\(refused.stdout)")
         #expect(refused.stderr.contains("writes another conflict copy than reckon plan makes"), "\(refused.stderr)")
         #expect(try pipeline.sides() == before, "a conflict copy edited: nothing written")
+        try pipeline.writeRecordedPlan(try editing(both) { actions in
+            let index = actions.firstIndex { $0["conflictCopy"] is String }!
+            let copyID = (actions[index]["conflictCopy"] as! String).lowercased()
+            actions[index]["writes"] = (actions[index]["writes"] as! [[String: Any]]).filter { !($0["path"] as! String).lowercased().contains(copyID) }
+            actions[index]["indexChanges"] = (actions[index]["indexChanges"] as! [[String: Any]]).filter { ($0["id"] as! String).lowercased() != copyID }
+        })
+        let dropped = try pipeline.apply(["--yes"])
+        #expect(dropped.code == 64 && dropped.stderr.contains("writes other files than reckon plan would"), "a conflict copy dropped: \(dropped.stderr)")
+        #expect(try pipeline.sides() == before, "a conflict copy dropped: nothing written")
         try Data(both.utf8).write(to: pipeline.planFile)
         #expect(try pipeline.apply(["--yes"]).code == 1, "the plan as made is applied")
         #expect(try pipeline.sides() != before)
@@ -658,7 +690,7 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         let pipeline = try driftedSincePipeline()
         _ = try pipeline.plan()
         let planned = try read(pipeline.planFile)
-        try Data(planned.replacingOccurrences(of: #""destructive" : true"#, with: #""destructive" : false"#).utf8).write(to: pipeline.planFile)
+        try pipeline.writeRecordedPlan(planned.replacingOccurrences(of: #""destructive" : true"#, with: #""destructive" : false"#))
         #expect(try pipeline.apply([]).code == 1)
         #expect(try Data(contentsOf: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json"))
             != Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")), "not overwritten without --yes")

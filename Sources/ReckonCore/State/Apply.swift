@@ -96,6 +96,9 @@ package struct Applier {
         guard plan.stateDir.hasPrefix("/"), plan.stateDir != "/", URL(fileURLWithPath: plan.stateDir).standardizedFileURL.path == plan.stateDir else {
             throw Refusal(description: "the plan's state folder '\(plan.stateDir)' is not a folder's full path; make the plan again")
         }
+        guard PlanRecords.isRecorded(planData, stateDir: stateDir) else {
+            throw Refusal(description: "reckon plan did not write this plan.json for the state folder \(plan.stateDir) (its SHA-256 is not among those recorded in plans/ there): it was changed after it was made, or made for another state folder; make it again")
+        }
         guard plan.sides.count == 2, plan.sides[0].role == .local, plan.sides[1].role == .remote else {
             throw Refusal(description: "the plan does not name a local side, then a remote; make it again with reckon plan")
         }
@@ -122,14 +125,25 @@ package struct Applier {
             let expected: Bool = switch action.action {
             case .copy, .softDelete: action.to != nil && action.writes.contains { $0.side == action.to }
                 && action.indexChanges.contains { $0.side == action.to } && (action.conflictCopy != nil || onTarget)
-            case .fixIndex: action.writes.isEmpty && action.indexChanges.count == 1 && onTarget
+            case .fixIndex: action.writes.isEmpty && action.indexChanges.count == 1 && onTarget && action.indexChanges[0].file != nil
             case .conflict, .notPossible, .none: writing.isEmpty
             }
-            guard expected else {
+            // Each entry is the memo's or its conflict copy's; a copy from files names the file it copies;
+            // a conflict copy is written, with its entry, on every side that can be written.
+            let ids = [action.id] + (action.conflictCopy.map { [$0] } ?? [])
+            let copySides = plan.sides.filter(\.writable).map(\.role)
+            guard expected, action.indexChanges.allSatisfy({ MemoID($0.id).map(ids.contains) == true }),
+                  action.action != .copy || plan.side(action.from ?? .local).kind == "store"
+                    || action.writes.contains(where: { $0.side == action.to && $0.source != nil }),
+                  action.conflictCopy.map({ copy in
+                      copySides.allSatisfy { side in
+                          action.writes.contains { $0.side == side && MemoID($0.path.dropFirst(6).dropLast(5)) == copy }
+                              && action.indexChanges.contains { $0.side == side && MemoID($0.id) == copy }
+                      }
+                  }) ?? true else {
                 throw Refusal(description: "the plan's \(action.action.rawValue) of memo \(action.id) writes other files than reckon plan would; make the plan again")
             }
             for write in action.writes {
-                let ids = [action.id] + (action.conflictCopy.map { [$0] } ?? [])
                 guard write.path.hasPrefix("memos/"), write.path.hasSuffix(".json"),
                       let id = MemoID(write.path.dropFirst(6).dropLast(5)), ids.contains(id) else {
                     throw Refusal(description: "the plan writes \(write.path) for memo \(action.id), which is not that memo's file; make the plan again")

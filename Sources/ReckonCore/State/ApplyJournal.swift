@@ -167,3 +167,33 @@ final class ApplyJournal {
         }
     }
 }
+
+/// The plans `reckon plan` wrote for a state folder, by SHA-256, in
+/// `plans/<sha256>`: apply carries out only a plan recorded there, so a
+/// plan.json changed after it was made, in any byte, is refused.
+package enum PlanRecords {
+    /// How many records are kept, newest first.
+    static let kept = 100
+
+    static func url(_ stateDir: URL, sha256: String) -> URL { stateDir.appendingPathComponent("plans/\(sha256)") }
+
+    /// Records `plan`'s bytes as a plan made for `stateDir`, and lets go of the oldest records beyond `kept`.
+    package static func record(_ plan: Data, stateDir: URL) throws(OutputError) {
+        try AtomicFile.write(Data(), to: url(stateDir, sha256: SHA256.hex(of: plan)), mode: 0o600)
+        let folder = stateDir.appendingPathComponent("plans")
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.count == 64 }
+        guard names.count > kept else { return }
+        func modified(_ name: String) -> Int {
+            var info = stat()
+            return lstat(folder.appendingPathComponent(name).path, &info) == 0 ? info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec : 0
+        }
+        for name in names.map({ ($0, modified($0)) }).sorted(by: { ($0.1, $0.0) > ($1.1, $1.0) }).dropFirst(kept).map(\.0) {
+            unlink(folder.appendingPathComponent(name).path)
+        }
+    }
+
+    /// Whether `reckon plan` recorded these bytes for `stateDir`.
+    static func isRecorded(_ plan: Data, stateDir: URL) -> Bool {
+        FileKind(path: url(stateDir, sha256: SHA256.hex(of: plan)).path).isRegular
+    }
+}
