@@ -263,7 +263,9 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(refused.code == 64 && refused.stderr.contains("writes another index entry than reckon plan makes"), "\(refused.stderr)")
         #expect(try read(index) == without, "index.json untouched")
         try Data(made.utf8).write(to: pipeline.planFile)
-        #expect(try pipeline.apply([], day: 0).code == 0, "adding an entry neither deletes nor overwrites")
+        let added = try pipeline.apply(["--json"], day: 0)
+        #expect(added.code == 0, "adding an entry neither deletes nor overwrites")
+        #expect((try json(added.stdout)["actions"] as? [[String: Any]])?.first?["outcome"] as? String == "applied", "the entry this run adds is applied, not already done")
         let fixed = try read(index)
         #expect(fixed.hasPrefix(String(without.dropLast(2))), "every byte before the new entry is kept")
         #expect(fixed.contains(#""id":"\#(EditableSide.id(2))""#))
@@ -481,6 +483,12 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(overridden["from"] as? String == "remote" && overridden["to"] as? String == "local" && overridden["action"] as? String == "copy")
         #expect(overridden["reason"] as? String == "edited on this device since the last run; unchanged on Google Drive; Google Drive's version is copied to this device instead")
         #expect(overridden["choice"] as? String == "--take \(EditableSide.id(5).lowercased())=remote: Google Drive's version is kept")
+        // `both` for a memo only one side holds keeps no conflict copy, and says so.
+        #expect(try pipeline.reckon(["plan", "p.json", "--remote", "drive", "--take", EditableSide.id(10) + "=both"]).code == 1)
+        let onlyOne = (try json(read(pipeline.planFile))["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(10) }!
+        #expect(onlyOne["conflictCopy"] is NSNull && onlyOne["action"] as? String == "copy")
+        #expect(onlyOne["choice"] as? String == "--take \(EditableSide.id(10).lowercased())=both: Google Drive holds no live version to keep as a conflict copy, so this device's is taken")
+        #expect((onlyOne["reason"] as? String)?.contains("conflict copy") == false)
         let twice = try pipeline.reckon(["plan", "p.json", "--remote", "drive", "--take", EditableSide.id(5) + "=remote", "--take", EditableSide.id(5) + "=local"])
         #expect(twice.code == 64)
         #expect(twice.stderr.contains("'--take' names the memo \(EditableSide.id(5).lowercased()) twice, as remote and as local; choose one"), "\(twice.stderr)")
@@ -735,11 +743,23 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         try Data(((planned["writes"] as! [[String: Any]])[0]["content"] as! String).utf8).write(to: leftover)
         let persons = pipeline.drive.url.appendingPathComponent("memos/.reckon-write.99999.2.tmp")
         try Data("a person's notes".utf8).write(to: persons)
+        // A run killed right after making its temporary file leaves it empty.
+        let empty = pipeline.drive.url.appendingPathComponent(".reckon-write.99999.3.tmp")
+        try Data().write(to: empty)
         // In the state folder, reckon's own, a temporary file of a process that is gone is swept; one of a live process stays.
         let stateLeftover = pipeline.state.appendingPathComponent(".baseline-drive.txt.99999.7.tmp")
         let live = pipeline.state.appendingPathComponent(".baseline-drive.txt.\(getpid()).8.tmp")
         for file in [stateLeftover, live] { try Data("half a baseline".utf8).write(to: file) }
+        // The app archives memo 5 in the device's index.json after the plan, its file untouched: the entry to copy moved.
+        let deviceIndex = pipeline.device.url.appendingPathComponent("index.json")
+        let indexText = try read(deviceIndex)
+        let entry5 = try #require(indexText.firstRange(of: try Regex(#"\{"id": "\#(EditableSide.id(5))"[^}]*\}"#)))
+        try Data(indexText.replacingCharacters(in: entry5, with: String(indexText[entry5]).replacingOccurrences(of: #""archivedAt": null"#, with: #""archivedAt": "2026-04-20T01:00:00Z""#)).utf8)
+            .write(to: deviceIndex)
+        #expect(try read(deviceIndex) != indexText)
         let applied = try pipeline.apply(["--yes", "--json"])
+        let memo5 = (try json(applied.stdout)["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(5) }
+        #expect(memo5?["outcome"] as? String == "changed-since", "the entry to copy moved after the plan")
         #expect(FileKind(path: stateLeftover.path) == .missing)
         #expect(FileKind(path: live.path).isRegular)
         #expect((try json(applied.stdout)["notes"] as? [String])?.contains("removed .baseline-drive.txt.99999.7.tmp in the state folder, a temporary file a killed run left") == true,
@@ -749,6 +769,7 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(outcome?["outcome"] as? String == "changed-since")
         #expect(FileKind(path: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(10)).json").path) == .missing, "no second file")
         #expect(FileKind(path: leftover.path) == .missing, "a killed run's temporary file is swept under the lock")
+        #expect(FileKind(path: empty.path) == .missing, "and so is an empty one")
         let memo9 = (try json(applied.stdout)["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(9) }
         #expect(memo9?["outcome"] as? String == "changed-since", "the device's memo 9, the version to copy, was edited after the plan")
         #expect(try Data(contentsOf: persons) == Data("a person's notes".utf8), "a file reckon did not write is never removed")

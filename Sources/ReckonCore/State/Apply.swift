@@ -399,6 +399,8 @@ struct Execution {
     var notes: [String] = []
     /// Each side's index.json as read when the run began: entries checked against the plan.
     var indexes: [SideRole: (file: FileRead?, entries: [MemoID: IndexEntry])] = [:]
+    /// The entries of each side a copy comes from, for its entry's check.
+    var sourceEntries: [SideRole: [MemoID: IndexEntry]] = [:]
     /// The index changes of the actions done, per side, with the action's place in `results`.
     var queued: [SideRole: [(result: Int, change: PlannedIndexChange)]] = [:]
     /// Each action's written files with their backups (nil: created), to put back if its index entry cannot follow.
@@ -442,6 +444,14 @@ struct Execution {
         return (file, entries)
     }
 
+    /// The entries of `role`'s index.json, read once, as the run began.
+    mutating func entries(_ role: SideRole, _ reader: MemoFolderReader) throws -> [MemoID: IndexEntry] {
+        if let known = sourceEntries[role] { return known }
+        let file = try reader.read(["index.json"])["index.json"] ?? nil
+        sourceEntries[role] = file.flatMap { try? IndexReader.read($0.data).firstEntries } ?? [:]
+        return sourceEntries[role]!
+    }
+
     mutating func carryOut(_ action: PlanAction) {
         let place = results.count
         func skip(_ outcome: ApplyResult.Outcome, _ detail: String) {
@@ -450,6 +460,7 @@ struct Execution {
         }
         // 1. Read every target again: it must still be as planned, or already as the plan leaves it.
         var pending: [(write: PlannedWrite, current: FileRead?)] = []
+        var entryToWrite = false
         do {
             for write in action.writes {
                 let current = try writers[write.side]!.reader.read([write.path])[write.path] ?? nil
@@ -462,6 +473,11 @@ struct Execution {
                     let now = try reader.read([source.path])[source.path] ?? nil
                     guard Self.matches(now?.tag, source.tag) else {
                         return skip(.changedSince, "\(source.path) on \(label(from)), the version to copy, changed since the plan; nothing was written")
+                    }
+                    // So must its entry, which is copied with it.
+                    if let change = action.indexChanges.first(where: { $0.side == write.side && MemoID($0.id) == action.id }),
+                       !change.after.matches(try entries(from, reader)[action.id]) {
+                        return skip(.changedSince, "the index.json entry of \(action.id) on \(label(from)), the version to copy, changed since the plan; nothing was written")
                     }
                 }
                 if write.before == nil, let other = try otherSpelling(of: write) {
@@ -479,6 +495,7 @@ struct Execution {
                 }
                 let entry = try index(change.side).entries[MemoID(change.id)!]
                 if change.after.matches(entry) { continue }
+                entryToWrite = true
                 let asPlanned = change.before.map { $0.matches(entry) } ?? (entry == nil)
                 guard asPlanned else {
                     return skip(.changedSince, "the index.json entry of \(change.id) on \(label(change.side)) changed since the plan; nothing was written")
@@ -518,7 +535,7 @@ struct Execution {
             journal.record(["event": .string("wrote"), "side": .string(write.side.rawValue), "path": .string(write.path)])
             done.append((write, current?.data))
         }
-        results.append(.init(action, outcome: pending.isEmpty ? .alreadyDone : .applied))
+        results.append(.init(action, outcome: pending.isEmpty && !entryToWrite ? .alreadyDone : .applied))
         written[place] = done
         for change in action.indexChanges { queued[change.side, default: []].append((place, change)) }
     }

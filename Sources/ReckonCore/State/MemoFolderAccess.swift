@@ -429,8 +429,8 @@ package struct MemoFolderWriter: Sendable {
     /// `memos/`, and says which. Called only while the side's lock is held.
     /// A file goes only when its name is one a writer makes, of a process
     /// that is gone (on disk), and its bytes are ones reckon wrote or read
-    /// (`known`: SHA-256s from the plan and the journals), so nothing a
-    /// person made under such a name is ever removed.
+    /// (`known`: SHA-256s from the plan and the journals) or it is empty,
+    /// so nothing a person made under such a name is ever removed.
     package func removeLeftovers(known: Set<String>) -> [String] {
         func isLeftover(_ name: String) -> Bool {
             guard let match = name.wholeMatch(of: /\.reckon-write\.([0-9]{1,10})\.[0-9]{1,10}\.tmp/), let pid = Int32(match.1) else { return false }
@@ -445,8 +445,10 @@ package struct MemoFolderWriter: Sendable {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
                 for name in names where isLeftover(name) {
                     var info = stat()
+                    // A killed run can leave the file empty, before its first byte: nothing of anyone's is in it.
                     guard fstatat(folder.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
-                          let sha256 = Self.sha256(of: name, in: folder), known.contains(sha256), unlinkat(folder.fd, name, 0) == 0 else { continue }
+                          info.st_size == 0 || Self.sha256(of: name, in: folder).map(known.contains) == true,
+                          unlinkat(folder.fd, name, 0) == 0 else { continue }
                     removed.append(folderName + name)
                 }
             }
@@ -454,8 +456,8 @@ package struct MemoFolderWriter: Sendable {
             for (folderName, folder) in [("", root), ("memos/", Rclone.joined(root, "memos"))] {
                 guard let listed = try? rclone.lsjson(folder, filesOnly: true, hash: false) else { continue }
                 for entry in listed where isLeftover(entry.name) && entry.size <= reader.limits.indexSizeLimit {
-                    guard let data = try? rclone.cat(Rclone.joined(folder, entry.name), limit: reader.limits.indexSizeLimit),
-                          known.contains(SHA256.hex(of: data)),
+                    guard entry.size == 0 || (try? rclone.cat(Rclone.joined(folder, entry.name), limit: reader.limits.indexSizeLimit))
+                            .map({ known.contains(SHA256.hex(of: $0)) }) == true,
                           (try? rclone.run(["deletefile", "--", Rclone.joined(folder, entry.name)], grant: grant)) != nil else { continue }
                     removed.append(folderName + entry.name)
                 }

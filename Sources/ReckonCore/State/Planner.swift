@@ -233,6 +233,11 @@ public struct Planner {
             let sourceEntry = source.entries[id]
             let sourceLive = sourceEntry.map { !$0.isDeleted } ?? false
             let targetEntry = target.entries[id]
+            // `both` keeps the older version only where there is one: a live memo on the side that loses.
+            let keepsCopy = keepLoser && files[to]!.memos[id] != nil && targetEntry.map { !$0.isDeleted } == true
+            if keepLoser && !keepsCopy {
+                action.choice = "--take \(id)=both: \(labels[to]!) holds no live version to keep as a conflict copy, so \(labels[from]!)'s is taken"
+            }
             let moved = difference.changed.flatMap { SideRole(rawValue: $0.rawValue) }
             if moved == from {
                 let reason = followReason(difference, from: from, to: to, sourceLive: sourceLive, labels)
@@ -246,7 +251,7 @@ public struct Planner {
                 // A conflict settled by a choice says so, never that one side alone moved.
                 action.reason = conflictReason(difference.changed ?? .unknown, labels) + "; "
                     + (sourceLive ? "\(labels[from]!)'s version is copied to \(labels[to]!)" : "marked deleted on \(labels[to]!)")
-                    + (keepLoser ? ", and \(labels[to]!)'s older version is kept as a conflict copy" : "")
+                    + (keepsCopy ? ", and \(labels[to]!)'s older version is kept as a conflict copy" : "")
             }
             guard side(to).writable else { return notPossible(to, sourceLive ? "copy \(labels[from]!)'s version there" : "mark the memo deleted there") }
             let spelled = targetEntry?.spelledAs.text(of: id) ?? target.files[id]?.text(of: id) ?? spelling(of: target, for: id, like: source)
@@ -278,7 +283,7 @@ public struct Planner {
                 action.indexChanges = [PlannedIndexChange(side: to, id: spelled, before: EntryState(targetEntry), after: after)]
             }
             // `both`: the older version lives on as a new memo, on every side that can be written.
-            if keepLoser, let loser = files[to]!.memos[id], let loserEntry = target.entries[id], !loserEntry.isDeleted {
+            if keepsCopy, let loser = files[to]!.memos[id], let loserEntry = targetEntry {
                 let copyID = Self.conflictCopyID(of: id, version: loser.data)
                 action.conflictCopy = copyID
                 for role in [SideRole.local, .remote] where side(role).writable {
