@@ -281,6 +281,17 @@ package enum ArchiveReader {
         }
     }
 
+    /// libarchive's message for what it could not read, in a person's words
+    /// where it is one of the usual ones.
+    static func words(_ message: String) -> String {
+        if message == "Unrecognized archive format" { return "it is not a zip, or it is cut short before the list of entries at its end" }
+        if message.hasPrefix("Truncated") { return "the file ends inside it" }
+        if let crc = message.wholeMatch(of: /ZIP bad CRC: (0x[0-9a-f]+) should be (0x[0-9a-f]+)/) {
+            return "its bytes are not the ones it was written with (their CRC-32 is \(crc.1), the zip says \(crc.2))"
+        }
+        return "libarchive says: " + message
+    }
+
     /// Opens the zip at `url` with libarchive's seekable zip reader, in the
     /// C.UTF-8 locale, for `body`, which gets the reader and a function
     /// that makes an error of libarchive's words.
@@ -289,7 +300,7 @@ package enum ArchiveReader {
             guard let archive = archive_read_new() else { throw ArchiveError(message: "\(url.path): libarchive could not start reading") }
             defer { archive_read_free(archive) }
             func failure(_ what: String) -> ArchiveError {
-                let detail = archive_error_string(archive).map { String(cString: $0) } ?? "libarchive error \(archive_errno(archive))"
+                let detail = archive_error_string(archive).map { words(String(cString: $0)) } ?? "libarchive error \(archive_errno(archive))"
                 return ArchiveError(message: "\(url.path): \(what): \(detail)")
             }
             // The seekable reader starts from the central directory, so a zip cut
