@@ -704,25 +704,22 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
             != Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")), "not overwritten without --yes")
     }
 
-    /// The state folder's sweep takes only reckon's own temporary files (a
-    /// baseline's, and under apply/ and backups/): never a person's file
-    /// beside them, nor anything in a side kept inside the state folder.
-    @Test func theStateFoldersSweepNeverTouchesASideKeptInIt() throws {
+    /// A state folder that holds a side is refused: its plans/, apply/ and
+    /// backups/ would be written, and swept, inside that side.
+    @Test func aStateFolderThatHoldsASideIsRefused() throws {
         let folder = temporaryFolder()
-        for (sample, name) in [("device", "dev"), ("drive", "drv")] {
+        for (sample, name) in [("device", "plans"), ("drive", "drv")] {
             try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/drift/\(sample)"), to: folder.appendingPathComponent(name))
         }
-        try Data(#"{"schemaVersion": 1, "name": "p", "local": {"path": "dev"}, "remotes": [{"name": "drive", "path": "drv"}], "reports": {"dir": "reports"}, "state": {"dir": "."}}"#.utf8)
+        try Data(#"{"schemaVersion": 1, "name": "p", "local": {"path": "plans"}, "remotes": [{"name": "drive", "path": "drv"}], "reports": {"dir": "reports"}, "state": {"dir": "."}}"#.utf8)
             .write(to: folder.appendingPathComponent("p.json"))
-        let persons = ["dev/60dMemo/memos/.draft.99999.0.tmp", "drv/60dMemo/.notes.99998.3.tmp", ".p.json.99996.0.tmp"].map { folder.appendingPathComponent($0) }
-        for file in persons { try Data("a person's words".utf8).write(to: file) }
-        let leftover = folder.appendingPathComponent(".baseline-drive.txt.99999.7.tmp")
-        try Data("half a baseline".utf8).write(to: leftover)
-        #expect(try runArray(["plan", "p.json"], in: folder).code == 1)
-        let applied = try runArray(["apply", folder.appendingPathComponent("plan.json").path, "--yes"], in: folder)
-        #expect(applied.code == 1, "\(applied.stderr)")
-        #expect(FileKind(path: leftover.path) == .missing)
-        for file in persons { #expect(try Data(contentsOf: file) == Data("a person's words".utf8), "\(file.lastPathComponent) stays") }
+        let before = try fingerprint(folder)
+        for command in [["validate", "p.json"], ["plan", "p.json"], ["run", "p.json"]] {
+            let refused = try runArray(command, in: folder)
+            #expect(refused.code == 64, "\(command): \(refused.stdout)")
+            #expect(refused.stderr.contains("holds the source folder plans; reckon keeps its plans, journals and backups apart from every source"), "\(command): \(refused.stderr)")
+        }
+        #expect(try fingerprint(folder) == before, "nothing written")
     }
 
     /// What the app does between plan and apply is never undone by apply:
@@ -749,7 +746,9 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         // In the state folder, reckon's own, a temporary file of a process that is gone is swept; one of a live process stays.
         let stateLeftover = pipeline.state.appendingPathComponent(".baseline-drive.txt.99999.7.tmp")
         let live = pipeline.state.appendingPathComponent(".baseline-drive.txt.\(getpid()).8.tmp")
-        for file in [stateLeftover, live] { try Data("half a baseline".utf8).write(to: file) }
+        let notOurs = ["memos/.draft.99999.0.tmp", ".baseline-mine.txt.99999.1.tmp", ".notes.99999.2.tmp"].map { pipeline.state.appendingPathComponent($0) }
+        try FileManager.default.createDirectory(at: pipeline.state.appendingPathComponent("memos"), withIntermediateDirectories: true)
+        for file in [stateLeftover, live] + notOurs { try Data("half a baseline".utf8).write(to: file) }
         // The app archives memo 5 in the device's index.json after the plan, its file untouched: the entry to copy moved.
         let deviceIndex = pipeline.device.url.appendingPathComponent("index.json")
         let indexText = try read(deviceIndex)
@@ -762,6 +761,7 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(memo5?["outcome"] as? String == "changed-since", "the entry to copy moved after the plan")
         #expect(FileKind(path: stateLeftover.path) == .missing)
         #expect(FileKind(path: live.path).isRegular)
+        for file in notOurs { #expect(FileKind(path: file.path).isRegular, "\(file.lastPathComponent) is not reckon's to sweep") }
         #expect((try json(applied.stdout)["notes"] as? [String])?.contains("removed .baseline-drive.txt.99999.7.tmp in the state folder, a temporary file a killed run left") == true,
                 "\(applied.stdout)")
         #expect(applied.code == 1)

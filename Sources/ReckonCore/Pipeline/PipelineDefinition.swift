@@ -479,6 +479,12 @@ extension PipelineDefinition {
                                       message: "is \(shown), inside \(folder)\(out == shown ? "" : " (its real path is \(out))"); reckon never writes into a source")
             }
         }
+        // The state folder's own folders (plans/, apply/, backups/) would meet a side kept inside it.
+        if let state = stateDir.map({ realPath($0.path) }),
+           let side = ([local] + remotes).first(where: { $0.location.localURL.map { isWithin(realPath($0.path), state) } == true }) {
+            throw DefinitionError(file: file, key: "state.dir",
+                                  message: "is \(statePath ?? state), which holds the source folder \(side.path); reckon keeps its plans, journals and backups apart from every source")
+        }
     }
 }
 

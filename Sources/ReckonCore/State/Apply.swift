@@ -306,8 +306,8 @@ package struct Applier {
         let specs = try Self.sides(of: plan)
         let written = zip(plan.sides, specs).compactMap { side, spec in side.writable ? spec : nil }
         for spec in written {
-            if let folder = spec.location.localURL, isWithin(realPath(plan.stateDir), realPath(folder.path)) {
-                throw Refusal(description: "the plan's state folder \(plan.stateDir) is inside \(spec.label) (\(spec.path)); reckon keeps no backup or journal inside a side")
+            if let folder = spec.location.localURL, isWithin(realPath(plan.stateDir), realPath(folder.path)) || isWithin(realPath(folder.path), realPath(plan.stateDir)) {
+                throw Refusal(description: "the plan's state folder \(plan.stateDir) is inside \(spec.label) (\(spec.path)), or holds it; reckon keeps its backups and journals apart from every side")
             }
         }
         var locks: [RunLock] = []
@@ -361,7 +361,7 @@ package struct Applier {
         for action in plan.actions {
             for write in action.writes { known.insert(write.sha256); if let before = write.before { known.insert(before.sha256) } }
         }
-        var notes: [String] = ApplyJournal.removeLeftovers(stateDir, sides: specs.compactMap { $0?.location.localURL.map { realPath($0.path) } })
+        var notes: [String] = ApplyJournal.removeLeftovers(stateDir, plan: plan, sides: specs.compactMap { $0?.location.localURL.map { realPath($0.path) } })
         for (role, writer) in writers {
             // Under the lock, no other reckon writes here: a temporary file of reckon's bytes is one a killed run left.
             for name in writer.removeLeftovers(known: known) {

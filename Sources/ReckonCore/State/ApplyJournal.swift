@@ -98,12 +98,13 @@ final class ApplyJournal {
     }
 
     /// Removes the temporary files a killed run left in the state folder,
-    /// with a note for each: a baseline's, and any under `apply/` and
-    /// `backups/`, reckon's own. Nothing else: a side kept inside the state
-    /// folder (`sides`, real paths) is never touched.
-    static func removeLeftovers(_ stateDir: URL, sides: [String]) -> [String] {
+    /// with a note for each: those of the plan's sides' baselines, and any
+    /// under `apply/` and `backups/`, reckon's own. Nothing else: a side
+    /// (`sides`, real paths) is never walked into.
+    static func removeLeftovers(_ stateDir: URL, plan: Plan, sides: [String]) -> [String] {
+        let ownNames = plan.sides.map { "." + Baseline.url(in: stateDir, side: $0.name).lastPathComponent + "." }
         let baselines = ((try? FileManager.default.contentsOfDirectory(atPath: stateDir.path)) ?? []).sorted().filter { name in
-            name.hasPrefix(".baseline-") && AtomicFile.isLeftover(name) && FileKind(path: stateDir.appendingPathComponent(name).path).isRegular
+            ownNames.contains { name.hasPrefix($0) } && AtomicFile.isLeftover(name) && FileKind(path: stateDir.appendingPathComponent(name).path).isRegular
                 && unlink(stateDir.appendingPathComponent(name).path) == 0
         }
         let ownFolders = ["apply", "backups"].flatMap { folder in

@@ -43,7 +43,7 @@ package enum Undoer {
                 throw Applier.Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
             }
         }
-        let leftovers = ApplyJournal.removeLeftovers(stateDir, sides: specs.compactMap { $0?.location.localURL.map { realPath($0.path) } })
+        let leftovers = ApplyJournal.removeLeftovers(stateDir, plan: plan, sides: specs.compactMap { $0?.location.localURL.map { realPath($0.path) } })
         // Every write the run began, newest first; one another writer got to first was never made.
         var files: [Written] = []
         for event in events {
