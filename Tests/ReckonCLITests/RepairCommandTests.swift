@@ -327,6 +327,8 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
                 break
             }
             killed += 1
+            // The plan's record let go (100 plans made since): its interrupted run still resumes.
+            if step == 2 { try FileManager.default.removeItem(at: pipeline.state.appendingPathComponent("plans")) }
             let resumed = try pipeline.apply(["--yes", "--resume"])
             // Killed after the journal's last line, the run had finished.
             let wasFinished = resumed.stderr.contains("already finished; there is nothing to resume")

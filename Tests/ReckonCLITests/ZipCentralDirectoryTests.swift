@@ -143,6 +143,35 @@ print(json.dumps({
         #expect(folder.stdout.contains("\nunreadable  memos.zip/\(name): the zip's central directory names this entry 'markdnwn/"), "\(folder.stdout)")
     }
 
+    /// reckon flags every name as UTF-8. A name beyond ASCII whose flag is
+    /// cleared, in both headers alike, reads as another name in Python's
+    /// zipfile (as CP437), so the zip is not whole.
+    @Test func aNameBeyondASCIINotMarkedUTF8IsNotWhole() throws {
+        let export = try exportFolder(sample, extra: ["--format", "zip"])
+        let zip = export.appendingPathComponent("memos.zip")
+        var bytes = [UInt8](try Data(contentsOf: zip))
+        let name = Array("markdown/2026-04-02-京都旅行-7c9e6679.md".utf8)
+        var cleared = 0
+        // The flags of a local header are at 6, of a central record at 8; bit 11 is 0x08 of their second byte.
+        for (signature, flags, nameAt) in [(UInt8(0x03), 6, 30), (UInt8(0x01), 8, 46)] {
+            for at in 0..<(bytes.count - nameAt - name.count) where bytes[at] == 0x50 && bytes[at + 1] == 0x4B && bytes[at + 2] == signature
+                && Array(bytes[(at + nameAt)..<(at + nameAt + name.count)]) == name {
+                #expect(bytes[at + flags + 1] & 0x08 != 0, "written flagged")
+                bytes[at + flags + 1] &= ~0x08
+                cleared += 1
+            }
+        }
+        #expect(cleared == 2)
+        let unflagged = temporaryFolder().appendingPathComponent("unflagged.zip")
+        try Data(bytes).write(to: unflagged)
+        let (_, listed) = try tool("/usr/bin/python3", ["-c", "import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).namelist()[1])", unflagged.path])
+        #expect(!listed.contains("京都"), "zipfile reads another name: \(listed)")
+        let result = try runArray(["verify", unflagged.path])
+        #expect(result.code == 2)
+        #expect(result.stdout.hasPrefix("unreadable  markdown/2026-04-02-京都旅行-7c9e6679.md: the zip's central directory does not mark this entry's name as UTF-8, so Python's zipfile would read it as another name\n"),
+                "\(result.stdout)")
+    }
+
     /// Every bit flip (0x01 and 0x80) of every byte from the first central
     /// record to the end of the file: either verify says not whole, or
     /// Python's zipfile and bsdtar both extract the very names and bytes

@@ -420,7 +420,8 @@ package struct ExportOnDisk: Sendable {
         }
         if facts == nil {
             do {
-                try ArchiveReader.stream(zipURL) { name, _, readAll in
+                // Only memos.json and the manifest are read: damage in another entry does not stop it.
+                try ArchiveReader.stream(zipURL, skippingUnread: true) { name, _, readAll in
                     if name == Exporter.jsonName {
                         reader.expectedSize = manifest?.record(.zip, Exporter.jsonName).map { Int($0.size) }
                         try readAll { try reader.feed($0) }

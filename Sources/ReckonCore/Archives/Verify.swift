@@ -460,6 +460,10 @@ package struct ExportVerifier {
             problems.append("\(says) gives this entry the flags \(hex(record.flags)), but its own header says \(hex(header.flags))"
                             + " (they differ in: \(flagWords(header.flags ^ record.flags)))" + goesBy)
         }
+        // reckon flags every name as UTF-8; unflagged, a name beyond ASCII reads as another one in zipfile (as CP437).
+        if record.name.contains(where: { $0 >= 0x80 }) && record.flags & 0x0800 == 0 {
+            problems.append("\(says) does not mark this entry's name as UTF-8, so Python's zipfile would read it as another name")
+        }
         // libarchive raises the central record's version to 4.5 when it adds a zip64 field there alone.
         if header.versionNeeded != record.versionNeeded && !(record.hasZip64Field && record.versionNeeded == 45 && header.versionNeeded < 45) {
             problems.append("\(says) says this entry needs zip version \(versionWords(record.versionNeeded)) to extract, "

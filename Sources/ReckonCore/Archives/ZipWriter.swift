@@ -213,10 +213,13 @@ package enum ArchiveReader {
     /// Reads the zip at `url` entry by entry, streaming: `body` gets each
     /// entry's name, its header and a function that hands its bytes over in
     /// chunks. Every entry is read to its end, whether `body` asks for its
-    /// bytes or not, so libarchive checks every CRC. An archive that is
-    /// damaged or cut short throws an `ArchiveError` naming the file and the
-    /// entry; what `body` throws is passed on.
-    package static func stream(_ url: URL, _ body: (String, OpaquePointer, (_ chunk: (UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> Void) throws {
+    /// bytes or not, so libarchive checks every CRC; with `skippingUnread`,
+    /// an entry `body` does not ask for is passed over unread, so damage in
+    /// it does not stop the reading. An archive that is damaged or cut short
+    /// throws an `ArchiveError` naming the file and the entry; what `body`
+    /// throws is passed on.
+    package static func stream(_ url: URL, skippingUnread: Bool = false,
+                               _ body: (String, OpaquePointer, (_ chunk: (UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> Void) throws {
         try reading(url) { archive, failure in
             var buffer = [UInt8](repeating: 0, count: 1 << 16)
             var count = 0
@@ -240,7 +243,11 @@ package enum ArchiveReader {
                     }
                 }
                 try body(name, entry, readAll)
-                try readAll { _ in }
+                if !done && skippingUnread {
+                    guard archive_read_data_skip(archive) >= ARCHIVE_WARN else { throw failure("is damaged or cut short after \(count) entries") }
+                } else {
+                    try readAll { _ in }
+                }
                 count += 1
             }
         }

@@ -96,7 +96,9 @@ package struct Applier {
         guard plan.stateDir.hasPrefix("/"), plan.stateDir != "/", URL(fileURLWithPath: plan.stateDir).standardizedFileURL.path == plan.stateDir else {
             throw Refusal(description: "the plan's state folder '\(plan.stateDir)' is not a folder's full path; make the plan again")
         }
-        guard PlanRecords.isRecorded(planData, stateDir: stateDir) else {
+        // A run of it that was interrupted counts as its record: a record let go since must not strand it.
+        guard PlanRecords.isRecorded(planData, stateDir: stateDir)
+                || (options.resume && ApplyJournal.latestRun(in: stateDir, planSHA256: SHA256.hex(of: planData))?.finished == false) else {
             throw Refusal(description: "reckon plan did not write this plan.json for the state folder \(plan.stateDir) (its SHA-256 is not among those recorded in plans/ there): it was changed after it was made, or made for another state folder; make it again")
         }
         guard plan.sides.count == 2, plan.sides[0].role == .local, plan.sides[1].role == .remote else {
