@@ -708,7 +708,11 @@ extension ExportVerification {
         if damaged {
             let bad = files.count { $0.status != .ok }
             var parts = ["\(bad) of \(files.count) files differ from manifest.json"]
-            if !problems.isEmpty { parts.append("\(problems.count) problem\(problems.count == 1 ? "" : "s") with the memos") }
+            // A problem named on the zip itself is the zip's (its structure, libarchive's failure); the rest are the memos'.
+            let ofZip = problems.count { $0.path == (isZip ? "" : Exporter.zipName) }
+            for (count, what) in [(ofZip, "the zip"), (problems.count - ofZip, "the memos")] where count > 0 {
+                parts.append("\(count) problem\(count == 1 ? "" : "s") with \(what)")
+            }
             lines.append("\(escapedForDisplay(shown)): DAMAGED: \(parts.joined(separator: ", and ")).")
         } else {
             let counts = manifestCounts ?? MemoCounts()

@@ -290,11 +290,17 @@ package enum ArchiveReader {
 
     /// libarchive's message for what it could not read, in a person's words
     /// where it is one of the usual ones.
-    static func words(_ message: String) -> String {
+    static func words(_ message: String?) -> String {
+        guard let message else { return "it is damaged (libarchive gives no reason)" }
         if message == "Unrecognized archive format" { return "it is not a zip, or it is cut short before the list of entries at its end" }
         if message.hasPrefix("Truncated") { return "the file ends inside it" }
-        if let crc = message.wholeMatch(of: /ZIP bad CRC: (0x[0-9a-f]+) should be (0x[0-9a-f]+)/) {
+        if message == "Damaged Zip archive" { return "the zip is damaged" }
+        if message.contains("decompression failed") { return "its compressed bytes are damaged and cannot be uncompressed" }
+        if let crc = message.firstMatch(of: /ZIP bad CRC: (0x[0-9a-f]+) should be (0x[0-9a-f]+)/) {
             return "its bytes are not the ones it was written with (their CRC-32 is \(crc.1), the zip says \(crc.2))"
+        }
+        if let size = message.firstMatch(of: /ZIP uncompressed data is wrong size \(read ([0-9]+), expected ([0-9]+)\)/) {
+            return "it holds \(size.1) bytes, but the zip says \(size.2)"
         }
         return "libarchive says: " + message
     }
@@ -307,7 +313,7 @@ package enum ArchiveReader {
             guard let archive = archive_read_new() else { throw ArchiveError(message: "\(url.path): libarchive could not start reading") }
             defer { archive_read_free(archive) }
             func failure(_ what: String) -> ArchiveError {
-                let detail = archive_error_string(archive).map { words(String(cString: $0)) } ?? "libarchive error \(archive_errno(archive))"
+                let detail = words(archive_error_string(archive).map { String(cString: $0) })
                 return ArchiveError(message: "\(url.path): \(what): \(detail)")
             }
             // The seekable reader starts from the central directory, so a zip cut
