@@ -191,15 +191,16 @@ extension Commands {
             return .usage
         }
         let result: ApplyResult
+        var wroteReport = false
         do {
-            result = try Applier(plan: readPlan, planData: planData, options: options).run {
+            result = try Applier(plan: readPlan, planData: planData, options: options).run(confirm: {
                 confirmAtTerminal(readPlan, console: console)
-            }
+            }, publish: { wroteReport = writeReports($0, stateDir: readPlan.stateDir, console: console) })
         } catch {
             console.err("Error: \(path): \(error.description)\n")
             return error.isTrouble ? .trouble : .usage
         }
-        return finish(result, stateDir: readPlan.stateDir, arguments: arguments, console: console)
+        return show(result, wroteReport: wroteReport, arguments: arguments, console: console)
     }
 
     static func runUndo(_ arguments: ParsedArguments, console: Console) -> ExitCode {
@@ -211,23 +212,27 @@ extension Commands {
             console.err("Error: \(error.description)\n")
             return error.isTrouble ? .trouble : .usage
         }
-        return finish(result, stateDir: state.path, arguments: arguments, console: console)
+        return show(result, wroteReport: writeReports(result, stateDir: state.path, console: console), arguments: arguments, console: console)
     }
 
-    /// Writes the run's report.json, report.md and report.html beside its journal, and prints the result.
-    static func finish(_ result: ApplyResult, stateDir: String, arguments: ParsedArguments, console: Console) -> ExitCode {
+    /// Writes the run's report.json, report.md and report.html beside its
+    /// journal; false, with the error said, when they could not be written.
+    static func writeReports(_ result: ApplyResult, stateDir: String, console: Console) -> Bool {
         let folder = URL(fileURLWithPath: stateDir).appendingPathComponent("apply/\(result.run)")
         let prefix = result.mode == .undo ? "undo-" : ""
-        var wroteReport = true
         do {
             try AtomicFile.write(result.data, to: folder.appendingPathComponent("\(prefix)report.json"))
             try AtomicFile.write(Data(RepairReport.markdown(result).utf8), to: folder.appendingPathComponent("\(prefix)report.md"))
             try AtomicFile.write(Data(RepairReport.html(result).utf8), to: folder.appendingPathComponent("\(prefix)report.html"))
+            return true
         } catch {
-            // The run is done; only its report is missing, which is trouble all the same.
             console.err("error: \(error)\n")
-            wroteReport = false
+            return false
         }
+    }
+
+    /// Prints the result; a run whose report could not be written is trouble all the same.
+    static func show(_ result: ApplyResult, wroteReport: Bool, arguments: ParsedArguments, console: Console) -> ExitCode {
         if arguments.flags.contains("--json") {
             console.out(escapedJSONForDisplay(result.data) + "\n")
         } else {

@@ -319,6 +319,7 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
 
         var step = 1
         var killed = 0
+        var finishedWhenKilled = 0
         while step < 200 {
             try putBack(start, in: pipeline.folder)
             let run = try pipeline.apply(["--yes"], environment: ["RECKON_TEST_STOP_AT": "journal:\(step)"])
@@ -333,6 +334,10 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
             // Killed after the journal's last line, the run had finished.
             let wasFinished = resumed.stderr.contains("already finished; there is nothing to resume")
             #expect(resumed.code == (wasFinished ? 64 : 1), "step \(step): \(resumed.stdout) \(resumed.stderr)")
+            // A run counts as finished only once its report is written.
+            #expect(FileKind(path: pipeline.state.appendingPathComponent("apply/\(pipeline.applyRuns().last!)/report.json").path).isRegular,
+                    "step \(step): the report is there")
+            finishedWhenKilled += wasFinished ? 1 : 0
             let notAsFinished = differing(try pipeline.sides(), finished)
             #expect(notAsFinished.isEmpty, "resumed after step \(step)")
 
@@ -345,6 +350,7 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
             step += 1
         }
         #expect(killed > 20, "every step of 7 actions on two sides was tried")
+        #expect(finishedWhenKilled == 1, "one kill came after the journal's last line")
     }
 
     /// Undo puts everything back, except on a side where a file the apply

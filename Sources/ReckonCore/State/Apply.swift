@@ -303,7 +303,10 @@ package struct Applier {
     // MARK: - Running
 
     /// Carries out the plan. Throws when it is refused before anything was written.
-    package func run(confirm: () -> Bool) throws(Refusal) -> ApplyResult {
+    /// Carries out the plan. `publish` gets the result before the journal
+    /// records the run's end, so its reports are written by the time a run
+    /// counts as finished: one killed before then is resumed, not lost.
+    package func run(confirm: () -> Bool, publish: (ApplyResult) -> Void = { _ in }) throws(Refusal) -> ApplyResult {
         try checkGuards()
         let specs = try Self.sides(of: plan)
         let written = zip(plan.sides, specs).compactMap { side, spec in side.writable ? spec : nil }
@@ -382,10 +385,12 @@ package struct Applier {
         execution.notes = notes
         execution.carryOut()
         execution.updateBaselines()
+        let result = ApplyResult(mode: .apply, run: run, resumed: options.resume, pipeline: plan.pipeline, sides: plan.sides,
+                                 stateDir: plan.stateDir, actions: execution.results, notes: execution.notes)
+        publish(result)
         journal.record(["event": .string("end")])
         ApplyJournal.prune(stateDir, keep: options.keepBackups, current: run)
-        return ApplyResult(mode: .apply, run: run, resumed: options.resume, pipeline: plan.pipeline, sides: plan.sides,
-                           stateDir: plan.stateDir, actions: execution.results, notes: execution.notes)
+        return result
     }
 }
 
