@@ -302,10 +302,10 @@ package struct Applier {
 
     // MARK: - Running
 
-    /// Carries out the plan. Throws when it is refused before anything was written.
-    /// Carries out the plan. `publish` gets the result before the journal
-    /// records the run's end, so its reports are written by the time a run
-    /// counts as finished: one killed before then is resumed, not lost.
+    /// Carries out the plan. Throws when it is refused before anything was
+    /// written. `publish` gets the result before the journal records the
+    /// run's end, so its reports are written by the time a run counts as
+    /// finished: one killed before then is resumed, not lost.
     package func run(confirm: () -> Bool, publish: (ApplyResult) -> Void = { _ in }) throws(Refusal) -> ApplyResult {
         try checkGuards()
         let specs = try Self.sides(of: plan)
