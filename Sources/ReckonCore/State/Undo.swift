@@ -83,9 +83,9 @@ package enum Undoer {
         func leftWhole(_ file: Written) -> Bool {
             wholeSides.contains(file.side) || (file.side == "state" && baselineOf[file.path].map(wholeSides.contains) == true)
         }
-        let unusable = unusableBackups(files.filter { !leftWhole($0) }, writers: writers, stateDir: stateDir, sides: result.sides)
-        guard unusable.isEmpty else {
-            throw Applier.Refusal(description: "run \(run) cannot be undone: " + unusable.joined(separator: "; ")
+        let backups = checkedBackups(files.filter { !leftWhole($0) }, writers: writers, stateDir: stateDir, sides: result.sides)
+        guard backups.problems.isEmpty else {
+            throw Applier.Refusal(description: "run \(run) cannot be undone: " + backups.problems.joined(separator: "; ")
                 + "; nothing was put back, so that each side's memo files and index entries still agree", isTrouble: true)
         }
         var outcomes: [MemoID: [ApplyResult.Outcome]] = [:]
@@ -94,7 +94,7 @@ package enum Undoer {
                 if let id = file.id { outcomes[id, default: []].append(.changedSince) }
                 continue
             }
-            let outcome = put(file, back: writers, stateDir: stateDir, result: &result)
+            let outcome = put(file, back: writers, from: backups.data, stateDir: stateDir, result: &result)
             if outcome == .failed { result.trouble = true }
             if let id = file.id { outcomes[id, default: []].append(outcome) }
         }
@@ -121,11 +121,14 @@ package enum Undoer {
         "\(file.path) on \(sides.first { $0.role.rawValue == file.side }?.label ?? "the state folder")"
     }
 
-    /// Why a backup that putting `files` back needs cannot be used: gone,
-    /// unreadable, or not the file it was made from. Walks each file's
-    /// writes newest first, as the undo will, from what the file holds now,
-    /// so a file already put back or changed since needs no backup.
-    static func unusableBackups(_ files: [Written], writers: [String: MemoFolderWriter], stateDir: URL, sides: [PlanSide]) -> [String] {
+    /// The backups putting `files` back needs, read and checked against the
+    /// SHA-256 the journal holds (by backup path), and why any cannot be
+    /// used: gone, unreadable, or not the file it was made from. Walks each
+    /// file's writes newest first, as the undo will, from what the file
+    /// holds now, so a file already put back or changed since needs none.
+    static func checkedBackups(_ files: [Written], writers: [String: MemoFolderWriter], stateDir: URL, sides: [PlanSide])
+        -> (data: [String: Data], problems: [String]) {
+        var checked: [String: Data] = [:]
         var problems: [String] = []
         var now: [String: String?] = [:]
         for file in files.reversed() {
@@ -144,18 +147,24 @@ package enum Undoer {
             if let backup = file.backup, let before = file.before {
                 do {
                     let data = try readRegularFile(atPath: stateDir.appendingPathComponent(backup).path, limit: 1 << 30)
-                    if SHA256.hex(of: data) != before { problems.append("the backup \(backup) of \(shown(file, sides: sides)) is not the file it was made from") }
+                    if SHA256.hex(of: data) == before {
+                        checked[backup] = data
+                    } else {
+                        problems.append("the backup \(backup) of \(shown(file, sides: sides)) is not the file it was made from")
+                    }
                 } catch {
                     problems.append("the backup \(backup) of \(shown(file, sides: sides)) cannot be read (\(error))")
                 }
             }
             now[key] = .some(file.before)
         }
-        return problems
+        return (checked, problems)
     }
 
-    /// Puts one file back, or says why not.
-    static func put(_ file: Written, back writers: [String: MemoFolderWriter], stateDir: URL, result: inout ApplyResult) -> ApplyResult.Outcome {
+    /// Puts one file back from its backup (one of `backups`, read and
+    /// checked already, or read now), or says why not.
+    static func put(_ file: Written, back writers: [String: MemoFolderWriter], from backups: [String: Data], stateDir: URL,
+                    result: inout ApplyResult) -> ApplyResult.Outcome {
         let shown = Self.shown(file, sides: result.sides)
         let current: Data?
         do {
@@ -173,7 +182,7 @@ package enum Undoer {
         }
         do {
             if let backup = file.backup, let before = file.before {
-                let data = try readRegularFile(atPath: stateDir.appendingPathComponent(backup).path, limit: 1 << 30)
+                let data = try backups[backup] ?? readRegularFile(atPath: stateDir.appendingPathComponent(backup).path, limit: 1 << 30)
                 guard SHA256.hex(of: data) == before else {
                     result.notes.append("the backup \(backup) is not the file it was made from; \(shown) was left as it is")
                     return .failed
