@@ -139,7 +139,7 @@ package struct Applier {
                     || action.writes.contains(where: { $0.side == action.to && $0.source != nil }),
                   action.conflictCopy.map({ copy in
                       copySides.allSatisfy { side in
-                          action.writes.contains { $0.side == side && MemoID($0.path.dropFirst(6).dropLast(5)) == copy }
+                          action.writes.contains { $0.side == side && MemoID($0.spelledID) == copy }
                               && action.indexChanges.contains { $0.side == side && MemoID($0.id) == copy }
                       }
                   }) ?? true else {
@@ -147,7 +147,7 @@ package struct Applier {
             }
             for write in action.writes {
                 guard write.path.hasPrefix("memos/"), write.path.hasSuffix(".json"),
-                      let id = MemoID(write.path.dropFirst(6).dropLast(5)), ids.contains(id) else {
+                      let id = MemoID(write.spelledID), ids.contains(id) else {
                     throw Refusal(description: "the plan writes \(write.path) for memo \(action.id), which is not that memo's file; make the plan again")
                 }
                 let data = write.data
@@ -183,7 +183,6 @@ package struct Applier {
         func edited(_ action: PlanAction, _ what: String) -> Refusal {
             Refusal(description: "the plan's \(action.action.rawValue) of memo \(action.id) writes \(what) than reckon plan makes from the files it names, which are as planned: plan.json was changed after it was made; make it again")
         }
-        func spelled(_ write: PlannedWrite) -> String { String(write.path.dropFirst(6).dropLast(5)) }
         /// The bytes of `path` on `role` when they are still the ones the plan saw.
         func asPlanned(_ role: SideRole, _ path: String, _ tag: FileTag?) throws -> Data? {
             guard let reader = readers[role], let tag, let now = try reader.read([path])[path] ?? nil, now.tag.sha256 == tag.sha256 else { return nil }
@@ -200,13 +199,13 @@ package struct Applier {
         do {
             for action in plan.actions {
                 guard let to = action.to, [.copy, .softDelete, .fixIndex].contains(action.action) else { continue }
-                let main = action.writes.first { $0.side == to && MemoID(spelled($0)) == action.id }
+                let main = action.writes.first { $0.side == to && MemoID($0.spelledID) == action.id }
                 let mainChange = action.indexChanges.first { $0.side == to && MemoID($0.id) == action.id }
                 switch action.action {
                 case .copy:
                     guard let from = action.from else { break }
                     if let main, let source = main.source, let bytes = try asPlanned(from, source.path, source.tag),
-                       Planner.copied(bytes, as: spelled(main)) != main.data {
+                       Planner.copied(bytes, as: main.spelledID) != main.data {
                         throw edited(action, "other bytes")
                     }
                     if let mainChange, let entry = try entriesAsPlanned(from)?[action.id], !mainChange.after.matches(entry) {
@@ -237,7 +236,7 @@ package struct Applier {
                 if let main, let loser = try asPlanned(to, main.path, main.before) {
                     let title = (try? MemoReader.read(loser))?.title
                     if copyID != Planner.conflictCopyID(of: action.id, version: loser)
-                        || action.writes.contains(where: { MemoID(spelled($0)) == copyID && $0.data != Planner.conflictCopy(of: loser, title: title, as: spelled($0)) }) {
+                        || action.writes.contains(where: { MemoID($0.spelledID) == copyID && $0.data != Planner.conflictCopy(of: loser, title: title, as: $0.spelledID) }) {
                         throw edited(action, "another conflict copy")
                     }
                 }
@@ -406,8 +405,6 @@ struct Execution {
     var notes: [String] = []
     /// Each side's index.json as read when the run began: entries checked against the plan.
     var indexes: [SideRole: (file: FileRead?, entries: [MemoID: IndexEntry])] = [:]
-    /// The entries of each side a copy comes from, for its entry's check.
-    var sourceEntries: [SideRole: [MemoID: IndexEntry]] = [:]
     /// The index changes of the actions done, per side, with the action's place in `results`.
     var queued: [SideRole: [(result: Int, change: PlannedIndexChange)]] = [:]
     /// Each action's written files with their backups (nil: created), to put back if its index entry cannot follow.
@@ -445,18 +442,10 @@ struct Execution {
 
     mutating func index(_ role: SideRole) throws -> (file: FileRead?, entries: [MemoID: IndexEntry]) {
         if let known = indexes[role] { return known }
-        let file = try writers[role]!.reader.read(["index.json"])["index.json"] ?? nil
+        let file = try readers[role]!.read(["index.json"])["index.json"] ?? nil
         let entries = file.flatMap { try? IndexReader.read($0.data).firstEntries } ?? [:]
         indexes[role] = (file, entries)
         return (file, entries)
-    }
-
-    /// The entries of `role`'s index.json, read once, as the run began.
-    mutating func entries(_ role: SideRole, _ reader: MemoFolderReader) throws -> [MemoID: IndexEntry] {
-        if let known = sourceEntries[role] { return known }
-        let file = try reader.read(["index.json"])["index.json"] ?? nil
-        sourceEntries[role] = file.flatMap { try? IndexReader.read($0.data).firstEntries } ?? [:]
-        return sourceEntries[role]!
     }
 
     mutating func carryOut(_ action: PlanAction) {
@@ -483,7 +472,7 @@ struct Execution {
                     }
                     // So must its entry, which is copied with it.
                     if let change = action.indexChanges.first(where: { $0.side == write.side && MemoID($0.id) == action.id }),
-                       !change.after.matches(try entries(from, reader)[action.id]) {
+                       !change.after.matches(try index(from).entries[action.id]) {
                         return skip(.changedSince, "the index.json entry of \(action.id) on \(label(from)), the version to copy, changed since the plan; nothing was written")
                     }
                 }
@@ -550,7 +539,7 @@ struct Execution {
     /// A file standing for the same memo under another spelling of its id (`memos/<small letters>.json`
     /// beside `memos/<CAPITALS>.json`), which a new file would duplicate.
     func otherSpelling(of write: PlannedWrite) throws -> String? {
-        guard let id = MemoID(write.path.dropFirst(6).dropLast(5)) else { return nil }
+        guard let id = MemoID(write.spelledID) else { return nil }
         let others = Set(["memos/\(id.value).json", "memos/\(id.value.uppercased()).json"]).subtracting([write.path]).sorted()
         guard !others.isEmpty else { return nil }
         let found = try writers[write.side]!.reader.read(others)
@@ -691,7 +680,7 @@ struct Execution {
             for (index, action) in plan.actions.enumerated() where [.applied, .alreadyDone].contains(results[index].outcome) {
                 for change in action.indexChanges where change.side == role {
                     let id = MemoID(change.id)!
-                    let content = action.writes.first { $0.side == role && MemoID(String($0.path.dropFirst(6).dropLast(5))) == id }
+                    let content = action.writes.first { $0.side == role && MemoID($0.spelledID) == id }
                     let digest = content.flatMap { try? MemoReader.read($0.data) }.map { Fingerprint.digest(MemoSummary($0)) } ?? prints[id]?.digest
                     let entry = IndexEntry(id: id, modifiedTime: change.after.modifiedTime, archivedAt: change.after.archivedAt,
                                            deletedAt: change.after.deletedAt, changeTag: change.after.changeTag)

@@ -202,6 +202,9 @@ public struct PlannedWrite: Sendable, Equatable, Codable {
     }
 
     public var data: Data { Data(content.utf8) }
+
+    /// The memo's id as `path` spells it (`memos/<id>.json`, checked by apply's guards).
+    public var spelledID: String { String(path.dropFirst(6).dropLast(5)) }
 }
 
 /// One entry of a side's `index.json` that apply changes or adds. Apply
