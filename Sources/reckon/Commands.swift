@@ -190,30 +190,17 @@ enum Commands {
     /// path is. A file starting with SQLite's header is a store, a folder
     /// holding `Manifest.db` an iPhone backup, anything else a memo folder.
     static func side(_ role: SideRole, name: String, label: String, path: String, app: String?, refresh: Bool = false) -> SideSpec {
-        if RcloneSource.isRemote(path) {
-            let (cache, temporary) = RcloneSource.oneShotCache()
-            var source = RcloneSource(remote: path, cache: cache)
-            source.cacheIsTemporary = temporary
-            source.refresh = refresh
-            return SideSpec(role: role, name: name, label: label, path: Rclone.masked(path), location: .rclone(source))
-        }
-        let url = fileURL(path)
-        let location: SideLocation = switch FileKind(path: url.path) {
-        case .regular where CoreDataStore.isStoreFile(url.path): .store(StoreSource(url: url, isBackup: false, app: app))
-        case .directory where PhoneBackup.isBackup(url): .store(StoreSource(url: url, isBackup: true, app: app))
-        default: .folder(url)
-        }
-        return SideSpec(role: role, name: name, label: label, path: path, location: location)
+        let environment = ProcessInfo.processInfo.environment
+        let (shown, kind) = SideKinds.fromCommandLine(path, app: app, refresh: refresh, cache: { SideKinds.oneShotCache(environment: environment) })
+        return SideSpec(role: role, name: name, label: label, path: shown, kind: kind)
     }
 
     /// The usage error for an iPhone backup among `sides` that holds several
     /// apps' stores with memos, when no `--app` says which.
     static func severalStores(_ sides: [SideSpec], command: CommandSpec) -> UsageError? {
         for side in sides {
-            guard case .store(let source) = side.location, source.isBackup,
-                  let found = try? PhoneBackup.appStores(in: source.url, app: source.app, entity: source.model.entity), found.count > 1
-            else { continue }
-            return UsageError(command: command, message: "\(side.path): \(PhoneBackup.notOne(found, app: source.app))")
+            guard let ambiguity = side.kind.ambiguity else { continue }
+            return UsageError(command: command, message: "\(side.path): \(ambiguity)")
         }
         return nil
     }
@@ -408,7 +395,7 @@ enum Commands {
     /// A definition file read and checked (its outputs outside its sources), or nil with the error said.
     static func checkedDefinition(_ path: String, console: Console) -> PipelineDefinition? {
         do {
-            let definition = try PipelineDefinition.load(from: fileURL(path), displayPath: path)
+            let definition = try PipelineDefinition.load(from: fileURL(path), displayPath: path, environment: ProcessInfo.processInfo.environment)
             try definition.checkOutputsOutsideSources(file: path)
             return definition
         } catch {

@@ -160,7 +160,7 @@ extension Commands {
             return .usage
         }
         let path = arguments.positionals[0]
-        var options = Applier.Options(now: Pipeline().startedAt)
+        var options = Applier.Options(now: Pipeline().startedAt, environment: ProcessInfo.processInfo.environment)
         options.confirmed = arguments.flags.contains("--yes")
         options.resume = arguments.flags.contains("--resume")
         if let text = arguments.values["--max-delete"] {
@@ -207,7 +207,7 @@ extension Commands {
         let state = outputURL(arguments.values["--state"]!)
         let result: ApplyResult
         do {
-            result = try Undoer.undo(run: arguments.positionals[0], stateDir: state)
+            result = try Undoer.undo(run: arguments.positionals[0], stateDir: state, environment: ProcessInfo.processInfo.environment)
         } catch {
             console.err("Error: \(error.description)\n")
             return error.isTrouble ? .trouble : .usage

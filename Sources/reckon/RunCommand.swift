@@ -115,7 +115,7 @@ extension Commands {
     static func runFleet(_ paths: [String], shard: FleetShard?, jobs: Int, _ arguments: ParsedArguments, console: Console) -> ExitCode {
         let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let fleet: Fleet
-        switch Fleet.load(paths, from: current) {
+        switch Fleet.load(paths, from: current, environment: ProcessInfo.processInfo.environment) {
         case .success(let loaded): fleet = loaded
         case .failure(let errors):
             for error in errors.all { console.err("Error: \(error)\n") }

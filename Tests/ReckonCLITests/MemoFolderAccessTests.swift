@@ -16,7 +16,7 @@ import Glibc
     func folder() throws -> (URL, SideSpec) {
         let url = temporaryFolder()
         try Self.index.write(to: url.appendingPathComponent("index.json"))
-        return (url, SideSpec(role: .remote, name: "drive", label: "Drive", path: "drive", location: .folder(url)))
+        return (url, SideSpec(role: .remote, name: "drive", label: "Drive", path: "drive", kind: .folder(url)))
     }
 
     func names(_ url: URL) -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted() }
@@ -161,7 +161,7 @@ import Glibc
         let memoFolder = parent.appendingPathComponent("60dMemo")
         try FileManager.default.createDirectory(at: memoFolder, withIntermediateDirectories: true)
         try Self.index.write(to: memoFolder.appendingPathComponent("index.json"))
-        let side = SideSpec(role: .local, name: "mirror", label: "mirror", path: "mirror", location: .folder(parent))
+        let side = SideSpec(role: .local, name: "mirror", label: "mirror", path: "mirror", kind: .folder(parent))
         let writer = try MemoFolderWriter(side, grant: WriteGrant())
         try writer.write(Data("memo".utf8), to: "memos/\(Self.idB).json", expecting: nil)
         #expect(try Data(contentsOf: memoFolder.appendingPathComponent("memos/\(Self.idB).json")) == Data("memo".utf8))
@@ -182,7 +182,7 @@ import Glibc
 
     @Test func aStoreSideIsNeverAMemoFolder() {
         let side = SideSpec(role: .local, name: "device", label: "device", path: "default.store",
-                            location: .store(StoreSource(url: URL(fileURLWithPath: "/nonexistent/default.store"), isBackup: false)))
+                            kind: .store(AppStoreSide(url: URL(fileURLWithPath: "/nonexistent/default.store"), isBackup: false)))
         #expect(reason { _ = try MemoFolderReader(side) } == "default.store: is the app's store, which reckon never writes; only memo folders are")
         #expect(reason { _ = try MemoFolderWriter(side, grant: WriteGrant()) } != nil)
         #expect(throws: TargetLock.Refusal.self) { _ = try TargetLock.lock(side) }
@@ -212,10 +212,10 @@ import Glibc
             pass = \(env["RCLONE_CONFIG_RECKONTEST_PASS"]!)
 
             """.utf8).write(to: config)
-        var source = RcloneSource(remote: "reckontest:", cache: served.appendingPathComponent("unused-cache"))
+        var source = RcloneSide(remote: "reckontest:", cache: served.appendingPathComponent("unused-cache"))
         source.config = config.path
         source.callLimit = 60
-        let side = SideSpec(role: .remote, name: "drive", label: "Drive", path: "reckontest:", location: .rclone(source))
+        let side = SideSpec(role: .remote, name: "drive", label: "Drive", path: "reckontest:", kind: .rclone(source))
         let writer = try MemoFolderWriter(side, grant: WriteGrant())
 
         // Read: one listing of each folder and one copy, whatever is asked.
@@ -268,7 +268,7 @@ import Glibc
         try Self.index.write(to: parent.appendingPathComponent("60dMemo/index.json"))
         let (other, otherSide) = try folder()
         defer { try? FileManager.default.removeItem(at: other) }
-        func side(_ url: URL) -> SideSpec { SideSpec(role: .remote, name: "d", label: "d", path: "d", location: .folder(url)) }
+        func side(_ url: URL) -> SideSpec { SideSpec(role: .remote, name: "d", label: "d", path: "d", kind: .folder(url)) }
 
         let held = try TargetLock.lock(side(parent), in: locks)
         // The same memo folder named by its own path is the same target.
@@ -281,8 +281,8 @@ import Glibc
         second.release()
 
         // Remotes: by the remote string's hash, so no secret is in a name.
-        let source = RcloneSource(remote: ":sftp,host=h,pass=secret:60dMemo", cache: locks)
-        let remote = SideSpec(role: .remote, name: "r", label: "r", path: "r", location: .rclone(source))
+        let source = RcloneSide(remote: ":sftp,host=h,pass=secret:60dMemo", cache: locks)
+        let remote = SideSpec(role: .remote, name: "r", label: "r", path: "r", kind: .rclone(source))
         let remoteLock = try TargetLock.lock(remote, in: locks)
         #expect(throws: RunLock.Busy.self) { _ = try TargetLock.lock(remote, in: locks) }
         #expect(!names(locks).contains { $0.contains("secret") })

@@ -113,5 +113,5 @@ let driftDeviceRows: [StoreBuilder.Row] = [
 /// A side spec for a store file.
 func storeSide(_ path: String, model: StoreModel = StoreModel(), role: SideRole = .local) -> SideSpec {
     SideSpec(role: role, name: role == .local ? "device" : "drive", label: "this device", path: path,
-             location: .store(StoreSource(url: URL(fileURLWithPath: path), isBackup: false, model: model)))
+             kind: .store(AppStoreSide(url: URL(fileURLWithPath: path), isBackup: false, model: model)))
 }

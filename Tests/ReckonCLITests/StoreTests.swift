@@ -266,13 +266,13 @@ import Glibc
 @Suite struct MillisecondComparisonTests {
     @Test func aStoreAndAFolderAgreeToTheMillisecondAndTwoFoldersExactly() {
         let id = MemoID("3F2504E0-4F89-11D3-9A0C-0305E82C3301")!
-        func side(_ location: SideLocation, _ role: SideRole, _ modified: String) -> SideListing {
+        func side(_ kind: any SideKind, _ role: SideRole, _ modified: String) -> SideListing {
             let entry = IndexEntry(id: id, modifiedTime: Timestamp(iso8601: modified)!)
-            return SideListing(spec: SideSpec(role: role, name: role.rawValue, label: role.rawValue, path: "x", location: location),
+            return SideListing(spec: SideSpec(role: role, name: role.rawValue, label: role.rawValue, path: "x", kind: kind),
                                entries: IDMap(sortedKeys: [id], values: [entry]))
         }
-        let store = SideLocation.store(StoreSource(url: URL(fileURLWithPath: "/x/default.store"), isBackup: false))
-        let folder = SideLocation.folder(URL(fileURLWithPath: "/x"))
+        let store = AppStoreSide(url: URL(fileURLWithPath: "/x/default.store"), isBackup: false)
+        let folder = MemoFolderSide(URL(fileURLWithPath: "/x"))
         let fromStore = side(store, .local, "2026-04-10T21:05:30.250Z")
         #expect(Reconciler.differences(local: fromStore, remote: side(folder, .remote, "2026-04-10T21:05:30.250300Z"), deep: false).isEmpty)
         #expect(Reconciler.differences(local: fromStore, remote: side(folder, .remote, "2026-04-10T21:05:30.251Z"), deep: false).count == 1)

@@ -5,7 +5,7 @@ import Testing
 @Suite struct BaselineFileTests {
     /// A baseline of every kind of value, with a header that needs escaping.
     func sample(_ memos: [(MemoID, Fingerprint)]) -> Baseline {
-        Baseline(side: SideIdentity(kind: "store", place: "/srv/my memos/\n%default.store#app=group.x", shown: "../my memos/ストア"),
+        Baseline(side: SideIdentity(kind: SideKindName(AppStoreSide.self), place: "/srv/my memos/\n%default.store#app=group.x", shown: "../my memos/ストア"),
                  time: Timestamp(iso8601: "2026-04-19T12:00:00Z")!, alarmSince: Timestamp(iso8601: "2026-04-20T12:00:00.5Z"),
                  memos: IDMap(sortedKeys: memos.map(\.0), values: memos.map(\.1)))
     }

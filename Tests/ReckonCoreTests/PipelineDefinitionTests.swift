@@ -16,10 +16,10 @@ import Testing
 
     @Test func pathsAreRelativeToTheFileAndDefaultsApply() throws {
         let definition = try parse(valid)
-        #expect(definition.local.location == .folder(URL(fileURLWithPath: "/data/device")))
+        #expect((definition.local.kind as? MemoFolderSide)?.url == URL(fileURLWithPath: "/data/device"))
         #expect(definition.local.label == "this device")
         #expect(definition.remotes.map(\.label) == ["My Drive"])
-        #expect(definition.remotes[0].location == .folder(URL(fileURLWithPath: "/data/pipelines/drive")))
+        #expect((definition.remotes[0].kind as? MemoFolderSide)?.url == URL(fileURLWithPath: "/data/pipelines/drive"))
         #expect(definition.reportDir?.path == "/var/reckon")
         #expect(definition.export?.includeArchived == true)
         #expect(definition.export?.formats == [.json, .markdown, .zip])

@@ -148,7 +148,7 @@ import Testing
     @Test func aFailedRemoteIsNotCompared() {
         local.index([entry(idA)]); put(local, idA)
         let missing = SideSpec(role: .remote, name: "remote", label: "Google Drive", path: "nowhere",
-                               location: .folder(remote.url.appendingPathComponent("nowhere")))
+                               kind: .folder(remote.url.appendingPathComponent("nowhere")))
         let r = MemoFolder(missing).load(deep: true)
         #expect(r.status == .failed)
         #expect(r.counts == nil)

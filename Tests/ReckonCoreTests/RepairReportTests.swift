@@ -12,9 +12,9 @@ enum RepairFixture {
     static func id(_ n: Int) -> String { "0b0c0d0e-0000-4000-8000-00000000000\(n)" }
 
     static let sides = [
-        PlanSide(role: .local, name: "device", label: "this device", path: "device", kind: "folder", place: "/x/device",
+        PlanSide(role: .local, name: "device", label: "this device", path: "device", kind: SideKindName(MemoFolderSide.self), place: "/x/device",
                  writable: false, notWritable: "this device is marked \"readOnly\": true", liveMemos: 4),
-        PlanSide(role: .remote, name: "drive", label: "Google Drive", path: "gdrive:60dMemo", kind: "rclone", place: "rclone:abc",
+        PlanSide(role: .remote, name: "drive", label: "Google Drive", path: "gdrive:60dMemo", kind: SideKindName(RcloneSide.self), place: "rclone:abc",
                  writable: true, liveMemos: 5),
     ]
 

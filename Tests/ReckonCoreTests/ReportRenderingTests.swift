@@ -23,8 +23,8 @@ import Testing
 @Suite struct ReportRenderingTests {
     func report(exports: [ExportRecord]) -> Report {
         let url = URL(fileURLWithPath: "/nowhere/device")
-        let local = SideListing(spec: SideSpec(role: .local, name: "device", label: "this device", path: "device", location: .folder(url)))
-        let remote = SideListing(spec: SideSpec(role: .remote, name: "drive", label: "Google Drive", path: "drive", location: .folder(url)))
+        let local = SideListing(spec: SideSpec(role: .local, name: "device", label: "this device", path: "device", kind: .folder(url)))
+        let remote = SideListing(spec: SideSpec(role: .remote, name: "drive", label: "Google Drive", path: "drive", kind: .folder(url)))
         return Report(pipeline: "p", check: .deep, sides: [SideReport(local), SideReport(remote)], inSync: true, outcome: .trouble,
                       differences: [], quarantined: [], exports: exports)
     }

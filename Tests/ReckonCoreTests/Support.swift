@@ -23,7 +23,7 @@ struct TempFolder {
     }
 
     func spec(_ role: SideRole = .local, name: String? = nil) -> SideSpec {
-        SideSpec(role: role, name: name ?? role.rawValue, label: role == .local ? "this device" : "Google Drive", path: url.path, location: .folder(url))
+        SideSpec(role: role, name: name ?? role.rawValue, label: role == .local ? "this device" : "Google Drive", path: url.path, kind: .folder(url))
     }
 }
 

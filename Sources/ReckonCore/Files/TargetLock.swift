@@ -27,12 +27,7 @@ package enum TargetLock {
 
     /// The lock file's name for a side: 16 hex digits.
     package static func lockName(_ side: SideSpec) throws(Refusal) -> String {
-        let place: String
-        switch side.location {
-        case .folder(let url): place = "folder " + realPath(MemoFolder.resolveRoot(url).path)
-        case .rclone: place = "rclone " + SideIdentity(side).place
-        case .store: throw Refusal(description: "\(Rclone.masked(side.path)) is the app's store, which reckon never writes")
-        }
+        let place = try side.kind.lockPlace(shown: Rclone.masked(side.path))
         return String(SHA256.hex(of: Data(place.utf8)).prefix(16))
     }
 

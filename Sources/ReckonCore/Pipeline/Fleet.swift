@@ -21,12 +21,12 @@ public struct Fleet: Sendable {
     /// as links are never followed). Relative paths are taken from `base`. Every definition is
     /// validated and the fleet checked as a whole; every error is returned,
     /// and a fleet only when there is none.
-    public static func load(_ paths: [String], from base: URL) -> Result<Fleet, Errors> {
+    public static func load(_ paths: [String], from base: URL, environment: [String: String]) -> Result<Fleet, Errors> {
         var members: [Member] = []
         var errors: [DefinitionError] = []
         for (file, url) in definitionFiles(paths, from: base, errors: &errors) {
             do {
-                let definition = try PipelineDefinition.load(from: url, displayPath: file)
+                let definition = try PipelineDefinition.load(from: url, displayPath: file, environment: environment)
                 try definition.checkOutputsOutsideSources(file: file)
                 members.append(Member(file: file, definition: definition))
             } catch {
@@ -110,7 +110,7 @@ public struct Fleet: Sendable {
                 uses[output.real, default: []].append(Use(member: n, key: output.key, shown: output.shown, isSource: false))
             }
             for side in [member.definition.local] + member.definition.remotes {
-                guard let source = side.location.localURL else { continue }
+                guard let source = side.kind.localURL else { continue }
                 uses[realPath(source.path), default: []].append(Use(member: n, key: "", shown: side.path, isSource: true))
             }
         }
@@ -161,7 +161,7 @@ extension PipelineDefinition {
             ("state.dir", statePath, stateDir), ("export.dir", export?.path, export?.dir),
         ]
         for side in [local] + remotes {
-            if case .rclone(let source) = side.location, !source.cacheIsTemporary { folders.append(("cache.dir", nil, source.cache)) }
+            if let cache = side.kind.lastingCache { folders.append(("cache.dir", nil, cache)) }
         }
         return folders.compactMap { folder in
             folder.url.map { (folder.key, folder.shown ?? $0.path, realPath($0.path)) }

@@ -73,20 +73,13 @@ public struct PipelineDefinition: Sendable, Equatable {
 
     /// Makes every rclone side download its memo files again, ignoring its cache, for this run.
     public mutating func refreshCaches() {
-        changeRcloneSources { $0.refresh = true }
+        changeSides { $0.refreshCache() }
     }
 
-    /// Changes the source of every rclone side.
-    mutating func changeRcloneSources(_ change: (inout RcloneSource) -> Void) {
-        func changed(_ side: SideSpec) -> SideSpec {
-            guard case .rclone(var source) = side.location else { return side }
-            change(&source)
-            var side = side
-            side.location = .rclone(source)
-            return side
-        }
-        local = changed(local)
-        remotes = remotes.map(changed)
+    /// Changes every side's kind.
+    mutating func changeSides(_ change: (inout any SideKind) -> Void) {
+        change(&local.kind)
+        for index in remotes.indices { change(&remotes[index].kind) }
     }
 
 
@@ -128,8 +121,6 @@ extension PipelineDefinition {
                                        "timeZone", "failOnDrift", "limits", "cache", "state", "alarm"]
     static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
     static let sideKeys: Set<String> = ["name", "label", "kind", "path", "app", "model", "remote", "config", "flags", "timeouts", "readOnly"]
-    /// The kinds of side this reckon reads.
-    static let sideKinds = ["folder", "store", "rclone"]
     static let timeoutKeys: Set<String> = ["connect", "io", "call"]
     static let modelKeys: Set<String> = ["entity", "attributes", "tagEntity", "tagAttribute"]
     static let exportKeys: Set<String> = ["from", "formats", "includeArchived", "dir", "keep"]
@@ -138,18 +129,20 @@ extension PipelineDefinition {
 
     /// Reads and checks a definition file. Relative paths in it are taken
     /// relative to the file's folder, so cron can run it from anywhere.
-    public static func load(from url: URL, displayPath: String) throws(DefinitionError) -> PipelineDefinition {
+    /// `environment` names the one-shot cache of a remote when the
+    /// definition gives no folder for it.
+    public static func load(from url: URL, displayPath: String, environment: [String: String]) throws(DefinitionError) -> PipelineDefinition {
         let data: Data
         do {
             data = try readRegularFile(atPath: url.path, limit: 1 << 20)
         } catch {
             throw DefinitionError(file: displayPath, message: FileKind(path: url.path) == .missing ? "no such file" : error.message)
         }
-        return try parse(data, file: displayPath, base: url.deletingLastPathComponent())
+        return try parse(data, file: displayPath, base: url.deletingLastPathComponent(), environment: environment)
     }
 
     /// Parses a definition; `base` is the folder relative paths start from.
-    public static func parse(_ data: Data, file: String, base: URL) throws(DefinitionError) -> PipelineDefinition {
+    public static func parse(_ data: Data, file: String, base: URL, environment: [String: String] = [:]) throws(DefinitionError) -> PipelineDefinition {
         let root: JSONValue
         do {
             root = try JSONValue.parse(data)
@@ -159,15 +152,16 @@ extension PipelineDefinition {
         if let repeated = JSONValue.firstRepeatedKey(in: data) {
             throw DefinitionError(file: file, key: repeated, message: "is given twice; give it once")
         }
-        let reader = DefinitionReader(file: file, base: base)
+        let reader = DefinitionReader(file: file, base: base, environment: environment)
         return try reader.definition(root)
     }
 }
 
 /// Walks a definition's JSON, naming the key path of anything wrong.
-private struct DefinitionReader {
+package struct DefinitionReader {
     let file: String
     let base: URL
+    let environment: [String: String]
 
     func fail(_ key: String?, _ message: String) -> DefinitionError {
         DefinitionError(file: file, key: key, message: message)
@@ -219,66 +213,21 @@ private struct DefinitionReader {
         guard name.range(of: "^[a-z0-9][a-z0-9_-]{0,31}$", options: .regularExpression) != nil else {
             throw fail("\(key).name", "must be 1 to 32 small letters, digits, '-' or '_', starting with a letter or digit")
         }
-        let kind = try string(object, "kind", in: key, required: false) ?? "folder"
-        guard PipelineDefinition.sideKinds.contains(kind) else {
-            throw fail("\(key).kind", "must be one of \(PipelineDefinition.sideKinds.joined(separator: ", ")), found \"\(kind)\"")
+        let kindName = try string(object, "kind", in: key, required: false) ?? SideKinds.names[0]
+        guard let kind = SideKinds.named(kindName) else {
+            throw fail("\(key).kind", "must be one of \(SideKinds.names.joined(separator: ", ")), found \"\(kindName)\"")
         }
         let label = try string(object, "label", in: key, required: false) ?? defaultLabel
-        let keysOfKind = ["store": ["app", "model"], "rclone": ["remote", "config", "flags", "timeouts"]]
-        for (otherKind, keys) in keysOfKind where otherKind != kind {
-            if let wrong = keys.first(where: { object[$0] != nil }) {
-                throw fail("\(key).\(wrong)", "is read only for a side of kind \"\(otherKind)\"")
+        for other in SideKinds.all where other.name != kind.name {
+            if let wrong = other.definitionKeys.first(where: { object[$0] != nil && !kind.definitionKeys.contains($0) }) {
+                throw fail("\(key).\(wrong)", "is read only for a side of kind \"\(other.name)\"")
             }
         }
         let readOnly = try bool(object, "readOnly", in: key) ?? false
-        if kind == "rclone" {
-            if object["path"] != nil { throw fail("\(key).path", "is not read for a side of kind \"rclone\"; name the folder with \"remote\"") }
-            var side = try rcloneSide(object, key, role: role, name: name, label: label)
-            side.readOnly = readOnly
-            return side
-        }
-        let path = try string(object, "path", in: key, required: true)!
-        guard kind == "store" else {
-            var side = SideSpec(role: role, name: name, label: label, path: path, location: .folder(url(path)))
-            side.readOnly = readOnly
-            return side
-        }
-        let sideURL = url(path)
-        var source = StoreSource(url: sideURL, isBackup: FileKind(path: sideURL.path) == .directory,
-                                 app: try string(object, "app", in: key, required: false))
-        if let model = object["model"] {
-            source.model = try storeModel(model, "\(key).model")
-        }
-        return SideSpec(role: role, name: name, label: label, path: path, location: .store(source))
-    }
-
-    /// A side in an rclone remote; its cache folder is set once the whole definition is read.
-    func rcloneSide(_ object: [String: JSONValue], _ key: String, role: SideRole, name: String, label: String) throws(DefinitionError) -> SideSpec {
-        let remote = try string(object, "remote", in: key, required: true)!
-        guard !remote.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }), remote.contains(":") else {
-            throw fail("\(key).remote", "must be an rclone remote such as \"gdrive:60dMemo\", with no control character")
-        }
-        var source = RcloneSource(remote: remote, cache: base)
-        source.config = try string(object, "config", in: key, required: false).map { url($0).path }
-        if let value = object["flags"] {
-            guard case .array(let items) = value else { throw fail("\(key).flags", "must be an array of strings") }
-            for (position, item) in items.enumerated() {
-                guard case .string(let flag) = item else { throw fail("\(key).flags[\(position)]", "must be a string") }
-                source.flags.append(flag)
-            }
-            do { _ = try Rclone.checked(source.flags) } catch { throw fail("\(key).flags", error.sentence) }
-        }
-        if let value = object["timeouts"] {
-            let timeouts = try self.object(value, "\(key).timeouts", allowed: PipelineDefinition.timeoutKeys)
-            for (field, keyPath) in [("connect", \RcloneSource.connectTimeout), ("io", \.ioTimeout), ("call", \.callLimit)] {
-                guard let number = timeouts[field] else { continue }
-                guard let seconds = number.double, seconds == seconds.rounded(), (1...86_400).contains(seconds) else {
-                    throw fail("\(key).timeouts.\(field)", "must be a whole number of seconds from 1 to 86400")
-                }
-                source[keyPath: keyPath] = Int(seconds)
-            }
-        }
-        return SideSpec(role: role, name: name, label: label, path: Rclone.masked(remote), location: .rclone(source))
+        let (path, read) = try kind.read(object, key: key, with: self)
+        var side = SideSpec(role: role, name: name, label: label, path: path, kind: read)
+        side.readOnly = readOnly
+        return side
     }
 
     /// A store's `"model"`: the entity's name and the app's names for reckon's attributes.
@@ -413,12 +362,9 @@ private struct DefinitionReader {
         definition.alarm = alarm
         definition.limits = limits
         definition.timeZone = timeZone
-        if ([local] + remotes).contains(where: { if case .rclone = $0.location { true } else { false } }) {
-            let (dir, temporary) = cache ?? reportDir.map { ($0.appendingPathComponent("cache"), false) } ?? RcloneSource.oneShotCache()
-            definition.changeRcloneSources { source in
-                source.cache = dir
-                source.cacheIsTemporary = temporary
-            }
+        if ([local] + remotes).contains(where: \.kind.needsCache) {
+            let (dir, temporary) = cache ?? reportDir.map { ($0.appendingPathComponent("cache"), false) } ?? SideKinds.oneShotCache(environment: environment)
+            definition.changeSides { $0.useCache(dir, temporary: temporary) }
         }
         return definition
     }
@@ -463,25 +409,23 @@ extension PipelineDefinition {
         let outputs: [(key: String, path: String?, url: URL?)] = [
             ("reports.dir", reportPath, reportDir), ("quarantine.dir", quarantinePath, quarantineDir),
             ("state.dir", statePath, stateDir), ("export.dir", export?.path, export?.dir),
-            ("cache.dir", nil, ([local] + remotes).lazy.compactMap { side -> URL? in
-                if case .rclone(let source) = side.location, !source.cacheIsTemporary { source.cache } else { nil }
-            }.first),
+            ("cache.dir", nil, ([local] + remotes).lazy.compactMap(\.kind.lastingCache).first),
         ]
         for output in outputs {
             guard let url = output.url else { continue }
             let out = realPath(url.path)
             for side in [local] + remotes {
-                guard let source = side.location.localURL.map({ realPath($0.path) }), isWithin(out, source) else { continue }
+                guard let source = side.kind.localURL.map({ realPath($0.path) }), isWithin(out, source) else { continue }
                 let shown = output.path ?? url.path
                 // A store file's folder is its source too: SQLite keeps its -wal and -shm there.
-                let folder = if case .store(let store) = side.location, !store.isBackup { "the folder of the store \(side.path)" } else { "the source folder \(side.path)" }
+                let folder = side.kind.sourceFolder(shown: side.path)
                 throw DefinitionError(file: file, key: output.key,
                                       message: "is \(shown), inside \(folder)\(out == shown ? "" : " (its real path is \(out))"); reckon never writes into a source")
             }
         }
         // The state folder's own folders (plans/, apply/, backups/) would meet a side kept inside it.
         if let state = stateDir.map({ realPath($0.path) }),
-           let side = ([local] + remotes).first(where: { $0.location.localURL.map { isWithin(realPath($0.path), state) } == true }) {
+           let side = ([local] + remotes).first(where: { $0.kind.localURL.map { isWithin(realPath($0.path), state) } == true }) {
             throw DefinitionError(file: file, key: "state.dir",
                                   message: "is \(statePath ?? state), which holds the source folder \(side.path); reckon keeps its plans, journals and backups apart from every source")
         }

@@ -94,8 +94,8 @@ package enum ExportRestore {
             throw ExportReadError(path: export.shown, reason: "its memos.json holds \(facts.counts.inWords), but manifest.json counts \(manifest.counts.inWords); nothing was restored")
         }
         // Read back as any memo folder is read, and compared memo by memo.
-        let spec = SideSpec(role: .remote, name: "restored", label: "the restored folder", path: shownDir, location: .folder(staging))
-        let side = MemoFolder(spec).load(deep: true)
+        let spec = SideSpec(role: .remote, name: "restored", label: "the restored folder", path: shownDir, kind: .folder(staging))
+        let side = spec.store(limits: ReadLimits()).load(deep: true)
         if let problem = side.problems.first(where: { $0.severity == .error }) ?? (side.status == .ok ? nil : side.problems.first) {
             throw ExportReadError(path: shownDir, reason: "the restored folder does not read back whole (\(problem.path): \(problem.message)); nothing was restored")
         }

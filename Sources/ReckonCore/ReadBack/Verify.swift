@@ -681,7 +681,7 @@ extension ExportVerifier {
             guard let summary = side.memos[id], summary.deletedAt == nil, manifest.includeArchived || summary.archivedAt == nil else { continue }
             now[id] = MemoState(summary)
         }
-        return ExportDiff.changes(from: exported.mapValues { MemoState($0.summary) }, to: now, toMillisecond: side.spec.location.isStore)
+        return ExportDiff.changes(from: exported.mapValues { MemoState($0.summary) }, to: now, toMillisecond: side.spec.kind.precision == .millisecond)
     }
 }
 

@@ -22,8 +22,13 @@ package struct Applier {
         /// Finish the interrupted run of this plan instead of starting one.
         package var resume = false
         package var now: Timestamp
+        /// The environment a definition named by the plan is read with.
+        package var environment: [String: String]
 
-        package init(now: Timestamp) { self.now = now }
+        package init(now: Timestamp, environment: [String: String]) {
+            self.now = now
+            self.environment = environment
+        }
     }
 
     /// Why nothing was done: refused (exit 64) or trouble (exit 2).
@@ -49,31 +54,28 @@ package struct Applier {
     /// The plan's sides as they are now, refused when they are not the sides
     /// it was made from; nil for a store (never read as files) and for a side
     /// apply does not write and cannot reach.
-    package static func sides(of plan: Plan) throws(Refusal) -> [SideSpec?] {
+    package static func sides(of plan: Plan, environment: [String: String]) throws(Refusal) -> [SideSpec?] {
         var definition: PipelineDefinition?
         if let path = plan.definition {
             do {
-                definition = try PipelineDefinition.load(from: URL(fileURLWithPath: path), displayPath: path)
+                definition = try PipelineDefinition.load(from: URL(fileURLWithPath: path), displayPath: path, environment: environment)
             } catch {
                 throw Refusal(description: "the plan was made from \(path), which cannot be read now: \(error)")
             }
         }
         return try plan.sides.map { (planned: PlanSide) throws(Refusal) -> SideSpec? in
-            guard planned.kind != "store" else { return nil }
+            guard let kind = planned.kind.kind else {
+                throw Refusal(description: "the plan names \(planned.label) a side of kind \"\(planned.kind)\", which this reckon does not know")
+            }
+            guard kind.holdsFiles else { return nil }
             var spec: SideSpec
             if let definition {
                 guard let found = ([definition.local] + definition.remotes).first(where: { $0.name == planned.name }) else {
                     throw Refusal(description: "the plan was made from other sides: \(plan.definition!) no longer names the side '\(planned.name)'")
                 }
                 spec = found
-            } else if planned.kind == "folder", let path = planned.location {
-                spec = SideSpec(role: planned.role, name: planned.name, label: planned.label, path: planned.path, location: .folder(URL(fileURLWithPath: path)))
-            } else if planned.kind == "rclone", let remote = planned.location {
-                var source = RcloneSource(remote: remote, cache: URL(fileURLWithPath: PrivateFolder.temporaryRoot))
-                source.cacheIsTemporary = true
-                source.config = planned.rcloneConfig
-                source.flags = planned.rcloneFlags ?? []
-                spec = SideSpec(role: planned.role, name: planned.name, label: planned.label, path: planned.path, location: .rclone(source))
+            } else if let reopened = kind.reopen(planned) {
+                spec = SideSpec(role: planned.role, name: planned.name, label: planned.label, path: planned.path, kind: reopened)
             } else {
                 guard planned.writable else { return nil }
                 throw Refusal(description: "the plan does not keep \(planned.label)'s connection string, which holds a secret; make the plan from a pipeline definition")
@@ -108,8 +110,8 @@ package struct Applier {
             throw Refusal(description: "the plan says it was made at \(plan.createdAt.iso8601), after now (\(options.now.iso8601)); make it again")
         }
         for side in plan.sides where side.writable {
-            guard side.kind != "store" else {
-                throw Refusal(description: "the plan marks \(side.label), the app's store, as one to write; reckon never writes a store")
+            guard side.kind.kind?.holdsFiles != false else {
+                throw Refusal(description: "the plan marks \(side.label), \(side.kind.words), as one to write; reckon never writes a store")
             }
             guard side.index != nil else {
                 throw Refusal(description: "the plan saw no index.json on \(side.label), so reckon writes nothing there; make it again")
@@ -135,7 +137,7 @@ package struct Applier {
             let ids = [action.id] + (action.conflictCopy.map { [$0] } ?? [])
             let copySides = plan.sides.filter(\.writable).map(\.role)
             guard expected, action.indexChanges.allSatisfy({ MemoID($0.id).map(ids.contains) == true }),
-                  action.action != .copy || plan.side(action.from ?? .local).kind == "store"
+                  action.action != .copy || plan.side(action.from ?? .local).kind.kind?.holdsFiles == false
                     || action.writes.contains(where: { $0.side == action.to && $0.source != nil }),
                   action.conflictCopy.map({ copy in
                       copySides.allSatisfy { side in
@@ -276,7 +278,7 @@ package struct Applier {
         var needs: [(path: String, bytes: Int64)] = [(plan.stateDir, writes.reduce(0) { $0 + ($1.before?.size ?? 0) }
             + plan.sides.reduce(0) { $0 + ($1.index?.size ?? 0) } + Int64(planData.count) + (4 << 20))]
         for (role, writer) in writers {
-            guard case .disk(let root) = writer.reader.place else { continue }
+            guard let root = writer.reader.access.localFolder else { continue }
             let mine = writes.filter { $0.side == role }
             needs.append((root.path, mine.reduce(0) { $0 + $1.size } + 2 * (plan.side(role).index?.size ?? 0) + (64 << 10)))
         }
@@ -307,10 +309,10 @@ package struct Applier {
     /// finished: one killed before then is resumed, not lost.
     package func run(confirm: () -> Bool, publish: (ApplyResult) -> Void = { _ in }) throws(Refusal) -> ApplyResult {
         try checkGuards()
-        let specs = try Self.sides(of: plan)
+        let specs = try Self.sides(of: plan, environment: options.environment)
         let written = zip(plan.sides, specs).compactMap { side, spec in side.writable ? spec : nil }
         for spec in written {
-            if let folder = spec.location.localURL, isWithin(realPath(plan.stateDir), realPath(folder.path)) || isWithin(realPath(folder.path), realPath(plan.stateDir)) {
+            if let folder = spec.kind.localURL, isWithin(realPath(plan.stateDir), realPath(folder.path)) || isWithin(realPath(folder.path), realPath(plan.stateDir)) {
                 throw Refusal(description: "the plan's state folder \(plan.stateDir) is inside \(spec.label) (\(spec.path)), or holds it; reckon keeps its backups and journals apart from every side")
             }
         }
@@ -365,7 +367,7 @@ package struct Applier {
         for action in plan.actions {
             for write in action.writes { known.insert(write.sha256); if let before = write.before { known.insert(before.sha256) } }
         }
-        var notes: [String] = ApplyJournal.removeLeftovers(stateDir, plan: plan, sides: specs.compactMap { $0?.location.localURL.map { realPath($0.path) } })
+        var notes: [String] = ApplyJournal.removeLeftovers(stateDir, plan: plan, sides: specs.compactMap { $0?.kind.localURL.map { realPath($0.path) } })
         for (role, writer) in writers {
             // Under the lock, no other reckon writes here: a temporary file of reckon's bytes is one a killed run left.
             for name in writer.removeLeftovers(known: known) {

@@ -49,8 +49,8 @@ public struct PlanSide: Sendable, Equatable, Codable {
     public var label: String
     /// The path as given, a remote's secrets masked.
     public var path: String
-    /// `folder`, `store` or `rclone`.
-    public var kind: String
+    /// The side's kind, by the name a definition gives it.
+    package var kind: SideKindName
     /// What identifies the side whatever spelled its path: a folder's real
     /// path, a store's, a remote's hash (never its secrets).
     public var place: String

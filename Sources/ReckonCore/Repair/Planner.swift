@@ -155,19 +155,12 @@ public struct Planner {
 
     func planSide(_ listing: SideListing, index: FileTag?) -> PlanSide {
         let identity = SideIdentity(listing.spec)
-        var location: String?, config: String?, flags: [String]?
-        var notWritable: String?
-        switch listing.spec.location {
-        case .folder(let url): location = realPath(url.path)
-        case .rclone(let source):
-            location = Rclone.masked(source.remote) == source.remote ? source.remote : nil
-            config = source.config
-            flags = source.flags
-        case .store: notWritable = "\(listing.spec.label) is the app's own store, which reckon never writes"
-        }
+        let planned = listing.spec.kind.planned(label: listing.spec.label)
+        var notWritable = planned.notWritable
         if listing.spec.readOnly { notWritable = "\(listing.spec.label) is marked \"readOnly\": true" }
         return PlanSide(role: listing.spec.role, name: listing.spec.name, label: listing.spec.label, path: listing.spec.path,
-                        kind: identity.kind, place: identity.place, location: location, rcloneConfig: config, rcloneFlags: flags,
+                        kind: identity.kind, place: identity.place, location: planned.location, rcloneConfig: planned.rcloneConfig,
+                        rcloneFlags: planned.rcloneFlags,
                         writable: notWritable == nil, notWritable: notWritable, index: index, liveMemos: listing.counts?.total ?? 0)
     }
 
@@ -396,7 +389,7 @@ struct SideFiles {
 
     static func read(_ listing: SideListing, ids: [MemoID]) throws(PlanError) -> SideFiles {
         var result = SideFiles()
-        if case .store = listing.spec.location {
+        if !type(of: listing.spec.kind).holdsFiles {
             let store = listing.spec.store(limits: ReadLimits())
             let pairs = ids.map { ($0, IDSpelling.capital) }
             for case .success(let memo) in store.read(pairs, chunkSize: 64, as: .memo, then: { $0 }) {

@@ -15,7 +15,7 @@ package enum Undoer {
         var backup: String?
     }
 
-    package static func undo(run: String, stateDir: URL) throws(Applier.Refusal) -> ApplyResult {
+    package static func undo(run: String, stateDir: URL, environment: [String: String]) throws(Applier.Refusal) -> ApplyResult {
         guard ExportFolder.runOrder(run) != nil else {
             throw Applier.Refusal(description: "'\(run)' is not an apply run's id (such as 20261201T173000Z, which reckon apply prints)")
         }
@@ -29,7 +29,7 @@ package enum Undoer {
         } catch {
             throw Applier.Refusal(description: "\(error)", isTrouble: true)
         }
-        let specs = try Applier.sides(of: plan)
+        let specs = try Applier.sides(of: plan, environment: environment)
         var locks: [RunLock] = []
         defer { locks.forEach { $0.release() } }
         var writers: [String: MemoFolderWriter] = [:]
@@ -43,7 +43,7 @@ package enum Undoer {
                 throw Applier.Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
             }
         }
-        let leftovers = ApplyJournal.removeLeftovers(stateDir, plan: plan, sides: specs.compactMap { $0?.location.localURL.map { realPath($0.path) } })
+        let leftovers = ApplyJournal.removeLeftovers(stateDir, plan: plan, sides: specs.compactMap { $0?.kind.localURL.map { realPath($0.path) } })
         // Every write the run began, newest first; one another writer got to first was never made.
         var files: [Written] = []
         for event in events {

@@ -159,9 +159,8 @@ extension RepairReport {
 
     /// The sides: label, path and kind, and whether apply may write there.
     static func sides(_ sides: [PlanSide]) -> [Block] {
-        let kinds = ["folder": "memo folder", "store": "the app's store", "rclone": "rclone remote"]
         return [.heading("Sides"), .table(["Side", "Path", "Writable"], sides.map { side in
-            [[.text(side.label)], [.code(side.path), .text(" (\(kinds[side.kind] ?? side.kind))")],
+            [[.text(side.label)], [.code(side.path), .text(" (\(side.kind.words))")],
              side.writable ? [.text("yes")] : [.marked("no", .warning), .text(side.notWritable.map { ": \($0)" } ?? "")]]
         })]
     }

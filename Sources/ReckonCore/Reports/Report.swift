@@ -115,9 +115,9 @@ public struct SideReport: Sendable, Equatable, Codable {
         path = side.spec.path
         status = side.status
         counts = side.counts
-        countsFrom = side.spec.location.isStore ? .store : side.rebuiltFromMemoFiles ? .memoFiles : .index
+        countsFrom = side.spec.kind.countsFrom(rebuilt: side.rebuiltFromMemoFiles)
         problems = side.problems.sorted { ($0.path, $0.message) < ($1.path, $1.message) }
-        url = side.spec.location.localURL
+        url = side.spec.kind.localURL
         cacheUse = side.cacheUse
     }
 

@@ -99,14 +99,10 @@ public struct TextSummary {
 /// when there is no root).
 public func joinPath(_ root: String, _ inside: String) -> String {
     if inside.isEmpty { return root }
-    // A side named by its store file: the file itself, its `-wal`, or one
-    // of its rows (`default.store#Z_PK=12`) stand beside it, not inside.
-    let slash = root.lastIndex(of: "/")
-    let name = slash.map { root[root.index(after: $0)...] } ?? root[...]
-    if name.contains("."), inside == name || inside == name + "-wal" || inside.hasPrefix(name + "#") {
-        return slash.map { root[...$0] + inside } ?? inside
+    // A kind of side may spell paths inside its sides its own way.
+    for kind in SideKinds.all {
+        if let joined = kind.join(root, inside) { return joined }
     }
     if root.isEmpty { return inside }
-    // `gdrive:` + `memos/…` is `gdrive:memos/…`, as rclone names it.
-    return root.hasSuffix("/") || (root.hasSuffix(":") && RcloneSource.isRemote(root)) ? root + inside : root + "/" + inside
+    return root.hasSuffix("/") ? root + inside : root + "/" + inside
 }

@@ -89,14 +89,3 @@ public struct ReadLimits: Sendable, Equatable {
 
     public init() {}
 }
-
-extension SideSpec {
-    /// The store that reads this side.
-    public func store(limits: ReadLimits) -> any MemoStore {
-        switch location {
-        case .folder: MemoFolder(self, limits: limits)
-        case .store: CoreDataStore(self)
-        case .rclone: RcloneStore(self, limits: limits)
-        }
-    }
-}

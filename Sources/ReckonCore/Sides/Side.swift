@@ -16,117 +16,26 @@ public struct SideSpec: Sendable, Equatable {
     /// The path as the user wrote it, for reports (never resolved, so
     /// reports do not depend on where the command was run).
     public var path: String
-    /// Where the side is and what kind of store holds it.
-    public var location: SideLocation
+    /// Which kind of side it is and where: everything that differs by kind.
+    package var kind: any SideKind
     /// Marked `"readOnly": true`: `reckon apply` never writes it.
     public var readOnly = false
 
-    public init(role: SideRole, name: String, label: String, path: String, location: SideLocation) {
+    package init(role: SideRole, name: String, label: String, path: String, kind: some SideKind) {
         self.role = role
         self.name = name
         self.label = label
         self.path = path
-        self.location = location
-    }
-}
-
-/// Where a side is, and so which kind of store reads it.
-public enum SideLocation: Sendable, Equatable {
-    /// A memo folder on disk, or the folder above its `60dMemo/`, resolved.
-    case folder(URL)
-    /// The app's SQLite store, or an iPhone backup holding it.
-    case store(StoreSource)
-    /// A folder in an rclone remote (`gdrive:60dMemo`).
-    case rclone(RcloneSource)
-
-    /// The file or folder on this machine that holds the side, if any:
-    /// outputs may never land inside it.
-    public var localURL: URL? {
-        switch self {
-        case .folder(let url): url
-        // A store file's folder, where SQLite keeps its -wal and -shm beside it.
-        case .store(let source): source.isBackup ? source.url : source.url.deletingLastPathComponent()
-        case .rclone(let source): source.localFolder
-        }
+        self.kind = kind
     }
 
-    /// Whether the side is a store, whose instants are kept to the millisecond.
-    public var isStore: Bool {
-        if case .store = self { true } else { false }
-    }
-}
-
-/// Where an rclone remote's memo folder is, how rclone reaches it, and
-/// where reckon keeps the memo files it downloaded.
-public struct RcloneSource: Sendable, Hashable {
-    /// `name:path` or `:backend,options:path`, as the user gave it.
-    public var remote: String
-    /// An rclone config file; nil for rclone's own.
-    public var config: String?
-    /// Extra rclone flags, each on the read-only list.
-    public var flags: [String] = []
-    /// The folder holding the caches of remotes, one folder each.
-    public var cache: URL
-    /// Whether `cache` is a temporary folder, gone after this run.
-    public var cacheIsTemporary = false
-    /// Ignore what is cached for this run, and download every memo file.
-    public var refresh = false
-    /// rclone's `--contimeout` and `--timeout`, and reckon's limit on one call, in seconds.
-    public var connectTimeout = 15
-    public var ioTimeout = 60
-    public var callLimit = 600
-
-    public init(remote: String, cache: URL) {
-        self.remote = remote
-        self.cache = cache
+    public static func == (a: SideSpec, b: SideSpec) -> Bool {
+        a.role == b.role && a.name == b.name && a.label == b.label && a.path == b.path && a.readOnly == b.readOnly
+            && SideKinds.same(a.kind, b.kind)
     }
 
-    /// The folder on this machine a `:local:` remote names (`:local:/path`,
-    /// `:local,options:/path`): outputs and the cache may not land in it.
-    public var localFolder: URL? {
-        guard remote.hasPrefix(":local:") || remote.hasPrefix(":local,"), let colon = remote.dropFirst().firstIndex(of: ":") else { return nil }
-        let path = String(remote[remote.index(after: colon)...])
-        return path.hasPrefix("/") ? URL(fileURLWithPath: path) : nil
-    }
-
-    /// The cache of a one-shot command: `$XDG_CACHE_HOME/reckon/`, then
-    /// `$HOME/.cache/reckon/`, else a temporary folder (said to be one).
-    public static func oneShotCache() -> (URL, temporary: Bool) {
-        let environment = ProcessInfo.processInfo.environment
-        if let folder = environment["XDG_CACHE_HOME"], folder.hasPrefix("/") {
-            return (URL(fileURLWithPath: folder).appendingPathComponent("reckon"), false)
-        }
-        if let home = environment["HOME"], home.hasPrefix("/") {
-            return (URL(fileURLWithPath: home).appendingPathComponent(".cache/reckon"), false)
-        }
-        let folder = (try? PrivateFolder.make(prefix: "reckon-cache")) ?? URL(fileURLWithPath: PrivateFolder.temporaryRoot)
-        return (folder, true)
-    }
-
-    /// Whether a path on the command line names an rclone remote (`name:path`
-    /// or `:backend,options:path`) rather than a file: a path that exists
-    /// wins, and one starting with `/` or `.` is a path.
-    public static func isRemote(_ path: String) -> Bool {
-        guard FileKind(path: path) == .missing, !path.hasPrefix("/"), !path.hasPrefix(".") else { return false }
-        return path.firstMatch(of: /^(:[A-Za-z0-9_]+(,[^:]*)?|[A-Za-z0-9_][A-Za-z0-9_. -]*):/) != nil
-    }
-}
-
-/// Where the app's store is: a store file, or an iPhone backup folder to find it in.
-public struct StoreSource: Sendable, Hashable {
-    /// The store file (`default.store`), or the backup folder.
-    public var url: URL
-    public var isBackup: Bool
-    /// The app's bundle or group id, to pick its store in a backup.
-    public var app: String?
-    public var model: StoreModel
-
-    public init(url: URL, isBackup: Bool, app: String? = nil, model: StoreModel = StoreModel()) {
-        self.url = url
-        self.isBackup = isBackup
-        self.app = app
-        self.model = model
-    }
+    /// The store that reads this side.
+    package func store(limits: ReadLimits) -> any MemoStore { kind.open(self, limits: limits) }
 }
 
 /// How a remote's memo files were had in one run.

@@ -148,26 +148,19 @@ public struct SinceLastRun: Sendable, Equatable, Codable {
 /// SHA-256 of its string, which never holds a secret), and how reports
 /// name it.
 package struct SideIdentity: Sendable, Equatable {
-    var kind: String
+    var kind: SideKindName
     var place: String
     /// The side's path as given (a remote's secrets masked); not compared.
     var shown: String
 
-    init(kind: String, place: String, shown: String) {
+    init(kind: SideKindName, place: String, shown: String) {
         self.kind = kind
         self.place = place
         self.shown = shown
     }
 
     init(_ spec: SideSpec) {
-        switch spec.location {
-        case .folder(let url):
-            self.init(kind: "folder", place: realPath(url.path), shown: spec.path)
-        case .store(let source):
-            self.init(kind: "store", place: realPath(source.url.path) + (source.app.map { "#app=" + $0 } ?? ""), shown: spec.path)
-        case .rclone(let source):
-            self.init(kind: "rclone", place: "sha256:" + Rclone.cacheName(of: source.remote), shown: spec.path)
-        }
+        self.init(kind: SideKindName(type(of: spec.kind)), place: spec.kind.place, shown: spec.path)
     }
 
     func isSameSide(as other: SideIdentity) -> Bool { kind == other.kind && place == other.place }
@@ -281,13 +274,13 @@ package struct Baseline: Sendable {
             fingerprints.append(fingerprint)
         }
         guard ids.count == count else { throw ParseError(message: "it lists \(ids.count) memos where its header says \(count)") }
-        return Baseline(side: SideIdentity(kind: unescaped(kind), place: unescaped(place), shown: unescaped(shown)), time: time,
+        return Baseline(side: SideIdentity(kind: SideKindName(decoding: unescaped(kind)), place: unescaped(place), shown: unescaped(shown)), time: time,
                         alarmSince: alarmSince, memos: IDMap(sortedKeys: ids, values: fingerprints))
     }
 
     /// The file's bytes.
     var data: Data {
-        let header = "\(Self.magic) \(Self.version)\nkind \(escaped(side.kind))\nplace \(escaped(side.place))\nshown \(escaped(side.shown))\n"
+        let header = "\(Self.magic) \(Self.version)\nkind \(escaped(side.kind.name))\nplace \(escaped(side.place))\nshown \(escaped(side.shown))\n"
             + "time \(time.iso8601)\n" + (alarmSince.map { "alarm-since \($0.iso8601)\n" } ?? "") + "memos \(memos.count)\n"
         // A memo line is at most 32 + 20 + 9 + 1 + 20 + 16 + 16 bytes and 7 separators.
         var data = Data(count: header.utf8.count + memos.count * 121)

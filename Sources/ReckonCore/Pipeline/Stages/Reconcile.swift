@@ -6,7 +6,7 @@ public enum Reconciler {
     public static func differences(local: SideListing, remote: SideListing, deep: Bool) -> [Difference] {
         guard local.status != .failed, remote.status != .failed else { return [] }
         // A store keeps instants to the millisecond; across kinds they are compared so.
-        let toMillisecond = local.spec.location.isStore != remote.spec.location.isStore
+        let toMillisecond = local.spec.kind.precision != remote.spec.kind.precision
         let localBroken = local.brokenIDs
         let remoteBroken = remote.brokenIDs
         let ids = MemoID.union([local.entries.keys, local.files.keys, localBroken.keys.sorted(),

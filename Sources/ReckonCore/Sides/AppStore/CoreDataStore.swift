@@ -15,11 +15,11 @@ import Glibc
 /// copied. A bad row is a problem for that row, as a bad index entry is.
 public struct CoreDataStore: MemoStore {
     public let spec: SideSpec
-    let source: StoreSource
+    let source: AppStoreSide
 
     public init(_ spec: SideSpec) {
         self.spec = spec
-        guard case .store(let source) = spec.location else { preconditionFailure("a store side is read from a store") }
+        guard let source = spec.kind as? AppStoreSide else { preconditionFailure("a store side is read from a store") }
         self.source = source
     }
 
@@ -173,13 +173,13 @@ final class OpenedStore: Sendable {
     }
 
     /// What was opened, by source, with the stamps of the files it was copied from.
-    private static let opened = Mutex<[StoreSource: (stamps: [StoreSnapshot.Stamp?], store: OpenedStore)]>([:])
+    private static let opened = Mutex<[AppStoreSide: (stamps: [StoreSnapshot.Stamp?], store: OpenedStore)]>([:])
     /// Where each source's files were found: an iPhone backup is searched once a run, not on every read.
-    private static let found = Mutex<[StoreSource: StoreFiles]>([:])
+    private static let found = Mutex<[AppStoreSide: StoreFiles]>([:])
 
     /// The store for `source`: the one opened earlier in this run when its
     /// files have not changed since, else a new copy.
-    static func open(_ source: StoreSource) -> Result<OpenedStore, Failed> {
+    static func open(_ source: AppStoreSide) -> Result<OpenedStore, Failed> {
         let files: StoreFiles
         if let known = found.withLock({ $0[source] }) {
             files = known
@@ -500,7 +500,7 @@ struct StoreFiles {
     var walName: String
 
     /// The store a source names: the file itself, or the app's store found in an iPhone backup.
-    static func find(_ source: StoreSource) -> Result<StoreFiles, OpenedStore.Failed> {
+    static func find(_ source: AppStoreSide) -> Result<StoreFiles, OpenedStore.Failed> {
         guard source.isBackup else {
             let path = source.url.path
             let name = source.url.lastPathComponent

@@ -20,16 +20,17 @@ public struct MemoFolder: MemoStore {
     package enum MemoListing: Sendable {
         /// The folder's own entries.
         case folder
-        /// A remote's listing, when this folder is its local cache (nil when
-        /// the remote has no `memos/`): a listing never depends on what the
-        /// cache happens to hold.
-        case remote([String]?)
+        /// Names given by whoever keeps this folder as a cache of another
+        /// (nil when that one has no `memos/`): a listing never depends on
+        /// what the cache happens to hold, and a cached file's identity
+        /// proves nothing.
+        case given([String]?)
     }
 
     /// Hands each name in `memos/` to `each`: the folder's own, or the
     /// remote's, each taken as a regular file. False when the folder cannot be listed.
     private func listMemos(in path: String, each: (UnsafeRawBufferPointer, ListedKind) throws -> Void) throws -> Bool {
-        guard case .remote(let names) = memoListing else { return try listFolder(atPath: path, each: each) }
+        guard case .given(let names) = memoListing else { return try listFolder(atPath: path, each: each) }
         for name in names ?? [] {
             var name = name
             try name.withUTF8 { try each(UnsafeRawBufferPointer($0), .regularFile) }
@@ -38,9 +39,14 @@ public struct MemoFolder: MemoStore {
     }
 
     public init(_ spec: SideSpec, limits: ReadLimits = ReadLimits()) {
+        guard let side = spec.kind as? MemoFolderSide else { preconditionFailure("a memo folder is read from a folder") }
+        self.init(spec, url: side.url, limits: limits)
+    }
+
+    /// Reads the folder at `url` as the side `spec` (a remote's cache, read as the remote).
+    package init(_ spec: SideSpec, url: URL, limits: ReadLimits = ReadLimits()) {
         self.spec = spec
         self.limits = limits
-        guard case .folder(let url) = spec.location else { preconditionFailure("a memo folder is read from a folder") }
         self.url = url
     }
 
@@ -351,7 +357,7 @@ public struct MemoFolder: MemoStore {
         let memosKind: FileKind
         switch memoListing {
         case .folder: memosKind = FileKind(path: memosURL.path)
-        case .remote(let names): memosKind = names == nil ? .missing : .directory
+        case .given(let names): memosKind = names == nil ? .missing : .directory
         }
         let memosMissing = memosKind == .missing
         switch memosKind {

@@ -13,13 +13,13 @@ import Synchronization
 /// remote's listing, so every check is the memo folder's own.
 public struct RcloneStore: MemoStore {
     public let spec: SideSpec
-    let source: RcloneSource
+    let source: RcloneSide
     let limits: ReadLimits
 
     public init(_ spec: SideSpec, limits: ReadLimits = ReadLimits()) {
         self.spec = spec
         self.limits = limits
-        guard case .rclone(let source) = spec.location else { preconditionFailure("an rclone side is read from a remote") }
+        guard let source = spec.kind as? RcloneSide else { preconditionFailure("an rclone side is read from a remote") }
         self.source = source
     }
 
@@ -121,7 +121,7 @@ public struct RcloneStore: MemoStore {
     /// downloaded into the cache, and what was listed and downloaded, shared
     /// by every use of the same remote in one run.
     final class Remote: Sendable {
-        let source: RcloneSource
+        let source: RcloneSide
         let rclone: Rclone
         /// The remote folder holding `index.json`.
         let root: String
@@ -140,7 +140,7 @@ public struct RcloneStore: MemoStore {
         /// The cache's record being written on another core while the cached files are read.
         private let recordWrite = Mutex<Pending<Bool>?>(nil)
 
-        private init(source: RcloneSource, rclone: Rclone, root: String, nesting: String, cacheFolder: URL, previousIndex: [MemoID: IndexEntry]?) {
+        private init(source: RcloneSide, rclone: Rclone, root: String, nesting: String, cacheFolder: URL, previousIndex: [MemoID: IndexEntry]?) {
             self.source = source
             self.rclone = rclone
             self.root = root
@@ -164,7 +164,7 @@ public struct RcloneStore: MemoStore {
             return Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec)) == listed
         }
 
-        private static let opened = Mutex<[RcloneSource: Remote]>([:])
+        private static let opened = Mutex<[RcloneSide: Remote]>([:])
 
         /// What a run needs of a remote beyond its `index.json`.
         enum Need {
@@ -178,7 +178,7 @@ public struct RcloneStore: MemoStore {
 
         /// The remote with its `index.json` in the cache: read once a run.
         /// When more is needed, `memos/` starts being listed at once.
-        static func open(_ source: RcloneSource, limits: ReadLimits, need: Need) -> Result<Remote, Problem> {
+        static func open(_ source: RcloneSide, limits: ReadLimits, need: Need) -> Result<Remote, Problem> {
             if let known = opened.withLock({ $0[source] }) { return .success(known) }
             let listing = need != .index
             let rclone: Rclone
@@ -262,10 +262,8 @@ public struct RcloneStore: MemoStore {
 
         /// The cache read as a memo folder, with the names the remote listed in `memos/`.
         func folder(_ spec: SideSpec, limits: ReadLimits, names: [String]?) -> MemoFolder {
-            var cacheSpec = spec
-            cacheSpec.location = .folder(cacheFolder)
-            var folder = MemoFolder(cacheSpec, limits: limits)
-            folder.memoListing = .remote(names)
+            var folder = MemoFolder(spec, url: cacheFolder, limits: limits)
+            folder.memoListing = .given(names)
             return folder
         }
 
@@ -293,7 +291,7 @@ public struct RcloneStore: MemoStore {
         }
 
         /// An `lsjson` of a memos folder on another core, with MD5 where the backend lists it for free.
-        private static func startListing(_ memos: String, rclone: Rclone, source: RcloneSource) -> Pending<Result<[Rclone.Entry], Rclone.Failure>> {
+        private static func startListing(_ memos: String, rclone: Rclone, source: RcloneSide) -> Pending<Result<[Rclone.Entry], Rclone.Failure>> {
             Pending { () -> Result<[Rclone.Entry], Rclone.Failure> in
                 let hash = (try? rclone.backendType(of: source.remote)).flatMap { $0 }.map(Rclone.listingCarriesMD5) ?? false
                 return Result { () throws(Rclone.Failure) in try rclone.lsjson(memos, filesOnly: true, hash: hash) }

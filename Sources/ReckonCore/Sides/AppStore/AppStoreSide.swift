@@ -1,0 +1,84 @@
+import Foundation
+
+/// The app's SwiftData store: a store file (`default.store`), or an iPhone
+/// backup folder to find it in. Read through a private snapshot, never written.
+package struct AppStoreSide: SideKind, Hashable {
+    package static let name = "store"
+    package static let description = "the app's store"
+    package static let definitionKeys = ["app", "model"]
+    /// Its memos are rows, read only through the store.
+    package static let holdsFiles = false
+
+    /// The store file (`default.store`), or the backup folder.
+    package var url: URL
+    package var isBackup: Bool
+    /// The app's bundle or group id, to pick its store in a backup.
+    package var app: String?
+    package var model: StoreModel
+
+    package init(url: URL, isBackup: Bool, app: String? = nil, model: StoreModel = StoreModel()) {
+        self.url = url
+        self.isBackup = isBackup
+        self.app = app
+        self.model = model
+    }
+
+    package static func read(_ object: [String: JSONValue], key: String, with reader: DefinitionReader) throws(DefinitionError) -> (path: String, kind: Self) {
+        let path = try reader.string(object, "path", in: key, required: true)!
+        let url = reader.url(path)
+        var side = AppStoreSide(url: url, isBackup: FileKind(path: url.path) == .directory, app: try reader.string(object, "app", in: key, required: false))
+        if let model = object["model"] {
+            side.model = try reader.storeModel(model, "\(key).model")
+        }
+        return (path, side)
+    }
+
+    /// apply never writes the app's store, so a plan need not reach it again.
+    package static func reopen(_ planned: PlanSide) -> AppStoreSide? { nil }
+
+    /// A store file, its `-wal`, or one of its rows (`default.store#Z_PK=12`)
+    /// stand beside the store, not inside it.
+    package static func join(_ root: String, _ inside: String) -> String? {
+        let slash = root.lastIndex(of: "/")
+        let name = slash.map { root[root.index(after: $0)...] } ?? root[...]
+        guard name.contains("."), inside == name || inside == name + "-wal" || inside.hasPrefix(name + "#") else { return nil }
+        return slash.map { root[...$0] + inside } ?? inside
+    }
+
+    package var ambiguity: String? {
+        guard isBackup, let found = try? PhoneBackup.appStores(in: url, app: app, entity: model.entity), found.count > 1 else { return nil }
+        return PhoneBackup.notOne(found, app: app)
+    }
+
+    package func open(_ spec: SideSpec, limits: ReadLimits) -> any MemoStore { CoreDataStore(spec) }
+
+    /// A store file's folder, where SQLite keeps its -wal and -shm beside it.
+    package var localURL: URL? { isBackup ? url : url.deletingLastPathComponent() }
+
+    package func sourceFolder(shown path: String) -> String {
+        isBackup ? "the source folder \(path)" : "the folder of the store \(path)"
+    }
+
+    package var precision: InstantPrecision { .millisecond }
+
+    package func countsFrom(rebuilt: Bool) -> SideReport.CountsFrom { .store }
+
+    package var place: String { realPath(url.path) + (app.map { "#app=" + $0 } ?? "") }
+
+    package func planned(label: String) -> PlannedPlace {
+        PlannedPlace(notWritable: "\(label) is the app's own store, which reckon never writes")
+    }
+
+    package func fileAccess(shown: String, limits: ReadLimits) throws(MemoFolderError) -> any FileAccess {
+        throw MemoFolderError(path: shown, reason: "is the app's store, which reckon never writes; only memo folders are")
+    }
+
+    package func lockPlace(shown: String) throws(TargetLock.Refusal) -> String {
+        throw TargetLock.Refusal(description: "\(shown) is the app's store, which reckon never writes")
+    }
+}
+
+extension SideKind where Self == AppStoreSide {
+    /// The app's store.
+    package static func store(_ side: AppStoreSide) -> AppStoreSide { side }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// A memo folder on disk: `60dMemo/` itself, or the folder above it.
+package struct MemoFolderSide: SideKind, Hashable {
+    package static let name = "folder"
+    package static let description = "memo folder"
+    package static let definitionKeys: [String] = []
+    package static let holdsFiles = true
+
+    /// The folder the side's path names, resolved.
+    package var url: URL
+
+    package init(_ url: URL) { self.url = url }
+
+    package static func read(_ object: [String: JSONValue], key: String, with reader: DefinitionReader) throws(DefinitionError) -> (path: String, kind: Self) {
+        let path = try reader.string(object, "path", in: key, required: true)!
+        return (path, MemoFolderSide(reader.url(path)))
+    }
+
+    package static func reopen(_ planned: PlanSide) -> MemoFolderSide? {
+        planned.location.map { MemoFolderSide(URL(fileURLWithPath: $0)) }
+    }
+
+    package func open(_ spec: SideSpec, limits: ReadLimits) -> any MemoStore { MemoFolder(spec, limits: limits) }
+
+    package var localURL: URL? { url }
+
+    package var place: String { realPath(url.path) }
+
+    package func planned(label: String) -> PlannedPlace { PlannedPlace(location: realPath(url.path)) }
+
+    package func fileAccess(shown: String, limits: ReadLimits) throws(MemoFolderError) -> any FileAccess {
+        DiskFileAccess(url, shown: shown, limits: limits)
+    }
+
+    package func lockPlace(shown: String) throws(TargetLock.Refusal) -> String {
+        "folder " + realPath(MemoFolder.resolveRoot(url).path)
+    }
+}
+
+extension SideKind where Self == MemoFolderSide {
+    /// A memo folder on disk.
+    package static func folder(_ url: URL) -> MemoFolderSide { MemoFolderSide(url) }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+/// Outside `Sources/ReckonCore/Sides/`, the folder that holds the kinds of
+/// side, no code asks which kind a side is: it neither tests a side's kind
+/// against one of the kind types (`is`, `as`, `as?`, a `case` of them), nor
+/// matches the cases of the old location enum, nor compares with a kind's
+/// name as a string. Message text may name a kind. A fourth kind is then a
+/// new folder, not edits across the tree.
+@Suite struct SideKindRuleTests {
+    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Sources").standardizedFileURL
+    static let kindsFolder = "ReckonCore/Sides/"
+
+    static let kindTypes = "(MemoFolderSide|AppStoreSide|RcloneSide)"
+    static let kindNames = "\"(folder|store|rclone)\""
+    /// What asking a side's kind looks like, each with the words for it.
+    static let rules: [(pattern: String, what: String)] = [
+        ("\\b(is|as[?!]?)\\s+\(kindTypes)\\b", "tests a value against a kind type"),
+        ("(==|!=)\\s*\(kindTypes)\\.(self|name)\\b|\(kindTypes)\\.(self|name)\\s*(==|!=)", "compares with a kind type"),
+        ("case\\s+\\.(folder|store|rclone)\\b|\\bSideLocation\\b", "matches a case of a kind"),
+        ("(==|!=)\\s*\(kindNames)|\(kindNames)\\s*(==|!=)|case\\s+\(kindNames)|[\\[,]\\s*\(kindNames)\\s*:", "compares with a kind's name as a string"),
+    ]
+
+    /// Every offending line as `file:line: what: text`.
+    static func offences() throws -> [String] {
+        let rules = try rules.map { (try Regex($0.pattern), $0.what) }
+        var found: [String] = []
+        let files = FileManager.default.enumerator(atPath: sources.path)!.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }.sorted()
+        for file in files where !file.hasPrefix(kindsFolder) {
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = line.trimmingCharacters(in: .whitespaces)
+                if code.hasPrefix("//") { continue }
+                for (regex, what) in rules where line.contains(regex) {
+                    found.append("Sources/\(file):\(number + 1): \(what): \(code)")
+                }
+            }
+        }
+        return found
+    }
+
+    @Test func noCodeOutsideTheSideKindsAsksWhichKindASideIs() throws {
+        let found = try Self.offences()
+        for line in found { print(line) }
+        #expect(found.isEmpty, "\(found.count) lines outside Sources/\(Self.kindsFolder) ask which kind a side is:\n\(found.joined(separator: "\n"))")
+    }
+
+    /// The rule finds what it forbids: each pattern catches the line it was written for.
+    @Test func theRulesCatchWhatTheyForbid() throws {
+        let forbidden = [
+            "if side.kind is AppStoreSide { return }", "guard let source = spec.kind as? RcloneSide else { return }",
+            "if type(of: kind) == MemoFolderSide.self {}", "case .rclone(let source):", "guard planned.kind != \"store\" else {",
+            "let kinds = [\"folder\": \"memo folder\"]",
+        ]
+        for line in forbidden {
+            #expect(try Self.rules.contains { line.contains(try Regex($0.pattern)) }, "\(line)")
+        }
+        let allowed = ["throw Refusal(description: \"is the app's store, which reckon never writes\")", "case .stored:", "run([\"rclone\", \"check\"])",
+                       "let what = isFolder ? \"folder\" : \"file\""]
+        for line in allowed {
+            #expect(try !Self.rules.contains { line.contains(try Regex($0.pattern)) }, "\(line)")
+        }
+    }
+}
