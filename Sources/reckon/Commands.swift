@@ -240,8 +240,8 @@ enum Commands {
             console.err(several.text)
             return .usage
         }
-        var pipeline = Pipeline()
-        pipeline.acceptDeletions = arguments.flags.contains("--accept-deletions")
+        var pipeline = Pipeline(startedAt: runStart())
+        pipeline.settings.acceptDeletions = arguments.flags.contains("--accept-deletions")
         let published = execute(pipeline, definition, console: console, json: arguments.flags.contains("--json"), quiet: false)
         return ExitCode(rawValue: published.exitCode(driftFails: true))!
     }
@@ -258,7 +258,7 @@ enum Commands {
         if json {
             console.out(escapedJSONForDisplay(JSONWriter.data(try! JSONValue(encoding: published.report))) + "\n")
         } else if !quiet {
-            let written = pipeline.writeFiles && published.failures.isEmpty
+            let written = pipeline.settings.writeFiles && published.failures.isEmpty
             console.out(TextSummary(strings: .forLanguage(definition.language), color: console.color,
                                     reportFolder: written ? definition.reportDir : nil).render(published.report))
         }
@@ -530,4 +530,11 @@ extension Commands {
             return .trouble
         }
     }
+}
+
+/// When this run started: `SOURCE_DATE_EPOCH` when set (reproducible
+/// reports), else the clock. Read here, by the command line only, and
+/// handed to the core.
+func runStart() -> Timestamp {
+    Timestamp(seconds: ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap { Int64($0) } ?? Int64(Date().timeIntervalSince1970))
 }

@@ -122,7 +122,7 @@ extension Commands {
         }, onProgress: progressPrinter(console, quiet: false))
         let made: Plan
         do {
-            made = try Pipeline().plan(definition, remote: remoteName, choices: choices, definitionPath: definitionPath,
+            made = try Pipeline(startedAt: runStart()).plan(definition, remote: remoteName, choices: choices, definitionPath: definitionPath,
                                       stateDir: definition.stateDir!, context: context)
         } catch {
             console.err("Error: \(error)\n")
@@ -160,7 +160,7 @@ extension Commands {
             return .usage
         }
         let path = arguments.positionals[0]
-        var options = Applier.Options(now: Pipeline().startedAt, environment: ProcessInfo.processInfo.environment)
+        var options = Applier.Options(now: runStart(), environment: ProcessInfo.processInfo.environment)
         options.confirmed = arguments.flags.contains("--yes")
         options.resume = arguments.flags.contains("--resume")
         if let text = arguments.values["--max-delete"] {

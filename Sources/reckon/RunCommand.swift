@@ -68,13 +68,13 @@ extension Commands {
                           quiet: Bool) -> (code: ExitCode, published: Published?) {
         var definition = loaded
         if arguments.flags.contains("--refresh") { definition.refreshCaches() }
-        var pipeline = Pipeline()
-        pipeline.writeFiles = !arguments.flags.contains("--dry-run")
-        pipeline.keepsHistory = true
-        pipeline.acceptDeletions = arguments.flags.contains("--accept-deletions")
-        pipeline.readsEveryMemo = arguments.flags.contains("--refresh")
+        var pipeline = Pipeline(startedAt: runStart())
+        pipeline.settings.writeFiles = !arguments.flags.contains("--dry-run")
+        pipeline.settings.keepsHistory = true
+        pipeline.settings.acceptDeletions = arguments.flags.contains("--accept-deletions")
+        pipeline.settings.readsEveryMemo = arguments.flags.contains("--refresh")
         var lock: RunLock?
-        if pipeline.writeFiles, let url = definition.lockURL {
+        if pipeline.settings.writeFiles, let url = definition.lockURL {
             do {
                 lock = try RunLock(at: url)
             } catch let busy as RunLock.Busy {

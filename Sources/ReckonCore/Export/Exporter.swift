@@ -321,7 +321,8 @@ public struct Exporter {
     /// `manifest.json` that lists them.
     public func export(_ side: SideListing, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
                        progress: (Int, Int) -> Void = { _, _ in }) throws -> ExportSummary {
-        try export(formats: formats, includeArchived: includeArchived, into: staging, progress: progress) { add in
+        // A deep check read every memo's summary already: the export reads each memo once more, to write it.
+        try export(formats: formats, includeArchived: includeArchived, into: staging, progress: progress, known: side.memos) { add in
             for (id, entry) in side.entries.pairs { try add(id, entry, side.files[id]) }
             return side.problems
         }
@@ -359,7 +360,7 @@ public struct Exporter {
     /// `memos.json` only for `json` or `zip`; what only the zip needed is
     /// removed from `staging` before the manifest is written.
     private func export(formats: [ExportFormat], includeArchived: Bool, into staging: URL, progress: (Int, Int) -> Void,
-                        listMemos: ((MemoID, IndexEntry, IDSpelling?) throws -> Void) throws -> [Problem]) throws -> ExportSummary {
+                        known: IDMap<MemoSummary> = IDMap(), listMemos: ((MemoID, IndexEntry, IDSpelling?) throws -> Void) throws -> [Problem]) throws -> ExportSummary {
         let spec = store.spec
         let zipped = formats.contains(.zip)
         let withJSON = formats.contains(.json) || zipped
@@ -422,8 +423,9 @@ public struct Exporter {
                                    source: identity, unchanged: true))
             }
             batch.removeAll(keepingCapacity: true)
-            for ((id, spelledAs), memo) in read(unread, chunkSize: chunkSize, as: .summary, then: { $0 })
-            where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
+            let summaries = unread.compactMap { memo in known[memo.0].map { (memo, $0) } }
+                + read(unread.filter { known[$0.0] == nil }, chunkSize: chunkSize, as: .summary, then: { $0 })
+            for ((id, spelledAs), memo) in summaries where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
                 try append(Planned(createdAt: memo.createdAt, id: id, spelledAs: spelledAs, modified: memo.modifiedAt,
                                    source: sources[id], unchanged: false))
             }

@@ -1,28 +1,73 @@
 import Foundation
 
-/// The sides as read, and the files the quarantine set aside.
-public struct LoadedSides: Sendable {
+/// How one run goes, as the command line sets it: the run's start time
+/// (which the command line reads from the clock, or from
+/// `SOURCE_DATE_EPOCH` for reproducible reports) and what the run may do.
+public struct RunSettings: Sendable {
+    /// Names the run's export and quarantine folders.
+    public var startedAt: Timestamp
+    /// Whether files may be written (false for `--dry-run`).
+    public var writeFiles = true
+    /// Whether the run appends to `history.jsonl` (pipeline runs do).
+    public var keepsHistory = false
+    /// Whether a person agreed, for this run, to the deletions an alarm
+    /// names (`--accept-deletions`): the run is not held back by it, and the
+    /// baseline moves on.
+    public var acceptDeletions = false
+    /// Whether the export reads every memo, even one whose file the
+    /// previous run read and is unchanged (`--refresh`).
+    public var readsEveryMemo = false
+
+    public init(startedAt: Timestamp) { self.startedAt = startedAt }
+}
+
+/// What every stage of one run shares and none changes: the definition,
+/// the settings, and the context that records timings, notes and warnings.
+public struct PipelineRun: Sendable {
     public var definition: PipelineDefinition
+    public var settings: RunSettings
+    public var context: RunContext
+}
+
+/// The sides as Load read them, each with the store that read it, and the
+/// files the quarantine set aside. Later stages read memos through these
+/// stores, so a side is opened, and a store's snapshot taken, once a run.
+public struct LoadedSides: Sendable {
     public var local: SideListing
     public var remotes: [SideListing]
+    /// The store that read each side, the local one first.
+    package var stores: [any MemoStore]
     /// Files set aside by the quarantine stage.
     public var quarantined: [QuarantineRecord] = []
 
     /// Every side, the local one first.
     public var sides: [SideListing] { [local] + remotes }
+
+    /// The side an export reads, with its store.
+    func side(_ source: ExportSource) -> (SideListing, any MemoStore) {
+        switch source {
+        case .local: (local, stores[0])
+        case .remote(let name):
+            remotes.indices.first { remotes[$0].spec.name == name }.map { (remotes[$0], stores[$0 + 1]) }!
+        }
+    }
 }
 
+/// What Reconcile found: every memo that differs, and each side's baseline
+/// and what moved since, in the order of `LoadedSides.sides`.
 public struct Reconciliation: Sendable {
-    public var loaded: LoadedSides
     public var differences: [Difference]
-    /// Each side's baseline and what moved since, in the order of `loaded.sides`.
     public var baselines: [SideBaseline] = []
+
+    /// When the oldest deletion alarm that still holds was raised: the
+    /// export keeps the last run before it.
+    var alarmSince: Timestamp? { baselines.filter(\.alarmHolds).compactMap { $0.alarm?.since }.min() }
 }
 
+/// What Export wrote.
 public struct Exported: Sendable {
-    public var reconciliation: Reconciliation
     /// The files written, or one record saying why the export failed.
-    public var exports: [ExportRecord]
+    public var exports: [ExportRecord] = []
     /// What the export published but could not tidy as asked: old run
     /// folders whose removal stopped part of the way.
     public var failures: [OutputError] = []
@@ -41,35 +86,29 @@ public struct Published: Sendable {
 }
 
 /// The run of one pipeline: load → quarantine → reconcile → export → build
-/// report → publish. Each stage is in its own file in `Stages/`. No stage
-/// throws, so the last one, which writes every output, always runs.
+/// report → publish. Each stage is in its own file in `Stages/`, and is
+/// a stored value. No stage throws, so the last one, which writes every
+/// output, always runs.
 public struct Pipeline {
-    /// Whether files may be written (false for `--dry-run`).
-    public var writeFiles = true
-    /// The run's start time; names the run's export and quarantine folders.
-    /// `SOURCE_DATE_EPOCH`, when set, fixes it, for reproducible reports.
-    public var startedAt = Timestamp(seconds: ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap { Int64($0) }
-                                     ?? Int64(Date().timeIntervalSince1970))
-    /// Whether the run appends to `history.jsonl` (pipeline runs do).
-    public var keepsHistory = false
-    /// Whether a person agreed, for this run, to the deletions an alarm
-    /// names (`--accept-deletions`): the run is not held back by it, and the
-    /// baseline moves on.
-    public var acceptDeletions = false
-    /// Whether the export reads every memo, even one whose file the
-    /// previous run read and is unchanged (`--refresh`).
-    public var readsEveryMemo = false
+    public var settings: RunSettings
+    public var load = Pipeline.loading
+    public var quarantine = Pipeline.quarantining
+    public var reconcile = Pipeline.reconciling
+    public var export = Pipeline.exporting
+    public var buildReport = Pipeline.reporting
+    public var publish = Pipeline.publishing
 
-    public init() {}
+    public init(startedAt: Timestamp) {
+        settings = RunSettings(startedAt: startedAt)
+    }
 
-    /// Runs every stage in order.
+    /// Runs every stage in order, each given what it needs.
     public func run(_ definition: PipelineDefinition, context: RunContext) -> Published {
-        let loaded = quarantine.run(load.run(definition, in: context), in: context)
-        let reconciled = reconcile.run(loaded, in: context)
-        let exported = export.run(reconciled, in: context)
-        let report = buildReport.run(exported, in: context)
-        return publish.run(PublishInput(report: report, loaded: exported.reconciliation.loaded, baselines: exported.reconciliation.baselines,
-                                        failures: exported.failures),
-                           in: context)
+        let run = PipelineRun(definition: definition, settings: settings, context: context)
+        let loaded = quarantine.run(load.run(definition, in: run), in: run)
+        let reconciled = reconcile.run(loaded, in: run)
+        let exported = export.run(ExportInput(sides: loaded, keepLastBefore: reconciled.alarmSince), in: run)
+        let report = buildReport.run(ReportInput(sides: loaded, reconciliation: reconciled, exported: exported, timings: context.timings), in: run)
+        return publish.run(PublishInput(report: report, sides: loaded, baselines: reconciled.baselines, failures: exported.failures), in: run)
     }
 }

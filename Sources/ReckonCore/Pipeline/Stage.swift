@@ -1,19 +1,21 @@
-/// One named step of a pipeline: takes the previous step's value and returns
-/// its own. Stages do not print and do not throw: what goes wrong becomes a
-/// value (a problem, a failed side, a failed output) that the report carries,
-/// so every later stage still runs. The run context times them.
+/// One named step of a pipeline: takes its input value and what the run
+/// shares, and returns its own value. Stages do not print and do not throw:
+/// what goes wrong becomes a value (a problem, a failed side, a failed
+/// output) that the report carries, so every later stage still runs. The
+/// run's context times them. A stage is a stored value, so a test can run
+/// one alone or put another in its place.
 public struct Stage<Input, Output> {
     public let name: String
-    let body: (Input, RunContext) -> Output
+    let body: (Input, PipelineRun) -> Output
 
-    public init(_ name: String, _ body: @escaping (Input, RunContext) -> Output) {
+    public init(_ name: String, _ body: @escaping (Input, PipelineRun) -> Output) {
         self.name = name
         self.body = body
     }
 
-    public func run(_ input: Input, in context: RunContext) -> Output {
+    public func run(_ input: Input, in run: PipelineRun) -> Output {
         let start = ContinuousClock.now
-        defer { context.recordTiming(stage: name, duration: ContinuousClock.now - start) }
-        return body(input, context)
+        defer { run.context.recordTiming(stage: name, duration: ContinuousClock.now - start) }
+        return body(input, run)
     }
 }

@@ -24,7 +24,11 @@ public struct ConflictChoices: Sendable, Equatable {
 /// since the baseline. Reads the files the actions would write, for their
 /// change tags and contents; writes nothing.
 public struct Planner {
+    /// The sides as read, with their stores.
+    public var sides: LoadedSides
     public var reconciliation: Reconciliation
+    /// The pipeline's name, for the plan.
+    public var pipeline: String
     public var remoteName: String
     public var choices: ConflictChoices
     public var createdAt: Timestamp
@@ -32,9 +36,11 @@ public struct Planner {
     public var definitionPath: String?
     public var stateDir: URL
 
-    public init(reconciliation: Reconciliation, remoteName: String, choices: ConflictChoices, createdAt: Timestamp, definitionPath: String?,
-                stateDir: URL) {
+    public init(sides: LoadedSides, reconciliation: Reconciliation, pipeline: String, remoteName: String, choices: ConflictChoices,
+                createdAt: Timestamp, definitionPath: String?, stateDir: URL) {
+        self.sides = sides
         self.reconciliation = reconciliation
+        self.pipeline = pipeline
         self.remoteName = remoteName
         self.choices = choices
         self.createdAt = createdAt
@@ -52,11 +58,11 @@ public struct Planner {
     }
 
     public func plan() throws(PlanError) -> Plan {
-        let loaded = reconciliation.loaded
-        guard let remote = loaded.remotes.first(where: { $0.spec.name == remoteName }) else {
+        guard let remote = sides.remotes.firstIndex(where: { $0.spec.name == remoteName }) else {
             throw PlanError("there is no remote named '\(remoteName)'")
         }
-        let listings: [SideRole: SideListing] = [.local: loaded.local, .remote: remote]
+        let listings: [SideRole: SideListing] = [.local: sides.local, .remote: sides.remotes[remote]]
+        let stores: [SideRole: any MemoStore] = [.local: sides.stores[0], .remote: sides.stores[remote + 1]]
         for listing in listings.values where listing.status == .failed {
             let why = listing.problems.first.map { "\(joinPath(listing.spec.path, $0.path)): \($0.message)" } ?? "it could not be read"
             throw PlanError("nothing can be planned: \(listing.spec.label) (\(listing.spec.path)) could not be read: \(why)")
@@ -75,7 +81,7 @@ public struct Planner {
         }
         var files: [SideRole: SideFiles] = [:]
         for role in [SideRole.local, .remote] {
-            files[role] = try SideFiles.read(listings[role]!, ids: wanted[role]!.sorted())
+            files[role] = try SideFiles.read(listings[role]!, store: stores[role]!, ids: wanted[role]!.sorted())
         }
         let sides = [SideRole.local, .remote].map { role in
             planSide(listings[role]!, index: files[role]!.index)
@@ -84,7 +90,7 @@ public struct Planner {
         for (difference, decision) in decided {
             actions.append(action(for: difference, decision, listings: listings, files: files, sides: sides))
         }
-        return Plan(createdAt: createdAt, pipeline: loaded.definition.name, definition: definitionPath, stateDir: realPath(stateDir.path),
+        return Plan(createdAt: createdAt, pipeline: pipeline, definition: definitionPath, stateDir: realPath(stateDir.path),
                     sides: sides, actions: actions)
     }
 
@@ -387,10 +393,11 @@ struct SideFiles {
     var memos: [MemoID: Read] = [:]
     var index: FileTag?
 
-    static func read(_ listing: SideListing, ids: [MemoID]) throws(PlanError) -> SideFiles {
+    /// The files of `ids` with their tags; a side whose memos are rows
+    /// (the app's store) is read through the store that listed it.
+    static func read(_ listing: SideListing, store: any MemoStore, ids: [MemoID]) throws(PlanError) -> SideFiles {
         var result = SideFiles()
         if !type(of: listing.spec.kind).holdsFiles {
-            let store = listing.spec.store(limits: ReadLimits())
             let pairs = ids.map { ($0, IDSpelling.capital) }
             for case .success(let memo) in store.read(pairs, chunkSize: 64, as: .memo, then: { $0 }) {
                 let data = JSONWriter.data(JSONExport.value(of: memo))
@@ -423,8 +430,10 @@ extension Pipeline {
         definition.check = .deep
         definition.remotes = definition.remotes.filter { $0.name == remote }
         definition.quarantineDir = nil
-        let reconciled = reconcile.run(load.run(definition, in: context), in: context)
-        return try Planner(reconciliation: reconciled, remoteName: remote, choices: choices, createdAt: startedAt,
-                           definitionPath: definitionPath, stateDir: stateDir).plan()
+        let run = PipelineRun(definition: definition, settings: settings, context: context)
+        let loaded = load.run(definition, in: run)
+        let reconciled = reconcile.run(loaded, in: run)
+        return try Planner(sides: loaded, reconciliation: reconciled, pipeline: definition.name, remoteName: remote, choices: choices,
+                           createdAt: settings.startedAt, definitionPath: definitionPath, stateDir: stateDir).plan()
     }
 }

@@ -3,16 +3,25 @@ import Foundation
 import Glibc
 #endif
 
+/// What the export stage reads: the sides with their stores, and when the
+/// oldest deletion alarm that holds was raised (the last export before it
+/// is kept whatever `keep` says).
+public struct ExportInput: Sendable {
+    public var sides: LoadedSides
+    public var keepLastBefore: Timestamp?
+}
+
 extension Pipeline {
     /// Writes the definition's export, if it has one, from the chosen side,
-    /// into a new folder named by the run's start time. A failure is kept as
-    /// the export's failure, for the report; it never stops the run.
-    public var export: Stage<Reconciliation, Exported> {
-        Stage("export") { [writeFiles, startedAt, readsEveryMemo] reconciliation, context in
-            let loaded = reconciliation.loaded
-            var exported = Exported(reconciliation: reconciliation, exports: [])
-            guard let spec = loaded.definition.export, writeFiles else { return exported }
-            let side = loaded.side(spec.from)
+    /// through the store Load opened, into a new folder named by the run's
+    /// start time. A failure is kept as the export's failure, for the
+    /// report; it never stops the run.
+    public static var exporting: Stage<ExportInput, Exported> {
+        Stage("export") { input, run in
+            let context = run.context
+            var exported = Exported()
+            guard let spec = run.definition.export, run.settings.writeFiles else { return exported }
+            let (side, store) = input.sides.side(spec.from)
             // One record per format asked, each with the one failure.
             func fail(_ reason: String) -> Exported {
                 exported.exports = spec.formats.map { ExportRecord(format: $0, path: "", memos: 0, bytes: 0, failure: reason, folder: spec.dir) }
@@ -23,13 +32,13 @@ extension Pipeline {
             var staging: URL?
             var index: MarkdownIndex.Writer?
             do {
-                var exporter = Exporter(store: side.spec.store(limits: loaded.definition.limits))
+                var exporter = Exporter(store: store)
                 staging = try ExportFolder.makeRunStaging(in: spec.dir)
                 // The newest run's unchanged Markdown files are reused; this
                 // run's index is put in place once the run is published.
-                let limits = loaded.definition.limits
+                let limits = run.definition.limits
                 exporter.previous = MarkdownIndex.previous(in: spec.dir, limits: limits)
-                if readsEveryMemo { exporter.previous?.takesUnread = false }
+                if run.settings.readsEveryMemo { exporter.previous?.takesUnread = false }
                 if spec.formats.contains(.markdown) {
                     index = try MarkdownIndex.Writer(url: spec.dir.appendingPathComponent(MarkdownIndex.fileName + ".tmp"), limits: limits)
                     exporter.index = index
@@ -37,8 +46,8 @@ extension Pipeline {
                 let summary = try exporter.export(side, formats: spec.formats, includeArchived: spec.includeArchived, into: staging!) {
                     context.progress("exporting", done: $0, total: $1)
                 }
-                let alarm = reconciliation.baselines.filter(\.alarmHolds).compactMap { $0.alarm?.since }.min()
-                let (run, retention) = try ExportFolder.publishRun(staging!, in: spec.dir, startedAt: startedAt, keep: spec.keep, keepingLastBefore: alarm)
+                let (published, retention) = try ExportFolder.publishRun(staging!, in: spec.dir, startedAt: run.settings.startedAt, keep: spec.keep,
+                                                                         keepingLastBefore: input.keepLastBefore)
                 staging = nil
                 if let index {
                     // Without it the next run reads every memo; nothing else is lost.
@@ -54,7 +63,7 @@ extension Pipeline {
                     context.warn("kept the old export \(spec.path)/\(name), which keep: \(spec.keep!) would remove: \(why)")
                 }
                 exported.failures = retention.failures
-                exported.exports = ExportRecord.records(summary, folder: run, displayPath: "")
+                exported.exports = ExportRecord.records(summary, folder: published, displayPath: "")
                 return exported
             } catch {
                 if let staging { try? ExportFolder.removeTree(staging.path) }
@@ -79,14 +88,4 @@ package func exportFailure(_ error: any Error, dir: URL, as path: String) -> Str
 /// A message with the resolved folder `dir` spelled as the user gave it.
 func shownUnder(_ message: String, dir: URL, as path: String) -> String {
     message.replacingOccurrences(of: dir.path, with: path.hasSuffix("/") ? String(path.dropLast()) : path)
-}
-
-extension LoadedSides {
-    /// The side an export reads.
-    func side(_ source: ExportSource) -> SideListing {
-        switch source {
-        case .local: local
-        case .remote(let name): remotes.first { $0.spec.name == name }!
-        }
-    }
 }

@@ -2,20 +2,23 @@ import Foundation
 import Synchronization
 
 extension Pipeline {
-    /// Reads every side on its own, all at once: one failing does not
-    /// discard the others.
-    public var load: Stage<PipelineDefinition, LoadedSides> {
-        Stage("load") { definition, context in
+    /// Reads every side on its own, all at once (one failing does not
+    /// discard the others), and keeps the store that read each one for the
+    /// stages after it.
+    public static var loading: Stage<PipelineDefinition, LoadedSides> {
+        Stage("load") { definition, run in
+            let context = run.context
             let deep = definition.check == .deep
             let specs = [definition.local] + definition.remotes
             for spec in specs { context.note("reading \(spec.label)") }
+            let stores = specs.map { $0.store(limits: definition.limits) }
             let read = Mutex([Int: SideListing]())
             DispatchQueue.concurrentPerform(iterations: specs.count) { position in
-                let side = specs[position].store(limits: definition.limits).load(deep: deep)
+                let side = stores[position].load(deep: deep)
                 read.withLock { $0[position] = side }
             }
             let sides = read.withLock { all in specs.indices.map { all[$0]! } }
-            return LoadedSides(definition: definition, local: sides[0], remotes: Array(sides.dropFirst()))
+            return LoadedSides(local: sides[0], remotes: Array(sides.dropFirst()), stores: stores)
         }
     }
 }

@@ -1,11 +1,11 @@
 import Foundation
 
-/// What the last stage writes from: the report, and the sides for the
-/// combined listings.
+/// What the last stage writes from: the report, and the artefacts beside
+/// it (the sides for the combined listings, the baselines to save).
 public struct PublishInput: Sendable {
     public var report: Report
-    public var loaded: LoadedSides
-    /// Each side's baseline, in the order of `loaded.sides`.
+    public var sides: LoadedSides
+    /// Each side's baseline, in the order of `sides.sides`.
     public var baselines: [SideBaseline] = []
     /// What earlier stages could not do, reported beside this stage's own.
     public var failures: [OutputError] = []
@@ -18,10 +18,11 @@ extension Pipeline {
     /// pipeline runs) a line of `history.jsonl`. Always runs, and tries every
     /// file: one that cannot be written is a failure beside the others,
     /// never instead of them.
-    public var publish: Stage<PublishInput, Published> {
-        Stage("publish") { [writeFiles, startedAt, keepsHistory] input, _ in
+    public static var publishing: Stage<PublishInput, Published> {
+        Stage("publish") { input, run in
             var report = input.report
-            let definition = input.loaded.definition
+            let definition = run.definition
+            let (writeFiles, startedAt, keepsHistory) = (run.settings.writeFiles, run.settings.startedAt, run.settings.keepsHistory)
             guard writeFiles else { return Published(report: report, failures: input.failures) }
             var failures = input.failures
             func attempt(_ write: () throws -> Void) {
@@ -35,7 +36,7 @@ extension Pipeline {
             }
             func saveBaselines() {
                 // Each side's file is made on a core of its own, then written.
-                let files = mapOnEveryCore(Array(zip(input.loaded.sides.map(\.spec), input.baselines)), chunkSize: 1) { pairs in
+                let files = mapOnEveryCore(Array(zip(input.sides.sides.map(\.spec), input.baselines)), chunkSize: 1) { pairs in
                     pairs.compactMap { spec, baseline in
                         baseline.toSave(deep: definition.check == .deep, side: spec, startedAt: startedAt).map { (baseline.url!, $0.data) }
                     }
@@ -57,9 +58,9 @@ extension Pipeline {
                 report.history = History.shownRuns(history ?? Data(), then: entry)
             }
             let strings = Strings.forLanguage(definition.language)
-            let remotes = input.loaded.remotes
+            let remotes = input.sides.remotes
             // Each file is rendered and written on a core of its own: the pages cost more than the check of a quick run.
-            let shown = report, local = input.loaded.local
+            let shown = report, local = input.sides.local
             var files: [(String, @Sendable () throws -> Data)] = [
                 ("report.json", { JSONWriter.data(try JSONValue(encoding: shown)) + [0x0A] }),
                 ("report.md", { Data(MarkdownReport(strings: strings).render(shown).utf8) }),

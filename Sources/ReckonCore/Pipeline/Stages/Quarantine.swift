@@ -2,12 +2,12 @@ import Foundation
 
 extension Pipeline {
     /// Copies every unusable file aside before anything goes on without it.
-    public var quarantine: Stage<LoadedSides, LoadedSides> {
-        Stage("quarantine") { [writeFiles, startedAt] loaded, context in
-            guard writeFiles, let dir = loaded.definition.quarantineDir, let path = loaded.definition.quarantinePath else { return loaded }
-            let quarantine = Quarantine(dir: dir, path: path, run: ExportFolder.runName(startedAt))
+    public static var quarantining: Stage<LoadedSides, LoadedSides> {
+        Stage("quarantine") { loaded, run in
+            guard run.settings.writeFiles, let dir = run.definition.quarantineDir, let path = run.definition.quarantinePath else { return loaded }
+            let quarantine = Quarantine(dir: dir, path: path, run: ExportFolder.runName(run.settings.startedAt))
             let (sides, records) = quarantine.setAside(loaded.sides)
-            for record in records { context.note("set aside \(record.source) as \(record.copy)") }
+            for record in records { run.context.note("set aside \(record.source) as \(record.copy)") }
             var result = loaded
             result.local = sides[0]
             result.remotes = Array(sides.dropFirst())

@@ -66,9 +66,10 @@ public enum Reconciler {
 extension Pipeline {
     /// Compares the local side with each remote, and each side with its
     /// baseline, to tell which side moved.
-    public var reconcile: Stage<LoadedSides, Reconciliation> {
-        Stage("reconcile") { [startedAt, acceptDeletions] loaded, _ in
-            let definition = loaded.definition
+    public static var reconciling: Stage<LoadedSides, Reconciliation> {
+        Stage("reconcile") { loaded, run in
+            let definition = run.definition
+            let (startedAt, acceptDeletions) = (run.settings.startedAt, run.settings.acceptDeletions)
             let deep = definition.check == .deep
             // The sides are compared while each side's baseline is read and compared on a core of its own.
             let compared = Pending { loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) } }
@@ -83,7 +84,7 @@ extension Pipeline {
                 let remote = loaded.remotes.firstIndex { $0.spec.name == differences[index].remote }!
                 differences[index].changed = SideBaseline.direction(of: differences[index].id, local: baselines[0], remote: baselines[remote + 1])
             }
-            return Reconciliation(loaded: loaded, differences: differences, baselines: baselines)
+            return Reconciliation(differences: differences, baselines: baselines)
         }
     }
 }

@@ -16,6 +16,9 @@ import Glibc
 public struct CoreDataStore: MemoStore {
     public let spec: SideSpec
     let source: AppStoreSide
+    /// What this store found and opened, for its later reads: the load and
+    /// the export, handed one store, read one snapshot and copy it once.
+    let kept = OpenedStore.Kept()
 
     public init(_ spec: SideSpec) {
         self.spec = spec
@@ -41,7 +44,7 @@ public struct CoreDataStore: MemoStore {
     /// Counts by the seed's rule from every usable row's entry, holding no entry.
     public func count() -> SideListing {
         let opened: OpenedStore
-        switch OpenedStore.open(source) {
+        switch OpenedStore.open(source, kept: kept) {
         case .success(let store): opened = store
         case .failure(let failed): return failed.listing(spec)
         }
@@ -56,7 +59,7 @@ public struct CoreDataStore: MemoStore {
 
     public func load(deep: Bool) -> SideListing {
         let opened: OpenedStore
-        switch OpenedStore.open(source) {
+        switch OpenedStore.open(source, kept: kept) {
         case .success(let store): opened = store
         case .failure(let failed): return failed.listing(spec)
         }
@@ -86,7 +89,7 @@ public struct CoreDataStore: MemoStore {
     }
 
     public func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
-        switch OpenedStore.open(source) {
+        switch OpenedStore.open(source, kept: kept) {
         case .success(let opened):
             if let damaged = opened.damage() { damaged.listing(spec) } else {
                 SideListing(spec: spec, problems: try opened.list { entry in try visit(entry.id, entry, entry.spelledAs) })
@@ -98,7 +101,7 @@ public struct CoreDataStore: MemoStore {
     public func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
                                              then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>] {
         let opened: OpenedStore
-        switch OpenedStore.open(source).flatMap({ store in store.damage().map(Result.failure) ?? .success(store) }) {
+        switch OpenedStore.open(source, kept: kept).flatMap({ store in store.damage().map(Result.failure) ?? .success(store) }) {
         case .success(let store): opened = store
         case .failure(let failed): return memos.map { .failure(Problem(failed.problem.kind, path: failed.problem.path, id: $0.0, failed.problem.message)) }
         }
@@ -120,9 +123,8 @@ public struct CoreDataStore: MemoStore {
     }
 }
 
-/// A store copied, checked and ready to read, shared by every use of the
-/// same store in one run while its files stay unchanged, so that the load
-/// and the export read one snapshot and copy it once.
+/// A store copied, checked and ready to read, kept by the `CoreDataStore`
+/// that opened it for its later reads while its files stay unchanged.
 final class OpenedStore: Sendable {
     let snapshot: StoreSnapshot
     let schema: StoreSchema
@@ -172,29 +174,32 @@ final class OpenedStore: Sendable {
         }
     }
 
-    /// What was opened, by source, with the stamps of the files it was copied from.
-    private static let opened = Mutex<[AppStoreSide: (stamps: [StoreSnapshot.Stamp?], store: OpenedStore)]>([:])
-    /// Where each source's files were found: an iPhone backup is searched once a run, not on every read.
-    private static let found = Mutex<[AppStoreSide: StoreFiles]>([:])
+    /// What one `CoreDataStore` found and opened.
+    final class Kept: Sendable {
+        /// Where the store's files were found: an iPhone backup is searched once, not on every read.
+        let found = Mutex<StoreFiles?>(nil)
+        /// What was opened, with the stamps of the files it was copied from.
+        let opened = Mutex<(stamps: [StoreSnapshot.Stamp?], store: OpenedStore)?>(nil)
+    }
 
-    /// The store for `source`: the one opened earlier in this run when its
+    /// The store for `source`: the one opened earlier (`kept`) when its
     /// files have not changed since, else a new copy.
-    static func open(_ source: AppStoreSide) -> Result<OpenedStore, Failed> {
+    static func open(_ source: AppStoreSide, kept: Kept) -> Result<OpenedStore, Failed> {
         let files: StoreFiles
-        if let known = found.withLock({ $0[source] }) {
+        if let known = kept.found.withLock({ $0 }) {
             files = known
         } else {
             switch StoreFiles.find(source) {
             case .success(let located):
                 files = located
-                found.withLock { $0[source] = located }
+                kept.found.withLock { $0 = located }
             case .failure(let failed): return .failure(failed)
             }
         }
         let stamps = [StoreSnapshot.Stamp(path: files.store), StoreSnapshot.Stamp(path: files.wal)]
-        if let cached = opened.withLock({ $0[source] }), cached.stamps == stamps { return .success(cached.store) }
+        if let cached = kept.opened.withLock({ $0 }), cached.stamps == stamps { return .success(cached.store) }
         let result = make(files, model: source.model)
-        if case .success(let store) = result { opened.withLock { $0[source] = (stamps, store) } }
+        if case .success(let store) = result { kept.opened.withLock { $0 = (stamps, store) } }
         return result
     }
 

@@ -15,6 +15,14 @@ public struct RcloneStore: MemoStore {
     public let spec: SideSpec
     let source: RcloneSide
     let limits: ReadLimits
+    /// The remote once opened, for this store's later reads: the load and
+    /// the export, handed one store, list and fetch it once.
+    let kept = Kept()
+
+    /// The remote one `RcloneStore` opened.
+    final class Kept: Sendable {
+        let remote = Mutex<Remote?>(nil)
+    }
 
     public init(_ spec: SideSpec, limits: ReadLimits = ReadLimits()) {
         self.spec = spec
@@ -25,7 +33,7 @@ public struct RcloneStore: MemoStore {
 
     public func count() -> SideListing {
         let remote: Remote
-        switch Remote.open(source, limits: limits, need: .index) {
+        switch Remote.open(source, kept: kept, limits: limits, need: .index) {
         case .success(let opened): remote = opened
         case .failure(let problem): return failed(problem)
         }
@@ -67,7 +75,7 @@ public struct RcloneStore: MemoStore {
 
     public func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
                                              then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>] {
-        switch Remote.open(source, limits: limits, need: .files) {
+        switch Remote.open(source, kept: kept, limits: limits, need: .files) {
         case .success(let remote):
             let listed = try? remote.listed(deep: true, limits: limits).get()
             defer { remote.waitForRecord() }
@@ -80,7 +88,7 @@ public struct RcloneStore: MemoStore {
 
     /// The remote opened and `memos/` listed (with `deep`, its memo files downloaded).
     private func listedRemote(deep: Bool) -> Result<(Remote, Listed), Problem> {
-        Remote.open(source, limits: limits, need: deep ? .files : .listing).flatMap { opened in opened.listed(deep: deep, limits: limits).map { (opened, $0) } }
+        Remote.open(source, kept: kept, limits: limits, need: deep ? .files : .listing).flatMap { opened in opened.listed(deep: deep, limits: limits).map { (opened, $0) } }
     }
 
     private func failed(_ problem: Problem) -> SideListing {
@@ -164,8 +172,6 @@ public struct RcloneStore: MemoStore {
             return Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec)) == listed
         }
 
-        private static let opened = Mutex<[RcloneSide: Remote]>([:])
-
         /// What a run needs of a remote beyond its `index.json`.
         enum Need {
             /// Nothing: counts read the index alone.
@@ -178,8 +184,8 @@ public struct RcloneStore: MemoStore {
 
         /// The remote with its `index.json` in the cache: read once a run.
         /// When more is needed, `memos/` starts being listed at once.
-        static func open(_ source: RcloneSide, limits: ReadLimits, need: Need) -> Result<Remote, Problem> {
-            if let known = opened.withLock({ $0[source] }) { return .success(known) }
+        static func open(_ source: RcloneSide, kept: Kept, limits: ReadLimits, need: Need) -> Result<Remote, Problem> {
+            if let known = kept.remote.withLock({ $0 }) { return .success(known) }
             let listing = need != .index
             let rclone: Rclone
             do {
@@ -226,7 +232,7 @@ public struct RcloneStore: MemoStore {
                 _ = remote.memosListing.withLock { $0 }?.wait()
                 return .failure(problem.inside(remote.nesting))
             }
-            opened.withLock { $0[source] = remote }
+            kept.remote.withLock { $0 = remote }
             return .success(remote)
         }
 
