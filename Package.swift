@@ -5,7 +5,6 @@ let package = Package(
     name: "reckon",
     products: [
         .executable(name: "reckon", targets: ["reckon"]),
-        .library(name: "ReckonCore", targets: ["ReckonCore"]),
     ],
     targets: [
         .systemLibrary(

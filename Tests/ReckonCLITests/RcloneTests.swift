@@ -1,5 +1,5 @@
 import Foundation
-@testable import ReckonCore
+import ReckonCore
 import Testing
 #if canImport(Glibc)
 import Glibc

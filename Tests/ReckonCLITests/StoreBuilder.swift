@@ -1,5 +1,5 @@
 import Foundation
-@testable import ReckonCore
+import ReckonCore
 
 /// Builds a store laid out as Core Data lays one out (`Z_PRIMARYKEY`,
 /// `Z_METADATA`, `Z_MODELCACHE`, an entity table with `Z_PK`, `Z_ENT`,

@@ -4,29 +4,29 @@ import Glibc
 #endif
 
 /// What an export wrote: `manifest.json` in the export folder and in the zip.
-public struct ExportManifest: Sendable, Equatable, Codable {
-    public struct Source: Sendable, Equatable, Codable {
-        public var name: String
-        public var label: String
-        public var path: String
+package struct ExportManifest: Sendable, Equatable, Codable {
+    package struct Source: Sendable, Equatable, Codable {
+        package var name: String
+        package var label: String
+        package var path: String
     }
 
     /// Where a listed file is: in the export folder beside the manifest, or
     /// inside `memos.zip` (written `"in": "folder"` or `"in": "zip"`).
-    public enum Place: String, Sendable, Equatable, Codable {
+    package enum Place: String, Sendable, Equatable, Codable {
         case folder
         case zip
     }
 
-    public struct File: Sendable, Equatable, Codable {
+    package struct File: Sendable, Equatable, Codable {
         /// Where the file is.
-        public var place: Place
+        package var place: Place
         /// Its path in the export folder, or its entry name in the zip.
-        public var path: String
-        public var size: Int
-        public var sha256: String
+        package var path: String
+        package var size: Int
+        package var sha256: String
 
-        public init(place: Place = .folder, path: String, size: Int, sha256: String) {
+        package init(place: Place = .folder, path: String, size: Int, sha256: String) {
             self.place = place
             self.path = path
             self.size = size
@@ -39,59 +39,59 @@ public struct ExportManifest: Sendable, Equatable, Codable {
         }
     }
 
-    public struct Missing: Sendable, Equatable, Codable {
-        public var id: MemoID
-        public var path: String
-        public var reason: String
+    package struct Missing: Sendable, Equatable, Codable {
+        package var id: MemoID
+        package var path: String
+        package var reason: String
     }
 
-    public var generator = "reckon"
-    public var reckonVersion = Reckon.version
+    package var generator = "reckon"
+    package var reckonVersion = Reckon.version
     /// 2 since each file says where it is (`in`) and `memos.zip` is listed.
-    public var schemaVersion = 2
-    public var source: Source
+    package var schemaVersion = 2
+    package var source: Source
     /// The newest modification time among the exported memos: the export's
     /// time that depends on its input only, so the same input gives the same bytes.
-    public var exportedAt: Timestamp?
-    public var includeArchived: Bool
-    public var formats: [ExportFormat]
+    package var exportedAt: Timestamp?
+    package var includeArchived: Bool
+    package var formats: [ExportFormat]
     /// The memos exported, Active and Archived.
-    public var counts: MemoCounts
+    package var counts: MemoCounts
     /// Every file written, each with where it is, its size and SHA-256: in
     /// the folder's manifest first the files beside it (`memos.zip`
     /// included), then the entries of `memos.zip`; in the zip's manifest the
     /// zip's other entries. Each part sorted by the paths' UTF-8 bytes.
-    public var files: [File]
+    package var files: [File]
     /// Memos that should have been exported but could not be read.
-    public var missing: [Missing]
+    package var missing: [Missing]
 }
 
 /// What an export wrote, in short: the manifest's facts without its list of
 /// files (that list is in `manifest.json`), and the totals a report shows.
-public struct ExportSummary: Sendable, Equatable {
-    public var formats: [ExportFormat]
-    public var exportedAt: Timestamp?
-    public var counts: MemoCounts
-    public var missing: [ExportManifest.Missing]
+package struct ExportSummary: Sendable, Equatable {
+    package var formats: [ExportFormat]
+    package var exportedAt: Timestamp?
+    package var counts: MemoCounts
+    package var missing: [ExportManifest.Missing]
     /// `memos.json`'s size and SHA-256 (size 0 and no digest when neither
     /// JSON nor zip was asked for, so it was not written).
-    public var json: ExportManifest.File
+    package var json: ExportManifest.File
     /// The sizes of all Markdown files together.
-    public var markdownBytes: Int
+    package var markdownBytes: Int
     /// `memos.zip`'s size and SHA-256, when it was asked for.
-    public var zip: ExportManifest.File?
+    package var zip: ExportManifest.File?
     /// How many memos were taken whole from the previous run, unread,
     /// because their files are the ones that run read.
-    public var reusedMemos = 0
+    package var reusedMemos = 0
 }
 
 /// Writes one side's memos as `memos.json`, `markdown/` and `memos.zip` into a
 /// staging folder, streaming: each memo is read, written and let go. What is
 /// noted per memo (its id, times, file names, size and digest) is sorted
 /// through files in the staging folder, so memory does not grow with the side.
-public struct Exporter {
+package struct Exporter {
     /// The side's store, which lists and reads its memos.
-    public let store: any MemoStore
+    package let store: any MemoStore
     /// How many values a sort holds before it spills a run to the staging folder.
     package var sortRunLength = spillRunLength
     /// The previous run's index, whose Markdown files are reused for the
@@ -102,15 +102,15 @@ public struct Exporter {
     /// Whether a reused file is hard-linked (else copied, as on a file system without links).
     package var linksReusedFiles = true
 
-    public init(store: any MemoStore) {
+    package init(store: any MemoStore) {
         self.store = store
     }
 
     /// The names an export folder holds.
-    public static let jsonName = "memos.json"
-    public static let markdownName = "markdown"
-    public static let zipName = "memos.zip"
-    public static let manifestName = "manifest.json"
+    package static let jsonName = "memos.json"
+    package static let markdownName = "markdown"
+    package static let zipName = "memos.zip"
+    package static let manifestName = "manifest.json"
 
     /// A memo to export, how its file's name spells its id and when it was
     /// last modified, in export order; with its file's identity, and whether
@@ -152,8 +152,8 @@ public struct Exporter {
 
     /// How many memos are read at a time, and how many of those one core
     /// takes at a time.
-    var batchSize = 1024
-    var chunkSize = 64
+    package var batchSize = 1024
+    package var chunkSize = 64
 
     /// A memo as it goes into `memos.json` and `markdown/`, rendered on any
     /// core, or taken whole from the previous run.
@@ -285,7 +285,7 @@ public struct Exporter {
 
     /// One file written: its path in the export folder, and what the
     /// manifest and the zip say of it; in the order of the paths' bytes.
-    struct Written: Spillable, Sendable {
+    package struct Written: Spillable, Sendable {
         var path: String
         var size: Int
         var digest: SHA256.Digest
@@ -293,9 +293,9 @@ public struct Exporter {
 
         var record: ExportManifest.File { .init(path: path, size: size, sha256: digest.hex) }
 
-        static func < (a: Written, b: Written) -> Bool { utf8Precedes(a.path, b.path) }
+        package static func < (a: Written, b: Written) -> Bool { utf8Precedes(a.path, b.path) }
 
-        func write(to record: inout Record) {
+        package func write(to record: inout Record) {
             record.add(path)
             record.add(size)
             record.add(digest)
@@ -309,7 +309,7 @@ public struct Exporter {
             self.modified = modified
         }
 
-        init(from reader: inout RecordReader) {
+        package init(from reader: inout RecordReader) {
             self.init(path: reader.text()!, size: reader.int(), digest: reader.digest(), modified: reader.timestamp()!)
         }
     }
@@ -319,7 +319,7 @@ public struct Exporter {
     /// when asked; an id held twice (two files or two index entries) never.
     /// Only the formats asked for are left in `staging`, beside a
     /// `manifest.json` that lists them.
-    public func export(_ side: SideListing, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
+    package func export(_ side: SideListing, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
                        progress: (Int, Int) -> Void = { _, _ in }) throws -> ExportSummary {
         // A deep check read every memo's summary already: the export reads each memo once more, to write it.
         try export(formats: formats, includeArchived: includeArchived, into: staging, progress: progress, known: side.memos) { add in
@@ -333,7 +333,7 @@ public struct Exporter {
     /// in `staging`. Returns the listing (its status and problems) and, unless
     /// it failed, what was exported. A side whose index cannot be used is
     /// rebuilt from its memo files in memory first.
-    public func export(formats: [ExportFormat], includeArchived: Bool, into staging: URL,
+    package func export(formats: [ExportFormat], includeArchived: Bool, into staging: URL,
                        progress: (Int, Int) -> Void = { _, _ in }) throws -> (SideListing, ExportSummary?) {
         struct ListingStopped: Error {}
         var listing = SideListing(spec: store.spec)
@@ -656,7 +656,7 @@ public struct Exporter {
     }
 
     /// A regular file's size and SHA-256, read once; a link is not followed.
-    static func sizeAndDigest(of url: URL) throws(OutputError) -> (Int, SHA256.Digest) {
+    package static func sizeAndDigest(of url: URL) throws(OutputError) -> (Int, SHA256.Digest) {
         let fd: Int32
         do { fd = try openForReading(atPath: url.path) } catch { throw OutputError(path: url.path, reason: error.message) }
         defer { close(fd) }
@@ -692,7 +692,7 @@ public struct Exporter {
     /// its place in the list is kept, the records after it go to a side file
     /// meanwhile, and it is asked for when the list is done. So the manifest
     /// is written while, say, the zip it lists is still being deflated.
-    static func writeManifest(_ manifest: ExportManifest, to url: URL,
+    package static func writeManifest(_ manifest: ExportManifest, to url: URL,
                               list: (_ record: (ExportManifest.Place, Written) throws -> Void,
                                      _ later: (ExportManifest.Place, @escaping () throws -> Written) throws -> Void) throws -> Void) throws -> (size: Int, digest: SHA256.Digest) {
         guard case .object(var fields) = try JSONValue(encoding: manifest) else { throw OutputError(path: url.path, reason: "the manifest is not an object") }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// How a memo appears in `memos.json`, and the order memos are exported in.
-public enum JSONExport {
+package enum JSONExport {
     /// The version of how an entry is written, raised whenever the bytes
     /// written for a memo change, so no later run takes an entry the
     /// previous run wrote another way.
@@ -9,7 +9,7 @@ public enum JSONExport {
 
     /// The memo as it is written in an export: known fields always present
     /// (null when absent), dates in UTC, unknown keys kept.
-    public static func value(of memo: Memo) -> JSONValue {
+    package static func value(of memo: Memo) -> JSONValue {
         func date(_ t: Timestamp?) -> JSONValue { t.map { .string($0.iso8601) } ?? .null }
         var object = memo.otherFields
         object["id"] = .string(memo.id.value)
@@ -30,7 +30,7 @@ public enum JSONExport {
     /// keys (nearly every memo) is written field by field, in sorted order,
     /// without building the value first; the tests hold both ways to the
     /// same bytes.
-    static func entry(of memo: Memo) -> Data {
+    package static func entry(of memo: Memo) -> Data {
         var writer = JSONWriter(depth: 2)
         guard memo.otherFields.isEmpty else {
             writer.value(value(of: memo))
@@ -65,7 +65,7 @@ public enum JSONExport {
 
     /// The order memos are exported in: creation time (memos without one
     /// first), then id.
-    public static func exportOrder(_ a: Memo, _ b: Memo) -> Bool {
+    package static func exportOrder(_ a: Memo, _ b: Memo) -> Bool {
         precedes(created: a.createdAt, a.id, created: b.createdAt, b.id)
     }
 

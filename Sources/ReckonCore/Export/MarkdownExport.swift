@@ -1,13 +1,13 @@
 /// One Markdown file per memo, in the manner of Joplin's export: front
 /// matter with keys in a fixed order and only those that have values, tags
 /// sorted, then the body.
-public enum MarkdownExport {
+package enum MarkdownExport {
     /// The renderer's version, kept in a run's Markdown index: a change to
     /// what `render` or `fileNames` make must raise it, so that no file of
     /// the earlier renderer is reused.
     package static let version: UInt64 = 2
 
-    public static func render(_ memo: Memo) -> String {
+    package static func render(_ memo: Memo) -> String {
         var text = "---\n"
         text.reserveCapacity(256 + (memo.body?.utf8.count ?? 0))
         if let title = memo.title, !title.isEmpty { text += "title: " + yamlQuoted(title) + "\n" }
@@ -29,7 +29,7 @@ public enum MarkdownExport {
 
     /// A YAML double-quoted scalar: quotes, backslashes and control
     /// characters escaped, so any title stays one value.
-    static func yamlQuoted(_ text: String) -> String {
+    package static func yamlQuoted(_ text: String) -> String {
         /// A control character (general category Cc), or a line or paragraph separator, or a byte order mark.
         func escaped(_ scalar: Unicode.Scalar) -> Bool {
             scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}" || scalar == "\u{FEFF}"
@@ -61,7 +61,7 @@ public enum MarkdownExport {
     /// two memos with one title and one date apart: the short name ends in
     /// the id's first 8 letters, the long one (for a memo whose short name an
     /// earlier memo took) in the whole id.
-    public static func fileNames(_ memo: Memo) -> (short: String, long: String) {
+    package static func fileNames(_ memo: Memo) -> (short: String, long: String) {
         fileNames(stem: "\((memo.createdAt ?? memo.modifiedAt).iso8601.prefix(10))-\(slug(memo.title ?? ""))-", id: memo.id)
     }
 
@@ -76,7 +76,7 @@ public enum MarkdownExport {
 
     /// `slug` for a title of ASCII letters alone, over its bytes: what
     /// `unicodeSlug` makes of it (the tests hold both to the same names).
-    static func asciiSlug(_ title: String) -> String {
+    package static func asciiSlug(_ title: String) -> String {
         var slug: [UInt8] = []
         var pendingDash = false
         for byte in title.utf8 {
@@ -93,7 +93,7 @@ public enum MarkdownExport {
         return slug.isEmpty ? "untitled" : String(decoding: slug, as: UTF8.self)
     }
 
-    static func unicodeSlug(_ title: String) -> String {
+    package static func unicodeSlug(_ title: String) -> String {
         var slug = ""
         var pendingDash = false
         for character in title.precomposedStringWithCanonicalMapping.lowercased() {

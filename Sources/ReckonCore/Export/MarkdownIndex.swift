@@ -31,13 +31,13 @@ package enum MarkdownIndex {
     /// the read limits the run checked its memos against, where the records
     /// sorted by id start, and the SHA-256 of those limits, every byte
     /// after the header and that start.
-    static let headerSize = magic.count + 8 + 8 + 32 + 8 + 8 + 8 + 32
+    package static let headerSize = magic.count + 8 + 8 + 32 + 8 + 8 + 8 + 32
 
     /// One memo's Markdown file, as the index records it, with what lets
     /// the next run take the memo whole from this run without reading it.
     package struct Entry: Equatable {
-        var createdAt: Timestamp?
-        var id: MemoID
+        package var createdAt: Timestamp?
+        package var id: MemoID
         var fingerprint: SHA256.Digest
         /// The file's path in the run folder (`markdown/…`).
         var path: String
@@ -69,7 +69,7 @@ package enum MarkdownIndex {
             record.add(source)
         }
 
-        init(createdAt: Timestamp?, id: MemoID, fingerprint: SHA256.Digest, path: String, digest: SHA256.Digest, inode: UInt64,
+        package init(createdAt: Timestamp?, id: MemoID, fingerprint: SHA256.Digest, path: String, digest: SHA256.Digest, inode: UInt64,
              modified: Timestamp, archived: Bool, json: Range<Int>, source: FileIdentity?) {
             self.createdAt = createdAt
             self.id = id
@@ -206,7 +206,7 @@ package enum MarkdownIndex {
 
         /// Every record in id order, one at a time, to be read alongside a
         /// listing, which comes in id order.
-        func byID() -> RecordsByID { RecordsByID(owner: self, cursor: Cursor(fd: fd, at: byIDStart, end: .max)) }
+        package func byID() -> RecordsByID { RecordsByID(owner: self, cursor: Cursor(fd: fd, at: byIDStart, end: .max)) }
 
         /// The memo's entry in the run's `memos.json`, when it still holds
         /// the bytes whose SHA-256 the index recorded as its fingerprint.
@@ -222,12 +222,12 @@ package enum MarkdownIndex {
 
     /// The index's records sorted by id, read one at a time; keeps the
     /// index open while it is read.
-    struct RecordsByID {
+    package struct RecordsByID {
         fileprivate let owner: Previous
         fileprivate var cursor: Cursor
 
         /// The next record; nil at the end.
-        mutating func next() -> Entry? { cursor.next() }
+        package mutating func next() -> Entry? { cursor.next() }
     }
 
     /// Reads the index's records one at a time, each its length (4 bytes)
@@ -341,7 +341,7 @@ package enum MarkdownIndex {
         deinit { if fd >= 0 { close(fd) } }
 
         /// Adds a memo's record; records come in export order.
-        func append(_ entry: Entry) throws(OutputError) {
+        package func append(_ entry: Entry) throws(OutputError) {
             try write(entry)
             try byID.append(ByID(entry: entry))
         }
@@ -368,7 +368,7 @@ package enum MarkdownIndex {
 
         /// Writes the header, naming the run by its manifest's SHA-256 and
         /// sealing the records by theirs, and flushes the file to disk.
-        func finish(manifest: SHA256.Digest) throws(OutputError) {
+        package func finish(manifest: SHA256.Digest) throws(OutputError) {
             try writeByID()
             try flush()
             var start = Record()

@@ -104,7 +104,7 @@ package final class ZipWriter {
     /// Whether `text` holds a control character (general category Cc:
     /// U+0000–U+001F and U+007F–U+009F), found in its UTF-8 bytes: U+0080–U+009F
     /// are the only scalars encoded as 0xC2 followed by 0x80–0x9F.
-    static func containsControlCharacter(_ text: String) -> Bool {
+    package static func containsControlCharacter(_ text: String) -> Bool {
         var afterC2 = false
         for byte in text.utf8 {
             if byte < 0x20 || byte == 0x7F || (afterC2 && byte < 0xA0) { return true }
@@ -114,7 +114,7 @@ package final class ZipWriter {
     }
 
     /// The earliest and latest instants a zip entry can carry.
-    static let earliest = Timestamp(iso8601: "1980-01-01T00:00:00Z")!
+    package static let earliest = Timestamp(iso8601: "1980-01-01T00:00:00Z")!
     static let latest = Timestamp(iso8601: "2107-12-31T23:59:58Z")!
 
     /// Adds one regular file, its contents streamed from `source` in chunks.

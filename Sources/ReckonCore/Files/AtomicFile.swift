@@ -4,10 +4,10 @@ import Glibc
 #endif
 
 /// An output file or folder that could not be written, and errno's words for why.
-public struct OutputError: Error, CustomStringConvertible {
-    public var path: String
-    public var reason: String
-    public var description: String { "cannot write \(path): \(reason)" }
+package struct OutputError: Error, CustomStringConvertible {
+    package var path: String
+    package var reason: String
+    package var description: String { "cannot write \(path): \(reason)" }
 }
 
 /// Writes files so that a run killed at any moment leaves either the old file

@@ -41,7 +41,7 @@ package enum PrivateFolder {
     /// Removes `<prefix>-<pid>-…` folders in `parent` whose process is gone
     /// and that can only be reckon's: this user's, mode 0700, the pid
     /// written as reckon writes it, holding nothing but files reckon makes.
-    static func sweep(prefix: String, in parent: String) {
+    package static func sweep(prefix: String, in parent: String) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? [] where name.hasPrefix(prefix + "-") {
             let rest = name.dropFirst(prefix.count + 1)
             guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), String(pid) == rest[..<dash], pid > 0, pid != getpid()

@@ -180,7 +180,7 @@ package struct ReadFailure: Error, Equatable, CustomStringConvertible {
 /// judge it: its device, inode, size, and modification and change times to
 /// the nanosecond. Writing a file always moves its change time, which no
 /// user can set back, so a file whose identity is the same holds the same bytes.
-public struct FileIdentity: Equatable, Sendable {
+package struct FileIdentity: Equatable, Sendable {
     var device: UInt64
     var inode: UInt64
     var size: Int

@@ -131,7 +131,7 @@ extension JSONValue {
     /// number's text kept as written; nil when `data` is not one JSON object
     /// (after an optional byte order mark) or nests deeper than
     /// `depthLimit`. A key written twice keeps its first value.
-    public static func exactObject(in data: Data, depthLimit: Int = 64) -> [String: JSONValue]? {
+    package static func exactObject(in data: Data, depthLimit: Int = 64) -> [String: JSONValue]? {
         guard case .object(let fields)? = try? JSONParser.parse(data, depthLimit: depthLimit).value else { return nil }
         return fields
     }
@@ -139,7 +139,7 @@ extension JSONValue {
     /// Where a JSON object first writes one key twice in one object, as a
     /// path such as `export.keep` or `remotes[1].path`; nil when no key is
     /// repeated or `data` is not what `exactObject(in:)` reads.
-    public static func firstRepeatedKey(in data: Data) -> String? {
+    package static func firstRepeatedKey(in data: Data) -> String? {
         guard let document = try? JSONParser.parse(data), case .object = document.value else { return nil }
         return document.repeatedKeys.first?.keyPath
     }

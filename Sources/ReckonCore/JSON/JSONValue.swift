@@ -3,7 +3,7 @@ import Foundation
 /// A parsed JSON value. Memo and index files are read into this first, so a
 /// wrong type in one field becomes a problem for that field, and keys reckon
 /// does not know are kept as they were.
-public enum JSONValue: Sendable, Equatable {
+package enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     /// A number as JSON text. Read from a memo's unknown key it is the text
@@ -16,20 +16,20 @@ public enum JSONValue: Sendable, Equatable {
     /// Parses UTF-8 JSON strictly (see `JSONParser`), accepting a leading
     /// byte order mark. A key written twice keeps its first value; ask
     /// `firstRepeatedKey(in:)` (or `JSONParser`) whether one was.
-    public static func parse(_ data: Data) throws -> JSONValue {
+    package static func parse(_ data: Data) throws -> JSONValue {
         try JSONParser.parse(data).value
     }
 
     /// A whole number.
-    public static func integer(_ value: Int) -> JSONValue { .number(String(value)) }
+    package static func integer(_ value: Int) -> JSONValue { .number(String(value)) }
 
     /// A number's value, rounded to a Double; nil for anything else.
-    public var double: Double? {
+    package var double: Double? {
         if case .number(let text) = self { Double(text) } else { nil }
     }
 
     /// The name of this value's JSON type, for messages.
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"
@@ -43,5 +43,5 @@ public enum JSONValue: Sendable, Equatable {
 
 extension JSONValue {
     /// The value as reckon writes JSON (`JSONWriter`'s layout).
-    public var jsonData: Data { JSONWriter.data(self) }
+    package var jsonData: Data { JSONWriter.data(self) }
 }

@@ -2,12 +2,17 @@ import CSimdJSON
 import Foundation
 
 /// Reads `index.json` (schema version 1).
-public enum IndexReader {
+package enum IndexReader {
     /// Why a whole index could not be used.
-    public struct Failure: Error, Equatable, CustomStringConvertible {
-        public var kind: Problem.Kind
-        public var message: String
-        public var description: String { message }
+    package struct Failure: Error, Equatable, CustomStringConvertible {
+        package var kind: Problem.Kind
+        package var message: String
+        package var description: String { message }
+
+        package init(kind: Problem.Kind, message: String) {
+            self.kind = kind
+            self.message = message
+        }
     }
 
     /// Parses an index with reckon's strict JSON parser. A bad entry (a
@@ -15,7 +20,7 @@ public enum IndexReader {
     /// only; the file as a whole fails when it is not strict UTF-8 JSON,
     /// has the wrong shape, writes a top-level key twice, or has a schema
     /// version this reckon does not know.
-    public static func read(_ data: Data, path: String = "index.json", depthLimit: Int = 64) throws(Failure) -> MemoIndex {
+    package static func read(_ data: Data, path: String = "index.json", depthLimit: Int = 64) throws(Failure) -> MemoIndex {
         guard !data.isEmpty else { throw Failure(kind: .corruptIndex, message: "is empty (0 bytes)") }
         let document: JSONDocument
         do {
@@ -139,7 +144,7 @@ extension IndexReader {
     /// A clean index.json read whole with simdjson (see `forEachClean`); nil
     /// when anything is unusual, an id given twice included. For a clean
     /// file it gives the same entries as the careful reader.
-    public static func readClean(atPath path: String, batchBytes: Int = Int(RECKON_CLEAN_INDEX_BATCH_BYTES)) -> MemoIndex? {
+    package static func readClean(atPath path: String, batchBytes: Int = Int(RECKON_CLEAN_INDEX_BATCH_BYTES)) -> MemoIndex? {
         var entries: [IndexEntry] = []
         var seen = Set<MemoID>()
         var repeated = false

@@ -4,10 +4,10 @@ import Foundation
 /// Reads one memo file, `memos/<uuid>.json`, into typed values: with
 /// simdjson when the file is clean, else with reckon's strict JSON parser.
 /// Keys reckon does not know are kept as they were, numbers digit for digit.
-public enum MemoReader {
-    public struct Failure: Error, Equatable, CustomStringConvertible {
-        public var message: String
-        public var description: String { message }
+package enum MemoReader {
+    package struct Failure: Error, Equatable, CustomStringConvertible {
+        package var message: String
+        package var description: String { message }
     }
 
     static let knownKeys: Set<String> = ["id", "title", "body", "createdAt", "modifiedAt", "archivedAt", "deletedAt", "tags", "pinned", "changeTag"]
@@ -15,7 +15,7 @@ public enum MemoReader {
     /// A clean file is read with simdjson; anything else the careful way,
     /// which names the first problem. Makes a parser for this one file; a
     /// worker reading many passes its own (`read(_:depthLimit:parser:)`).
-    public static func read(_ data: Data, depthLimit: Int = 64) throws(Failure) -> Memo {
+    package static func read(_ data: Data, depthLimit: Int = 64) throws(Failure) -> Memo {
         try read(data, depthLimit: depthLimit, parser: MemoParser())
     }
 
@@ -28,7 +28,7 @@ public enum MemoReader {
     /// Reads any memo file with reckon's strict JSON parser, naming the
     /// first problem: a file that is not strict UTF-8 JSON, a key written
     /// twice, a wrong shape or type.
-    static func readCarefully(_ data: Data, depthLimit: Int = 64) throws(Failure) -> Memo {
+    package static func readCarefully(_ data: Data, depthLimit: Int = 64) throws(Failure) -> Memo {
         guard !data.isEmpty else { throw Failure(message: "is empty (0 bytes)") }
         let document: JSONDocument
         do {
@@ -64,7 +64,7 @@ public enum MemoReader {
 extension MemoReader {
     /// What the deep check keeps of a memo file, with the id it holds. A
     /// clean file's body is hashed where simdjson left it, never made a string.
-    static func readSummary(_ data: Data, depthLimit: Int = 64) throws(Failure) -> (MemoID, MemoSummary) {
+    package static func readSummary(_ data: Data, depthLimit: Int = 64) throws(Failure) -> (MemoID, MemoSummary) {
         try readSummary(data, depthLimit: depthLimit, parser: MemoParser())
     }
 
@@ -84,7 +84,7 @@ extension MemoReader {
     /// (an unknown or repeated key, a wrong type, a date without a zone,
     /// bytes that are not UTF-8 …). For a clean file it gives what the
     /// careful reader gives.
-    static func readClean(_ data: Data, parser: MemoParser = MemoParser()) -> Memo? {
+    package static func readClean(_ data: Data, parser: MemoParser = MemoParser()) -> Memo? {
         withCleanFields(data, parser: parser) { fields in
             Memo(id: fields.id, title: fields.title, body: fields.body.map { String(decoding: $0, as: UTF8.self) },
                  createdAt: fields.createdAt, modifiedAt: fields.modifiedAt, archivedAt: fields.archivedAt, deletedAt: fields.deletedAt,

@@ -1,7 +1,7 @@
 /// How one memo compares between the local side and one remote, with rclone
 /// check's sigils. Memos that are the same (`=`) are not listed.
-public struct Difference: Sendable, Equatable, Codable {
-    public enum Sigil: String, Sendable, Codable {
+package struct Difference: Sendable, Equatable, Codable {
+    package enum Sigil: String, Sendable, Codable {
         case same = "="
         case onlyOnRemote = "-"
         case onlyOnLocal = "+"
@@ -9,7 +9,7 @@ public struct Difference: Sendable, Equatable, Codable {
         case cannotCompare = "!"
     }
 
-    public enum Kind: String, Sendable, Codable {
+    package enum Kind: String, Sendable, Codable {
         case onlyOnRemote = "only-on-remote"
         case onlyOnLocal = "only-on-local"
         case deletedOnOneSide = "deleted-on-one-side"
@@ -20,7 +20,7 @@ public struct Difference: Sendable, Equatable, Codable {
 
     /// Which side moved since the last run's baseline, told by comparing
     /// each side's fingerprint of the memo now with that side's baseline.
-    public enum Changed: String, Sendable, Codable {
+    package enum Changed: String, Sendable, Codable {
         /// Only this device changed.
         case local
         /// Only the remote changed.
@@ -34,13 +34,13 @@ public struct Difference: Sendable, Equatable, Codable {
     }
 
     /// What one side holds for this memo, as far as it could be read.
-    public struct SideState: Sendable, Equatable, Codable {
-        public var modifiedTime: Timestamp?
-        public var archivedAt: Timestamp?
-        public var deletedAt: Timestamp?
-        public var problem: String?
+    package struct SideState: Sendable, Equatable, Codable {
+        package var modifiedTime: Timestamp?
+        package var archivedAt: Timestamp?
+        package var deletedAt: Timestamp?
+        package var problem: String?
 
-        public init(_ entry: IndexEntry?, problem: String? = nil) {
+        package init(_ entry: IndexEntry?, problem: String? = nil) {
             modifiedTime = entry?.modifiedTime
             archivedAt = entry?.archivedAt
             deletedAt = entry?.deletedAt
@@ -49,17 +49,17 @@ public struct Difference: Sendable, Equatable, Codable {
     }
 
     /// The name of the remote compared with the local side.
-    public var remote: String
-    public var id: MemoID
-    public var sigil: Sigil
-    public var kind: Kind
+    package var remote: String
+    package var id: MemoID
+    package var sigil: Sigil
+    package var kind: Kind
     /// For `*`: the fields that differ.
-    public var fields: [String]
-    public var title: String?
-    public var local: SideState
-    public var remoteState: SideState
+    package var fields: [String]
+    package var title: String?
+    package var local: SideState
+    package var remoteState: SideState
     /// Which side moved since the baseline; nil for `!`, which cannot be compared.
-    public var changed: Changed?
+    package var changed: Changed?
 
     enum CodingKeys: String, CodingKey {
         case remote, id, sigil, kind, fields, title, changed
@@ -67,7 +67,7 @@ public struct Difference: Sendable, Equatable, Codable {
         case remoteState = "onRemote"
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(remote, forKey: .remote)
         try container.encode(id, forKey: .id)
@@ -80,7 +80,7 @@ public struct Difference: Sendable, Equatable, Codable {
         try container.encode(changed, forKey: .changed) // null for `!`
     }
 
-    public init(remote: String, id: MemoID, sigil: Sigil, kind: Kind, fields: [String] = [], title: String? = nil,
+    package init(remote: String, id: MemoID, sigil: Sigil, kind: Kind, fields: [String] = [], title: String? = nil,
                 local: SideState, remoteState: SideState) {
         self.remote = remote
         self.id = id

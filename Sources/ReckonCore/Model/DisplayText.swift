@@ -30,7 +30,7 @@ private func hex(_ byte: UInt8) -> String {
 /// (bidi overrides such as U+202E, zero-width characters: Unicode's Cf) and
 /// line or paragraph separators are shown escaped, as `\u{1b}`, so nothing
 /// read from a source can move the cursor, reorder a line or hide itself.
-public func escapedForDisplay(_ text: String) -> String {
+package func escapedForDisplay(_ text: String) -> String {
     // Most text is printable ASCII, told byte by byte without asking Unicode's tables.
     if text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) { return text }
     guard text.unicodeScalars.contains(where: needsEscape) else { return text }

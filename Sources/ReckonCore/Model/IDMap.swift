@@ -1,22 +1,22 @@
 /// Values by memo id, held as two arrays sorted by id: a third of the memory
 /// a dictionary of 100,000 entries takes, found by binary search, and always
 /// walked in the same order.
-public struct IDMap<Value: Sendable>: Sendable {
+package struct IDMap<Value: Sendable>: Sendable {
     /// The ids, sorted, each once.
-    public private(set) var keys: [MemoID] = []
+    package private(set) var keys: [MemoID] = []
     /// The values, in the order of `keys`.
-    public private(set) var values: [Value] = []
+    package private(set) var values: [Value] = []
 
-    public init() {}
+    package init() {}
 
     /// From ids already sorted, each once, and their values.
-    init(sortedKeys keys: [MemoID], values: [Value]) {
+    package init(sortedKeys keys: [MemoID], values: [Value]) {
         precondition(keys.count == values.count && zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }, "ids not sorted")
         self.keys = keys
         self.values = values
     }
 
-    public subscript(id: MemoID) -> Value? {
+    package subscript(id: MemoID) -> Value? {
         var low = 0, high = keys.count
         while low < high {
             let middle = (low + high) / 2
@@ -25,16 +25,16 @@ public struct IDMap<Value: Sendable>: Sendable {
         return low < keys.count && keys[low] == id ? values[low] : nil
     }
 
-    public var count: Int { keys.count }
-    public var isEmpty: Bool { keys.isEmpty }
+    package var count: Int { keys.count }
+    package var isEmpty: Bool { keys.isEmpty }
 
     /// Each id with its value, in id order.
-    public var pairs: Zip2Sequence<[MemoID], [Value]> { zip(keys, values) }
+    package var pairs: Zip2Sequence<[MemoID], [Value]> { zip(keys, values) }
 }
 
 extension MemoID {
     /// Every id of the given lists once, in order; each list must be sorted.
-    static func union(_ lists: [[MemoID]]) -> [MemoID] {
+    package static func union(_ lists: [[MemoID]]) -> [MemoID] {
         lists.reduce([]) { merged, list in
             var result: [MemoID] = []
             result.reserveCapacity(merged.count + list.count)

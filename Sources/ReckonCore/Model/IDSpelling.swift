@@ -2,7 +2,7 @@
 /// capitals (as the app writes ids), in small letters, or mixed. Held
 /// without a string unless the letters are mixed, so a side's 100,000
 /// spellings cost no allocation each.
-public enum IDSpelling: Sendable, Equatable {
+package enum IDSpelling: Sendable, Equatable {
     case capital
     case small
     case mixed(String)
@@ -19,13 +19,13 @@ public enum IDSpelling: Sendable, Equatable {
     }
 
     /// The spelling of `text`, which must hold the id it spells.
-    init(_ text: String) {
+    package init(_ text: String) {
         var text = text
         self = text.withUTF8 { IDSpelling(UnsafeRawBufferPointer($0)) }
     }
 
     /// `id` written this way.
-    public func text(of id: MemoID) -> String {
+    package func text(of id: MemoID) -> String {
         switch self {
         case .small: id.value
         case .capital: id.value.uppercased()
@@ -34,7 +34,7 @@ public enum IDSpelling: Sendable, Equatable {
     }
 
     /// The memo file's name for `id` written this way: `<id>.json`.
-    public func fileName(of id: MemoID) -> String { text(of: id) + ".json" }
+    package func fileName(of id: MemoID) -> String { text(of: id) + ".json" }
 
     func write(to record: inout Record) {
         switch self {

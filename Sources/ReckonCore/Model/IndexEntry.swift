@@ -1,17 +1,17 @@
 /// One entry of `index.json`: a memo's metadata, without its body.
-public struct IndexEntry: Sendable, Equatable {
-    public var id: MemoID
-    public var modifiedTime: Timestamp
-    public var archivedAt: Timestamp?
-    public var deletedAt: Timestamp?
-    public var changeTag: String?
+package struct IndexEntry: Sendable, Equatable {
+    package var id: MemoID
+    package var modifiedTime: Timestamp
+    package var archivedAt: Timestamp?
+    package var deletedAt: Timestamp?
+    package var changeTag: String?
     /// Core Data's row version (`Z_OPT`) for a store's row: part of the
     /// side's own fingerprint, never compared across sides.
-    public var rowVersion: Int64?
+    package var rowVersion: Int64?
     /// How the index writes the id; the memo's file name should match.
-    public var spelledAs: IDSpelling
+    package var spelledAs: IDSpelling
 
-    public init(id: MemoID, spelling: String? = nil, modifiedTime: Timestamp, archivedAt: Timestamp? = nil, deletedAt: Timestamp? = nil, changeTag: String? = nil) {
+    package init(id: MemoID, spelling: String? = nil, modifiedTime: Timestamp, archivedAt: Timestamp? = nil, deletedAt: Timestamp? = nil, changeTag: String? = nil) {
         var spelledAs = IDSpelling.small
         if let spelling {
             spelledAs = MemoID(spelling) == id ? IDSpelling(spelling) : IDSpelling.mixed(spelling)
@@ -31,21 +31,21 @@ public struct IndexEntry: Sendable, Equatable {
     }
 
     /// The id as the index spells it; the memo's file name uses this spelling.
-    public var spelling: String { spelledAs.text(of: id) }
+    package var spelling: String { spelledAs.text(of: id) }
 
-    public var isDeleted: Bool { deletedAt != nil }
-    public var isArchived: Bool { archivedAt != nil }
+    package var isDeleted: Bool { deletedAt != nil }
+    package var isArchived: Bool { archivedAt != nil }
 }
 
 /// The readable part of one `index.json`: the entries that could be used
 /// (first of each id) and the problems met on the way.
-public struct MemoIndex: Sendable, Equatable {
-    public static let supportedSchemaVersion = 1
+package struct MemoIndex: Sendable, Equatable {
+    package static let supportedSchemaVersion = 1
 
-    public var entries: [IndexEntry]
-    public var problems: [Problem]
+    package var entries: [IndexEntry]
+    package var problems: [Problem]
 
-    public init(entries: [IndexEntry], problems: [Problem] = []) {
+    package init(entries: [IndexEntry], problems: [Problem] = []) {
         self.entries = entries
         self.problems = problems
     }

@@ -1,21 +1,21 @@
 import Foundation
 
 /// One memo file, `memos/<uuid>.json`, with its body.
-public struct Memo: Sendable, Equatable {
-    public var id: MemoID
-    public var title: String?
-    public var body: String?
-    public var createdAt: Timestamp?
-    public var modifiedAt: Timestamp
-    public var archivedAt: Timestamp?
-    public var deletedAt: Timestamp?
-    public var tags: [String]
-    public var pinned: Bool?
-    public var changeTag: String?
+package struct Memo: Sendable, Equatable {
+    package var id: MemoID
+    package var title: String?
+    package var body: String?
+    package var createdAt: Timestamp?
+    package var modifiedAt: Timestamp
+    package var archivedAt: Timestamp?
+    package var deletedAt: Timestamp?
+    package var tags: [String]
+    package var pinned: Bool?
+    package var changeTag: String?
     /// Keys reckon does not know, kept as they were read.
-    public var otherFields: [String: JSONValue]
+    package var otherFields: [String: JSONValue]
 
-    public init(id: MemoID, title: String? = nil, body: String? = nil, createdAt: Timestamp? = nil, modifiedAt: Timestamp,
+    package init(id: MemoID, title: String? = nil, body: String? = nil, createdAt: Timestamp? = nil, modifiedAt: Timestamp,
                 archivedAt: Timestamp? = nil, deletedAt: Timestamp? = nil, tags: [String] = [], pinned: Bool? = nil,
                 changeTag: String? = nil, otherFields: [String: JSONValue] = [:]) {
         self.id = id
@@ -35,18 +35,18 @@ public struct Memo: Sendable, Equatable {
 /// What the deep check keeps of a memo: every field it compares, with the
 /// body as its SHA-256, so a side's summaries stay small however long the
 /// memos are.
-public struct MemoSummary: Sendable, Equatable {
-    public var title: String?
-    public var bodySHA256: SHA256.Digest?
-    public var tags: [String]
-    public var createdAt: Timestamp?
-    public var modifiedAt: Timestamp
-    public var archivedAt: Timestamp?
-    public var deletedAt: Timestamp?
-    public var pinned: Bool
-    public var changeTag: String?
+package struct MemoSummary: Sendable, Equatable {
+    package var title: String?
+    package var bodySHA256: SHA256.Digest?
+    package var tags: [String]
+    package var createdAt: Timestamp?
+    package var modifiedAt: Timestamp
+    package var archivedAt: Timestamp?
+    package var deletedAt: Timestamp?
+    package var pinned: Bool
+    package var changeTag: String?
 
-    public init(_ memo: Memo) {
+    package init(_ memo: Memo) {
         self.init(title: memo.title, bodySHA256: memo.body.map { body in
                       var text = body
                       return text.withUTF8 { SHA256.digest(of: UnsafeRawBufferPointer($0)) }
@@ -71,7 +71,7 @@ public struct MemoSummary: Sendable, Equatable {
     /// The names of the fields in which two memos differ, compared as parsed
     /// values (dates as instants, to the millisecond with `toMillisecond`;
     /// tags as a set); unknown keys are ignored.
-    public func differingFields(from other: MemoSummary, toMillisecond: Bool = false) -> [String] {
+    package func differingFields(from other: MemoSummary, toMillisecond: Bool = false) -> [String] {
         func same(_ a: Timestamp?, _ b: Timestamp?) -> Bool {
             toMillisecond ? a?.toMillisecond == b?.toMillisecond : a == b
         }

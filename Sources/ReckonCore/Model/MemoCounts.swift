@@ -1,17 +1,17 @@
 /// Active and Archived memos on one side, by the seed's rule: soft-deleted
 /// memos are not counted; otherwise an archived date means Archived.
-public struct MemoCounts: Sendable, Equatable, Codable {
-    public var active: Int
-    public var archived: Int
+package struct MemoCounts: Sendable, Equatable, Codable {
+    package var active: Int
+    package var archived: Int
 
-    public init(active: Int = 0, archived: Int = 0) {
+    package init(active: Int = 0, archived: Int = 0) {
         self.active = active
         self.archived = archived
     }
 
     /// Counts index entries; each id should appear once (the index reader
     /// keeps the first of duplicates).
-    public static func aggregate(_ entries: [IndexEntry]) -> MemoCounts {
+    package static func aggregate(_ entries: [IndexEntry]) -> MemoCounts {
         var counts = MemoCounts()
         for entry in entries { counts.count(entry) }
         return counts
@@ -19,15 +19,15 @@ public struct MemoCounts: Sendable, Equatable, Codable {
 
     /// Counts one entry by the seed's rule: a soft-deleted memo is never
     /// counted; otherwise archived or active.
-    public mutating func count(_ entry: IndexEntry) {
+    package mutating func count(_ entry: IndexEntry) {
         guard !entry.isDeleted else { return }
         if entry.isArchived { archived += 1 } else { active += 1 }
     }
 
-    public var total: Int { active + archived }
+    package var total: Int { active + archived }
 
     /// `4 memos (3 active, 1 archived)`, as messages say it.
-    public var inWords: String {
+    package var inWords: String {
         "\(total) memo\(total == 1 ? "" : "s") (\(active) active, \(archived) archived)"
     }
 }

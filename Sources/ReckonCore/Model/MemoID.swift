@@ -3,11 +3,11 @@
 /// Only strings of the form `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (hex digits)
 /// are ids, so an id is always safe to use as part of a file name. Held as
 /// its 128 bits, so a side's ids cost no allocation each.
-public struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+package struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     let high: UInt64
     let low: UInt64
 
-    public init?<Text: StringProtocol>(_ text: Text) {
+    package init?<Text: StringProtocol>(_ text: Text) {
         let parsed = text.utf8.withContiguousStorageIfAvailable { MemoID(utf8: UnsafeRawBufferPointer($0)) }
             ?? Array(text.utf8).withUnsafeBytes { MemoID(utf8: $0) }
         guard let parsed else { return nil }
@@ -43,7 +43,7 @@ public struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConve
     }
 
     /// The id in small letters.
-    public var value: String {
+    package var value: String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(36)
         append(to: &bytes)
@@ -61,12 +61,12 @@ public struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConve
         }
     }
 
-    public var description: String { value }
+    package var description: String { value }
 
     /// Ordered as their small-letter spellings are.
-    public static func < (a: MemoID, b: MemoID) -> Bool { (a.high, a.low) < (b.high, b.low) }
+    package static func < (a: MemoID, b: MemoID) -> Bool { (a.high, a.low) < (b.high, b.low) }
 
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let id = MemoID(text) else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a UUID: \(text)"))
@@ -74,7 +74,7 @@ public struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConve
         self = id
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(value)
     }

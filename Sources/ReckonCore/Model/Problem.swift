@@ -1,14 +1,14 @@
 /// Something wrong inside one side, found while reading it. Problems are
 /// values: they are collected and reported, and a run goes on past them.
-public struct Problem: Error, Sendable, Equatable, Codable {
-    public enum Severity: String, Sendable, Codable {
+package struct Problem: Error, Sendable, Equatable, Codable {
+    package enum Severity: String, Sendable, Codable {
         /// Worth knowing; does not make the run "trouble".
         case warning
         /// Makes the run exit 2.
         case error
     }
 
-    public enum Kind: String, Sendable, Codable {
+    package enum Kind: String, Sendable, Codable {
         case unreadableFolder = "unreadable-folder"
         case missingIndex = "missing-index"
         case corruptIndex = "corrupt-index"
@@ -31,17 +31,17 @@ public struct Problem: Error, Sendable, Equatable, Codable {
         case unreachable
     }
 
-    public var severity: Severity
-    public var kind: Kind
+    package var severity: Severity
+    package var kind: Kind
     /// The file inside the side's folder as the user gave it (`index.json`,
     /// `memos/<id>.json`, or `60dMemo/…` when the files are nested there).
-    public var path: String
+    package var path: String
     /// The memo this problem makes uncomparable, when there is one.
-    public var id: MemoID?
-    public var message: String
+    package var id: MemoID?
+    package var message: String
 
     /// Whether the problem is with the side's `index.json`, nested or not.
-    public var isAboutIndex: Bool {
+    package var isAboutIndex: Bool {
         path == "index.json" || path == MemoFolder.nestedFolder + "/index.json"
     }
 
@@ -56,11 +56,11 @@ public struct Problem: Error, Sendable, Equatable, Codable {
     /// `error: <root>/<path>: <message>`, the one way a problem is printed;
     /// a report's language may name its kind too (`Strings.reason`). Control
     /// and format characters from a name or a file are shown escaped.
-    public func line(under root: String, in strings: Strings = .en) -> String {
+    package func line(under root: String, in strings: Strings = .en) -> String {
         escapedForDisplay("\(strings.severity(severity)): \(joinPath(root, path)): \(strings.reason(self))")
     }
 
-    public init(_ kind: Kind, path: String, id: MemoID? = nil, _ message: String, severity: Severity = .error) {
+    package init(_ kind: Kind, path: String, id: MemoID? = nil, _ message: String, severity: Severity = .error) {
         self.severity = severity
         self.kind = kind
         self.path = path

@@ -3,19 +3,19 @@
 /// Two spellings of one instant (`2026-04-19T14:32:00Z`,
 /// `2026-04-19T23:32:00.000+09:00`) give equal values. A string without a
 /// time zone is rejected: reckon does not guess which zone was meant.
-public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+package struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Seconds since 1970-01-01T00:00:00Z.
-    public let seconds: Int64
+    package let seconds: Int64
     /// Nanoseconds within the second, 0..<1_000_000_000.
-    public let nanoseconds: Int32
+    package let nanoseconds: Int32
 
-    public init(seconds: Int64, nanoseconds: Int32 = 0) {
+    package init(seconds: Int64, nanoseconds: Int32 = 0) {
         self.seconds = seconds
         self.nanoseconds = nanoseconds
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`.
-    public init?(iso8601 text: String) {
+    package init?(iso8601 text: String) {
         guard let value = text.utf8.withContiguousStorageIfAvailable({ Self.parse($0) }) ?? Self.parse(Array(text.utf8)) else { return nil }
         self = value
     }
@@ -83,7 +83,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     /// The instant in UTC, `Z`, with a fraction only when there is one.
-    public var iso8601: String {
+    package var iso8601: String {
         let days = Int(seconds.floorDivided(by: 86_400))
         let secondOfDay = Int(seconds - Int64(days) * 86_400)
         let (y, m, d) = Self.civilFromDays(days)
@@ -131,7 +131,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         return text + "Z"
     }
 
-    public var description: String { iso8601 }
+    package var description: String { iso8601 }
 
     /// The date and the time to the minute, read as UTC: `2026-04-19 14:32` with a space.
     func dayAndMinute(separator: String = " ") -> String {
@@ -148,12 +148,12 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// The instant rounded to the millisecond, the precision a store keeps:
     /// instants are compared so across kinds of side.
-    public var toMillisecond: Timestamp {
+    package var toMillisecond: Timestamp {
         let milliseconds = (Int64(nanoseconds) + 500_000) / 1_000_000
         return milliseconds == 1000 ? Timestamp(seconds: seconds + 1) : Timestamp(seconds: seconds, nanoseconds: Int32(milliseconds) * 1_000_000)
     }
 
-    public static func < (a: Timestamp, b: Timestamp) -> Bool {
+    package static func < (a: Timestamp, b: Timestamp) -> Bool {
         (a.seconds, a.nanoseconds) < (b.seconds, b.nanoseconds)
     }
 
@@ -189,7 +189,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 }
 
 extension Timestamp: Codable {
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let value = Timestamp(iso8601: text) else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 date: \(text)"))
@@ -197,7 +197,7 @@ extension Timestamp: Codable {
         self = value
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(iso8601)
     }

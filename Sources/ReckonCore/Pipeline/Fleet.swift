@@ -4,15 +4,15 @@ import Foundation
 /// every one is loaded and checked before any of them runs, so one bad
 /// definition, two with one name, or two that would write into one folder
 /// stop the whole fleet with nothing run.
-public struct Fleet: Sendable {
+package struct Fleet: Sendable {
     /// One definition and the file it came from, as the command line spells it.
-    public struct Member: Sendable {
-        public var file: String
-        public var definition: PipelineDefinition
+    package struct Member: Sendable {
+        package var file: String
+        package var definition: PipelineDefinition
     }
 
     /// Every definition, in name order (by the names' UTF-8 bytes).
-    public private(set) var members: [Member]
+    package private(set) var members: [Member]
 
     /// Loads the definitions `paths` name: a file is one definition; a
     /// folder stands for every `*.json` directly in it whose name does not
@@ -21,7 +21,7 @@ public struct Fleet: Sendable {
     /// as links are never followed). Relative paths are taken from `base`. Every definition is
     /// validated and the fleet checked as a whole; every error is returned,
     /// and a fleet only when there is none.
-    public static func load(_ paths: [String], from base: URL, environment: [String: String]) -> Result<Fleet, Errors> {
+    package static func load(_ paths: [String], from base: URL, environment: [String: String]) -> Result<Fleet, Errors> {
         var members: [Member] = []
         var errors: [DefinitionError] = []
         for (file, url) in definitionFiles(paths, from: base, errors: &errors) {
@@ -39,8 +39,8 @@ public struct Fleet: Sendable {
     }
 
     /// Every error found while loading a fleet.
-    public struct Errors: Error {
-        public var all: [DefinitionError]
+    package struct Errors: Error {
+        package var all: [DefinitionError]
     }
 
     /// The files `paths` name, each with the path shown for it.
@@ -173,14 +173,14 @@ extension PipelineDefinition {
 /// whose name, hashed with plain FNV-1a 64 over its UTF-8 bytes, gives K
 /// modulo N. A pipeline's shard depends on its name alone, so every
 /// machine that is given the same fleet splits it the same way.
-public struct FleetShard: Sendable, Equatable, CustomStringConvertible {
+package struct FleetShard: Sendable, Equatable, CustomStringConvertible {
     /// K, from 0.
-    public var index: UInt64
+    package var index: UInt64
     /// N, at least 1.
-    public var count: UInt64
+    package var count: UInt64
 
     /// Reads `K/N`: whole numbers written in digits, N at least 1 and K below N.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
               let index = UInt64(parts[0]), let count = UInt64(parts[1]), count >= 1, index < count
@@ -190,28 +190,28 @@ public struct FleetShard: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether this shard runs the pipeline with this name.
-    public func contains(_ name: String) -> Bool { Self.hash(name) % count == index }
+    package func contains(_ name: String) -> Bool { Self.hash(name) % count == index }
 
     /// FNV-1a 64 of the name's UTF-8 bytes, byte by byte, with no length
     /// or marker added (unlike the baseline's field digests).
-    public static func hash(_ name: String) -> UInt64 {
+    package static func hash(_ name: String) -> UInt64 {
         var hash = FNV64()
         for byte in name.utf8 { hash.add(byte: byte) }
         return hash.value
     }
 
-    public var description: String { "\(index)/\(count)" }
+    package var description: String { "\(index)/\(count)" }
 }
 
 extension Published {
     /// The outcome as the exit code has it: trouble when an output could
     /// not be written, else the report's.
-    public var fleetOutcome: Report.Outcome { failures.isEmpty ? report.outcome : .trouble }
+    package var fleetOutcome: Report.Outcome { failures.isEmpty ? report.outcome : .trouble }
 
     /// The outcome and what made it so, in a few words, for a fleet's one
     /// line per pipeline: `drift: 3 differences`, `trouble: drive failed,
     /// 2 problems, 1 file set aside`.
-    public var fleetWords: String {
+    package var fleetWords: String {
         func count(_ number: Int, _ one: String, _ many: String) -> String { "\(number) \(number == 1 ? one : many)" }
         var details: [String] = []
         for side in report.sides where side.status == .failed { details.append("\(side.name) failed") }

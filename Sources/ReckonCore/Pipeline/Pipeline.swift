@@ -3,45 +3,51 @@ import Foundation
 /// How one run goes, as the command line sets it: the run's start time
 /// (which the command line reads from the clock, or from
 /// `SOURCE_DATE_EPOCH` for reproducible reports) and what the run may do.
-public struct RunSettings: Sendable {
+package struct RunSettings: Sendable {
     /// Names the run's export and quarantine folders.
-    public var startedAt: Timestamp
+    package var startedAt: Timestamp
     /// Whether files may be written (false for `--dry-run`).
-    public var writeFiles = true
+    package var writeFiles = true
     /// Whether the run appends to `history.jsonl` (pipeline runs do).
-    public var keepsHistory = false
+    package var keepsHistory = false
     /// Whether a person agreed, for this run, to the deletions an alarm
     /// names (`--accept-deletions`): the run is not held back by it, and the
     /// baseline moves on.
-    public var acceptDeletions = false
+    package var acceptDeletions = false
     /// Whether the export reads every memo, even one whose file the
     /// previous run read and is unchanged (`--refresh`).
-    public var readsEveryMemo = false
+    package var readsEveryMemo = false
 
-    public init(startedAt: Timestamp) { self.startedAt = startedAt }
+    package init(startedAt: Timestamp) { self.startedAt = startedAt }
 }
 
 /// What every stage of one run shares and none changes: the definition,
 /// the settings, and the context that records timings, notes and warnings.
-public struct PipelineRun: Sendable {
-    public var definition: PipelineDefinition
-    public var settings: RunSettings
-    public var context: RunContext
+package struct PipelineRun: Sendable {
+    package var definition: PipelineDefinition
+    package var settings: RunSettings
+    package var context: RunContext
+
+    package init(definition: PipelineDefinition, settings: RunSettings, context: RunContext) {
+        self.definition = definition
+        self.settings = settings
+        self.context = context
+    }
 }
 
 /// The sides as Load read them, each with the store that read it, and the
 /// files the quarantine set aside. Later stages read memos through these
 /// stores, so a side is opened, and a store's snapshot taken, once a run.
-public struct LoadedSides: Sendable {
-    public var local: SideListing
-    public var remotes: [SideListing]
+package struct LoadedSides: Sendable {
+    package var local: SideListing
+    package var remotes: [SideListing]
     /// The store that read each side, the local one first.
     package var stores: [any MemoStore]
     /// Files set aside by the quarantine stage.
-    public var quarantined: [QuarantineRecord] = []
+    package var quarantined: [QuarantineRecord] = []
 
     /// Every side, the local one first.
-    public var sides: [SideListing] { [local] + remotes }
+    package var sides: [SideListing] { [local] + remotes }
 
     /// The side an export reads, with its store.
     func side(_ source: ExportSource) -> (SideListing, any MemoStore) {
@@ -55,9 +61,14 @@ public struct LoadedSides: Sendable {
 
 /// What Reconcile found: every memo that differs, and each side's baseline
 /// and what moved since, in the order of `LoadedSides.sides`.
-public struct Reconciliation: Sendable {
-    public var differences: [Difference]
-    public var baselines: [SideBaseline] = []
+package struct Reconciliation: Sendable {
+    package var differences: [Difference]
+    package var baselines: [SideBaseline] = []
+
+    package init(differences: [Difference], baselines: [SideBaseline] = []) {
+        self.differences = differences
+        self.baselines = baselines
+    }
 
     /// When the oldest deletion alarm that still holds was raised: the
     /// export keeps the last run before it.
@@ -65,22 +76,22 @@ public struct Reconciliation: Sendable {
 }
 
 /// What Export wrote.
-public struct Exported: Sendable {
+package struct Exported: Sendable {
     /// The files written, or one record saying why the export failed.
-    public var exports: [ExportRecord] = []
+    package var exports: [ExportRecord] = []
     /// What the export published but could not tidy as asked: old run
     /// folders whose removal stopped part of the way.
-    public var failures: [OutputError] = []
+    package var failures: [OutputError] = []
 }
 
 /// What the last stage wrote: the report, the run's history, and every
 /// output that could not be written.
-public struct Published: Sendable {
-    public var report: Report
-    public var failures: [OutputError]
+package struct Published: Sendable {
+    package var report: Report
+    package var failures: [OutputError]
 
     /// The exit code: trouble when an output could not be written.
-    public func exitCode(driftFails: Bool) -> Int32 {
+    package func exitCode(driftFails: Bool) -> Int32 {
         failures.isEmpty ? report.exitCode(driftFails: driftFails) : 2
     }
 }
@@ -89,21 +100,21 @@ public struct Published: Sendable {
 /// report → publish. Each stage is in its own file in `Stages/`, and is
 /// a stored value. No stage throws, so the last one, which writes every
 /// output, always runs.
-public struct Pipeline {
-    public var settings: RunSettings
-    public var load = Pipeline.loading
-    public var quarantine = Pipeline.quarantining
-    public var reconcile = Pipeline.reconciling
-    public var export = Pipeline.exporting
-    public var buildReport = Pipeline.reporting
-    public var publish = Pipeline.publishing
+package struct Pipeline {
+    package var settings: RunSettings
+    package var load = Pipeline.loading
+    package var quarantine = Pipeline.quarantining
+    package var reconcile = Pipeline.reconciling
+    package var export = Pipeline.exporting
+    package var buildReport = Pipeline.reporting
+    package var publish = Pipeline.publishing
 
-    public init(startedAt: Timestamp) {
+    package init(startedAt: Timestamp) {
         settings = RunSettings(startedAt: startedAt)
     }
 
     /// Runs every stage in order, each given what it needs.
-    public func run(_ definition: PipelineDefinition, context: RunContext) -> Published {
+    package func run(_ definition: PipelineDefinition, context: RunContext) -> Published {
         let run = PipelineRun(definition: definition, settings: settings, context: context)
         let loaded = quarantine.run(load.run(definition, in: run), in: run)
         let reconciled = reconcile.run(loaded, in: run)

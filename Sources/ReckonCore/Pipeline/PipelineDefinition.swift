@@ -1,7 +1,7 @@
 import Foundation
 
 /// Which check `reconcile` makes.
-public enum CheckMode: String, Sendable, Codable {
+package enum CheckMode: String, Sendable, Codable {
     /// Index entries, the folder listing and every memo file, field by field.
     case deep
     /// Index entries and the folder listing only.
@@ -9,20 +9,20 @@ public enum CheckMode: String, Sendable, Codable {
 }
 
 /// Formats an export can be written in.
-public enum ExportFormat: String, Sendable, Codable, CaseIterable {
+package enum ExportFormat: String, Sendable, Codable, CaseIterable {
     case json
     case markdown
     case zip
 }
 
 /// Which side an export reads.
-public enum ExportSource: Sendable, Equatable, CustomStringConvertible {
+package enum ExportSource: Sendable, Equatable, CustomStringConvertible {
     case local
     /// The remote with this name.
     case remote(String)
 
     /// `local` or the remote's name, as a definition spells it.
-    public var description: String {
+    package var description: String {
         switch self {
         case .local: "local"
         case .remote(let name): name
@@ -31,48 +31,48 @@ public enum ExportSource: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// What to export, from which side, to where.
-public struct ExportSpec: Sendable, Equatable {
-    public var from: ExportSource
-    public var formats: [ExportFormat]
-    public var includeArchived: Bool
+package struct ExportSpec: Sendable, Equatable {
+    package var from: ExportSource
+    package var formats: [ExportFormat]
+    package var includeArchived: Bool
     /// The folder as the definition spells it, for reports.
-    public var path: String
-    public var dir: URL
+    package var path: String
+    package var dir: URL
     /// How many past exports to keep (used by the nightly job).
-    public var keep: Int?
+    package var keep: Int?
 }
 
 /// A pipeline definition: the sides, what to check, where reports and exports go.
-public struct PipelineDefinition: Sendable, Equatable {
-    public var name: String
-    public var local: SideSpec
-    public var remotes: [SideSpec]
-    public var check: CheckMode
+package struct PipelineDefinition: Sendable, Equatable {
+    package var name: String
+    package var local: SideSpec
+    package var remotes: [SideSpec]
+    package var check: CheckMode
     /// Where report files are written; nil writes none.
-    public var reportDir: URL?
+    package var reportDir: URL?
     /// The report folder as the definition or the command line spells it.
-    public var reportPath: String?
+    package var reportPath: String?
     /// Where unusable files are copied aside, and how the user spelled it
     /// (by default `quarantine/` in the report folder); nil copies nothing.
-    public var quarantineDir: URL?
-    public var quarantinePath: String?
+    package var quarantineDir: URL?
+    package var quarantinePath: String?
     /// Where each side's baseline is kept between runs, and how the user
     /// spelled it (by default `state/` in the report folder); nil keeps none.
-    public var stateDir: URL?
-    public var statePath: String?
+    package var stateDir: URL?
+    package var statePath: String?
     /// When vanished memos sound the alarm.
-    public var alarm = AlarmLimits()
+    package var alarm = AlarmLimits()
     /// Limits on what is read (sizes, JSON nesting).
-    public var limits = ReadLimits()
-    public var export: ExportSpec?
-    public var language: String
+    package var limits = ReadLimits()
+    package var export: ExportSpec?
+    package var language: String
     /// The IANA time zone reports show times in.
-    public var timeZone = "UTC"
+    package var timeZone = "UTC"
     /// Whether drift makes `reckon run` exit 1.
-    public var failOnDrift: Bool
+    package var failOnDrift: Bool
 
     /// Makes every rclone side download its memo files again, ignoring its cache, for this run.
-    public mutating func refreshCaches() {
+    package mutating func refreshCaches() {
         changeSides { $0.refreshCache() }
     }
 
@@ -83,7 +83,7 @@ public struct PipelineDefinition: Sendable, Equatable {
     }
 
 
-    public init(name: String, local: SideSpec, remotes: [SideSpec], check: CheckMode = .deep, reportDir: URL? = nil,
+    package init(name: String, local: SideSpec, remotes: [SideSpec], check: CheckMode = .deep, reportDir: URL? = nil,
                 export: ExportSpec? = nil, language: String = "en", failOnDrift: Bool = false) {
         self.name = name
         self.local = local
@@ -99,18 +99,18 @@ public struct PipelineDefinition: Sendable, Equatable {
 extension PipelineDefinition {
     /// The pipeline's lock file, in the folder its reports go to (else its
     /// export's); nil when it writes nothing.
-    public var lockURL: URL? {
+    package var lockURL: URL? {
         (reportDir ?? export?.dir)?.appendingPathComponent(".reckon.lock")
     }
 }
 
 /// A definition that cannot be used; names the file and the exact key.
-public struct DefinitionError: Error, Equatable, CustomStringConvertible {
-    public var file: String
-    public var key: String?
-    public var message: String
+package struct DefinitionError: Error, Equatable, CustomStringConvertible {
+    package var file: String
+    package var key: String?
+    package var message: String
 
-    public var description: String {
+    package var description: String {
         if let key { return "\(file): '\(key)' \(message)" }
         return "\(file): \(message)"
     }
@@ -131,7 +131,7 @@ extension PipelineDefinition {
     /// relative to the file's folder, so cron can run it from anywhere.
     /// `environment` names the one-shot cache of a remote when the
     /// definition gives no folder for it.
-    public static func load(from url: URL, displayPath: String, environment: [String: String]) throws(DefinitionError) -> PipelineDefinition {
+    package static func load(from url: URL, displayPath: String, environment: [String: String]) throws(DefinitionError) -> PipelineDefinition {
         let data: Data
         do {
             data = try readRegularFile(atPath: url.path, limit: 1 << 20)
@@ -142,7 +142,7 @@ extension PipelineDefinition {
     }
 
     /// Parses a definition; `base` is the folder relative paths start from.
-    public static func parse(_ data: Data, file: String, base: URL, environment: [String: String] = [:]) throws(DefinitionError) -> PipelineDefinition {
+    package static func parse(_ data: Data, file: String, base: URL, environment: [String: String] = [:]) throws(DefinitionError) -> PipelineDefinition {
         let root: JSONValue
         do {
             root = try JSONValue.parse(data)
@@ -405,7 +405,7 @@ extension PipelineDefinition {
     /// written into a source. Paths are compared by their real paths, with
     /// every link resolved, so a linked parent, a `..` after a link or a
     /// link inside the output path cannot lead into a source.
-    public func checkOutputsOutsideSources(file: String) throws(DefinitionError) {
+    package func checkOutputsOutsideSources(file: String) throws(DefinitionError) {
         let outputs: [(key: String, path: String?, url: URL?)] = [
             ("reports.dir", reportPath, reportDir), ("quarantine.dir", quarantinePath, quarantineDir),
             ("state.dir", statePath, stateDir), ("export.dir", export?.path, export?.dir),

@@ -3,10 +3,10 @@ import Synchronization
 /// What a run records besides its values: stage timings, progress notes
 /// and warnings.
 /// The command line decides what to show of them.
-public final class RunContext: Sendable {
-    public struct Timing: Sendable, Equatable {
-        public var stage: String
-        public var duration: Duration
+package final class RunContext: Sendable {
+    package struct Timing: Sendable, Equatable {
+        package var stage: String
+        package var duration: Duration
     }
 
     private struct State {
@@ -24,7 +24,7 @@ public final class RunContext: Sendable {
     ///   - onNote: called for each progress note, as it happens.
     ///   - onWarning: called for each warning, as it happens.
     ///   - onProgress: called as work advances (what, done, total).
-    public init(onNote: @escaping @Sendable (String) -> Void = { _ in },
+    package init(onNote: @escaping @Sendable (String) -> Void = { _ in },
                 onWarning: @escaping @Sendable (String) -> Void = { _ in },
                 onProgress: @escaping @Sendable (String, Int, Int) -> Void = { _, _, _ in }) {
         self.onNote = onNote
@@ -33,28 +33,28 @@ public final class RunContext: Sendable {
     }
 
     /// How far a long step has come ("exporting", 120 of 4000 memos).
-    public func progress(_ what: String, done: Int, total: Int) {
+    package func progress(_ what: String, done: Int, total: Int) {
         onProgress(what, done, total)
     }
 
-    public func recordTiming(stage: String, duration: Duration) {
+    package func recordTiming(stage: String, duration: Duration) {
         state.withLock { $0.timings.append(Timing(stage: stage, duration: duration)) }
     }
 
     /// A line of progress for a person watching ("reading Google Drive").
-    public func note(_ text: String) {
+    package func note(_ text: String) {
         state.withLock { $0.notes.append(text) }
         onNote(text)
     }
 
     /// Something a person must hear of even from cron, though the run goes
     /// on ("kept the old export …"): said whatever `--quiet` says.
-    public func warn(_ text: String) {
+    package func warn(_ text: String) {
         state.withLock { $0.warnings.append(text) }
         onWarning(text)
     }
 
-    public var timings: [Timing] { state.withLock { $0.timings } }
-    public var notes: [String] { state.withLock { $0.notes } }
-    public var warnings: [String] { state.withLock { $0.warnings } }
+    package var timings: [Timing] { state.withLock { $0.timings } }
+    package var notes: [String] { state.withLock { $0.notes } }
+    package var warnings: [String] { state.withLock { $0.warnings } }
 }

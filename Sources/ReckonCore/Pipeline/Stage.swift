@@ -4,16 +4,16 @@
 /// output) that the report carries, so every later stage still runs. The
 /// run's context times them. A stage is a stored value, so a test can run
 /// one alone or put another in its place.
-public struct Stage<Input, Output> {
-    public let name: String
+package struct Stage<Input, Output> {
+    package let name: String
     let body: (Input, PipelineRun) -> Output
 
-    public init(_ name: String, _ body: @escaping (Input, PipelineRun) -> Output) {
+    package init(_ name: String, _ body: @escaping (Input, PipelineRun) -> Output) {
         self.name = name
         self.body = body
     }
 
-    public func run(_ input: Input, in run: PipelineRun) -> Output {
+    package func run(_ input: Input, in run: PipelineRun) -> Output {
         let start = ContinuousClock.now
         defer { run.context.recordTiming(stage: name, duration: ContinuousClock.now - start) }
         return body(input, run)

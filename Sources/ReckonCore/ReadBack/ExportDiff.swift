@@ -20,8 +20,8 @@ package struct MemoState: Sendable {
 }
 
 /// One memo that is not the same in an earlier export and a later one.
-public struct ExportChange: Sendable, Equatable {
-    public enum Kind: String, Sendable {
+package struct ExportChange: Sendable, Equatable {
+    package enum Kind: String, Sendable {
         case added
         case removed
         case edited
@@ -29,17 +29,17 @@ public struct ExportChange: Sendable, Equatable {
         case unarchived
     }
 
-    public var id: MemoID
-    public var kind: Kind
+    package var id: MemoID
+    package var kind: Kind
     /// The fields that changed besides the archived state (unknown keys by
     /// their names), for `edited`, `archived` and `unarchived`.
-    public var fields: [String]
+    package var fields: [String]
     /// The memo's title, the later one when it has one.
-    public var title: String?
+    package var title: String?
 
     /// In words, as `reckon diff` prints it: `added`, `edited (title, body)`,
     /// `archived, edited (body)`.
-    public var words: String {
+    package var words: String {
         let edited = fields.isEmpty ? nil : "edited (\(fields.joined(separator: ", ")))"
         switch kind {
         case .added, .removed: return kind.rawValue

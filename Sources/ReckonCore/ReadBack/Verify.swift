@@ -3,8 +3,8 @@ import Foundation
 /// What `reckon verify` found in an export: each file against its
 /// manifest record, and the memos in `memos.json` and `markdown/` against
 /// the manifest's counts.
-public struct ExportVerification: Sendable {
-    public enum FileStatus: String, Sendable {
+package struct ExportVerification: Sendable {
+    package enum FileStatus: String, Sendable {
         /// Its size and SHA-256 are what the manifest lists.
         case ok
         /// Listed, but not there.
@@ -19,39 +19,39 @@ public struct ExportVerification: Sendable {
         case unreadable
     }
 
-    public struct FileCheck: Sendable {
-        public var place: ExportManifest.Place
-        public var path: String
-        public var status: FileStatus
+    package struct FileCheck: Sendable {
+        package var place: ExportManifest.Place
+        package var path: String
+        package var status: FileStatus
         /// What was found: its size and SHA-256 (nil when it could not be read).
-        public var size: Int?
-        public var sha256: String?
+        package var size: Int?
+        package var sha256: String?
         /// What is wrong, in words; nil when it is ok.
-        public var problem: String?
+        package var problem: String?
     }
 
     /// Something wrong with the memos an export holds: the file (or
     /// `markdown/`) and a sentence about it.
-    public struct MemoProblem: Sendable {
-        public var path: String
-        public var message: String
+    package struct MemoProblem: Sendable {
+        package var path: String
+        package var message: String
     }
 
-    public var isZip: Bool
+    package var isZip: Bool
     /// Every file checked: the manifest, then each listed or found file, in the order of their paths.
-    public var files: [FileCheck] = []
-    public var problems: [MemoProblem] = []
+    package var files: [FileCheck] = []
+    package var problems: [MemoProblem] = []
     /// What the manifest counts, and what `memos.json` and `markdown/`
     /// hold (nil when the export has no such file, or it was not read).
-    public var manifestCounts: MemoCounts?
-    public var memosJSONCounts: MemoCounts?
-    public var markdownCounts: MemoCounts?
+    package var manifestCounts: MemoCounts?
+    package var memosJSONCounts: MemoCounts?
+    package var markdownCounts: MemoCounts?
     package var manifest: ExportManifest?
     /// The export's memos, from an intact `memos.json`, when they were asked for.
     package var memos: [MemoID: MemoState]?
 
     /// Whether anything differs from the manifest.
-    public var damaged: Bool { files.contains { $0.status != .ok } || !problems.isEmpty }
+    package var damaged: Bool { files.contains { $0.status != .ok } || !problems.isEmpty }
 }
 
 /// Checks an export against its `manifest.json`: every file's size and

@@ -2,16 +2,16 @@ import Foundation
 
 /// What one `reckon apply` (or `reckon undo`) run did, action by action:
 /// the report's model, written as `report.json` in the run's folder.
-public struct ApplyResult: Sendable, Equatable, Codable {
-    public static let currentSchemaVersion = 1
+package struct ApplyResult: Sendable, Equatable, Codable {
+    package static let currentSchemaVersion = 1
 
-    public enum Mode: String, Sendable, Codable {
+    package enum Mode: String, Sendable, Codable {
         case apply
         case undo
     }
 
     /// What became of one action.
-    public enum Outcome: String, Sendable, Codable {
+    package enum Outcome: String, Sendable, Codable {
         /// Written, after its backup was verified.
         case applied
         /// Already as planned (written by an interrupted run of this plan, or by someone else the same way).
@@ -32,19 +32,19 @@ public struct ApplyResult: Sendable, Equatable, Codable {
         case restored
     }
 
-    public struct ActionResult: Sendable, Equatable, Codable {
-        public var id: MemoID
-        public var action: PlanAction.Kind
-        public var from: SideRole?
-        public var to: SideRole?
-        public var outcome: Outcome
+    package struct ActionResult: Sendable, Equatable, Codable {
+        package var id: MemoID
+        package var action: PlanAction.Kind
+        package var from: SideRole?
+        package var to: SideRole?
+        package var outcome: Outcome
         /// Why, in words: the plan's reason, then what happened.
-        public var reason: String
-        public var detail: String?
-        public var choice: String?
-        public var versions: [String: MemoVersion]
+        package var reason: String
+        package var detail: String?
+        package var choice: String?
+        package var versions: [String: MemoVersion]
 
-        public init(_ action: PlanAction, outcome: Outcome, detail: String? = nil) {
+        package init(_ action: PlanAction, outcome: Outcome, detail: String? = nil) {
             id = action.id
             self.action = action.action
             from = action.from
@@ -57,26 +57,26 @@ public struct ApplyResult: Sendable, Equatable, Codable {
         }
     }
 
-    public var schemaVersion = ApplyResult.currentSchemaVersion
-    public var mode: Mode
+    package var schemaVersion = ApplyResult.currentSchemaVersion
+    package var mode: Mode
     /// The run's id: its UTC start time (`20261201T173000Z`).
-    public var run: String
-    public var resumed: Bool
-    public var pipeline: String
+    package var run: String
+    package var resumed: Bool
+    package var pipeline: String
     /// The local side, then the remote, as the plan names them.
-    public var sides: [PlanSide]
+    package var sides: [PlanSide]
     /// The state folder (its real path) and where this run's backups are in it.
-    public var stateDir: String
-    public var backups: String
-    public var actions: [ActionResult]
+    package var stateDir: String
+    package var backups: String
+    package var actions: [ActionResult]
     /// Sentences about the run as a whole (a lock taken over, a file that could not be restored).
-    public var notes: [String]
+    package var notes: [String]
     /// Undo: files left as found because they changed after the apply.
-    public var leftAlone: [String] = []
+    package var leftAlone: [String] = []
     /// A file could not be read, written or put back (said in `notes`).
-    public var trouble = false
+    package var trouble = false
 
-    public init(mode: Mode, run: String, resumed: Bool, pipeline: String, sides: [PlanSide], stateDir: String,
+    package init(mode: Mode, run: String, resumed: Bool, pipeline: String, sides: [PlanSide], stateDir: String,
                 actions: [ActionResult] = [], notes: [String] = []) {
         self.mode = mode
         self.run = run
@@ -92,7 +92,7 @@ public struct ApplyResult: Sendable, Equatable, Codable {
     /// 0 when everything planned was done, 1 when something was skipped
     /// (changed since, not confirmed, a conflict, not possible), 2 when a
     /// backup or a write failed.
-    public var exitCode: Int32 {
+    package var exitCode: Int32 {
         if trouble || actions.contains(where: { $0.outcome == .failed }) { return 2 }
         if !leftAlone.isEmpty { return 1 }
         let settled: Set<Outcome> = [.applied, .alreadyDone, .nothing, .restored]
@@ -100,8 +100,8 @@ public struct ApplyResult: Sendable, Equatable, Codable {
     }
 
     /// How many actions ended each way.
-    public var totals: [Outcome: Int] { actions.reduce(into: [:]) { $0[$1.outcome, default: 0] += 1 } }
+    package var totals: [Outcome: Int] { actions.reduce(into: [:]) { $0[$1.outcome, default: 0] += 1 } }
 
     /// `report.json`'s bytes.
-    public var data: Data { JSONWriter.data(try! JSONValue(encoding: self)) }
+    package var data: Data { JSONWriter.data(try! JSONValue(encoding: self)) }
 }

@@ -6,14 +6,14 @@ import Glibc
 
 /// What a plan records of one file and apply checks again right before
 /// writing it (the change tag).
-public struct FileTag: Sendable, Equatable, Codable {
-    public var size: Int64
+package struct FileTag: Sendable, Equatable, Codable {
+    package var size: Int64
     /// The file's modification time on disk, or the remote's ModTime.
-    public var modified: Timestamp?
+    package var modified: Timestamp?
     /// The SHA-256 of the file's bytes, in small hexadecimal letters.
-    public var sha256: String
+    package var sha256: String
 
-    public init(size: Int64, modified: Timestamp?, sha256: String) {
+    package init(size: Int64, modified: Timestamp?, sha256: String) {
         self.size = size
         self.modified = modified
         self.sha256 = sha256

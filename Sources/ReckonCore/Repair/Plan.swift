@@ -4,24 +4,24 @@ import Foundation
 /// and carried out by `reckon apply`. It holds every byte apply will write
 /// and every change tag apply checks first, so apply needs nothing else
 /// from the sides it was made from, and writes nothing that is not in it.
-public struct Plan: Sendable, Equatable, Codable {
-    public static let currentSchemaVersion = 1
+package struct Plan: Sendable, Equatable, Codable {
+    package static let currentSchemaVersion = 1
 
-    public var schemaVersion = Plan.currentSchemaVersion
-    public var reckonVersion = Reckon.version
+    package var schemaVersion = Plan.currentSchemaVersion
+    package var reckonVersion = Reckon.version
     /// When the plan was made; apply refuses a plan older than `--max-age`.
-    public var createdAt: Timestamp
+    package var createdAt: Timestamp
     /// The pipeline's name, and its definition file's real path when the
     /// plan was made from one (apply reads the sides from it again).
-    public var pipeline: String
-    public var definition: String?
+    package var pipeline: String
+    package var definition: String?
     /// The real path of the state folder: backups, journals and baselines go there.
-    public var stateDir: String
+    package var stateDir: String
     /// The local side, then the remote.
-    public var sides: [PlanSide]
-    public var actions: [PlanAction]
+    package var sides: [PlanSide]
+    package var actions: [PlanAction]
 
-    public init(createdAt: Timestamp, pipeline: String, definition: String?, stateDir: String, sides: [PlanSide], actions: [PlanAction]) {
+    package init(createdAt: Timestamp, pipeline: String, definition: String?, stateDir: String, sides: [PlanSide], actions: [PlanAction]) {
         self.createdAt = createdAt
         self.pipeline = pipeline
         self.definition = definition
@@ -31,46 +31,46 @@ public struct Plan: Sendable, Equatable, Codable {
     }
 
     /// The side playing `role`.
-    public func side(_ role: SideRole) -> PlanSide { sides[role == .local ? 0 : 1] }
+    package func side(_ role: SideRole) -> PlanSide { sides[role == .local ? 0 : 1] }
 
     /// How many actions of each kind, for the summary line.
-    public var totals: [PlanAction.Kind: Int] {
+    package var totals: [PlanAction.Kind: Int] {
         actions.reduce(into: [:]) { $0[$1.action, default: 0] += 1 }
     }
 
     /// Whether there is anything to do or to choose.
-    public var isEmpty: Bool { actions.isEmpty }
+    package var isEmpty: Bool { actions.isEmpty }
 }
 
 /// One side as the plan saw it.
-public struct PlanSide: Sendable, Equatable, Codable {
-    public var role: SideRole
-    public var name: String
-    public var label: String
+package struct PlanSide: Sendable, Equatable, Codable {
+    package var role: SideRole
+    package var name: String
+    package var label: String
     /// The path as given, a remote's secrets masked.
-    public var path: String
+    package var path: String
     /// The side's kind, by the name a definition gives it.
     package var kind: SideKindName
     /// What identifies the side whatever spelled its path: a folder's real
     /// path, a store's, a remote's hash (never its secrets).
-    public var place: String
+    package var place: String
     /// For a folder, its real path; for a remote, its `name:path` when it
     /// holds no secret (else apply reads it from the definition again).
-    public var location: String?
-    public var rcloneConfig: String?
-    public var rcloneFlags: [String]?
+    package var location: String?
+    package var rcloneConfig: String?
+    package var rcloneFlags: [String]?
     /// Whether apply may write here; when not, why (a store, read-only).
-    public var writable: Bool
-    public var notWritable: String?
+    package var writable: Bool
+    package var notWritable: String?
     /// `index.json`'s change tag when the plan was made (folders and remotes).
-    public var index: FileTag?
+    package var index: FileTag?
     /// Memos counted on the side (active and archived), for `--max-delete`.
-    public var liveMemos: Int
+    package var liveMemos: Int
 }
 
 /// One memo's action.
-public struct PlanAction: Sendable, Equatable, Codable {
-    public enum Kind: String, Sendable, Codable, CaseIterable {
+package struct PlanAction: Sendable, Equatable, Codable {
+    package enum Kind: String, Sendable, Codable, CaseIterable {
         /// Copy one side's version to the other (added or edited on one side only).
         case copy
         /// Set `deletedAt` in the memo file and its index entry (deleted on one side only).
@@ -85,34 +85,34 @@ public struct PlanAction: Sendable, Equatable, Codable {
         case none
     }
 
-    public var id: MemoID
-    public var sigil: Difference.Sigil
-    public var kind: Difference.Kind
-    public var changed: Difference.Changed?
-    public var action: Kind
+    package var id: MemoID
+    package var sigil: Difference.Sigil
+    package var kind: Difference.Kind
+    package var changed: Difference.Changed?
+    package var action: Kind
     /// The side whose version wins, and the side written.
-    public var from: SideRole?
-    public var to: SideRole?
+    package var from: SideRole?
+    package var to: SideRole?
     /// Why, in words.
-    public var reason: String
+    package var reason: String
     /// The choice that settled a conflict (`--take ID=local`, `--prefer newer`), said in so many words.
-    public var choice: String?
+    package var choice: String?
     /// Whether it deletes or overwrites, and so needs `--yes`.
-    public var destructive: Bool
+    package var destructive: Bool
     /// For a conflict settled with `both`: the new id of the conflict copy.
-    public var conflictCopy: MemoID?
+    package var conflictCopy: MemoID?
     /// Every file written, with what it held when planned.
-    public var writes: [PlannedWrite]
+    package var writes: [PlannedWrite]
     /// Every index entry changed or added.
-    public var indexChanges: [PlannedIndexChange]
+    package var indexChanges: [PlannedIndexChange]
     /// Each side's version, for a person to choose between.
-    public var versions: [SideRole: MemoVersion]
+    package var versions: [SideRole: MemoVersion]
 
     enum CodingKeys: String, CodingKey {
         case id, sigil, kind, changed, action, from, to, reason, choice, destructive, conflictCopy, writes, indexChanges, versions
     }
 
-    public init(id: MemoID, sigil: Difference.Sigil, kind: Difference.Kind, changed: Difference.Changed?, action: Kind, reason: String) {
+    package init(id: MemoID, sigil: Difference.Sigil, kind: Difference.Kind, changed: Difference.Changed?, action: Kind, reason: String) {
         self.id = id
         self.sigil = sigil
         self.kind = kind
@@ -125,7 +125,7 @@ public struct PlanAction: Sendable, Equatable, Codable {
         versions = [:]
     }
 
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(MemoID.self, forKey: .id)
         sigil = try container.decode(Difference.Sigil.self, forKey: .sigil)
@@ -144,7 +144,7 @@ public struct PlanAction: Sendable, Equatable, Codable {
         versions = Dictionary(uniqueKeysWithValues: byName.compactMap { key, value in SideRole(rawValue: key).map { ($0, value) } })
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(sigil, forKey: .sigil)
@@ -166,7 +166,7 @@ public struct PlanAction: Sendable, Equatable, Codable {
 extension PlanAction {
     /// Whether carrying it out deletes or overwrites, told from what it
     /// writes (never from the `destructive` a hand may have changed).
-    public var needsConfirmation: Bool {
+    package var needsConfirmation: Bool {
         switch action {
         case .softDelete: true
         case .copy, .fixIndex: writes.contains { $0.before != nil }
@@ -177,21 +177,21 @@ extension PlanAction {
 
 /// One memo file apply writes: its path in the side, what it held when
 /// planned (nil: absent), and the whole new content.
-public struct PlannedWrite: Sendable, Equatable, Codable {
-    public var side: SideRole
+package struct PlannedWrite: Sendable, Equatable, Codable {
+    package var side: SideRole
     /// `memos/<id>.json`, the id spelled as the side spells its ids.
-    public var path: String
-    public var before: FileTag?
+    package var path: String
+    package var before: FileTag?
     /// The new file's size and SHA-256.
-    public var size: Int64
-    public var sha256: String
+    package var size: Int64
+    package var sha256: String
     /// The new file's text (memo files are UTF-8 JSON).
-    public var content: String
+    package var content: String
     /// For a copy from a memo folder: the file copied, on the action's
     /// `from` side, as planned; read again before the write.
-    public var source: ReadFile?
+    package var source: ReadFile?
 
-    public init(side: SideRole, path: String, before: FileTag?, content: Data, source: ReadFile? = nil) {
+    package init(side: SideRole, path: String, before: FileTag?, content: Data, source: ReadFile? = nil) {
         self.side = side
         self.path = path
         self.before = before
@@ -201,28 +201,28 @@ public struct PlannedWrite: Sendable, Equatable, Codable {
         self.content = String(decoding: content, as: UTF8.self)
     }
 
-    public var data: Data { Data(content.utf8) }
+    package var data: Data { Data(content.utf8) }
 
     /// The memo's id as `path` spells it (`memos/<id>.json`, checked by apply's guards).
-    public var spelledID: String { String(path.dropFirst(6).dropLast(5)) }
+    package var spelledID: String { String(path.dropFirst(6).dropLast(5)) }
 }
 
 /// One entry of a side's `index.json` that apply changes or adds. Apply
 /// reads `index.json` again and merges: the entry must still be as the
 /// plan saw it (`before`), and every other entry and key stays.
-public struct PlannedIndexChange: Sendable, Equatable, Codable {
-    public var side: SideRole
+package struct PlannedIndexChange: Sendable, Equatable, Codable {
+    package var side: SideRole
     /// The id as the side's index spells it.
-    public var id: String
+    package var id: String
     /// The entry when planned; nil when there was none (an entry is added at the end).
-    public var before: EntryState?
+    package var before: EntryState?
     /// The entry's known fields as apply leaves them.
-    public var after: EntryState
+    package var after: EntryState
     /// For an entry added for a memo file that is already there (fix-index):
     /// that file as planned, read again before the entry is added.
-    public var file: ReadFile?
+    package var file: ReadFile?
 
-    public init(side: SideRole, id: String, before: EntryState?, after: EntryState, file: ReadFile? = nil) {
+    package init(side: SideRole, id: String, before: EntryState?, after: EntryState, file: ReadFile? = nil) {
         self.side = side
         self.id = id
         self.before = before
@@ -232,35 +232,35 @@ public struct PlannedIndexChange: Sendable, Equatable, Codable {
 }
 
 /// A file the plan read and does not write, with its change tag.
-public struct ReadFile: Sendable, Equatable, Codable {
-    public var path: String
-    public var tag: FileTag
+package struct ReadFile: Sendable, Equatable, Codable {
+    package var path: String
+    package var tag: FileTag
 
-    public init(path: String, tag: FileTag) {
+    package init(path: String, tag: FileTag) {
         self.path = path
         self.tag = tag
     }
 }
 
 /// The fields of an index entry that reckon reads.
-public struct EntryState: Sendable, Equatable, Codable {
-    public var modifiedTime: Timestamp
-    public var archivedAt: Timestamp?
-    public var deletedAt: Timestamp?
-    public var changeTag: String?
+package struct EntryState: Sendable, Equatable, Codable {
+    package var modifiedTime: Timestamp
+    package var archivedAt: Timestamp?
+    package var deletedAt: Timestamp?
+    package var changeTag: String?
 
-    public init(modifiedTime: Timestamp, archivedAt: Timestamp?, deletedAt: Timestamp?, changeTag: String?) {
+    package init(modifiedTime: Timestamp, archivedAt: Timestamp?, deletedAt: Timestamp?, changeTag: String?) {
         self.modifiedTime = modifiedTime
         self.archivedAt = archivedAt
         self.deletedAt = deletedAt
         self.changeTag = changeTag
     }
 
-    public init(_ entry: IndexEntry) {
+    package init(_ entry: IndexEntry) {
         self.init(modifiedTime: entry.modifiedTime, archivedAt: entry.archivedAt, deletedAt: entry.deletedAt, changeTag: entry.changeTag)
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(modifiedTime, forKey: .modifiedTime)
         try container.encode(archivedAt, forKey: .archivedAt)
@@ -277,15 +277,15 @@ public struct EntryState: Sendable, Equatable, Codable {
 }
 
 /// One side's version of a memo, shown beside the other's for a choice.
-public struct MemoVersion: Sendable, Equatable, Codable {
-    public var title: String?
-    public var modifiedTime: Timestamp?
-    public var archivedAt: Timestamp?
-    public var deletedAt: Timestamp?
+package struct MemoVersion: Sendable, Equatable, Codable {
+    package var title: String?
+    package var modifiedTime: Timestamp?
+    package var archivedAt: Timestamp?
+    package var deletedAt: Timestamp?
     /// The first lines of the body (at most 3 lines of 120 characters).
-    public var firstLines: [String]
+    package var firstLines: [String]
 
-    public init(title: String?, modifiedTime: Timestamp?, archivedAt: Timestamp?, deletedAt: Timestamp?, body: String?) {
+    package init(title: String?, modifiedTime: Timestamp?, archivedAt: Timestamp?, deletedAt: Timestamp?, body: String?) {
         self.title = title
         self.modifiedTime = modifiedTime
         self.archivedAt = archivedAt
@@ -293,7 +293,7 @@ public struct MemoVersion: Sendable, Equatable, Codable {
         firstLines = (body ?? "").split(separator: "\n", omittingEmptySubsequences: true).prefix(3).map { String($0.prefix(120)) }
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(title, forKey: .title)
         try container.encode(modifiedTime, forKey: .modifiedTime)
@@ -305,10 +305,10 @@ public struct MemoVersion: Sendable, Equatable, Codable {
 
 extension Plan {
     /// `plan.json`'s bytes: sorted keys, so the same plan gives the same bytes.
-    public var data: Data { JSONWriter.data(try! JSONValue(encoding: self)) }
+    package var data: Data { JSONWriter.data(try! JSONValue(encoding: self)) }
 
     /// Reads a plan file, or says in words why it cannot be used.
-    public static func read(_ url: URL, shown: String) throws(PlanError) -> Plan {
+    package static func read(_ url: URL, shown: String) throws(PlanError) -> Plan {
         let data: Data
         do {
             data = try readRegularFile(atPath: url.path, limit: 1 << 30)
@@ -345,7 +345,7 @@ func words(_ error: DecodingError) -> String {
 }
 
 /// Why a plan cannot be made, read or carried out, in one sentence.
-public struct PlanError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+package struct PlanError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -1,19 +1,19 @@
 import Foundation
 
 /// What a person chose for conflicts: per memo (`--take ID=…`) or for every one (`--prefer …`).
-public struct ConflictChoices: Sendable, Equatable {
-    public enum Take: String, Sendable, CaseIterable {
+package struct ConflictChoices: Sendable, Equatable {
+    package enum Take: String, Sendable, CaseIterable {
         case local, remote, both
     }
 
-    public enum Prefer: String, Sendable, CaseIterable {
+    package enum Prefer: String, Sendable, CaseIterable {
         case newer, local, remote
     }
 
-    public var take: [MemoID: Take] = [:]
-    public var prefer: Prefer?
+    package var take: [MemoID: Take] = [:]
+    package var prefer: Prefer?
 
-    public init(take: [MemoID: Take] = [:], prefer: Prefer? = nil) {
+    package init(take: [MemoID: Take] = [:], prefer: Prefer? = nil) {
         self.take = take
         self.prefer = prefer
     }
@@ -23,20 +23,20 @@ public struct ConflictChoices: Sendable, Equatable {
 /// remote: one action per memo that differs, decided by which side moved
 /// since the baseline. Reads the files the actions would write, for their
 /// change tags and contents; writes nothing.
-public struct Planner {
+package struct Planner {
     /// The sides as read, with their stores.
-    public var sides: LoadedSides
-    public var reconciliation: Reconciliation
+    package var sides: LoadedSides
+    package var reconciliation: Reconciliation
     /// The pipeline's name, for the plan.
-    public var pipeline: String
-    public var remoteName: String
-    public var choices: ConflictChoices
-    public var createdAt: Timestamp
+    package var pipeline: String
+    package var remoteName: String
+    package var choices: ConflictChoices
+    package var createdAt: Timestamp
     /// The definition file's real path, when the plan is made from one.
-    public var definitionPath: String?
-    public var stateDir: URL
+    package var definitionPath: String?
+    package var stateDir: URL
 
-    public init(sides: LoadedSides, reconciliation: Reconciliation, pipeline: String, remoteName: String, choices: ConflictChoices,
+    package init(sides: LoadedSides, reconciliation: Reconciliation, pipeline: String, remoteName: String, choices: ConflictChoices,
                 createdAt: Timestamp, definitionPath: String?, stateDir: URL) {
         self.sides = sides
         self.reconciliation = reconciliation
@@ -57,7 +57,7 @@ public struct Planner {
         case none
     }
 
-    public func plan() throws(PlanError) -> Plan {
+    package func plan() throws(PlanError) -> Plan {
         guard let remote = sides.remotes.firstIndex(where: { $0.spec.name == remoteName }) else {
             throw PlanError("there is no remote named '\(remoteName)'")
         }
@@ -424,7 +424,7 @@ struct SideFiles {
 extension Pipeline {
     /// Reads the local side and one remote in full (a deep check, nothing
     /// written) and plans what would make them the same.
-    public func plan(_ definition: PipelineDefinition, remote: String, choices: ConflictChoices, definitionPath: String?, stateDir: URL,
+    package func plan(_ definition: PipelineDefinition, remote: String, choices: ConflictChoices, definitionPath: String?, stateDir: URL,
                      context: RunContext) throws(PlanError) -> Plan {
         var definition = definition
         definition.check = .deep

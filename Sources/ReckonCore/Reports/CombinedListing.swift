@@ -3,8 +3,8 @@
 /// every memo of the other is `!`.
 import Foundation
 
-public enum CombinedListing {
-    public static func render(local: SideListing, remote: SideListing, differences: [Difference]) -> Data {
+package enum CombinedListing {
+    package static func render(local: SideListing, remote: SideListing, differences: [Difference]) -> Data {
         let listed = Dictionary(differences.filter { $0.remote == remote.spec.name }.map { ($0.id, $0.sigil) },
                                 uniquingKeysWith: { a, _ in a })
         let ids = MemoID.union([listed.keys.sorted(), local.entries.keys, local.files.keys, remote.entries.keys, remote.files.keys])

@@ -3,12 +3,12 @@ import Foundation
 /// `report.html`: one self-contained page in the manner of the notes app's
 /// export screen. Inline CSS, no script, no network, a Content-Security-Policy
 /// that forbids scripts; every string from a memo or a path is escaped.
-public struct HTMLReport {
-    public var strings: Strings
+package struct HTMLReport {
+    package var strings: Strings
     /// Paths under this folder are shown relative to it.
-    public var currentFolder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+    package var currentFolder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
 
-    public init(strings: Strings = .en) {
+    package init(strings: Strings = .en) {
         self.strings = strings
     }
 
@@ -50,7 +50,7 @@ public struct HTMLReport {
         .legend { font-size: .8rem; color: #6c6c70; }
         """
 
-    public func render(_ report: Report) -> String {
+    package func render(_ report: Report) -> String {
         let s = strings
         var out: [String] = []
         out += report.alarms(s).map { "<p class=\"alarm\" role=\"alert\">⚠ \(html($0))</p>" }
@@ -210,7 +210,7 @@ public struct HTMLReport {
 
 /// Text made safe for HTML, in element content and in quoted attributes;
 /// control and format characters are shown escaped (`\u{202e}`).
-public func html(_ text: String) -> String {
+package func html(_ text: String) -> String {
     let shown = escapedForDisplay(text)
     let special: Set<UInt8> = [0x26, 0x3C, 0x3E, 0x22, 0x27]
     guard shown.utf8.contains(where: special.contains) else { return shown }

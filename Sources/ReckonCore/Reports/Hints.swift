@@ -5,14 +5,14 @@ import Foundation
 extension Report {
     /// One line per remote read through a cache: how many memo files were
     /// downloaded and how many came from the cache.
-    public func cacheLines(_ s: Strings) -> [String] {
+    package func cacheLines(_ s: Strings) -> [String] {
         sides.compactMap { side in side.cacheUse.map { s.cacheUse(side.label, $0.fetched, $0.fromCache, $0.temporary) } }
     }
 
     /// The alarm of every side that lost more memos than allowed since its
     /// baseline, and no person accepted it: the first sentences of every
     /// report, shown in red.
-    public func alarms(_ s: Strings) -> [String] {
+    package func alarms(_ s: Strings) -> [String] {
         sides.compactMap { side in
             guard let alarm = side.alarm, !alarm.accepted else { return nil }
             return s.deletionAlarm(side.label, alarm.deleted, alarm.of, alarm.empty, side.since.map(display) ?? "", !exports.isEmpty)
@@ -21,14 +21,14 @@ extension Report {
 
     /// A side's changes since its baseline in one line (`Since the last run
     /// (2026-04-19 12:00 UTC): 1 added, …`); nil without a baseline.
-    public func sinceLine(_ side: SideReport, _ s: Strings) -> String? {
+    package func sinceLine(_ side: SideReport, _ s: Strings) -> String? {
         guard let since = side.since, let changes = side.sinceLastRun else { return nil }
         return "\(s.sinceLastRun(display(since))): \(s.changeCounts(changes))"
     }
 
     /// The sentences that say what the drift means and what to do, one per
     /// kind of drift, in the order a person should act on them.
-    public func hints(_ s: Strings) -> [String] {
+    package func hints(_ s: Strings) -> [String] {
         var lines: [String] = []
         let localLabel = local.label
         for side in sides where side.status == .failed {
@@ -78,20 +78,20 @@ extension Report {
 
     /// Every side was read and none holds a memo, nor lost any since its
     /// baseline: one friendly line stands instead of rows of zeros.
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         inSync && sides.allSatisfy { $0.counts?.total == 0 && $0.alarm == nil }
     }
 
     /// One row of a side's count block.
-    public struct CountRow {
-        public var name: String
-        public var value: Int
+    package struct CountRow {
+        package var name: String
+        package var value: Int
         /// `5 (local 4)` when a remote's count differs from the local one.
-        public var drifted: String?
+        package var drifted: String?
     }
 
     /// Active and Archived of a side; nil when the side could not be read.
-    public func countRows(_ side: SideReport, _ s: Strings) -> [CountRow]? {
+    package func countRows(_ side: SideReport, _ s: Strings) -> [CountRow]? {
         guard let counts = side.counts else { return nil }
         let localCounts = local.counts
         return [(s.active, counts.active, localCounts?.active), (s.archived, counts.archived, localCounts?.archived)].map { name, value, localValue in
@@ -101,12 +101,12 @@ extension Report {
     }
 
     /// A remote's label from its name.
-    public func label(ofRemote name: String) -> String {
+    package func label(ofRemote name: String) -> String {
         remotes.first { $0.name == name }?.label ?? name
     }
 
     /// An instant shown to a person: minutes, in the report's time zone.
-    public func display(_ time: Timestamp) -> String {
+    package func display(_ time: Timestamp) -> String {
         let zone = TimeZone(identifier: timeZone) ?? TimeZone(identifier: "UTC")!
         // The zone's offset at that instant (summer time included), then the civil date by arithmetic:
         // a DateFormatter per instant cost half a second for a report of 2,000 differences.
@@ -116,7 +116,7 @@ extension Report {
     }
 
     /// What one side holds of a differing memo, in a few words.
-    public func describe(_ state: Difference.SideState, _ s: Strings) -> String {
+    package func describe(_ state: Difference.SideState, _ s: Strings) -> String {
         if let problem = state.problem { return problem }
         guard let modified = state.modifiedTime else { return s.absent }
         var parts = ["\(s.modified) \(display(modified))"]
@@ -127,19 +127,19 @@ extension Report {
 
     /// The heading of the remote's column in a differences table: its label
     /// when there is one remote, else "Side".
-    public func remoteColumn(_ s: Strings) -> String {
+    package func remoteColumn(_ s: Strings) -> String {
         remotes.count == 1 ? remotes[0].label : s.sideColumn
     }
 
     /// What the remote holds of a differing memo, named when there are several remotes.
-    public func describeRemote(_ difference: Difference, _ s: Strings) -> String {
+    package func describeRemote(_ difference: Difference, _ s: Strings) -> String {
         let text = describe(difference.remoteState, s)
         return remotes.count == 1 ? text : "\(label(ofRemote: difference.remote)): \(text)"
     }
 
     /// What differs in words a person knows: which side alone archived or
     /// deleted the memo, then each field that differs ("text changed").
-    public func whatDiffers(_ difference: Difference, _ s: Strings) -> String {
+    package func whatDiffers(_ difference: Difference, _ s: Strings) -> String {
         let remote = label(ofRemote: difference.remote)
         var parts: [String] = []
         var skipped: Set<String> = []
@@ -173,12 +173,12 @@ extension Report {
 /// Only the pages and the terminal show these; `report.json` keeps paths as given.
 extension Report {
     /// A side's folder as shown.
-    public func shownPath(_ side: SideReport, from current: URL) -> String {
+    package func shownPath(_ side: SideReport, from current: URL) -> String {
         side.url.map { shownPath($0, from: current) } ?? side.path
     }
 
     /// A quarantined file's source as shown: under its side's folder as shown.
-    public func shownSource(_ record: QuarantineRecord, from current: URL) -> String {
+    package func shownSource(_ record: QuarantineRecord, from current: URL) -> String {
         guard let side = sides.first(where: { $0.name == record.side }) else { return record.source }
         let root = side.path.hasSuffix("/") ? side.path : side.path + "/"
         guard record.source.hasPrefix(root) else { return record.source }
@@ -186,17 +186,17 @@ extension Report {
     }
 
     /// A quarantine copy as shown: inside this run's quarantine folder.
-    public func shownPath(_ record: QuarantineRecord, from current: URL) -> String {
+    package func shownPath(_ record: QuarantineRecord, from current: URL) -> String {
         record.folder.map { joinPath(shownPath($0, from: current), record.copy) } ?? record.copy
     }
 
     /// An export file as shown: inside this run's export folder.
-    public func shownPath(_ record: ExportRecord, from current: URL) -> String {
+    package func shownPath(_ record: ExportRecord, from current: URL) -> String {
         record.folder.map { joinPath(shownPath($0, from: current), record.path) } ?? record.path
     }
 
     /// A resolved path relative to `current` when under it (`.` for it), else absolute.
-    public func shownPath(_ url: URL, from current: URL) -> String {
+    package func shownPath(_ url: URL, from current: URL) -> String {
         let path = url.standardizedFileURL.path
         let base = current.standardizedFileURL.path
         if path == base { return "." }

@@ -2,16 +2,16 @@ import Foundation
 
 /// `report.md`: the same content as the HTML page, for people who read
 /// reports in a terminal or a repository.
-public struct MarkdownReport {
-    public var strings: Strings
+package struct MarkdownReport {
+    package var strings: Strings
     /// Paths under this folder are shown relative to it.
-    public var currentFolder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+    package var currentFolder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
 
-    public init(strings: Strings = .en) {
+    package init(strings: Strings = .en) {
         self.strings = strings
     }
 
-    public func render(_ report: Report) -> String {
+    package func render(_ report: Report) -> String {
         let s = strings
         var out: [String] = ["# \(escape(s.title(report.pipeline)))", ""]
         for alarm in report.alarms(s) { out += ["> ⚠ **\(escape(alarm))**", ""] }

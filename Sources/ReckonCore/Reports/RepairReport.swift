@@ -6,12 +6,12 @@ import Foundation
 /// versions side by side. English only, as the plan's reasons are. Nothing
 /// read from a memo or a path reaches a terminal or a page raw, and the same
 /// plan or result gives the same bytes (times in UTC, ISO 8601).
-public enum RepairReport {
+package enum RepairReport {
     /// The plan as a table for the terminal: one line per action — sigil, id (small letters), action
     /// (copy → / ← , soft-delete, fix-index, CONFLICT, not possible, nothing), and the reason; then a
     /// totals line ("3 actions: 1 copy, 1 soft-delete, 1 fix-index; 1 conflict to choose") and where
     /// plan.json is. Colour only when `color` (as TextSummary does). Escaped for display.
-    public static func table(_ plan: Plan, planPath: String, color: Bool) -> String {
+    package static func table(_ plan: Plan, planPath: String, color: Bool) -> String {
         var out = [escapedForDisplay("Plan for \(plan.pipeline), made \(plan.createdAt.iso8601) (\(directions(plan.sides))):")]
         for action in plan.actions {
             out.append("  \(action.sigil.rawValue) \(action.id.value)  "
@@ -35,13 +35,13 @@ public enum RepairReport {
     /// plan.md / plan.html: the sides (label, path, kind, writable or why not), every action with its
     /// reason and choice, and for each conflict both versions side by side: title, time, first lines of
     /// the body (MemoVersion) — in HTML a two-column table, in Markdown a table with a column per side.
-    public static func markdown(_ plan: Plan) -> String { markdown(title: planTitle(plan), document(plan)) }
+    package static func markdown(_ plan: Plan) -> String { markdown(title: planTitle(plan), document(plan)) }
 
-    public static func html(_ plan: Plan) -> String { page(title: planTitle(plan), document(plan)) }
+    package static func html(_ plan: Plan) -> String { page(title: planTitle(plan), document(plan)) }
 
     /// The apply / undo result for the terminal: run id, one line per action with its outcome and
     /// detail, totals, and where the backups are ("undo it with: reckon undo <run>").
-    public static func text(_ result: ApplyResult, color: Bool) -> String {
+    package static func text(_ result: ApplyResult, color: Bool) -> String {
         let run = (result.mode == .apply ? "Apply" : "Undo") + " run \(result.run) of \(result.pipeline)" + (result.resumed ? ", resumed" : "")
         var out = [escapedForDisplay("\(run) (\(directions(result.sides))):")]
         for action in result.actions {
@@ -57,9 +57,9 @@ public enum RepairReport {
     }
 
     /// report.md / report.html of an apply or undo run: the same, with conflicts side by side as above.
-    public static func markdown(_ result: ApplyResult) -> String { markdown(title: resultTitle(result), document(result)) }
+    package static func markdown(_ result: ApplyResult) -> String { markdown(title: resultTitle(result), document(result)) }
 
-    public static func html(_ result: ApplyResult) -> String { page(title: resultTitle(result), document(result)) }
+    package static func html(_ result: ApplyResult) -> String { page(title: resultTitle(result), document(result)) }
 }
 
 // MARK: - What the pages say

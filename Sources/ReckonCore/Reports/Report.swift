@@ -3,38 +3,38 @@ import Foundation
 /// The reconciliation report: what `report.json` holds and every rendering is
 /// made from. Holds no run time or machine path, so the same input gives the
 /// same bytes.
-public struct Report: Sendable, Equatable, Codable {
-    public static let currentSchemaVersion = 1
+package struct Report: Sendable, Equatable, Codable {
+    package static let currentSchemaVersion = 1
 
-    public var schemaVersion = Report.currentSchemaVersion
-    public var reckonVersion = Reckon.version
-    public var pipeline: String
-    public var check: CheckMode
-    public var sides: [SideReport]
+    package var schemaVersion = Report.currentSchemaVersion
+    package var reckonVersion = Reckon.version
+    package var pipeline: String
+    package var check: CheckMode
+    package var sides: [SideReport]
     /// No side failed and every memo is the same on every side.
-    public var inSync: Bool
-    public var outcome: Outcome
+    package var inSync: Bool
+    package var outcome: Outcome
     /// Every memo that is not the same (`=` lines left out), by remote then id.
-    public var differences: [Difference]
-    public var quarantined: [QuarantineRecord]
-    public var exports: [ExportRecord]
+    package var differences: [Difference]
+    package var quarantined: [QuarantineRecord]
+    package var exports: [ExportRecord]
 
     // What the rendered pages show besides the JSON: they are left out of
     // `report.json`, which stays the same bytes for the same input.
     /// When the run started.
-    public var startedAt: Timestamp?
+    package var startedAt: Timestamp?
     /// How long each stage took, in order.
-    public var timings: [StageTiming] = []
+    package var timings: [StageTiming] = []
     /// Earlier runs from `history.jsonl`, oldest first (at most 30).
-    public var history: [HistoryEntry] = []
+    package var history: [HistoryEntry] = []
     /// The IANA time zone times are shown in (`UTC` unless the definition says).
-    public var timeZone = "UTC"
+    package var timeZone = "UTC"
 
     enum CodingKeys: String, CodingKey {
         case schemaVersion, reckonVersion, pipeline, check, sides, inSync, outcome, differences, quarantined, exports
     }
 
-    public init(pipeline: String, check: CheckMode, sides: [SideReport], inSync: Bool, outcome: Outcome, differences: [Difference],
+    package init(pipeline: String, check: CheckMode, sides: [SideReport], inSync: Bool, outcome: Outcome, differences: [Difference],
                 quarantined: [QuarantineRecord], exports: [ExportRecord]) {
         self.pipeline = pipeline
         self.check = check
@@ -48,7 +48,7 @@ public struct Report: Sendable, Equatable, Codable {
 
     /// The exit code for this report: 2 trouble, 1 drift (when drift fails
     /// the run), else 0.
-    public func exitCode(driftFails: Bool) -> Int32 {
+    package func exitCode(driftFails: Bool) -> Int32 {
         switch outcome {
         case .trouble: 2
         case .drift: driftFails ? 1 : 0
@@ -56,7 +56,7 @@ public struct Report: Sendable, Equatable, Codable {
         }
     }
 
-    public enum Outcome: String, Sendable, Codable {
+    package enum Outcome: String, Sendable, Codable {
         /// Done, and every side agrees.
         case inSync = "in-sync"
         /// Done, and memos differ.
@@ -65,41 +65,41 @@ public struct Report: Sendable, Equatable, Codable {
         case trouble
     }
 
-    public var local: SideReport { sides.first { $0.role == .local }! }
-    public var remotes: [SideReport] { sides.filter { $0.role == .remote } }
+    package var local: SideReport { sides.first { $0.role == .local }! }
+    package var remotes: [SideReport] { sides.filter { $0.role == .remote } }
 }
 
 /// One side as the report shows it.
-public struct SideReport: Sendable, Equatable, Codable {
-    public var role: SideRole
-    public var name: String
-    public var label: String
+package struct SideReport: Sendable, Equatable, Codable {
+    package var role: SideRole
+    package var name: String
+    package var label: String
     /// The path as the user gave it.
-    public var path: String
-    public var status: SideStatus
-    public var counts: MemoCounts?
+    package var path: String
+    package var status: SideStatus
+    package var counts: MemoCounts?
     /// `index` normally; `memo-files` when the index could not be used;
     /// `store` for the app's store, counted from its rows.
-    public var countsFrom: CountsFrom
-    public var problems: [Problem]
+    package var countsFrom: CountsFrom
+    package var problems: [Problem]
     /// The time of the baseline this run compared the side with (the run
     /// that saved it); nil without one.
-    public var since: Timestamp?
+    package var since: Timestamp?
     /// What moved on the side since that baseline; nil without one, or when the side failed.
-    public var sinceLastRun: SinceLastRun?
+    package var sinceLastRun: SinceLastRun?
     /// What became of the side's baseline file.
-    public var baseline: SideBaseline.Use = .none
+    package var baseline: SideBaseline.Use = .none
     /// For a baseline not used: the side it belongs to, or why it could not be read (not in `report.json`).
-    public var baselineNote: String?
+    package var baselineNote: String?
     /// More memos gone since the baseline than the alarm allows; nil when not.
-    public var alarm: DeletionAlarm?
+    package var alarm: DeletionAlarm?
     /// The folder, resolved, for showing its path to a person (not in `report.json`).
-    public var url: URL?
+    package var url: URL?
     /// How a remote's memo files were had (not in `report.json`, which stays the same for the same inputs).
-    public var cacheUse: CacheUse?
+    package var cacheUse: CacheUse?
 
     /// Where a side's counts come from.
-    public enum CountsFrom: String, Sendable, Codable {
+    package enum CountsFrom: String, Sendable, Codable {
         /// `index.json`, the fast path.
         case index
         /// The memo files, because `index.json` could not be used.
@@ -108,7 +108,7 @@ public struct SideReport: Sendable, Equatable, Codable {
         case store
     }
 
-    public init(_ side: SideListing) {
+    package init(_ side: SideListing) {
         role = side.spec.role
         name = side.spec.name
         label = side.spec.label
@@ -132,7 +132,7 @@ public struct SideReport: Sendable, Equatable, Codable {
         alarm = baseline.alarm
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(role, forKey: .role)
         try container.encode(name, forKey: .name)
@@ -150,44 +150,44 @@ public struct SideReport: Sendable, Equatable, Codable {
 }
 
 /// How long one stage of a run took.
-public struct StageTiming: Sendable, Equatable, Codable {
-    public var stage: String
-    public var seconds: Double
+package struct StageTiming: Sendable, Equatable, Codable {
+    package var stage: String
+    package var seconds: Double
 }
 
 /// One line of `history.jsonl`: a run's time, counts per side, number of
 /// differences and exit code.
-public struct HistoryEntry: Sendable, Equatable, Codable {
-    public struct Side: Sendable, Equatable, Codable {
-        public var name: String
-        public var label: String
-        public var counts: MemoCounts?
+package struct HistoryEntry: Sendable, Equatable, Codable {
+    package struct Side: Sendable, Equatable, Codable {
+        package var name: String
+        package var label: String
+        package var counts: MemoCounts?
     }
 
-    public var time: Timestamp
-    public var sides: [Side]
-    public var differences: Int
-    public var exitCode: Int32
+    package var time: Timestamp
+    package var sides: [Side]
+    package var differences: Int
+    package var exitCode: Int32
 }
 
 /// A file copied aside because it could not be used.
-public struct QuarantineRecord: Sendable, Equatable, Codable {
+package struct QuarantineRecord: Sendable, Equatable, Codable {
     /// The side's name.
-    public var side: String
+    package var side: String
     /// The damaged file, under the side's path as the user spelled it.
-    public var source: String
+    package var source: String
     /// The verified copy, inside this run's quarantine folder (`<side>/<path>`),
     /// so `report.json` does not name the run.
-    public var copy: String
-    public var sha256: String
-    public var reason: String
+    package var copy: String
+    package var sha256: String
+    package var reason: String
     /// This run's quarantine folder, resolved, for showing the copy's path to
     /// a person (not in `report.json`).
-    public var folder: URL?
+    package var folder: URL?
 
     enum CodingKeys: String, CodingKey { case side, source, copy, sha256, reason }
 
-    public init(side: String, source: String, copy: String, sha256: String, reason: String, folder: URL? = nil) {
+    package init(side: String, source: String, copy: String, sha256: String, reason: String, folder: URL? = nil) {
         self.side = side
         self.source = source
         self.copy = copy
@@ -200,35 +200,35 @@ public struct QuarantineRecord: Sendable, Equatable, Codable {
 extension Report {
     /// Each distinct export failure once (a failed export has one record
     /// per format asked, all with the same failure).
-    public var exportFailures: [String] {
+    package var exportFailures: [String] {
         var seen = Set<String>()
         return exports.compactMap(\.failure).filter { seen.insert($0).inserted }
     }
 }
 
 /// One export file written by a run.
-public struct ExportRecord: Sendable, Equatable, Codable {
-    public var format: ExportFormat
+package struct ExportRecord: Sendable, Equatable, Codable {
+    package var format: ExportFormat
     /// The file or folder inside the run's export folder (`memos.json`), so
     /// `report.json` does not name the run; `reckon export` gives it under
     /// the folder as the user spelled it.
-    public var path: String
-    public var memos: Int
-    public var bytes: Int
+    package var path: String
+    package var memos: Int
+    package var bytes: Int
     /// The file's SHA-256 (none for the Markdown folder).
-    public var sha256: String?
+    package var sha256: String?
     /// Memos that should have been exported but could not be read.
-    public var missing: [Problem]
+    package var missing: [Problem]
     /// Why the export could not be written (`<file>: No space left on
     /// device`); nil when it was.
-    public var failure: String?
+    package var failure: String?
     /// The run's export folder, resolved, for showing the path to a person
     /// (not in `report.json`).
-    public var folder: URL?
+    package var folder: URL?
 
     enum CodingKeys: String, CodingKey { case format, path, memos, bytes, sha256, missing, failure }
 
-    public init(format: ExportFormat, path: String, memos: Int, bytes: Int, sha256: String? = nil, missing: [Problem] = [],
+    package init(format: ExportFormat, path: String, memos: Int, bytes: Int, sha256: String? = nil, missing: [Problem] = [],
                 failure: String? = nil, folder: URL? = nil) {
         self.format = format
         self.path = path
@@ -243,7 +243,7 @@ public struct ExportRecord: Sendable, Equatable, Codable {
     /// One record per format written, from an export's summary: paths are
     /// `displayPath` joined with each file's name (an empty `displayPath`
     /// gives them inside `folder`, as a run's report holds them).
-    public static func records(_ summary: ExportSummary, folder: URL, displayPath: String) -> [ExportRecord] {
+    package static func records(_ summary: ExportSummary, folder: URL, displayPath: String) -> [ExportRecord] {
         let missing = summary.missing.map { Problem(.exportFailed, path: $0.path, id: $0.id, $0.reason) }
         let exported = summary.counts.total
         return summary.formats.map { format in
@@ -263,6 +263,6 @@ public struct ExportRecord: Sendable, Equatable, Codable {
 }
 
 /// reckon's own name and version.
-public enum Reckon {
-    public static let version = "0.1.0"
+package enum Reckon {
+    package static let version = "0.1.0"
 }

@@ -3,132 +3,132 @@
 /// renderers all take their words from here. A problem's own message (what
 /// exactly is wrong with one file) stays in English; a report in another
 /// language says in its own words what kind of problem it is first.
-public struct Strings: Sendable {
-    public typealias Count = @Sendable (Int) -> String
+package struct Strings: Sendable {
+    package typealias Count = @Sendable (Int) -> String
     /// (number of memos, local label, remote label)
-    public typealias Drift = @Sendable (Int, String, String) -> String
+    package typealias Drift = @Sendable (Int, String, String) -> String
 
-    public var code: String
-    public var defaultLocalLabel: String
-    public var defaultRemoteLabel: String
-    public var title: @Sendable (String) -> String
-    public var memosOn: @Sendable (String) -> String
-    public var active: String
-    public var archived: String
+    package var code: String
+    package var defaultLocalLabel: String
+    package var defaultRemoteLabel: String
+    package var title: @Sendable (String) -> String
+    package var memosOn: @Sendable (String) -> String
+    package var active: String
+    package var archived: String
     /// (remote count, local count): `5 (local 4)`.
-    public var drifted: @Sendable (Int, Int) -> String
+    package var drifted: @Sendable (Int, Int) -> String
     /// The word beside a drifted count, so colour is never the only sign.
-    public var differs: String
-    public var notRead: String
-    public var onlyOnRemote: Drift
-    public var onlyOnLocal: Drift
-    public var archivedOnOneSide: Drift
-    public var deletedOnOneSide: Drift
-    public var changed: Drift
+    package var differs: String
+    package var notRead: String
+    package var onlyOnRemote: Drift
+    package var onlyOnLocal: Drift
+    package var archivedOnOneSide: Drift
+    package var deletedOnOneSide: Drift
+    package var changed: Drift
     /// (number of memos, remote label)
-    public var cannotCompare: @Sendable (Int, String) -> String
+    package var cannotCompare: @Sendable (Int, String) -> String
     /// (label, reason)
-    public var sideFailed: @Sendable (String, String) -> String
+    package var sideFailed: @Sendable (String, String) -> String
     /// (label, number of problems)
-    public var sideHasProblems: @Sendable (String, Int) -> String
+    package var sideHasProblems: @Sendable (String, Int) -> String
     /// (local label, remote labels)
-    public var inSync: @Sendable (String, [String]) -> String
-    public var empty: @Sendable (String, [String]) -> String
+    package var inSync: @Sendable (String, [String]) -> String
+    package var empty: @Sendable (String, [String]) -> String
     /// (label, reason)
-    public var rebuiltFromMemoFiles: @Sendable (String, String) -> String
-    public var quarantined: Count
-    public var quarantineFailed: Count
-    public var exportMissing: Count
-    public var checkedAt: @Sendable (String) -> String
+    package var rebuiltFromMemoFiles: @Sendable (String, String) -> String
+    package var quarantined: Count
+    package var quarantineFailed: Count
+    package var exportMissing: Count
+    package var checkedAt: @Sendable (String) -> String
     /// (kind, local label, remote label): a difference in a few words.
-    public var kind: @Sendable (Difference.Kind, String, String) -> String
+    package var kind: @Sendable (Difference.Kind, String, String) -> String
     /// (label of the only side that archived or deleted it)
-    public var archivedOnlyOn: @Sendable (String) -> String
-    public var deletedOnlyOn: @Sendable (String) -> String
+    package var archivedOnlyOn: @Sendable (String) -> String
+    package var deletedOnlyOn: @Sendable (String) -> String
     /// A field that differs, in words a person knows (`body`: "text changed").
-    public var fieldChanged: @Sendable (String) -> String
+    package var fieldChanged: @Sendable (String) -> String
     /// (number left out, file that lists them)
-    public var andMore: @Sendable (Int, String) -> String
+    package var andMore: @Sendable (Int, String) -> String
     /// (number left out) when no file lists them.
-    public var andMoreUnlisted: Count
+    package var andMoreUnlisted: Count
     /// How a remote's memo files were had: (label, downloaded, from the cache, the cache is temporary).
-    public var cacheUse: @Sendable (String, Int, Int, Bool) -> String
-    public var status: @Sendable (SideStatus) -> String
+    package var cacheUse: @Sendable (String, Int, Int, Bool) -> String
+    package var status: @Sendable (SideStatus) -> String
     /// (status, number of problems): `ok, 3 problems`.
-    public var statusWithProblems: @Sendable (SideStatus, Int) -> String
+    package var statusWithProblems: @Sendable (SideStatus, Int) -> String
     /// (what went wrong): the export could not be written.
-    public var exportFailed: @Sendable (String) -> String
+    package var exportFailed: @Sendable (String) -> String
     /// The heading of the sigils' legend, and (local label, remote labels)
     /// each sigil's meaning, in the order `=`, `-`, `+`, `*`, `!`.
-    public var legendHeading: String
-    public var sigilMeanings: @Sendable (String, String) -> [String]
+    package var legendHeading: String
+    package var sigilMeanings: @Sendable (String, String) -> [String]
     /// A run in the chart that ended in trouble.
-    public var troubleRun: String
+    package var troubleRun: String
     /// "error" or "warning".
-    public var severity: @Sendable (Problem.Severity) -> String
+    package var severity: @Sendable (Problem.Severity) -> String
     /// Why a problem is one: its message, after its kind in words of the language.
-    public var reason: @Sendable (Problem) -> String
+    package var reason: @Sendable (Problem) -> String
     /// Before a memo an export left out.
-    public var notExported: String
+    package var notExported: String
     /// (memos, bytes) of one export file.
-    public var exportSize: @Sendable (Int, Int) -> String
-    public var differencesHeading: String
-    public var problemsHeading: String
-    public var sourcesHeading: String
-    public var exportsHeading: String
-    public var quarantinedHeading: String
-    public var timingsHeading: String
-    public var historyHeading: String
-    public var sideColumn: String
-    public var pathColumn: String
-    public var statusColumn: String
-    public var titleColumn: String
-    public var whatDiffersColumn: String
-    public var fileColumn: String
-    public var copyColumn: String
-    public var whyColumn: String
-    public var memosColumn: String
-    public var bytesColumn: String
-    public var stageColumn: String
-    public var secondsColumn: String
-    public var timeColumn: String
-    public var modified: String
-    public var archivedState: String
-    public var deletedState: String
-    public var absent: String
+    package var exportSize: @Sendable (Int, Int) -> String
+    package var differencesHeading: String
+    package var problemsHeading: String
+    package var sourcesHeading: String
+    package var exportsHeading: String
+    package var quarantinedHeading: String
+    package var timingsHeading: String
+    package var historyHeading: String
+    package var sideColumn: String
+    package var pathColumn: String
+    package var statusColumn: String
+    package var titleColumn: String
+    package var whatDiffersColumn: String
+    package var fileColumn: String
+    package var copyColumn: String
+    package var whyColumn: String
+    package var memosColumn: String
+    package var bytesColumn: String
+    package var stageColumn: String
+    package var secondsColumn: String
+    package var timeColumn: String
+    package var modified: String
+    package var archivedState: String
+    package var deletedState: String
+    package var absent: String
     /// (label, memos gone, memos at the baseline, whether none is left, the baseline's time,
     /// whether the run exports): the alarm, the first sentence of every report.
-    public var deletionAlarm: @Sendable (String, Int, Int, Bool, String, Bool) -> String
+    package var deletionAlarm: @Sendable (String, Int, Int, Bool, String, Bool) -> String
     /// (label, memos gone, memos at the baseline, the baseline's time): an alarm a person accepted.
-    public var deletionsAccepted: @Sendable (String, Int, Int, String) -> String
+    package var deletionsAccepted: @Sendable (String, Int, Int, String) -> String
     /// (label, the other side's path): a baseline of another side, not used.
-    public var baselineOfAnotherSide: @Sendable (String, String) -> String
+    package var baselineOfAnotherSide: @Sendable (String, String) -> String
     /// (label, why): a baseline that could not be read, not used.
-    public var baselineUnreadable: @Sendable (String, String) -> String
+    package var baselineUnreadable: @Sendable (String, String) -> String
     /// (the baseline's time): the heading of a side's changes since then.
-    public var sinceLastRun: @Sendable (String) -> String
+    package var sinceLastRun: @Sendable (String) -> String
     /// What moved on a side since the baseline, in counts.
-    public var changeCounts: @Sendable (SinceLastRun) -> String
+    package var changeCounts: @Sendable (SinceLastRun) -> String
     /// Drift sentences that know which side moved: the remote gained memos,
     /// the local side lost memos the remote still has, the local side gained
     /// memos, the remote lost memos the local side still has, and both
     /// sides changed memos (a conflict).
-    public var remoteGained: Drift
-    public var localLost: Drift
-    public var localGained: Drift
-    public var remoteLost: Drift
-    public var conflict: Drift
+    package var remoteGained: Drift
+    package var localLost: Drift
+    package var localGained: Drift
+    package var remoteLost: Drift
+    package var conflict: Drift
     /// (which side moved, the difference's kind, local label, remote label): a
     /// difference's direction in a few words; a memo on one side only was
     /// new on the side that has it, or deleted on the side that does not.
-    public var moved: @Sendable (Difference.Changed, Difference.Kind, String, String) -> String?
+    package var moved: @Sendable (Difference.Changed, Difference.Kind, String, String) -> String?
 
     /// The table for a language code; English for any code not known.
-    public static func forLanguage(_ code: String) -> Strings { code == "ja" ? .ja : .en }
+    package static func forLanguage(_ code: String) -> Strings { code == "ja" ? .ja : .en }
 
-    public static let languages = ["en", "ja"]
+    package static let languages = ["en", "ja"]
 
-    public static let en: Strings = {
+    package static let en: Strings = {
         @Sendable func memos(_ n: Int) -> String { n == 1 ? "1 memo" : "\(n) memos" }
         @Sendable func isAre(_ n: Int) -> String { n == 1 ? "is" : "are" }
         @Sendable func itThem(_ n: Int) -> String { n == 1 ? "it" : "them" }
@@ -244,7 +244,7 @@ public struct Strings: Sendable {
             })
     }()
 
-    public static let ja = Strings(
+    package static let ja = Strings(
         code: "ja", defaultLocalLabel: "この端末", defaultRemoteLabel: "Google Drive",
         title: { "reckon レポート: \($0)" },
         memosOn: { "\($0)のメモ" }, active: "アクティブ", archived: "アーカイブ",
@@ -393,7 +393,7 @@ public struct Strings: Sendable {
 }
 
 /// A share of a whole in whole percent, never rounded down to 0% nor up to 100%: `3 of 10` is `30%`.
-func percent(_ part: Int, _ whole: Int) -> String {
+package func percent(_ part: Int, _ whole: Int) -> String {
     guard whole > 0 else { return "100%" }
     let value = (part * 100 + whole / 2) / whole
     return "\(part > 0 ? max(1, part < whole ? min(99, value) : value) : 0)%"

@@ -4,25 +4,25 @@ import Foundation
 /// device block above each remote's block, then the sentences, then the lists.
 /// Nothing from a source reaches the terminal raw: every line is shown with
 /// control and format characters escaped.
-public struct TextSummary {
-    public var strings: Strings
+package struct TextSummary {
+    package var strings: Strings
     /// Whether to colour drifted counts (a terminal without NO_COLOR).
-    public var color: Bool
+    package var color: Bool
     /// How many differences and problems to list before pointing at the files.
-    public var listLimit = 20
+    package var listLimit = 20
     /// Where `report.md` was written, to point at for the rest of a long
     /// list; nil when no report file was written.
-    public var reportFolder: URL?
+    package var reportFolder: URL?
     /// Paths under this folder are shown relative to it.
-    public var currentFolder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+    package var currentFolder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
 
-    public init(strings: Strings = .en, color: Bool = false, reportFolder: URL? = nil) {
+    package init(strings: Strings = .en, color: Bool = false, reportFolder: URL? = nil) {
         self.strings = strings
         self.color = color
         self.reportFolder = reportFolder
     }
 
-    public func render(_ report: Report) -> String {
+    package func render(_ report: Report) -> String {
         let s = strings
         var out: [String] = []
         func add(_ line: String) { out.append(escapedForDisplay(line)) }
@@ -97,7 +97,7 @@ public struct TextSummary {
 
 /// A side's path joined with a path inside it, for messages (`inside` alone
 /// when there is no root).
-public func joinPath(_ root: String, _ inside: String) -> String {
+package func joinPath(_ root: String, _ inside: String) -> String {
     if inside.isEmpty { return root }
     // A kind of side may spell paths inside its sides its own way.
     for kind in SideKinds.all {

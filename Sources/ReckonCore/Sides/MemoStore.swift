@@ -9,7 +9,7 @@ import Foundation
 /// with the listing (`SideListing.damaged`), byte for byte as it read them,
 /// so the quarantine copies exactly what was judged and never reads the
 /// source a second time.
-public protocol MemoStore: Sendable {
+package protocol MemoStore: Sendable {
     /// Which side this is, as the definition or the command line names it.
     var spec: SideSpec { get }
 
@@ -43,26 +43,26 @@ public protocol MemoStore: Sendable {
 
 extension MemoStore {
     /// Stores without files of their own (a database, a remote) have no identities.
-    public func fileIdentities(_ memos: [(MemoID, IDSpelling)]) -> [FileIdentity?] { memos.map { _ in nil } }
+    package func fileIdentities(_ memos: [(MemoID, IDSpelling)]) -> [FileIdentity?] { memos.map { _ in nil } }
 }
 
 /// What is read of each memo: its summary (the compared fields and a digest
 /// of its text) or the whole memo.
-public struct MemoReading<Kept>: Sendable {
+package struct MemoReading<Kept>: Sendable {
     /// Reads one memo file's bytes (to a nesting limit) with the worker's own parser.
     let parse: @Sendable (Data, Int, MemoParser) throws(MemoReader.Failure) -> (MemoID, Kept)
     /// Keeps what is wanted of a memo a store read as values (a store row).
     let take: @Sendable (Memo) -> Kept
 
     /// The compared fields, the body as a digest.
-    public static var summary: MemoReading<MemoSummary> {
+    package static var summary: MemoReading<MemoSummary> {
         MemoReading<MemoSummary>(parse: { data, depthLimit, parser throws(MemoReader.Failure) in
             try MemoReader.readSummary(data, depthLimit: depthLimit, parser: parser)
         }, take: MemoSummary.init)
     }
 
     /// Every field, unknown keys included.
-    public static var memo: MemoReading<Memo> {
+    package static var memo: MemoReading<Memo> {
         MemoReading<Memo>(parse: { data, depthLimit, parser throws(MemoReader.Failure) in
             let memo = try MemoReader.read(data, depthLimit: depthLimit, parser: parser)
             return (memo.id, memo)
@@ -72,20 +72,20 @@ public struct MemoReading<Kept>: Sendable {
 
 /// The exact bytes of a file a store judged damaged, as it read them, to be
 /// copied aside by the quarantine.
-public struct DamagedFile: Sendable, Equatable {
+package struct DamagedFile: Sendable, Equatable {
     /// Where it is inside the side, as problems name it (`memos/<id>.json`).
-    public var path: String
-    public var bytes: Data
+    package var path: String
+    package var bytes: Data
 }
 
 /// How much a store reads before it calls a file too large or too deep.
-public struct ReadLimits: Sendable, Equatable {
+package struct ReadLimits: Sendable, Equatable {
     /// Largest `index.json` read.
-    public var indexSizeLimit: Int64 = 1 << 30
+    package var indexSizeLimit: Int64 = 1 << 30
     /// Largest memo file read.
-    public var memoSizeLimit: Int64 = 64 << 20
+    package var memoSizeLimit: Int64 = 64 << 20
     /// Deepest nesting of JSON arrays and objects read.
-    public var depthLimit = 64
+    package var depthLimit = 64
 
-    public init() {}
+    package init() {}
 }

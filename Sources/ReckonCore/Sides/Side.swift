@@ -1,25 +1,25 @@
 import Foundation
 
 /// Which part a side plays: the local side is rclone's source, a remote its destination.
-public enum SideRole: String, Sendable, Codable {
+package enum SideRole: String, Sendable, Codable {
     case local
     case remote
 }
 
 /// Where one side is and what to call it.
-public struct SideSpec: Sendable, Equatable {
-    public var role: SideRole
+package struct SideSpec: Sendable, Equatable {
+    package var role: SideRole
     /// A short name, used in file names and in the report (`device`, `drive`).
-    public var name: String
+    package var name: String
     /// What a person calls it ("this device", "Google Drive").
-    public var label: String
+    package var label: String
     /// The path as the user wrote it, for reports (never resolved, so
     /// reports do not depend on where the command was run).
-    public var path: String
+    package var path: String
     /// Which kind of side it is and where: everything that differs by kind.
     package var kind: any SideKind
     /// Marked `"readOnly": true`: `reckon apply` never writes it.
-    public var readOnly = false
+    package var readOnly = false
 
     package init(role: SideRole, name: String, label: String, path: String, kind: some SideKind) {
         self.role = role
@@ -29,7 +29,7 @@ public struct SideSpec: Sendable, Equatable {
         self.kind = kind
     }
 
-    public static func == (a: SideSpec, b: SideSpec) -> Bool {
+    package static func == (a: SideSpec, b: SideSpec) -> Bool {
         a.role == b.role && a.name == b.name && a.label == b.label && a.path == b.path && a.readOnly == b.readOnly
             && SideKinds.same(a.kind, b.kind)
     }
@@ -39,14 +39,14 @@ public struct SideSpec: Sendable, Equatable {
 }
 
 /// How a remote's memo files were had in one run.
-public struct CacheUse: Sendable, Equatable {
-    public var fetched: Int
-    public var fromCache: Int
+package struct CacheUse: Sendable, Equatable {
+    package var fetched: Int
+    package var fromCache: Int
     /// Whether the cache was a temporary folder, so the next run downloads everything again.
-    public var temporary: Bool
+    package var temporary: Bool
 }
 
-public enum SideStatus: String, Sendable, Codable {
+package enum SideStatus: String, Sendable, Codable {
     /// Read whole.
     case ok
     /// Read, but not as it should be: its index could not be used, so its
@@ -58,27 +58,27 @@ public enum SideStatus: String, Sendable, Codable {
 
 /// Everything read from one side: its index entries, its memo files and the
 /// problems met. In a deep check it also holds the parsed memos.
-public struct SideListing: Sendable {
-    public var spec: SideSpec
-    public var status: SideStatus
+package struct SideListing: Sendable {
+    package var spec: SideSpec
+    package var status: SideStatus
     /// Usable index entries by id (the first entry of a duplicated id).
-    public var entries: IDMap<IndexEntry>
+    package var entries: IDMap<IndexEntry>
     /// Regular memo files by id, with how their names spell the id.
-    public var files: IDMap<IDSpelling>
+    package var files: IDMap<IDSpelling>
     /// What the deep check read of each memo file.
-    public var memos: IDMap<MemoSummary>
-    public var problems: [Problem]
+    package var memos: IDMap<MemoSummary>
+    package var problems: [Problem]
     /// Counts taken by the fast path, which builds no entries.
-    public var precounted: MemoCounts?
+    package var precounted: MemoCounts?
     /// Whether the entries were rebuilt from the memo files because
     /// `index.json` could not be used.
-    public var rebuiltFromMemoFiles = false
+    package var rebuiltFromMemoFiles = false
     /// The bytes of every file judged damaged, as they were read, for the quarantine.
-    public var damaged: [DamagedFile] = []
+    package var damaged: [DamagedFile] = []
     /// For a remote read through a cache: how many memo files were downloaded and how many came from the cache.
-    public var cacheUse: CacheUse?
+    package var cacheUse: CacheUse?
 
-    public init(spec: SideSpec, status: SideStatus = .ok, entries: IDMap<IndexEntry> = IDMap(), files: IDMap<IDSpelling> = IDMap(),
+    package init(spec: SideSpec, status: SideStatus = .ok, entries: IDMap<IndexEntry> = IDMap(), files: IDMap<IDSpelling> = IDMap(),
                 memos: IDMap<MemoSummary> = IDMap(), problems: [Problem] = [], precounted: MemoCounts? = nil) {
         self.precounted = precounted
         self.spec = spec
@@ -90,12 +90,12 @@ public struct SideListing: Sendable {
     }
 
     /// Counts from the index entries; nil when the side failed.
-    public var counts: MemoCounts? {
+    package var counts: MemoCounts? {
         status == .failed ? nil : precounted ?? MemoCounts.aggregate(entries.values)
     }
 
     /// Ids that cannot be compared on this side, with the reasons.
-    public var brokenIDs: [MemoID: [String]] {
+    package var brokenIDs: [MemoID: [String]] {
         var result: [MemoID: [String]] = [:]
         for problem in problems where problem.severity == .error {
             if let id = problem.id { result[id, default: []].append(problem.message) }
@@ -106,7 +106,7 @@ public struct SideListing: Sendable {
     /// Whether the side failed only because `index.json` itself cannot be
     /// used (damaged, not a regular file, too large), so its memo files can
     /// stand in. A missing index or a newer schema is never guessed around.
-    public var indexUnusable: Bool {
+    package var indexUnusable: Bool {
         status == .failed && problems.contains { problem in
             problem.isAboutIndex && [.corruptIndex, .notRegularFile, .link, .unreadableFile].contains(problem.kind)
         }
@@ -122,7 +122,7 @@ public struct SideListing: Sendable {
     }
 
     /// Whether this side has anything that makes a run "trouble".
-    public var hasTrouble: Bool {
+    package var hasTrouble: Bool {
         status != .ok || problems.contains { $0.severity == .error }
     }
 }

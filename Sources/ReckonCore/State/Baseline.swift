@@ -4,18 +4,18 @@ import Foundation
 /// changed on that side. Fixed size, so a side's 100,000 fingerprints cost
 /// no allocation each.
 package struct Fingerprint: Sendable, Equatable {
-    var modifiedTime: Timestamp
-    var archived: Bool
-    var deleted: Bool
+    package var modifiedTime: Timestamp
+    package var archived: Bool
+    package var deleted: Bool
     /// Core Data's row version (`Z_OPT`), for a store's row.
-    var rowVersion: Int64?
+    package var rowVersion: Int64?
     /// FNV-1a of the change tag.
-    var changeTag: UInt64?
+    package var changeTag: UInt64?
     /// FNV-1a of every field the deep check compares; nil when the memo was
     /// not read (a quick run).
-    var digest: UInt64?
+    package var digest: UInt64?
 
-    init(modifiedTime: Timestamp, archived: Bool, deleted: Bool, rowVersion: Int64?, changeTag: UInt64?, digest: UInt64?) {
+    package init(modifiedTime: Timestamp, archived: Bool, deleted: Bool, rowVersion: Int64?, changeTag: UInt64?, digest: UInt64?) {
         self.modifiedTime = modifiedTime
         self.archived = archived
         self.deleted = deleted
@@ -36,7 +36,7 @@ package struct Fingerprint: Sendable, Equatable {
     /// FNV-1a of a summary's fields, each with a marker so that no two
     /// summaries run together into the same bytes. Part of the baseline's
     /// format: it may never change within one version.
-    static func digest(_ summary: MemoSummary) -> UInt64 {
+    package static func digest(_ summary: MemoSummary) -> UInt64 {
         var hash = FNV64()
         hash.add(text: summary.title)
         if let body = summary.bodySHA256 {
@@ -63,7 +63,7 @@ package struct Fingerprint: Sendable, Equatable {
     /// nil when it did not. A soft-deleted memo and an absent one are the
     /// same to the user. A digest or a row version is compared only when
     /// both have one (a quick run reads no memo file).
-    static func change(from before: Fingerprint?, to now: Fingerprint?) -> SinceLastRun.Change? {
+    package static func change(from before: Fingerprint?, to now: Fingerprint?) -> SinceLastRun.Change? {
         let wasLive = before?.isLive ?? false, isLive = now?.isLive ?? false
         switch (wasLive, isLive) {
         case (false, false): return nil
@@ -119,18 +119,18 @@ struct FNV64 {
 
 /// How many memos a side gained, edited, archived, unarchived and lost
 /// since its baseline (`sides[].sinceLastRun` in `report.json`).
-public struct SinceLastRun: Sendable, Equatable, Codable {
-    public var added = 0
-    public var edited = 0
-    public var archived = 0
-    public var unarchived = 0
-    public var deleted = 0
+package struct SinceLastRun: Sendable, Equatable, Codable {
+    package var added = 0
+    package var edited = 0
+    package var archived = 0
+    package var unarchived = 0
+    package var deleted = 0
 
-    public enum Change: Sendable {
+    package enum Change: Sendable {
         case added, edited, archived, unarchived, deleted
     }
 
-    public init() {}
+    package init() {}
 
     mutating func count(_ change: Change) {
         switch change {
@@ -151,9 +151,9 @@ package struct SideIdentity: Sendable, Equatable {
     var kind: SideKindName
     var place: String
     /// The side's path as given (a remote's secrets masked); not compared.
-    var shown: String
+    package var shown: String
 
-    init(kind: SideKindName, place: String, shown: String) {
+    package init(kind: SideKindName, place: String, shown: String) {
         self.kind = kind
         self.place = place
         self.shown = shown
@@ -190,13 +190,13 @@ package struct Baseline: Sendable {
     static let version = 1
     static let magic = "reckon-baseline"
 
-    var side: SideIdentity
+    package var side: SideIdentity
     /// The start of the run that saved it.
-    var time: Timestamp
+    package var time: Timestamp
     /// The first run that found more memos gone than the alarm allows; set
     /// while the baseline is held back for that alarm.
-    var alarmSince: Timestamp?
-    var memos: IDMap<Fingerprint>
+    package var alarmSince: Timestamp?
+    package var memos: IDMap<Fingerprint>
 
     /// The file of the side named `name` in a state folder.
     static func url(in stateDir: URL, side name: String) -> URL {
@@ -204,7 +204,7 @@ package struct Baseline: Sendable {
     }
 
     /// What was found where a side's baseline is kept.
-    enum Found: Sendable {
+    package enum Found: Sendable {
         case none
         case baseline(Baseline)
         /// A file that cannot be used, and why, in words.
@@ -212,7 +212,7 @@ package struct Baseline: Sendable {
     }
 
     /// Reads the baseline file at `url`.
-    static func read(_ url: URL) -> Found {
+    package static func read(_ url: URL) -> Found {
         guard FileKind(path: url.path) != .missing else { return .none }
         let data: Data
         do {
@@ -227,13 +227,13 @@ package struct Baseline: Sendable {
         }
     }
 
-    struct ParseError: Error, CustomStringConvertible {
+    package struct ParseError: Error, CustomStringConvertible {
         var message: String
-        var description: String { message }
+        package var description: String { message }
     }
 
     /// The file's bytes, or why they are not a baseline this reckon reads.
-    static func parse(_ data: Data) throws(ParseError) -> Baseline {
+    package static func parse(_ data: Data) throws(ParseError) -> Baseline {
         try data.withUnsafeBytes { bytes in Result { () throws(ParseError) in try parse(bytes: bytes) } }.get()
     }
 
@@ -279,7 +279,7 @@ package struct Baseline: Sendable {
     }
 
     /// The file's bytes.
-    var data: Data {
+    package var data: Data {
         let header = "\(Self.magic) \(Self.version)\nkind \(escaped(side.kind.name))\nplace \(escaped(side.place))\nshown \(escaped(side.shown))\n"
             + "time \(time.iso8601)\n" + (alarmSince.map { "alarm-since \($0.iso8601)\n" } ?? "") + "memos \(memos.count)\n"
         // A memo line is at most 32 + 20 + 9 + 1 + 20 + 16 + 16 bytes and 7 separators.

@@ -2,15 +2,15 @@ import Foundation
 
 /// `history.jsonl` in a report folder: one line per pipeline run, so a
 /// person sees drift appear and go away.
-public enum History {
-    public static let fileName = "history.jsonl"
+package enum History {
+    package static let fileName = "history.jsonl"
     /// How many runs the report draws.
-    public static let shown = 30
+    package static let shown = 30
 
     /// The history's bytes as they are (none when there is no history yet).
     /// A history that is there but cannot be read is an error, so that it
     /// is left as it is, never replaced.
-    public static func existing(in dir: URL) throws(OutputError) -> Data {
+    package static func existing(in dir: URL) throws(OutputError) -> Data {
         let url = dir.appendingPathComponent(fileName)
         guard FileKind(path: url.path) != .missing else { return Data() }
         do {
@@ -22,7 +22,7 @@ public enum History {
 
     /// Writes `existing` with one line more, keeping every earlier byte
     /// (lines it cannot read included).
-    public static func append(_ entry: HistoryEntry, to existing: Data, in dir: URL) throws {
+    package static func append(_ entry: HistoryEntry, to existing: Data, in dir: URL) throws {
         var data = existing
         if let last = data.last, last != 0x0A { data.append(0x0A) }
         data.append(JSONWriter.data(try JSONValue(encoding: entry), pretty: false))
@@ -31,7 +31,7 @@ public enum History {
     }
 
     /// The last runs the chart draws, oldest first: those `existing` holds, then `entry`.
-    public static func shownRuns(_ existing: Data, then entry: HistoryEntry) -> [HistoryEntry] {
+    package static func shownRuns(_ existing: Data, then entry: HistoryEntry) -> [HistoryEntry] {
         Array((read(existing) + [entry]).suffix(shown))
     }
 

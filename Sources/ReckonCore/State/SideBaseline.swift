@@ -4,33 +4,33 @@ import Foundation
 /// definition): more than `deletedPercent` of the baseline's Active and
 /// Archived memos gone or soft-deleted, or more than `deletedCount`. A side
 /// found empty after a baseline that held memos always sounds it.
-public struct AlarmLimits: Sendable, Equatable {
-    public var deletedPercent: Double = 20
+package struct AlarmLimits: Sendable, Equatable {
+    package var deletedPercent: Double = 20
     /// Off unless set.
-    public var deletedCount: Int?
+    package var deletedCount: Int?
 
-    public init() {}
+    package init() {}
 }
 
 /// More memos gone from a side since its baseline than the alarm allows
 /// (`sides[].alarm` in `report.json`).
-public struct DeletionAlarm: Sendable, Equatable, Codable {
+package struct DeletionAlarm: Sendable, Equatable, Codable {
     /// Memos gone or soft-deleted since the baseline.
-    public var deleted: Int
+    package var deleted: Int
     /// The baseline's Active plus Archived memos.
-    public var of: Int
+    package var of: Int
     /// Whether the side holds no memo at all now.
-    public var empty: Bool
+    package var empty: Bool
     /// Whether `--accept-deletions` was given: a person agreed, and the baseline moves on.
-    public var accepted: Bool
+    package var accepted: Bool
     /// The first run that sounded this alarm (this one, or an earlier one
     /// while the baseline was held back): the newest export made before it
     /// is kept. Not in `report.json`, which names no run time.
-    public var since: Timestamp?
+    package var since: Timestamp?
 
     enum CodingKeys: String, CodingKey { case deleted, of, empty, accepted }
 
-    public init(deleted: Int, of: Int, empty: Bool, accepted: Bool, since: Timestamp? = nil) {
+    package init(deleted: Int, of: Int, empty: Bool, accepted: Bool, since: Timestamp? = nil) {
         self.deleted = deleted
         self.of = of
         self.empty = empty
@@ -41,9 +41,9 @@ public struct DeletionAlarm: Sendable, Equatable, Codable {
 
 /// One side's baseline in a run: what was found in the state folder, the
 /// side's fingerprints now, what moved since, and the alarm.
-public struct SideBaseline: Sendable {
+package struct SideBaseline: Sendable {
     /// What became of the side's baseline file (`sides[].baseline` in `report.json`).
-    public enum Use: String, Sendable, Codable {
+    package enum Use: String, Sendable, Codable {
         /// Found, of this side, and compared with.
         case used
         /// None yet (the first run, or no state folder).
@@ -54,10 +54,10 @@ public struct SideBaseline: Sendable {
         case unreadable
     }
 
-    public var use: Use
+    package var use: Use
     /// For `anotherSide`, how that side was named; for `unreadable`, the
     /// file (under the state folder as the user spelled it) and why.
-    public var note: String?
+    package var note: String?
     /// The baseline compared with.
     var previous: Baseline?
     /// This run's fingerprints, without the memos that could not be read.
@@ -67,16 +67,16 @@ public struct SideBaseline: Sendable {
     /// The file the baseline is kept in; nil without a state folder.
     var url: URL?
     /// What moved since the baseline; nil without one, or when the side failed.
-    public var since: SinceLastRun?
-    public var alarm: DeletionAlarm?
+    package var since: SinceLastRun?
+    package var alarm: DeletionAlarm?
     /// Whether the side could be read at all.
     var failed = false
 
     /// The baseline's time, when one was used.
-    public var time: Timestamp? { previous?.time }
+    package var time: Timestamp? { previous?.time }
 
     /// Whether an alarm holds the run (and the baseline) back.
-    public var alarmHolds: Bool { alarm.map { !$0.accepted } ?? false }
+    package var alarmHolds: Bool { alarm.map { !$0.accepted } ?? false }
 
     /// Reads `side`'s baseline from `stateDir` (spelled `statePath`) and compares the side with it.
     init(_ side: SideListing, stateDir: URL?, statePath: String?, limits: AlarmLimits, acceptDeletions: Bool, startedAt: Timestamp) {

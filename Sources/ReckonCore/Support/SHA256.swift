@@ -3,27 +3,27 @@ import Foundation
 
 /// SHA-256 from OpenSSL's libcrypto, the one place reckon hashes bytes.
 /// Owns its digest context; not `Sendable`.
-public final class SHA256 {
+package final class SHA256 {
     private let context: OpaquePointer
 
-    public init() {
+    package init() {
         context = EVP_MD_CTX_new()!
         precondition(EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1, "EVP_DigestInit_ex(SHA-256) failed")
     }
 
     deinit { EVP_MD_CTX_free(context) }
 
-    public func update(_ bytes: UnsafeRawBufferPointer) {
+    package func update(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
         precondition(EVP_DigestUpdate(context, bytes.baseAddress, bytes.count) == 1, "EVP_DigestUpdate failed")
     }
 
-    public func update(_ data: Data) {
+    package func update(_ data: Data) {
         data.withUnsafeBytes { update($0) }
     }
 
     /// A SHA-256 digest: its 32 bytes held inline, so keeping many costs no allocation each.
-    public struct Digest: Sendable, Hashable {
+    package struct Digest: Sendable, Hashable {
         let words: (UInt64, UInt64, UInt64, UInt64)
 
         init(words: (UInt64, UInt64, UInt64, UInt64)) { self.words = words }
@@ -34,7 +34,7 @@ public final class SHA256 {
         }
 
         /// The digest in small hexadecimal letters.
-        public var hex: String {
+        package var hex: String {
             let digits = Array("0123456789abcdef".utf8)
             var text: [UInt8] = []
             text.reserveCapacity(64)
@@ -44,8 +44,8 @@ public final class SHA256 {
             return String(decoding: text, as: UTF8.self)
         }
 
-        public static func == (a: Digest, b: Digest) -> Bool { a.words == b.words }
-        public func hash(into hasher: inout Hasher) {
+        package static func == (a: Digest, b: Digest) -> Bool { a.words == b.words }
+        package func hash(into hasher: inout Hasher) {
             hasher.combine(words.0)
             hasher.combine(words.1)
             hasher.combine(words.2)
@@ -54,7 +54,7 @@ public final class SHA256 {
     }
 
     /// The digest of everything updated so far; call once.
-    public func finalize() -> Digest {
+    package func finalize() -> Digest {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         precondition(EVP_DigestFinal_ex(context, &digest, &length) == 1 && length == 32, "EVP_DigestFinal_ex failed")
@@ -62,14 +62,14 @@ public final class SHA256 {
     }
 
     /// The digest of some bytes.
-    public static func digest(of bytes: UnsafeRawBufferPointer) -> Digest {
+    package static func digest(of bytes: UnsafeRawBufferPointer) -> Digest {
         let hasher = SHA256()
         hasher.update(bytes)
         return hasher.finalize()
     }
 
     /// The digest of `data` in small hexadecimal letters.
-    public static func hex(of data: Data) -> String {
+    package static func hex(of data: Data) -> String {
         data.withUnsafeBytes { digest(of: $0) }.hex
     }
 

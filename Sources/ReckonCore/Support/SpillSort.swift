@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// A value `SpillSort` can write to disk and read back.
-protocol Spillable: Comparable {
+package protocol Spillable: Comparable {
     func write(to record: inout Record)
     init(from reader: inout RecordReader)
 }
@@ -17,7 +17,7 @@ let spillRunLength = 8192
 /// reading merges the runs, so sorting 100,000 values costs no more memory
 /// than sorting 10,000. Without a scratch folder everything stays in memory
 /// and nothing is encoded. Not `Sendable`.
-final class SpillSort<Value: Spillable> {
+package final class SpillSort<Value: Spillable> {
     private let scratch: String?
     private let runLength: Int
     private var held: [Value] = []
@@ -25,21 +25,21 @@ final class SpillSort<Value: Spillable> {
     private var runs: [Range<Int>] = []
     private var spilled = 0
 
-    init(scratch: URL?, runLength: Int) {
+    package init(scratch: URL?, runLength: Int) {
         self.scratch = scratch?.path
         self.runLength = max(1, runLength)
     }
 
     deinit { if fd >= 0 { close(fd) } }
 
-    func append(_ value: Value) throws(OutputError) {
+    package func append(_ value: Value) throws(OutputError) {
         held.append(value)
         if scratch != nil && held.count >= runLength { try spill() }
     }
 
     /// The values added so far, in order. Can be called more than once;
     /// values added later are not seen by earlier readers.
-    func sorted() throws(OutputError) -> SortedValues<Value> {
+    package func sorted() throws(OutputError) -> SortedValues<Value> {
         guard fd >= 0 else {
             held.sort()
             return SortedValues(owner: self, held: held, cursors: [])
@@ -126,7 +126,7 @@ final class SpillSort<Value: Spillable> {
 }
 
 /// Values read back from a `SpillSort` in order, one at a time.
-final class SortedValues<Value: Spillable> {
+package final class SortedValues<Value: Spillable> {
     /// Keeps the spilled runs' file open while they are read.
     private let owner: SpillSort<Value>
     private var held: [Value]
@@ -140,7 +140,7 @@ final class SortedValues<Value: Spillable> {
     }
 
     /// The next value, or nil after the last.
-    func next() throws(OutputError) -> Value? {
+    package func next() throws(OutputError) -> Value? {
         guard !cursors.isEmpty else {
             guard position < held.count else { return nil }
             defer { position += 1 }
@@ -159,7 +159,7 @@ final class SortedValues<Value: Spillable> {
 }
 
 /// The bytes of one value on its way to disk, written field by field.
-struct Record {
+package struct Record {
     var bytes: [UInt8] = []
 
     mutating func add(_ id: MemoID) {
@@ -171,7 +171,7 @@ struct Record {
         withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
     }
 
-    mutating func add(_ value: Int) { add(UInt64(bitPattern: Int64(value))) }
+    package mutating func add(_ value: Int) { add(UInt64(bitPattern: Int64(value))) }
 
     mutating func add(_ byte: UInt8) { bytes.append(byte) }
 
@@ -182,7 +182,7 @@ struct Record {
         add(UInt64(UInt32(bitPattern: time.nanoseconds)))
     }
 
-    mutating func add(_ text: String?) {
+    package mutating func add(_ text: String?) {
         guard let text else { return bytes.append(0) }
         bytes.append(1)
         add(text.utf8.count)
@@ -210,11 +210,11 @@ struct Record {
 }
 
 /// Reads a `Record`'s fields back in the order they were added.
-struct RecordReader {
+package struct RecordReader {
     private let bytes: ArraySlice<UInt8>
     private var at: Int
 
-    init(_ bytes: ArraySlice<UInt8>) {
+    package init(_ bytes: ArraySlice<UInt8>) {
         self.bytes = bytes
         at = bytes.startIndex
     }
@@ -244,7 +244,7 @@ struct RecordReader {
 
     mutating func uint64() -> UInt64 { take(8).reversed().reduce(0) { $0 << 8 | UInt64($1) } }
 
-    mutating func int() -> Int { Int(Int64(bitPattern: uint64())) }
+    package mutating func int() -> Int { Int(Int64(bitPattern: uint64())) }
 
     mutating func timestamp() -> Timestamp? {
         guard byte() == 1 else { return nil }
@@ -252,7 +252,7 @@ struct RecordReader {
         return Timestamp(seconds: seconds, nanoseconds: Int32(bitPattern: UInt32(truncatingIfNeeded: uint64())))
     }
 
-    mutating func text() -> String? {
+    package mutating func text() -> String? {
         guard byte() == 1 else { return nil }
         let count = int()
         return String(decoding: take(count), as: UTF8.self)
@@ -271,7 +271,7 @@ struct RecordReader {
 
 /// Whether `a`'s UTF-8 bytes come before `b`'s: the order of the paths in
 /// a manifest, compared with `memcmp` because an export sorts many.
-func utf8Precedes(_ a: String, _ b: String) -> Bool {
+package func utf8Precedes(_ a: String, _ b: String) -> Bool {
     var a = a, b = b
     return a.withUTF8 { x in
         b.withUTF8 { y in

@@ -2,16 +2,16 @@ import Foundation
 
 /// What the report is built from: the sides, what Reconcile found, what
 /// Export wrote, and the earlier stages' timings.
-public struct ReportInput: Sendable {
-    public var sides: LoadedSides
-    public var reconciliation: Reconciliation
-    public var exported: Exported
-    public var timings: [RunContext.Timing]
+package struct ReportInput: Sendable {
+    package var sides: LoadedSides
+    package var reconciliation: Reconciliation
+    package var exported: Exported
+    package var timings: [RunContext.Timing]
 }
 
 extension Pipeline {
     /// Builds the report from what the earlier stages found; writes nothing.
-    public static var reporting: Stage<ReportInput, Report> {
+    package static var reporting: Stage<ReportInput, Report> {
         Stage("report") { input, run in
             Report.build(input, definition: run.definition, startedAt: run.settings.startedAt)
         }
@@ -21,7 +21,7 @@ extension Pipeline {
 extension Report {
     /// The report of a run: a pure function of the stages' values, the
     /// definition and the run's start time.
-    public static func build(_ input: ReportInput, definition: PipelineDefinition, startedAt: Timestamp) -> Report {
+    package static func build(_ input: ReportInput, definition: PipelineDefinition, startedAt: Timestamp) -> Report {
         let differences = input.reconciliation.differences
         let sides = input.sides.sides
         let inSync = differences.isEmpty && sides.allSatisfy { $0.status != .failed }

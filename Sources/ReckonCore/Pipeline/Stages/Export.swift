@@ -6,9 +6,9 @@ import Glibc
 /// What the export stage reads: the sides with their stores, and when the
 /// oldest deletion alarm that holds was raised (the last export before it
 /// is kept whatever `keep` says).
-public struct ExportInput: Sendable {
-    public var sides: LoadedSides
-    public var keepLastBefore: Timestamp?
+package struct ExportInput: Sendable {
+    package var sides: LoadedSides
+    package var keepLastBefore: Timestamp?
 }
 
 extension Pipeline {
@@ -16,7 +16,7 @@ extension Pipeline {
     /// through the store Load opened, into a new folder named by the run's
     /// start time. A failure is kept as the export's failure, for the
     /// report; it never stops the run.
-    public static var exporting: Stage<ExportInput, Exported> {
+    package static var exporting: Stage<ExportInput, Exported> {
         Stage("export") { input, run in
             let context = run.context
             var exported = Exported()

@@ -5,7 +5,7 @@ extension Pipeline {
     /// Reads every side on its own, all at once (one failing does not
     /// discard the others), and keeps the store that read each one for the
     /// stages after it.
-    public static var loading: Stage<PipelineDefinition, LoadedSides> {
+    package static var loading: Stage<PipelineDefinition, LoadedSides> {
         Stage("load") { definition, run in
             let context = run.context
             let deep = definition.check == .deep

@@ -2,13 +2,13 @@ import Foundation
 
 /// What the last stage writes from: the report, and the artefacts beside
 /// it (the sides for the combined listings, the baselines to save).
-public struct PublishInput: Sendable {
-    public var report: Report
-    public var sides: LoadedSides
+package struct PublishInput: Sendable {
+    package var report: Report
+    package var sides: LoadedSides
     /// Each side's baseline, in the order of `sides.sides`.
-    public var baselines: [SideBaseline] = []
+    package var baselines: [SideBaseline] = []
     /// What earlier stages could not do, reported beside this stage's own.
-    public var failures: [OutputError] = []
+    package var failures: [OutputError] = []
 }
 
 extension Pipeline {
@@ -18,7 +18,7 @@ extension Pipeline {
     /// pipeline runs) a line of `history.jsonl`. Always runs, and tries every
     /// file: one that cannot be written is a failure beside the others,
     /// never instead of them.
-    public static var publishing: Stage<PublishInput, Published> {
+    package static var publishing: Stage<PublishInput, Published> {
         Stage("publish") { input, run in
             var report = input.report
             let definition = run.definition

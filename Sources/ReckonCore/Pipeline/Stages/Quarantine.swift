@@ -2,7 +2,7 @@ import Foundation
 
 extension Pipeline {
     /// Copies every unusable file aside before anything goes on without it.
-    public static var quarantining: Stage<LoadedSides, LoadedSides> {
+    package static var quarantining: Stage<LoadedSides, LoadedSides> {
         Stage("quarantine") { loaded, run in
             guard run.settings.writeFiles, let dir = run.definition.quarantineDir, let path = run.definition.quarantinePath else { return loaded }
             let quarantine = Quarantine(dir: dir, path: path, run: ExportFolder.runName(run.settings.startedAt))
@@ -22,14 +22,14 @@ extension Pipeline {
 /// SHA-256 against them, and only then lets the run go on without it. The
 /// source is never opened again, let alone moved, changed or deleted; when
 /// the copy cannot be made, the problem says why.
-public struct Quarantine {
+package struct Quarantine {
     /// The quarantine folder and how the user spelled it.
-    public var dir: URL
-    public var path: String
+    package var dir: URL
+    package var path: String
     /// This run's folder name inside it (its UTC start time).
-    public var run: String
+    package var run: String
 
-    public init(dir: URL, path: String, run: String) {
+    package init(dir: URL, path: String, run: String) {
         self.dir = dir
         self.path = path
         self.run = run
@@ -37,7 +37,7 @@ public struct Quarantine {
 
     /// Copies the damaged files of every side; returns the sides with a
     /// problem added for each copy that failed, and a record for each copy made.
-    public func setAside(_ sides: [SideListing]) -> ([SideListing], [QuarantineRecord]) {
+    package func setAside(_ sides: [SideListing]) -> ([SideListing], [QuarantineRecord]) {
         var records: [QuarantineRecord] = []
         var result = sides
         for index in result.indices {

@@ -1,9 +1,9 @@
 /// Compares the local side with one remote, memo by memo.
-public enum Reconciler {
+package enum Reconciler {
     /// Every memo that is not the same on both sides, sorted by id. Memos
     /// deleted on one side and absent on the other are the same to the user
     /// and are left out. When either side failed, nothing can be compared.
-    public static func differences(local: SideListing, remote: SideListing, deep: Bool) -> [Difference] {
+    package static func differences(local: SideListing, remote: SideListing, deep: Bool) -> [Difference] {
         guard local.status != .failed, remote.status != .failed else { return [] }
         // A store keeps instants to the millisecond; across kinds they are compared so.
         let toMillisecond = local.spec.kind.precision != remote.spec.kind.precision
@@ -66,7 +66,7 @@ public enum Reconciler {
 extension Pipeline {
     /// Compares the local side with each remote, and each side with its
     /// baseline, to tell which side moved.
-    public static var reconciling: Stage<LoadedSides, Reconciliation> {
+    package static var reconciling: Stage<LoadedSides, Reconciliation> {
         Stage("reconcile") { loaded, run in
             let definition = run.definition
             let (startedAt, acceptDeletions) = (run.settings.startedAt, run.settings.acceptDeletions)

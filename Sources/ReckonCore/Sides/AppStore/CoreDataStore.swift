@@ -13,14 +13,14 @@ import Glibc
 /// quick_check`, and read as one consistent snapshot. A store that is not a
 /// database or fails the check is handed to the quarantine whole, as it was
 /// copied. A bad row is a problem for that row, as a bad index entry is.
-public struct CoreDataStore: MemoStore {
-    public let spec: SideSpec
+package struct CoreDataStore: MemoStore {
+    package let spec: SideSpec
     let source: AppStoreSide
     /// What this store found and opened, for its later reads: the load and
     /// the export, handed one store, read one snapshot and copy it once.
     let kept = OpenedStore.Kept()
 
-    public init(_ spec: SideSpec) {
+    package init(_ spec: SideSpec) {
         self.spec = spec
         guard let source = spec.kind as? AppStoreSide else { preconditionFailure("a store side is read from a store") }
         self.source = source
@@ -30,7 +30,7 @@ public struct CoreDataStore: MemoStore {
     static let header = Array("SQLite format 3\0".utf8)
 
     /// Whether the file at `path` starts with SQLite's header.
-    public static func isStoreFile(_ path: String) -> Bool {
+    package static func isStoreFile(_ path: String) -> Bool {
         // Without blocking, and only a regular file: a FIFO put in its place must not hang the run.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return false }
@@ -42,7 +42,7 @@ public struct CoreDataStore: MemoStore {
     }
 
     /// Counts by the seed's rule from every usable row's entry, holding no entry.
-    public func count() -> SideListing {
+    package func count() -> SideListing {
         let opened: OpenedStore
         switch OpenedStore.open(source, kept: kept) {
         case .success(let store): opened = store
@@ -57,7 +57,7 @@ public struct CoreDataStore: MemoStore {
         }
     }
 
-    public func load(deep: Bool) -> SideListing {
+    package func load(deep: Bool) -> SideListing {
         let opened: OpenedStore
         switch OpenedStore.open(source, kept: kept) {
         case .success(let store): opened = store
@@ -88,7 +88,7 @@ public struct CoreDataStore: MemoStore {
         return side
     }
 
-    public func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
+    package func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
         switch OpenedStore.open(source, kept: kept) {
         case .success(let opened):
             if let damaged = opened.damage() { damaged.listing(spec) } else {
@@ -98,7 +98,7 @@ public struct CoreDataStore: MemoStore {
         }
     }
 
-    public func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
+    package func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
                                              then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>] {
         let opened: OpenedStore
         switch OpenedStore.open(source, kept: kept).flatMap({ store in store.damage().map(Result.failure) ?? .success(store) }) {

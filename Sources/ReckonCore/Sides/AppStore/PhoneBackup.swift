@@ -11,7 +11,7 @@ import Foundation
 /// handed on, so a hostile manifest cannot point reckon outside the backup.
 package enum PhoneBackup {
     /// Where an app keeps its SwiftData store, relative to its domain.
-    static let storePath = "Library/Application Support/default.store"
+    package static let storePath = "Library/Application Support/default.store"
     /// The domains apps own: the app's container and its app groups.
     static let appDomainPrefixes = ["AppDomain-", "AppDomainGroup-"]
 
@@ -44,7 +44,7 @@ package enum PhoneBackup {
     }
 
     /// The sentence for an encrypted backup: what to do instead.
-    static let encryptedMessage = "this iPhone backup is encrypted, and reckon reads only unencrypted backups; make one with `idevicebackup2 -i encryption off PASSWORD` then `idevicebackup2 backup --full DIR`, or in Finder untick “Encrypt local backup” and back up again"
+    package static let encryptedMessage = "this iPhone backup is encrypted, and reckon reads only unencrypted backups; make one with `idevicebackup2 -i encryption off PASSWORD` then `idevicebackup2 backup --full DIR`, or in Finder untick “Encrypt local backup” and back up again"
 
     /// The stores at `Library/Application Support/default.store` in app
     /// domains, sorted by domain; with `app`, only `AppDomain-<app>` and

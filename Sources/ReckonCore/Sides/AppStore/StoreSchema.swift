@@ -2,16 +2,16 @@ import Foundation
 
 /// How the app's Core Data model names what reckon reads, for an app
 /// version that renamed something (`"model"` in a definition).
-public struct StoreModel: Sendable, Hashable {
+package struct StoreModel: Sendable, Hashable {
     /// The memo entity's name in `Z_PRIMARYKEY`.
-    public var entity = "Memo"
+    package var entity = "Memo"
     /// The app's attribute name for each of reckon's (`modifiedAt` → `updatedAt`).
-    public var attributes: [String: String] = [:]
+    package var attributes: [String: String] = [:]
     /// The entity a to-many `tags` relationship leads to, and its attribute holding the tag.
-    public var tagEntity = "Tag"
-    public var tagAttribute = "name"
+    package var tagEntity = "Tag"
+    package var tagAttribute = "name"
 
-    public init() {}
+    package init() {}
 
     /// The app's name for one of reckon's attributes.
     func name(of field: StoreSchema.Field) -> String { attributes[field.rawValue] ?? field.rawValue }

@@ -5,9 +5,9 @@ import Foundation
 ///
 /// Nothing is written, renamed or deleted. Links inside the folder are
 /// reported, never followed.
-public struct MemoFolder: MemoStore {
-    public let spec: SideSpec
-    public var limits: ReadLimits
+package struct MemoFolder: MemoStore {
+    package let spec: SideSpec
+    package var limits: ReadLimits
     /// How many values a sort holds before it spills a run to its scratch
     /// folder (when it has one).
     package var sortRunLength = spillRunLength
@@ -38,7 +38,7 @@ public struct MemoFolder: MemoStore {
         return true
     }
 
-    public init(_ spec: SideSpec, limits: ReadLimits = ReadLimits()) {
+    package init(_ spec: SideSpec, limits: ReadLimits = ReadLimits()) {
         guard let side = spec.kind as? MemoFolderSide else { preconditionFailure("a memo folder is read from a folder") }
         self.init(spec, url: side.url, limits: limits)
     }
@@ -57,7 +57,7 @@ public struct MemoFolder: MemoStore {
     /// subfolder when the path is the cloud folder's parent.
     /// A `60dMemo` that is a link is taken too, so that it is reported as a
     /// link rather than as a folder without `index.json`.
-    public static func resolveRoot(_ url: URL) -> URL {
+    package static func resolveRoot(_ url: URL) -> URL {
         let nested = url.appendingPathComponent(nestedFolder)
         if FileKind(path: url.appendingPathComponent("index.json").path) == .missing,
            FileKind(path: url.appendingPathComponent("memos").path) == .missing,
@@ -72,7 +72,7 @@ public struct MemoFolder: MemoStore {
     static let cleanIndexDepth = 3
 
     /// The folder the cloud folder nests its files in, when a side's path is its parent.
-    public static let nestedFolder = "60dMemo"
+    package static let nestedFolder = "60dMemo"
 
     /// The side with each problem's path made relative to the side's own
     /// path, as the user spelled it: `60dMemo/memos/…` when the files are
@@ -89,7 +89,7 @@ public struct MemoFolder: MemoStore {
 
     /// Reads the index only (no memo file): with simdjson when the file is
     /// clean, else with the careful reader that names every problem.
-    public func readIndex() -> SideListing {
+    package func readIndex() -> SideListing {
         placed(readIndexInRoot())
     }
 
@@ -267,7 +267,7 @@ public struct MemoFolder: MemoStore {
     /// Counts a side: from the index alone — with simdjson when the file is
     /// clean, else with the careful reader that names every problem — or,
     /// when the index cannot be used, from the memo files, marked degraded.
-    public func count() -> SideListing {
+    package func count() -> SideListing {
         let indexPath = root.appendingPathComponent("index.json").path
         if FileKind(path: root.path) == .directory, case .regular(let size) = FileKind(path: indexPath), size <= limits.indexSizeLimit, size > 0,
            limits.depthLimit >= Self.cleanIndexDepth {
@@ -284,7 +284,7 @@ public struct MemoFolder: MemoStore {
     /// orphan files; with `deep`, also reads and parses every memo file.
     /// When `index.json` cannot be used the side is not given up: its
     /// entries are rebuilt from the memo files and it is marked degraded.
-    public func load(deep: Bool) -> SideListing {
+    package func load(deep: Bool) -> SideListing {
         placed(loadInRoot(deep: deep))
     }
 
@@ -335,7 +335,7 @@ public struct MemoFolder: MemoStore {
     /// those. With `scratch`, sorting spills there, so memory does not grow
     /// with the side. When the index cannot be used, the side is marked
     /// degraded, to be rebuilt from its memo files, and `visit` gets no entries.
-    public func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
+    package func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
         placed(try listInRoot(scratch: scratch, visit: visit))
     }
 
@@ -446,13 +446,13 @@ public struct MemoFolder: MemoStore {
         return side
     }
 
-    public func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
+    package func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
                                              then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>] {
         let nesting = nesting
         return readJudged(memos, chunkSize: chunkSize, as: reading, then: work).map { $0.mapError { $0.problem.inside(nesting) } }
     }
 
-    public func fileIdentities(_ memos: [(MemoID, IDSpelling)]) -> [FileIdentity?] {
+    package func fileIdentities(_ memos: [(MemoID, IDSpelling)]) -> [FileIdentity?] {
         // A cache's files change when the cache is refreshed, not with the remote.
         guard case .folder = memoListing, let folder = OpenFolder(root.path + "/memos") else { return memos.map { _ in nil } }
         return Array(mapOnEveryCore(memos, chunkSize: 256) { chunk in

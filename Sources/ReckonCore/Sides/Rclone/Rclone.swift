@@ -10,10 +10,10 @@ import Glibc
 /// `run` runs only read commands: `cat`, `lsjson`, `config dump`, and
 /// `copy` from the remote into a local folder. A command that writes to a
 /// remote runs only with a `WriteGrant`, which only apply and undo hold.
-public struct Rclone: Sendable {
+package struct Rclone: Sendable {
     /// A failed call: what went wrong in words, and rclone's last line.
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        public enum Kind: Sendable, Equatable {
+    package struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        package enum Kind: Sendable, Equatable {
             /// rclone ran and exited with this code (or was ended by a signal: 128 + signal).
             case exit(Int32)
             /// No rclone binary where reckon looked.
@@ -28,20 +28,20 @@ public struct Rclone: Sendable {
             case local
         }
 
-        public var kind: Kind
+        package var kind: Kind
         /// The sentence without rclone's line, e.g. "rclone could not reach the remote (exit 5: …)".
-        public var sentence: String
+        package var sentence: String
         /// rclone's last non-empty stderr line (masked), or "".
-        public var lastLine: String
+        package var lastLine: String
 
         /// rclone's exit code, when it ran to an exit.
-        public var exitCode: Int32? {
+        package var exitCode: Int32? {
             if case .exit(let code) = kind { code } else { nil }
         }
 
         /// The sentence, then rclone's own last line.
-        public var message: String { lastLine.isEmpty ? sentence : "\(sentence): \(lastLine)" }
-        public var description: String { message }
+        package var message: String { lastLine.isEmpty ? sentence : "\(sentence): \(lastLine)" }
+        package var description: String { message }
 
         package init(_ kind: Kind, _ sentence: String, lastLine: String = "") {
             self.kind = kind
@@ -79,33 +79,33 @@ public struct Rclone: Sendable {
     }
 
     /// An explicit path to rclone; nil finds `rclone` on the `PATH` of `environment` merged over this process's.
-    public var executable: String?
+    package var executable: String?
     /// An rclone config file (`--config`); nil leaves rclone's default.
-    public var config: String?
+    package var config: String?
     /// Extra flags, each on the read-only list (`readOnlyFlags`).
-    public private(set) var flags: [String]
+    package private(set) var flags: [String]
     /// Variables added to this process's environment for rclone.
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// rclone's `--contimeout`.
-    public var connectTimeout: Duration = .seconds(15)
+    package var connectTimeout: Duration = .seconds(15)
     /// rclone's `--timeout` (idle time on an open connection).
-    public var ioTimeout: Duration = .seconds(60)
+    package var ioTimeout: Duration = .seconds(60)
     /// The longest one call may take before reckon stops rclone.
-    public var callLimit: Duration = .seconds(600)
+    package var callLimit: Duration = .seconds(600)
     /// How long rclone has after SIGTERM before SIGKILL.
-    public var grace: Duration = .seconds(3)
+    package var grace: Duration = .seconds(3)
     /// rclone's `--low-level-retries` (one HTTP or SSH operation).
-    public var lowLevelRetries = 3
+    package var lowLevelRetries = 3
     /// rclone's `--retries` (a whole command); 1 means one attempt, and the next run resumes.
-    public var retries = 1
+    package var retries = 1
     /// Stops a call once rclone has logged this many errors: after a
     /// connection drops, rclone 1.60 goes on trying each remaining file
     /// (tens of seconds each over sftp), so without it only `callLimit`
     /// ends the call. nil: no such limit.
-    public var errorLimit: Int?
+    package var errorLimit: Int?
 
     /// Checks `flags` against the read-only list; refuses any other with a sentence naming it.
-    public init(executable: String? = nil, config: String? = nil, flags: [String] = [],
+    package init(executable: String? = nil, config: String? = nil, flags: [String] = [],
                 environment: [String: String] = [:]) throws(Failure) {
         self.executable = executable
         self.config = config
@@ -307,7 +307,7 @@ public struct Rclone: Sendable {
 
     /// The first 16 hex digits of the SHA-256 of a remote string: a cache
     /// folder's name that never holds a secret.
-    public static func cacheName(of remote: String) -> String {
+    package static func cacheName(of remote: String) -> String {
         String(SHA256.hex(of: Data(remote.utf8)).prefix(16))
     }
 
@@ -321,7 +321,7 @@ public struct Rclone: Sendable {
     /// `password=`, `token=`, `key=`, `secret=`, `client_secret=` and
     /// any name ending in `_pass`, `_key`, `_token`, `_secret` …, quoted
     /// or not (`:sftp,host=h,pass=xyz:p` → `:sftp,host=h,pass=***:p`).
-    public static func masked(_ text: String) -> String {
+    package static func masked(_ text: String) -> String {
         var result = ""
         var rest = text[...]
         while let match = rest.firstMatch(of: secretName) {

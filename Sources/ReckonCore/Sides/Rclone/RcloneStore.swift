@@ -11,8 +11,8 @@ import Synchronization
 /// listing before it is kept, and forgets files the remote no longer lists.
 /// The cache is then read as a memo folder whose names come from the
 /// remote's listing, so every check is the memo folder's own.
-public struct RcloneStore: MemoStore {
-    public let spec: SideSpec
+package struct RcloneStore: MemoStore {
+    package let spec: SideSpec
     let source: RcloneSide
     let limits: ReadLimits
     /// The remote once opened, for this store's later reads: the load and
@@ -24,14 +24,14 @@ public struct RcloneStore: MemoStore {
         let remote = Mutex<Remote?>(nil)
     }
 
-    public init(_ spec: SideSpec, limits: ReadLimits = ReadLimits()) {
+    package init(_ spec: SideSpec, limits: ReadLimits = ReadLimits()) {
         self.spec = spec
         self.limits = limits
         guard let source = spec.kind as? RcloneSide else { preconditionFailure("an rclone side is read from a remote") }
         self.source = source
     }
 
-    public func count() -> SideListing {
+    package func count() -> SideListing {
         let remote: Remote
         switch Remote.open(source, kept: kept, limits: limits, need: .index) {
         case .success(let opened): remote = opened
@@ -49,7 +49,7 @@ public struct RcloneStore: MemoStore {
         return remote.placed(side, spec)
     }
 
-    public func load(deep: Bool) -> SideListing {
+    package func load(deep: Bool) -> SideListing {
         let remote: Remote
         let listed: Listed
         switch listedRemote(deep: deep) {
@@ -61,7 +61,7 @@ public struct RcloneStore: MemoStore {
         return remote.placed(listed.marked(side), spec)
     }
 
-    public func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
+    package func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
         let remote: Remote
         let listed: Listed
         switch listedRemote(deep: true) {
@@ -73,7 +73,7 @@ public struct RcloneStore: MemoStore {
         return remote.placed(listed.marked(side), spec)
     }
 
-    public func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
+    package func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
                                              then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>] {
         switch Remote.open(source, kept: kept, limits: limits, need: .files) {
         case .success(let remote):
@@ -128,7 +128,7 @@ public struct RcloneStore: MemoStore {
     /// A remote opened for one run: where its `index.json` is, the index
     /// downloaded into the cache, and what was listed and downloaded, shared
     /// by every use of the same remote in one run.
-    final class Remote: Sendable {
+    package final class Remote: Sendable {
         let source: RcloneSide
         let rclone: Rclone
         /// The remote folder holding `index.json`.
@@ -374,7 +374,7 @@ public struct RcloneStore: MemoStore {
 
         /// The entries of a listing whose names are listed once, and a problem
         /// for each name listed more than once (Drive allows it): neither is read.
-        static func unique(_ entries: [Rclone.Entry]) -> ([Rclone.Entry], [Problem]) {
+        package static func unique(_ entries: [Rclone.Entry]) -> ([Rclone.Entry], [Problem]) {
             // Names in strictly rising order (as sftp and local list them) cannot repeat.
             if zip(entries, entries.dropFirst()).allSatisfy({ utf8Precedes($0.name, $1.name) }) { return (entries, []) }
             var byName: [String: [Rclone.Entry]] = [:]
