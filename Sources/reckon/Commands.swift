@@ -195,6 +195,44 @@ enum Commands {
         return SideSpec(role: role, name: name, label: label, path: shown, kind: kind)
     }
 
+    /// The definition of a one-shot command (`reconcile`, `plan`) named by
+    /// `--local`, `--remote` and `--out`: with `--out`, the reports go there,
+    /// the state to its `state/` and (when `quarantines`) damaged files to
+    /// its `quarantine/`. Nil, with the usage error said, when an output
+    /// folder lies in a source or a backup holds several apps' stores.
+    static func oneShot(_ name: String, _ arguments: ParsedArguments, command: CommandSpec, language: String = "en", quarantines: Bool,
+                        console: Console) -> PipelineDefinition? {
+        let strings = Strings.forLanguage(language)
+        let (app, refresh) = (arguments.values["--app"], arguments.flags.contains("--refresh"))
+        var definition = PipelineDefinition(
+            name: name,
+            local: side(.local, name: "local", label: strings.defaultLocalLabel, path: arguments.values["--local"]!, app: app, refresh: refresh),
+            remotes: [side(.remote, name: "remote", label: strings.defaultRemoteLabel, path: arguments.values["--remote"]!, app: app, refresh: refresh)],
+            check: arguments.flags.contains("--quick") ? .quick : .deep,
+            reportDir: arguments.values["--out"].map(outputURL),
+            language: language, failOnDrift: true)
+        if let out = arguments.values["--out"] {
+            definition.reportPath = out
+            if quarantines {
+                definition.quarantineDir = outputURL(out).appendingPathComponent("quarantine")
+                definition.quarantinePath = joinPath(out, "quarantine")
+            }
+            definition.stateDir = outputURL(out).appendingPathComponent("state")
+            definition.statePath = joinPath(out, "state")
+        }
+        do {
+            try definition.checkOutputsOutsideSources(file: "--out")
+        } catch {
+            console.err(UsageError(command: command, message: "'--out' \(error.message)").text)
+            return nil
+        }
+        if let several = severalStores([definition.local] + definition.remotes, command: command) {
+            console.err(several.text)
+            return nil
+        }
+        return definition
+    }
+
     /// The usage error for an iPhone backup among `sides` that holds several
     /// apps' stores with memos, when no `--app` says which.
     static func severalStores(_ sides: [SideSpec], command: CommandSpec) -> UsageError? {
@@ -211,33 +249,7 @@ enum Commands {
             console.err(UsageError(command: reconcile, message: "The value '\(language)' is invalid for '--lang <lang>'; expected one of: \(Strings.languages.joined(separator: ", "))").text)
             return .usage
         }
-        let strings = Strings.forLanguage(language)
-        let localPath = arguments.values["--local"]!
-        let remotePath = arguments.values["--remote"]!
-        var definition = PipelineDefinition(
-            name: "reconcile",
-            local: side(.local, name: "local", label: strings.defaultLocalLabel, path: localPath, app: arguments.values["--app"],
-                        refresh: arguments.flags.contains("--refresh")),
-            remotes: [side(.remote, name: "remote", label: strings.defaultRemoteLabel, path: remotePath, app: arguments.values["--app"],
-                           refresh: arguments.flags.contains("--refresh"))],
-            check: arguments.flags.contains("--quick") ? .quick : .deep,
-            reportDir: arguments.values["--out"].map(outputURL),
-            language: language, failOnDrift: true)
-        if let out = arguments.values["--out"] {
-            definition.reportPath = out
-            definition.quarantineDir = outputURL(out).appendingPathComponent("quarantine")
-            definition.quarantinePath = joinPath(out, "quarantine")
-            definition.stateDir = outputURL(out).appendingPathComponent("state")
-            definition.statePath = joinPath(out, "state")
-        }
-        do {
-            try definition.checkOutputsOutsideSources(file: "--out")
-        } catch {
-            console.err(UsageError(command: reconcile, message: "'--out' \(error.message)").text)
-            return .usage
-        }
-        if let several = severalStores([definition.local] + definition.remotes, command: reconcile) {
-            console.err(several.text)
+        guard let definition = oneShot("reconcile", arguments, command: reconcile, language: language, quarantines: true, console: console) else {
             return .usage
         }
         var pipeline = Pipeline(startedAt: runStart())

@@ -89,30 +89,14 @@ extension Commands {
             out = arguments.values["--out"].map(outputURL) ?? state
             outShown = arguments.values["--out"] ?? definition.statePath ?? state.path
         } else {
-            guard let localPath = arguments.values["--local"], let remotePath = arguments.values["--remote"] else {
+            guard arguments.values["--local"] != nil, arguments.values["--remote"] != nil else {
                 return usage("Give a pipeline definition, or both '--local <path>' and '--remote <path>'")
             }
             guard let outPath = arguments.values["--out"] else {
                 return usage("Missing expected argument '--out <dir>': without a pipeline, plan.json goes to --out, and baselines are read from its state/ folder")
             }
-            let strings = Strings.en
-            definition = PipelineDefinition(
-                name: "plan",
-                local: side(.local, name: "local", label: strings.defaultLocalLabel, path: localPath, app: arguments.values["--app"]),
-                remotes: [side(.remote, name: "remote", label: strings.defaultRemoteLabel, path: remotePath, app: arguments.values["--app"])],
-                reportDir: outputURL(outPath))
-            definition.reportPath = outPath
-            definition.stateDir = outputURL(outPath).appendingPathComponent("state")
-            definition.statePath = joinPath(outPath, "state")
-            do {
-                try definition.checkOutputsOutsideSources(file: "--out")
-            } catch {
-                return usage("'--out' \(error.message)")
-            }
-            if let several = severalStores([definition.local] + definition.remotes, command: plan) {
-                console.err(several.text)
-                return .usage
-            }
+            guard let made = oneShot("plan", arguments, command: plan, quarantines: false, console: console) else { return .usage }
+            definition = made
             remoteName = "remote"
             out = outputURL(outPath)
             outShown = outPath
@@ -135,13 +119,8 @@ extension Commands {
         if let broken = made.actions.first(where: { choices.take[$0.id] != nil && $0.sigil == .cannotCompare }) {
             return usage("'--take' names the memo \(broken.id), which cannot be compared (\(broken.reason)); mend it first; nothing was written")
         }
-        let planURL = out.appendingPathComponent("plan.json")
         do {
-            // plan.json holds whole memos: private, as the backups are.
-            try PlanRecords.record(made.data, stateDir: URL(fileURLWithPath: made.stateDir))
-            try AtomicFile.write(made.data, to: planURL, mode: 0o600)
-            try AtomicFile.write(Data(RepairReport.markdown(made).utf8), to: out.appendingPathComponent("plan.md"))
-            try AtomicFile.write(Data(RepairReport.html(made).utf8), to: out.appendingPathComponent("plan.html"))
+            try made.write(into: out)
         } catch {
             console.err("Error: \(error)\n")
             return .trouble
@@ -218,12 +197,8 @@ extension Commands {
     /// Writes the run's report.json, report.md and report.html beside its
     /// journal; false, with the error said, when they could not be written.
     static func writeReports(_ result: ApplyResult, stateDir: String, console: Console) -> Bool {
-        let folder = URL(fileURLWithPath: stateDir).appendingPathComponent("apply/\(result.run)")
-        let prefix = result.mode == .undo ? "undo-" : ""
         do {
-            try AtomicFile.write(result.data, to: folder.appendingPathComponent("\(prefix)report.json"))
-            try AtomicFile.write(Data(RepairReport.markdown(result).utf8), to: folder.appendingPathComponent("\(prefix)report.md"))
-            try AtomicFile.write(Data(RepairReport.html(result).utf8), to: folder.appendingPathComponent("\(prefix)report.html"))
+            try result.writeReports(stateDir: URL(fileURLWithPath: stateDir))
             return true
         } catch {
             console.err("error: \(error)\n")

@@ -126,8 +126,7 @@ extension Commands {
         let json = arguments.flags.contains("--json"), quiet = arguments.flags.contains("--quiet")
         let dryRun = arguments.flags.contains("--dry-run")
         let width = members.map { escapedForDisplay($0.definition.name).count }.max() ?? 0
-        let printer = FleetPrinter()
-        runConcurrently(members.count, jobs: jobs) { n in
+        let results = Fleet.run(members.count, jobs: jobs, { n in
             let definition = members[n].definition
             let errors = FleetText()
             var collecting = Console(out: { _ in }, err: { errors.append($0) })
@@ -146,16 +145,18 @@ extension Commands {
             } else {
                 line += "not run: see its error; exit \(code.rawValue)"
             }
-            let result = FleetResult(name: definition.name, code: code, outcome: published?.fleetOutcome, line: line + "\n", errors: errors.text,
-                                     report: json ? published?.report : nil)
-            printer.finished(n, result) { result in
-                if !result.errors.isEmpty {
-                    console.err(result.errors.split(separator: "\n").map { "\(result.name): \($0)\n" }.joined())
-                }
-                if !json && !quiet { console.out(result.line) }
+            return FleetResult(name: definition.name, code: code, outcome: published?.fleetOutcome, line: line + "\n", errors: errors.text,
+                               report: json ? published?.report : nil)
+        }, deliver: { result in
+            if !result.errors.isEmpty {
+                console.err(result.errors.split(separator: "\n").map { "\(result.name): \($0)\n" }.joined())
             }
-        }
-        let results = printer.results
+            if !json && !quiet { console.out(result.line) }
+            // What was printed is let go; the code, outcome and report stay.
+            var kept = result
+            (kept.line, kept.errors) = ("", "")
+            return kept
+        })
         if json {
             let reports = results.compactMap { $0.report.map { try! JSONValue(encoding: $0) } }
             console.out(escapedJSONForDisplay(JSONWriter.data(.array(reports))) + "\n")
@@ -174,24 +175,6 @@ extension Commands {
         }
         return worst
     }
-
-    /// Runs `body(0) … body(count - 1)`, at most `jobs` at once, each on a
-    /// thread of its own (a pipeline blocks on files, so threads rather
-    /// than the cores' dispatch pool), and returns when all have.
-    static func runConcurrently(_ count: Int, jobs: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        let next = FleetCounter()
-        let done = DispatchGroup()
-        for _ in 0..<min(jobs, count) {
-            done.enter()
-            let thread = Thread {
-                while let n = next.take(below: count) { body(n) }
-                done.leave()
-            }
-            thread.stackSize = 8 << 20
-            thread.start()
-        }
-        done.wait()
-    }
 }
 
 /// What one pipeline said on stderr, kept until its turn to be printed.
@@ -200,39 +183,4 @@ final class FleetText: Sendable {
 
     func append(_ more: String) { collected.withLock { $0 += more } }
     var text: String { collected.withLock { $0 } }
-}
-
-/// Hands out 0, 1, 2, … to the fleet's threads.
-final class FleetCounter: Sendable {
-    private let next = Mutex(0)
-
-    func take(below count: Int) -> Int? {
-        next.withLock { n in
-            guard n < count else { return nil }
-            defer { n += 1 }
-            return n
-        }
-    }
-}
-
-/// Holds each pipeline's result until every pipeline before it has
-/// finished, then prints it, under one lock, so output stays in name order
-/// and whole. What was printed is let go; the code, outcome and report stay.
-final class FleetPrinter: Sendable {
-    private let state = Mutex((next: 0, waiting: [Int: Commands.FleetResult](), printed: [Commands.FleetResult]()))
-
-    func finished(_ n: Int, _ result: Commands.FleetResult, print: (Commands.FleetResult) -> Void) {
-        state.withLock { state in
-            state.waiting[n] = result
-            while var ready = state.waiting.removeValue(forKey: state.next) {
-                print(ready)
-                (ready.line, ready.errors) = ("", "")
-                state.printed.append(ready)
-                state.next += 1
-            }
-        }
-    }
-
-    /// Every result, in order, once all have finished.
-    var results: [Commands.FleetResult] { state.withLock { $0.printed } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Many pipeline definitions run together (`reckon run DEF... | FOLDER`):
 /// every one is loaded and checked before any of them runs, so one bad
@@ -235,5 +236,44 @@ extension Published {
         case .trouble: "trouble"
         }
         return details.isEmpty ? word : word + ": " + details.joined(separator: ", ")
+    }
+}
+
+extension Fleet {
+    /// Runs `work(0) … work(count - 1)`, at most `jobs` at once, each on a
+    /// thread of its own (a pipeline blocks on files, so threads rather
+    /// than the cores' dispatch pool). Each result is handed to `deliver`
+    /// as soon as every one before it has been, under one lock, so what is
+    /// printed of them stays in order and whole; `deliver` returns what is
+    /// kept of it. Returns what was kept, in order, once all have finished.
+    package static func run<Result: Sendable>(_ count: Int, jobs: Int, _ work: @escaping @Sendable (Int) -> Result,
+                                              deliver: @escaping @Sendable (Result) -> Result) -> [Result] {
+        let next = Mutex(0)
+        let state = Mutex((next: 0, waiting: [Int: Result](), kept: [Result]()))
+        let done = DispatchGroup()
+        for _ in 0..<min(jobs, count) {
+            done.enter()
+            let thread = Thread {
+                while let n = next.withLock({ n -> Int? in
+                    guard n < count else { return nil }
+                    defer { n += 1 }
+                    return n
+                }) {
+                    let result = work(n)
+                    state.withLock { state in
+                        state.waiting[n] = result
+                        while let ready = state.waiting.removeValue(forKey: state.next) {
+                            state.kept.append(deliver(ready))
+                            state.next += 1
+                        }
+                    }
+                }
+                done.leave()
+            }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        done.wait()
+        return state.withLock { $0.kept }
     }
 }

@@ -386,3 +386,27 @@ extension RepairReport {
         return HTMLReport.page(language: "en", title: title, body: body)
     }
 }
+
+extension Plan {
+    /// Records the plan in the state folder (apply carries out only plans
+    /// recorded there), then writes `plan.json` (private: it holds whole
+    /// memos, as the backups do), `plan.md` and `plan.html` into `folder`.
+    package func write(into folder: URL) throws {
+        try PlanRecords.record(data, stateDir: URL(fileURLWithPath: stateDir))
+        try AtomicFile.write(data, to: folder.appendingPathComponent("plan.json"), mode: 0o600)
+        try AtomicFile.write(Data(RepairReport.markdown(self).utf8), to: folder.appendingPathComponent("plan.md"))
+        try AtomicFile.write(Data(RepairReport.html(self).utf8), to: folder.appendingPathComponent("plan.html"))
+    }
+}
+
+extension ApplyResult {
+    /// Writes the run's `report.json`, `report.md` and `report.html` (with
+    /// `undo-` before each name for an undo) beside its journal in the state folder.
+    package func writeReports(stateDir: URL) throws {
+        let folder = stateDir.appendingPathComponent("apply/\(run)")
+        let prefix = mode == .undo ? "undo-" : ""
+        try AtomicFile.write(data, to: folder.appendingPathComponent("\(prefix)report.json"))
+        try AtomicFile.write(Data(RepairReport.markdown(self).utf8), to: folder.appendingPathComponent("\(prefix)report.md"))
+        try AtomicFile.write(Data(RepairReport.html(self).utf8), to: folder.appendingPathComponent("\(prefix)report.html"))
+    }
+}
