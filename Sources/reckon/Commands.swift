@@ -316,65 +316,27 @@ enum Commands {
             console.err(UsageError(command: export, message: "'--out' \(error.message)").text)
             return .usage
         }
-        // A link to a folder is the user's choice: `out` is the real path,
-        // so the export replaces the folder it leads to.
-        if FileKind(path: fileURL(outPath).path) == .link && FileKind(path: out.path) == .missing {
-            console.err("Error: \(outPath): is a link that leads nowhere\n")
-            return .trouble
-        }
-        /// Refuses what stands in the way, naming it; nothing was written or published.
-        func refuse(_ found: ExportFolder.InTheWay, _ what: String) -> ExitCode {
-            console.err("Error: \(joinPath(outPath, found.path)): \(found.reason). reckon replaces only what its own earlier export wrote, so nothing was \(what).\n")
-            return .trouble
-        }
-        if let found = ExportFolder.inTheWay(of: out) { return refuse(found, "written") }
-        TestStop.at("checked")
-        // The folders the export creates, removed again when it fails.
-        var created: [URL] = []
-        var above = out.deletingLastPathComponent()
-        while FileKind(path: above.path) == .missing {
-            created.append(above)
-            above = above.deletingLastPathComponent()
-        }
-        var staging: URL?
-        func cleanUp() {
-            if let staging { try? ExportFolder.removeTree(staging.path) }
-            for folder in created { rmdir(folder.path) }
-        }
+        let export = FolderExport(store: spec.store(limits: ReadLimits()), formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
+                                  out: out, outPath: outPath, given: fileURL(outPath))
+        let printer = progressPrinter(console, quiet: false)
+        let outcome: FolderExport.Outcome
         do {
-            let folder = try ExportFolder.makeStaging(beside: out)
-            staging = folder
-            let printer = progressPrinter(console, quiet: false)
-            let exporter = Exporter(store: spec.store(limits: ReadLimits()))
-            let (side, exported) = try exporter.export(formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
-                                                       into: folder) { printer("exporting", $0, $1) }
-            for problem in side.problems {
-                console.err(problem.line(under: spec.path) + "\n")
-            }
-            guard let summary = exported else {
-                // The side could not be read: leave no trace, not even the folder.
-                cleanUp()
-                return .trouble
-            }
-            // A quick second look: nothing may have come into the folder meanwhile.
-            if let found = ExportFolder.inTheWay(of: out, checkingBytes: false) {
-                cleanUp()
-                return refuse(found, "published")
-            }
-            try ExportFolder.publish(folder, as: out)
-            TestStop.at("done")
-            for record in ExportRecord.records(summary, folder: out, displayPath: outPath) {
-                console.out("\(escapedForDisplay(record.path))  \(record.memos) memos, \(record.bytes) bytes\(record.sha256.map { ", sha256 \($0)" } ?? "")\n")
-            }
-            for missing in summary.missing {
-                console.err("error: \(joinPath(path, missing.path)): not exported: \(missing.reason)\n")
-            }
-            return summary.missing.isEmpty && !side.hasTrouble ? .done : .trouble
+            outcome = try export.run { printer("exporting", $0, $1) }
         } catch {
-            cleanUp()
-            console.err("Error: \(exportFailure(error, dir: out, as: outPath))\n")
+            console.err("Error: \(error)\n")
             return .trouble
         }
+        for problem in outcome.listing.problems {
+            console.err(problem.line(under: spec.path) + "\n")
+        }
+        guard let summary = outcome.summary else { return .trouble }
+        for record in ExportRecord.records(summary, folder: out, displayPath: outPath) {
+            console.out("\(escapedForDisplay(record.path))  \(record.memos) memos, \(record.bytes) bytes\(record.sha256.map { ", sha256 \($0)" } ?? "")\n")
+        }
+        for missing in summary.missing {
+            console.err("error: \(joinPath(path, missing.path)): not exported: \(missing.reason)\n")
+        }
+        return summary.missing.isEmpty && !outcome.listing.hasTrouble ? .done : .trouble
     }
 
     static func runCounts(_ arguments: ParsedArguments, console: Console) -> ExitCode {
