@@ -50,63 +50,88 @@ package struct HTMLReport {
         .legend { font-size: .8rem; color: #6c6c70; }
         """
 
+    /// The whole page: what needs attention first (alarms, each side's
+    /// counts, what to do), then the tables a person looks things up in.
     package func render(_ report: Report) -> String {
         let s = strings
         var out: [String] = []
         out += report.alarms(s).map { "<p class=\"alarm\" role=\"alert\">⚠ \(html($0))</p>" }
         if let startedAt = report.startedAt { out.append("<p class=\"when\">\(html(s.checkedAt(report.display(startedAt))))</p>") }
-        for side in report.sides where !report.isEmpty {
-            out.append("<section class=\"side\" data-side=\"\(html(side.name))\"><h2>\(html(s.memosOn(side.label)))</h2>")
-            if let rows = report.countRows(side, s) {
-                for row in rows {
-                    let value = row.drifted.map { "<span class=\"drift\">⚠ \(html($0)) <small>\(html(s.differs))</small></span>" }
-                        ?? "<span class=\"same\">\(row.value)</span>"
-                    out.append("<div class=\"row\"><span>\(html(row.name))</span>\(value)</div>")
-                }
-            } else {
-                out.append("<div class=\"row\"><span class=\"notread\">\(html(s.notRead))</span></div>")
-            }
-            if let since = report.sinceLine(side, s) { out.append("<div class=\"since\">\(html(since))</div>") }
-            out.append("</section>")
-        }
+        if !report.isEmpty { out += report.sides.flatMap { sideCounts($0, in: report) } }
         let calm = report.inSync && report.outcome == .inSync
         out.append("<section class=\"hints\">" + report.hints(s).map { "<p\(calm ? " class=\"ok\"" : "")>\(html($0))</p>" }.joined() + "</section>")
         out += report.cacheLines(s).map { "<p class=\"cache\">\(html($0))</p>" }
         if report.history.count >= 2 { out.append(chart(report)) }
+        out.append(sources(report))
+        if !report.differences.isEmpty { out.append(differences(report)) }
+        out += [problems(report), quarantined(report), exports(report), timings(report)].compactMap { $0 }
+        return Self.page(language: s.code, title: s.title(report.pipeline), body: out)
+    }
 
-        out.append(table(s.sourcesHeading, [s.sideColumn, s.pathColumn, s.statusColumn], report.sides.map { side in
+    /// One side's Active and Archived counts, each marked where it
+    /// drifted, and what moved since the last run: the page's lines.
+    func sideCounts(_ side: SideReport, in report: Report) -> [String] {
+        let s = strings
+        var out = ["<section class=\"side\" data-side=\"\(html(side.name))\"><h2>\(html(s.memosOn(side.label)))</h2>"]
+        if let rows = report.countRows(side, s) {
+            for row in rows {
+                let value = row.drifted.map { "<span class=\"drift\">⚠ \(html($0)) <small>\(html(s.differs))</small></span>" }
+                    ?? "<span class=\"same\">\(row.value)</span>"
+                out.append("<div class=\"row\"><span>\(html(row.name))</span>\(value)</div>")
+            }
+        } else {
+            out.append("<div class=\"row\"><span class=\"notread\">\(html(s.notRead))</span></div>")
+        }
+        if let since = report.sinceLine(side, s) { out.append("<div class=\"since\">\(html(since))</div>") }
+        return out + ["</section>"]
+    }
+
+    /// Each side's path and status.
+    func sources(_ report: Report) -> String {
+        let s = strings
+        return table(s.sourcesHeading, [s.sideColumn, s.pathColumn, s.statusColumn], report.sides.map { side in
             [html(side.label), "<code>\(html(report.shownPath(side, from: currentFolder)))</code>",
              "<span class=\"\(side.status.rawValue)\">\(html(s.statusWithProblems(side.status, side.problems.count)))</span>"]
-        }))
-        if !report.differences.isEmpty { out.append(differences(report)) }
+        })
+    }
+
+    /// Every problem of every side, by the file it is about; nil when there is none.
+    func problems(_ report: Report) -> String? {
+        let s = strings
         let problems = report.sides.flatMap { side in side.problems.map { (side, $0) } }
-        if !problems.isEmpty {
-            out.append(table("\(s.problemsHeading) (\(problems.count))", [s.fileColumn, s.whyColumn], problems.map { side, problem in
-                ["<code>\(html(joinPath(report.shownPath(side, from: currentFolder), problem.path)))</code>", "\(html(s.severity(problem.severity))): \(html(s.reason(problem)))"]
-            }))
-        }
-        if !report.quarantined.isEmpty {
-            out.append(table("\(s.quarantinedHeading) (\(report.quarantined.count))", [s.fileColumn, s.copyColumn, "SHA-256", s.whyColumn],
-                             report.quarantined.map { q in
-                ["<code>\(html(report.shownSource(q, from: currentFolder)))</code>", "<code>\(html(report.shownPath(q, from: currentFolder)))</code>", "<code>\(html(q.sha256))</code>", html(q.reason)]
-            }))
-        }
-        if !report.exports.isEmpty {
-            let written = report.exports.filter { $0.failure == nil }
-            let failures = report.exportFailures.map { "<p class=\"failed\">⚠ \(html(s.exportFailed($0)))</p>" }
-            if written.isEmpty {
-                out.append("<section><h2>\(html(s.exportsHeading))</h2>\(failures.joined())</section>")
-            } else {
-                out.append(table(s.exportsHeading, [s.fileColumn, s.memosColumn, s.bytesColumn, "SHA-256"], written.map { e in
-                    ["<code>\(html(report.shownPath(e, from: currentFolder)))</code>", String(e.memos), String(e.bytes),
-                     e.sha256.map { "<code>\(html($0))</code>" } ?? ""]
-                }, before: failures.joined()))
-            }
-        }
-        if !report.timings.isEmpty {
-            out.append(table(s.timingsHeading, [s.stageColumn, s.secondsColumn], report.timings.map { [html($0.stage), seconds($0.seconds)] }))
-        }
-        return Self.page(language: s.code, title: s.title(report.pipeline), body: out)
+        guard !problems.isEmpty else { return nil }
+        return table("\(s.problemsHeading) (\(problems.count))", [s.fileColumn, s.whyColumn], problems.map { side, problem in
+            ["<code>\(html(joinPath(report.shownPath(side, from: currentFolder), problem.path)))</code>", "\(html(s.severity(problem.severity))): \(html(s.reason(problem)))"]
+        })
+    }
+
+    /// Every file set aside, with its copy and SHA-256; nil when there is none.
+    func quarantined(_ report: Report) -> String? {
+        let s = strings
+        guard !report.quarantined.isEmpty else { return nil }
+        return table("\(s.quarantinedHeading) (\(report.quarantined.count))", [s.fileColumn, s.copyColumn, "SHA-256", s.whyColumn],
+                     report.quarantined.map { q in
+            ["<code>\(html(report.shownSource(q, from: currentFolder)))</code>", "<code>\(html(report.shownPath(q, from: currentFolder)))</code>", "<code>\(html(q.sha256))</code>", html(q.reason)]
+        })
+    }
+
+    /// The files the export wrote, after what it could not; nil without an export.
+    func exports(_ report: Report) -> String? {
+        let s = strings
+        guard !report.exports.isEmpty else { return nil }
+        let written = report.exports.filter { $0.failure == nil }
+        let failures = report.exportFailures.map { "<p class=\"failed\">⚠ \(html(s.exportFailed($0)))</p>" }
+        if written.isEmpty { return "<section><h2>\(html(s.exportsHeading))</h2>\(failures.joined())</section>" }
+        return table(s.exportsHeading, [s.fileColumn, s.memosColumn, s.bytesColumn, "SHA-256"], written.map { e in
+            ["<code>\(html(report.shownPath(e, from: currentFolder)))</code>", String(e.memos), String(e.bytes),
+             e.sha256.map { "<code>\(html($0))</code>" } ?? ""]
+        }, before: failures.joined())
+    }
+
+    /// How long each stage took; nil when no stage was timed.
+    func timings(_ report: Report) -> String? {
+        guard !report.timings.isEmpty else { return nil }
+        return table(strings.timingsHeading, [strings.stageColumn, strings.secondsColumn], report.timings.map { [html($0.stage), seconds($0.seconds)] })
     }
 
     /// One self-contained page: the head with its policy and style, the
