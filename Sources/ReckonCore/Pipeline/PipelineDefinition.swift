@@ -120,7 +120,8 @@ extension PipelineDefinition {
     static let topKeys: Set<String> = ["schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
                                        "timeZone", "failOnDrift", "limits", "cache", "state", "alarm"]
     static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
-    static let sideKeys: Set<String> = ["name", "label", "kind", "path", "app", "model", "remote", "config", "flags", "timeouts", "readOnly"]
+    /// A side's keys: those of every side, and those only one kind reads.
+    static let sideKeys = Set(["name", "label", "kind", "path", "readOnly"] + SideKinds.all.flatMap { $0.definitionKeys })
     static let timeoutKeys: Set<String> = ["connect", "io", "call"]
     static let modelKeys: Set<String> = ["entity", "attributes", "tagEntity", "tagAttribute"]
     static let exportKeys: Set<String> = ["from", "formats", "includeArchived", "dir", "keep"]
