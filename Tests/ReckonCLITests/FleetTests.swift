@@ -1,5 +1,6 @@
 import Foundation
 import ReckonCore
+import TestSupport
 import Testing
 
 let hasParallel = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")

@@ -1,5 +1,6 @@
 import Foundation
 @testable import ReckonCore
+import TestSupport
 import Testing
 
 /// Byte splices into JSON text: every expected text is written by hand.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReckonCore
+import TestSupport
 
 @Suite struct SpillSortTests {
     let scratch = TempFolder().url
