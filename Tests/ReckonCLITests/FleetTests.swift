@@ -213,9 +213,8 @@ func fnv1a64(_ text: String) -> UInt64 {
     }
 
     @Test func everyDefinitionRunsExactlyOnceOverFourShards() throws {
-        let seed = UInt64.random(in: 0...UInt64.max)
-        print("everyDefinitionRunsExactlyOnceOverFourShards: seed \(seed)")
-        var random = SeededRandom(seed: seed)
+        var random = TestSeed.generator()
+        let seed = TestSeed.value
         let folder = FleetFolder()
         var names: Set<String> = []
         while names.count < 20 { names.insert("user-\(random.next() % 1_000_000)") }
