@@ -58,7 +58,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
 }
 
 @Suite struct ExportCommandTests {
-    @Test func theDriftSampleExportsToFilesAnyToolOpens() throws {
+    @Test(.needs(.unzip, .bsdtar)) func theDriftSampleExportsToFilesAnyToolOpens() throws {
         let out = temporaryFolder()
         let result = try reckon("export", "Samples/drift/device", "--out", out.path)
         #expect(result.code == 0)
@@ -129,7 +129,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
 
     /// Whatever the umask takes away or leaves, every exported file is
     /// exactly read-only for everyone, and the bytes do not change.
-    @Test(arguments: ["077", "000", "022"])
+    @Test(.needs(.python3), arguments: ["077", "000", "022"])
     func everyFileIsReadOnlyWhateverTheUmask(_ umask: String) throws {
         let out = temporaryFolder().appendingPathComponent("export"), reference = temporaryFolder().appendingPathComponent("export")
         // Python sets the umask and becomes reckon (exec, with the arguments as an array).
@@ -150,7 +150,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
     /// memos were still read: unzip, bsdtar and Python's zipfile all open
     /// it and find every entry whole, and a second machine in another time
     /// zone writes the very same bytes.
-    @Test func theZipWithItsManifestLastOpensInEveryToolAndIsTheSameInEveryTimeZone() throws {
+    @Test(.needs(.unzip, .bsdtar, .python3)) func theZipWithItsManifestLastOpensInEveryToolAndIsTheSameInEveryTimeZone() throws {
         let source = try generatedFolder(count: 2500, titles: ["京都旅行", "Ünïcödé", "a/b\\c"])
         let first = temporaryFolder().appendingPathComponent("export"), second = temporaryFolder().appendingPathComponent("export")
         #expect(try runArray(["export", source.path, "--out", first.path, "--include-archived"], environment: ["TZ": "UTC"]).code == 0)
@@ -187,7 +187,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect(try wholeExportProblems(first).isEmpty)
     }
 
-    @Test func hostileTitlesExportToSafeNames() throws {
+    @Test(.needs(.unzip)) func hostileTitlesExportToSafeNames() throws {
         // The sixth memo (number 5) is soft-deleted and never exported.
         let source = try generatedFolder(count: 7, titles: ["<script>alert(1)</script>", "../../etc/passwd", "京都旅行", "🎉", "", "deleted", "/abs\\win"])
         let out = temporaryFolder()
@@ -219,7 +219,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect((manifest["counts"] as? [String: Int]) == ["active": 2, "archived": 0])
     }
 
-    @Test func unknownKeysKeepEveryDigitInTheJSONAndTheZip() throws {
+    @Test(.needs(.unzip)) func unknownKeysKeepEveryDigitInTheJSONAndTheZip() throws {
         let source = try generatedFolder(count: 2)
         try addUnknownNumbers(to: source.appendingPathComponent("memos/00000000-0000-4000-8000-000000000000.json"))
         let out = temporaryFolder()
@@ -308,6 +308,17 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
     }
 }
 
+/// Root deletes whatever a folder's permissions say, so as root the test
+/// below marks a file immutable instead: that needs chattr, and a file
+/// system under the test scratch folder that keeps the flag.
+let immutableFilesAsRoot = Requirement("chattr +i in the test scratch folder, when run as root") {
+    guard getuid() == 0 else { return true }
+    let chattr = URL(fileURLWithPath: "/usr/bin/chattr"), file = scratchFolder("chattr").appendingPathComponent("probe")
+    guard FileManager.default.createFile(atPath: file.path, contents: nil),
+          (try? runArray(["+i", file.path], executable: chattr))?.code == 0 else { return false }
+    return (try? runArray(["-i", file.path], executable: chattr))?.code == 0
+}
+
 @Suite struct NightlyRunTests {
     func definition(keep: Int = 2) throws -> URL {
         let folder = temporaryFolder()
@@ -366,7 +377,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
     /// read-only) is kept whole, and every run says so on stderr, even with
     /// `--quiet`. Deleting it in name order would have stopped at that file,
     /// leaving a run that `reckon verify` calls damaged.
-    @Test func anOldRunThatCannotBeDeletedWholeIsKeptWholeAndNamed() throws {
+    @Test(.needs(immutableFilesAsRoot)) func anOldRunThatCannotBeDeletedWholeIsKeptWholeAndNamed() throws {
         let url = try definition(keep: 1)
         let exports = url.deletingLastPathComponent().appendingPathComponent("exports")
         #expect(try runArray(["run", url.path, "--quiet"]).code == 0)
@@ -376,10 +387,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         let reason: String
         if getuid() == 0 {
             let marked = try runArray(["+i", markdown.appendingPathComponent(last).path], executable: URL(fileURLWithPath: "/usr/bin/chattr"))
-            guard marked.code == 0 else {
-                print("chattr +i is not supported here (\(marked.stderr)): the case is not tried")
-                return
-            }
+            try #require(marked.code == 0, "chattr +i: \(marked.stderr)")
             reason = "markdown/\(last): is marked immutable or append-only (chattr), so it cannot be deleted"
         } else {
             #expect(chmod(markdown.path, 0o555) == 0)
@@ -528,22 +536,18 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
 
 /// `reckon export` onto a full disk or a mount point: the message is about
 /// `--out` as given, never the hidden staging folder, and nothing is left.
-/// Mounting a tmpfs needs root; elsewhere each test says so and checks nothing.
-@Suite struct ExportMountTests {
-    /// Mounts a tmpfs of `size` on `folder`; false (printed why) when it cannot.
-    func mountTmpfs(on folder: URL, size: String) -> Bool {
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        guard mount("tmpfs", folder.path, "tmpfs", 0, "size=\(size)") == 0 else {
-            print("skipped: mounting a tmpfs needs root here (\(String(cString: strerror(errno))))")
-            return false
-        }
-        return true
+/// Mounting a tmpfs needs root.
+@Suite(.needs(.root)) struct ExportMountTests {
+    /// Mounts a tmpfs of `size` on `folder`.
+    func mountTmpfs(on folder: URL, size: String) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try #require(mount("tmpfs", folder.path, "tmpfs", 0, "size=\(size)") == 0, "mount: \(String(cString: strerror(errno)))")
     }
 
     @Test func aFullDiskIsSaidOfTheOutFolder() throws {
         let parent = temporaryFolder()
         let disk = parent.appendingPathComponent("disk")
-        guard mountTmpfs(on: disk, size: "16k") else { return }
+        try mountTmpfs(on: disk, size: "16k")
         defer { umount(disk.path) }
         let result = try runArray(["export", packageRoot.appendingPathComponent("Samples/drift/device").path, "--out", "disk/out"], in: parent)
         #expect(result.code == 2)
@@ -555,7 +559,7 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
     @Test func aMountPointIsSaidToBeOneAndLeftAsItWas() throws {
         let parent = temporaryFolder()
         let point = parent.appendingPathComponent("mp")
-        guard mountTmpfs(on: point, size: "1m") else { return }
+        try mountTmpfs(on: point, size: "1m")
         defer { umount(point.path) }
         let result = try runArray(["export", packageRoot.appendingPathComponent("Samples/drift/device").path, "--out", "mp"], in: parent)
         #expect(result.code == 2)

@@ -1,5 +1,6 @@
 import Foundation
 @testable import ReckonCore
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -35,14 +36,14 @@ import Glibc
 
     // MARK: - cat
 
-    @Test func catGivesTheExactBytesOfIndexJSON() throws {
+    @Test(.needs(.rclone)) func catGivesTheExactBytesOfIndexJSON() throws {
         try withServer { _, rclone, served in
             let data = try rclone.cat("reckontest:index.json", limit: 1 << 20)
             #expect(data == (try Data(contentsOf: served.appendingPathComponent("index.json"))))
         }
     }
 
-    @Test func catOfAMissingFileIsExit3AndCatCanWriteIntoAFile() throws {
+    @Test(.needs(.rclone)) func catOfAMissingFileIsExit3AndCatCanWriteIntoAFile() throws {
         try withServer { _, rclone, served in
             // rclone 1.60 takes a path that is no file for a folder: exit 3, not 4.
             let failure = #expect(throws: Rclone.Failure.self) { try rclone.cat("reckontest:memos/gone.json", limit: 100) }
@@ -57,7 +58,7 @@ import Glibc
         }
     }
 
-    @Test func catWithASmallerLimitGivesOneByteMoreThanTheLimit() throws {
+    @Test(.needs(.rclone)) func catWithASmallerLimitGivesOneByteMoreThanTheLimit() throws {
         try withServer { _, rclone, served in
             let whole = try Data(contentsOf: served.appendingPathComponent("index.json"))
             let data = try rclone.cat("reckontest:index.json", limit: 100)
@@ -69,7 +70,7 @@ import Glibc
 
     // MARK: - lsjson
 
-    @Test func lsjsonListsTheMemoFilesWithTheirSizesAndTimes() throws {
+    @Test(.needs(.rclone)) func lsjsonListsTheMemoFilesWithTheirSizesAndTimes() throws {
         try withServer { _, rclone, served in
             let entries = try rclone.lsjson("reckontest:memos", filesOnly: true, hash: false)
             let names = try memoNames(served)
@@ -88,7 +89,7 @@ import Glibc
         }
     }
 
-    @Test func lsjsonWithHashGivesTheFilesMD5() throws {
+    @Test(.needs(.rclone)) func lsjsonWithHashGivesTheFilesMD5() throws {
         try withServer { _, rclone, served in
             let entries = try rclone.lsjson("reckontest:memos", filesOnly: true, hash: true)
             #expect(entries.count == 7)
@@ -98,7 +99,7 @@ import Glibc
         }
     }
 
-    @Test func lsjsonWithoutFilesOnlyShowsTheFolder() throws {
+    @Test(.needs(.rclone)) func lsjsonWithoutFilesOnlyShowsTheFolder() throws {
         try withServer { _, rclone, _ in
             let entries = try rclone.lsjson("reckontest:", filesOnly: false, hash: false)
             #expect(entries.map(\.name).sorted() == ["index.json", "memos"])
@@ -106,7 +107,7 @@ import Glibc
         }
     }
 
-    @Test func aMissingFolderIsExit3InWords() throws {
+    @Test(.needs(.rclone)) func aMissingFolderIsExit3InWords() throws {
         try withServer { _, rclone, _ in
             let failure = #expect(throws: Rclone.Failure.self) { try rclone.lsjson("reckontest:nothere", filesOnly: true, hash: false) }
             #expect(failure?.exitCode == 3)
@@ -134,7 +135,7 @@ import Glibc
 
     // MARK: - copy
 
-    @Test func copyFilesFromFetchesExactlyTheNamedFiles() throws {
+    @Test(.needs(.rclone)) func copyFilesFromFetchesExactlyTheNamedFiles() throws {
         try withServer { _, rclone, served in
             let names = Array(try memoNames(served).prefix(2))
             let into = temporaryFolder()
@@ -154,7 +155,7 @@ import Glibc
         }
     }
 
-    @Test func copySkipsANameTheRemoteDoesNotHaveWithoutAnError() throws {
+    @Test(.needs(.rclone)) func copySkipsANameTheRemoteDoesNotHaveWithoutAnError() throws {
         try withServer { _, rclone, served in
             let name = try memoNames(served)[0]
             let into = temporaryFolder()
@@ -164,7 +165,7 @@ import Glibc
         }
     }
 
-    @Test func aCopyStopsAtItsTransferLimitAndAStagedFileIsTheListedOneOnlyWithItsTime() throws {
+    @Test(.needs(.rclone)) func aCopyStopsAtItsTransferLimitAndAStagedFileIsTheListedOneOnlyWithItsTime() throws {
         try withServer { _, rclone, served in
             let names = try memoNames(served)
             let listed = try rclone.lsjson("reckontest:memos", filesOnly: true, hash: false)
@@ -184,7 +185,7 @@ import Glibc
         }
     }
 
-    @Test func copyTakesNamesAsTheyAreAndRefusesALineBreak() throws {
+    @Test(.needs(.rclone)) func copyTakesNamesAsTheyAreAndRefusesALineBreak() throws {
         let root = temporaryFolder()
         defer { try? FileManager.default.removeItem(at: root) }
         // Names --files-from would take as comments or trim.
@@ -207,7 +208,7 @@ import Glibc
 
     // MARK: - Faults
 
-    @Test func aWrongPasswordIsAFailureWithRclonesLineAndNoPassword() throws {
+    @Test(.needs(.rclone)) func aWrongPasswordIsAFailureWithRclonesLineAndNoPassword() throws {
         try withServer { server, _, _ in
             var environment = server.environment
             environment["RCLONE_CONFIG_RECKONTEST_PASS"] = try SFTPServer.obscure("wrong-secret")
@@ -222,7 +223,7 @@ import Glibc
         }
     }
 
-    @Test func aConnectionStringsPasswordNeverReachesAMessage() throws {
+    @Test(.needs(.rclone)) func aConnectionStringsPasswordNeverReachesAMessage() throws {
         try withServer { server, _, _ in
             let obscured = try SFTPServer.obscure("wrong-secret")
             let remote = ":sftp,host=127.0.0.1,port=\(server.port),user=\(server.user),pass=\(obscured):index.json"
@@ -294,7 +295,7 @@ import Glibc
     }
 
     /// The real rclone against a server that accepts and never speaks.
-    @Test func aStalledServerIsStoppedAtTheTimeLimit() throws {
+    @Test(.needs(.rclone)) func aStalledServerIsStoppedAtTheTimeLimit() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -378,7 +379,7 @@ import Glibc
         #expect(Rclone.joined("gdrive:60dMemo", "index.json") == "gdrive:60dMemo/index.json")
     }
 
-    @Test func theBackendTypeDecidesWhetherAHashIsFree() throws {
+    @Test(.needs(.rclone)) func theBackendTypeDecidesWhetherAHashIsFree() throws {
         let folder = temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let config = folder.appendingPathComponent("rclone.conf")

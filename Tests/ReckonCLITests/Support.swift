@@ -123,3 +123,14 @@ func expectGolden(_ actual: String, _ golden: URL, sourceLocation: SourceLocatio
     let expected = FileManager.default.fileExists(atPath: golden.path) ? try read(golden) : "(no golden file)"
     #expect(actual == expected, "\(golden.path) differs", sourceLocation: sourceLocation)
 }
+
+/// The programs the end-to-end tests run beside reckon, as they run them;
+/// a test that runs one says so with `.needs(…)`.
+extension Requirement {
+    static let unzip = Requirement.tool("/usr/bin/unzip")
+    static let bsdtar = Requirement.tool("/usr/bin/bsdtar")
+    static let python3 = Requirement.tool("/usr/bin/python3")
+    static let chromium = Requirement.tool("/usr/bin/chromium")
+    static let rclone = Requirement.tool("rclone")
+    static let parallel = Requirement.tool("parallel")
+}
