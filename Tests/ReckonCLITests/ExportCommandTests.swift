@@ -273,34 +273,44 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect(!FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent("Samples/drift/device/export").path))
     }
 
+    /// Killed anywhere, an export leaves the previous one whole. Each
+    /// round the seed picks one of the points a run passes (each Markdown
+    /// file and zip entry written, each file of the old export removed, and
+    /// the named steps) and the run, on one thread, is killed exactly there
+    /// (`RECKON_TEST_STOP_AT=<step>#<n>`), so a printed seed replays it.
     @Test func aKilledExportLeavesThePreviousOneWhole() throws {
         let source = try generatedFolder(count: 1500)
         let reference = temporaryFolder(), parent = temporaryFolder()
         let target = parent.appendingPathComponent("export")
-        let start = Date()
+        let arguments = ["export", source.path, "--out", target.path, "--include-archived"]
         #expect(try runArray(["export", source.path, "--out", reference.path, "--include-archived"]).code == 0)
-        let duration = Date().timeIntervalSince(start)
-        #expect(try runArray(["export", source.path, "--out", target.path, "--include-archived"]).code == 0)
+        #expect(try runArray(arguments).code == 0)
         let expected = try visibleFiles(reference)
         #expect(expected.count > 1000)
+        // Every point with how often a whole run passes it.
+        let points = [("markdown-file-written", expected.keys.filter { $0.hasPrefix("markdown/") }.count),
+                      ("zip-entry-written", try ArchiveReader.entries(of: reference.appendingPathComponent("memos.zip")).count),
+                      ("removing-old", try everything(target).values.filter { $0 != nil }.count)]
+            + ExportFolder.exportSteps.filter { $0 != "removing-old" }.map { ($0, 1) }
         var generator = TestSeed.generator()
         let seed = TestSeed.value
         for round in 0..<8 {
-            let process = Process()
-            process.executableURL = reckonBinary
-            process.arguments = ["export", source.path, "--out", target.path, "--include-archived"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            usleep(UInt32(Double.random(in: 0...(duration * 1.1), using: &generator) * 1_000_000))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            // The pick-th point of all, counted through the steps in turn.
+            var pick = Int.random(in: 0..<points.map(\.1).reduce(0, +), using: &generator)
+            var (step, times) = points[0]
+            for point in points {
+                (step, times) = point
+                if pick < times { break }
+                pick -= times
+            }
+            let stop = "\(step)#\(pick + 1)"
+            #expect(try stopped(at: stop, arguments), "seed \(seed) round \(round): a run passes \(step) \(times) times, so it stops at \(stop)")
             let found = try visibleFiles(target)
             let lost = Set(expected.keys).subtracting(found.keys), added = Set(found.keys).subtracting(expected.keys)
-            #expect(lost.isEmpty && added.isEmpty, "seed \(seed) round \(round): \(lost.count) files lost, \(added.count) added, such as \(lost.union(added).sorted().prefix(3))")
+            #expect(lost.isEmpty && added.isEmpty, "seed \(seed) round \(round), killed at \(stop): \(lost.count) files lost, \(added.count) added, such as \(lost.union(added).sorted().prefix(3))")
             let damaged = found.filter { expected[$0.key] != $0.value }.map(\.key)
-            #expect(damaged.isEmpty, "seed \(seed) round \(round): \(damaged.prefix(3)) differ from a whole export")
-            #expect(try wholeExportProblems(target).isEmpty, "seed \(seed) round \(round)")
+            #expect(damaged.isEmpty, "seed \(seed) round \(round), killed at \(stop): \(damaged.prefix(3)) differ from a whole export")
+            #expect(try wholeExportProblems(target).isEmpty, "seed \(seed) round \(round), killed at \(stop)")
         }
         #expect(try runArray(["export", source.path, "--out", target.path, "--include-archived"]).code == 0)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: parent.path).filter { $0.hasPrefix(".") }
@@ -520,13 +530,14 @@ func wholeExportProblems(_ dir: URL) throws -> [String] {
     return problems
 }
 
-/// Runs the binary with `RECKON_TEST_STOP_AT=step`; true when it was killed there.
+/// Runs the binary with `RECKON_TEST_STOP_AT=step` (on one thread); true
+/// when it was killed there.
 func stopped(at step: String, _ arguments: [String]) throws -> Bool {
     let process = Process()
     process.executableURL = reckonBinary
     process.arguments = arguments
     process.currentDirectoryURL = packageRoot
-    process.environment = ProcessInfo.processInfo.environment.merging(["RECKON_TEST_STOP_AT": step]) { _, new in new }
+    process.environment = childEnvironment(["RECKON_TEST_STOP_AT": step])
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()

@@ -42,7 +42,7 @@ final class BackgroundRun: Sendable {
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = folder
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.environment = childEnvironment(environment)
         let outPipe = Pipe(), errPipe = Pipe()
         process.standardOutput = outPipe
         process.standardError = errPipe
@@ -60,6 +60,19 @@ final class BackgroundRun: Sendable {
         return RunResult(code: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                          stderr: String(decoding: stderr, as: UTF8.self))
     }
+}
+
+/// The environment of a reckon a test starts: this process's, `extra` over
+/// it. A run told to stop or wait at a step (`RECKON_TEST_STOP_AT`,
+/// `RECKON_TEST_WAIT_AT`) works on one thread (`RECKON_TEST_WORKERS=1`)
+/// unless told otherwise, so that it reaches its steps in the same order,
+/// and stops at the same point, every time.
+func childEnvironment(_ extra: [String: String]) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
+    if environment["RECKON_TEST_STOP_AT"] != nil || environment["RECKON_TEST_WAIT_AT"] != nil, environment["RECKON_TEST_WORKERS"] == nil {
+        environment["RECKON_TEST_WORKERS"] = "1"
+    }
+    return environment
 }
 
 /// A file read to its end on a thread of its own.

@@ -10,7 +10,7 @@ extension Pipeline {
             let specs = [definition.local] + definition.remotes
             for spec in specs { context.note("reading \(spec.label)") }
             let read = Mutex([Int: SideListing]())
-            DispatchQueue.concurrentPerform(iterations: specs.count) { position in
+            Workers.perform(iterations: specs.count) { position in
                 let side = specs[position].store(limits: definition.limits).load(deep: deep)
                 read.withLock { $0[position] = side }
             }
