@@ -33,15 +33,16 @@ let package = Package(
             name: "reckon",
             dependencies: ["ReckonCore"]
         ),
-        .executableTarget(name: "reckon-bench", dependencies: ["ReckonCore"]),
-        .target(name: "TestScratch", path: "Tests/TestScratch"),
+        // The benchmark generates its data with the tests' seeded generator.
+        .executableTarget(name: "reckon-bench", dependencies: ["ReckonCore", "TestSupport"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "ReckonCoreTests",
-            dependencies: ["ReckonCore", "TestScratch"]
+            dependencies: ["ReckonCore", "TestSupport"]
         ),
         .testTarget(
             name: "ReckonCLITests",
-            dependencies: ["reckon", "ReckonCore", "TestScratch"],
+            dependencies: ["reckon", "ReckonCore", "TestSupport"],
             exclude: ["Golden", "Fixtures"]
         ),
     ],

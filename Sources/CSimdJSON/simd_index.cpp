@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -320,7 +321,7 @@ bool countInOrder(const char *path, Tally &tally) {
 // Counts on every core: this thread cuts batches (guessing cuts) and hands
 // them to workers, which parse and count them. False when anything is not
 // clean — including a wrong guess, which only countInOrder gets right.
-bool countOnAllCores(const char *path, Tally &tally) {
+bool countOnAllCores(const char *path, Tally &tally, unsigned workerCount) {
     reckon_clean_index *index = reckon_clean_index_open(path, RECKON_CLEAN_INDEX_BATCH_BYTES);
     if (index == nullptr) return false;
     std::mutex lock;
@@ -329,8 +330,6 @@ bool countOnAllCores(const char *path, Tally &tally) {
     bool finished = false;
     std::atomic<bool> unclean{false};
 
-    // Two to four workers: more would add parsers (each some MB) faster than speed.
-    unsigned workerCount = std::min(4u, std::max(2u, std::thread::hardware_concurrency()));
     std::vector<Tally> tallies(workerCount);
     std::vector<std::thread> workers;
     for (unsigned w = 0; w < workerCount; w++) {
@@ -405,8 +404,13 @@ bool countOnAllCores(const char *path, Tally &tally) {
 }  // namespace
 
 extern "C" int reckon_count_clean_index(const char *path, reckon_index_counts *counts) {
+    // Two to four workers: more would add parsers (each some MB) faster than
+    // speed. RECKON_TEST_WORKERS=N (tests only) sets N; with 1, this thread
+    // counts alone, in order.
+    unsigned workerCount = std::min(4u, std::max(2u, std::thread::hardware_concurrency()));
+    if (const char *forced = getenv("RECKON_TEST_WORKERS")) workerCount = (unsigned)std::max(1, atoi(forced));
     Tally tally;
-    if (!countOnAllCores(path, tally)) {
+    if (workerCount == 1 || !countOnAllCores(path, tally, workerCount)) {
         tally = Tally();
         if (!countInOrder(path, tally)) return 1;
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ReckonCore
+import TestSupport
 
 /// Generated memo folders: a Drive copy and a device copy with controlled drift.
 struct Generator {

@@ -14,7 +14,8 @@ esac
 work=".build/fuzz/$reader"
 mkdir -p "$work/corpus"
 for seed in $seeds; do cp "$seed" "$work/corpus/$(sha256sum "$seed" | cut -c1-16)"; done
-# ReckonCore and its simdjson readers are compiled into the fuzzer itself, so
+# ReckonCore, its simdjson readers and the differential checks (a test file)
+# are compiled into the fuzzer itself, so
 # the sanitizers see all of it (a module map stands in for the one SwiftPM writes).
 mkdir -p "$work/CSimdJSON"
 printf 'module CSimdJSON {\n  umbrella "%s"\n  export *\n}\n' "$PWD/Sources/CSimdJSON/include" > "$work/CSimdJSON/module.modulemap"
@@ -24,5 +25,5 @@ for source in Sources/CSimdJSON/*.cpp; do
 done
 swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name ReckonFuzz -package-name reckon \
   -I Sources/CArchive -I Sources/CCrypto -I Sources/CLinux -I "$work/CSimdJSON" \
-  $(find Sources/ReckonCore -name '*.swift') "$entry" "$work"/simd_*.o -lsimdjson -lstdc++ -o "$work/fuzzer"
+  $(find Sources/ReckonCore -name '*.swift') Tests/ReckonCoreTests/ReaderDifferential.swift "$entry" "$work"/simd_*.o -lsimdjson -lstdc++ -o "$work/fuzzer"
 "$work/fuzzer" "$work/corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 -artifact_prefix="$work/" -print_final_stats=1

@@ -1,8 +1,8 @@
 import Foundation
+import TestSupport
 import Testing
 
 let chromium = URL(fileURLWithPath: "/usr/bin/chromium")
-let hasChromium = FileManager.default.isExecutableFile(atPath: chromium.path)
 
 /// Runs headless Chromium on a page and returns what it printed.
 func headless(_ page: URL, _ arguments: [String]) throws -> RunResult {
@@ -27,7 +27,7 @@ func reportPage(local: String, remote: String, language: String = "en") throws -
     }
 }
 
-@Suite(.enabled(if: hasChromium, "chromium is not installed here; the browser tests run in CI, which installs it"))
+@Suite(.needs(.chromium))
 struct BrowserTests {
     @Test func theDOMShowsTheDriftAndTheSentence() throws {
         let dom = try headless(reportPage(local: "Samples/drift/device", remote: "Samples/drift/drive"), ["--dump-dom"])

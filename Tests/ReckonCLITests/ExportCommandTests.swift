@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReckonCore
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,7 +58,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
 }
 
 @Suite struct ExportCommandTests {
-    @Test func theDriftSampleExportsToFilesAnyToolOpens() throws {
+    @Test(.needs(.unzip, .bsdtar)) func theDriftSampleExportsToFilesAnyToolOpens() throws {
         let out = temporaryFolder()
         let result = try reckon("export", "Samples/drift/device", "--out", out.path)
         #expect(result.code == 0)
@@ -128,7 +129,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
 
     /// Whatever the umask takes away or leaves, every exported file is
     /// exactly read-only for everyone, and the bytes do not change.
-    @Test(arguments: ["077", "000", "022"])
+    @Test(.needs(.python3), arguments: ["077", "000", "022"])
     func everyFileIsReadOnlyWhateverTheUmask(_ umask: String) throws {
         let out = temporaryFolder().appendingPathComponent("export"), reference = temporaryFolder().appendingPathComponent("export")
         // Python sets the umask and becomes reckon (exec, with the arguments as an array).
@@ -149,7 +150,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
     /// memos were still read: unzip, bsdtar and Python's zipfile all open
     /// it and find every entry whole, and a second machine in another time
     /// zone writes the very same bytes.
-    @Test func theZipWithItsManifestLastOpensInEveryToolAndIsTheSameInEveryTimeZone() throws {
+    @Test(.needs(.unzip, .bsdtar, .python3)) func theZipWithItsManifestLastOpensInEveryToolAndIsTheSameInEveryTimeZone() throws {
         let source = try generatedFolder(count: 2500, titles: ["京都旅行", "Ünïcödé", "a/b\\c"])
         let first = temporaryFolder().appendingPathComponent("export"), second = temporaryFolder().appendingPathComponent("export")
         #expect(try runArray(["export", source.path, "--out", first.path, "--include-archived"], environment: ["TZ": "UTC"]).code == 0)
@@ -186,7 +187,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect(try wholeExportProblems(first).isEmpty)
     }
 
-    @Test func hostileTitlesExportToSafeNames() throws {
+    @Test(.needs(.unzip)) func hostileTitlesExportToSafeNames() throws {
         // The sixth memo (number 5) is soft-deleted and never exported.
         let source = try generatedFolder(count: 7, titles: ["<script>alert(1)</script>", "../../etc/passwd", "京都旅行", "🎉", "", "deleted", "/abs\\win"])
         let out = temporaryFolder()
@@ -218,7 +219,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect((manifest["counts"] as? [String: Int]) == ["active": 2, "archived": 0])
     }
 
-    @Test func unknownKeysKeepEveryDigitInTheJSONAndTheZip() throws {
+    @Test(.needs(.unzip)) func unknownKeysKeepEveryDigitInTheJSONAndTheZip() throws {
         let source = try generatedFolder(count: 2)
         try addUnknownNumbers(to: source.appendingPathComponent("memos/00000000-0000-4000-8000-000000000000.json"))
         let out = temporaryFolder()
@@ -272,40 +273,60 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect(!FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent("Samples/drift/device/export").path))
     }
 
+    /// Killed anywhere, an export leaves the previous one whole. Each
+    /// round the seed picks one of the points a run passes (each Markdown
+    /// file and zip entry written, each file of the old export removed, and
+    /// the named steps) and the run, on one thread, is killed exactly there
+    /// (`RECKON_TEST_STOP_AT=<step>#<n>`), so a printed seed replays it.
     @Test func aKilledExportLeavesThePreviousOneWhole() throws {
         let source = try generatedFolder(count: 1500)
         let reference = temporaryFolder(), parent = temporaryFolder()
         let target = parent.appendingPathComponent("export")
-        let start = Date()
+        let arguments = ["export", source.path, "--out", target.path, "--include-archived"]
         #expect(try runArray(["export", source.path, "--out", reference.path, "--include-archived"]).code == 0)
-        let duration = Date().timeIntervalSince(start)
-        #expect(try runArray(["export", source.path, "--out", target.path, "--include-archived"]).code == 0)
+        #expect(try runArray(arguments).code == 0)
         let expected = try visibleFiles(reference)
         #expect(expected.count > 1000)
-        let seed = UInt64.random(in: 0...UInt64.max)
-        print("aKilledExportLeavesThePreviousOneWhole: seed \(seed)")
-        var generator = SeededRandom(seed: seed)
+        // Every point with how often a whole run passes it.
+        let points = [("markdown-file-written", expected.keys.filter { $0.hasPrefix("markdown/") }.count),
+                      ("zip-entry-written", try ArchiveReader.entries(of: reference.appendingPathComponent("memos.zip")).count),
+                      ("removing-old", try everything(target).values.filter { $0 != nil }.count)]
+            + ExportFolder.exportSteps.filter { $0 != "removing-old" }.map { ($0, 1) }
+        var generator = TestSeed.generator()
+        let seed = TestSeed.value
         for round in 0..<8 {
-            let process = Process()
-            process.executableURL = reckonBinary
-            process.arguments = ["export", source.path, "--out", target.path, "--include-archived"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            usleep(UInt32(Double.random(in: 0...(duration * 1.1), using: &generator) * 1_000_000))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            // The pick-th point of all, counted through the steps in turn.
+            var pick = Int.random(in: 0..<points.map(\.1).reduce(0, +), using: &generator)
+            var (step, times) = points[0]
+            for point in points {
+                (step, times) = point
+                if pick < times { break }
+                pick -= times
+            }
+            let stop = "\(step)#\(pick + 1)"
+            #expect(try stopped(at: stop, arguments), "seed \(seed) round \(round): a run passes \(step) \(times) times, so it stops at \(stop)")
             let found = try visibleFiles(target)
             let lost = Set(expected.keys).subtracting(found.keys), added = Set(found.keys).subtracting(expected.keys)
-            #expect(lost.isEmpty && added.isEmpty, "seed \(seed) round \(round): \(lost.count) files lost, \(added.count) added, such as \(lost.union(added).sorted().prefix(3))")
+            #expect(lost.isEmpty && added.isEmpty, "seed \(seed) round \(round), killed at \(stop): \(lost.count) files lost, \(added.count) added, such as \(lost.union(added).sorted().prefix(3))")
             let damaged = found.filter { expected[$0.key] != $0.value }.map(\.key)
-            #expect(damaged.isEmpty, "seed \(seed) round \(round): \(damaged.prefix(3)) differ from a whole export")
-            #expect(try wholeExportProblems(target).isEmpty, "seed \(seed) round \(round)")
+            #expect(damaged.isEmpty, "seed \(seed) round \(round), killed at \(stop): \(damaged.prefix(3)) differ from a whole export")
+            #expect(try wholeExportProblems(target).isEmpty, "seed \(seed) round \(round), killed at \(stop)")
         }
         #expect(try runArray(["export", source.path, "--out", target.path, "--include-archived"]).code == 0)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: parent.path).filter { $0.hasPrefix(".") }
         #expect(leftovers.isEmpty, "staging folders of killed runs are cleaned up: \(leftovers)")
     }
+}
+
+/// Root deletes whatever a folder's permissions say, so as root the test
+/// below marks a file immutable instead: that needs chattr, and a file
+/// system under the test scratch folder that keeps the flag.
+let immutableFilesAsRoot = Requirement("chattr +i in the test scratch folder, when run as root") {
+    guard getuid() == 0 else { return true }
+    let chattr = URL(fileURLWithPath: "/usr/bin/chattr"), file = scratchFolder("chattr").appendingPathComponent("probe")
+    guard FileManager.default.createFile(atPath: file.path, contents: nil),
+          (try? runArray(["+i", file.path], executable: chattr))?.code == 0 else { return false }
+    return (try? runArray(["-i", file.path], executable: chattr))?.code == 0
 }
 
 @Suite struct NightlyRunTests {
@@ -366,7 +387,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
     /// read-only) is kept whole, and every run says so on stderr, even with
     /// `--quiet`. Deleting it in name order would have stopped at that file,
     /// leaving a run that `reckon verify` calls damaged.
-    @Test func anOldRunThatCannotBeDeletedWholeIsKeptWholeAndNamed() throws {
+    @Test(.needs(immutableFilesAsRoot)) func anOldRunThatCannotBeDeletedWholeIsKeptWholeAndNamed() throws {
         let url = try definition(keep: 1)
         let exports = url.deletingLastPathComponent().appendingPathComponent("exports")
         #expect(try runArray(["run", url.path, "--quiet"]).code == 0)
@@ -376,10 +397,7 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         let reason: String
         if getuid() == 0 {
             let marked = try runArray(["+i", markdown.appendingPathComponent(last).path], executable: URL(fileURLWithPath: "/usr/bin/chattr"))
-            guard marked.code == 0 else {
-                print("chattr +i is not supported here (\(marked.stderr)): the case is not tried")
-                return
-            }
+            try #require(marked.code == 0, "chattr +i: \(marked.stderr)")
             reason = "markdown/\(last): is marked immutable or append-only (chattr), so it cannot be deleted"
         } else {
             #expect(chmod(markdown.path, 0o555) == 0)
@@ -512,13 +530,14 @@ func wholeExportProblems(_ dir: URL) throws -> [String] {
     return problems
 }
 
-/// Runs the binary with `RECKON_TEST_STOP_AT=step`; true when it was killed there.
+/// Runs the binary with `RECKON_TEST_STOP_AT=step` (on one thread); true
+/// when it was killed there.
 func stopped(at step: String, _ arguments: [String]) throws -> Bool {
     let process = Process()
     process.executableURL = reckonBinary
     process.arguments = arguments
     process.currentDirectoryURL = packageRoot
-    process.environment = ProcessInfo.processInfo.environment.merging(["RECKON_TEST_STOP_AT": step]) { _, new in new }
+    process.environment = childEnvironment(["RECKON_TEST_STOP_AT": step])
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
@@ -528,22 +547,18 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
 
 /// `reckon export` onto a full disk or a mount point: the message is about
 /// `--out` as given, never the hidden staging folder, and nothing is left.
-/// Mounting a tmpfs needs root; elsewhere each test says so and checks nothing.
-@Suite struct ExportMountTests {
-    /// Mounts a tmpfs of `size` on `folder`; false (printed why) when it cannot.
-    func mountTmpfs(on folder: URL, size: String) -> Bool {
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        guard mount("tmpfs", folder.path, "tmpfs", 0, "size=\(size)") == 0 else {
-            print("skipped: mounting a tmpfs needs root here (\(String(cString: strerror(errno))))")
-            return false
-        }
-        return true
+/// Mounting a tmpfs needs root.
+@Suite(.needs(.root)) struct ExportMountTests {
+    /// Mounts a tmpfs of `size` on `folder`.
+    func mountTmpfs(on folder: URL, size: String) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try #require(mount("tmpfs", folder.path, "tmpfs", 0, "size=\(size)") == 0, "mount: \(String(cString: strerror(errno)))")
     }
 
     @Test func aFullDiskIsSaidOfTheOutFolder() throws {
         let parent = temporaryFolder()
         let disk = parent.appendingPathComponent("disk")
-        guard mountTmpfs(on: disk, size: "16k") else { return }
+        try mountTmpfs(on: disk, size: "16k")
         defer { umount(disk.path) }
         let result = try runArray(["export", packageRoot.appendingPathComponent("Samples/drift/device").path, "--out", "disk/out"], in: parent)
         #expect(result.code == 2)
@@ -555,7 +570,7 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
     @Test func aMountPointIsSaidToBeOneAndLeftAsItWas() throws {
         let parent = temporaryFolder()
         let point = parent.appendingPathComponent("mp")
-        guard mountTmpfs(on: point, size: "1m") else { return }
+        try mountTmpfs(on: point, size: "1m")
         defer { umount(point.path) }
         let result = try runArray(["export", packageRoot.appendingPathComponent("Samples/drift/device").path, "--out", "mp"], in: parent)
         #expect(result.code == 2)

@@ -1,9 +1,7 @@
 import Foundation
 import ReckonCore
+import TestSupport
 import Testing
-
-let hasParallel = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
-    .contains { FileManager.default.isExecutableFile(atPath: "\($0)/parallel") }
 
 /// A folder holding `fleet/`, the definitions, whose outputs go to `out/<name>/`
 /// beside it; `reckon` runs in the folder.
@@ -212,9 +210,8 @@ func fnv1a64(_ text: String) -> UInt64 {
     }
 
     @Test func everyDefinitionRunsExactlyOnceOverFourShards() throws {
-        let seed = UInt64.random(in: 0...UInt64.max)
-        print("everyDefinitionRunsExactlyOnceOverFourShards: seed \(seed)")
-        var random = SeededRandom(seed: seed)
+        var random = TestSeed.generator()
+        let seed = TestSeed.value
         let folder = FleetFolder()
         var names: Set<String> = []
         while names.count < 20 { names.insert("user-\(random.next() % 1_000_000)") }
@@ -307,7 +304,7 @@ func fnv1a64(_ text: String) -> UInt64 {
         #expect(lines.first?.hasPrefix("b: warning: running without a lock") == true)
     }
 
-    @Test(.enabled(if: hasParallel, "GNU parallel is not installed here; CI installs it (apt-get install parallel)"))
+    @Test(.needs(.parallel))
     func theREADMEsParallelExampleRunsEachPipelineOnce() throws {
         let readme = try read(packageRoot.appendingPathComponent("README.md"))
         let line = try #require(readme.split(separator: "\n").first { $0.hasPrefix("parallel ") }.map(String.init))

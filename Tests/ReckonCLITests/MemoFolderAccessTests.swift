@@ -1,5 +1,6 @@
 import Foundation
 @testable import ReckonCore
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -190,7 +191,7 @@ import Glibc
 
     // MARK: - Over rclone
 
-    @Test func overRcloneWritesReadsAndRemovesLeavingNoTemporaryFile() throws {
+    @Test(.needs(.rclone)) func overRcloneWritesReadsAndRemovesLeavingNoTemporaryFile() throws {
         let served = temporaryFolder()
         defer { try? FileManager.default.removeItem(at: served) }
         let memoFolder = served.appendingPathComponent("60dMemo")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -122,16 +123,13 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         #expect(try fingerprint(folder.appendingPathComponent("drive")) == before)
     }
 
-    /// A bind mount shows a source under another name; mounting needs root,
-    /// so elsewhere the test says so and checks nothing.
-    @Test func aBindMountOfASourceIsStillTheSource() throws {
+    /// A bind mount shows a source under another name; mounting needs root.
+    @Test(.needs(.root)) func aBindMountOfASourceIsStillTheSource() throws {
         let folder = try copyOfDriftSamples()
         let mirror = folder.appendingPathComponent("mirror")
         try FileManager.default.createDirectory(at: mirror, withIntermediateDirectories: true)
-        guard mount(folder.appendingPathComponent("device").path, mirror.path, "", UInt(MS_BIND), nil) == 0 else {
-            print("skipped: a bind mount needs root here (\(String(cString: strerror(errno))))")
-            return
-        }
+        try #require(mount(folder.appendingPathComponent("device").path, mirror.path, "", UInt(MS_BIND), nil) == 0,
+                     "mount: \(String(cString: strerror(errno)))")
         defer { umount(mirror.path) }
         let before = try fingerprint(folder.appendingPathComponent("device"))
         let reports = try runArray(["reconcile", "--local", "device", "--remote", "drive", "--out", "mirror/reports"], in: folder)
@@ -250,16 +248,12 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("reports/report.json").path))
     }
 
-    /// A full disk, made as a small tmpfs; mounting needs root, so elsewhere
-    /// the test says so and checks nothing.
-    @Test func aFullDisk() throws {
+    /// A full disk, made as a small tmpfs; mounting needs root.
+    @Test(.needs(.root)) func aFullDisk() throws {
         let folder = try copyOfDriftSamples()
         let export = folder.appendingPathComponent("export")
         try FileManager.default.createDirectory(at: export, withIntermediateDirectories: true)
-        guard mount("tmpfs", export.path, "tmpfs", 0, "size=16k") == 0 else {
-            print("skipped: a full disk is made by mounting a 16 KiB tmpfs, which needs root here (\(String(cString: strerror(errno))))")
-            return
-        }
+        try #require(mount("tmpfs", export.path, "tmpfs", 0, "size=16k") == 0, "mount: \(String(cString: strerror(errno)))")
         defer { umount(export.path) }
         _ = try pipelineFile(in: folder, #", "export": {"dir": "export"}"#)
         let failure = try expectReportsDespiteAFailedExport(folder, failure: "No space left on device")

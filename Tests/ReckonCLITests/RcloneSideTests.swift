@@ -1,5 +1,6 @@
 import Foundation
 import ReckonCore
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -31,7 +32,7 @@ import Glibc
             .replacingOccurrences(of: "\"label\" : \"\(remotePath)\"", with: "\"label\" : \"REMOTE\"")
     }
 
-    @Test func countsQuickAndDeepChecksAndTheExportMatchTheFolderReadFromDisk() throws {
+    @Test(.needs(.rclone)) func countsQuickAndDeepChecksAndTheExportMatchTheFolderReadFromDisk() throws {
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
         let before = try fingerprint(served)
@@ -58,7 +59,7 @@ import Glibc
         #expect(try fingerprint(served) == before, "the served folder was written")
     }
 
-    @Test func aPipelineReadsTheRemoteAndKeepsItsCacheInTheReportFolder() throws {
+    @Test(.needs(.rclone)) func aPipelineReadsTheRemoteAndKeepsItsCacheInTheReportFolder() throws {
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
         let before = try fingerprint(served)
@@ -87,7 +88,7 @@ import Glibc
         #expect(try fingerprint(served) == before)
     }
 
-    @Test func theCacheDownloadsOnlyWhatChangedAndWhatWasDamagedInIt() throws {
+    @Test(.needs(.rclone)) func theCacheDownloadsOnlyWhatChangedAndWhatWasDamagedInIt() throws {
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
         func deep() throws -> String {
@@ -134,7 +135,7 @@ import Glibc
         return waiting.wait()
     }
 
-    @Test func aMemoWhoseIndexEntryChangedIsFetchedWhileMemosIsBeingListed() throws {
+    @Test(.needs(.rclone)) func aMemoWhoseIndexEntryChangedIsFetchedWhileMemosIsBeingListed() throws {
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
         #expect(try reckon(["reconcile", "--local", store, "--remote", server.remote], server).stdout
@@ -171,7 +172,7 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: remoteCache.path).filter { $0.hasPrefix("staging-") } == ["staging-\(getpid())"])
     }
 
-    @Test func aServerThatStopsAfterTheListingDegradesTheSideAndTheNextRunGoesOn() throws {
+    @Test(.needs(.rclone)) func aServerThatStopsAfterTheListingDegradesTheSideAndTheNextRunGoesOn() throws {
         var server = try SFTPServer(serving: served)
         #expect(try reckon(["reconcile", "--local", store, "--remote", server.remote], server).code == 1)
         for name in ["3f2504e0-4f89-11d3-9a0c-0305e82c3301", "886313e1-3b8a-5372-9b90-0c9aee199e5d"] {
@@ -192,7 +193,7 @@ import Glibc
         #expect(resumed.stdout.contains("Google Drive: 2 memo files downloaded, 5 from the cache."))
     }
 
-    @Test func aMemoDeletedBetweenTheListingAndTheDownloadIsNamed() throws {
+    @Test(.needs(.rclone)) func aMemoDeletedBetweenTheListingAndTheDownloadIsNamed() throws {
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
         let result = try reconcile(pausingAfterTheListing: server) {
@@ -204,7 +205,7 @@ import Glibc
         #expect(result.stdout.contains("Google Drive: 6 memo files downloaded, 0 from the cache."))
     }
 
-    @Test func aWrongPasswordAndAMissingRcloneFailTheSideInWords() throws {
+    @Test(.needs(.rclone)) func aWrongPasswordAndAMissingRcloneFailTheSideInWords() throws {
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
         let wrong = try reckon(["reconcile", "--local", store, "--remote", server.remote], server,
@@ -221,7 +222,7 @@ import Glibc
         #expect(missing.stdout.contains("install rclone (apt-get install rclone)"), "\(missing.stdout)")
     }
 
-    @Test func aSecretInAConnectionStringIsMaskedAndNeverAFileName() throws {
+    @Test(.needs(.rclone)) func aSecretInAConnectionStringIsMaskedAndNeverAFileName() throws {
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
         let obscured = try SFTPServer.obscure(server.password)
@@ -239,7 +240,7 @@ import Glibc
         #expect(!names.contains { $0.contains(obscured) || $0.contains("pass") })
     }
 
-    @Test func aCacheOrOutputInsideALocalRemoteIsRefused() throws {
+    @Test(.needs(.rclone)) func aCacheOrOutputInsideALocalRemoteIsRefused() throws {
         let remote = ":local:" + served.path
         let pipeline = folder.appendingPathComponent("pipeline.json")
         try Data("""
@@ -253,7 +254,7 @@ import Glibc
         #expect(export.code == 64, "\(export.stderr)")
     }
 
-    @Test func countsNeverDownloadAndTooLargeMemosAreNotDownloaded() throws {
+    @Test(.needs(.rclone)) func countsNeverDownloadAndTooLargeMemosAreNotDownloaded() throws {
         let remote = ":local:" + served.path
         try Data("{\"schemaVersion\": 1, \"entries\": [,]}".utf8).write(to: served.appendingPathComponent("60dMemo/index.json"))
         let environment = ["XDG_CACHE_HOME": cache.path]
@@ -289,7 +290,7 @@ import Glibc
         #expect(result.stderr.contains("'remotes[0].remote' must be an rclone remote such as \"gdrive:60dMemo\", with no control character"), "\(result.stderr)")
     }
 
-    @Test func countsAndExportMaskASecretToo() throws {
+    @Test(.needs(.rclone)) func countsAndExportMaskASecretToo() throws {
         let remote = ":local,password2=SECRETL,pass=OTHER:" + served.path
         let counts = try runArray(["counts", "--json", remote], environment: ["XDG_CACHE_HOME": cache.path])
         let export = try runArray(["export", remote, "--out", folder.appendingPathComponent("e").path], environment: ["XDG_CACHE_HOME": cache.path])

@@ -1,16 +1,13 @@
 import Foundation
-import TestScratch
+import TestSupport
 import Testing
 
 /// How often a deep run with an export opens each memo file, counted by
 /// strace from the system calls the binary makes: once to compare, once to
 /// export, and never a third time.
 @Suite struct ReadCountTests {
-    static let strace = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
-
-    @Test(.enabled(if: strace != nil || ProcessInfo.processInfo.environment["CI"] != nil, "needs strace (Debian's strace)"))
+    @Test(.needs(.tool("strace")))
     func aDeepRunWithAnExportOpensEachMemoFileAtMostTwice() throws {
-        let strace = try #require(Self.strace, "strace is not installed; .ci/run installs it")
         let folder = scratchFolder("reads")
         let device = folder.appendingPathComponent("device"), drive = folder.appendingPathComponent("drive")
         let memos = twelveMemos()
@@ -26,7 +23,7 @@ import Testing
             """.utf8).write(to: definition)
         let trace = folder.appendingPathComponent("trace.txt")
         let result = try runArray(["-f", "-y", "-e", "trace=open,openat,openat2", "-o", trace.path, reckonBinary.path, "run", definition.path],
-                                  environment: ["SOURCE_DATE_EPOCH": "1776600000"], in: folder, executable: URL(fileURLWithPath: strace))
+                                  environment: ["SOURCE_DATE_EPOCH": "1776600000"], in: folder, executable: URL(fileURLWithPath: "/usr/bin/strace"))
         #expect(result.code == 1 || result.code == 0, "\(result.stderr)")
         let calls = try String(contentsOf: trace, encoding: .utf8)
         // Opened by name inside the device's memos/, which `-y` names beside its descriptor.

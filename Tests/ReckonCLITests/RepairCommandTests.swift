@@ -1,5 +1,6 @@
 import Foundation
 import ReckonCore
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -859,7 +860,7 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
     /// Over rclone (a real `rclone serve sftp`): the same plan, applied with
     /// `copyto` and `moveto`, leaves only the conflicts, keeps the backups,
     /// and leaves no temporary file on the remote.
-    @Test func applyOverAnRcloneRemote() throws {
+    @Test(.needs(.rclone)) func applyOverAnRcloneRemote() throws {
         let (pipeline, started) = try driftedSince(servingDrive: true)
         let server = try #require(started)
         defer { server.stop() }

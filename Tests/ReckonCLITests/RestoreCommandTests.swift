@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReckonCore
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -135,9 +136,8 @@ func expectRoundTrip(_ side: String, export: URL, restoredFolder: URL, sourceLoc
     }
 
     @Test func tenThousandGeneratedMemosComeBack() throws {
-        let seed = UInt64.random(in: 0...UInt64.max)
-        print("tenThousandGeneratedMemosComeBack: seed \(seed)")
-        let side = try randomFolder(count: 10_000, seed: seed)
+        let side = try randomFolder(count: 10_000, random: TestSeed.generator())
+        let seed = TestSeed.value
         let export = try exportFolder(side.path)
         let dir = try restored(export)
         let code = try expectRoundTrip(side.path, export: export, restoredFolder: dir)
@@ -282,12 +282,12 @@ func expectRoundTrip(_ side: String, export: URL, restoredFolder: URL, sourceLoc
     }
 }
 
-/// A memo folder of `count` memos made from `seed`: titles and bodies in
+/// A memo folder of `count` memos made with `random`: titles and bodies in
 /// several scripts with quotes, tabs and line breaks, tags, pinned or not,
 /// some archived, some soft-deleted, some with unknown keys holding
 /// numbers no Double keeps, times with and without fractions of a second.
-func randomFolder(count: Int, seed: UInt64) throws -> URL {
-    var random = SeededRandom(seed: seed)
+func randomFolder(count: Int, random: SeededRandom) throws -> URL {
+    var random = random
     let words = ["memo", "note", "京都", "旅行", "café", "naïve", "\"quoted\"", "tab\there", "line\nbreak", "back\\slash", "emoji 🗒️", "Ωμέγα"]
     func text(_ count: Int) -> String { (0..<count).map { _ in words[Int(random.next() % UInt64(words.count))] }.joined(separator: " ") }
     func time() -> String {

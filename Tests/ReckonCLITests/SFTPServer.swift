@@ -1,5 +1,5 @@
 import Foundation
-import TestScratch
+import TestSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc

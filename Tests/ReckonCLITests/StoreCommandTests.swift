@@ -1,5 +1,6 @@
 import Foundation
 import ReckonCore
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -113,18 +114,14 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path) == [])
     }
 
-    /// A full disk under `$TMPDIR`, made as a small tmpfs; mounting needs
-    /// root, so elsewhere the test says so and checks nothing.
-    @Test func aFullDiskForThePrivateCopyFailsTheSideNamingTheFolder() throws {
+    /// A full disk under `$TMPDIR`, made as a small tmpfs; mounting needs root.
+    @Test(.needs(.root)) func aFullDiskForThePrivateCopyFailsTheSideNamingTheFolder() throws {
         var rows = driftDeviceRows
         rows[0]["ZBODY"] = .text(String(repeating: "a long memo ", count: 20_000))
         try StoreBuilder().make(at: store, rows: rows)
         let tmp = folder.appendingPathComponent("tmp")
         try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
-        guard mount("tmpfs", tmp.path, "tmpfs", 0, "size=64k") == 0 else {
-            print("skipped: a full disk is made by mounting a 64 KiB tmpfs, which needs root here (\(String(cString: strerror(errno))))")
-            return
-        }
+        try #require(mount("tmpfs", tmp.path, "tmpfs", 0, "size=64k") == 0, "mount: \(String(cString: strerror(errno)))")
         defer { umount(tmp.path) }
         let result = try runArray(["counts", store], environment: ["TMPDIR": tmp.path])
         #expect(result.code == 2)

@@ -1,5 +1,5 @@
 import Foundation
-import TestScratch
+import TestSupport
 import ReckonCore
 import Testing
 
@@ -42,7 +42,7 @@ final class BackgroundRun: Sendable {
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = folder
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.environment = childEnvironment(environment)
         let outPipe = Pipe(), errPipe = Pipe()
         process.standardOutput = outPipe
         process.standardError = errPipe
@@ -60,6 +60,19 @@ final class BackgroundRun: Sendable {
         return RunResult(code: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                          stderr: String(decoding: stderr, as: UTF8.self))
     }
+}
+
+/// The environment of a reckon a test starts: this process's, `extra` over
+/// it. A run told to stop or wait at a step (`RECKON_TEST_STOP_AT`,
+/// `RECKON_TEST_WAIT_AT`) works on one thread (`RECKON_TEST_WORKERS=1`)
+/// unless told otherwise, so that it reaches its steps in the same order,
+/// and stops at the same point, every time.
+func childEnvironment(_ extra: [String: String]) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
+    if environment["RECKON_TEST_STOP_AT"] != nil || environment["RECKON_TEST_WAIT_AT"] != nil, environment["RECKON_TEST_WORKERS"] == nil {
+        environment["RECKON_TEST_WORKERS"] = "1"
+    }
+    return environment
 }
 
 /// A file read to its end on a thread of its own.
@@ -122,4 +135,15 @@ func expectGolden(_ actual: String, _ golden: URL, sourceLocation: SourceLocatio
     }
     let expected = FileManager.default.fileExists(atPath: golden.path) ? try read(golden) : "(no golden file)"
     #expect(actual == expected, "\(golden.path) differs", sourceLocation: sourceLocation)
+}
+
+/// The programs the end-to-end tests run beside reckon, as they run them;
+/// a test that runs one says so with `.needs(…)`.
+extension Requirement {
+    static let unzip = Requirement.tool("/usr/bin/unzip")
+    static let bsdtar = Requirement.tool("/usr/bin/bsdtar")
+    static let python3 = Requirement.tool("/usr/bin/python3")
+    static let chromium = Requirement.tool("/usr/bin/chromium")
+    static let rclone = Requirement.tool("rclone")
+    static let parallel = Requirement.tool("parallel")
 }

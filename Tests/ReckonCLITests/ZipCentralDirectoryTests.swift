@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ReckonCore
 
@@ -99,7 +100,7 @@ print(json.dumps({
 @Suite struct ZipCentralDirectoryTests {
     let sample = "Samples/drift/drive"
 
-    @Test func aFlippedNameOrMethodInTheCentralDirectoryIsNotWhole() throws {
+    @Test(.needs(.unzip)) func aFlippedNameOrMethodInTheCentralDirectoryIsNotWhole() throws {
         let export = try exportFolder(sample, extra: ["--format", "zip"])
         let zip = export.appendingPathComponent("memos.zip")
         let bytes = try Data(contentsOf: zip)
@@ -146,7 +147,7 @@ print(json.dumps({
     /// reckon flags every name as UTF-8. A name beyond ASCII whose flag is
     /// cleared, in both headers alike, reads as another name in Python's
     /// zipfile (as CP437), so the zip is not whole.
-    @Test func aNameBeyondASCIINotMarkedUTF8IsNotWhole() throws {
+    @Test(.needs(.python3)) func aNameBeyondASCIINotMarkedUTF8IsNotWhole() throws {
         let export = try exportFolder(sample, extra: ["--format", "zip"])
         let zip = export.appendingPathComponent("memos.zip")
         var bytes = [UInt8](try Data(contentsOf: zip))
@@ -176,7 +177,7 @@ print(json.dumps({
     /// record to the end of the file: either verify says not whole, or
     /// Python's zipfile and bsdtar both extract the very names and bytes
     /// of the original.
-    @Test func everyFlippedBitOfTheCentralDirectoryIsFoundOrHarmless() throws {
+    @Test(.needs(.python3, .bsdtar)) func everyFlippedBitOfTheCentralDirectoryIsFoundOrHarmless() throws {
         let export = try exportFolder(sample, extra: ["--format", "zip"])
         let work = temporaryFolder()
         let script = work.appendingPathComponent("flips.py")
@@ -262,7 +263,7 @@ print(json.dumps({
     /// A zip another writer made (Python's zipfile: sizes in the local
     /// headers, no data descriptors, no extra fields, a comment) holds the
     /// same entries, and is whole too.
-    @Test func aZipFromAnotherWriterWithAComment() throws {
+    @Test(.needs(.python3)) func aZipFromAnotherWriterWithAComment() throws {
         let export = try exportFolder(sample, extra: ["--format", "zip"])
         let copy = temporaryFolder().appendingPathComponent("python.zip")
         let (code, output) = try tool("/usr/bin/python3", ["-c", """

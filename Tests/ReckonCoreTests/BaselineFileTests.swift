@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReckonCore
+import TestSupport
 
 @Suite struct BaselineFileTests {
     /// A baseline of every kind of value, with a header that needs escaping.
@@ -42,16 +43,8 @@ import Testing
 
     /// Random fingerprints read back exactly; the seed is printed.
     @Test func randomBaselinesReadBackExactly() throws {
-        let seed = UInt64(ProcessInfo.processInfo.environment["RECKON_BASELINE_SEED"] ?? "") ?? 20261201
-        print("BaselineFileTests seed \(seed) (RECKON_BASELINE_SEED tries another)")
-        var state = seed
-        func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var random = TestSeed.generator()
+        func next() -> UInt64 { random.next() }
         for _ in 0..<20 {
             var ids = Set<MemoID>()
             for _ in 0..<Int(next() % 300) { ids.insert(MemoID(high: next(), low: next())) }

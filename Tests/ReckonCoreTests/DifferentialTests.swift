@@ -1,16 +1,16 @@
 import Foundation
-import TestScratch
+import TestSupport
 import Testing
 @testable import ReckonCore
 
 /// The fuzzers' differential checks (`ReaderDifferential`), run inside
 /// `swift test` on a fixed number of inputs made by mutating the seeds in
-/// `Samples/` and `Tests/ReckonCLITests/Fixtures/` with a seeded PRNG, so
-/// every run tries the same inputs. `RECKON_DIFFERENTIAL_SEED` (a number)
-/// tries others; the seed is printed either way.
+/// `Samples/` and `Tests/ReckonCLITests/Fixtures/` with the run's seed
+/// (`TestSeed`), so each run tries other inputs and a printed seed tries
+/// the same ones again.
 @Suite struct DifferentialTests {
     static let inputsPerReader = 20_000
-    static let seed: UInt64 = ProcessInfo.processInfo.environment["RECKON_DIFFERENTIAL_SEED"].flatMap { UInt64($0) } ?? 20_261_201
+    static let seed = TestSeed.value
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -33,7 +33,7 @@ import Testing
     /// Runs `check` on `inputsPerReader` mutated seeds, recording the first few differences with their input.
     func run(_ reader: String, salt: UInt64, seeds: [[UInt8]], _ check: (Data, MemoParser) -> String?) {
         #expect(!seeds.isEmpty)
-        print("DifferentialTests (\(reader)): seed \(Self.seed), \(Self.inputsPerReader) inputs from \(seeds.count) seed files")
+        print("DifferentialTests (\(reader)): \(Self.inputsPerReader) inputs from \(seeds.count) seed files; RECKON_TEST_SEED=\(Self.seed) replays it")
         var random = SeededRandom(seed: Self.seed &+ salt)
         let parser = MemoParser()
         var found = 0

@@ -1,5 +1,6 @@
 import Foundation
 @testable import ReckonCore
+import TestSupport
 import Testing
 
 /// Byte splices into JSON text: every expected text is written by hand.
@@ -181,9 +182,8 @@ import Testing
     /// every key untouched keeps its value and its place, the keys set have
     /// their new values, and new keys follow in the order given.
     @Test func randomEditsKeepEveryUntouchedKeyInOrder() throws {
-        let seed = UInt64(ProcessInfo.processInfo.environment["RECKON_JSONEDIT_SEED"] ?? "") ?? UInt64.random(in: 0...UInt64.max)
-        print("JSONEditTests seed \(seed) (RECKON_JSONEDIT_SEED=\(seed) gives the same run)")
-        var random = SeededRandom(seed: seed)
+        var random = TestSeed.generator()
+        let seed = TestSeed.value
         let keyPool = ["id", "title", "body", "deletedAt", "é", "a\"b", "tab\there", "line\nbreak", "日本", "x/y", "\\", "emoji 😀", "z"]
         func value(_ depth: Int) -> JSONValue {
             switch Int.random(in: 0..<(depth > 2 ? 4 : 6), using: &random) {

@@ -1,5 +1,5 @@
 import Foundation
-import TestScratch
+import TestSupport
 import Testing
 @testable import ReckonCore
 #if canImport(Glibc)

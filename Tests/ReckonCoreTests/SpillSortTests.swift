@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReckonCore
+import TestSupport
 
 @Suite struct SpillSortTests {
     let scratch = TempFolder().url
@@ -36,8 +37,10 @@ import Testing
 
     @Test(arguments: [nil, 1, 7, 1 << 20])
     func givesTheValuesInOrderWhereverTheyWereHeld(_ runLength: Int?) throws {
+        var random = TestSeed.generator()
         let added = (0..<2000).map { _ in
-            Word(text: String((0..<Int.random(in: 0...4)).map { _ in "abc京".randomElement()! }), number: Int.random(in: -3...3))
+            Word(text: String((0..<Int.random(in: 0...4, using: &random)).map { _ in "abc京".randomElement(using: &random)! }),
+                 number: Int.random(in: -3...3, using: &random))
         }
         let sorter = SpillSort<Word>(scratch: runLength == nil ? nil : scratch, runLength: runLength ?? 1)
         for word in added { try sorter.append(word) }
@@ -74,9 +77,7 @@ import Testing
     }
 
     @Test func theByteOrderOfPathsIsTheOrderOfTheirUTF8() {
-        let seed = UInt64.random(in: 1...UInt64.max)
-        print("theByteOrderOfPathsIsTheOrderOfTheirUTF8 seed \(seed)")
-        var random = SeededRandom(seed: seed)
+        var random = TestSeed.generator()
         let pieces = ["", "a", "b", "ab", "é", "e\u{301}", "京", "/", "-", "\u{0}", "Z", "\u{10FFFF}"]
         func word() -> String { (0..<Int.random(in: 0...4, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined() }
         for _ in 0..<20_000 {

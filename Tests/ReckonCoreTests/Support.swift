@@ -1,5 +1,5 @@
 import Foundation
-import TestScratch
+import TestSupport
 @testable import ReckonCore
 
 /// A memo folder built in a temporary directory for one test.

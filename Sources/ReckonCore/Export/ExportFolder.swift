@@ -1,5 +1,6 @@
 import CLinux
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -278,13 +279,23 @@ package enum ExportFolder {
 /// how the tests stop an export at every step, with no timing involved.
 /// Without the variable (always, outside tests) it does nothing.
 package enum TestStop {
-    static let step = ProcessInfo.processInfo.environment["RECKON_TEST_STOP_AT"]
+    /// `name`, `name#N` or either with `:TERM` after it.
+    static let step: (name: String, count: Int, term: Bool)? = ProcessInfo.processInfo.environment["RECKON_TEST_STOP_AT"].flatMap { text in
+        let term = text.hasSuffix(":TERM")
+        let parts = text.dropLast(term ? 5 : 0).split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let count = parts.count == 1 ? 1 : Int(parts[1]), count >= 1 else { return nil }
+        return (String(parts[0]), count, term)
+    }
+    /// How many times the step named has been reached.
+    static let reached = Atomic(0)
 
-    /// Kills the process at step `name` (`RECKON_TEST_STOP_AT=name`), or
-    /// sends it SIGTERM, which it may catch (`name:TERM`).
+    /// Kills the process at step `name` (`RECKON_TEST_STOP_AT=name`), or at
+    /// the Nth time it is reached (`name#N`: with one worker thread, see
+    /// `Workers`, the same point every run). With `:TERM` after either, sends
+    /// SIGTERM instead, which the process may catch, each time from then on.
     package static func at(_ name: String) {
-        if step == name { raise(SIGKILL) }
-        if step == name + ":TERM" { kill(getpid(), SIGTERM) }
+        guard let step, step.name == name, reached.add(1, ordering: .relaxed).newValue >= step.count else { return }
+        if step.term { kill(getpid(), SIGTERM) } else { raise(SIGKILL) }
     }
 
     /// At step `name` (`RECKON_TEST_WAIT_AT=name`), makes `<file>.reached`

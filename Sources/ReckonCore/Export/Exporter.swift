@@ -514,7 +514,11 @@ package struct Exporter {
             func writeMarkdown(_ named: [(Rendered, Bool, (OpenFolder, MarkdownIndex.Entry)?)]) -> [Result<MarkdownFile?, any Error>] {
                 Array(mapOnEveryCore(named, chunkSize: pieces(of: named.count)) { chunk in
                     chunk.map { memo, mayTakeShortName, previous in
-                        Result { try memo.writeMarkdown(into: stagingPath, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink) }
+                        Result {
+                            let file = try memo.writeMarkdown(into: stagingPath, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink)
+                            if file != nil { TestStop.at("markdown-file-written") }
+                            return file
+                        }
                     }
                 }.joined())
             }
@@ -613,7 +617,7 @@ package struct Exporter {
             // What is written so far goes to disk while the last entries are
             // deflated, so the flush before publishing has little more than the zip left.
             let earlyFlush = DispatchGroup()
-            DispatchQueue.global().async(group: earlyFlush) { try? ExportFolder.flush(staging) }
+            Workers.async(group: earlyFlush) { try? ExportFolder.flush(staging) }
             defer { earlyFlush.wait() }
             folderManifest = try Self.writeManifest(manifest, to: manifestURL) { list, later in
                 let files = try written.sorted()

@@ -383,10 +383,11 @@ package final class BackgroundZipWriter: @unchecked Sendable {
     private var joined = false
     private let waiting = 4
 
-    /// Opens `url` for writing and starts the writing thread.
+    /// Opens `url` for writing and starts the writing thread; with one
+    /// worker (`Workers.one`) there is none, and `add` writes the entries.
     package init(url: URL) throws(ArchiveError) {
         writer = try ZipWriter(url: url)
-        Thread.detachNewThread { [self] in run() }
+        if Workers.one { joined = true } else { Thread.detachNewThread { [self] in run() } }
     }
 
     deinit { join() }
@@ -394,6 +395,7 @@ package final class BackgroundZipWriter: @unchecked Sendable {
     /// Hands entries over, in order; waits while the thread is behind.
     /// Throws what stopped the thread, if something did.
     package func add(_ entries: [Entry]) throws {
+        if Workers.one { return try write(entries) }
         condition.lock()
         defer { condition.unlock() }
         while queue.count >= waiting && failure == nil { condition.wait() }
@@ -441,12 +443,7 @@ package final class BackgroundZipWriter: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
             do {
-                for entry in entries {
-                    switch entry.contents {
-                    case .data(let data): try writer.add(name: entry.name, modified: entry.modified, size: data.count) { write in try write(data) }
-                    case .file(let url, let size): try writer.add(name: entry.name, modified: entry.modified, size: size, contents: url)
-                    }
-                }
+                try write(entries)
             } catch {
                 condition.lock()
                 failure = error
@@ -456,5 +453,15 @@ package final class BackgroundZipWriter: @unchecked Sendable {
             }
         }
         stopped.signal()
+    }
+
+    private func write(_ entries: [Entry]) throws {
+        for entry in entries {
+            switch entry.contents {
+            case .data(let data): try writer.add(name: entry.name, modified: entry.modified, size: data.count) { write in try write(data) }
+            case .file(let url, let size): try writer.add(name: entry.name, modified: entry.modified, size: size, contents: url)
+            }
+            TestStop.at("zip-entry-written")
+        }
     }
 }

@@ -1,4 +1,4 @@
-import Dispatch
+import Foundation
 import Synchronization
 
 /// Maps `items` on every core, in chunks of `chunkSize`. `work` maps one
@@ -9,7 +9,7 @@ package func mapOnEveryCore<Item: Sendable, Output: Sendable>(_ items: [Item], c
                                                       _ work: @Sendable (ArraySlice<Item>) -> [Output]) -> [[Output]] {
     let chunks = (items.count + chunkSize - 1) / chunkSize
     let done = Mutex([[Output]](repeating: [], count: chunks))
-    DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+    Workers.perform(iterations: chunks) { chunk in
         let results = work(items[(chunk * chunkSize)..<min(items.count, (chunk + 1) * chunkSize)])
         done.withLock { $0[chunk] = results }
     }
@@ -39,7 +39,7 @@ final class Pending<Value: Sendable>: Sendable {
     private let value = Mutex<Value?>(nil)
 
     init(_ work: @escaping @Sendable () -> Value) {
-        DispatchQueue.global().async(group: done) { [self] in
+        Workers.async(group: done) { [self] in
             let result = work()
             value.withLock { $0 = result }
         }
@@ -48,5 +48,56 @@ final class Pending<Value: Sendable>: Sendable {
     func wait() -> Value {
         done.wait()
         return value.withLock { $0! }
+    }
+}
+
+/// How many threads reckon's parallel work runs on: every core, unless the
+/// test-only variable `RECKON_TEST_WORKERS=N` sets N. With N=1 everything is
+/// done in order on the calling thread (work "on another core" is done where
+/// it is asked for), so a test run stops at the same point every time; the
+/// tests compare runs on 1, 2 and 3 threads. Unset (always, outside tests),
+/// it changes nothing.
+enum Workers {
+    static let count: Int? = ProcessInfo.processInfo.environment["RECKON_TEST_WORKERS"].flatMap { Int($0) }.map { max($0, 1) }
+
+    /// Whether all the work is done on the calling thread.
+    static var one: Bool { count == 1 }
+
+    /// Runs `body` for each of `0..<iterations`: on every core, or on
+    /// `count` threads that take the next iteration in turn.
+    static func perform(iterations: Int, _ body: @Sendable (Int) -> Void) {
+        guard let count else { return DispatchQueue.concurrentPerform(iterations: iterations, execute: body) }
+        guard count > 1, iterations > 1 else {
+            for iteration in 0..<iterations { body(iteration) }
+            return
+        }
+        let done = DispatchGroup()
+        withoutActuallyEscaping(body) { body in
+            let shared = Shared(body)
+            for _ in 0..<min(count, iterations) {
+                done.enter()
+                Thread.detachNewThread {
+                    while case let iteration = shared.next(), iteration < iterations { shared.body?(iteration) }
+                    done.leave()
+                }
+            }
+            done.wait()
+            // A thread lets go of its closure only as it ends; `body` must not outlive this call.
+            shared.body = nil
+        }
+    }
+
+    /// Runs `work` on another core, in `group`; with one worker, here and now.
+    static func async(group: DispatchGroup, _ work: @escaping @Sendable () -> Void) {
+        if one { work() } else { DispatchQueue.global().async(group: group, execute: work) }
+    }
+
+    /// What the threads share: the next iteration to take, and the work,
+    /// set before they start and cleared once all of them are done.
+    private final class Shared: @unchecked Sendable {
+        private let taken = Atomic(0)
+        var body: (@Sendable (Int) -> Void)?
+        init(_ body: @escaping @Sendable (Int) -> Void) { self.body = body }
+        func next() -> Int { taken.add(1, ordering: .relaxed).oldValue }
     }
 }

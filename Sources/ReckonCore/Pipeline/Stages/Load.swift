@@ -13,7 +13,7 @@ extension Pipeline {
             for spec in specs { context.note("reading \(spec.label)") }
             let stores = specs.map { $0.store(limits: definition.limits) }
             let read = Mutex([Int: SideListing]())
-            DispatchQueue.concurrentPerform(iterations: specs.count) { position in
+            Workers.perform(iterations: specs.count) { position in
                 let side = stores[position].load(deep: deep)
                 read.withLock { $0[position] = side }
             }

@@ -1,12 +1,12 @@
 /// Sebastiano Vigna's SplitMix64: a small, fast random sequence that is the
 /// same on every machine, so a printed seed gives the same data again (the
 /// benchmark's generated folders, the tests' random inputs).
-package struct SeededRandom: RandomNumberGenerator {
+public struct SeededRandom: RandomNumberGenerator {
     private var state: UInt64
 
-    package init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    package mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -1,16 +1,20 @@
 import CSimdJSON
 import Foundation
+// The fuzzers (Tests/Fuzz/run.sh) compile this file into one module with the core's sources.
+#if canImport(ReckonCore)
+@testable import ReckonCore
+#endif
 
 /// The differential checks the fuzzers (`Tests/Fuzz`) and `DifferentialTests`
 /// run on one input: whenever a simdjson fast path takes a file, it must
 /// give exactly what the careful reader gives, and simdjson must never
 /// take as JSON what reckon's strict parser calls damaged. Each check
 /// gives nil when the readers agree, else what differs.
-package enum ReaderDifferential {
+enum ReaderDifferential {
     /// Checks `data` as an index.json, written to `scratchPath` for the
     /// readers that take a path: cut into batches of 1, 7, 64 bytes and the
     /// default, and counted on every core.
-    package static func checkIndex(_ data: Data, scratchPath: String, parser: MemoParser) -> String? {
+    static func checkIndex(_ data: Data, scratchPath: String, parser: MemoParser) -> String? {
         if let differs = checkParser(data, parser: parser) { return differs }
         let careful = try? IndexReader.read(data)
         guard FileManager.default.createFile(atPath: scratchPath, contents: data) else { return nil }
@@ -33,7 +37,7 @@ package enum ReaderDifferential {
     /// Checks `data` as a memo file. Every memo the careful reader reads is
     /// also written as `memos.json` holds it, field by field and by the
     /// general JSON writer, and the two must agree.
-    package static func checkMemo(_ data: Data, parser: MemoParser) -> String? {
+    static func checkMemo(_ data: Data, parser: MemoParser) -> String? {
         if let differs = checkParser(data, parser: parser) { return differs }
         let careful = try? MemoReader.readCarefully(data)
         if var memo = careful {
