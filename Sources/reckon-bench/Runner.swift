@@ -147,6 +147,14 @@ struct Pair {
         }
         return (a, b)
     }
+
+    /// The same row as old binary against new: reckon's command run by the
+    /// binary at `old` as side A, and as it is as side B; the peer is left out.
+    /// Nil when the row's timed command is not reckon's (the floor row's bsdtar).
+    func against(_ old: String, new: String) -> Pair? {
+        guard reckon.first == new else { return nil }
+        return Pair(name: name, reckon: [old] + reckon.dropFirst(), peer: reckon, peerName: "new", prepare: prepare, environment: environment)
+    }
 }
 
 /// Reads every file under `paths` and flushes what earlier runs wrote, so

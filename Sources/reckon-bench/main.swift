@@ -6,7 +6,7 @@ import TestSupport
 /// tools a user would reach for instead, printing medians, ratios and peak RSS.
 let usage = """
     USAGE: reckon-bench generate --out <dir> [--seed <n>] [--only <text>]
-           reckon-bench run --data <dir> [--rounds <n>] [--reckon <path>] [--only <text>]
+           reckon-bench run --data <dir> [--rounds <n>] [--reckon <path>] [--only <text>] [--against <path>]
            reckon-bench decode-index <index.json>
 
       generate      writes <dir>/index-1m (1,000,000 index entries), <dir>/pair-10k and
@@ -22,7 +22,12 @@ let usage = """
                     parted by '|' ("nightly|floor"); the archive rows (verify, restore) export pair-100k/drive/60dMemo once first;
                     the sftp rows serve pair-100k/drive/60dMemo (and a copy with 1% changed) and
                     index-1m with 'rclone serve sftp' on 127.0.0.1 themselves, as the remote srv:;
-                    the store and sftp rows first check once that the compared commands agree
+                    the store and sftp rows first check once that the compared commands agree;
+                    --against <path> times, instead of the peers, each row's reckon command run by
+                    the binary at <path> (an old reckon) against the same command run by --reckon:
+                    a warm-up of each, then old new old new … for --rounds rounds (as given, not
+                    raised to 5), and flags a row whose new median is more than 5% slower; rows
+                    whose timed command is not reckon's (the floor row) are left out
       decode-index  decodes an index.json with Foundation's JSONDecoder (a peer for counting)
 
     """
@@ -110,11 +115,17 @@ do {
         print(#"{"active": \#(live.filter { $0.archivedAt == nil }.count), "archived": \#(live.filter { $0.archivedAt != nil }.count)}"#)
     case "run":
         guard let data = value("--data", in: arguments) else { throw BenchError("run needs --data <dir>") }
-        let rounds = max(5, Int(value("--rounds", in: arguments) ?? "5") ?? 5)
         let reckon = value("--reckon", in: arguments) ?? ".build/release/reckon"
+        let against = value("--against", in: arguments)
+        // Against the peers at least 5 rounds; old against new as many as asked (a change's check may ask for 3).
+        let asked = Int(value("--rounds", in: arguments) ?? "5") ?? 5
+        let rounds = against == nil ? max(5, asked) : max(1, asked)
         let bench = CommandLine.arguments[0]
         guard FileManager.default.isExecutableFile(atPath: reckon) else {
             throw BenchError("\(reckon) is not built; run 'swift build -c release' first")
+        }
+        if let against, !FileManager.default.isExecutableFile(atPath: against) {
+            throw BenchError("\(against) (--against) is not an executable")
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reckon-bench-\(getpid())")
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -169,9 +180,11 @@ do {
         // (a brk call and fresh pages each time; reckon's zip thread is spared that).
         let floorName = "floor: libarchive alone zips the 100k export's files"
         let floorExport = scratch.appendingPathComponent("floor-export")
-        if wanted(floorName, only: only) && which("bsdtar") == nil {
+        // Old against new, it has no reckon command to time: not set up.
+        let floorWanted = against == nil && wanted(floorName, only: only)
+        if floorWanted && which("bsdtar") == nil {
             say("the floor row needs bsdtar (apt-get install libarchive-tools): skipped")
-        } else if wanted(floorName, only: only) {
+        } else if floorWanted {
             let drive = "\(data)/pair-100k/drive/60dMemo"
             guard try capture([reckon, "export", drive, "--out", floorExport.path, "--format", "json,markdown"]).code == 0 else {
                 throw BenchError("reckon export of \(drive) failed")
@@ -227,6 +240,35 @@ do {
                 say("the store rows compare commands that disagree; see above")
             }
             say("")
+        }
+        if let against {
+            // Each row's reckon command once (the 1M counts row has two peers, one command; the two
+            // sftp reconcile rows share a command, not a name).
+            var seen = Set<[String]>()
+            let rows = selected.compactMap { $0.against(against, new: reckon) }.filter { seen.insert([$0.name] + $0.peer).inserted }
+            say("reckon-bench: old \(against) against new \(reckon), the same command for each row; \(rounds) rounds after a warm-up, old new alternately, each run from a warm page cache; medians of wall time, peak RSS of the child")
+            say("")
+            say("| row | old | new | ratio (new / old) | old peak RSS | new peak RSS | |")
+            say("| --- | --- | --- | --- | --- | --- | --- |")
+            var slower: [String] = []
+            for row in rows {
+                let (old, new) = try row.run(rounds: rounds)
+                let to = median(old.map(\.seconds)), tn = median(new.map(\.seconds))
+                let ro = old.map(\.peakKilobytes).max()! / 1024, rn = new.map(\.peakKilobytes).max()! / 1024
+                // Issue 30's bar: no row's median more than 5% slower.
+                let flag = tn > to * 1.05 ? String(format: "SLOWER by %.1f%%", (tn / to - 1) * 100) : ""
+                if !flag.isEmpty { slower.append(row.name) }
+                say(String(format: "| %@ | %.3f s | %.3f s | %.3f | %d MB | %d MB | %@ |", row.name, to, tn, tn / to, ro, rn, flag))
+                // Both binaries ran the same command on the same input: their exit codes should agree too.
+                let codes = (Set(old.map(\.exitCode)), Set(new.map(\.exitCode)))
+                if codes.0 != codes.1 || (old + new).contains(where: { $0.exitCode > 1 }) {
+                    say("|  | note: old exited \(codes.0.sorted()), new \(codes.1.sorted()) | | | | | |")
+                }
+            }
+            say("")
+            say(rows.isEmpty ? "no selected row runs reckon" : slower.isEmpty ? "no row's new median is more than 5% slower than the old"
+                : "new median more than 5% slower than the old: \(slower.joined(separator: "; "))")
+            break
         }
         say("reckon-bench: \(rounds) rounds after a warm-up, A B alternately, each run from a warm page cache; medians of wall time, peak RSS of the child")
         say("")
