@@ -43,13 +43,19 @@ struct ArchiveRows {
 
     func pairs(wanted: [String]) -> [Pair] {
         let all = [
-            Pair(name: Self.names[0], reckon: [reckon, "verify", export.path], peer: ["unzip", "-tq", zip.path], peerName: "unzip -t (the zip alone)",
-                 prepare: { warm([export.path]) }),
-            Pair(name: Self.names[1], reckon: [reckon, "verify", zip.path], peer: ["unzip", "-tq", zip.path], peerName: "unzip -t",
-                 prepare: { warm([zip.path]) }),
-            Pair(name: Self.names[2], reckon: [reckon, "restore", export.path, "--to", restored.path],
-                 peer: ["unzip", "-q", zip.path, "-d", unzipped.path], peerName: "unzip -d",
-                 prepare: { clear(); warm([export.path]) }),
+            Pair(
+                name: Self.names[0], reckon: [reckon, "verify", export.path], peer: ["unzip", "-tq", zip.path], peerName: "unzip -t (the zip alone)",
+                prepare: { warm([export.path]) }),
+            Pair(
+                name: Self.names[1], reckon: [reckon, "verify", zip.path], peer: ["unzip", "-tq", zip.path], peerName: "unzip -t",
+                prepare: { warm([zip.path]) }),
+            Pair(
+                name: Self.names[2], reckon: [reckon, "restore", export.path, "--to", restored.path],
+                peer: ["unzip", "-q", zip.path, "-d", unzipped.path], peerName: "unzip -d",
+                prepare: {
+                    clear()
+                    warm([export.path])
+                })
         ]
         return all.filter { wanted.contains($0.name) }
     }
@@ -70,7 +76,9 @@ struct ArchiveRows {
                 say("check: reckon verify and unzip -t find the 100k export whole; restored, it reconciles with pair-100k/drive, every memo '='")
                 return true
             }
-            say("check FAILED: verify exit \(verified.code), unzip -t exit \(tested.code), restore exit \(restore.code), reconcile of the restored folder exit \(reconciled.code)")
+            say(
+                "check FAILED: verify exit \(verified.code), unzip -t exit \(tested.code), restore exit \(restore.code), reconcile of the restored folder exit \(reconciled.code)"
+            )
         } catch {
             say("check FAILED: \(error)")
         }

@@ -65,9 +65,13 @@ struct FleetRows {
 
     func pairs(wanted: [String]) -> [Pair] {
         zip(Self.names, fleets).filter { wanted.contains($0.0) }.map { name, fleet in
-            Pair(name: name, reckon: [reckon, "run", "--quiet", "--jobs", "2", fleet.definitions.path],
-                 peer: [reckon, "run", "--quiet", "--jobs", "1", fleet.definitions.path], peerName: "reckon run --jobs 1",
-                 prepare: { clear(fleet); warm(fleet.sources) })
+            Pair(
+                name: name, reckon: [reckon, "run", "--quiet", "--jobs", "2", fleet.definitions.path],
+                peer: [reckon, "run", "--quiet", "--jobs", "1", fleet.definitions.path], peerName: "reckon run --jobs 1",
+                prepare: {
+                    clear(fleet)
+                    warm(fleet.sources)
+                })
         }
     }
 

@@ -9,11 +9,14 @@ struct Generator {
     /// Share of memos that differ on the device (missing, edited, archived on one side).
     var drift = 0.015
 
-    static let words = ["memo", "note", "idea", "trip", "book", "list", "meeting", "draft", "plan", "sync", "drive", "device",
-                        "coffee", "train", "Kyoto", "garden", "letter", "recipe", "budget", "weekend", "京都", "旅行", "買い物", "会議"]
+    static let words = [
+        "memo", "note", "idea", "trip", "book", "list", "meeting", "draft", "plan", "sync", "drive", "device",
+        "coffee", "train", "Kyoto", "garden", "letter", "recipe", "budget", "weekend", "京都", "旅行", "買い物", "会議"
+    ]
 
     func uuid(_ random: inout SeededRandom) -> String {
-        let a = random.next(), b = random.next()
+        let a = random.next()
+        let b = random.next()
         let hex = String(format: "%016llX%016llX", a, b)
         let chars = Array(hex)
         return "\(String(chars[0..<8]))-\(String(chars[8..<12]))-4\(String(chars[13..<16]))-8\(String(chars[17..<20]))-\(String(chars[20..<32]))"
@@ -45,8 +48,9 @@ struct Generator {
             let length = 30 + Int(random.next() % 400)
             body = (0..<length).map { _ in Self.words[Int(random.next() % UInt64(Self.words.count))] }.joined(separator: " ")
         }
-        return Memo(id: uuid(&random), title: title, body: body, created: created, modified: modified,
-                    archived: roll < 12 ? modified : nil, deleted: (12..<20).contains(roll) ? modified : nil)
+        return Memo(
+            id: uuid(&random), title: title, body: body, created: created, modified: modified,
+            archived: roll < 12 ? modified : nil, deleted: (12..<20).contains(roll) ? modified : nil)
     }
 
     /// A JSON string literal (the generated text has no control characters).

@@ -54,13 +54,15 @@ struct IncrementalRows {
         // Each run of either side starts after an untimed run of the night
         // before, so the nightly run always finds 1% changed; the full run
         // finds no index. Old runs are kept, not deleted (see the export rows).
-        pair = Pair(name: Self.name, reckon: [reckon, "run", nightly.path, "--quiet"], peer: [reckon, "run", full.path, "--quiet"],
-                    peerName: "the same run, all rendered", prepare: {
-                        write(before)
-                        _ = try? capture([reckon, "run", nightly.path, "--quiet"])
-                        write(after)
-                        unlink(fullIndex.path)
-                        warm([folder.deletingLastPathComponent().path])
-                    })
+        pair = Pair(
+            name: Self.name, reckon: [reckon, "run", nightly.path, "--quiet"], peer: [reckon, "run", full.path, "--quiet"],
+            peerName: "the same run, all rendered",
+            prepare: {
+                write(before)
+                _ = try? capture([reckon, "run", nightly.path, "--quiet"])
+                write(after)
+                unlink(fullIndex.path)
+                warm([folder.deletingLastPathComponent().path])
+            })
     }
 }

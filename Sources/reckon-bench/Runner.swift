@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One timed run of a command: wall seconds and peak RSS of the child.
@@ -14,21 +15,33 @@ struct Measurement {
 /// given, stdin inherited unless given, and `environment` laid over this
 /// process's. The descriptors given are duplicated onto 0, 1 and 2 and should
 /// be close-on-exec, so no other child holds a pipe open.
-func spawn(_ command: [String], environment: [String: String] = [:], stdin: Int32? = nil, stdout: Int32? = nil,
-           stderr: Int32? = nil) throws -> pid_t {
+func spawn(
+    _ command: [String], environment: [String: String] = [:], stdin: Int32? = nil, stdout: Int32? = nil,
+    stderr: Int32? = nil
+) throws -> pid_t {
     var pid: pid_t = 0
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     if let stdin { posix_spawn_file_actions_adddup2(&actions, stdin, 0) }
-    if let stdout { posix_spawn_file_actions_adddup2(&actions, stdout, 1) } else { posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0) }
-    if let stderr { posix_spawn_file_actions_adddup2(&actions, stderr, 2) } else { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+    if let stdout {
+        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    }
+    if let stderr {
+        posix_spawn_file_actions_adddup2(&actions, stderr, 2)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    }
     let argv = command.map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     let merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
     let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { envp.forEach { free($0) } }
-    let spawned = environment.isEmpty ? posix_spawnp(&pid, command[0], &actions, nil, argv, environ)
+    let spawned =
+        environment.isEmpty
+        ? posix_spawnp(&pid, command[0], &actions, nil, argv, environ)
         : posix_spawnp(&pid, command[0], &actions, nil, argv, envp)
     guard spawned == 0 else { throw BenchError("cannot start \(command[0]): \(String(cString: strerror(spawned)))") }
     return pid
@@ -57,11 +70,17 @@ func measurePipeline(_ first: [String], into second: [String], environment: [Str
     let fds = try closeOnExecPipe()
     let start = ContinuousClock.now
     let writer: pid_t
-    do { writer = try spawn(first, environment: environment, stdout: fds[1]) } catch { close(fds[0]); close(fds[1]); throw error }
+    do { writer = try spawn(first, environment: environment, stdout: fds[1]) } catch {
+        close(fds[0])
+        close(fds[1])
+        throw error
+    }
     close(fds[1])
     let reader: pid_t
     do { reader = try spawn(second, environment: environment, stdin: fds[0]) } catch {
-        close(fds[0]); _ = reap(writer); throw error
+        close(fds[0])
+        _ = reap(writer)
+        throw error
     }
     close(fds[0])
     let (a, usageA) = reap(writer)
@@ -126,7 +145,9 @@ struct Pair {
     func measurePeer() throws -> Measurement {
         var total = Measurement(seconds: 0, peakKilobytes: 0, exitCode: 0)
         for (n, command) in ([peer] + peerAfter).enumerated() {
-            let step = try n == 0 && peerPipedInto != nil ? measurePipeline(command, into: peerPipedInto!, environment: environment)
+            let step =
+                try n == 0 && peerPipedInto != nil
+                ? measurePipeline(command, into: peerPipedInto!, environment: environment)
                 : measure(command, environment: environment)
             total.seconds += step.seconds
             total.peakKilobytes = max(total.peakKilobytes, step.peakKilobytes)
@@ -138,12 +159,17 @@ struct Pair {
 
     /// Warm-up, then `rounds` of A B; returns both sides' measurements.
     func run(rounds: Int) throws -> ([Measurement], [Measurement]) {
-        prepare(); _ = try measure(reckon, environment: environment)
-        prepare(); _ = try measurePeer()
-        var a: [Measurement] = [], b: [Measurement] = []
+        prepare()
+        _ = try measure(reckon, environment: environment)
+        prepare()
+        _ = try measurePeer()
+        var a: [Measurement] = []
+        var b: [Measurement] = []
         for _ in 0..<rounds {
-            prepare(); a.append(try measure(reckon, environment: environment))
-            prepare(); b.append(try measurePeer())
+            prepare()
+            a.append(try measure(reckon, environment: environment))
+            prepare()
+            b.append(try measurePeer())
         }
         return (a, b)
     }

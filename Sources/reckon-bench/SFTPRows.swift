@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Servers still running, stopped by the signal handler if the benchmark is
@@ -45,9 +46,12 @@ final class Served {
             let port = try Self.freePort()
             let fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw BenchError("cannot write \(log)") }
-            let pid = try spawn(["rclone", "serve", "sftp", folder, "--addr", "127.0.0.1:\(port)", "--user", "reckon", "--pass", password,
-                                 "--config", config.path, "--cache-dir", own.appendingPathComponent("rclone-cache").path,
-                                 "--dir-cache-time", "24h"], stderr: fd)
+            let pid = try spawn(
+                [
+                    "rclone", "serve", "sftp", folder, "--addr", "127.0.0.1:\(port)", "--user", "reckon", "--pass", password,
+                    "--config", config.path, "--cache-dir", own.appendingPathComponent("rclone-cache").path,
+                    "--dir-cache-time", "24h"
+                ], stderr: fd)
             close(fd)
             runningServers.append(pid)
             if Self.waitForPort(port, pid: pid) {
@@ -60,7 +64,7 @@ final class Served {
                     "RCLONE_CONFIG_SRV_PORT": String(port),
                     "RCLONE_CONFIG_SRV_USER": "reckon",
                     "RCLONE_CONFIG_SRV_PASS": obscured.output.trimmingCharacters(in: .whitespacesAndNewlines),
-                    "XDG_CACHE_HOME": own.appendingPathComponent("xdg").path,
+                    "XDG_CACHE_HOME": own.appendingPathComponent("xdg").path
                 ]
                 return
             }
@@ -86,7 +90,10 @@ final class Served {
         kill(pid, SIGTERM)
         var status: Int32 = 0
         for _ in 0..<40 {
-            if waitpid(pid, &status, WNOHANG) == pid { runningServers.removeAll { $0 == pid }; return }
+            if waitpid(pid, &status, WNOHANG) == pid {
+                runningServers.removeAll { $0 == pid }
+                return
+            }
             usleep(50_000)
         }
         kill(pid, SIGKILL)
@@ -130,7 +137,10 @@ final class Served {
         let end = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < end {
             var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid { runningServers.removeAll { $0 == pid }; return false }
+            if waitpid(pid, &status, WNOHANG) == pid {
+                runningServers.removeAll { $0 == pid }
+                return false
+            }
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = loopback(port: UInt16(port))
             let connected = withUnsafePointer(to: &address) {
@@ -191,9 +201,11 @@ final class SFTPRows {
             let index = "\(data)/index-1m"
             let server = try Served(folder: index, scratch: scratch, name: "counts")
             servers[Self.counts] = server
-            pairs.append(Pair(name: Self.counts, reckon: [reckon, "counts", "srv:", "--json"],
-                              peer: ["rclone", "cat", "srv:index.json"], peerName: "rclone cat | jq",
-                              prepare: { warm([index]) }, environment: server.environment, peerPipedInto: ["jq", jqProgram]))
+            pairs.append(
+                Pair(
+                    name: Self.counts, reckon: [reckon, "counts", "srv:", "--json"],
+                    peer: ["rclone", "cat", "srv:index.json"], peerName: "rclone cat | jq",
+                    prepare: { warm([index]) }, environment: server.environment, peerPipedInto: ["jq", jqProgram]))
         }
         // The rows with a target first, the long first fill last.
         if wanted.contains(Self.changed) {
@@ -217,23 +229,32 @@ final class SFTPRows {
             let beforeEnvironment = before.environment.merging(["XDG_CACHE_HOME": server.environment["XDG_CACHE_HOME"]!]) { $1 }
             say("sftp: filling the cache of the 1% row before the change …")
             let filled = try capture(revert, environment: beforeEnvironment)
-            guard filled.code < 2 else { throw BenchError("reckon reconcile over sftp exited \(filled.code) while filling the cache: \(filled.errors)") }
+            guard filled.code < 2 else {
+                throw BenchError("reckon reconcile over sftp exited \(filled.code) while filling the cache: \(filled.errors)")
+            }
             say("  \(cacheLine(filled.output))")
-            pairs.append(Pair(name: Self.changed, reckon: [reckon, "reconcile", "--local", device, "--remote", "srv:"],
-                              peer: ["rclone", "check", "\(device)/memos", "srv:memos"], peerName: "rclone check",
-                              prepare: { [unowned self] in
-                                  _ = try? capture(revert, environment: beforeEnvironment)
-                                  warm([self.device, self.changedCopy.path, server.reckonCache])
-                              },
-                              environment: server.environment))
+            pairs.append(
+                Pair(
+                    name: Self.changed, reckon: [reckon, "reconcile", "--local", device, "--remote", "srv:"],
+                    peer: ["rclone", "check", "\(device)/memos", "srv:memos"], peerName: "rclone check",
+                    prepare: { [unowned self] in
+                        _ = try? capture(revert, environment: beforeEnvironment)
+                        warm([self.device, self.changedCopy.path, server.reckonCache])
+                    },
+                    environment: server.environment))
         }
         if wanted.contains(Self.firstRun) {
             let server = try Served(folder: drive, scratch: scratch, name: "first")
             servers[Self.firstRun] = server
-            pairs.append(Pair(name: Self.firstRun, reckon: [reckon, "reconcile", "--local", device, "--remote", "srv:"],
-                              peer: ["rclone", "check", "\(device)/memos", "srv:memos"], peerName: "rclone check",
-                              prepare: { [unowned self] in self.moveAside(server.reckonCache); warm([self.device, self.drive]) },
-                              environment: server.environment))
+            pairs.append(
+                Pair(
+                    name: Self.firstRun, reckon: [reckon, "reconcile", "--local", device, "--remote", "srv:"],
+                    peer: ["rclone", "check", "\(device)/memos", "srv:memos"], peerName: "rclone check",
+                    prepare: { [unowned self] in
+                        self.moveAside(server.reckonCache)
+                        warm([self.device, self.drive])
+                    },
+                    environment: server.environment))
         }
     }
 
@@ -265,8 +286,9 @@ final class SFTPRows {
             var text = try String(contentsOf: url, encoding: .utf8)
             let time = generator.date(1_790_000_000 + Int64(n))
             guard let bodyEnd = text.range(of: #"","createdAt":""#),
-                  let modified = text.range(of: #""modifiedAt":""#),
-                  let modifiedEnd = text[modified.upperBound...].firstIndex(of: "\"") else { throw BenchError("\(name) is not a generated memo file") }
+                let modified = text.range(of: #""modifiedAt":""#),
+                let modifiedEnd = text[modified.upperBound...].firstIndex(of: "\"")
+            else { throw BenchError("\(name) is not a generated memo file") }
             text.replaceSubrange(modified.upperBound..<modifiedEnd, with: time)
             text.replaceSubrange(bodyEnd.lowerBound..<bodyEnd.lowerBound, with: " changed on Drive")
             try Data(text.utf8).write(to: url)
@@ -279,7 +301,8 @@ final class SFTPRows {
             guard line.hasPrefix(#"{"id":""#), line.count > 80 else { return String(line) }
             let id = String(line.dropFirst(7).prefix(36))
             guard let time = newTimes[id], let start = line.range(of: #""modifiedTime":""#),
-                  let end = line[start.upperBound...].firstIndex(of: "\"") else { return String(line) }
+                let end = line[start.upperBound...].firstIndex(of: "\"")
+            else { return String(line) }
             return String(line[..<start.upperBound]) + time + String(line[end...])
         }
         try Data(lines.joined(separator: "\n").utf8).write(to: indexURL)
@@ -298,13 +321,16 @@ final class SFTPRows {
                     let ours = try capture(pair.reckon, environment: environment)
                     let theirs = try capturePipeline(pair.peer, into: pair.peerPipedInto!, environment: environment)
                     let object = (try? JSONSerialization.jsonObject(with: Data(ours.output.utf8))) as? [String: Any]
-                    let active = object?["active"] as? Int, archived = object?["archived"] as? Int
+                    let active = object?["active"] as? Int
+                    let archived = object?["archived"] as? Int
                     let jq = (try? JSONSerialization.jsonObject(with: Data(theirs.utf8))) as? [Int]
                     if ours.code == 0, let active, let archived, jq == [active, archived] {
                         say("check: reckon counts srv: and rclone cat | jq agree on index-1m over sftp: Active \(active), Archived \(archived)")
                     } else {
                         agreed = false
-                        say("check FAILED: reckon counts srv: (exit \(ours.code)) gave \(ours.output.trimmingCharacters(in: .whitespacesAndNewlines)) \(ours.errors); jq gave \(theirs)")
+                        say(
+                            "check FAILED: reckon counts srv: (exit \(ours.code)) gave \(ours.output.trimmingCharacters(in: .whitespacesAndNewlines)) \(ours.errors); jq gave \(theirs)"
+                        )
                     }
                     continue
                 }
@@ -321,11 +347,13 @@ final class SFTPRows {
                     for line in text.split(separator: "\n") where line.count > 2 && !line.hasPrefix("=") {
                         let name = String(line.dropFirst(2))
                         // reckon writes ids in small letters, rclone names as they are.
-                        result[(!suffix.isEmpty && name.hasSuffix(suffix) ? String(name.dropLast(suffix.count)) : name).uppercased()] = String(line.prefix(1))
+                        result[(!suffix.isEmpty && name.hasSuffix(suffix) ? String(name.dropLast(suffix.count)) : name).uppercased()] = String(
+                            line.prefix(1))
                     }
                     return result
                 }
-                let reckonDiff = different(combined, stripping: ""), rcloneDiff = different(theirs.output, stripping: ".json")
+                let reckonDiff = different(combined, stripping: "")
+                let rcloneDiff = different(theirs.output, stripping: ".json")
                 let same = combined.split(separator: "\n").count
                 // rclone compares bytes; reckon compares a soft-deleted memo only as deleted, so a file
                 // rclone finds different (or on one side only) is expected to be '=' for reckon when every
@@ -338,13 +366,20 @@ final class SFTPRows {
                 let deletedOnly = Set(rcloneDiff.keys).subtracting(reckonDiff.keys).filter(deletedOnBoth)
                 if ours.code < 2, theirs.code < 2, !combined.isEmpty, Set(reckonDiff.keys) == Set(rcloneDiff.keys).subtracting(deletedOnly) {
                     let sigils = reckonDiff.filter { rcloneDiff[$0.key] != $0.value }.count
-                    say("check: \(pair.name): reckon (exit \(ours.code), \(same) memos, \(cacheLine(ours.output))) and rclone check (exit \(theirs.code)) find the same \(reckonDiff.count) memos different"
-                        + (sigils == 0 ? ", with the same sigils" : " (\(sigils) with another sigil)")
-                        + (deletedOnly.isEmpty ? "" : "; rclone also finds \(deletedOnly.count) files different or on one side only whose memo is soft-deleted wherever it is, which reckon counts as the same"))
+                    say(
+                        "check: \(pair.name): reckon (exit \(ours.code), \(same) memos, \(cacheLine(ours.output))) and rclone check (exit \(theirs.code)) find the same \(reckonDiff.count) memos different"
+                            + (sigils == 0 ? ", with the same sigils" : " (\(sigils) with another sigil)")
+                            + (deletedOnly.isEmpty
+                                ? ""
+                                : "; rclone also finds \(deletedOnly.count) files different or on one side only whose memo is soft-deleted wherever it is, which reckon counts as the same")
+                    )
                 } else {
                     agreed = false
-                    let onlyReckon = Set(reckonDiff.keys).subtracting(rcloneDiff.keys), onlyRclone = Set(rcloneDiff.keys).subtracting(reckonDiff.keys)
-                    say("check FAILED: \(pair.name): reckon exit \(ours.code), \(reckonDiff.count) different; rclone check exit \(theirs.code), \(rcloneDiff.count) different; \(onlyReckon.count) only reckon's, \(onlyRclone.count) only rclone's (\(deletedOnly.count) of them soft-deleted wherever they are) \(ours.errors)")
+                    let onlyReckon = Set(reckonDiff.keys).subtracting(rcloneDiff.keys)
+                    let onlyRclone = Set(rcloneDiff.keys).subtracting(reckonDiff.keys)
+                    say(
+                        "check FAILED: \(pair.name): reckon exit \(ours.code), \(reckonDiff.count) different; rclone check exit \(theirs.code), \(rcloneDiff.count) different; \(onlyReckon.count) only reckon's, \(onlyRclone.count) only rclone's (\(deletedOnly.count) of them soft-deleted wherever they are) \(ours.errors)"
+                    )
                     for id in onlyReckon.sorted().prefix(3) { say("  reckon: \(reckonDiff[id]!) \(id)") }
                     for id in onlyRclone.subtracting(deletedOnly).sorted().prefix(3) { say("  rclone: \(rcloneDiff[id]!) \(id)") }
                 }
@@ -365,7 +400,8 @@ final class SFTPRows {
 
 /// Runs a command untimed with `environment` laid over this process's: stdout, the last lines of stderr, the exit code.
 func capture(_ command: [String], environment: [String: String]) throws -> (output: String, errors: String, code: Int32) {
-    let out = try TemporaryOutput(), err = try TemporaryOutput()
+    let out = try TemporaryOutput()
+    let err = try TemporaryOutput()
     let pid = try spawn(command, environment: environment, stdout: out.fd, stderr: err.fd)
     let (code, _) = reap(pid)
     return (out.text, err.text.split(separator: "\n").suffix(3).joined(separator: " / "), code)
@@ -379,7 +415,8 @@ func capturePipeline(_ first: [String], into second: [String], environment: [Str
     close(fds[1])
     let reader = try spawn(second, environment: environment, stdin: fds[0], stdout: out.fd)
     close(fds[0])
-    _ = reap(writer); _ = reap(reader)
+    _ = reap(writer)
+    _ = reap(reader)
     return out.text
 }
 

@@ -46,13 +46,18 @@ enum StoreRows {
         let storeFolder = (paths.bigStore as NSString).deletingLastPathComponent
         let pairStoreFolder = (paths.pairStore as NSString).deletingLastPathComponent
         return [
-            Pair(name: "counts, 1M-row store", reckon: [reckon, "counts", paths.bigStore, "--json"],
-                 peer: paths.peerCopy, peerName: "cp + sqlite3 quick_check, GROUP BY",
-                 prepare: { paths.clearCopy(); warm([storeFolder]) },
-                 peerAfter: [paths.peerQuery], cleanup: { try? FileManager.default.removeItem(at: paths.copy) }),
-            Pair(name: "reconcile (deep), 100k store vs folder", reckon: [reckon, "reconcile", "--local", paths.pairStore, "--remote", paths.drive],
-                 peer: [reckon, "reconcile", "--local", paths.device, "--remote", paths.drive], peerName: "reckon, folder vs folder",
-                 prepare: { warm([pairStoreFolder, paths.device, paths.drive]) }),
+            Pair(
+                name: "counts, 1M-row store", reckon: [reckon, "counts", paths.bigStore, "--json"],
+                peer: paths.peerCopy, peerName: "cp + sqlite3 quick_check, GROUP BY",
+                prepare: {
+                    paths.clearCopy()
+                    warm([storeFolder])
+                },
+                peerAfter: [paths.peerQuery], cleanup: { try? FileManager.default.removeItem(at: paths.copy) }),
+            Pair(
+                name: "reconcile (deep), 100k store vs folder", reckon: [reckon, "reconcile", "--local", paths.pairStore, "--remote", paths.drive],
+                peer: [reckon, "reconcile", "--local", paths.device, "--remote", paths.drive], peerName: "reckon, folder vs folder",
+                prepare: { warm([pairStoreFolder, paths.device, paths.drive]) })
         ]
     }
 
@@ -70,14 +75,19 @@ enum StoreRows {
                 let theirs = try capture(paths.peerQuery)
                 try? FileManager.default.removeItem(at: paths.copy)
                 let object = (try? JSONSerialization.jsonObject(with: Data(ours.output.utf8))) as? [String: Any]
-                let active = object?["active"] as? Int, archived = object?["archived"] as? Int
+                let active = object?["active"] as? Int
+                let archived = object?["archived"] as? Int
                 let lines = theirs.output.split(separator: "\n").map(String.init)
                 let expected = ["ok", "Active|\(active ?? -1)", "Archived|\(archived ?? -1)"]
                 if ours.code == 0, theirs.code == 0, lines == expected {
-                    say("check: reckon counts and the sqlite3 script agree on the 1M-row store: Active \(active!), Archived \(archived!), quick_check ok")
+                    say(
+                        "check: reckon counts and the sqlite3 script agree on the 1M-row store: Active \(active!), Archived \(archived!), quick_check ok"
+                    )
                 } else {
                     agreed = false
-                    say("check FAILED: reckon counts (exit \(ours.code)) gave active \(active.map(String.init) ?? "?"), archived \(archived.map(String.init) ?? "?"); sqlite3 (exit \(theirs.code)) gave \(lines.joined(separator: "; "))")
+                    say(
+                        "check FAILED: reckon counts (exit \(ours.code)) gave active \(active.map(String.init) ?? "?"), archived \(archived.map(String.init) ?? "?"); sqlite3 (exit \(theirs.code)) gave \(lines.joined(separator: "; "))"
+                    )
                 }
             } catch {
                 agreed = false
@@ -98,12 +108,18 @@ enum StoreRows {
                 }
                 let differences = combined[1].filter { !$0.isEmpty && !$0.hasPrefix("=") }.count
                 if codes[0] == codes[1], codes[0] < 2, combined[0] == combined[1], combined[0].count > 1 {
-                    say("check: reconcile of the 100k store and of the 100k device folder against Drive give the same combined.txt (\(combined[0].filter { !$0.isEmpty }.count) lines, \(differences) not '=', exit \(codes[0]))")
+                    say(
+                        "check: reconcile of the 100k store and of the 100k device folder against Drive give the same combined.txt (\(combined[0].filter { !$0.isEmpty }.count) lines, \(differences) not '=', exit \(codes[0]))"
+                    )
                 } else {
                     agreed = false
-                    let store = Set(combined[0]), folder = Set(combined[1])
-                    let onlyStore = combined[0].filter { !folder.contains($0) }, onlyFolder = combined[1].filter { !store.contains($0) }
-                    say("check FAILED: reconcile exits \(codes[0]) (store) and \(codes[1]) (folder); combined.txt \(combined[0].count) and \(combined[1].count) lines; \(onlyStore.count) lines only from the store, \(onlyFolder.count) only from the folder")
+                    let store = Set(combined[0])
+                    let folder = Set(combined[1])
+                    let onlyStore = combined[0].filter { !folder.contains($0) }
+                    let onlyFolder = combined[1].filter { !store.contains($0) }
+                    say(
+                        "check FAILED: reconcile exits \(codes[0]) (store) and \(codes[1]) (folder); combined.txt \(combined[0].count) and \(combined[1].count) lines; \(onlyStore.count) lines only from the store, \(onlyFolder.count) only from the folder"
+                    )
                     for line in onlyStore.prefix(5) { say("  store:  \(line)") }
                     for line in onlyFolder.prefix(5) { say("  folder: \(line)") }
                 }

@@ -1,7 +1,8 @@
 import Foundation
 import ReckonCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Writes generated memos as the app keeps them: a SwiftData / Core Data
@@ -34,7 +35,8 @@ enum StoreWriter {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
         let db = try SQLite(path: path, mode: .create)
-        try db.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = 2; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -65536;")
+        try db.execute(
+            "PRAGMA page_size = 4096; PRAGMA auto_vacuum = 2; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -65536;")
         try db.execute(schema)
         try db.execute("BEGIN")
         let uuid = "B0D1E5A2-6C1F-4E39-9A77-3E5C2F8D1A40"
@@ -47,13 +49,17 @@ enum StoreWriter {
         try db.execute("INSERT INTO Z_MODELCACHE VALUES (NULL)")
 
         let tags = try PropertyListSerialization.data(fromPropertyList: ["bench"], format: .binary, options: 0)
-        let insert = try db.prepare("INSERT INTO ZMEMO (Z_PK, Z_ENT, Z_OPT, ZPINNED, ZARCHIVEDAT, ZCREATEDAT, ZDELETEDAT, ZMODIFIEDAT, ZBODY, ZCHANGETAG, ZTITLE, ZID, ZTAGS) VALUES (?, 1, 1, 0, ?, ?, ?, ?, ?, NULL, ?, ?, ?)")
+        let insert = try db.prepare(
+            "INSERT INTO ZMEMO (Z_PK, Z_ENT, Z_OPT, ZPINNED, ZARCHIVEDAT, ZCREATEDAT, ZDELETEDAT, ZMODIFIEDAT, ZBODY, ZCHANGETAG, ZTITLE, ZID, ZTAGS) VALUES (?, 1, 1, 0, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
+        )
         func date(_ seconds: Int64?) -> SQLite.Value { seconds.map { .real(Double($0 - referenceDate)) } ?? .null }
         for n in 0..<count {
             let memo = memo(n)
             try insert.reset()
-            try insert.bind([.integer(Int64(n + 1)), date(memo.archived), date(memo.created), date(memo.deleted), date(memo.modified),
-                             .text(memo.body), .text(memo.title), .blob(idBytes(memo.id)), .blob(tags)])
+            try insert.bind([
+                .integer(Int64(n + 1)), date(memo.archived), date(memo.created), date(memo.deleted), date(memo.modified),
+                .text(memo.body), .text(memo.title), .blob(idBytes(memo.id)), .blob(tags)
+            ])
             _ = try insert.step()
         }
         try db.execute("COMMIT")
@@ -79,7 +85,7 @@ enum StoreWriter {
             "NSStoreModelVersionHashesVersion": 3,
             "NSStoreModelVersionIdentifiers": [""],
             "NSStoreModelVersionHashes": ["Memo": Data(repeating: 0x4D, count: 32), "Tag": Data(repeating: 0x54, count: 32)],
-            "_NSAutoVacuumLevel": "2",
+            "_NSAutoVacuumLevel": "2"
         ]
         return try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
     }

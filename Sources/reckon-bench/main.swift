@@ -80,19 +80,25 @@ do {
             ("pair-100k", nil, { try Generator(memos: scaled(100_000), seed: seed).writePair(to: root.appendingPathComponent("pair-100k")) }),
             // Bodies as in the pairs (30 to 429 words, 1.5 kB on average):
             // a row rarely shares its 4 kB page, so a million make about 2 GB.
-            ("store-1m", bigStore, {
-                let generator = Generator(memos: scaled(1_000_000), seed: seed)
-                var random = SeededRandom(seed: seed)
-                try StoreWriter.write(to: bigStore, count: generator.memos) { _ in
-                    generator.memo(&random, withBody: true)
+            (
+                "store-1m", bigStore,
+                {
+                    let generator = Generator(memos: scaled(1_000_000), seed: seed)
+                    var random = SeededRandom(seed: seed)
+                    try StoreWriter.write(to: bigStore, count: generator.memos) { _ in
+                        generator.memo(&random, withBody: true)
+                    }
                 }
-            }),
+            ),
             // The same memos as pair-100k/device, so that reconciling the store
             // and that folder against pair-100k/drive must give the same lines.
-            ("pair-100k/store", pairStore, {
-                let device = Generator(memos: scaled(100_000), seed: seed).pairMemos().device
-                try StoreWriter.write(to: pairStore, count: device.count) { device[$0] }
-            }),
+            (
+                "pair-100k/store", pairStore,
+                {
+                    let device = Generator(memos: scaled(100_000), seed: seed).pairMemos().device
+                    try StoreWriter.write(to: pairStore, count: device.count) { device[$0] }
+                }
+            )
         ]
         for part in parts where wanted(part.name, only: only) {
             say("writing \(out)/\(part.name) …")
@@ -144,33 +150,53 @@ do {
         }
         let only = value("--only", in: arguments)
         let index = "\(data)/index-1m"
-        let device = "\(data)/pair-100k/device/60dMemo", drive = "\(data)/pair-100k/drive/60dMemo"
+        let device = "\(data)/pair-100k/device/60dMemo"
+        let drive = "\(data)/pair-100k/drive/60dMemo"
         var pairs: [Pair] = []
         let jqProgram = "[.entries[] | select(.deletedAt == null)] | group_by(.archivedAt != null) | map(length)"
-        pairs.append(Pair(name: "counts, 1M entries", reckon: [reckon, "counts", index, "--json"],
-                          peer: ["jq", jqProgram, "\(index)/index.json"], peerName: "jq", prepare: { warm([index]) }))
-        pairs.append(Pair(name: "counts, 1M entries", reckon: [reckon, "counts", index, "--json"],
-                          peer: [bench, "decode-index", "\(index)/index.json"], peerName: "JSONDecoder", prepare: { warm([index]) }))
-        pairs.append(Pair(name: "reconcile (deep), 100k", reckon: [reckon, "reconcile", "--local", device, "--remote", drive],
-                          peer: ["rclone", "check", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check",
-                          prepare: { warm([device, drive]) }))
-        pairs.append(Pair(name: "reconcile --quick, 100k", reckon: [reckon, "reconcile", "--quick", "--local", device, "--remote", drive],
-                          peer: ["rclone", "check", "--size-only", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check --size-only",
-                          prepare: { warm([device, drive]) }))
+        pairs.append(
+            Pair(
+                name: "counts, 1M entries", reckon: [reckon, "counts", index, "--json"],
+                peer: ["jq", jqProgram, "\(index)/index.json"], peerName: "jq", prepare: { warm([index]) }))
+        pairs.append(
+            Pair(
+                name: "counts, 1M entries", reckon: [reckon, "counts", index, "--json"],
+                peer: [bench, "decode-index", "\(index)/index.json"], peerName: "JSONDecoder", prepare: { warm([index]) }))
+        pairs.append(
+            Pair(
+                name: "reconcile (deep), 100k", reckon: [reckon, "reconcile", "--local", device, "--remote", drive],
+                peer: ["rclone", "check", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check",
+                prepare: { warm([device, drive]) }))
+        pairs.append(
+            Pair(
+                name: "reconcile --quick, 100k", reckon: [reckon, "reconcile", "--quick", "--local", device, "--remote", drive],
+                peer: ["rclone", "check", "--size-only", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check --size-only",
+                prepare: { warm([device, drive]) }))
         // Like with like: both write their findings (reckon its four reports and, deep, the baselines; rclone its --combined file).
-        let reports = scratch.appendingPathComponent("reports").path, combined = scratch.appendingPathComponent("combined.txt").path
-        pairs.append(Pair(name: "reconcile (deep) --out, 100k", reckon: [reckon, "reconcile", "--local", device, "--remote", drive, "--out", reports],
-                          peer: ["rclone", "check", "--combined", combined, "\(device)/memos", "\(drive)/memos"], peerName: "rclone check --combined",
-                          prepare: { warm([device, drive]) }))
-        pairs.append(Pair(name: "reconcile --quick --out, 100k", reckon: [reckon, "reconcile", "--quick", "--local", device, "--remote", drive, "--out", reports],
-                          peer: ["rclone", "check", "--size-only", "--combined", combined, "\(device)/memos", "\(drive)/memos"],
-                          peerName: "rclone check --size-only --combined", prepare: { warm([device, drive]) }))
+        let reports = scratch.appendingPathComponent("reports").path
+        let combined = scratch.appendingPathComponent("combined.txt").path
+        pairs.append(
+            Pair(
+                name: "reconcile (deep) --out, 100k", reckon: [reckon, "reconcile", "--local", device, "--remote", drive, "--out", reports],
+                peer: ["rclone", "check", "--combined", combined, "\(device)/memos", "\(drive)/memos"], peerName: "rclone check --combined",
+                prepare: { warm([device, drive]) }))
+        pairs.append(
+            Pair(
+                name: "reconcile --quick --out, 100k",
+                reckon: [reckon, "reconcile", "--quick", "--local", device, "--remote", drive, "--out", reports],
+                peer: ["rclone", "check", "--size-only", "--combined", combined, "\(device)/memos", "\(drive)/memos"],
+                peerName: "rclone check --size-only --combined", prepare: { warm([device, drive]) }))
         for size in ["10k", "100k"] {
             let source = "\(data)/pair-\(size)/drive/60dMemo"
-            pairs.append(Pair(name: "export json,markdown,zip, \(size)",
-                              reckon: [reckon, "export", source, "--out", scratch.appendingPathComponent("export").path, "--format", "json,markdown,zip"],
-                              peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(source)/memos"], peerName: "zip -qr",
-                              prepare: { clear(); warm([source]) }))
+            pairs.append(
+                Pair(
+                    name: "export json,markdown,zip, \(size)",
+                    reckon: [reckon, "export", source, "--out", scratch.appendingPathComponent("export").path, "--format", "json,markdown,zip"],
+                    peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(source)/memos"], peerName: "zip -qr",
+                    prepare: {
+                        clear()
+                        warm([source])
+                    }))
         }
         // The zip's floor: libarchive alone (its own tool, bsdtar) zipping an
         // export's Markdown files and memos.json as reckon's zip thread does,
@@ -189,13 +215,20 @@ do {
             guard try capture([reckon, "export", drive, "--out", floorExport.path, "--format", "json,markdown"]).code == 0 else {
                 throw BenchError("reckon export of \(drive) failed")
             }
-            pairs.append(Pair(name: floorName,
-                              reckon: ["bsdtar", "--no-acls", "--no-xattrs", "--no-fflags", "--no-read-sparse", "--format", "zip",
-                                       "--options", "zip:compression=deflate,zip:compression-level=1,zip:hdrcharset=UTF-8",
-                                       "-cf", scratch.appendingPathComponent("floor.zip").path, "-C", floorExport.path, "markdown", "memos.json"],
-                              peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(drive)/memos"], peerName: "zip -qr",
-                              prepare: { clear(); warm([drive, floorExport.path]) },
-                              environment: ["GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1073741824"]))
+            pairs.append(
+                Pair(
+                    name: floorName,
+                    reckon: [
+                        "bsdtar", "--no-acls", "--no-xattrs", "--no-fflags", "--no-read-sparse", "--format", "zip",
+                        "--options", "zip:compression=deflate,zip:compression-level=1,zip:hdrcharset=UTF-8",
+                        "-cf", scratch.appendingPathComponent("floor.zip").path, "-C", floorExport.path, "markdown", "memos.json"
+                    ],
+                    peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(drive)/memos"], peerName: "zip -qr",
+                    prepare: {
+                        clear()
+                        warm([drive, floorExport.path])
+                    },
+                    environment: ["GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1073741824"]))
         }
         let storePaths = StoreRows.Paths(data: data, scratch: scratch)
         pairs += StoreRows.pairs(storePaths, reckon: reckon)
@@ -213,7 +246,9 @@ do {
                 if !sftp!.check() { say("the sftp rows compare commands that disagree; see above") }
                 var own = rusage()
                 getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &own)
-                say("reckon-bench's own peak RSS after setting up the sftp rows: \(own.ru_maxrss / 1024) MB (a child spawned from it shows at least that)")
+                say(
+                    "reckon-bench's own peak RSS after setting up the sftp rows: \(own.ru_maxrss / 1024) MB (a child spawned from it shows at least that)"
+                )
                 say("")
             }
         }
@@ -236,7 +271,9 @@ do {
         let countsStore = selected.contains { $0.name == "counts, 1M-row store" }
         let reconcileStore = selected.contains { $0.name.hasSuffix("store vs folder") }
         if countsStore || reconcileStore {
-            if !StoreRows.check(storePaths, reckon: reckon, scratch: scratch, counts: countsStore && which("sqlite3") != nil, reconcile: reconcileStore) {
+            if !StoreRows.check(
+                storePaths, reckon: reckon, scratch: scratch, counts: countsStore && which("sqlite3") != nil, reconcile: reconcileStore)
+            {
                 say("the store rows compare commands that disagree; see above")
             }
             say("")
@@ -246,15 +283,19 @@ do {
             // sftp reconcile rows share a command, not a name).
             var seen = Set<[String]>()
             let rows = selected.compactMap { $0.against(against, new: reckon) }.filter { seen.insert([$0.name] + $0.peer).inserted }
-            say("reckon-bench: old \(against) against new \(reckon), the same command for each row; \(rounds) rounds after a warm-up, old new alternately, each run from a warm page cache; medians of wall time, peak RSS of the child")
+            say(
+                "reckon-bench: old \(against) against new \(reckon), the same command for each row; \(rounds) rounds after a warm-up, old new alternately, each run from a warm page cache; medians of wall time, peak RSS of the child"
+            )
             say("")
             say("| row | old | new | ratio (new / old) | old peak RSS | new peak RSS | |")
             say("| --- | --- | --- | --- | --- | --- | --- |")
             var slower: [String] = []
             for row in rows {
                 let (old, new) = try row.run(rounds: rounds)
-                let to = median(old.map(\.seconds)), tn = median(new.map(\.seconds))
-                let ro = old.map(\.peakKilobytes).max()! / 1024, rn = new.map(\.peakKilobytes).max()! / 1024
+                let to = median(old.map(\.seconds))
+                let tn = median(new.map(\.seconds))
+                let ro = old.map(\.peakKilobytes).max()! / 1024
+                let rn = new.map(\.peakKilobytes).max()! / 1024
                 // Issue 30's bar: no row's median more than 5% slower.
                 let flag = tn > to * 1.05 ? String(format: "SLOWER by %.1f%%", (tn / to - 1) * 100) : ""
                 if !flag.isEmpty { slower.append(row.name) }
@@ -266,22 +307,32 @@ do {
                 }
             }
             say("")
-            say(rows.isEmpty ? "no selected row runs reckon" : slower.isEmpty ? "no row's new median is more than 5% slower than the old"
-                : "new median more than 5% slower than the old: \(slower.joined(separator: "; "))")
+            say(
+                rows.isEmpty
+                    ? "no selected row runs reckon"
+                    : slower.isEmpty
+                        ? "no row's new median is more than 5% slower than the old"
+                        : "new median more than 5% slower than the old: \(slower.joined(separator: "; "))")
             break
         }
-        say("reckon-bench: \(rounds) rounds after a warm-up, A B alternately, each run from a warm page cache; medians of wall time, peak RSS of the child")
+        say(
+            "reckon-bench: \(rounds) rounds after a warm-up, A B alternately, each run from a warm page cache; medians of wall time, peak RSS of the child"
+        )
         say("")
         say("| comparison | reckon | peer | peer time | ratio (peer / reckon) | reckon peak RSS | peer peak RSS |")
         say("| --- | --- | --- | --- | --- | --- | --- |")
         for pair in selected {
-            if let missing = ([pair.peer] + pair.peerAfter + (pair.peerPipedInto.map { [$0] } ?? [])).map({ $0[0] }).first(where: { which($0) == nil && !FileManager.default.isExecutableFile(atPath: $0) }) {
+            if let missing = ([pair.peer] + pair.peerAfter + (pair.peerPipedInto.map { [$0] } ?? [])).map({ $0[0] }).first(where: {
+                which($0) == nil && !FileManager.default.isExecutableFile(atPath: $0)
+            }) {
                 say("| \(pair.name) | – | \(pair.peerName) | skipped: \(missing) is not installed | | | |")
                 continue
             }
             let (a, b) = try pair.run(rounds: rounds)
-            let ta = median(a.map(\.seconds)), tb = median(b.map(\.seconds))
-            let ra = a.map(\.peakKilobytes).max()! / 1024, rb = b.map(\.peakKilobytes).max()! / 1024
+            let ta = median(a.map(\.seconds))
+            let tb = median(b.map(\.seconds))
+            let ra = a.map(\.peakKilobytes).max()! / 1024
+            let rb = b.map(\.peakKilobytes).max()! / 1024
             say(String(format: "| %@ | %.3f s | %@ | %.3f s | %.2f× | %d MB | %d MB |", pair.name, ta, pair.peerName, tb, tb / ta, ra, rb))
             // A run that failed timed the wrong thing (1 is drift found, or rclone's differences).
             if let failed = (a + b).first(where: { $0.exitCode > 1 }) {

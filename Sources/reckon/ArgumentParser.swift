@@ -106,8 +106,9 @@ struct CommandSpec {
 
 func helpLine(_ left: String, _ right: String) -> String {
     let indented = "  " + left
-    return indented.count < 26 ? indented + String(repeating: " ", count: 26 - indented.count) + right
-                               : indented + "\n" + String(repeating: " ", count: 26) + right
+    return indented.count < 26
+        ? indented + String(repeating: " ", count: 26 - indented.count) + right
+        : indented + "\n" + String(repeating: " ", count: 26) + right
 }
 
 struct ParsedArguments {
@@ -131,6 +132,6 @@ struct UsageError: Error {
     }
 }
 
-private extension Array where Element == String {
-    var pairOrSingle: (String, String?) { (self[0], count > 1 ? self[1] : nil) }
+extension Array where Element == String {
+    fileprivate var pairOrSingle: (String, String?) { (self[0], count > 1 ? self[1] : nil) }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import ReckonCore
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Exit codes, as DESIGN §3 gives them.
@@ -53,29 +54,38 @@ enum Commands {
     }
 
     /// `--app`, for every command that reads a side.
-    static let appOption = CommandSpec.Option(name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup.")
+    static let appOption = CommandSpec.Option(
+        name: "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup.")
 
     static let overview = "Count, reconcile and export a notes app's memos between this device and its cloud folders."
 
     static let reconcile = CommandSpec(
         name: "reconcile", abstract: "Compare the memos on this device with a cloud folder, memo by memo.",
         options: [
-            .init(name: "--local", value: "path", help: "This device's memos: a memo folder, the app's store file or an iPhone backup folder.", required: true),
-            .init(name: "--remote", value: "path", help: "The cloud memo folder (holding index.json and memos/), on disk or as an rclone remote (gdrive:60dMemo).", required: true),
-            .init(name: "--out", value: "dir", help: "Write report.json, report.md, report.html and combined.txt here, and copy damaged files to quarantine/."),
+            .init(
+                name: "--local", value: "path", help: "This device's memos: a memo folder, the app's store file or an iPhone backup folder.",
+                required: true),
+            .init(
+                name: "--remote", value: "path",
+                help: "The cloud memo folder (holding index.json and memos/), on disk or as an rclone remote (gdrive:60dMemo).", required: true),
+            .init(
+                name: "--out", value: "dir",
+                help: "Write report.json, report.md, report.html and combined.txt here, and copy damaged files to quarantine/."),
             .init(name: "--json", help: "Print the report JSON instead of the summary."),
             .init(name: "--quick", help: "Compare index.json entries and the folder listing only; do not read memo files."),
             .init(name: "--lang", value: "lang", help: "The language of the summary and reports: en or ja."),
             .init(name: "--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache."),
             appOption,
-            .init(name: "--accept-deletions", help: "For this run, accept the deletions an alarm names: say so in the report and let the baseline move on."),
+            .init(
+                name: "--accept-deletions",
+                help: "For this run, accept the deletions an alarm names: say so in the report and let the baseline move on.")
         ])
     static let counts = CommandSpec(
         name: "counts", abstract: "Count Active and Archived memos on one side, from its index alone.",
         positionals: [("path", "A memo folder (holding index.json, or above 60dMemo/), the app's store file or an iPhone backup folder.")],
         options: [
             .init(name: "--json", help: "Print {\"active\": N, \"archived\": M, …} as JSON."),
-            appOption,
+            appOption
         ])
     static let export = CommandSpec(
         name: "export", abstract: "Export one side's memos as JSON, Markdown and zip, atomically.",
@@ -85,20 +95,22 @@ enum Commands {
             .init(name: "--format", value: "formats", help: "Comma-separated: json, markdown, zip (default: all three)."),
             .init(name: "--include-archived", help: "Export archived memos too (soft-deleted ones never)."),
             .init(name: "--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache."),
-            appOption,
+            appOption
         ])
     static let validate = CommandSpec(
         name: "validate", abstract: "Check a pipeline definition and name any key that is wrong.",
         positionals: [("pipeline", "The pipeline definition (JSON).")])
 
     static let verify = CommandSpec(
-        name: "verify", abstract: "Check an export against its manifest.json: every file's size and SHA-256, every zip entry, the memos' counts and ids.",
-        discussion: "EXIT CODES:\n  0  the export is whole\n  1  the export is whole, but the side given with --against has moved on\n  2  the export is damaged, or cannot be read\n  64 usage error",
+        name: "verify",
+        abstract: "Check an export against its manifest.json: every file's size and SHA-256, every zip entry, the memos' counts and ids.",
+        discussion:
+            "EXIT CODES:\n  0  the export is whole\n  1  the export is whole, but the side given with --against has moved on\n  2  the export is damaged, or cannot be read\n  64 usage error",
         positionals: [("export", "An export folder (holding manifest.json) or a memos.zip.")],
         options: [
             .init(name: "--against", value: "path", help: "Also check that every memo this side would export is in the export, with equal fields."),
             .init(name: "--json", help: "Print the result as JSON."),
-            appOption,
+            appOption
         ])
     static let diff = CommandSpec(
         name: "diff", abstract: "List the memos added, removed, edited, archived and unarchived from one export to another.",
@@ -107,7 +119,8 @@ enum Commands {
         options: [.init(name: "--json", help: "Print the changes as JSON.")])
     static let restore = CommandSpec(
         name: "restore", abstract: "Rebuild a memo folder (index.json and memos/) from an export, and check it memo by memo.",
-        discussion: "EXIT CODES:\n  0  restored, and read back equal to the export\n  2  the export cannot be read or is damaged, or the folder could not be written; nothing was restored\n  64 usage error, or the folder exists and is not empty; nothing written",
+        discussion:
+            "EXIT CODES:\n  0  restored, and read back equal to the export\n  2  the export cannot be read or is damaged, or the folder could not be written; nothing was restored\n  64 usage error, or the folder exists and is not empty; nothing written",
         positionals: [("export", "An export folder (holding memos.json, or memos.zip) or a memos.zip.")],
         options: [.init(name: "--to", value: "dir", help: "The folder to rebuild; it must not exist, or be empty.", required: true)])
 
@@ -118,18 +131,23 @@ enum Commands {
     /// Each subcommand and what runs it.
     static let all: [(spec: CommandSpec, perform: @Sendable (ParsedArguments, Console) -> ExitCode)] = [
         (run, runPipeline), (reconcile, runReconcile), (counts, runCounts), (export, runExport), (validate, runValidate),
-        (verify, runVerify), (diff, runDiff), (restore, runRestore), (plan, runPlan), (apply, runApply), (undo, runUndo),
+        (verify, runVerify), (diff, runDiff), (restore, runRestore), (plan, runPlan), (apply, runApply), (undo, runUndo)
     ]
 
     static var mainHelp: String {
-        var lines = ["OVERVIEW: \(overview)", "", "USAGE: reckon <subcommand>", "", "OPTIONS:",
-                     helpLine("--version", "Show the version."), helpLine("-h, --help", "Show help information."), "",
-                     "SUBCOMMANDS:"]
+        var lines = [
+            "OVERVIEW: \(overview)", "", "USAGE: reckon <subcommand>", "", "OPTIONS:",
+            helpLine("--version", "Show the version."), helpLine("-h, --help", "Show help information."), "",
+            "SUBCOMMANDS:"
+        ]
         for command in all { lines.append(helpLine(command.spec.name, command.spec.abstract)) }
         lines.append(helpLine(help.name, help.abstract))
-        lines += ["", "  See 'reckon help <subcommand>' for detailed help.", "",
-                  "EXIT CODES:", "  0  done, in sync", "  1  done, drift found", "  2  trouble: a side failed or has problems, or memos vanished (the deletion alarm); whatever could be done was done",
-                  "  64 usage or definition error; nothing done"]
+        lines += [
+            "", "  See 'reckon help <subcommand>' for detailed help.", "",
+            "EXIT CODES:", "  0  done, in sync", "  1  done, drift found",
+            "  2  trouble: a side failed or has problems, or memos vanished (the deletion alarm); whatever could be done was done",
+            "  64 usage or definition error; nothing done"
+        ]
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -200,14 +218,18 @@ enum Commands {
     /// the state to its `state/` and (when `quarantines`) damaged files to
     /// its `quarantine/`. Nil, with the usage error said, when an output
     /// folder lies in a source or a backup holds several apps' stores.
-    static func oneShot(_ name: String, _ arguments: ParsedArguments, command: CommandSpec, language: String = "en", quarantines: Bool,
-                        console: Console) -> PipelineDefinition? {
+    static func oneShot(
+        _ name: String, _ arguments: ParsedArguments, command: CommandSpec, language: String = "en", quarantines: Bool,
+        console: Console
+    ) -> PipelineDefinition? {
         let strings = Strings.forLanguage(language)
         let (app, refresh) = (arguments.values["--app"], arguments.flags.contains("--refresh"))
         var definition = PipelineDefinition(
             name: name,
             local: side(.local, name: "local", label: strings.defaultLocalLabel, path: arguments.values["--local"]!, app: app, refresh: refresh),
-            remotes: [side(.remote, name: "remote", label: strings.defaultRemoteLabel, path: arguments.values["--remote"]!, app: app, refresh: refresh)],
+            remotes: [
+                side(.remote, name: "remote", label: strings.defaultRemoteLabel, path: arguments.values["--remote"]!, app: app, refresh: refresh)
+            ],
             check: arguments.flags.contains("--quick") ? .quick : .deep,
             reportDir: arguments.values["--out"].map(outputURL),
             language: language, failOnDrift: true)
@@ -246,7 +268,11 @@ enum Commands {
     static func runReconcile(_ arguments: ParsedArguments, console: Console) -> ExitCode {
         let language = arguments.values["--lang"] ?? "en"
         guard Strings.languages.contains(language) else {
-            console.err(UsageError(command: reconcile, message: "The value '\(language)' is invalid for '--lang <lang>'; expected one of: \(Strings.languages.joined(separator: ", "))").text)
+            console.err(
+                UsageError(
+                    command: reconcile,
+                    message: "The value '\(language)' is invalid for '--lang <lang>'; expected one of: \(Strings.languages.joined(separator: ", "))"
+                ).text)
             return .usage
         }
         guard let definition = oneShot("reconcile", arguments, command: reconcile, language: language, quarantines: true, console: console) else {
@@ -261,18 +287,23 @@ enum Commands {
     /// Runs a pipeline, prints its summary or JSON, then says which outputs
     /// could not be written: the summary is printed whatever failed.
     static func execute(_ pipeline: Pipeline, _ definition: PipelineDefinition, console: Console, json: Bool, quiet: Bool) -> Published {
-        let context = RunContext(onNote: { [progress = console.progress, err = console.err] note in
-            if progress && !quiet { err("reckon: \(note)\n") }
-        }, onWarning: { [err = console.err] warning in
-            err("warning: \(escapedForDisplay(warning))\n")
-        }, onProgress: progressPrinter(console, quiet: quiet))
+        let context = RunContext(
+            onNote: { [progress = console.progress, err = console.err] note in
+                if progress && !quiet { err("reckon: \(note)\n") }
+            },
+            onWarning: { [err = console.err] warning in
+                err("warning: \(escapedForDisplay(warning))\n")
+            }, onProgress: progressPrinter(console, quiet: quiet))
         let published = pipeline.run(definition, context: context)
         if json {
             console.out(escapedJSONForDisplay(JSONWriter.data(try! JSONValue(encoding: published.report))) + "\n")
         } else if !quiet {
             let written = pipeline.settings.writeFiles && published.failures.isEmpty
-            console.out(TextSummary(strings: .forLanguage(definition.language), color: console.color,
-                                    reportFolder: written ? definition.reportDir : nil).render(published.report))
+            console.out(
+                TextSummary(
+                    strings: .forLanguage(definition.language), color: console.color,
+                    reportFolder: written ? definition.reportDir : nil
+                ).render(published.report))
         }
         for failure in published.failures {
             console.err("error: \(failure.description)\n")
@@ -296,13 +327,16 @@ enum Commands {
         var formats: [ExportFormat] = []
         for name in (arguments.values["--format"] ?? "json,markdown,zip").split(separator: ",", omittingEmptySubsequences: false) {
             guard let format = ExportFormat(rawValue: String(name)) else {
-                console.err(UsageError(command: export, message: "The value '\(name)' is invalid for '--format <formats>'; expected json, markdown or zip").text)
+                console.err(
+                    UsageError(command: export, message: "The value '\(name)' is invalid for '--format <formats>'; expected json, markdown or zip")
+                        .text)
                 return .usage
             }
             if !formats.contains(format) { formats.append(format) }
         }
-        let spec = side(.local, name: "local", label: Rclone.masked(path), path: path, app: arguments.values["--app"],
-                        refresh: arguments.flags.contains("--refresh"))
+        let spec = side(
+            .local, name: "local", label: Rclone.masked(path), path: path, app: arguments.values["--app"],
+            refresh: arguments.flags.contains("--refresh"))
         if let several = severalStores([spec], command: export) {
             console.err(several.text)
             return .usage
@@ -316,8 +350,9 @@ enum Commands {
             console.err(UsageError(command: export, message: "'--out' \(error.message)").text)
             return .usage
         }
-        let export = FolderExport(store: spec.store(limits: ReadLimits()), formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
-                                  out: out, outPath: outPath, given: fileURL(outPath))
+        let export = FolderExport(
+            store: spec.store(limits: ReadLimits()), formats: formats, includeArchived: arguments.flags.contains("--include-archived"),
+            out: out, outPath: outPath, given: fileURL(outPath))
         let printer = progressPrinter(console, quiet: false)
         let outcome: FolderExport.Outcome
         do {
@@ -331,7 +366,8 @@ enum Commands {
         }
         guard let summary = outcome.summary else { return .trouble }
         for record in ExportRecord.records(summary, folder: out, displayPath: outPath) {
-            console.out("\(escapedForDisplay(record.path))  \(record.memos) memos, \(record.bytes) bytes\(record.sha256.map { ", sha256 \($0)" } ?? "")\n")
+            console.out(
+                "\(escapedForDisplay(record.path))  \(record.memos) memos, \(record.bytes) bytes\(record.sha256.map { ", sha256 \($0)" } ?? "")\n")
         }
         for missing in summary.missing {
             console.err("error: \(joinPath(path, missing.path)): not exported: \(missing.reason)\n")
@@ -354,7 +390,7 @@ enum Commands {
                 "archived": counts.map { .integer($0.archived) } ?? .null,
                 "path": .string(spec.path),
                 "status": .string(side.status.rawValue),
-                "problems": .array(side.problems.map { .string(joinPath(path, $0.path) + ": " + $0.message) }),
+                "problems": .array(side.problems.map { .string(joinPath(path, $0.path) + ": " + $0.message) })
             ])
             console.out(escapedJSONForDisplay(value.jsonData) + "\n")
         } else if let counts {
@@ -381,9 +417,11 @@ enum Commands {
     static func runValidate(_ arguments: ParsedArguments, console: Console) -> ExitCode {
         let path = arguments.positionals[0]
         guard let definition = checkedDefinition(path, console: console) else { return .usage }
-        var parts = ["local '\(definition.local.name)'",
-                     "remotes " + definition.remotes.map { "'\($0.name)'" }.joined(separator: ", "),
-                     "\(definition.check.rawValue) check"]
+        var parts = [
+            "local '\(definition.local.name)'",
+            "remotes " + definition.remotes.map { "'\($0.name)'" }.joined(separator: ", "),
+            "\(definition.check.rawValue) check"
+        ]
         if let export = definition.export {
             parts.append("export \(export.formats.map(\.rawValue).joined(separator: ",")) from '\(export.from)'")
         }
@@ -432,8 +470,10 @@ extension Commands {
             console.out(result.text(shown: path))
             if let against {
                 let side = escapedForDisplay(against.side)
-                console.out(against.changes.isEmpty ? "\(side): every memo it would export is in the export, with equal fields.\n"
-                            : ExportChange.lines(against.changes) + "\(side): moved on since the export: \(ExportChange.totalsText(against.changes)).\n")
+                console.out(
+                    against.changes.isEmpty
+                        ? "\(side): every memo it would export is in the export, with equal fields.\n"
+                        : ExportChange.lines(against.changes) + "\(side): moved on since the export: \(ExportChange.totalsText(against.changes)).\n")
             }
         }
         if result.damaged || sideFailed { return .trouble }
@@ -455,13 +495,16 @@ extension Commands {
         }
         let changes = ExportDiff.changes(from: sides[0].memos, to: sides[1].memos)
         if arguments.flags.contains("--json") {
-            let value = ExportDiff.json(old: ExportDiff.side(sides[0].shown, sides[0].manifest), new: ExportDiff.side(sides[1].shown, sides[1].manifest),
-                                        changes: changes)
+            let value = ExportDiff.json(
+                old: ExportDiff.side(sides[0].shown, sides[0].manifest), new: ExportDiff.side(sides[1].shown, sides[1].manifest),
+                changes: changes)
             console.out(escapedJSONForDisplay(JSONWriter.data(value)) + "\n")
         } else if changes.isEmpty {
             console.out("No memo changed: \(sides[1].memos.count) memos in both.\n")
         } else {
-            console.out(ExportChange.lines(changes) + "\n\(ExportChange.totalsText(changes)) (\(sides[0].memos.count) memos before, \(sides[1].memos.count) after).\n")
+            console.out(
+                ExportChange.lines(changes)
+                    + "\n\(ExportChange.totalsText(changes)) (\(sides[0].memos.count) memos before, \(sides[1].memos.count) after).\n")
         }
         return changes.isEmpty ? .done : .drift
     }
@@ -471,7 +514,8 @@ extension Commands {
         let toPath = arguments.values["--to"]!
         // A link, even one to nothing yet, is never written through.
         if FileKind(path: fileURL(toPath).path) == .link {
-            console.err(UsageError(command: restore, message: "'--to' \(toPath) is a link; reckon does not write through links, so nothing was written").text)
+            console.err(
+                UsageError(command: restore, message: "'--to' \(toPath) is a link; reckon does not write through links, so nothing was written").text)
             return .usage
         }
         let dir = outputURL(toPath)
@@ -480,7 +524,11 @@ extension Commands {
         case .directory:
             let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? ["?"]
             guard names.isEmpty else {
-                console.err(UsageError(command: restore, message: "'--to' \(toPath) is not empty; reckon restores only into a new or empty folder, so nothing was written").text)
+                console.err(
+                    UsageError(
+                        command: restore,
+                        message: "'--to' \(toPath) is not empty; reckon restores only into a new or empty folder, so nothing was written"
+                    ).text)
                 return .usage
             }
         case let other:
@@ -497,7 +545,9 @@ extension Commands {
         }
         do {
             let counts = try ExportRestore.restore(export, to: dir, shownDir: toPath)
-            console.out("\(escapedForDisplay(toPath))  \(counts.inWords) restored from \(escapedForDisplay(path)), read back and equal to the export memo by memo\n")
+            console.out(
+                "\(escapedForDisplay(toPath))  \(counts.inWords) restored from \(escapedForDisplay(path)), read back and equal to the export memo by memo\n"
+            )
             return .done
         } catch {
             console.err("Error: \(errorWords(error))\n")

@@ -1,43 +1,57 @@
 import Foundation
 import ReckonCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `reckon plan`, `reckon apply` and `reckon undo`: repair what drifted, only as planned, and put it back.
 extension Commands {
     static let plan = CommandSpec(
         name: "plan", abstract: "Plan what would make a cloud folder and this device the same, memo by memo, and write plan.json.",
-        discussion: "EXIT CODES:\n  0  nothing to do\n  1  actions or conflicts planned\n  2  trouble: a side could not be read, or plan.json could not be written\n  64 usage or definition error; nothing done",
+        discussion:
+            "EXIT CODES:\n  0  nothing to do\n  1  actions or conflicts planned\n  2  trouble: a side could not be read, or plan.json could not be written\n  64 usage or definition error; nothing done",
         optionalPositionals: [("pipeline", "A pipeline definition (JSON), instead of --local and --remote paths.")],
         options: [
             .init(name: "--local", value: "path", help: "This device's memos, as for reconcile (without a pipeline)."),
-            .init(name: "--remote", value: "path-or-name", help: "The cloud memo folder, as for reconcile; with a pipeline, the name of its remote to plan for."),
-            .init(name: "--out", value: "dir", help: "Write plan.json, plan.md and plan.html here (default: the pipeline's state folder). Baselines are read from its state/ folder."),
-            .init(name: "--take", value: "id=side", help: "Choose one memo's version: local, remote, or both (the older version is kept as a conflict copy); it wins even over the side that alone changed.", repeats: true),
+            .init(
+                name: "--remote", value: "path-or-name",
+                help: "The cloud memo folder, as for reconcile; with a pipeline, the name of its remote to plan for."),
+            .init(
+                name: "--out", value: "dir",
+                help: "Write plan.json, plan.md and plan.html here (default: the pipeline's state folder). Baselines are read from its state/ folder."
+            ),
+            .init(
+                name: "--take", value: "id=side",
+                help:
+                    "Choose one memo's version: local, remote, or both (the older version is kept as a conflict copy); it wins even over the side that alone changed.",
+                repeats: true),
             .init(name: "--prefer", value: "side", help: "Settle every conflict: newer, local or remote."),
             .init(name: "--json", help: "Print plan.json instead of the table."),
-            appOption,
+            appOption
         ])
     static let apply = CommandSpec(
         name: "apply", abstract: "Carry out a plan: re-check each target, back it up, write atomically, and keep a journal.",
-        discussion: "EXIT CODES:\n  0  everything planned was done\n  1  some actions were skipped: changed since the plan, not confirmed, conflicts, not possible\n  2  trouble: a backup or a write failed\n  64 the plan was refused (its sides, its age, a guard) or usage error; nothing done",
+        discussion:
+            "EXIT CODES:\n  0  everything planned was done\n  1  some actions were skipped: changed since the plan, not confirmed, conflicts, not possible\n  2  trouble: a backup or a write failed\n  64 the plan was refused (its sides, its age, a guard) or usage error; nothing done",
         positionals: [("plan", "The plan.json that reckon plan wrote.")],
         options: [
-            .init(name: "--yes", help: "Carry out deletions and overwrites without asking. Without it, only a person at a terminal can confirm them."),
+            .init(
+                name: "--yes", help: "Carry out deletions and overwrites without asking. Without it, only a person at a terminal can confirm them."),
             .init(name: "--resume", help: "Finish the interrupted apply of this plan."),
             .init(name: "--max-delete", value: "percent", help: "Refuse a plan that deletes more than this percent of a side's memos (default 50)."),
             .init(name: "--max-age", value: "age", help: "Refuse a plan older than this: hours, or a number with s, m, h or d (default 24h)."),
             .init(name: "--keep-backups", value: "n", help: "Keep the backups of this many apply runs (default 10)."),
-            .init(name: "--json", help: "Print the result as JSON."),
+            .init(name: "--json", help: "Print the result as JSON.")
         ])
     static let undo = CommandSpec(
         name: "undo", abstract: "Put back, byte for byte, every file an apply run replaced, unless it changed since.",
-        discussion: "EXIT CODES:\n  0  everything was put back\n  1  something changed after the apply and was left as it is\n  2  trouble: a file could not be read or put back\n  64 usage error, or no such run; nothing done",
+        discussion:
+            "EXIT CODES:\n  0  everything was put back\n  1  something changed after the apply and was left as it is\n  2  trouble: a file could not be read or put back\n  64 usage error, or no such run; nothing done",
         positionals: [("run", "The apply run's id (its UTC start time, such as 20261201T173000Z), which reckon apply prints.")],
         options: [
             .init(name: "--state", value: "dir", help: "The state folder the apply used (reckon apply prints it).", required: true),
-            .init(name: "--json", help: "Print the result as JSON."),
+            .init(name: "--json", help: "Print the result as JSON.")
         ])
 
     static func runPlan(_ arguments: ParsedArguments, console: Console) -> ExitCode {
@@ -74,12 +88,15 @@ extension Commands {
             definitionPath = realPath(fileURL(path).path)
             if let name = arguments.values["--remote"] {
                 guard definition.remotes.contains(where: { $0.name == name }) else {
-                    return usage("'--remote' \(name) is not a remote of \(path) (its remotes: \(definition.remotes.map(\.name).joined(separator: ", ")))")
+                    return usage(
+                        "'--remote' \(name) is not a remote of \(path) (its remotes: \(definition.remotes.map(\.name).joined(separator: ", ")))")
                 }
                 remoteName = name
             } else {
                 guard definition.remotes.count == 1 else {
-                    return usage("\(path) has \(definition.remotes.count) remotes; name the one to plan for with '--remote <name>' (\(definition.remotes.map(\.name).joined(separator: ", ")))")
+                    return usage(
+                        "\(path) has \(definition.remotes.count) remotes; name the one to plan for with '--remote <name>' (\(definition.remotes.map(\.name).joined(separator: ", ")))"
+                    )
                 }
                 remoteName = definition.remotes[0].name
             }
@@ -93,7 +110,9 @@ extension Commands {
                 return usage("Give a pipeline definition, or both '--local <path>' and '--remote <path>'")
             }
             guard let outPath = arguments.values["--out"] else {
-                return usage("Missing expected argument '--out <dir>': without a pipeline, plan.json goes to --out, and baselines are read from its state/ folder")
+                return usage(
+                    "Missing expected argument '--out <dir>': without a pipeline, plan.json goes to --out, and baselines are read from its state/ folder"
+                )
             }
             guard let made = oneShot("plan", arguments, command: plan, quarantines: false, console: console) else { return .usage }
             definition = made
@@ -101,13 +120,15 @@ extension Commands {
             out = outputURL(outPath)
             outShown = outPath
         }
-        let context = RunContext(onNote: { [progress = console.progress, err = console.err] note in
-            if progress { err("reckon: \(note)\n") }
-        }, onProgress: progressPrinter(console, quiet: false))
+        let context = RunContext(
+            onNote: { [progress = console.progress, err = console.err] note in
+                if progress { err("reckon: \(note)\n") }
+            }, onProgress: progressPrinter(console, quiet: false))
         let made: Plan
         do {
-            made = try Pipeline(startedAt: runStart()).plan(definition, remote: remoteName, choices: choices, definitionPath: definitionPath,
-                                      stateDir: definition.stateDir!, context: context)
+            made = try Pipeline(startedAt: runStart()).plan(
+                definition, remote: remoteName, choices: choices, definitionPath: definitionPath,
+                stateDir: definition.stateDir!, context: context)
         } catch {
             console.err("Error: \(error)\n")
             return .trouble
@@ -172,9 +193,10 @@ extension Commands {
         let result: ApplyResult
         var wroteReport = false
         do {
-            result = try Applier(plan: readPlan, planData: planData, options: options).run(confirm: {
-                confirmAtTerminal(readPlan, console: console)
-            }, publish: { wroteReport = writeReports($0, stateDir: readPlan.stateDir, console: console) })
+            result = try Applier(plan: readPlan, planData: planData, options: options).run(
+                confirm: {
+                    confirmAtTerminal(readPlan, console: console)
+                }, publish: { wroteReport = writeReports($0, stateDir: readPlan.stateDir, console: console) })
         } catch {
             console.err("Error: \(path): \(error.description)\n")
             return error.isTrouble ? .trouble : .usage

@@ -25,10 +25,16 @@ extension Commands {
             .init(name: "--dry-run", help: "Read and compare, but write no file."),
             .init(name: "--quiet", help: "Print nothing but errors."),
             .init(name: "--json", help: "Print the report JSON instead of the summary (for a fleet, an array of reports)."),
-            .init(name: "--refresh", help: "Read every memo again: download an rclone remote's memo files, ignoring the cache, and read each memo file the previous export says is unchanged."),
-            .init(name: "--accept-deletions", help: "For this run, accept the deletions an alarm names: say so in the report and let the baseline move on."),
+            .init(
+                name: "--refresh",
+                help:
+                    "Read every memo again: download an rclone remote's memo files, ignoring the cache, and read each memo file the previous export says is unchanged."
+            ),
+            .init(
+                name: "--accept-deletions",
+                help: "For this run, accept the deletions an alarm names: say so in the report and let the baseline move on."),
             .init(name: "--jobs", value: "n", help: "How many pipelines of a fleet run at once (default: the number of cores)."),
-            .init(name: "--shard", value: "k/n", help: "Run only the pipelines whose name, hashed with FNV-1a 64, gives k modulo n (k from 0)."),
+            .init(name: "--shard", value: "k/n", help: "Run only the pipelines whose name, hashed with FNV-1a 64, gives k modulo n (k from 0).")
         ])
 
     static func runPipeline(_ arguments: ParsedArguments, console: Console) -> ExitCode {
@@ -43,7 +49,11 @@ extension Commands {
         var shard: FleetShard?
         if let text = arguments.values["--shard"] {
             guard let parsed = FleetShard(text) else {
-                console.err(UsageError(command: run, message: "The value '\(text)' is invalid for '--shard <k/n>'; expected k/n with n at least 1 and k from 0 to n-1, such as 0/4").text)
+                console.err(
+                    UsageError(
+                        command: run,
+                        message: "The value '\(text)' is invalid for '--shard <k/n>'; expected k/n with n at least 1 and k from 0 to n-1, such as 0/4"
+                    ).text)
                 return .usage
             }
             shard = parsed
@@ -58,14 +68,18 @@ extension Commands {
     /// One definition file, as `run` always ran it: its summary or report JSON.
     static func runOne(path: String, _ arguments: ParsedArguments, console: Console) -> ExitCode {
         guard let definition = checkedDefinition(path, console: console) else { return .usage }
-        return runLoaded(definition, arguments, console: console, json: arguments.flags.contains("--json"),
-                         quiet: arguments.flags.contains("--quiet")).code
+        return runLoaded(
+            definition, arguments, console: console, json: arguments.flags.contains("--json"),
+            quiet: arguments.flags.contains("--quiet")
+        ).code
     }
 
     /// Runs a checked definition under its lock and prints what `execute`
     /// prints; the report is nil when the run could not start.
-    static func runLoaded(_ loaded: PipelineDefinition, _ arguments: ParsedArguments, console: Console, json: Bool,
-                          quiet: Bool) -> (code: ExitCode, published: Published?) {
+    static func runLoaded(
+        _ loaded: PipelineDefinition, _ arguments: ParsedArguments, console: Console, json: Bool,
+        quiet: Bool
+    ) -> (code: ExitCode, published: Published?) {
         var definition = loaded
         if arguments.flags.contains("--refresh") { definition.refreshCaches() }
         var pipeline = Pipeline(startedAt: runStart())
@@ -123,40 +137,47 @@ extension Commands {
             return .usage
         }
         let members = fleet.members.filter { shard?.contains($0.definition.name) ?? true }
-        let json = arguments.flags.contains("--json"), quiet = arguments.flags.contains("--quiet")
+        let json = arguments.flags.contains("--json")
+        let quiet = arguments.flags.contains("--quiet")
         let dryRun = arguments.flags.contains("--dry-run")
         let width = members.map { escapedForDisplay($0.definition.name).count }.max() ?? 0
-        let results = Fleet.run(members.count, jobs: jobs, { n in
-            let definition = members[n].definition
-            let errors = FleetText()
-            var collecting = Console(out: { _ in }, err: { errors.append($0) })
-            collecting.color = false
-            collecting.progress = false
-            let (code, published) = runLoaded(definition, arguments, console: collecting, json: false, quiet: true)
-            // The line: the name, the outcome in a few words, where the reports are.
-            let name = escapedForDisplay(definition.name)
-            var line = name + String(repeating: " ", count: width - name.count) + "  "
-            if let published {
-                let reports = if dryRun { "nothing written (dry run)" }
-                    else if !published.failures.isEmpty { "see its errors" }
-                    else if let folder = definition.reportDir { "reports in " + escapedForDisplay(published.report.shownPath(folder, from: current)) }
-                    else { "no report folder" }
-                line += escapedForDisplay(published.fleetWords) + "; " + reports
-            } else {
-                line += "not run: see its error; exit \(code.rawValue)"
-            }
-            return FleetResult(name: definition.name, code: code, outcome: published?.fleetOutcome, line: line + "\n", errors: errors.text,
-                               report: json ? published?.report : nil)
-        }, deliver: { result in
-            if !result.errors.isEmpty {
-                console.err(result.errors.split(separator: "\n").map { "\(result.name): \($0)\n" }.joined())
-            }
-            if !json && !quiet { console.out(result.line) }
-            // What was printed is let go; the code, outcome and report stay.
-            var kept = result
-            (kept.line, kept.errors) = ("", "")
-            return kept
-        })
+        let results = Fleet.run(
+            members.count, jobs: jobs,
+            { n in
+                let definition = members[n].definition
+                let errors = FleetText()
+                var collecting = Console(out: { _ in }, err: { errors.append($0) })
+                collecting.color = false
+                collecting.progress = false
+                let (code, published) = runLoaded(definition, arguments, console: collecting, json: false, quiet: true)
+                // The line: the name, the outcome in a few words, where the reports are.
+                let name = escapedForDisplay(definition.name)
+                var line = name + String(repeating: " ", count: width - name.count) + "  "
+                if let published {
+                    let reports =
+                        if dryRun { "nothing written (dry run)" } else if !published.failures.isEmpty {
+                            "see its errors"
+                        } else if let folder = definition.reportDir {
+                            "reports in " + escapedForDisplay(published.report.shownPath(folder, from: current))
+                        } else { "no report folder" }
+                    line += escapedForDisplay(published.fleetWords) + "; " + reports
+                } else {
+                    line += "not run: see its error; exit \(code.rawValue)"
+                }
+                return FleetResult(
+                    name: definition.name, code: code, outcome: published?.fleetOutcome, line: line + "\n", errors: errors.text,
+                    report: json ? published?.report : nil)
+            },
+            deliver: { result in
+                if !result.errors.isEmpty {
+                    console.err(result.errors.split(separator: "\n").map { "\(result.name): \($0)\n" }.joined())
+                }
+                if !json && !quiet { console.out(result.line) }
+                // What was printed is let go; the code, outcome and report stay.
+                var kept = result
+                (kept.line, kept.errors) = ("", "")
+                return kept
+            })
         if json {
             let reports = results.compactMap { $0.report.map { try! JSONValue(encoding: $0) } }
             console.out(escapedJSONForDisplay(JSONWriter.data(.array(reports))) + "\n")

@@ -33,7 +33,8 @@ struct EditableSide {
             let id = Self.id(n)
             let dates = #""modifiedTime": "\#(memo.modified)", "archivedAt": \#(value(memo.archived)), "deletedAt": \#(value(memo.deleted))"#
             entries.append(#"{"id": "\#(id)", \#(dates)}"#)
-            let file = #"{"id": "\#(id)", "title": "Memo \#(n)", "body": "\#(memo.body)", "createdAt": "2026-04-01T00:00:00Z", "#
+            let file =
+                #"{"id": "\#(id)", "title": "Memo \#(n)", "body": "\#(memo.body)", "createdAt": "2026-04-01T00:00:00Z", "#
                 + #""modifiedAt": "\#(memo.modified)", "archivedAt": \#(value(memo.archived)), "deletedAt": \#(value(memo.deleted)), "tags": [], "pinned": false}"#
             try Data(file.utf8).write(to: url.appendingPathComponent("memos/\(id).json"))
         }
@@ -53,19 +54,22 @@ struct BaselinePipeline {
         drive = EditableSide(folder.appendingPathComponent("drive"), memos: numbers)
         try device.write()
         try drive.write()
-        try Data("""
+        try Data(
+            """
             {"name": "baseline", "local": {"name": "device", "path": "device"},
              "remotes": [{"name": "drive", "label": "Google Drive", "path": "drive"}],
              "reports": {"dir": "out/reports"}, "language": "\(language)" \(extra)}
-            """.utf8).write(to: folder.appendingPathComponent("p.json"))
+            """.utf8
+        ).write(to: folder.appendingPathComponent("p.json"))
     }
 
     var reports: URL { folder.appendingPathComponent("out/reports") }
 
     /// Runs the pipeline at a time given in days after 2026-04-19 12:00 UTC.
     func run(day: Int, _ flags: [String] = []) throws -> (RunResult, [String: Any]) {
-        let result = try runArray(["run", folder.appendingPathComponent("p.json").path] + flags,
-                                  environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + day * 86_400)], in: folder)
+        let result = try runArray(
+            ["run", folder.appendingPathComponent("p.json").path] + flags,
+            environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + day * 86_400)], in: folder)
         return (result, try json(read(reports.appendingPathComponent("report.json"))))
     }
 
@@ -90,7 +94,8 @@ func side(_ report: [String: Any], _ index: Int) -> [String: Any] { (report["sid
 /// A side's `alarm` in a few words, or nil when it is null.
 func alarm(_ report: [String: Any], _ index: Int) -> String? {
     guard let alarm = side(report, index)["alarm"] as? [String: Any] else { return nil }
-    return "\(alarm["deleted"] as? Int ?? -1) of \(alarm["of"] as? Int ?? -1), empty \(alarm["empty"] as? Bool ?? false), accepted \(alarm["accepted"] as? Bool ?? false)"
+    return
+        "\(alarm["deleted"] as? Int ?? -1) of \(alarm["of"] as? Int ?? -1), empty \(alarm["empty"] as? Bool ?? false), accepted \(alarm["accepted"] as? Bool ?? false)"
 }
 
 /// The memo lines of a baseline file, without its header.
@@ -132,7 +137,8 @@ func memoLines(_ baseline: String) -> [Substring] {
         try pipeline.drive.write()
         let (second, report) = try pipeline.run(day: 1)
         #expect(second.code == 1, "\(second.stdout)")
-        #expect(directions(report) == [10: "local", 11: "remote", 1: "local", 2: "remote", 3: "both", 4: "remote", 5: "local", 8: "neither", 9: "local"])
+        #expect(
+            directions(report) == [10: "local", 11: "remote", 1: "local", 2: "remote", 3: "both", 4: "remote", 5: "local", 8: "neither", 9: "local"])
         for index in 0...1 {
             #expect(side(report, index)["since"] as? String == "2026-04-19T12:00:00Z")
             #expect(side(report, index)["baseline"] as? String == "used")
@@ -143,25 +149,28 @@ func memoLines(_ baseline: String) -> [Substring] {
 
         let markdown = try read(pipeline.reports.appendingPathComponent("report.md"))
         let page = try read(pipeline.reports.appendingPathComponent("report.html"))
-        let expected: [String] = language == "en" ? [
-            "  Since the last run (2026-04-19 12:00 UTC): 1 added, 2 edited, 0 archived, 1 unarchived, 1 deleted",
-            "  Since the last run (2026-04-19 12:00 UTC): 1 added, 1 edited, 1 archived, 1 deleted",
-            "1 memo changed on both this device and Google Drive since the last run: a conflict. Open it on both sides and choose which version to keep; reckon never chooses for you.",
-            "Google Drive gained 1 memo since the last run (from another device?). Sync this device to bring it in.",
-            "This device lost 1 memo that Google Drive still has.",
-            "This device gained 1 memo since the last run. Sync this device to upload it to Google Drive.",
-            "Google Drive lost 1 memo that this device still has.",
-            "2 memos are archived on one side only. Sync this device so that this device and Google Drive agree which memos are archived.",
-            "2 memos differ between this device and Google Drive. Open them on both sides and choose which version to keep; reckon never chooses for you.",
-        ] : [
-            "  前回の実行（2026-04-19 12:00 UTC）から: 追加 1・編集 2・アーカイブ 0・アーカイブ解除 1・削除 1",
-            "  前回の実行（2026-04-19 12:00 UTC）から: 追加 1・編集 1・アーカイブ 1・削除 1",
-            "1件のメモが前回の実行からこの端末とGoogle Driveの両方で変わりました（競合）。両方を開いて、残す版を選んでください。reckon が勝手に選ぶことはありません。",
-            "Google Driveに前回の実行からメモが1件増えました（別の端末から？）。この端末を同期すると取り込めます。",
-            "この端末から、Google Driveにはまだあるメモが1件なくなりました。",
-            "この端末に前回の実行からメモが1件増えました。この端末を同期するとGoogle Driveにアップロードされます。",
-            "Google Driveから、この端末にはまだあるメモが1件なくなりました。",
-        ]
+        let expected: [String] =
+            language == "en"
+            ? [
+                "  Since the last run (2026-04-19 12:00 UTC): 1 added, 2 edited, 0 archived, 1 unarchived, 1 deleted",
+                "  Since the last run (2026-04-19 12:00 UTC): 1 added, 1 edited, 1 archived, 1 deleted",
+                "1 memo changed on both this device and Google Drive since the last run: a conflict. Open it on both sides and choose which version to keep; reckon never chooses for you.",
+                "Google Drive gained 1 memo since the last run (from another device?). Sync this device to bring it in.",
+                "This device lost 1 memo that Google Drive still has.",
+                "This device gained 1 memo since the last run. Sync this device to upload it to Google Drive.",
+                "Google Drive lost 1 memo that this device still has.",
+                "2 memos are archived on one side only. Sync this device so that this device and Google Drive agree which memos are archived.",
+                "2 memos differ between this device and Google Drive. Open them on both sides and choose which version to keep; reckon never chooses for you."
+            ]
+            : [
+                "  前回の実行（2026-04-19 12:00 UTC）から: 追加 1・編集 2・アーカイブ 0・アーカイブ解除 1・削除 1",
+                "  前回の実行（2026-04-19 12:00 UTC）から: 追加 1・編集 1・アーカイブ 1・削除 1",
+                "1件のメモが前回の実行からこの端末とGoogle Driveの両方で変わりました（競合）。両方を開いて、残す版を選んでください。reckon が勝手に選ぶことはありません。",
+                "Google Driveに前回の実行からメモが1件増えました（別の端末から？）。この端末を同期すると取り込めます。",
+                "この端末から、Google Driveにはまだあるメモが1件なくなりました。",
+                "この端末に前回の実行からメモが1件増えました。この端末を同期するとGoogle Driveにアップロードされます。",
+                "Google Driveから、この端末にはまだあるメモが1件なくなりました。"
+            ]
         let lines = second.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         for line in expected {
             #expect(lines.contains(line), "\(line) in \(second.stdout)")
@@ -170,14 +179,19 @@ func memoLines(_ baseline: String) -> [Substring] {
             #expect(page.contains(trimmed), "\(trimmed) in report.html")
         }
         // Each difference says which side moved, in words.
-        let said: [Int: String] = language == "en" ? [
-            3: "text changed, modified at another time, conflict: changed on both sides since the last run", 11: "only on Google Drive, new on Google Drive since the last run",
-            1: "only on Google Drive, deleted on this device since the last run", 2: "only on this device, deleted on Google Drive since the last run",
-            10: "only on this device, new on this device since the last run", 8: "text changed, already different at the last run",
-        ] : [
-            3: "本文が異なる、更新日時が異なる、競合: 前回の実行から両方で変更", 11: "Google Driveにだけある、前回の実行からGoogle Driveで追加",
-            1: "Google Driveにだけある、前回の実行からこの端末で削除", 8: "本文が異なる、前回の実行の時点ですでに異なる",
-        ]
+        let said: [Int: String] =
+            language == "en"
+            ? [
+                3: "text changed, modified at another time, conflict: changed on both sides since the last run",
+                11: "only on Google Drive, new on Google Drive since the last run",
+                1: "only on Google Drive, deleted on this device since the last run",
+                2: "only on this device, deleted on Google Drive since the last run",
+                10: "only on this device, new on this device since the last run", 8: "text changed, already different at the last run"
+            ]
+            : [
+                3: "本文が異なる、更新日時が異なる、競合: 前回の実行から両方で変更", 11: "Google Driveにだけある、前回の実行からGoogle Driveで追加",
+                1: "Google Driveにだけある、前回の実行からこの端末で削除", 8: "本文が異なる、前回の実行の時点ですでに異なる"
+            ]
         for (n, words) in said {
             let line = lines.first { $0.contains(EditableSide.id(n).lowercased()) } ?? ""
             #expect(line.contains("  \(words)  "), "memo \(n): \(line)")
@@ -258,8 +272,9 @@ func memoLines(_ baseline: String) -> [Substring] {
         let folder = try copyOfDriftSamples()
         let out = folder.appendingPathComponent("out")
         func reconcile(_ local: String, _ remote: String, epoch: Int) throws -> (RunResult, [String: Any]) {
-            let result = try runArray(["reconcile", "--local", local, "--remote", remote, "--out", "out"],
-                                      environment: ["SOURCE_DATE_EPOCH": String(epoch)], in: folder)
+            let result = try runArray(
+                ["reconcile", "--local", local, "--remote", remote, "--out", "out"],
+                environment: ["SOURCE_DATE_EPOCH": String(epoch)], in: folder)
             return (result, try json(read(out.appendingPathComponent("report.json"))))
         }
         _ = try reconcile("device", "drive", epoch: 1_776_600_000)
@@ -270,8 +285,11 @@ func memoLines(_ baseline: String) -> [Substring] {
             #expect(side(report, index)["since"] is NSNull)
         }
         #expect((report["differences"] as! [[String: Any]]).map { $0["changed"] as? String } == ["unknown"])
-        #expect(swapped.stdout.contains("The last run's record of this device belongs to another side (device), so it was not used: which side changed is not known this time."),
-                "\(swapped.stdout)")
+        #expect(
+            swapped.stdout.contains(
+                "The last run's record of this device belongs to another side (device), so it was not used: which side changed is not known this time."
+            ),
+            "\(swapped.stdout)")
         let (_, again) = try reconcile("drive", "device", epoch: 1_776_772_800)
         #expect(side(again, 0)["baseline"] as? String == "used")
         #expect(side(again, 0)["since"] as? String == "2026-04-20T12:00:00Z")
@@ -292,15 +310,18 @@ extension BaselineTests {
         #expect(side(report, 1)["baseline"] as? String == "unreadable")
         #expect(side(report, 1)["since"] is NSNull)
         #expect(side(report, 0)["baseline"] as? String == "used")
-        #expect(result.stdout.contains("The last run's record of Google Drive could not be read (out/reports/state/baseline-drive.txt: "
-                                       + "it lists 2 memos where its header says 3), so it was not used: which side changed is not known this time."),
-                "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                "The last run's record of Google Drive could not be read (out/reports/state/baseline-drive.txt: "
+                    + "it lists 2 memos where its header says 3), so it was not used: which side changed is not known this time."),
+            "\(result.stdout)")
         #expect(try pipeline.baseline("drive").contains("\ntime 2026-04-20T12:00:00Z\nmemos 2\n"))
     }
 }
 
 @Suite struct DeletionAlarmTests {
-    static let sentence = "Alarm: Google Drive lost 2 of its 8 memos (25%) since the last run (2026-04-19 12:00 UTC). Its baseline is kept, "
+    static let sentence =
+        "Alarm: Google Drive lost 2 of its 8 memos (25%) since the last run (2026-04-19 12:00 UTC). Its baseline is kept, "
         + "and so is the last export made before this; if the deletions were meant, run again with --accept-deletions."
 
     /// 2 of 8 memos gone (25%, over the default 20%): exit 2, the alarm in
@@ -326,7 +347,9 @@ extension BaselineTests {
         #expect(markdown.hasPrefix("# reckon report: baseline\n\n> ⚠ **\(Self.sentence)**\n"), "\(markdown)")
         let page = try read(pipeline.reports.appendingPathComponent("report.html"))
         let body = page[page.range(of: "<main>")!.upperBound...]
-        #expect(body.hasPrefix("\n<h1>reckon report: baseline</h1>\n<p class=\"alarm\" role=\"alert\">⚠ \(html(Self.sentence))</p>"), "\(body.prefix(400))")
+        #expect(
+            body.hasPrefix("\n<h1>reckon report: baseline</h1>\n<p class=\"alarm\" role=\"alert\">⚠ \(html(Self.sentence))</p>"),
+            "\(body.prefix(400))")
         #expect(page.contains(".alarm { background: #fdecea; border-left: 4px solid #c0392b; color: #a93226;"), "in red")
         #expect(memoLines(try pipeline.baseline("drive")) == memoLines(baseline), "the baseline is not replaced")
         #expect(try pipeline.baseline("drive").contains("\ntime 2026-04-19T12:00:00Z\nalarm-since 2026-04-20T12:00:00Z\n"))
@@ -340,7 +363,10 @@ extension BaselineTests {
         let (accepted, acceptedReport) = try pipeline.run(day: 3, ["--accept-deletions"])
         #expect(accepted.code == 0, "drift does not fail this pipeline: \(accepted.stdout)")
         #expect(alarm(acceptedReport, 1) == "2 of 8, empty false, accepted true")
-        #expect(accepted.stdout.contains("Google Drive lost 2 of its 8 memos since the last run (2026-04-19 12:00 UTC); a person accepted this with --accept-deletions, so its baseline moves on."))
+        #expect(
+            accepted.stdout.contains(
+                "Google Drive lost 2 of its 8 memos since the last run (2026-04-19 12:00 UTC); a person accepted this with --accept-deletions, so its baseline moves on."
+            ))
         #expect(!accepted.stdout.contains("Alarm:"))
         #expect(try pipeline.baseline("drive").contains("\ntime 2026-04-22T12:00:00Z\nmemos 6\n"))
         #expect(pipeline.exports() == ["20260422T120000Z"])
@@ -355,10 +381,16 @@ extension BaselineTests {
     /// in words of its own, whatever the limits; without an export, no
     /// export is promised.
     @Test(arguments: [
-        ("en", "Alarm: Google Drive holds no memo, but held 3 memos at the last run (2026-04-19 12:00 UTC). Its baseline is kept; "
-            + "if the deletions were meant, run again with --accept-deletions."),
-        ("ja", "警報: Google Driveにメモが1件もありません。前回の実行（2026-04-19 12:00 UTC）では3件ありました。基準は更新しません。"
-            + "削除が意図したものなら --accept-deletions を付けてもう一度実行してください。"),
+        (
+            "en",
+            "Alarm: Google Drive holds no memo, but held 3 memos at the last run (2026-04-19 12:00 UTC). Its baseline is kept; "
+                + "if the deletions were meant, run again with --accept-deletions."
+        ),
+        (
+            "ja",
+            "警報: Google Driveにメモが1件もありません。前回の実行（2026-04-19 12:00 UTC）では3件ありました。基準は更新しません。"
+                + "削除が意図したものなら --accept-deletions を付けてもう一度実行してください。"
+        )
     ])
     func anEmptySideAlwaysSoundsTheAlarm(_ language: String, _ sentence: String) throws {
         var pipeline = try BaselinePipeline(memos: 1...3, extra: #", "alarm": {"deletedPercent": 99.5}"#, language: language)
@@ -385,7 +417,10 @@ extension BaselineTests {
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines[0].hasPrefix("Alarm: this device holds no memo, but held 2 memos at the last run"), "\(result.stdout)")
         #expect(lines[2].hasPrefix("Alarm: Google Drive holds no memo, but held 2 memos at the last run"))
-        #expect(result.stdout.contains("Memos on this device\n  Active    0\n  Archived  0\n  Since the last run (2026-04-19 12:00 UTC): 0 added, 0 edited, 0 archived, 2 deleted\n"))
+        #expect(
+            result.stdout.contains(
+                "Memos on this device\n  Active    0\n  Archived  0\n  Since the last run (2026-04-19 12:00 UTC): 0 added, 0 edited, 0 archived, 2 deleted\n"
+            ))
         #expect(!result.stdout.contains("There are no memos yet"))
     }
 
@@ -407,11 +442,17 @@ extension BaselineTests {
 
     /// No key turns the alarm off; a wrong one names itself.
     @Test(arguments: [
-        (#""alarm": {"deletedPercent": 100}"#, "'alarm.deletedPercent' must be a number greater than 0 and less than 100 (the alarm cannot be switched off)"),
-        (#""alarm": {"deletedPercent": 0}"#, "'alarm.deletedPercent' must be a number greater than 0 and less than 100 (the alarm cannot be switched off)"),
+        (
+            #""alarm": {"deletedPercent": 100}"#,
+            "'alarm.deletedPercent' must be a number greater than 0 and less than 100 (the alarm cannot be switched off)"
+        ),
+        (
+            #""alarm": {"deletedPercent": 0}"#,
+            "'alarm.deletedPercent' must be a number greater than 0 and less than 100 (the alarm cannot be switched off)"
+        ),
         (#""alarm": {"deletedCount": 2.5}"#, "'alarm.deletedCount' must be a whole number from 1 to 1000000000"),
         (#""alarm": {"off": true}"#, "'alarm.off' is not a known key (known: deletedCount, deletedPercent)"),
-        (#""state": {"dir": ""}"#, "'state.dir' must not be empty"),
+        (#""state": {"dir": ""}"#, "'state.dir' must not be empty")
     ])
     func aWrongAlarmOrStateKeyIsNamed(_ extra: String, _ message: String) throws {
         let pipeline = try BaselinePipeline(memos: 1...1, extra: ", " + extra)

@@ -6,8 +6,11 @@ let chromium = URL(fileURLWithPath: "/usr/bin/chromium")
 
 /// Runs headless Chromium on a page and returns what it printed.
 func headless(_ page: URL, _ arguments: [String]) throws -> RunResult {
-    try runArray(["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--hide-scrollbars",
-                  "--user-data-dir=\(temporaryFolder().path)"] + arguments + [page.absoluteString], executable: chromium)
+    try runArray(
+        [
+            "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--hide-scrollbars",
+            "--user-data-dir=\(temporaryFolder().path)"
+        ] + arguments + [page.absoluteString], executable: chromium)
 }
 
 /// The report of a reconcile with `--out`, written to a new folder.
@@ -47,7 +50,8 @@ struct BrowserTests {
     }
 
     @Test func aHostileTitleChangesNothingInTheDOM() throws {
-        let local = temporaryFolder(), remote = temporaryFolder()
+        let local = temporaryFolder()
+        let remote = temporaryFolder()
         let id = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"
         try Data(#"{"schemaVersion": 1, "entries": []}"#.utf8).write(to: local.appendingPathComponent("index.json"))
         try Data(#"{"schemaVersion": 1, "entries": [{"id": "\#(id)", "modifiedTime": "2026-04-19T14:32:00Z"}]}"#.utf8)
@@ -95,7 +99,8 @@ struct BrowserTests {
         let copy = temporaryFolder().appendingPathComponent("frame.html")
         try Data(frame.utf8).write(to: copy)
         let dom = try headless(copy, ["--dump-dom"])
-        let measured = try #require(dom.stdout.firstMatch(of: /data-measured="view=([0-9]+) page=([0-9]+) wide=([^;]*);"/), "\(dom.stdout.suffix(400))")
+        let measured = try #require(
+            dom.stdout.firstMatch(of: /data-measured="view=([0-9]+) page=([0-9]+) wide=([^;]*);"/), "\(dom.stdout.suffix(400))")
         #expect(measured.1 == "390", "the frame is a phone's width")
         #expect(measured.2 == "390", "the page is \(measured.2) px wide")
         #expect(measured.3.isEmpty, "boxes that scroll sideways: \(measured.3)")
@@ -103,20 +108,26 @@ struct BrowserTests {
 
     @Test func aPhoneSizedScreenshotIsNotBlank() throws {
         let picture = temporaryFolder().appendingPathComponent("report.png")
-        let shot = try headless(reportPage(local: "Samples/drift/device", remote: "Samples/drift/drive"),
-                                ["--window-size=390,844", "--screenshot=\(picture.path)"])
+        let shot = try headless(
+            reportPage(local: "Samples/drift/device", remote: "Samples/drift/drive"),
+            ["--window-size=390,844", "--screenshot=\(picture.path)"])
         #expect(shot.code == 0)
-        let check = try tool("/usr/bin/python3", ["-c", """
-            import struct, sys, zlib
-            data = open(sys.argv[1], 'rb').read()
-            width, height = struct.unpack('>II', data[16:24])
-            chunks, at = b'', 8
-            while at < len(data):
-                length, kind = struct.unpack('>I4s', data[at:at + 8])
-                if kind == b'IDAT': chunks += data[at + 8:at + 8 + length]
-                at += 12 + length
-            print(width, height, len(set(zlib.decompress(chunks))))
-            """, picture.path])
+        let check = try tool(
+            "/usr/bin/python3",
+            [
+                "-c",
+                """
+                import struct, sys, zlib
+                data = open(sys.argv[1], 'rb').read()
+                width, height = struct.unpack('>II', data[16:24])
+                chunks, at = b'', 8
+                while at < len(data):
+                    length, kind = struct.unpack('>I4s', data[at:at + 8])
+                    if kind == b'IDAT': chunks += data[at + 8:at + 8 + length]
+                    at += 12 + length
+                print(width, height, len(set(zlib.decompress(chunks))))
+                """, picture.path
+            ])
         let parts = check.1.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         #expect(parts.count == 3)
         #expect(parts.prefix(2) == [390, 844])
@@ -137,7 +148,8 @@ struct BrowserTests {
         try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
         try Data("not json, kept as it is\n".utf8).write(to: reports.appendingPathComponent("history.jsonl"))
         for epoch in ["1776600000", "1776686400", "1776772800"] {
-            #expect(try runArray(["run", folder.appendingPathComponent("p.json").path, "--quiet"], environment: ["SOURCE_DATE_EPOCH": epoch]).code == 1)
+            #expect(
+                try runArray(["run", folder.appendingPathComponent("p.json").path, "--quiet"], environment: ["SOURCE_DATE_EPOCH": epoch]).code == 1)
         }
         let lines = try read(reports.appendingPathComponent("history.jsonl")).split(separator: "\n")
         #expect(lines.count == 4)

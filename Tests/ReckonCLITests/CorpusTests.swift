@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 import ReckonCore
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 let fixtures = packageRoot.appendingPathComponent("Tests/ReckonCLITests/Fixtures")
@@ -28,40 +29,52 @@ let damageCases: [DamageCase] = [
     .init(name: "array-index", exit: 2, status: "degraded", message: "must be a JSON object, found an array", quarantined: ["index.json"]),
     .init(name: "truncated-index", exit: 2, status: "degraded", message: "not valid JSON", quarantined: ["index.json"]),
     .init(name: "empty-index", exit: 2, status: "degraded", message: "is empty (0 bytes)", quarantined: ["index.json"]),
-    .init(name: "wrong-types-memo", exit: 2, message: "'title' must be a string, found a number", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
+    .init(
+        name: "wrong-types-memo", exit: 2, message: "'title' must be a string, found a number", quarantined: ["memos/\(memoA).json"],
+        sigils: [memoA: "!"]),
     .init(name: "wrong-types-entry", exit: 2, message: "'archivedAt' must be an ISO 8601 date or null, found a number", sigils: [memoA: "!"]),
     .init(name: "invalid-id", exit: 2, message: "id 'not-a-uuid' is not a UUID"),
     .init(name: "path-walking-id", exit: 2, message: "id '../../x' is not a UUID"),
     .init(name: "duplicate-ids", exit: 2, message: "appears again (first at entries[0]); counted once", sigils: [memoA: "!"]),
     .init(name: "bom", exit: 0),
     .init(name: "invalid-utf8", exit: 2, message: "bytes that are not UTF-8 at byte 66", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
-    .init(name: "nul-bytes", exit: 2, message: "not valid JSON (a control character (U+0000) inside a string at byte 89; it must be escaped)",
-          quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
+    .init(
+        name: "nul-bytes", exit: 2, message: "not valid JSON (a control character (U+0000) inside a string at byte 89; it must be escaped)",
+        quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
     .init(name: "long-strings", exit: 1, sigils: [memoA: "*"]),
     .init(name: "deep-nesting", exit: 2, message: "nests JSON deeper than 64 levels", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
-    .init(name: "id-mismatch", exit: 2, message: "the file holds id \(memoB.lowercased())", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
+    .init(
+        name: "id-mismatch", exit: 2, message: "the file holds id \(memoB.lowercased())", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
     .init(name: "dangling-entry", exit: 2, message: "index.json lists this memo but its file is missing", sigils: [memoB: "!"]),
     .init(name: "orphan-file", exit: 2, message: "this memo file has no entry in index.json", sigils: [memoC: "!"]),
     .init(name: "future-schema", exit: 2, status: "failed", message: "has schemaVersion 2, newer than the version 1 this reckon reads"),
     .init(name: "empty-memo", exit: 2, message: "is empty (0 bytes)", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
     // JSON is read strictly and in one way.
-    .init(name: "repeated-key-entry", exit: 2,
-          message: #"entries[0] (id 3f2504e0-4f89-11d3-9a0c-0305e82c3301): the key "modifiedTime" appears twice; the entry is not counted"#,
-          sigils: [memoA: "!"]),
+    .init(
+        name: "repeated-key-entry", exit: 2,
+        message: #"entries[0] (id 3f2504e0-4f89-11d3-9a0c-0305e82c3301): the key "modifiedTime" appears twice; the entry is not counted"#,
+        sigils: [memoA: "!"]),
     .init(name: "repeated-key-index", exit: 2, status: "degraded", message: #"the key "schemaVersion" appears twice"#, quarantined: ["index.json"]),
     .init(name: "repeated-key-memo", exit: 2, message: #"the key "title" appears twice"#, quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
-    .init(name: "trailing-comma-index", exit: 2, status: "degraded", message: "not valid JSON (a comma before '}' at byte 381)", quarantined: ["index.json"]),
-    .init(name: "trailing-comma-memo", exit: 2, message: "not valid JSON (a comma before '}' at byte 258)", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
+    .init(
+        name: "trailing-comma-index", exit: 2, status: "degraded", message: "not valid JSON (a comma before '}' at byte 381)",
+        quarantined: ["index.json"]),
+    .init(
+        name: "trailing-comma-memo", exit: 2, message: "not valid JSON (a comma before '}' at byte 258)", quarantined: ["memos/\(memoA).json"],
+        sigils: [memoA: "!"]),
     .init(name: "utf16-index", exit: 2, status: "degraded", message: "the file is UTF-16, not UTF-8", quarantined: ["index.json"]),
     .init(name: "utf16-memo", exit: 2, message: "the file is UTF-16, not UTF-8", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
     .init(name: "not-utf8-index", exit: 2, status: "degraded", message: "bytes that are not UTF-8 at byte 212", quarantined: ["index.json"]),
-    .init(name: "not-utf8-memo", exit: 2, message: "bytes that are not UTF-8 at byte 274", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"]),
+    .init(name: "not-utf8-memo", exit: 2, message: "bytes that are not UTF-8 at byte 274", quarantined: ["memos/\(memoA).json"], sigils: [memoA: "!"])
 ]
 
 /// Reconciles the good folder with a damaged one and returns the result and report.
 func reconcileDamaged(_ remote: URL, out: URL, extra: [String] = []) throws -> (RunResult, [String: Any]) {
-    let result = try runArray(["reconcile", "--local", fixtures.appendingPathComponent("good").path, "--remote", remote.path,
-                               "--out", out.path, "--json"] + extra)
+    let result = try runArray(
+        [
+            "reconcile", "--local", fixtures.appendingPathComponent("good").path, "--remote", remote.path,
+            "--out", out.path, "--json"
+        ] + extra)
     return (result, try json(result.stdout))
 }
 
@@ -115,7 +128,8 @@ func sigils(_ report: [String: Any]) -> [String: String] {
             let original = try Data(contentsOf: remote.appendingPathComponent(inside))
             #expect(try Data(contentsOf: copy) == original, "the copy is byte for byte")
             #expect(record["sha256"] as? String == SHA256.hex(of: original))
-            let manifest = copy.deletingLastPathComponent().appendingPathComponent(inside.contains("/") ? "../../manifest.json" : "../manifest.json").standardizedFileURL
+            let manifest = copy.deletingLastPathComponent().appendingPathComponent(inside.contains("/") ? "../../manifest.json" : "../manifest.json")
+                .standardizedFileURL
             #expect(FileManager.default.fileExists(atPath: manifest.path), "\(manifest.path)")
         }
         #expect(try fingerprint(remote) == before, "every byte under the source is unchanged")
@@ -142,8 +156,9 @@ func sigils(_ report: [String: Any]) -> [String: String] {
         let remote = fixtures.appendingPathComponent("bad/truncated-memo")
         let result = try runArray(["reconcile", "--local", fixtures.appendingPathComponent("good").path, "--remote", remote.path])
         #expect(result.code == 2)
-        #expect(result.stdout.contains("error: Tests/ReckonCLITests/Fixtures/bad/truncated-memo/memos/\(memoA).json: not valid JSON"),
-                "shown relative to the current folder")
+        #expect(
+            result.stdout.contains("error: Tests/ReckonCLITests/Fixtures/bad/truncated-memo/memos/\(memoA).json: not valid JSON"),
+            "shown relative to the current folder")
         #expect(!result.stdout.contains("copied aside"))
     }
 
@@ -165,7 +180,9 @@ func sigils(_ report: [String: Any]) -> [String: String] {
         #expect(result.code == 2)
         #expect((report["quarantined"] as? [Any])?.isEmpty == true)
         let messages = (remoteSide(report)["problems"] as? [[String: Any]] ?? []).compactMap { $0["message"] as? String }
-        #expect(messages.contains { $0.hasPrefix("could not be copied aside (cannot write ") && $0.hasSuffix("; the original is untouched") }, "\(messages)")
+        #expect(
+            messages.contains { $0.hasPrefix("could not be copied aside (cannot write ") && $0.hasSuffix("; the original is untouched") },
+            "\(messages)")
         let summary = try read(out.appendingPathComponent("report.md"))
         #expect(summary.contains("could not be copied aside"))
         #expect(try fingerprint(remote) == before)
@@ -251,7 +268,9 @@ func sigils(_ report: [String: Any]) -> [String: String] {
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
             socketPath.utf8CString.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(buffer.count - 1))) }
         }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
         defer { close(fd) }
         try #require(bound == 0, "the test could not make a socket")
         let (code, report) = try reconcileWithDeadline(remote)

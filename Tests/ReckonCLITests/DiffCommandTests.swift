@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import ReckonCore
+import Testing
 
 /// A memo folder holding `memos` (each a memo file's keys), with an index
 /// entry for each.
@@ -19,8 +19,10 @@ func memoFolder(_ memos: [[String: Any]]) throws -> URL {
 
 /// A memo file's keys: the fields every memo has, then `extra` laid over them.
 func memo(_ id: String, _ title: String, modified: String = "2026-04-18T09:15:00Z", _ extra: [String: Any] = [:]) -> [String: Any] {
-    var memo: [String: Any] = ["id": id, "title": title, "body": "Body of \(title)", "createdAt": "2026-04-01T08:00:00Z",
-                               "modifiedAt": modified, "archivedAt": NSNull(), "deletedAt": NSNull(), "tags": ["home"], "pinned": false]
+    var memo: [String: Any] = [
+        "id": id, "title": title, "body": "Body of \(title)", "createdAt": "2026-04-01T08:00:00Z",
+        "modifiedAt": modified, "archivedAt": NSNull(), "deletedAt": NSNull(), "tags": ["home"], "pinned": false
+    ]
     memo.merge(extra) { _, new in new }
     return memo
 }
@@ -40,8 +42,8 @@ func memo(_ id: String, _ title: String, modified: String = "2026-04-18T09:15:00
             memo(recipes, "Old recipes", ["archivedAt": "2026-01-03T09:00:00Z"]),
             memo(books, "Book list"),
             memo(meeting, "Meeting notes"),
-            memo(trip, "Trip", ["serverSeq": 9007199254740993]),
-            memo(quiet, "Unchanged"),
+            memo(trip, "Trip", ["serverSeq": 9_007_199_254_740_993]),
+            memo(quiet, "Unchanged")
         ])
         let after = try memoFolder([
             memo(groceries, "Groceries list", modified: "2026-04-19T10:00:00Z", ["body": "Milk, eggs"]),
@@ -49,8 +51,8 @@ func memo(_ id: String, _ title: String, modified: String = "2026-04-18T09:15:00
             memo(books, "Book list", modified: "2026-04-19T10:00:00Z", ["archivedAt": "2026-04-19T10:00:00Z"]),
             memo(meeting, "Meeting notes", ["deletedAt": "2026-04-19T10:00:00Z"]),
             memo(idea, "Idea from the train"),
-            memo(trip, "Trip", ["serverSeq": 9007199254740994]),
-            memo(quiet, "Unchanged"),
+            memo(trip, "Trip", ["serverSeq": 9_007_199_254_740_994]),
+            memo(quiet, "Unchanged")
         ])
         return (try exportFolder(before.path), try exportFolder(after.path))
     }
@@ -85,11 +87,12 @@ func memo(_ id: String, _ title: String, modified: String = "2026-04-18T09:15:00
         let report = try json(result.stdout)
         #expect(report["schemaVersion"] as? Int == 1)
         let changes = report["changes"] as? [[String: Any]] ?? []
-        #expect(changes.map { "\($0["change"]!) \($0["id"]!) \(($0["fields"] as? [String]) ?? [])" } == [
-            "archived \(books.lowercased()) []", "edited \(groceries.lowercased()) [\"title\", \"body\"]",
-            "unarchived \(recipes.lowercased()) []", "removed \(meeting.lowercased()) []",
-            "edited \(trip.lowercased()) [\"serverSeq\"]", "added \(idea.lowercased()) []",
-        ])
+        #expect(
+            changes.map { "\($0["change"]!) \($0["id"]!) \(($0["fields"] as? [String]) ?? [])" } == [
+                "archived \(books.lowercased()) []", "edited \(groceries.lowercased()) [\"title\", \"body\"]",
+                "unarchived \(recipes.lowercased()) []", "removed \(meeting.lowercased()) []",
+                "edited \(trip.lowercased()) [\"serverSeq\"]", "added \(idea.lowercased()) []"
+            ])
         #expect(report["totals"] as? [String: Int] == ["added": 1, "removed": 1, "edited": 2, "archived": 1, "unarchived": 1])
         #expect((report["old"] as? [String: Any])?["export"] as? String == old.path)
         #expect((report["new"] as? [String: Any])?["counts"] as? [String: Int] == ["active": 5, "archived": 1])
@@ -108,7 +111,10 @@ func memo(_ id: String, _ title: String, modified: String = "2026-04-18T09:15:00
         let damaged = try runArray(["diff", old.path, new.path])
         #expect(damaged.code == 2)
         #expect(damaged.stdout.isEmpty)
-        #expect(damaged.stderr == "Error: \(new.path)/memos.json: is not what manifest.json lists (its size or SHA-256 differs): the export is damaged; 'reckon verify' says more\n")
+        #expect(
+            damaged.stderr
+                == "Error: \(new.path)/memos.json: is not what manifest.json lists (its size or SHA-256 differs): the export is damaged; 'reckon verify' says more\n"
+        )
         let markdownOnly = try exportFolder("Samples/drift/device", extra: ["--format", "markdown"])
         let noJSON = try runArray(["diff", old.path, markdownOnly.path])
         #expect(noJSON.code == 2)

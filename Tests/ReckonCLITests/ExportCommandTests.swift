@@ -1,9 +1,10 @@
 import Foundation
-import Testing
 import ReckonCore
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs a system tool and returns its exit code and output (stdout, then stderr).
@@ -33,10 +34,12 @@ func generatedFolder(count: Int, titles: [String] = []) throws -> URL {
         let deleted = n % 17 == 5 ? "\"2026-03-02T00:00:00Z\"" : "null"
         let modified = String(format: "2026-04-%02dT%02d:%02d:00Z", n % 28 + 1, n % 24, n % 60)
         entries.append(#"{"id": "\#(id)", "modifiedTime": "\#(modified)", "archivedAt": \#(archived), "deletedAt": \#(deleted)}"#)
-        let memo: [String: Any] = ["id": id, "title": title, "body": String(repeating: "Line \(n) of a memo body.\n", count: 60),
-                                   "createdAt": String(format: "2026-03-%02dT00:00:%02dZ", n % 28 + 1, n % 60), "modifiedAt": modified,
-                                   "archivedAt": n % 10 == 3 ? "2026-03-01T00:00:00Z" : NSNull(),
-                                   "deletedAt": n % 17 == 5 ? "2026-03-02T00:00:00Z" : NSNull(), "tags": ["t\(n % 5)"], "pinned": false]
+        let memo: [String: Any] = [
+            "id": id, "title": title, "body": String(repeating: "Line \(n) of a memo body.\n", count: 60),
+            "createdAt": String(format: "2026-03-%02dT00:00:%02dZ", n % 28 + 1, n % 60), "modifiedAt": modified,
+            "archivedAt": n % 10 == 3 ? "2026-03-01T00:00:00Z" : NSNull(),
+            "deletedAt": n % 17 == 5 ? "2026-03-02T00:00:00Z" : NSNull(), "tags": ["t\(n % 5)"], "pinned": false
+        ]
         try JSONSerialization.data(withJSONObject: memo).write(to: root.appendingPathComponent("memos/\(id).json"))
     }
     try Data(#"{"schemaVersion": 1, "entries": [\#(entries.joined(separator: ","))]}"#.utf8).write(to: root.appendingPathComponent("index.json"))
@@ -69,15 +72,16 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         #expect(unzipOutput.contains("No errors detected"))
         let (tarCode, listing) = try tool("/usr/bin/bsdtar", ["-tf", zip])
         #expect(tarCode == 0)
-        #expect(listing == """
-            markdown/2026-04-01-groceries-3f2504e0.md
-            markdown/2026-04-02-京都旅行-7c9e6679.md
-            markdown/2026-04-03-book-list-16fd2706.md
-            markdown/2026-04-05-meeting-notes-886313e1.md
-            memos.json
-            manifest.json
+        #expect(
+            listing == """
+                markdown/2026-04-01-groceries-3f2504e0.md
+                markdown/2026-04-02-京都旅行-7c9e6679.md
+                markdown/2026-04-03-book-list-16fd2706.md
+                markdown/2026-04-05-meeting-notes-886313e1.md
+                memos.json
+                manifest.json
 
-            """)
+                """)
         let files = try visibleFiles(out)
         for entry in try ArchiveReader.entries(of: out.appendingPathComponent("memos.zip")) where entry.name != "manifest.json" {
             #expect(files[entry.name] == entry.data, "\(entry.name) in the zip equals the file beside it")
@@ -85,7 +89,8 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         let kyoto = try read(out.appendingPathComponent("markdown/2026-04-02-京都旅行-7c9e6679.md"))
         #expect(kyoto.hasSuffix("---\n\nDay 1: Fushimi Inari early, before the crowds.\nDay 2: Arashiyama.\n"))
         let memos = try json(read(out.appendingPathComponent("memos.json")))["memos"] as? [[String: Any]] ?? []
-        let source = try json(read(packageRoot.appendingPathComponent("Samples/drift/device/60dMemo/memos/7C9E6679-7425-40DE-944B-E07FC1F90AE7.json")))
+        let source = try json(
+            read(packageRoot.appendingPathComponent("Samples/drift/device/60dMemo/memos/7C9E6679-7425-40DE-944B-E07FC1F90AE7.json")))
         let exported = try #require(memos.first { $0["title"] as? String == "京都旅行" })
         for key in ["title", "body", "createdAt", "modifiedAt"] { #expect(exported[key] as? String == source[key] as? String, "\(key)") }
     }
@@ -98,12 +103,14 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         var headers: [(name: String, flags: Int, method: Int)] = []
         var at = 0
         while at + 30 <= bytes.count, bytes[at..<at + 4].elementsEqual([0x50, 0x4B, 0x03, 0x04]) {
-            let nameLength = le16(at + 26), extraLength = le16(at + 28)
+            let nameLength = le16(at + 26)
+            let extraLength = le16(at + 28)
             let name = String(decoding: bytes[at + 30..<at + 30 + nameLength], as: UTF8.self)
             headers.append((name, le16(at + 6), le16(at + 8)))
             // Entries carry a data descriptor; find the next local header after this one's name.
             let next = bytes.indices.dropFirst(at + 30 + nameLength + extraLength).first { i in
-                i + 4 <= bytes.count && bytes[i..<i + 4].elementsEqual([0x50, 0x4B, 0x03, 0x04]) || bytes[i..<min(i + 4, bytes.count)].elementsEqual([0x50, 0x4B, 0x01, 0x02])
+                i + 4 <= bytes.count && bytes[i..<i + 4].elementsEqual([0x50, 0x4B, 0x03, 0x04])
+                    || bytes[i..<min(i + 4, bytes.count)].elementsEqual([0x50, 0x4B, 0x01, 0x02])
             }
             guard let next, bytes[next..<next + 4].elementsEqual([0x50, 0x4B, 0x03, 0x04]) else { break }
             at = next
@@ -117,11 +124,17 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
     }
 
     @Test func theSameBytesInEveryTimeZoneAndLocale() throws {
-        let first = temporaryFolder(), second = temporaryFolder()
-        #expect(try reckon("export", "Samples/drift/drive", "--out", first.path, "--include-archived", environment: ["TZ": "UTC", "LANG": "C"]).code == 0)
-        #expect(try reckon("export", "Samples/drift/drive", "--out", second.path, "--include-archived",
-                           environment: ["TZ": "Pacific/Kiritimati", "LANG": "ja_JP.UTF-8", "LC_ALL": "ja_JP.UTF-8"]).code == 0)
-        let a = try visibleFiles(first), b = try visibleFiles(second)
+        let first = temporaryFolder()
+        let second = temporaryFolder()
+        #expect(
+            try reckon("export", "Samples/drift/drive", "--out", first.path, "--include-archived", environment: ["TZ": "UTC", "LANG": "C"]).code == 0)
+        #expect(
+            try reckon(
+                "export", "Samples/drift/drive", "--out", second.path, "--include-archived",
+                environment: ["TZ": "Pacific/Kiritimati", "LANG": "ja_JP.UTF-8", "LC_ALL": "ja_JP.UTF-8"]
+            ).code == 0)
+        let a = try visibleFiles(first)
+        let b = try visibleFiles(second)
         #expect(a.keys.sorted() == b.keys.sorted())
         #expect(a == b)
         #expect(a.keys.contains("memos.zip"))
@@ -131,11 +144,13 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
     /// exactly read-only for everyone, and the bytes do not change.
     @Test(.needs(.python3), arguments: ["077", "000", "022"])
     func everyFileIsReadOnlyWhateverTheUmask(_ umask: String) throws {
-        let out = temporaryFolder().appendingPathComponent("export"), reference = temporaryFolder().appendingPathComponent("export")
+        let out = temporaryFolder().appendingPathComponent("export")
+        let reference = temporaryFolder().appendingPathComponent("export")
         // Python sets the umask and becomes reckon (exec, with the arguments as an array).
         let launcher = ["-c", "import os, sys; os.umask(int(sys.argv[1], 8)); os.execv(sys.argv[2], sys.argv[2:])", umask, reckonBinary.path]
-        let result = try runArray(launcher + ["export", "Samples/drift/drive", "--out", out.path, "--include-archived"],
-                                  executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        let result = try runArray(
+            launcher + ["export", "Samples/drift/drive", "--out", out.path, "--include-archived"],
+            executable: URL(fileURLWithPath: "/usr/bin/python3"))
         #expect(result.code == 0, "\(result.stderr)")
         #expect(try reckon("export", "Samples/drift/drive", "--out", reference.path, "--include-archived").code == 0)
         let files = try visibleFiles(out)
@@ -152,10 +167,14 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
     /// zone writes the very same bytes.
     @Test(.needs(.unzip, .bsdtar, .python3)) func theZipWithItsManifestLastOpensInEveryToolAndIsTheSameInEveryTimeZone() throws {
         let source = try generatedFolder(count: 2500, titles: ["京都旅行", "Ünïcödé", "a/b\\c"])
-        let first = temporaryFolder().appendingPathComponent("export"), second = temporaryFolder().appendingPathComponent("export")
+        let first = temporaryFolder().appendingPathComponent("export")
+        let second = temporaryFolder().appendingPathComponent("export")
         #expect(try runArray(["export", source.path, "--out", first.path, "--include-archived"], environment: ["TZ": "UTC"]).code == 0)
-        #expect(try runArray(["export", source.path, "--out", second.path, "--include-archived"],
-                             environment: ["TZ": "America/St_Johns", "LC_ALL": "ja_JP.UTF-8"]).code == 0)
+        #expect(
+            try runArray(
+                ["export", source.path, "--out", second.path, "--include-archived"],
+                environment: ["TZ": "America/St_Johns", "LC_ALL": "ja_JP.UTF-8"]
+            ).code == 0)
         let zip = first.appendingPathComponent("memos.zip")
         #expect(try Data(contentsOf: zip) == Data(contentsOf: second.appendingPathComponent("memos.zip")))
         let (unzipCode, unzipOutput) = try tool("/usr/bin/unzip", ["-t", zip.path])
@@ -280,7 +299,8 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
     /// (`RECKON_TEST_STOP_AT=<step>#<n>`), so a printed seed replays it.
     @Test func aKilledExportLeavesThePreviousOneWhole() throws {
         let source = try generatedFolder(count: 1500)
-        let reference = temporaryFolder(), parent = temporaryFolder()
+        let reference = temporaryFolder()
+        let parent = temporaryFolder()
         let target = parent.appendingPathComponent("export")
         let arguments = ["export", source.path, "--out", target.path, "--include-archived"]
         #expect(try runArray(["export", source.path, "--out", reference.path, "--include-archived"]).code == 0)
@@ -288,9 +308,12 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
         let expected = try visibleFiles(reference)
         #expect(expected.count > 1000)
         // Every point with how often a whole run passes it.
-        let points = [("markdown-file-written", expected.keys.filter { $0.hasPrefix("markdown/") }.count),
-                      ("zip-entry-written", try ArchiveReader.entries(of: reference.appendingPathComponent("memos.zip")).count),
-                      ("removing-old", try everything(target).values.filter { $0 != nil }.count)]
+        let points =
+            [
+                ("markdown-file-written", expected.keys.filter { $0.hasPrefix("markdown/") }.count),
+                ("zip-entry-written", try ArchiveReader.entries(of: reference.appendingPathComponent("memos.zip")).count),
+                ("removing-old", try everything(target).values.filter { $0 != nil }.count)
+            ]
             + ExportFolder.exportSteps.filter { $0 != "removing-old" }.map { ($0, 1) }
         var generator = TestSeed.generator()
         let seed = TestSeed.value
@@ -306,8 +329,12 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
             let stop = "\(step)#\(pick + 1)"
             #expect(try stopped(at: stop, arguments), "seed \(seed) round \(round): a run passes \(step) \(times) times, so it stops at \(stop)")
             let found = try visibleFiles(target)
-            let lost = Set(expected.keys).subtracting(found.keys), added = Set(found.keys).subtracting(expected.keys)
-            #expect(lost.isEmpty && added.isEmpty, "seed \(seed) round \(round), killed at \(stop): \(lost.count) files lost, \(added.count) added, such as \(lost.union(added).sorted().prefix(3))")
+            let lost = Set(expected.keys).subtracting(found.keys)
+            let added = Set(found.keys).subtracting(expected.keys)
+            #expect(
+                lost.isEmpty && added.isEmpty,
+                "seed \(seed) round \(round), killed at \(stop): \(lost.count) files lost, \(added.count) added, such as \(lost.union(added).sorted().prefix(3))"
+            )
             let damaged = found.filter { expected[$0.key] != $0.value }.map(\.key)
             #expect(damaged.isEmpty, "seed \(seed) round \(round), killed at \(stop): \(damaged.prefix(3)) differ from a whole export")
             #expect(try wholeExportProblems(target).isEmpty, "seed \(seed) round \(round), killed at \(stop)")
@@ -323,9 +350,11 @@ func visibleFiles(_ folder: URL) throws -> [String: Data] {
 /// system under the test scratch folder that keeps the flag.
 let immutableFilesAsRoot = Requirement("chattr +i in the test scratch folder, when run as root") {
     guard getuid() == 0 else { return true }
-    let chattr = URL(fileURLWithPath: "/usr/bin/chattr"), file = scratchFolder("chattr").appendingPathComponent("probe")
+    let chattr = URL(fileURLWithPath: "/usr/bin/chattr")
+    let file = scratchFolder("chattr").appendingPathComponent("probe")
     guard FileManager.default.createFile(atPath: file.path, contents: nil),
-          (try? runArray(["+i", file.path], executable: chattr))?.code == 0 else { return false }
+        (try? runArray(["+i", file.path], executable: chattr))?.code == 0
+    else { return false }
     return (try? runArray(["-i", file.path], executable: chattr))?.code == 0
 }
 
@@ -393,7 +422,8 @@ let immutableFilesAsRoot = Requirement("chattr +i in the test scratch folder, wh
         #expect(try runArray(["run", url.path, "--quiet"]).code == 0)
         let old = try #require(ExportFolder.runFolders(in: exports).first)
         let markdown = exports.appendingPathComponent("\(old)/markdown")
-        let last = try #require(try FileManager.default.contentsOfDirectory(atPath: markdown.path).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.last)
+        let last = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: markdown.path).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.last)
         let reason: String
         if getuid() == 0 {
             let marked = try runArray(["+i", markdown.appendingPathComponent(last).path], executable: URL(fileURLWithPath: "/usr/bin/chattr"))
@@ -404,7 +434,9 @@ let immutableFilesAsRoot = Requirement("chattr +i in the test scratch folder, wh
             reason = "markdown: what it holds cannot be deleted (Permission denied)"
         }
         defer {
-            if getuid() == 0 { _ = try? runArray(["-i", markdown.appendingPathComponent(last).path], executable: URL(fileURLWithPath: "/usr/bin/chattr")) }
+            if getuid() == 0 {
+                _ = try? runArray(["-i", markdown.appendingPathComponent(last).path], executable: URL(fileURLWithPath: "/usr/bin/chattr"))
+            }
             chmod(markdown.path, 0o755)
         }
         let files = try FileManager.default.subpathsOfDirectory(atPath: exports.appendingPathComponent(old).path).sorted()
@@ -440,8 +472,9 @@ let immutableFilesAsRoot = Requirement("chattr +i in the test scratch folder, wh
         try Data("\(holder)\n".utf8).write(to: lockURL)
         let result = try runArray(["run", url.path, "--quiet"])
         #expect(result.code == 0)
-        #expect(result.stderr == "warning: took over the lock \(lockURL.path) left by process \(holder), which no longer holds it\n",
-                "the warning must not say a running process is no longer running: \(result.stderr)")
+        #expect(
+            result.stderr == "warning: took over the lock \(lockURL.path) left by process \(holder), which no longer holds it\n",
+            "the warning must not say a running process is no longer running: \(result.stderr)")
         #expect(try read(lockURL).isEmpty, "released at the end")
     }
 }
@@ -464,7 +497,6 @@ let immutableFilesAsRoot = Requirement("chattr +i in the test scratch folder, wh
         #expect(result.stdout.contains("export json,markdown,zip from 'drive'"))
     }
 }
-
 
 /// Every file and folder under `folder`, hidden ones included, by relative
 /// path: a file's bytes, a link's target, or nil for a folder.
@@ -497,9 +529,11 @@ func wholeExportProblems(_ dir: URL) throws -> [String] {
     let manifest = try json(read(manifestURL))
     let files = manifest["files"] as? [[String: Any]] ?? []
     func listed(_ place: String) -> [String: (Int, String)] {
-        Dictionary(files.filter { $0["in"] as? String == place }.map {
-            ($0["path"] as? String ?? "", ($0["size"] as? Int ?? -1, $0["sha256"] as? String ?? ""))
-        }) { first, _ in first }
+        Dictionary(
+            files.filter { $0["in"] as? String == place }.map {
+                ($0["path"] as? String ?? "", ($0["size"] as? Int ?? -1, $0["sha256"] as? String ?? ""))
+            }
+        ) { first, _ in first }
     }
     var onDisk = try visibleFiles(dir)
     onDisk["manifest.json"] = nil
@@ -562,8 +596,9 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
         defer { umount(disk.path) }
         let result = try runArray(["export", packageRoot.appendingPathComponent("Samples/drift/device").path, "--out", "disk/out"], in: parent)
         #expect(result.code == 2)
-        #expect(result.stderr == "Error: cannot write the export into disk/out: No space left on device\n",
-                "the message must name --out as given, not the staging folder: \(result.stderr)")
+        #expect(
+            result.stderr == "Error: cannot write the export into disk/out: No space left on device\n",
+            "the message must name --out as given, not the staging folder: \(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).isEmpty, "the staging folder is cleaned away")
     }
 
@@ -574,7 +609,8 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
         defer { umount(point.path) }
         let result = try runArray(["export", packageRoot.appendingPathComponent("Samples/drift/device").path, "--out", "mp"], in: parent)
         #expect(result.code == 2)
-        #expect(result.stderr == "Error: cannot write mp: it is a mount point (or in use), and reckon publishes an export only by "
+        #expect(
+            result.stderr == "Error: cannot write mp: it is a mount point (or in use), and reckon publishes an export only by "
                 + "replacing the folder whole; export into a folder inside it\n", "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path) == ["mp"], "no staging folder is left beside it")
         #expect(try FileManager.default.contentsOfDirectory(atPath: point.path).isEmpty, "the mount point is left empty")
@@ -595,7 +631,7 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
     @Test(arguments: [
         "a markdown folder a person made", "a memos.json a person made", "a file beside an earlier export",
         "a file in an earlier export's markdown folder", "a listed file that was changed", "a manifest reckon did not write",
-        "an empty folder beside an earlier export", "a link beside an earlier export",
+        "an empty folder beside an earlier export", "a link beside an earlier export"
     ])
     func anythingAnEarlierExportDidNotWriteIsLeftAloneAndStopsTheExport(_ what: String) throws {
         var (parent, out) = try earlierExport()
@@ -645,8 +681,9 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
         chmod(out.path, 0o700)
         let result = try runArray(["export", "Samples/drift/device", "--out", out.path, "--format", "json"])
         #expect(result.code == 0, "\(result.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["manifest.json", "memos.json"],
-                "the formats not asked for this time are gone")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["manifest.json", "memos.json"],
+            "the formats not asked for this time are gone")
         #expect(try wholeExportProblems(out).isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path) == ["export"], "no staging folder is left")
         var info = stat()
@@ -693,7 +730,8 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
             try Data(other.utf8).write(to: source.appendingPathComponent("memos/\(id.lowercased()).json"))
         } else {
             var index = try read(source.appendingPathComponent("index.json"))
-            index = index.replacingOccurrences(of: "]}", with: #", {"id": "\#(id)", "modifiedTime": "2026-05-01T00:00:00Z", "archivedAt": null, "deletedAt": null}]}"#)
+            index = index.replacingOccurrences(
+                of: "]}", with: #", {"id": "\#(id)", "modifiedTime": "2026-05-01T00:00:00Z", "archivedAt": null, "deletedAt": null}]}"#)
             try Data(index.utf8).write(to: source.appendingPathComponent("index.json"))
         }
         let out = temporaryFolder().appendingPathComponent("export")
@@ -706,7 +744,8 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
         #expect((manifest["counts"] as? [String: Int]) == ["active": 2, "archived": 0])
         let exported = try read(out.appendingPathComponent("memos.json"))
         #expect(!exported.contains(id.lowercased()))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("markdown").path).allSatisfy { !$0.contains("00000001") })
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("markdown").path).allSatisfy { !$0.contains("00000001") })
         #expect(try wholeExportProblems(out).isEmpty)
     }
 
@@ -737,8 +776,9 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
                 // The next run finishes the job and leaves nothing of the dead one.
                 #expect(try runArray(arguments).code == 0, "\(start), after a kill at \(step)")
                 #expect(try everything(out) == new)
-                #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).sorted() == ["export", "keep.txt"],
-                        "\(start), after a kill at \(step): no staging folder is left")
+                #expect(
+                    try FileManager.default.contentsOfDirectory(atPath: parent.path).sorted() == ["export", "keep.txt"],
+                    "\(start), after a kill at \(step): no staging folder is left")
             }
         }
     }

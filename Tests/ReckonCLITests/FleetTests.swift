@@ -36,9 +36,10 @@ struct FleetFolder {
     /// The pipelines whose report folder exists.
     func reported() throws -> Set<String> {
         guard FileManager.default.fileExists(atPath: out.path) else { return [] }
-        return Set(try FileManager.default.contentsOfDirectory(atPath: out.path).filter {
-            FileManager.default.fileExists(atPath: out.appendingPathComponent("\($0)/reports/report.json").path)
-        })
+        return Set(
+            try FileManager.default.contentsOfDirectory(atPath: out.path).filter {
+                FileManager.default.fileExists(atPath: out.appendingPathComponent("\($0)/reports/report.json").path)
+            })
     }
 
     /// How many runs a pipeline's `history.jsonl` records.
@@ -122,13 +123,14 @@ func fnv1a64(_ text: String) -> UInt64 {
             ([("in-sync/device", "in-sync/drive", false), ("in-sync/device", "in-sync/drive", true)], 0),
             ([(drift.local, drift.remote, false), ("in-sync/device", "in-sync/drive", false)], 0),
             ([("in-sync/device", "in-sync/drive", false), (drift.local, drift.remote, true)], 1),
-            ([(drift.local, drift.remote, true), ("in-sync/device", "no-such-folder", false), ("in-sync/device", "in-sync/drive", false)], 2),
+            ([(drift.local, drift.remote, true), ("in-sync/device", "no-such-folder", false), ("in-sync/device", "in-sync/drive", false)], 2)
         ]
         for (pipelines, code) in cases {
             let folder = FleetFolder()
             for (n, pipeline) in pipelines.enumerated() {
-                try folder.add("p\(n).json", name: "p\(n)", local: pipeline.local, remote: pipeline.remote,
-                               extra: pipeline.failOnDrift ? #", "failOnDrift": true"# : "")
+                try folder.add(
+                    "p\(n).json", name: "p\(n)", local: pipeline.local, remote: pipeline.remote,
+                    extra: pipeline.failOnDrift ? #", "failOnDrift": true"# : "")
             }
             let result = try folder.run("fleet")
             #expect(result.code == code, "\(pipelines)")
@@ -157,12 +159,18 @@ func fnv1a64(_ text: String) -> UInt64 {
     @Test func definitionsThatShareAFolderAreRefusedNamingBothFiles() throws {
         let rclone = #", "remotes": [{"name": "drive", "kind": "rclone", "remote": "gdrive:60dMemo"}], "cache": {"dir": "../shared-cache"}"#
         let cases: [(second: String, message: String)] = [
-            (#", "export": {"dir": "../out/a/reports"}"#,
-             "Error: fleet/b.json: 'export.dir' is ../out/a/reports, which is also the 'reports.dir' of fleet/a.json"),
-            (#", "state": {"dir": "../out/a/reports/state/b"}"#,
-             "Error: fleet/b.json: 'state.dir' is ../out/a/reports/state/b, inside the 'state.dir' of fleet/a.json (../out/a/reports/state)"),
-            (#", "quarantine": {"dir": "../drive/quarantine"}"#,
-             "Error: fleet/b.json: 'quarantine.dir' is ../drive/quarantine, inside the source folder DRIVE of fleet/a.json; reckon never writes into a source"),
+            (
+                #", "export": {"dir": "../out/a/reports"}"#,
+                "Error: fleet/b.json: 'export.dir' is ../out/a/reports, which is also the 'reports.dir' of fleet/a.json"
+            ),
+            (
+                #", "state": {"dir": "../out/a/reports/state/b"}"#,
+                "Error: fleet/b.json: 'state.dir' is ../out/a/reports/state/b, inside the 'state.dir' of fleet/a.json (../out/a/reports/state)"
+            ),
+            (
+                #", "quarantine": {"dir": "../drive/quarantine"}"#,
+                "Error: fleet/b.json: 'quarantine.dir' is ../drive/quarantine, inside the source folder DRIVE of fleet/a.json; reckon never writes into a source"
+            )
         ]
         for (second, message) in cases {
             let folder = FleetFolder()
@@ -180,8 +188,11 @@ func fnv1a64(_ text: String) -> UInt64 {
         let folder = FleetFolder()
         try FileManager.default.createDirectory(at: folder.fleet, withIntermediateDirectories: true)
         for name in ["a", "b"] {
-            try Data(#"{"name": "\#(name)", "local": {"path": "\#(FleetFolder.samples)/drift/device"}\#(rclone), "reports": {"dir": "../out/\#(name)"}}"#.utf8)
-                .write(to: folder.fleet.appendingPathComponent("\(name).json"))
+            try Data(
+                #"{"name": "\#(name)", "local": {"path": "\#(FleetFolder.samples)/drift/device"}\#(rclone), "reports": {"dir": "../out/\#(name)"}}"#
+                    .utf8
+            )
+            .write(to: folder.fleet.appendingPathComponent("\(name).json"))
         }
         let result = try folder.run("fleet")
         #expect(result.code == 64)
@@ -224,7 +235,9 @@ func fnv1a64(_ text: String) -> UInt64 {
             let ran = try folder.reported().subtracting(before)
             let expected = Set(names.filter { fnv1a64($0) % 4 == UInt64(shard) })
             #expect(ran == expected, "seed \(seed): shard \(shard)/4 ran the pipelines whose FNV-1a gives \(shard) modulo 4")
-            #expect(result.stdout.hasSuffix("\(expected.count) of 20 pipelines (shard \(shard)/4)\(expected.isEmpty ? "" : ": \(expected.count) in sync"); exit 0\n"))
+            #expect(
+                result.stdout.hasSuffix(
+                    "\(expected.count) of 20 pipelines (shard \(shard)/4)\(expected.isEmpty ? "" : ": \(expected.count) in sync"); exit 0\n"))
             for name in ran { seen[name, default: 0] += 1 }
         }
         #expect(Set(seen.keys) == names, "seed \(seed)")
@@ -270,8 +283,9 @@ func fnv1a64(_ text: String) -> UInt64 {
             try manager.createSymbolicLink(atPath: path, withDestinationPath: target)
             let refused = try folder.run("fleet")
             #expect(refused.code == 64, "the link fleet/\(link) must stop the fleet, not be followed or skipped")
-            #expect(refused.stderr.hasPrefix("Error: fleet/\(link): is a link; links are not followed\n"),
-                    "the message must name the link: \(refused.stderr)")
+            #expect(
+                refused.stderr.hasPrefix("Error: fleet/\(link): is a link; links are not followed\n"),
+                "the message must name the link: \(refused.stderr)")
             try manager.removeItem(atPath: path)
         }
         #expect(try folder.runs(of: "a") == 1, "a refused fleet runs nothing")

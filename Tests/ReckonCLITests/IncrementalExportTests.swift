@@ -1,8 +1,9 @@
 import Foundation
 import ReckonCore
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A memo folder written from plain values, so a test can change one memo
@@ -22,8 +23,10 @@ func writeMemoFolder(_ memos: [MemoSpec], to root: URL) throws {
     var entries: [String] = []
     for memo in memos {
         entries.append(#"{"id": "\#(memo.id)", "modifiedTime": "\#(memo.modified)", "archivedAt": null, "deletedAt": null}"#)
-        let file: [String: Any] = ["id": memo.id, "title": memo.title, "body": memo.body, "createdAt": memo.created, "modifiedAt": memo.modified,
-                                   "archivedAt": NSNull(), "deletedAt": NSNull(), "tags": [], "pinned": false]
+        let file: [String: Any] = [
+            "id": memo.id, "title": memo.title, "body": memo.body, "createdAt": memo.created, "modifiedAt": memo.modified,
+            "archivedAt": NSNull(), "deletedAt": NSNull(), "tags": [], "pinned": false
+        ]
         try JSONSerialization.data(withJSONObject: file, options: .sortedKeys).write(to: folder.appendingPathComponent("\(memo.id).json"))
     }
     try Data(#"{"schemaVersion": 1, "entries": [\#(entries.joined(separator: ","))]}"#.utf8).write(to: root.appendingPathComponent("index.json"))
@@ -34,8 +37,9 @@ func writeMemoFolder(_ memos: [MemoSpec], to root: URL) throws {
 func twelveMemos() -> [MemoSpec] {
     (0..<12).map { n in
         let id = n < 2 ? String(format: "ABCDEF01-0000-4000-8000-%012X", n) : String(format: "%08X-1111-4000-8000-000000000000", n * 4099)
-        return MemoSpec(id: id, title: n < 2 ? "Same title" : "Memo \(n)", created: String(format: "2026-03-%02dT09:00:00Z", n < 2 ? 1 : n + 1),
-                        body: String(repeating: "Line \(n) of a memo.\n", count: 20))
+        return MemoSpec(
+            id: id, title: n < 2 ? "Same title" : "Memo \(n)", created: String(format: "2026-03-%02dT09:00:00Z", n < 2 ? 1 : n + 1),
+            body: String(repeating: "Line \(n) of a memo.\n", count: 20))
     }
 }
 
@@ -114,14 +118,16 @@ func markdownFiles(_ run: URL) throws -> [String] {
         let first = try runExport(nightly)
         switch change {
         case "a body edited": memos[7].body = "Shorter now."
-        case "a memo added": memos.append(MemoSpec(id: "00000001-2222-4000-8000-000000000000", title: "Memo 9", created: "2026-03-10T09:00:00Z", body: "New."))
+        case "a memo added":
+            memos.append(MemoSpec(id: "00000001-2222-4000-8000-000000000000", title: "Memo 9", created: "2026-03-10T09:00:00Z", body: "New."))
         case "the memo holding a short name deleted": memos.removeFirst()
         default: break
         }
         try writeMemoFolder(memos, to: source)
         let incremental = try runExport(nightly)
         let full = try runExport(try exportPipeline(source: source))
-        let a = try visibleFiles(incremental), b = try visibleFiles(full)
+        let a = try visibleFiles(incremental)
+        let b = try visibleFiles(full)
         #expect(a.keys.sorted() == b.keys.sorted())
         #expect(a == b, "\(a.keys.filter { a[$0] != b[$0] }.sorted())")
         let linked = try markdownFiles(incremental).filter { fileStatus(incremental.appendingPathComponent("markdown/\($0)")).st_nlink == 2 }
@@ -136,8 +142,10 @@ func markdownFiles(_ run: URL) throws -> [String] {
         #expect(try wholeExportProblems(incremental).isEmpty)
     }
 
-    @Test(arguments: ["other bytes", "the same size", "a link to a file with the same bytes", "removed",
-                      "a hard link to a file elsewhere with the same bytes", "made writable"])
+    @Test(arguments: [
+        "other bytes", "the same size", "a link to a file with the same bytes", "removed",
+        "a hard link to a file elsewhere with the same bytes", "made writable"
+    ])
     func aMarkdownFileTamperedWithInThePreviousRunIsRenderedAgainNotLinked(_ tampering: String) throws {
         let source = temporaryFolder()
         try writeMemoFolder(twelveMemos(), to: source)
@@ -197,7 +205,8 @@ func markdownFiles(_ run: URL) throws -> [String] {
         try FileManager.default.moveItem(at: linkAt, to: moved)
         try FileManager.default.createSymbolicLink(at: linkAt, withDestinationURL: moved)
         let outside = replaced == "markdown/" ? moved : moved.appendingPathComponent("markdown")
-        let outsideInodes = Set(try FileManager.default.contentsOfDirectory(atPath: outside.path).map { fileStatus(outside.appendingPathComponent($0)).st_ino })
+        let outsideInodes = Set(
+            try FileManager.default.contentsOfDirectory(atPath: outside.path).map { fileStatus(outside.appendingPathComponent($0)).st_ino })
         let second = try runExport(definition)
         let names = try markdownFiles(second)
         #expect(names.count == 12)
@@ -224,12 +233,14 @@ func markdownFiles(_ run: URL) throws -> [String] {
         _ = try runExport(definition)
         try kept.write(to: index)
         let third = try runExport(definition)
-        #expect(try markdownFiles(third).allSatisfy { fileStatus(third.appendingPathComponent("markdown/\($0)")).st_nlink == 1 },
-                "the index names another run's manifest, so nothing is reused")
+        #expect(
+            try markdownFiles(third).allSatisfy { fileStatus(third.appendingPathComponent("markdown/\($0)")).st_nlink == 1 },
+            "the index names another run's manifest, so nothing is reused")
         #expect(try wholeExportProblems(third).isEmpty)
         let fourth = try runExport(definition)
-        #expect(try markdownFiles(fourth).allSatisfy { fileStatus(fourth.appendingPathComponent("markdown/\($0)")).st_nlink == 2 },
-                "the third run wrote its own index")
+        #expect(
+            try markdownFiles(fourth).allSatisfy { fileStatus(fourth.appendingPathComponent("markdown/\($0)")).st_nlink == 2 },
+            "the third run wrote its own index")
     }
 
     /// A folder where the index goes: the run publishes its export, and
@@ -244,9 +255,12 @@ func markdownFiles(_ run: URL) throws -> [String] {
         let result = try runArray(["run", definition.path, "--quiet"])
         #expect(result.code == 0)
         #expect(result.stderr.hasPrefix("warning: the next run will read every memo: "), "\(result.stderr)")
-        #expect(result.stderr.hasSuffix("cannot write exports/\(MarkdownIndex.fileName): Is a directory\n"), "named as the definition spells it: \(result.stderr)")
+        #expect(
+            result.stderr.hasSuffix("cannot write exports/\(MarkdownIndex.fileName): Is a directory\n"),
+            "named as the definition spells it: \(result.stderr)")
         let exports = index.deletingLastPathComponent()
-        let run = exports.appendingPathComponent(try FileManager.default.destinationOfSymbolicLink(atPath: exports.appendingPathComponent("latest").path))
+        let run = exports.appendingPathComponent(
+            try FileManager.default.destinationOfSymbolicLink(atPath: exports.appendingPathComponent("latest").path))
         #expect(try wholeExportProblems(run).isEmpty)
     }
 

@@ -1,9 +1,11 @@
 import Foundation
-@testable import ReckonCore
 import TestSupport
 import Testing
+
+@testable import ReckonCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reading and writing memo folders for apply and undo, on real folders and
@@ -70,8 +72,11 @@ import Glibc
         #expect(index.data == Self.index)
         var info = stat()
         #expect(stat(url.appendingPathComponent("index.json").path, &info) == 0)
-        #expect(index.tag == FileTag(size: Int64(Self.index.count), modified: Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec)),
-                                     sha256: SHA256.hex(of: Self.index)))
+        #expect(
+            index.tag
+                == FileTag(
+                    size: Int64(Self.index.count), modified: Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec)),
+                    sha256: SHA256.hex(of: Self.index)))
         try FileManager.default.createDirectory(at: url.appendingPathComponent("memos"), withIntermediateDirectories: true)
         let after = try reader.read(["memos/\(Self.idA).json", "memos/\(Self.idB.lowercased()).json"])
         #expect(after.count == 2)
@@ -99,14 +104,18 @@ import Glibc
         // The file itself a link, a folder, a FIFO.
         try FileManager.default.createDirectory(at: memos, withIntermediateDirectories: true)
         #expect(symlink(elsewhere.appendingPathComponent("\(Self.idA).json").path, memos.appendingPathComponent("\(Self.idA).json").path) == 0)
-        #expect(reason { _ = try writer.reader.read(["memos/\(Self.idA).json"]) } == "drive/memos/\(Self.idA).json: is a link; reckon does not follow links")
-        #expect(reason { try writer.write(Data("mine".utf8), to: "memos/\(Self.idA).json", expecting: nil) }
-            == "drive/memos/\(Self.idA).json: is a link; reckon does not write through links")
+        #expect(
+            reason { _ = try writer.reader.read(["memos/\(Self.idA).json"]) }
+                == "drive/memos/\(Self.idA).json: is a link; reckon does not follow links")
+        #expect(
+            reason { try writer.write(Data("mine".utf8), to: "memos/\(Self.idA).json", expecting: nil) }
+                == "drive/memos/\(Self.idA).json: is a link; reckon does not write through links")
         #expect(try Data(contentsOf: elsewhere.appendingPathComponent("\(Self.idA).json")) == Data("theirs".utf8))
         try FileManager.default.createDirectory(at: memos.appendingPathComponent("\(Self.idB).json"), withIntermediateDirectories: true)
         #expect(reason { _ = try writer.reader.read(["memos/\(Self.idB).json"]) } == "drive/memos/\(Self.idB).json: is a folder, not a regular file")
-        #expect(reason { try writer.write(Data(), to: "memos/\(Self.idB).json", expecting: nil) }
-            == "drive/memos/\(Self.idB).json: is a folder, not a file; reckon does not replace it")
+        #expect(
+            reason { try writer.write(Data(), to: "memos/\(Self.idB).json", expecting: nil) }
+                == "drive/memos/\(Self.idB).json: is a folder, not a file; reckon does not replace it")
         unlink(url.appendingPathComponent("index.json").path)
         #expect(mkfifo(url.appendingPathComponent("index.json").path, 0o644) == 0)
         #expect(reason { _ = try writer.reader.read(["index.json"]) } == "drive/index.json: is a FIFO, not a regular file")
@@ -135,7 +144,9 @@ import Glibc
         #expect(appeared?.changedSince == true, "a file that must be new is never put over one that came meanwhile")
         #expect(try Data(contentsOf: file) == Data("saved by the app meanwhile".utf8))
         try FileManager.default.removeItem(at: file)
-        #expect(refusal { try writer.write(Data("reckon's".utf8), to: path, expecting: SHA256.hex(of: Data("read by the plan".utf8))) }?.changedSince == true)
+        #expect(
+            refusal { try writer.write(Data("reckon's".utf8), to: path, expecting: SHA256.hex(of: Data("read by the plan".utf8))) }?.changedSince
+                == true)
         #expect(FileKind(path: file.path) == .missing, "a file removed meanwhile stays removed")
         #expect(names(url.appendingPathComponent("memos")).isEmpty, "no temporary file is left")
     }
@@ -144,9 +155,12 @@ import Glibc
         let (url, side) = try folder()
         defer { try? FileManager.default.removeItem(at: url) }
         let writer = try MemoFolderWriter(side, grant: WriteGrant())
-        for path in ["../index.json", "memos/../index.json", "memos/not-a-uuid.json", "memos/\(Self.idA)", "memos/\(Self.idA).json/x",
-                     "/etc/passwd", "index.json ", "./index.json", "memos//\(Self.idA).json", "memos/\(Self.idA).JSON", "quarantine/\(Self.idA).json", ""] {
-            let refused = "\(joinPath("drive", path)): is neither index.json nor memos/<uuid>.json; reckon reads and writes no other file in a memo folder"
+        for path in [
+            "../index.json", "memos/../index.json", "memos/not-a-uuid.json", "memos/\(Self.idA)", "memos/\(Self.idA).json/x",
+            "/etc/passwd", "index.json ", "./index.json", "memos//\(Self.idA).json", "memos/\(Self.idA).JSON", "quarantine/\(Self.idA).json", ""
+        ] {
+            let refused =
+                "\(joinPath("drive", path)): is neither index.json nor memos/<uuid>.json; reckon reads and writes no other file in a memo folder"
             #expect(reason { try writer.write(Data("x".utf8), to: path, expecting: nil) } == refused)
             #expect(reason { _ = try writer.reader.read([path]) } == refused)
             #expect(reason { try writer.remove(path) } == refused)
@@ -182,8 +196,9 @@ import Glibc
     }
 
     @Test func aStoreSideIsNeverAMemoFolder() {
-        let side = SideSpec(role: .local, name: "device", label: "device", path: "default.store",
-                            kind: .store(AppStoreSide(url: URL(fileURLWithPath: "/nonexistent/default.store"), isBackup: false)))
+        let side = SideSpec(
+            role: .local, name: "device", label: "device", path: "default.store",
+            kind: .store(AppStoreSide(url: URL(fileURLWithPath: "/nonexistent/default.store"), isBackup: false)))
         #expect(reason { _ = try MemoFolderReader(side) } == "default.store: is the app's store, which reckon never writes; only memo folders are")
         #expect(reason { _ = try MemoFolderWriter(side, grant: WriteGrant()) } != nil)
         #expect(throws: TargetLock.Refusal.self) { _ = try TargetLock.lock(side) }
@@ -197,14 +212,16 @@ import Glibc
         let memoFolder = served.appendingPathComponent("60dMemo")
         try FileManager.default.createDirectory(at: memoFolder.appendingPathComponent("memos"), withIntermediateDirectories: true)
         try Self.index.write(to: memoFolder.appendingPathComponent("index.json"))
-        let pathA = "memos/\(Self.idA).json", pathB = "memos/\(Self.idB).json"
+        let pathA = "memos/\(Self.idA).json"
+        let pathB = "memos/\(Self.idB).json"
         try Data("version 1".utf8).write(to: memoFolder.appendingPathComponent(pathA))
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
         let config = served.deletingLastPathComponent().appendingPathComponent("\(served.lastPathComponent).conf")
         defer { try? FileManager.default.removeItem(at: config) }
         let env = server.environment
-        try Data("""
+        try Data(
+            """
             [reckontest]
             type = sftp
             host = 127.0.0.1
@@ -212,7 +229,8 @@ import Glibc
             user = \(server.user)
             pass = \(env["RCLONE_CONFIG_RECKONTEST_PASS"]!)
 
-            """.utf8).write(to: config)
+            """.utf8
+        ).write(to: config)
         var source = RcloneSide(remote: "reckontest:", cache: served.appendingPathComponent("unused-cache"))
         source.config = config.path
         source.callLimit = 60
@@ -248,9 +266,11 @@ import Glibc
         let local = served.appendingPathComponent("local.json")
         try Data("x".utf8).write(to: local)
         let rclone = try Rclone(config: config.path)
-        for arguments in [["copyto", "--", local.path, "reckontest:60dMemo/memos/\(Self.idB).json"],
-                          ["copy", "--", served.path, "reckontest:60dMemo"], ["deletefile", "--", "reckontest:60dMemo/index.json"],
-                          ["config", "create", "x", "local"]] {
+        for arguments in [
+            ["copyto", "--", local.path, "reckontest:60dMemo/memos/\(Self.idB).json"],
+            ["copy", "--", served.path, "reckontest:60dMemo"], ["deletefile", "--", "reckontest:60dMemo/index.json"],
+            ["config", "create", "x", "local"]
+        ] {
             let failure = #expect(throws: Rclone.Failure.self) { try rclone.run(arguments) }
             #expect(failure?.kind == .refused)
         }

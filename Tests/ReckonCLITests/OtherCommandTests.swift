@@ -31,12 +31,13 @@ import Testing
         let result = try reckon("reconcile", "--local", "a", "--remote", "b", "--foo")
         #expect(result.code == 64)
         #expect(result.stdout.isEmpty)
-        #expect(result.stderr == """
-            Error: Unknown option '--foo'
-            Usage: reckon reconcile --local <path> --remote <path> [--out <dir>] [--json] [--quick] [--lang <lang>] [--refresh] [--app <id>] [--accept-deletions]
-              See 'reckon reconcile --help' for more information.
+        #expect(
+            result.stderr == """
+                Error: Unknown option '--foo'
+                Usage: reckon reconcile --local <path> --remote <path> [--out <dir>] [--json] [--quick] [--lang <lang>] [--refresh] [--app <id>] [--accept-deletions]
+                  See 'reckon reconcile --help' for more information.
 
-            """)
+                """)
     }
 
     @Test(arguments: [
@@ -49,7 +50,7 @@ import Testing
         (["frobnicate"], "Error: Unknown subcommand 'frobnicate'"),
         ([], "Error: Missing expected argument '<subcommand>'"),
         (["reconcile", "--local", "a", "--remote", "b", "--lang", "xx"], "Error: The value 'xx' is invalid for '--lang <lang>'"),
-        (["run", "Pipelines/sample.json", "--json=yes"], "Error: Unknown option '--json=yes'"),
+        (["run", "Pipelines/sample.json", "--json=yes"], "Error: Unknown option '--json=yes'")
     ])
     func usageErrorsExit64(_ arguments: [String], _ message: String) throws {
         let process = try runArray(arguments)
@@ -139,7 +140,8 @@ import Testing
     @Test func validateNamesTheWrongKey() throws {
         let good = try runArray(["validate", "Pipelines/sample.json"])
         #expect(good.code == 0)
-        #expect(good.stdout == "Pipelines/sample.json is valid: local 'device'; remotes 'drive'; deep check; export json,markdown,zip from 'local'.\n")
+        #expect(
+            good.stdout == "Pipelines/sample.json is valid: local 'device'; remotes 'drive'; deep check; export json,markdown,zip from 'local'.\n")
         let url = temporaryFolder().appendingPathComponent("bad.json")
         try Data(#"{"local": {"path": "a"}, "remotes": [{"path": "x", "lable": "Drive"}]}"#.utf8).write(to: url)
         let bad = try runArray(["validate", url.path])
@@ -171,9 +173,14 @@ import Testing
         #expect(result.stdout.contains("Memos on Mirror\n  Active    4\n  Archived  1\n"))
         #expect(result.stdout.contains("Backup disk could not be read: the folder does not exist."))
         let reports = folder.appendingPathComponent("reports")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: reports.path).sorted()
-                == [".reckon.lock", "combined-backup.txt", "combined-drive.txt", "combined-mirror.txt", "history.jsonl", "report.html", "report.json", "report.md", "state"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: reports.appendingPathComponent("state").path).sorted()
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: reports.path).sorted()
+                == [
+                    ".reckon.lock", "combined-backup.txt", "combined-drive.txt", "combined-mirror.txt", "history.jsonl", "report.html", "report.json",
+                    "report.md", "state"
+                ])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: reports.appendingPathComponent("state").path).sorted()
                 == ["baseline-drive.txt", "baseline-local.txt", "baseline-mirror.txt"], "the side that failed has no baseline")
         #expect(try read(reports.appendingPathComponent("combined-mirror.txt")).split(separator: "\n").allSatisfy { $0.hasPrefix("= ") })
     }

@@ -1,8 +1,9 @@
 import Foundation
 import TestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A copy of the drift samples in a temporary folder, so that a test may
@@ -48,8 +49,9 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
             try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("shortcut").path, withDestinationPath: drive.path)
             return "shortcut/reports"
         case .dotDotAfterLink:
-            try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("memos-link").path,
-                                                       withDestinationPath: drive.appendingPathComponent("memos").path)
+            try FileManager.default.createSymbolicLink(
+                atPath: folder.appendingPathComponent("memos-link").path,
+                withDestinationPath: drive.appendingPathComponent("memos").path)
             return "memos-link/../reports"
         case .linkInside:
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("out"), withIntermediateDirectories: true)
@@ -84,8 +86,9 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
     @Test(arguments: ["reports", "quarantine", "state", "export"])
     func validateAndRunRefuseADefinitionWhoseOutputLeadsIntoASource(_ key: String) throws {
         let folder = try copyOfDriftSamples()
-        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("shortcut").path,
-                                                   withDestinationPath: folder.appendingPathComponent("device").path)
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.appendingPathComponent("shortcut").path,
+            withDestinationPath: folder.appendingPathComponent("device").path)
         let extra = key == "reports" ? "" : #", "\#(key)": {"dir": "shortcut/\#(key)"}"#
         var url = try pipelineFile(in: folder, extra)
         if key == "reports" {
@@ -97,8 +100,9 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         for command in ["validate", "run"] {
             let result = try runArray([command, url.path])
             #expect(result.code == 64, "\(command)")
-            #expect(result.stderr.contains("'\(key).dir' is shortcut/\(key), inside the source folder device (its real path is "),
-                    "\(command): \(result.stderr)")
+            #expect(
+                result.stderr.contains("'\(key).dir' is shortcut/\(key), inside the source folder device (its real path is "),
+                "\(command): \(result.stderr)")
         }
         #expect(try fingerprint(folder.appendingPathComponent("device")) == before)
     }
@@ -107,19 +111,25 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
     /// folder will be, is not followed into the source.
     @Test func aLinkInsideTheQuarantineFolderIsNotFollowed() throws {
         let folder = temporaryFolder()
-        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Tests/ReckonCLITests/Fixtures/good"), to: folder.appendingPathComponent("device"))
-        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Tests/ReckonCLITests/Fixtures/bad/truncated-memo"),
-                                         to: folder.appendingPathComponent("drive"))
+        try FileManager.default.copyItem(
+            at: packageRoot.appendingPathComponent("Tests/ReckonCLITests/Fixtures/good"), to: folder.appendingPathComponent("device"))
+        try FileManager.default.copyItem(
+            at: packageRoot.appendingPathComponent("Tests/ReckonCLITests/Fixtures/bad/truncated-memo"),
+            to: folder.appendingPathComponent("drive"))
         let quarantine = folder.appendingPathComponent("out/quarantine")
         try FileManager.default.createDirectory(at: quarantine, withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: quarantine.appendingPathComponent("20261201T093000Z").path,
-                                                   withDestinationPath: folder.appendingPathComponent("drive/memos").path)
+        try FileManager.default.createSymbolicLink(
+            atPath: quarantine.appendingPathComponent("20261201T093000Z").path,
+            withDestinationPath: folder.appendingPathComponent("drive/memos").path)
         let before = try fingerprint(folder.appendingPathComponent("drive"))
-        let result = try runArray(["reconcile", "--local", "device", "--remote", "drive", "--out", "out"], environment: ["SOURCE_DATE_EPOCH": "1796117400"],
-                                  in: folder)
+        let result = try runArray(
+            ["reconcile", "--local", "device", "--remote", "drive", "--out", "out"], environment: ["SOURCE_DATE_EPOCH": "1796117400"],
+            in: folder)
         #expect(result.code == 2)
-        #expect(result.stdout.contains("could not be copied aside (cannot write \(quarantine.path)/20261201T093000Z: a link stands where a folder must be"),
-                "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                "could not be copied aside (cannot write \(quarantine.path)/20261201T093000Z: a link stands where a folder must be"),
+            "\(result.stdout)")
         #expect(try fingerprint(folder.appendingPathComponent("drive")) == before)
     }
 
@@ -128,8 +138,9 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         let folder = try copyOfDriftSamples()
         let mirror = folder.appendingPathComponent("mirror")
         try FileManager.default.createDirectory(at: mirror, withIntermediateDirectories: true)
-        try #require(mount(folder.appendingPathComponent("device").path, mirror.path, "", UInt(MS_BIND), nil) == 0,
-                     "mount: \(String(cString: strerror(errno)))")
+        try #require(
+            mount(folder.appendingPathComponent("device").path, mirror.path, "", UInt(MS_BIND), nil) == 0,
+            "mount: \(String(cString: strerror(errno)))")
         defer { umount(mirror.path) }
         let before = try fingerprint(folder.appendingPathComponent("device"))
         let reports = try runArray(["reconcile", "--local", "device", "--remote", "drive", "--out", "mirror/reports"], in: folder)
@@ -143,8 +154,9 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
 
     @Test func anOutputBesideTheSourcesIsStillWritten() throws {
         let folder = try copyOfDriftSamples()
-        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("elsewhere").path,
-                                                   withDestinationPath: temporaryFolder().path)
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.appendingPathComponent("elsewhere").path,
+            withDestinationPath: temporaryFolder().path)
         let result = try runArray(["reconcile", "--local", "device", "--remote", "drive", "--out", "elsewhere/reports"], in: folder)
         #expect(result.code == 1)
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("elsewhere/reports/report.json").path))
@@ -189,14 +201,16 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         let report = try json(read(reports.appendingPathComponent("report.json")))
         #expect(report["outcome"] as? String == "trouble")
         let exports = try #require(report["exports"] as? [[String: Any]])
-        #expect(exports.map { $0["format"] as? String } == ["json", "markdown", "zip"],
-                "report.json must list every format asked for, not only the first: \(exports)")
+        #expect(
+            exports.map { $0["format"] as? String } == ["json", "markdown", "zip"],
+            "report.json must list every format asked for, not only the first: \(exports)")
         let failures = Set(exports.map { $0["failure"] as? String })
         #expect(failures.count == 1, "every format's record must carry the one failure: \(exports)")
         let said = failures.first ?? nil
         #expect(said?.contains(failure) == true, "\(exports)")
-        #expect(said?.contains(".partial") == false && said?.contains(".reckon-") == false,
-                "the failure must name the export folder, not the pid-named staging folder: \(said ?? "")")
+        #expect(
+            said?.contains(".partial") == false && said?.contains(".reckon-") == false,
+            "the failure must name the export folder, not the pid-named staging folder: \(said ?? "")")
         #expect(result.stdout.components(separatedBy: failure).count == 2, "the summary says the failure once: \(result.stdout)")
         #expect(try read(reports.appendingPathComponent("report.md")).contains(failure))
         #expect(try read(reports.appendingPathComponent("report.html")).contains(failure))
@@ -267,8 +281,9 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
 @Suite struct MessageTests {
     @Test func aLinkedCloudFolderIsReportedAsALink() throws {
         let folder = temporaryFolder()
-        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("60dMemo").path,
-                                                   withDestinationPath: packageRoot.appendingPathComponent("Samples/drift/drive/60dMemo").path)
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.appendingPathComponent("60dMemo").path,
+            withDestinationPath: packageRoot.appendingPathComponent("Samples/drift/drive/60dMemo").path)
         let result = try runArray(["counts", folder.path])
         #expect(result.code == 2)
         #expect(result.stderr == "error: \(folder.path)/60dMemo: is a link; links are not followed\n")

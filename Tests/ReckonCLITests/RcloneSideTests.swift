@@ -2,8 +2,9 @@ import Foundation
 import ReckonCore
 import TestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An rclone remote as a side, against a real `rclone serve sftp` on
@@ -116,7 +117,8 @@ import Glibc
         // A memo the remote no longer lists leaves the cache, never the remote.
         try FileManager.default.removeItem(at: groceries)
         _ = try deep()
-        #expect(!FileManager.default.fileExists(atPath: cachedBook.deletingLastPathComponent().appendingPathComponent(groceries.lastPathComponent).path))
+        #expect(
+            !FileManager.default.fileExists(atPath: cachedBook.deletingLastPathComponent().appendingPathComponent(groceries.lastPathComponent).path))
     }
 
     /// Starts reckon, waits until it has listed `memos/`, lets `meanwhile`
@@ -124,9 +126,12 @@ import Glibc
     func reconcile(pausingAfterTheListing server: SFTPServer, meanwhile: () throws -> Void) throws -> RunResult {
         let marker = folder.appendingPathComponent("paused")
         try Data().write(to: marker)
-        let waiting = try BackgroundRun(["reconcile", "--local", store, "--remote", server.remote],
-                                    environment: server.environment.merging(["XDG_CACHE_HOME": cache.path, "RECKON_TEST_WAIT_AT": "rclone-listed",
-                                                                             "RECKON_TEST_WAIT_FILE": marker.path]) { $1 })
+        let waiting = try BackgroundRun(
+            ["reconcile", "--local", store, "--remote", server.remote],
+            environment: server.environment.merging([
+                "XDG_CACHE_HOME": cache.path, "RECKON_TEST_WAIT_AT": "rclone-listed",
+                "RECKON_TEST_WAIT_FILE": marker.path
+            ]) { $1 })
         // reckon says it is waiting by making `paused.reached` (looked for at most 600 × 50 ms).
         for _ in 0..<600 where !FileManager.default.fileExists(atPath: marker.path + ".reached") { usleep(50_000) }
         #expect(FileManager.default.fileExists(atPath: marker.path + ".reached"), "reckon never reached the listing")
@@ -138,23 +143,29 @@ import Glibc
     @Test(.needs(.rclone)) func aMemoWhoseIndexEntryChangedIsFetchedWhileMemosIsBeingListed() throws {
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
-        #expect(try reckon(["reconcile", "--local", store, "--remote", server.remote], server).stdout
-            .contains("Google Drive: 7 memo files downloaded, 0 from the cache."))
+        #expect(
+            try reckon(["reconcile", "--local", store, "--remote", server.remote], server).stdout
+                .contains("Google Drive: 7 memo files downloaded, 0 from the cache."))
         // Groceries changes, file and entry; another entry gains a change tag while its file stays the same.
         let groceries = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
         let memo = served.appendingPathComponent("60dMemo/memos/\(groceries).json")
-        try Data(try read(memo).replacingOccurrences(of: "Milk", with: "Oat milk")
-            .replacingOccurrences(of: "2026-04-18T09:15:00Z", with: "2026-04-20T08:00:00Z").utf8).write(to: memo)
+        try Data(
+            try read(memo).replacingOccurrences(of: "Milk", with: "Oat milk")
+                .replacingOccurrences(of: "2026-04-18T09:15:00Z", with: "2026-04-20T08:00:00Z").utf8
+        ).write(to: memo)
         let index = served.appendingPathComponent("60dMemo/index.json")
-        try Data(try read(index).replacingOccurrences(of: "\"2026-04-18T09:15:00Z\"", with: "\"2026-04-20T08:00:00Z\"")
-            .replacingOccurrences(of: "\"2026-04-19T23:32:00+09:00\",", with: "\"2026-04-19T23:32:00+09:00\", \"changeTag\": \"v2\",").utf8).write(to: index)
+        try Data(
+            try read(index).replacingOccurrences(of: "\"2026-04-18T09:15:00Z\"", with: "\"2026-04-20T08:00:00Z\"")
+                .replacingOccurrences(of: "\"2026-04-19T23:32:00+09:00\",", with: "\"2026-04-19T23:32:00+09:00\", \"changeTag\": \"v2\",").utf8
+        ).write(to: index)
 
         let remoteCache = cache.appendingPathComponent("reckon/\(Rclone.cacheName(of: server.remote))")
         let result = try reconcile(pausingAfterTheListing: server) {
             // Both changed entries' files were staged before the listing was done.
             let stagings = try FileManager.default.contentsOfDirectory(atPath: remoteCache.path).filter { $0.hasPrefix("staging-") }
             #expect(stagings.count == 1)
-            let staged = try stagings.first.map { try FileManager.default.contentsOfDirectory(atPath: remoteCache.appendingPathComponent($0).path) } ?? []
+            let staged =
+                try stagings.first.map { try FileManager.default.contentsOfDirectory(atPath: remoteCache.appendingPathComponent($0).path) } ?? []
             #expect(staged.sorted() == ["\(groceries).json", "7c9e6679-7425-40de-944b-e07fc1f90ae7.json"])
         }
         // Only the file that changed counts as downloaded; the other staged one was the cached file, and no staging is left.
@@ -168,7 +179,9 @@ import Glibc
             try FileManager.default.createDirectory(at: remoteCache.appendingPathComponent("staging-\(pid)"), withIntermediateDirectories: true)
             try Data("half".utf8).write(to: remoteCache.appendingPathComponent("staging-\(pid)/\(groceries).json"))
         }
-        #expect(try reckon(["reconcile", "--local", store, "--remote", server.remote], server).stdout.contains("0 memo files downloaded, 7 from the cache."))
+        #expect(
+            try reckon(["reconcile", "--local", store, "--remote", server.remote], server).stdout.contains(
+                "0 memo files downloaded, 7 from the cache."))
         #expect(try FileManager.default.contentsOfDirectory(atPath: remoteCache.path).filter { $0.hasPrefix("staging-") } == ["staging-\(getpid())"])
     }
 
@@ -200,16 +213,20 @@ import Glibc
             try FileManager.default.removeItem(at: served.appendingPathComponent("60dMemo/memos/886313e1-3b8a-5372-9b90-0c9aee199e5d.json"))
         }
         #expect(result.code == 2, "\(result.stdout)\(result.stderr)")
-        #expect(result.stdout.contains("memos/886313e1-3b8a-5372-9b90-0c9aee199e5d.json: could not be downloaded from the remote (rclone did not download it; it may have been deleted since the listing)"),
-                "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                "memos/886313e1-3b8a-5372-9b90-0c9aee199e5d.json: could not be downloaded from the remote (rclone did not download it; it may have been deleted since the listing)"
+            ),
+            "\(result.stdout)")
         #expect(result.stdout.contains("Google Drive: 6 memo files downloaded, 0 from the cache."))
     }
 
     @Test(.needs(.rclone)) func aWrongPasswordAndAMissingRcloneFailTheSideInWords() throws {
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
-        let wrong = try reckon(["reconcile", "--local", store, "--remote", server.remote], server,
-                               environment: ["RCLONE_CONFIG_RECKONTEST_PASS": try SFTPServer.obscure("not-the-password")])
+        let wrong = try reckon(
+            ["reconcile", "--local", store, "--remote", server.remote], server,
+            environment: ["RCLONE_CONFIG_RECKONTEST_PASS": try SFTPServer.obscure("not-the-password")])
         #expect(wrong.code == 2)
         #expect(wrong.stdout.contains("Google Drive could not be read: rclone"), "\(wrong.stdout)")
         #expect(wrong.stdout.contains("Active    4"), "the device is still counted")
@@ -243,10 +260,12 @@ import Glibc
     @Test(.needs(.rclone)) func aCacheOrOutputInsideALocalRemoteIsRefused() throws {
         let remote = ":local:" + served.path
         let pipeline = folder.appendingPathComponent("pipeline.json")
-        try Data("""
+        try Data(
+            """
             {"name": "t", "local": {"name": "device", "kind": "store", "path": "\(store)"},
              "remotes": [{"name": "drive", "kind": "rclone", "remote": "\(remote)"}], "cache": {"dir": "served/cache"}}
-            """.utf8).write(to: pipeline)
+            """.utf8
+        ).write(to: pipeline)
         let result = try runArray(["validate", pipeline.path])
         #expect(result.code == 64)
         #expect(result.stderr.contains("'cache.dir' is \(served.path)/cache, inside the source folder"), "\(result.stderr)")
@@ -260,34 +279,44 @@ import Glibc
         let environment = ["XDG_CACHE_HOME": cache.path]
         let counts = try runArray(["counts", remote], environment: environment)
         #expect(counts.code == 2)
-        #expect(counts.stderr.contains("counts read index.json alone, so run a deep check (reckon reconcile) to count from the memo files"), "\(counts.stderr)")
+        #expect(
+            counts.stderr.contains("counts read index.json alone, so run a deep check (reckon reconcile) to count from the memo files"),
+            "\(counts.stderr)")
         #expect(!FileManager.default.fileExists(atPath: cache.appendingPathComponent("reckon/\(Rclone.cacheName(of: remote))/memos").path))
 
         try FileManager.default.removeItem(at: served)
         try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/drift/drive"), to: served)
         let pipeline = folder.appendingPathComponent("pipeline.json")
-        try Data("""
+        try Data(
+            """
             {"name": "t", "local": {"name": "device", "kind": "store", "path": "\(store)"},
              "remotes": [{"name": "drive", "kind": "rclone", "remote": "\(remote)"}], "reports": {"dir": "reports"},
              "limits": {"memoBytes": 300}}
-            """.utf8).write(to: pipeline)
+            """.utf8
+        ).write(to: pipeline)
         let run = try runArray(["run", pipeline.path])
         #expect(run.code == 2)
         #expect(run.stdout.contains("is larger than the limit of 300 bytes, so it is neither kept nor read"), "\(run.stdout)")
-        let cached = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("reports/cache/\(Rclone.cacheName(of: remote))/memos").path)
+        let cached = try FileManager.default.contentsOfDirectory(
+            atPath: folder.appendingPathComponent("reports/cache/\(Rclone.cacheName(of: remote))/memos").path)
         let small = try FileManager.default.contentsOfDirectory(atPath: served.appendingPathComponent("60dMemo/memos").path).filter { name in
-            ((try? FileManager.default.attributesOfItem(atPath: served.appendingPathComponent("60dMemo/memos/" + name).path)[.size] as? Int) ?? 0) <= 300
+            ((try? FileManager.default.attributesOfItem(atPath: served.appendingPathComponent("60dMemo/memos/" + name).path)[.size] as? Int) ?? 0)
+                <= 300
         }
         #expect(cached.sorted() == small.sorted())
     }
 
     @Test func aRemoteWithAControlCharacterIsRefused() throws {
         let pipeline = folder.appendingPathComponent("pipeline.json")
-        try Data(#"{"name": "t", "local": {"name": "device", "path": "d"}, "remotes": [{"name": "drive", "kind": "rclone", "remote": "t:\u0000x"}]}"#.utf8)
-            .write(to: pipeline)
+        try Data(
+            #"{"name": "t", "local": {"name": "device", "path": "d"}, "remotes": [{"name": "drive", "kind": "rclone", "remote": "t:\u0000x"}]}"#.utf8
+        )
+        .write(to: pipeline)
         let result = try runArray(["validate", pipeline.path])
         #expect(result.code == 64)
-        #expect(result.stderr.contains("'remotes[0].remote' must be an rclone remote such as \"gdrive:60dMemo\", with no control character"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("'remotes[0].remote' must be an rclone remote such as \"gdrive:60dMemo\", with no control character"),
+            "\(result.stderr)")
     }
 
     @Test(.needs(.rclone)) func countsAndExportMaskASecretToo() throws {
@@ -304,7 +333,8 @@ import Glibc
 
     @Test func twoFilesOfOneNameInARecordedDriveListingAreNamedAndNeitherIsRead() throws {
         // `rclone lsjson` of a Drive folder holding two files named alike.
-        let recorded = Data("""
+        let recorded = Data(
+            """
             [
             {"Path":"3f2504e0-4f89-11d3-9a0c-0305e82c3301.json","Name":"3f2504e0-4f89-11d3-9a0c-0305e82c3301.json","Size":301,"ModTime":"2026-04-18T09:15:00.123Z","IsDir":false,"ID":"1AbC"},
             {"Path":"3f2504e0-4f89-11d3-9a0c-0305e82c3301.json","Name":"3f2504e0-4f89-11d3-9a0c-0305e82c3301.json","Size":305,"ModTime":"2026-04-19T10:00:00.000Z","IsDir":false,"ID":"1XyZ"},
@@ -313,8 +343,9 @@ import Glibc
             """.utf8)
         let (unique, problems) = RcloneStore.Remote.unique(try Rclone.entries(from: recorded))
         #expect(unique.map(\.name) == ["7c9e6679-7425-40de-944b-e07fc1f90ae7.json"])
-        #expect(problems.map { "\($0.kind.rawValue) \($0.path) \($0.id?.value ?? "-"): \($0.message)" } == [
-            "duplicate-id memos/3f2504e0-4f89-11d3-9a0c-0305e82c3301.json 3f2504e0-4f89-11d3-9a0c-0305e82c3301: the remote holds 2 files of this name (ids 1AbC and 1XyZ); reckon does not pick one",
-        ])
+        #expect(
+            problems.map { "\($0.kind.rawValue) \($0.path) \($0.id?.value ?? "-"): \($0.message)" } == [
+                "duplicate-id memos/3f2504e0-4f89-11d3-9a0c-0305e82c3301.json 3f2504e0-4f89-11d3-9a0c-0305e82c3301: the remote holds 2 files of this name (ids 1AbC and 1XyZ); reckon does not pick one"
+            ])
     }
 }

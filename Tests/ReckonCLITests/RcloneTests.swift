@@ -2,8 +2,9 @@ import Foundation
 import ReckonCore
 import TestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The rclone wrapper against a real `rclone serve sftp` on 127.0.0.1
@@ -15,16 +16,21 @@ import Glibc
     /// Runs `body` against a served copy of `sample` (each memo given its
     /// own modification time, with nanoseconds), and checks afterwards that
     /// nothing in the served folder changed.
-    func withServer(_ body: (SFTPServer, Rclone, URL) throws -> Void,
-                    sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func withServer(
+        _ body: (SFTPServer, Rclone, URL) throws -> Void,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let root = temporaryFolder()
         defer { try? FileManager.default.removeItem(at: root) }
         let served = root.appendingPathComponent("60dMemo")
         try FileManager.default.copyItem(at: Self.sample, to: served)
         for (index, name) in try memoNames(served).enumerated() {
-            setModificationTime(served.appendingPathComponent("memos/\(name)"), seconds: 1_700_000_000 + index * 3_607, nanoseconds: 123_456_789 * (index + 1) % 1_000_000_000)
+            setModificationTime(
+                served.appendingPathComponent("memos/\(name)"), seconds: 1_700_000_000 + index * 3_607,
+                nanoseconds: 123_456_789 * (index + 1) % 1_000_000_000)
         }
-        let before = try fingerprint(served), stampsBefore = stamps(served)
+        let before = try fingerprint(served)
+        let stampsBefore = stamps(served)
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
         var rclone = try Rclone(environment: server.environment)
@@ -118,12 +124,12 @@ import Glibc
 
     @Test func aRecordedDriveListingWithTwoEntriesOfOneNameKeepsBoth() throws {
         let recorded = """
-        [
-        {"Path":"a.json","Name":"a.json","Size":12,"MimeType":"application/json","ModTime":"2024-05-01T10:00:00.123Z","IsDir":false,"Hashes":{"md5":"0CC175B9C0F1B6A831C399E269772661"},"ID":"1aaa"},
-        {"Path":"a.json","Name":"a.json","Size":13,"MimeType":"application/json","ModTime":"2024-05-01T10:00:01.000Z","IsDir":false,"Hashes":{"md5":"92eb5ffee6ae2fec3ad71c777531578f"},"ID":"1bbb"},
-        {"Path":"doc","Name":"doc","Size":-1,"MimeType":"application/vnd.google-apps.document","ModTime":"2024-05-01T10:00:02.000Z","IsDir":false,"ID":"1ccc"}
-        ]
-        """
+            [
+            {"Path":"a.json","Name":"a.json","Size":12,"MimeType":"application/json","ModTime":"2024-05-01T10:00:00.123Z","IsDir":false,"Hashes":{"md5":"0CC175B9C0F1B6A831C399E269772661"},"ID":"1aaa"},
+            {"Path":"a.json","Name":"a.json","Size":13,"MimeType":"application/json","ModTime":"2024-05-01T10:00:01.000Z","IsDir":false,"Hashes":{"md5":"92eb5ffee6ae2fec3ad71c777531578f"},"ID":"1bbb"},
+            {"Path":"doc","Name":"doc","Size":-1,"MimeType":"application/vnd.google-apps.document","ModTime":"2024-05-01T10:00:02.000Z","IsDir":false,"ID":"1ccc"}
+            ]
+            """
         let entries = try Rclone.entries(from: Data(recorded.utf8))
         #expect(entries.map(\.id) == ["1aaa", "1bbb", "1ccc"])
         #expect(entries[0].md5 == "0cc175b9c0f1b6a831c399e269772661")
@@ -172,11 +178,15 @@ import Glibc
             let into = temporaryFolder()
             defer { try? FileManager.default.removeItem(at: into) }
             // 1 byte allowed: rclone stops, and no file arrives whole.
-            #expect(throws: Rclone.Failure.self) { try rclone.copy(from: "reckontest:memos", files: names, into: into, checksum: false, maxTransfer: 1) }
+            #expect(throws: Rclone.Failure.self) {
+                try rclone.copy(from: "reckontest:memos", files: names, into: into, checksum: false, maxTransfer: 1)
+            }
             for entry in listed { #expect(!RcloneStore.Remote.isStaged(atPath: into.appendingPathComponent(entry.name).path, as: entry)) }
 
             _ = try rclone.copy(from: "reckontest:memos", files: names, into: into, checksum: false, maxTransfer: 1 << 20)
-            for entry in listed { #expect(RcloneStore.Remote.isStaged(atPath: into.appendingPathComponent(entry.name).path, as: entry), "\(entry.name)") }
+            for entry in listed {
+                #expect(RcloneStore.Remote.isStaged(atPath: into.appendingPathComponent(entry.name).path, as: entry), "\(entry.name)")
+            }
             // Another time than the listing's (a file replaced since) is not the listed file.
             let first = into.appendingPathComponent(listed[0].name).path
             var times = [timespec(tv_sec: 0, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
@@ -256,8 +266,10 @@ import Glibc
         let folder = temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let script = folder.appendingPathComponent("rclone")
-        let pidFile = folder.appendingPathComponent("child.pid"), ended = folder.appendingPathComponent("ended")
-        try Data("""
+        let pidFile = folder.appendingPathComponent("child.pid")
+        let ended = folder.appendingPathComponent("ended")
+        try Data(
+            """
             #!/bin/sh
             (sleep 30; echo child >> '\(ended.path)') &
             echo $! > '\(pidFile.path)'
@@ -265,7 +277,8 @@ import Glibc
             wait
             echo script >> '\(ended.path)'
 
-            """.utf8).write(to: script)
+            """.utf8
+        ).write(to: script)
         chmod(script.path, 0o755)
         var rclone = try Rclone(environment: ["PATH": folder.path + ":/usr/bin:/bin"])
         rclone.callLimit = .milliseconds(500)
@@ -298,7 +311,10 @@ import Glibc
         rclone.grace = .milliseconds(500)
         let failure = #expect(throws: Rclone.Failure.self) { try rclone.copy(from: "x:", files: ["a"], into: folder) }
         #expect(failure?.kind == .tooManyErrors)
-        #expect(failure?.message == "rclone was stopped after 3 errors in one call (the remote may have stopped answering): m3.json: Failed to copy: connection refused")
+        #expect(
+            failure?.message
+                == "rclone was stopped after 3 errors in one call (the remote may have stopped answering): m3.json: Failed to copy: connection refused"
+        )
         #expect(!FileManager.default.fileExists(atPath: ended.path), "the call was waited out rather than stopped at the third error")
     }
 
@@ -323,9 +339,11 @@ import Glibc
         try Data().write(to: config.appendingPathComponent("rclone.conf"))
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         let real = try #require(path.split(separator: ":").map { "\($0)/rclone" }.first { FileManager.default.isExecutableFile(atPath: $0) })
-        let calls = config.appendingPathComponent("calls"), pidFile = config.appendingPathComponent("rclone.pid")
+        let calls = config.appendingPathComponent("calls")
+        let pidFile = config.appendingPathComponent("rclone.pid")
         let ended = config.appendingPathComponent("ended")
-        try Data("""
+        try Data(
+            """
             #!/bin/sh
             echo call >> '\(calls.path)'
             '\(real)' "$@" &
@@ -333,14 +351,15 @@ import Glibc
             wait $!
             echo "exit $?" >> '\(ended.path)'
 
-            """.utf8).write(to: config.appendingPathComponent("rclone"))
+            """.utf8
+        ).write(to: config.appendingPathComponent("rclone"))
         chmod(config.appendingPathComponent("rclone").path, 0o755)
         var rclone = try Rclone(environment: [
             "PATH": config.path + ":" + path,
             "RCLONE_CONFIG": config.appendingPathComponent("rclone.conf").path,
             "RCLONE_CONFIG_STALL_TYPE": "sftp", "RCLONE_CONFIG_STALL_HOST": "127.0.0.1",
             "RCLONE_CONFIG_STALL_PORT": String(UInt16(bigEndian: address.sin_port)),
-            "RCLONE_CONFIG_STALL_USER": "u", "RCLONE_CONFIG_STALL_PASS": try SFTPServer.obscure("p"),
+            "RCLONE_CONFIG_STALL_USER": "u", "RCLONE_CONFIG_STALL_PASS": try SFTPServer.obscure("p")
         ])
         rclone.callLimit = .seconds(2)
         rclone.grace = .milliseconds(500)
@@ -359,8 +378,9 @@ import Glibc
         #expect(Set(sentences).count == 10)
         for (code, sentence) in sentences.enumerated() { #expect(sentence.contains("(exit \(code)")) }
         #expect(Rclone.sentence(exit: 5) == "rclone could not reach the remote (exit 5: a temporary error; trying again later may work)")
-        #expect(Rclone.Failure(.exit(5), Rclone.sentence(exit: 5), lastLine: "dial tcp: i/o timeout").message
-            == "rclone could not reach the remote (exit 5: a temporary error; trying again later may work): dial tcp: i/o timeout")
+        #expect(
+            Rclone.Failure(.exit(5), Rclone.sentence(exit: 5), lastLine: "dial tcp: i/o timeout").message
+                == "rclone could not reach the remote (exit 5: a temporary error; trying again later may work): dial tcp: i/o timeout")
         #expect(Rclone.sentence(exit: 42) == "rclone failed (exit 42: a code rclone 1.60 does not document)")
     }
 
@@ -368,13 +388,18 @@ import Glibc
         #expect(Rclone.masked(":sftp,host=h,pass=xyz:path") == ":sftp,host=h,pass=***:path")
         #expect(Rclone.masked(":sftp,host=h,user=u,password=xyz,port=22:") == ":sftp,host=h,user=u,password=***,port=22:")
         #expect(Rclone.masked(#":drive,token='{"access_token":"ya29","expiry":"2024"}':60dMemo"#) == ":drive,token=***:60dMemo")
-        #expect(Rclone.masked(#":s3,key="a,""b",secret_access_key=SK,access_key_id=AK:bucket"#) == ":s3,key=***,secret_access_key=***,access_key_id=AK:bucket")
+        #expect(
+            Rclone.masked(#":s3,key="a,""b",secret_access_key=SK,access_key_id=AK:bucket"#)
+                == ":s3,key=***,secret_access_key=***,access_key_id=AK:bucket")
         #expect(Rclone.masked("gdrive,client_secret=cs,client_id=ci:x") == "gdrive,client_secret=***,client_id=ci:x")
         #expect(Rclone.masked(":b2,account=a,key=k:b") == ":b2,account=a,key=***:b")
         #expect(Rclone.masked(":sftp,key_file=/home/u/.ssh/id,key_file_pass=kp:") == ":sftp,key_file=/home/u/.ssh/id,key_file_pass=***:")
-        #expect(Rclone.masked(#"Failed to create file system for ":sftp,pass=xyz:p": refused"#) == #"Failed to create file system for ":sftp,pass=***:p": refused"#)
+        #expect(
+            Rclone.masked(#"Failed to create file system for ":sftp,pass=xyz:p": refused"#)
+                == #"Failed to create file system for ":sftp,pass=***:p": refused"#)
         #expect(Rclone.masked("--sftp-pass=xyz") == "--sftp-pass=***")
-        #expect(Rclone.masked(#":drive,token={"access_token":"ya29","n":{"a":1}},scope=drive.readonly:x"#) == ":drive,token=***,scope=drive.readonly:x")
+        #expect(
+            Rclone.masked(#":drive,token={"access_token":"ya29","n":{"a":1}},scope=drive.readonly:x"#) == ":drive,token=***,scope=drive.readonly:x")
         #expect(Rclone.masked("gdrive:60dMemo") == "gdrive:60dMemo")
         #expect(Rclone.masked("bypass=1,monkey=2") == "bypass=1,monkey=2")
     }
@@ -386,7 +411,9 @@ import Glibc
             let failure = #expect(throws: Rclone.Failure.self) { try Rclone(flags: [flag]) }
             #expect(failure?.kind == .refused)
             let name = flag.split(separator: "=").first.map(String.init)!
-            #expect(failure?.message.hasPrefix("reckon does not pass the rclone flag \(name): only flags that change how rclone reads are allowed (") == true, "\(failure?.message ?? "")")
+            #expect(
+                failure?.message.hasPrefix("reckon does not pass the rclone flag \(name): only flags that change how rclone reads are allowed (")
+                    == true, "\(failure?.message ?? "")")
         }
         let noValue = #expect(throws: Rclone.Failure.self) { try Rclone(flags: ["--tpslimit"]) }
         #expect(noValue?.message == "the rclone flag --tpslimit needs a value after it")

@@ -9,21 +9,25 @@ import Testing
     @Test(.needs(.tool("strace")))
     func aDeepRunWithAnExportOpensEachMemoFileAtMostTwice() throws {
         let folder = scratchFolder("reads")
-        let device = folder.appendingPathComponent("device"), drive = folder.appendingPathComponent("drive")
+        let device = folder.appendingPathComponent("device")
+        let drive = folder.appendingPathComponent("drive")
         let memos = twelveMemos()
         try writeMemoFolder(memos, to: device)
         try writeMemoFolder(Array(memos.dropLast(3)), to: drive)
         let definition = folder.appendingPathComponent("p.json")
-        try Data("""
+        try Data(
+            """
             { "schemaVersion": 1, "name": "reads", "check": "deep",
               "local": { "name": "device", "path": "device" },
               "remotes": [ { "name": "drive", "label": "Google Drive", "path": "drive" } ],
               "reports": { "dir": "out/reports" },
               "export": { "from": "local", "formats": ["json", "markdown", "zip"], "dir": "out/export" } }
-            """.utf8).write(to: definition)
+            """.utf8
+        ).write(to: definition)
         let trace = folder.appendingPathComponent("trace.txt")
-        let result = try runArray(["-f", "-y", "-e", "trace=open,openat,openat2", "-o", trace.path, reckonBinary.path, "run", definition.path],
-                                  environment: ["SOURCE_DATE_EPOCH": "1776600000"], in: folder, executable: URL(fileURLWithPath: "/usr/bin/strace"))
+        let result = try runArray(
+            ["-f", "-y", "-e", "trace=open,openat,openat2", "-o", trace.path, reckonBinary.path, "run", definition.path],
+            environment: ["SOURCE_DATE_EPOCH": "1776600000"], in: folder, executable: URL(fileURLWithPath: "/usr/bin/strace"))
         #expect(result.code == 1 || result.code == 0, "\(result.stderr)")
         let calls = try String(contentsOf: trace, encoding: .utf8)
         // Opened by name inside the device's memos/, which `-y` names beside its descriptor.

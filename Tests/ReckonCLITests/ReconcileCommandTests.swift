@@ -1,24 +1,26 @@
 import Foundation
-import Testing
 import ReckonCore
+import Testing
 
 /// The built binary on `Samples/`, compared with expectations written by hand.
 @Suite struct ReconcileCommandTests {
     @Test func theDriftSampleShowsTheSeedsPicture() throws {
         let result = try reckon("reconcile", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive")
         #expect(result.code == 1)
-        #expect(result.stdout.hasPrefix("""
-            Memos on this device
-              Active    4
-              Archived  1
+        #expect(
+            result.stdout.hasPrefix(
+                """
+                Memos on this device
+                  Active    4
+                  Archived  1
 
-            Memos on Google Drive
-              Active    5 (local 4)
-              Archived  1
+                Memos on Google Drive
+                  Active    5 (local 4)
+                  Archived  1
 
-            Google Drive has 1 memo that is not on this device. Sync this device to bring it in.
+                Google Drive has 1 memo that is not on this device. Sync this device to bring it in.
 
-            """))
+                """))
         #expect(result.stdout.contains("- e4eaaaf2-d142-11e1-b3e4-080027620cdd  only on Google Drive  'Idea from the train'"))
         #expect(!result.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")
         #expect(result.stderr.isEmpty)
@@ -30,14 +32,18 @@ import ReckonCore
     @Test(arguments: ["drift", "in-sync", "empty"], ["en", "ja"])
     func outWritesTheGoldenReportFiles(_ sample: String, _ language: String) throws {
         let out = temporaryFolder()
-        let result = try reckon("reconcile", "--local", "Samples/\(sample)/device", "--remote", "Samples/\(sample)/drive",
-                                "--out", out.path, "--lang", language, environment: ["SOURCE_DATE_EPOCH": "1776600000"])
+        let result = try reckon(
+            "reconcile", "--local", "Samples/\(sample)/device", "--remote", "Samples/\(sample)/drive",
+            "--out", out.path, "--lang", language, environment: ["SOURCE_DATE_EPOCH": "1776600000"])
         #expect(result.code == (sample == "drift" ? 1 : 0))
         let golden = packageRoot.appendingPathComponent("Tests/ReckonCLITests/Golden/\(sample)/\(language)")
         for name in ["report.json", "report.md", "report.html", "combined.txt"] {
             try expectGolden(maskTimings(read(out.appendingPathComponent(name))), golden.appendingPathComponent(name))
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["combined.txt", "report.html", "report.json", "report.md", "state"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == [
+                "combined.txt", "report.html", "report.json", "report.md", "state"
+            ])
     }
 
     @Test func theReportJSONHasTheDesignedFields() throws {
@@ -120,7 +126,8 @@ import ReckonCore
 
     @Test func aJapaneseReportNamesAProblemInJapanese() throws {
         let remote = temporaryFolder()
-        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/drift/drive/60dMemo"), to: remote.appendingPathComponent("60dMemo"))
+        try FileManager.default.copyItem(
+            at: packageRoot.appendingPathComponent("Samples/drift/drive/60dMemo"), to: remote.appendingPathComponent("60dMemo"))
         let name = "60dMemo/memos/3f2504e0-4f89-11d3-9a0c-0305e82c3301.json"
         try Data(#"{"id": "3f2504e0-"#.utf8).write(to: remote.appendingPathComponent(name))
         let out = temporaryFolder()
@@ -134,14 +141,18 @@ import ReckonCore
     }
 
     @Test func theSameInputGivesTheSameBytes() throws {
-        let first = temporaryFolder(), second = temporaryFolder()
+        let first = temporaryFolder()
+        let second = temporaryFolder()
         _ = try reckon("reconcile", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--out", first.path)
-        _ = try reckon("reconcile", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--out", second.path, environment: ["TZ": "Asia/Tokyo", "LANG": "ja_JP.UTF-8"])
+        _ = try reckon(
+            "reconcile", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--out", second.path,
+            environment: ["TZ": "Asia/Tokyo", "LANG": "ja_JP.UTF-8"])
         for name in ["report.json", "combined.txt"] {
             #expect(try Data(contentsOf: first.appendingPathComponent(name)) == Data(contentsOf: second.appendingPathComponent(name)))
         }
         for name in ["report.md", "report.html"] {
-            #expect(try maskTimings(read(first.appendingPathComponent(name))).replacing(/Checked [^<\n]*\./, with: "")
+            #expect(
+                try maskTimings(read(first.appendingPathComponent(name))).replacing(/Checked [^<\n]*\./, with: "")
                     == maskTimings(read(second.appendingPathComponent(name))).replacing(/Checked [^<\n]*\./, with: ""))
         }
     }
@@ -152,10 +163,13 @@ import ReckonCore
         let out = temporaryFolder()
         for sample in ["drift", "in-sync", "empty"] {
             _ = try reckon("reconcile", "--local", "Samples/\(sample)/device", "--remote", "Samples/\(sample)/drive")
-            _ = try reckon("reconcile", "--local", "Samples/\(sample)/device", "--remote", "Samples/\(sample)/drive", "--out", out.appendingPathComponent(sample).path)
+            _ = try reckon(
+                "reconcile", "--local", "Samples/\(sample)/device", "--remote", "Samples/\(sample)/drive", "--out",
+                out.appendingPathComponent(sample).path)
             _ = try reckon("counts", "Samples/\(sample)/drive")
         }
-        let refused = try reckon("reconcile", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--out", "Samples/drift/drive/60dMemo/reports")
+        let refused = try reckon(
+            "reconcile", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--out", "Samples/drift/drive/60dMemo/reports")
         #expect(refused.code == 64)
         #expect(refused.stderr.contains("reckon never writes into a source"))
         #expect(try fingerprint(samples) == before)

@@ -2,8 +2,9 @@ import Foundation
 import ReckonCore
 import TestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The pipeline of `BaselineTests`, with a baseline from day 0 and then
@@ -20,8 +21,10 @@ func driftedSince(servingDrive: Bool) throws -> (pipeline: BaselinePipeline, ser
     if servingDrive {
         server = try SFTPServer(serving: pipeline.folder)
         let definition = pipeline.folder.appendingPathComponent("p.json")
-        try Data(try read(definition).replacingOccurrences(of: #""path": "drive""#, with: #""kind": "rclone", "remote": "\#(server!.remote)drive""#).utf8)
-            .write(to: definition)
+        try Data(
+            try read(definition).replacingOccurrences(of: #""path": "drive""#, with: #""kind": "rclone", "remote": "\#(server!.remote)drive""#).utf8
+        )
+        .write(to: definition)
     }
     #expect(try pipeline.reckon(["run", "p.json"], day: 0, environment: server?.environment ?? [:]).code == 0)
     pipeline.device.memos[10] = .init(body: "New on the device", modified: "2026-04-19T18:00:00Z")
@@ -44,8 +47,9 @@ extension BaselinePipeline {
 
     /// `reckon COMMAND …` at a time given in days after 2026-04-19 12:00 UTC.
     func reckon(_ arguments: [String], day: Int = 1, environment: [String: String] = [:]) throws -> RunResult {
-        try runArray(arguments, environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + day * 86_400)].merging(environment) { _, new in new },
-                     in: folder)
+        try runArray(
+            arguments, environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + day * 86_400)].merging(environment) { _, new in new },
+            in: folder)
     }
 
     func plan(_ flags: [String] = [], day: Int = 1) throws -> (RunResult, [String: Any]) {
@@ -163,10 +167,11 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         let sidesBefore = try pipeline.sides()
         let (planned, plan) = try pipeline.plan()
         #expect(planned.code == 1, "\(planned.stderr)")
-        #expect(actions(plan) == [
-            10: "copy local>remote", 11: "copy remote>local", 1: "soft-delete local>remote", 2: "soft-delete remote>local",
-            3: "conflict ->-", 4: "copy remote>local", 5: "copy local>remote", 8: "conflict ->-", 9: "copy local>remote",
-        ])
+        #expect(
+            actions(plan) == [
+                10: "copy local>remote", 11: "copy remote>local", 1: "soft-delete local>remote", 2: "soft-delete remote>local",
+                3: "conflict ->-", 4: "copy remote>local", 5: "copy local>remote", 8: "conflict ->-", 9: "copy local>remote"
+            ])
         let destructive = (plan["actions"] as! [[String: Any]]).filter { $0["destructive"] as? Bool == true }.count
         #expect(destructive == 5, "memos 1, 2, 4, 5 and 9 replace a file; 10 and 11 are new")
         #expect(FileKind(path: pipeline.state.appendingPathComponent("plan.md").path).isRegular)
@@ -206,7 +211,8 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(deleted["body"] as? String == "Memo 1")
 
         // The conflicts, chosen: memo 3 keeps both versions, memo 8 takes the drive's.
-        let (again, second) = try pipeline.plan(["--take", EditableSide.id(3).lowercased() + "=both", "--take", EditableSide.id(8) + "=remote"], day: 1)
+        let (again, second) = try pipeline.plan(
+            ["--take", EditableSide.id(3).lowercased() + "=both", "--take", EditableSide.id(8) + "=remote"], day: 1)
         #expect(again.code == 1)
         #expect(actions(second) == [3: "copy remote>local", 8: "copy remote>local"], "the drive's memo 3 is newer")
         let copyID = try #require((second["actions"] as! [[String: Any]]).first?["conflictCopy"] as? String)
@@ -246,27 +252,31 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         // The app deletes the memo after the plan: its entry is not added as the live memo the plan saw.
         let orphan = pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(2)).json")
         let kept = try Data(contentsOf: orphan)
-        try Data(try read(orphan).replacingOccurrences(of: #""deletedAt": null"#, with: #""deletedAt": "2026-04-19T13:00:00Z""#).utf8).write(to: orphan)
+        try Data(try read(orphan).replacingOccurrences(of: #""deletedAt": null"#, with: #""deletedAt": "2026-04-19T13:00:00Z""#).utf8).write(
+            to: orphan)
         #expect(try pipeline.apply([], day: 0).code == 1)
         #expect(try read(index) == without, "index.json untouched")
         try kept.write(to: orphan)
         _ = try pipeline.plan(day: 0)
         // The entry added is the file's own fields: one edited in the plan is refused.
         let made = try read(pipeline.planFile)
-        try pipeline.writeRecordedPlan(try editing(made) { actions in
-            var changes = actions[0]["indexChanges"] as! [[String: Any]]
-            var after = changes[0]["after"] as! [String: Any]
-            after["archivedAt"] = "2026-04-19T12:00:00Z"
-            changes[0]["after"] = after
-            actions[0]["indexChanges"] = changes
-        })
+        try pipeline.writeRecordedPlan(
+            try editing(made) { actions in
+                var changes = actions[0]["indexChanges"] as! [[String: Any]]
+                var after = changes[0]["after"] as! [String: Any]
+                after["archivedAt"] = "2026-04-19T12:00:00Z"
+                changes[0]["after"] = after
+                actions[0]["indexChanges"] = changes
+            })
         let refused = try pipeline.apply([], day: 0)
         #expect(refused.code == 64 && refused.stderr.contains("writes another index entry than reckon plan makes"), "\(refused.stderr)")
         #expect(try read(index) == without, "index.json untouched")
         try Data(made.utf8).write(to: pipeline.planFile)
         let added = try pipeline.apply(["--json"], day: 0)
         #expect(added.code == 0, "adding an entry neither deletes nor overwrites")
-        #expect((try json(added.stdout)["actions"] as? [[String: Any]])?.first?["outcome"] as? String == "applied", "the entry this run adds is applied, not already done")
+        #expect(
+            (try json(added.stdout)["actions"] as? [[String: Any]])?.first?["outcome"] as? String == "applied",
+            "the entry this run adds is applied, not already done")
         let fixed = try read(index)
         #expect(fixed.hasPrefix(String(without.dropLast(2))), "every byte before the new entry is kept")
         #expect(fixed.contains(#""id":"\#(EditableSide.id(2))""#))
@@ -287,9 +297,10 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(applied.code == 1)
         #expect(try Data(contentsOf: target) == edit)
         let result = try json(applied.stdout)
-        let outcomes = Dictionary(uniqueKeysWithValues: (result["actions"] as! [[String: Any]]).map {
-            (($0["id"] as! String).uppercased(), $0["outcome"] as! String)
-        })
+        let outcomes = Dictionary(
+            uniqueKeysWithValues: (result["actions"] as! [[String: Any]]).map {
+                (($0["id"] as! String).uppercased(), $0["outcome"] as! String)
+            })
         #expect(outcomes[EditableSide.id(5)] == "changed-since")
         #expect(outcomes[EditableSide.id(10)] == "applied")
         #expect(FileKind(path: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(10)).json").path).isRegular)
@@ -336,8 +347,9 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
             let wasFinished = resumed.stderr.contains("already finished; there is nothing to resume")
             #expect(resumed.code == (wasFinished ? 64 : 1), "step \(step): \(resumed.stdout) \(resumed.stderr)")
             // A run counts as finished only once its report is written.
-            #expect(FileKind(path: pipeline.state.appendingPathComponent("apply/\(pipeline.applyRuns().last!)/report.json").path).isRegular,
-                    "step \(step): the report is there")
+            #expect(
+                FileKind(path: pipeline.state.appendingPathComponent("apply/\(pipeline.applyRuns().last!)/report.json").path).isRegular,
+                "step \(step): the report is there")
             finishedWhenKilled += wasFinished ? 1 : 0
             let notAsFinished = differing(try pipeline.sides(), finished)
             #expect(notAsFinished.isEmpty, "resumed after step \(step)")
@@ -395,12 +407,18 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         let undo = ["undo", run, "--state", pipeline.state.path]
         let gone = try pipeline.reckon(undo)
         #expect(gone.code == 2)
-        #expect(gone.stderr == "Error: run \(run) cannot be undone: the backup backups/\(run)/drive/index.json of index.json on Google Drive cannot be read (cannot be opened: No such file or directory); nothing was put back, so that each side's memo files and index entries still agree\n")
+        #expect(
+            gone.stderr
+                == "Error: run \(run) cannot be undone: the backup backups/\(run)/drive/index.json of index.json on Google Drive cannot be read (cannot be opened: No such file or directory); nothing was put back, so that each side's memo files and index entries still agree\n"
+        )
         #expect(try pipeline.sides() == applied, "nothing put back")
         try Data("{}".utf8).write(to: backup)
         let changed = try pipeline.reckon(undo)
         #expect(changed.code == 2)
-        #expect(changed.stderr.contains("the backup backups/\(run)/drive/index.json of index.json on Google Drive is not the file it was made from; nothing was put back"), "\(changed.stderr)")
+        #expect(
+            changed.stderr.contains(
+                "the backup backups/\(run)/drive/index.json of index.json on Google Drive is not the file it was made from; nothing was put back"),
+            "\(changed.stderr)")
         #expect(try pipeline.sides() == applied, "nothing put back")
         try kept.write(to: backup)
         #expect(try pipeline.reckon(undo).code == 0)
@@ -427,8 +445,9 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         let outcomes = (try json(cron.stdout)["actions"] as! [[String: Any]]).map { $0["outcome"] as! String }
         #expect(outcomes.filter { $0 == "not-confirmed" }.count == 5)
         #expect(outcomes.filter { $0 == "applied" }.count == 2)
-        #expect(try Data(contentsOf: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json"))
-            != Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")), "not overwritten")
+        #expect(
+            try Data(contentsOf: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json"))
+                != Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")), "not overwritten")
     }
 
     /// Backups and journals are kept for the last `--keep-backups` runs.
@@ -454,9 +473,12 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         _ = try pipeline.plan()
         let gate = pipeline.folder.appendingPathComponent("gate")
         try Data().write(to: gate)
-        let first = try BackgroundRun(["apply", pipeline.planFile.path, "--yes"],
-                                      environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + 86_400), "RECKON_TEST_WAIT_AT": "apply-locked",
-                                                    "RECKON_TEST_WAIT_FILE": gate.path], in: pipeline.folder)
+        let first = try BackgroundRun(
+            ["apply", pipeline.planFile.path, "--yes"],
+            environment: [
+                "SOURCE_DATE_EPOCH": String(1_776_600_000 + 86_400), "RECKON_TEST_WAIT_AT": "apply-locked",
+                "RECKON_TEST_WAIT_FILE": gate.path
+            ], in: pipeline.folder)
         for _ in 0..<300 where !FileManager.default.fileExists(atPath: gate.path + ".reached") { usleep(50_000) }
         let before = try pipeline.sides()
         let second = try pipeline.apply(["--yes"])
@@ -473,8 +495,11 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         let pipeline = try driftedSincePipeline()
         let definition = pipeline.folder.appendingPathComponent("p.json")
         try FileManager.default.copyItem(at: pipeline.drive.url, to: pipeline.folder.appendingPathComponent("backup"))
-        try Data(try read(definition).replacingOccurrences(of: #""path": "drive"}]"#, with: #""path": "drive"}, {"name": "backup", "path": "backup"}]"#).utf8)
-            .write(to: definition)
+        try Data(
+            try read(definition).replacingOccurrences(of: #""path": "drive"}]"#, with: #""path": "drive"}, {"name": "backup", "path": "backup"}]"#)
+                .utf8
+        )
+        .write(to: definition)
         let unnamed = try pipeline.reckon(["plan", "p.json"])
         #expect(unnamed.code == 64)
         #expect(unnamed.stderr.contains("p.json has 2 remotes; name the one to plan for with '--remote <name>' (drive, backup)"), "\(unnamed.stderr)")
@@ -488,19 +513,32 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(actions(plain)[5] == "copy local>remote")
         let taken = try pipeline.reckon(["plan", "p.json", "--remote", "drive", "--take", EditableSide.id(5) + "=remote"])
         #expect(taken.code == 1)
-        let overridden = (try json(read(pipeline.planFile))["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(5) }!
+        let overridden = (try json(read(pipeline.planFile))["actions"] as! [[String: Any]]).first {
+            ($0["id"] as! String).uppercased() == EditableSide.id(5)
+        }!
         #expect(overridden["from"] as? String == "remote" && overridden["to"] as? String == "local" && overridden["action"] as? String == "copy")
-        #expect(overridden["reason"] as? String == "edited on this device since the last run; unchanged on Google Drive; Google Drive's version is copied to this device instead")
+        #expect(
+            overridden["reason"] as? String
+                == "edited on this device since the last run; unchanged on Google Drive; Google Drive's version is copied to this device instead")
         #expect(overridden["choice"] as? String == "--take \(EditableSide.id(5).lowercased())=remote: Google Drive's version is kept")
         // `both` for a memo only one side holds keeps no conflict copy, and says so.
         #expect(try pipeline.reckon(["plan", "p.json", "--remote", "drive", "--take", EditableSide.id(10) + "=both"]).code == 1)
-        let onlyOne = (try json(read(pipeline.planFile))["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(10) }!
+        let onlyOne = (try json(read(pipeline.planFile))["actions"] as! [[String: Any]]).first {
+            ($0["id"] as! String).uppercased() == EditableSide.id(10)
+        }!
         #expect(onlyOne["conflictCopy"] is NSNull && onlyOne["action"] as? String == "copy")
-        #expect(onlyOne["choice"] as? String == "--take \(EditableSide.id(10).lowercased())=both: Google Drive holds no live version to keep as a conflict copy, so this device's is taken")
+        #expect(
+            onlyOne["choice"] as? String
+                == "--take \(EditableSide.id(10).lowercased())=both: Google Drive holds no live version to keep as a conflict copy, so this device's is taken"
+        )
         #expect((onlyOne["reason"] as? String)?.contains("conflict copy") == false)
-        let twice = try pipeline.reckon(["plan", "p.json", "--remote", "drive", "--take", EditableSide.id(5) + "=remote", "--take", EditableSide.id(5) + "=local"])
+        let twice = try pipeline.reckon([
+            "plan", "p.json", "--remote", "drive", "--take", EditableSide.id(5) + "=remote", "--take", EditableSide.id(5) + "=local"
+        ])
         #expect(twice.code == 64)
-        #expect(twice.stderr.contains("'--take' names the memo \(EditableSide.id(5).lowercased()) twice, as remote and as local; choose one"), "\(twice.stderr)")
+        #expect(
+            twice.stderr.contains("'--take' names the memo \(EditableSide.id(5).lowercased()) twice, as remote and as local; choose one"),
+            "\(twice.stderr)")
         // A memo that cannot be compared is mended first, never chosen.
         try Data("{ not json".utf8).write(to: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(6)).json"))
         let broken = try pipeline.reckon(["plan", "p.json", "--remote", "drive", "--take", EditableSide.id(6) + "=local"])
@@ -522,7 +560,8 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
             process.arguments = ["-qec", "\(reckonBinary.path) apply \(pipeline.planFile.path) --json", "/dev/null"]
             process.environment = ProcessInfo.processInfo.environment.merging(["SOURCE_DATE_EPOCH": String(1_776_600_000 + 86_400)]) { $1 }
-            let input = Pipe(), output = Pipe()
+            let input = Pipe()
+            let output = Pipe()
             process.standardInput = input
             process.standardOutput = output
             try process.run()
@@ -550,9 +589,12 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         _ = try pipeline.plan()
         let gate = pipeline.folder.appendingPathComponent("gate")
         try Data().write(to: gate)
-        let run = try BackgroundRun(["apply", pipeline.planFile.path, "--yes", "--json"],
-                                    environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + 86_400), "RECKON_TEST_WAIT_AT": step,
-                                                  "RECKON_TEST_WAIT_FILE": gate.path], in: pipeline.folder)
+        let run = try BackgroundRun(
+            ["apply", pipeline.planFile.path, "--yes", "--json"],
+            environment: [
+                "SOURCE_DATE_EPOCH": String(1_776_600_000 + 86_400), "RECKON_TEST_WAIT_AT": step,
+                "RECKON_TEST_WAIT_FILE": gate.path
+            ], in: pipeline.folder)
         for _ in 0..<300 where !FileManager.default.fileExists(atPath: gate.path + ".reached") { usleep(50_000) }
         #expect(FileManager.default.fileExists(atPath: gate.path + ".reached"))
         // The first write of the plan is memo 1's soft deletion on the drive; the first index written is the device's.
@@ -579,7 +621,10 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
             #expect(index.contains(EditableSide.id(20)), "the app's new entry is kept")
             #expect(index.contains(EditableSide.id(11)), "reckon's entry was merged in again")
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: pipeline.device.url.appendingPathComponent("memos").path).allSatisfy { !$0.hasPrefix(".") })
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: pipeline.device.url.appendingPathComponent("memos").path).allSatisfy {
+                !$0.hasPrefix(".")
+            })
     }
 
     /// A plan changed by hand is refused whole, and nothing is written.
@@ -596,8 +641,11 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         writes[0]["side"] = "local"
         actions[copy]["writes"] = writes
         plan["actions"] = actions
-        edited.append(("a write on the other side", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self),
-                       "writes other files than reckon plan would"))
+        edited.append(
+            (
+                "a write on the other side", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self),
+                "writes other files than reckon plan would"
+            ))
         let content = #"{"GARBAGE": true}"#
         writes = (try json(planned)["actions"] as! [[String: Any]])[copy]["writes"] as! [[String: Any]]
         writes[0]["content"] = content
@@ -607,20 +655,36 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         actions = plan["actions"] as! [[String: Any]]
         actions[copy]["writes"] = writes
         plan["actions"] = actions
-        edited.append(("content that is not a memo", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self),
-                       "is not a memo file of that id"))
-        edited.append(("a plan from the future", planned.replacingOccurrences(of: #""createdAt" : "2026-04-20T12:00:00Z""#, with: #""createdAt" : "2099-01-01T00:00:00Z""#),
-                       "after now"))
+        edited.append(
+            (
+                "content that is not a memo", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self),
+                "is not a memo file of that id"
+            ))
+        edited.append(
+            (
+                "a plan from the future",
+                planned.replacingOccurrences(of: #""createdAt" : "2026-04-20T12:00:00Z""#, with: #""createdAt" : "2099-01-01T00:00:00Z""#),
+                "after now"
+            ))
         plan = try json(planned)
         plan["sides"] = Array((plan["sides"] as! [Any]).prefix(1))
-        edited.append(("one side", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self), "does not name a local side, then a remote"))
+        edited.append(
+            (
+                "one side", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self),
+                "does not name a local side, then a remote"
+            ))
         plan = try json(planned)
         plan["stateDir"] = "state"
-        edited.append(("a relative state folder", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self), "is not a folder's full path"))
+        edited.append(
+            (
+                "a relative state folder", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self),
+                "is not a folder's full path"
+            ))
         plan = try json(planned)
         actions = plan["actions"] as! [[String: Any]]
         plan["actions"] = actions + [actions[copy]]
-        edited.append(("a memo listed twice", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self), "lists a memo twice"))
+        edited.append(
+            ("a memo listed twice", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self), "lists a memo twice"))
         plan = try json(planned)
         actions = plan["actions"] as! [[String: Any]]
         var changes = actions[copy]["indexChanges"] as! [[String: Any]]
@@ -629,42 +693,73 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         changes[0]["after"] = after
         actions[copy]["indexChanges"] = changes
         plan["actions"] = actions
-        edited.append(("an entry that says deleted beside a live file", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self),
-                       "does not agree with the file written beside it"))
+        edited.append(
+            (
+                "an entry that says deleted beside a live file", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self),
+                "does not agree with the file written beside it"
+            ))
         plan = try json(planned)
         plan["actions"] = "none"
-        edited.append(("a wrong type", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self), "'actions' is not of the kind a plan holds there"))
+        edited.append(
+            (
+                "a wrong type", try String(decoding: JSONSerialization.data(withJSONObject: plan), as: UTF8.self),
+                "'actions' is not of the kind a plan holds there"
+            ))
         // Edits that keep the plan whole in itself (a memo of its id, its size and SHA-256 recomputed) are
         // still refused: apply makes each write and entry again from the files, which are as planned.
         let softDelete = (try json(planned)["actions"] as! [[String: Any]]).firstIndex { $0["action"] as? String == "soft-delete" }!
-        edited.append(("a copy's content edited, its SHA-256 recomputed", try editing(planned) { rewriteBody(of: &$0[copy]) }, "writes other bytes than reckon plan makes"))
-        edited.append(("a soft deletion's content edited, its SHA-256 recomputed", try editing(planned) { rewriteBody(of: &$0[softDelete]) },
-                       "writes other bytes than reckon plan makes"))
+        edited.append(
+            (
+                "a copy's content edited, its SHA-256 recomputed", try editing(planned) { rewriteBody(of: &$0[copy]) },
+                "writes other bytes than reckon plan makes"
+            ))
+        edited.append(
+            (
+                "a soft deletion's content edited, its SHA-256 recomputed", try editing(planned) { rewriteBody(of: &$0[softDelete]) },
+                "writes other bytes than reckon plan makes"
+            ))
         for index in [copy, softDelete] {
-            edited.append(("an entry's time edited", try editing(planned) { actions in
-                var changes = actions[index]["indexChanges"] as! [[String: Any]]
-                var after = changes[0]["after"] as! [String: Any]
-                after["modifiedTime"] = "2030-01-01T00:00:00Z"
-                changes[0]["after"] = after
-                actions[index]["indexChanges"] = changes
-            }, "writes another index entry than reckon plan makes"))
+            edited.append(
+                (
+                    "an entry's time edited",
+                    try editing(planned) { actions in
+                        var changes = actions[index]["indexChanges"] as! [[String: Any]]
+                        var after = changes[0]["after"] as! [String: Any]
+                        after["modifiedTime"] = "2030-01-01T00:00:00Z"
+                        changes[0]["after"] = after
+                        actions[index]["indexChanges"] = changes
+                    }, "writes another index entry than reckon plan makes"
+                ))
         }
-        edited.append(("a copy that names no file it copies", try editing(planned) { actions in
-            rewriteBody(of: &actions[copy])
-            actions[copy]["writes"] = (actions[copy]["writes"] as! [[String: Any]]).map { var write = $0; write["source"] = nil; return write }
-        }, "writes other files than reckon plan would"))
-        edited.append(("an entry aimed at another memo", try editing(planned) { actions in
-            var changes = actions[copy]["indexChanges"] as! [[String: Any]]
-            changes[0]["id"] = actions[softDelete]["id"]
-            actions[copy]["indexChanges"] = changes
-        }, "writes other files than reckon plan would"))
+        edited.append(
+            (
+                "a copy that names no file it copies",
+                try editing(planned) { actions in
+                    rewriteBody(of: &actions[copy])
+                    actions[copy]["writes"] = (actions[copy]["writes"] as! [[String: Any]]).map {
+                        var write = $0
+                        write["source"] = nil
+                        return write
+                    }
+                }, "writes other files than reckon plan would"
+            ))
+        edited.append(
+            (
+                "an entry aimed at another memo",
+                try editing(planned) { actions in
+                    var changes = actions[copy]["indexChanges"] as! [[String: Any]]
+                    changes[0]["id"] = actions[softDelete]["id"]
+                    actions[copy]["indexChanges"] = changes
+                }, "writes other files than reckon plan would"
+            ))
         for (what, text, words) in edited {
             try Data(text.utf8).write(to: pipeline.planFile)
             let unrecorded = try pipeline.apply(["--yes"])
             #expect(unrecorded.code == 64, "\(what): \(unrecorded.stdout)")
             // A plan that cannot be read, or names no state folder, is refused before its record is looked for.
-            #expect(unrecorded.stderr.contains("reckon plan did not write this plan.json for the state folder") || unrecorded.stderr.contains(words),
-                    "\(what): \(unrecorded.stderr)")
+            #expect(
+                unrecorded.stderr.contains("reckon plan did not write this plan.json for the state folder") || unrecorded.stderr.contains(words),
+                "\(what): \(unrecorded.stderr)")
             try pipeline.writeRecordedPlan(text)
             let refused = try pipeline.apply(["--yes"])
             #expect(refused.code == 64, "\(what): \(refused.stdout)")
@@ -676,26 +771,34 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(ReckonCLITests.actions(try json(planned))[3] == "conflict ->-")
         _ = try pipeline.plan(["--take", EditableSide.id(3) + "=both"])
         let both = try read(pipeline.planFile)
-        try pipeline.writeRecordedPlan(try editing(both) { actions in
-            let index = actions.firstIndex { $0["conflictCopy"] is String }!
-            var writes = actions[index]["writes"] as! [[String: Any]]
-            let copyID = (actions[index]["conflictCopy"] as! String).lowercased()
-            let copyWrite = writes.firstIndex { ($0["path"] as! String).lowercased().contains(copyID) }!
-            setContent(of: &writes[copyWrite], (writes[copyWrite]["content"] as! String).replacingOccurrences(of: "(conflict copy)", with: "(kept)"))
-            actions[index]["writes"] = writes
-        })
+        try pipeline.writeRecordedPlan(
+            try editing(both) { actions in
+                let index = actions.firstIndex { $0["conflictCopy"] is String }!
+                var writes = actions[index]["writes"] as! [[String: Any]]
+                let copyID = (actions[index]["conflictCopy"] as! String).lowercased()
+                let copyWrite = writes.firstIndex { ($0["path"] as! String).lowercased().contains(copyID) }!
+                setContent(
+                    of: &writes[copyWrite], (writes[copyWrite]["content"] as! String).replacingOccurrences(of: "(conflict copy)", with: "(kept)"))
+                actions[index]["writes"] = writes
+            })
         let refused = try pipeline.apply(["--yes"])
         #expect(refused.code == 64, "\(refused.stdout)")
         #expect(refused.stderr.contains("writes another conflict copy than reckon plan makes"), "\(refused.stderr)")
         #expect(try pipeline.sides() == before, "a conflict copy edited: nothing written")
-        try pipeline.writeRecordedPlan(try editing(both) { actions in
-            let index = actions.firstIndex { $0["conflictCopy"] is String }!
-            let copyID = (actions[index]["conflictCopy"] as! String).lowercased()
-            actions[index]["writes"] = (actions[index]["writes"] as! [[String: Any]]).filter { !($0["path"] as! String).lowercased().contains(copyID) }
-            actions[index]["indexChanges"] = (actions[index]["indexChanges"] as! [[String: Any]]).filter { ($0["id"] as! String).lowercased() != copyID }
-        })
+        try pipeline.writeRecordedPlan(
+            try editing(both) { actions in
+                let index = actions.firstIndex { $0["conflictCopy"] is String }!
+                let copyID = (actions[index]["conflictCopy"] as! String).lowercased()
+                actions[index]["writes"] = (actions[index]["writes"] as! [[String: Any]]).filter {
+                    !($0["path"] as! String).lowercased().contains(copyID)
+                }
+                actions[index]["indexChanges"] = (actions[index]["indexChanges"] as! [[String: Any]]).filter {
+                    ($0["id"] as! String).lowercased() != copyID
+                }
+            })
         let dropped = try pipeline.apply(["--yes"])
-        #expect(dropped.code == 64 && dropped.stderr.contains("writes other files than reckon plan would"), "a conflict copy dropped: \(dropped.stderr)")
+        #expect(
+            dropped.code == 64 && dropped.stderr.contains("writes other files than reckon plan would"), "a conflict copy dropped: \(dropped.stderr)")
         #expect(try pipeline.sides() == before, "a conflict copy dropped: nothing written")
         try Data(both.utf8).write(to: pipeline.planFile)
         #expect(try pipeline.apply(["--yes"]).code == 1, "the plan as made is applied")
@@ -709,8 +812,9 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         let planned = try read(pipeline.planFile)
         try pipeline.writeRecordedPlan(planned.replacingOccurrences(of: #""destructive" : true"#, with: #""destructive" : false"#))
         #expect(try pipeline.apply([]).code == 1)
-        #expect(try Data(contentsOf: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json"))
-            != Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")), "not overwritten without --yes")
+        #expect(
+            try Data(contentsOf: pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json"))
+                != Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")), "not overwritten without --yes")
     }
 
     /// A state folder that holds a side is refused: its plans/, apply/ and
@@ -718,15 +822,21 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
     @Test func aStateFolderThatHoldsASideIsRefused() throws {
         let folder = temporaryFolder()
         for (sample, name) in [("device", "plans"), ("drive", "drv")] {
-            try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/drift/\(sample)"), to: folder.appendingPathComponent(name))
+            try FileManager.default.copyItem(
+                at: packageRoot.appendingPathComponent("Samples/drift/\(sample)"), to: folder.appendingPathComponent(name))
         }
-        try Data(#"{"schemaVersion": 1, "name": "p", "local": {"path": "plans"}, "remotes": [{"name": "drive", "path": "drv"}], "reports": {"dir": "reports"}, "state": {"dir": "."}}"#.utf8)
-            .write(to: folder.appendingPathComponent("p.json"))
+        try Data(
+            #"{"schemaVersion": 1, "name": "p", "local": {"path": "plans"}, "remotes": [{"name": "drive", "path": "drv"}], "reports": {"dir": "reports"}, "state": {"dir": "."}}"#
+                .utf8
+        )
+        .write(to: folder.appendingPathComponent("p.json"))
         let before = try fingerprint(folder)
         for command in [["validate", "p.json"], ["plan", "p.json"], ["run", "p.json"]] {
             let refused = try runArray(command, in: folder)
             #expect(refused.code == 64, "\(command): \(refused.stdout)")
-            #expect(refused.stderr.contains("holds the source folder plans; reckon keeps its plans, journals and backups apart from every source"), "\(command): \(refused.stderr)")
+            #expect(
+                refused.stderr.contains("holds the source folder plans; reckon keeps its plans, journals and backups apart from every source"),
+                "\(command): \(refused.stderr)")
         }
         #expect(try fingerprint(folder) == before, "nothing written")
     }
@@ -742,7 +852,9 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         let small = pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(10).lowercased()).json")
         try Data(contentsOf: pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(10)).json")).write(to: small)
         // A killed run's temporary file holds bytes of the plan; a person's file of that name does not.
-        let planned = (try json(read(pipeline.planFile))["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(5) }!
+        let planned = (try json(read(pipeline.planFile))["actions"] as! [[String: Any]]).first {
+            ($0["id"] as! String).uppercased() == EditableSide.id(5)
+        }!
         let source = pipeline.device.url.appendingPathComponent("memos/\(EditableSide.id(9)).json")
         try Data(try read(source).replacingOccurrences(of: "Memo 9", with: "Memo 9, edited again").utf8).write(to: source)
         let leftover = pipeline.drive.url.appendingPathComponent("memos/.reckon-write.99999.1.tmp")
@@ -755,15 +867,22 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         // In the state folder, reckon's own, a temporary file of a process that is gone is swept; one of a live process stays.
         let stateLeftover = pipeline.state.appendingPathComponent(".baseline-drive.txt.99999.7.tmp")
         let live = pipeline.state.appendingPathComponent(".baseline-drive.txt.\(getpid()).8.tmp")
-        let notOurs = ["memos/.draft.99999.0.tmp", ".baseline-mine.txt.99999.1.tmp", ".notes.99999.2.tmp"].map { pipeline.state.appendingPathComponent($0) }
+        let notOurs = ["memos/.draft.99999.0.tmp", ".baseline-mine.txt.99999.1.tmp", ".notes.99999.2.tmp"].map {
+            pipeline.state.appendingPathComponent($0)
+        }
         try FileManager.default.createDirectory(at: pipeline.state.appendingPathComponent("memos"), withIntermediateDirectories: true)
         for file in [stateLeftover, live] + notOurs { try Data("half a baseline".utf8).write(to: file) }
         // The app archives memo 5 in the device's index.json after the plan, its file untouched: the entry to copy moved.
         let deviceIndex = pipeline.device.url.appendingPathComponent("index.json")
         let indexText = try read(deviceIndex)
         let entry5 = try #require(indexText.firstRange(of: try Regex(#"\{"id": "\#(EditableSide.id(5))"[^}]*\}"#)))
-        try Data(indexText.replacingCharacters(in: entry5, with: String(indexText[entry5]).replacingOccurrences(of: #""archivedAt": null"#, with: #""archivedAt": "2026-04-20T01:00:00Z""#)).utf8)
-            .write(to: deviceIndex)
+        try Data(
+            indexText.replacingCharacters(
+                in: entry5,
+                with: String(indexText[entry5]).replacingOccurrences(of: #""archivedAt": null"#, with: #""archivedAt": "2026-04-20T01:00:00Z""#)
+            ).utf8
+        )
+        .write(to: deviceIndex)
         #expect(try read(deviceIndex) != indexText)
         let applied = try pipeline.apply(["--yes", "--json"])
         let memo5 = (try json(applied.stdout)["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(5) }
@@ -771,8 +890,10 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(FileKind(path: stateLeftover.path) == .missing)
         #expect(FileKind(path: live.path).isRegular)
         for file in notOurs { #expect(FileKind(path: file.path).isRegular, "\(file.lastPathComponent) is not reckon's to sweep") }
-        #expect((try json(applied.stdout)["notes"] as? [String])?.contains("removed .baseline-drive.txt.99999.7.tmp in the state folder, a temporary file a killed run left") == true,
-                "\(applied.stdout)")
+        #expect(
+            (try json(applied.stdout)["notes"] as? [String])?.contains(
+                "removed .baseline-drive.txt.99999.7.tmp in the state folder, a temporary file a killed run left") == true,
+            "\(applied.stdout)")
         #expect(applied.code == 1)
         let outcome = (try json(applied.stdout)["actions"] as! [[String: Any]]).first { ($0["id"] as! String).uppercased() == EditableSide.id(10) }
         #expect(outcome?["outcome"] as? String == "changed-since")
@@ -800,7 +921,11 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         let pipeline = try driftedSincePipeline()
         let target = pipeline.drive.url.appendingPathComponent("memos/\(EditableSide.id(5)).json")
         let root = getuid() == 0
-        if root { #expect(chown(target.path, 65534, 65534) == 0) } else { print("not root: the owner is not changed, only the permissions are checked") }
+        if root {
+            #expect(chown(target.path, 65534, 65534) == 0)
+        } else {
+            print("not root: the owner is not changed, only the permissions are checked")
+        }
         #expect(chmod(target.path, 0o640) == 0)
         _ = try pipeline.plan()
         #expect(try pipeline.apply(["--yes"]).code == 1)
@@ -824,7 +949,8 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(try pipeline.apply(["--yes"]).code == 1)
         let applied = try pipeline.sides()
         let index = pipeline.drive.url.appendingPathComponent("index.json")
-        let moved = try read(index).replacingOccurrences(of: #""entries": ["#, with: #""entries": [{"id": "\#(EditableSide.id(30))", "modifiedTime": "2026-04-21T00:00:00Z"}, "#)
+        let moved = try read(index).replacingOccurrences(
+            of: #""entries": ["#, with: #""entries": [{"id": "\#(EditableSide.id(30))", "modifiedTime": "2026-04-21T00:00:00Z"}, "#)
         try Data(moved.utf8).write(to: index)
         let undone = try pipeline.reckon(["undo", pipeline.applyRuns()[0], "--state", pipeline.state.path])
         #expect(undone.code == 1)
@@ -843,7 +969,8 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         _ = try pipeline.plan()
         let definition = pipeline.folder.appendingPathComponent("p.json")
         let planned = try read(definition)
-        try Data(planned.replacingOccurrences(of: #""label": "Google Drive","#, with: #""label": "Google Drive", "readOnly": true,"#).utf8).write(to: definition)
+        try Data(planned.replacingOccurrences(of: #""label": "Google Drive","#, with: #""label": "Google Drive", "readOnly": true,"#).utf8).write(
+            to: definition)
         let readOnly = try pipeline.apply(["--yes"])
         #expect(readOnly.code == 64)
         #expect(readOnly.stderr.contains("Google Drive is marked \"readOnly\": true in"), "\(readOnly.stderr)")
@@ -867,10 +994,11 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         let original = try snapshot(pipeline.drive.url)
         let planned = try pipeline.reckon(["plan", "p.json"], environment: server.environment)
         #expect(planned.code == 1, "\(planned.stderr)")
-        #expect(actions(try json(read(pipeline.planFile))) == [
-            10: "copy local>remote", 11: "copy remote>local", 1: "soft-delete local>remote", 2: "soft-delete remote>local",
-            3: "conflict ->-", 4: "copy remote>local", 5: "copy local>remote", 8: "conflict ->-", 9: "copy local>remote",
-        ])
+        #expect(
+            actions(try json(read(pipeline.planFile))) == [
+                10: "copy local>remote", 11: "copy remote>local", 1: "soft-delete local>remote", 2: "soft-delete remote>local",
+                3: "conflict ->-", 4: "copy remote>local", 5: "copy local>remote", 8: "conflict ->-", 9: "copy local>remote"
+            ])
         let applied = try pipeline.apply(["--yes"], environment: server.environment)
         #expect(applied.code == 1, "\(applied.stdout) \(applied.stderr)")
         let after = try pipeline.reckon(["run", "p.json", "--json"], day: 1, environment: server.environment)
@@ -888,8 +1016,10 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
     @Test func aReadOnlySideAndAStoreAreNeverWritten() throws {
         let pipeline = try driftedSincePipeline()
         let definition = pipeline.folder.appendingPathComponent("p.json")
-        try Data(try read(definition).replacingOccurrences(of: #""label": "Google Drive","#, with: #""label": "Google Drive", "readOnly": true,"#).utf8)
-            .write(to: definition)
+        try Data(
+            try read(definition).replacingOccurrences(of: #""label": "Google Drive","#, with: #""label": "Google Drive", "readOnly": true,"#).utf8
+        )
+        .write(to: definition)
         let (_, plan) = try pipeline.plan()
         let notPossible = (plan["actions"] as! [[String: Any]]).filter { $0["action"] as? String == "not-possible" }
         #expect(notPossible.count == 4, "memos 10, 1, 5 and 9 would write the drive")

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 import ReckonCore
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A work folder holding copies of the report fixture (`device` and `drive`:
@@ -17,7 +18,8 @@ func reportFixture(language: String = "en") throws -> URL {
     }
     let pipelines = folder.appendingPathComponent("pipelines")
     try FileManager.default.createDirectory(at: pipelines, withIntermediateDirectories: true)
-    try Data("""
+    try Data(
+        """
         {
           "schemaVersion": 1,
           "name": "golden",
@@ -28,21 +30,25 @@ func reportFixture(language: String = "en") throws -> URL {
           "language": "\(language)",
           "failOnDrift": true
         }
-        """.utf8).write(to: pipelines.appendingPathComponent("p.json"))
+        """.utf8
+    ).write(to: pipelines.appendingPathComponent("p.json"))
     let reports = folder.appendingPathComponent("out/reports")
     try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
-    try Data(#"""
+    try Data(
+        #"""
         {"differences":0,"exitCode":2,"sides":[{"counts":{"active":7,"archived":0},"label":"this device","name":"device"},{"counts":null,"label":"Google Drive","name":"drive"}],"time":"2026-04-18T12:00:00Z"}
 
-        """#.utf8).write(to: reports.appendingPathComponent("history.jsonl"))
+        """#.utf8
+    ).write(to: reports.appendingPathComponent("history.jsonl"))
     return folder
 }
 
 /// Runs the fixture's pipeline from `current` (the fixture folder by default)
 /// at the given time.
 func runReportFixture(_ folder: URL, from current: URL? = nil, epoch: String = "1776600000") throws -> RunResult {
-    try runArray(["run", folder.appendingPathComponent("pipelines/p.json").path], environment: ["SOURCE_DATE_EPOCH": epoch],
-                 in: current ?? folder)
+    try runArray(
+        ["run", folder.appendingPathComponent("pipelines/p.json").path], environment: ["SOURCE_DATE_EPOCH": epoch],
+        in: current ?? folder)
 }
 
 @Suite struct ReportTests {
@@ -104,11 +110,13 @@ func runReportFixture(_ folder: URL, from current: URL? = nil, epoch: String = "
             Array("\u{1B}]0;owned\u{7}\u{1B}[2J\r.json".utf8),
             Array("two\nlines.json".utf8),
             Array("\u{202E}nosj.txt".utf8),
-            [0x66, 0xFF, 0xFE] + Array(".json".utf8),
+            [0x66, 0xFF, 0xFE] + Array(".json".utf8)
         ]
         for name in names {
             let path = Array((remote.path + "/memos/").utf8) + name + [0]
-            let fd = path.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
+            let fd = path.withUnsafeBufferPointer {
+                open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644)
+            }
             try #require(fd >= 0)
             close(fd)
         }
@@ -132,10 +140,14 @@ func runReportFixture(_ folder: URL, from current: URL? = nil, epoch: String = "
 
     /// A long list points at a file only when that file was written.
     @Test func aLongListPointsOnlyAtAFileThatWasWritten() throws {
-        let local = temporaryFolder(), remote = temporaryFolder()
+        let local = temporaryFolder()
+        let remote = temporaryFolder()
         try Data(#"{"schemaVersion": 1, "entries": []}"#.utf8).write(to: local.appendingPathComponent("index.json"))
-        let entries = (0..<25).map { String(format: #"{"id": "3F2504E0-4F89-11D3-9A0C-0305E82C33%02d", "modifiedTime": "2026-04-19T14:32:00Z"}"#, $0) }
-        try Data(#"{"schemaVersion": 1, "entries": [\#(entries.joined(separator: ","))]}"#.utf8).write(to: remote.appendingPathComponent("index.json"))
+        let entries = (0..<25).map {
+            String(format: #"{"id": "3F2504E0-4F89-11D3-9A0C-0305E82C33%02d", "modifiedTime": "2026-04-19T14:32:00Z"}"#, $0)
+        }
+        try Data(#"{"schemaVersion": 1, "entries": [\#(entries.joined(separator: ","))]}"#.utf8).write(
+            to: remote.appendingPathComponent("index.json"))
         try FileManager.default.createDirectory(at: remote.appendingPathComponent("memos"), withIntermediateDirectories: true)
         let bare = try runArray(["reconcile", "--local", local.path, "--remote", remote.path])
         #expect(bare.stdout.contains("  … and 5 more\n"), "\(bare.stdout)")
@@ -149,8 +161,10 @@ func runReportFixture(_ folder: URL, from current: URL? = nil, epoch: String = "
     /// The sentence about a side's problems counts exactly the problems
     /// listed below it, in good grammar.
     @Test func theProblemSentenceCountsWhatIsListed() throws {
-        let one = try runArray(["reconcile", "--local", fixtures.appendingPathComponent("good").path,
-                                "--remote", fixtures.appendingPathComponent("bad/truncated-memo").path])
+        let one = try runArray([
+            "reconcile", "--local", fixtures.appendingPathComponent("good").path,
+            "--remote", fixtures.appendingPathComponent("bad/truncated-memo").path
+        ])
         #expect(one.stdout.contains("Google Drive has 1 problem that needs a look; see below.\n"), "\(one.stdout)")
         #expect(one.stdout.contains("Problems (1):\n"))
         let two = try runReportFixture(reportFixture())
@@ -164,9 +178,11 @@ func runReportFixture(_ folder: URL, from current: URL? = nil, epoch: String = "
         let folder = try reportFixture()
         _ = try runReportFixture(folder)
         let page = try read(folder.appendingPathComponent("out/reports/report.html"))
-        for words in ["title changed, text changed, modified at another time", "archived on Google Drive only", "deleted on Google Drive only",
-                      "only on this device", "<code>!</code> cannot be compared", "<span class=\"ok\">ok, 2 problems</span>",
-                      "<span class=\"failed\">⚠ ended in trouble</span>", "<code class=\"id\" title=\"b2222222-2222-4222-8222-22222222222b\">b2222222</code>"] {
+        for words in [
+            "title changed, text changed, modified at another time", "archived on Google Drive only", "deleted on Google Drive only",
+            "only on this device", "<code>!</code> cannot be compared", "<span class=\"ok\">ok, 2 problems</span>",
+            "<span class=\"failed\">⚠ ended in trouble</span>", "<code class=\"id\" title=\"b2222222-2222-4222-8222-22222222222b\">b2222222</code>"
+        ] {
             #expect(page.contains(words), "\(words)")
         }
         #expect(!page.contains(">body<") && !page.contains("modifiedTime"), "no field names")

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
 import ReckonCore
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Restores `export` (a folder or a zip) into a new folder and returns it.
@@ -17,7 +18,8 @@ func restored(_ export: URL) throws -> URL {
 /// The ids `memos.json` of an export holds, in small letters.
 func exportedIDs(_ export: URL) throws -> [String] {
     guard case .object(let file) = try JSONValue.parse(Data(contentsOf: export.appendingPathComponent("memos.json"))),
-          case .array(let memos)? = file["memos"] else { return [] }
+        case .array(let memos)? = file["memos"]
+    else { return [] }
     return memos.compactMap { memo in
         guard case .object(let fields) = memo, case .string(let id)? = fields["id"] else { return nil }
         return id
@@ -34,15 +36,20 @@ func expectRoundTrip(_ side: String, export: URL, restoredFolder: URL, sourceLoc
     let differing = Set((report["differences"] as? [[String: Any]] ?? []).compactMap { ($0["id"] as? String)?.lowercased() })
     let ids = try exportedIDs(export)
     let notEqual = ids.filter { differing.contains($0) }
-    #expect(notEqual.isEmpty, "\(side): \(notEqual.count) of \(ids.count) exported memos are not '=', such as \(notEqual.prefix(3))",
-            sourceLocation: sourceLocation)
-    #expect(((report["sides"] as? [[String: Any]])?.last?["problems"] as? [Any])?.isEmpty == true, "the restored folder reads whole", sourceLocation: sourceLocation)
+    #expect(
+        notEqual.isEmpty, "\(side): \(notEqual.count) of \(ids.count) exported memos are not '=', such as \(notEqual.prefix(3))",
+        sourceLocation: sourceLocation)
+    #expect(
+        ((report["sides"] as? [[String: Any]])?.last?["problems"] as? [Any])?.isEmpty == true, "the restored folder reads whole",
+        sourceLocation: sourceLocation)
     return result.code
 }
 
 @Suite struct RestoreCommandTests {
-    @Test(arguments: ["Samples/drift/device", "Samples/drift/drive", "Samples/in-sync/device", "Samples/in-sync/drive",
-                      "Samples/empty/drive", "Samples/store/default.store", "Samples/backup/iphone"])
+    @Test(arguments: [
+        "Samples/drift/device", "Samples/drift/drive", "Samples/in-sync/device", "Samples/in-sync/drive",
+        "Samples/empty/drive", "Samples/store/default.store", "Samples/backup/iphone"
+    ])
     func everySampleComesBackEqual(_ side: String) throws {
         let export = try exportFolder(side)
         let fromFolder = try restored(export)
@@ -55,31 +62,35 @@ func expectRoundTrip(_ side: String, export: URL, restoredFolder: URL, sourceLoc
         let export = try exportFolder("Samples/drift/device")
         let dir = try restored(export)
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("memos").path).sorted()
-        #expect(names == ["16fd2706-8baf-433b-82eb-8c7fada847da.json", "3f2504e0-4f89-11d3-9a0c-0305e82c3301.json",
-                          "7c9e6679-7425-40de-944b-e07fc1f90ae7.json", "886313e1-3b8a-5372-9b90-0c9aee199e5d.json",
-                          "a3bb189e-8bf9-3888-9912-ace4e6543002.json"])
+        #expect(
+            names == [
+                "16fd2706-8baf-433b-82eb-8c7fada847da.json", "3f2504e0-4f89-11d3-9a0c-0305e82c3301.json",
+                "7c9e6679-7425-40de-944b-e07fc1f90ae7.json", "886313e1-3b8a-5372-9b90-0c9aee199e5d.json",
+                "a3bb189e-8bf9-3888-9912-ace4e6543002.json"
+            ])
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["index.json", "memos"])
         let index = try json(read(dir.appendingPathComponent("index.json")))
         #expect(index["schemaVersion"] as? Int == 1)
         let entries = index["entries"] as? [[String: Any]] ?? []
         #expect(entries.compactMap { $0["id"] as? String }.sorted() == names.map { String($0.dropLast(5)) })
-        #expect(try read(dir.appendingPathComponent("memos/3f2504e0-4f89-11d3-9a0c-0305e82c3301.json")) == """
-            {
-              "archivedAt" : null,
-              "body" : "Milk, eggs, miso, green onions.",
-              "changeTag" : null,
-              "createdAt" : "2026-04-01T08:00:00Z",
-              "deletedAt" : null,
-              "id" : "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
-              "modifiedAt" : "2026-04-18T09:15:00Z",
-              "pinned" : true,
-              "tags" : [
-                "home"
-              ],
-              "title" : "Groceries"
-            }
+        #expect(
+            try read(dir.appendingPathComponent("memos/3f2504e0-4f89-11d3-9a0c-0305e82c3301.json")) == """
+                {
+                  "archivedAt" : null,
+                  "body" : "Milk, eggs, miso, green onions.",
+                  "changeTag" : null,
+                  "createdAt" : "2026-04-01T08:00:00Z",
+                  "deletedAt" : null,
+                  "id" : "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+                  "modifiedAt" : "2026-04-18T09:15:00Z",
+                  "pinned" : true,
+                  "tags" : [
+                    "home"
+                  ],
+                  "title" : "Groceries"
+                }
 
-            """)
+                """)
     }
 
     @Test func unknownKeysComeBackWithEveryDigit() throws {
@@ -115,13 +126,16 @@ func expectRoundTrip(_ side: String, export: URL, restoredFolder: URL, sourceLoc
         let markdown = try FileManager.default.contentsOfDirectory(atPath: export.appendingPathComponent("markdown").path)
             .map { try read(export.appendingPathComponent("markdown/\($0)")) }
         #expect(markdown.contains { $0.contains("tags:\n  - \"a\"\n  - \"a\"\n  - \"b\"\n") })
-        let back = try JSONSerialization.jsonObject(with: Data(contentsOf: restored(export).appendingPathComponent("memos/00000000-0000-4000-8000-000000000000.json"))) as? [String: Any]
+        let back =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: restored(export).appendingPathComponent("memos/00000000-0000-4000-8000-000000000000.json"))) as? [String: Any]
         #expect(back?["tags"] as? [String] == ["b", "a", "a"])
     }
 
     @Test func theGoodMemosOfTheHostileCorpusComeBack() throws {
         var checked = 0
-        let cases = ["good"] + (try FileManager.default.contentsOfDirectory(atPath: fixtures.appendingPathComponent("bad").path).sorted().map { "bad/\($0)" })
+        let cases =
+            ["good"] + (try FileManager.default.contentsOfDirectory(atPath: fixtures.appendingPathComponent("bad").path).sorted().map { "bad/\($0)" })
         for name in cases {
             let side = fixtures.appendingPathComponent(name).path
             let out = temporaryFolder().appendingPathComponent("export")
@@ -153,7 +167,9 @@ func expectRoundTrip(_ side: String, export: URL, restoredFolder: URL, sourceLoc
         let before = try everything(dir.deletingLastPathComponent())
         let result = try runArray(["restore", export.path, "--to", dir.path])
         #expect(result.code == 64)
-        #expect(result.stderr.hasPrefix("Error: '--to' \(dir.path) is not empty; reckon restores only into a new or empty folder, so nothing was written\n"))
+        #expect(
+            result.stderr.hasPrefix(
+                "Error: '--to' \(dir.path) is not empty; reckon restores only into a new or empty folder, so nothing was written\n"))
         #expect(try everything(dir.deletingLastPathComponent()) == before)
         let file = try runArray(["restore", export.path, "--to", dir.appendingPathComponent("notes.txt").path])
         #expect(file.code == 64)
@@ -170,19 +186,26 @@ func expectRoundTrip(_ side: String, export: URL, restoredFolder: URL, sourceLoc
         let parent = temporaryFolder()
         // A link to nothing yet, and a link to an empty folder.
         let elsewhere = parent.appendingPathComponent("elsewhere")
-        try FileManager.default.createSymbolicLink(atPath: parent.appendingPathComponent("dangling").path, withDestinationPath: elsewhere.appendingPathComponent("deep").path)
+        try FileManager.default.createSymbolicLink(
+            atPath: parent.appendingPathComponent("dangling").path, withDestinationPath: elsewhere.appendingPathComponent("deep").path)
         try FileManager.default.createDirectory(at: elsewhere.appendingPathComponent("empty"), withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: parent.appendingPathComponent("toEmpty").path, withDestinationPath: elsewhere.appendingPathComponent("empty").path)
+        try FileManager.default.createSymbolicLink(
+            atPath: parent.appendingPathComponent("toEmpty").path, withDestinationPath: elsewhere.appendingPathComponent("empty").path)
         let before = try everything(parent)
         for link in ["dangling", "toEmpty"] {
             let result = try runArray(["restore", export.path, "--to", parent.appendingPathComponent(link).path])
             #expect(result.code == 64)
-            #expect(result.stderr.hasPrefix("Error: '--to' \(parent.appendingPathComponent(link).path) is a link; reckon does not write through links, so nothing was written\n"))
+            #expect(
+                result.stderr.hasPrefix(
+                    "Error: '--to' \(parent.appendingPathComponent(link).path) is a link; reckon does not write through links, so nothing was written\n"
+                ))
         }
         #expect(try everything(parent) == before)
         // The zip of an export names the export's folder as much as the folder does.
         let exportBefore = try everything(export)
-        let intoExport = try runArray(["restore", export.appendingPathComponent("memos.zip").path, "--to", export.appendingPathComponent("markdown/back").path])
+        let intoExport = try runArray([
+            "restore", export.appendingPathComponent("memos.zip").path, "--to", export.appendingPathComponent("markdown/back").path
+        ])
         #expect(intoExport.code == 64, "\(intoExport.stderr)")
         #expect(try everything(export) == exportBefore)
     }
@@ -216,8 +239,9 @@ func expectRoundTrip(_ side: String, export: URL, restoredFolder: URL, sourceLoc
         try FileManager.default.createDirectory(at: killed.appendingPathComponent("memos"), withIntermediateDirectories: true)
         try Data("{}".utf8).write(to: killed.appendingPathComponent("index.json"))
         #expect(try runArray(["restore", export.path, "--to", parent.appendingPathComponent("restored").path]).code == 0)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).sorted()
-            == [".reckon-export-999999999.partial", ".reckon-restore-999999999.partial", "restored"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: parent.path).sorted()
+                == [".reckon-export-999999999.partial", ".reckon-restore-999999999.partial", "restored"])
         #expect(try read(parent.appendingPathComponent(".reckon-restore-999999999.partial/mydata.txt")) == "precious\n")
     }
 
@@ -244,14 +268,20 @@ func expectRoundTrip(_ side: String, export: URL, restoredFolder: URL, sourceLoc
         let parent = temporaryFolder()
         let result = try runArray(["restore", export.path, "--to", parent.appendingPathComponent("restored").path])
         #expect(result.code == 2)
-        #expect(result.stderr == "Error: \(export.path)/memos.json: is not what manifest.json lists (its size or SHA-256 differs): the export is damaged; 'reckon verify' says more\n")
+        #expect(
+            result.stderr
+                == "Error: \(export.path)/memos.json: is not what manifest.json lists (its size or SHA-256 differs): the export is damaged; 'reckon verify' says more\n"
+        )
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).isEmpty, "no folder, no staging left")
         let zip = export.appendingPathComponent("memos.zip")
         let range = try entryData(try Data(contentsOf: zip), "memos.json")
         try flipByte(zip, at: range.lowerBound + range.count / 2)
         let damagedZip = try runArray(["restore", zip.path, "--to", parent.appendingPathComponent("restored").path])
         #expect(damagedZip.code == 2)
-        #expect(damagedZip.stderr.hasPrefix("Error: \(zip.path): the entry memos.json is damaged or cut short: its bytes are not the ones it was written with"), "\(damagedZip.stderr)")
+        #expect(
+            damagedZip.stderr.hasPrefix(
+                "Error: \(zip.path): the entry memos.json is damaged or cut short: its bytes are not the ones it was written with"),
+            "\(damagedZip.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).isEmpty)
         // Damage in another entry of the zip (a Markdown file) does not stop it: only memos.json is read.
         let intact = try exportFolder("Samples/drift/device").appendingPathComponent("memos.zip")
@@ -299,8 +329,9 @@ func randomFolder(count: Int, random: SeededRandom) throws -> URL {
     try FileManager.default.createDirectory(at: root.appendingPathComponent("memos"), withIntermediateDirectories: true)
     var entries: [String] = []
     for _ in 0..<count {
-        let id = String(format: "%08X-%04X-4%03X-8%03X-%012llX", UInt32(truncatingIfNeeded: random.next()), UInt32(random.next() % 0x10000),
-                        UInt32(random.next() % 0x1000), UInt32(random.next() % 0x1000), random.next() % 0x1_0000_0000_0000)
+        let id = String(
+            format: "%08X-%04X-4%03X-8%03X-%012llX", UInt32(truncatingIfNeeded: random.next()), UInt32(random.next() % 0x10000),
+            UInt32(random.next() % 0x1000), UInt32(random.next() % 0x1000), random.next() % 0x1_0000_0000_0000)
         let modified = time()
         let roll = random.next() % 100
         let archived = roll < 12 ? "\"\(modified)\"" : "null"
@@ -310,9 +341,11 @@ func randomFolder(count: Int, random: SeededRandom) throws -> URL {
             #""id":"\#(id)""#, #""title":\#(jsonString(text(3)))"#, #""body":\#(jsonString(text(5 + Int(random.next() % 60))))"#,
             #""createdAt":"\#(time())""#, #""modifiedAt":"\#(modified)""#, #""archivedAt":\#(archived)"#, #""deletedAt":\#(deleted)"#,
             #""tags":[\#((0..<Int(random.next() % 3)).map { _ in jsonString(text(1)) }.joined(separator: ","))]"#,
-            #""pinned":\#(random.next() % 5 == 0)"#,
+            #""pinned":\#(random.next() % 5 == 0)"#
         ]
-        if random.next() % 10 == 0 { fields.append(#""serverSeq":\#(9_007_199_254_740_993 + random.next() % 1000),"weight":1.\#(random.next() % 100)0"#) }
+        if random.next() % 10 == 0 {
+            fields.append(#""serverSeq":\#(9_007_199_254_740_993 + random.next() % 1000),"weight":1.\#(random.next() % 100)0"#)
+        }
         try Data("{\(fields.joined(separator: ","))}".utf8).write(to: root.appendingPathComponent("memos/\(id).json"))
     }
     try Data(#"{"schemaVersion":1,"entries":[\#(entries.joined(separator: ",\n"))]}"#.utf8).write(to: root.appendingPathComponent("index.json"))

@@ -1,8 +1,9 @@
 import Foundation
-import TestSupport
 import Synchronization
+import TestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real `rclone serve sftp` of one folder on 127.0.0.1, for tests. The
@@ -52,7 +53,8 @@ final class SFTPServer {
         let started: (Process, Int)
         do {
             try Data().write(to: config)
-            started = try Self.start(folder: folder, user: user, password: password, config: config, log: scratch.appendingPathComponent("server.log"), verbose: verbose)
+            started = try Self.start(
+                folder: folder, user: user, password: password, config: config, log: scratch.appendingPathComponent("server.log"), verbose: verbose)
         } catch {
             try? FileManager.default.removeItem(at: scratch)
             throw error
@@ -64,12 +66,14 @@ final class SFTPServer {
             "RCLONE_CONFIG_RECKONTEST_HOST": "127.0.0.1",
             "RCLONE_CONFIG_RECKONTEST_PORT": String(started.1),
             "RCLONE_CONFIG_RECKONTEST_USER": user,
-            "RCLONE_CONFIG_RECKONTEST_PASS": obscured,
+            "RCLONE_CONFIG_RECKONTEST_PASS": obscured
         ]
     }
 
-    private static func start(folder: URL, user: String, password: String, config: URL, log: URL,
-                              verbose: Bool) throws -> (Process, Int) {
+    private static func start(
+        folder: URL, user: String, password: String, config: URL, log: URL,
+        verbose: Bool
+    ) throws -> (Process, Int) {
         try starting.withLock { (cache: inout URL?) throws -> (Process, Int) in
             if cache == nil {
                 let made = testScratch.appendingPathComponent("reckon-sftp-keys-\(getpid())")
@@ -85,11 +89,14 @@ final class SFTPServer {
                 let port = try freePort()
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: try rclonePath())
-                process.arguments = ["serve", "sftp", folder.path, "--addr", "127.0.0.1:\(port)",
-                                     "--user", user, "--pass", password, "--config", config.path,
-                                     "--cache-dir", cache!.path,
-                                     // Tests change served files behind the server's back: it must not keep their old sizes.
-                                     "--dir-cache-time", "0s"] + (verbose ? ["-v"] : [])
+                process.arguments =
+                    [
+                        "serve", "sftp", folder.path, "--addr", "127.0.0.1:\(port)",
+                        "--user", user, "--pass", password, "--config", config.path,
+                        "--cache-dir", cache!.path,
+                        // Tests change served files behind the server's back: it must not keep their old sizes.
+                        "--dir-cache-time", "0s"
+                    ] + (verbose ? ["-v"] : [])
                 process.standardInput = FileHandle.nullDevice
                 process.standardOutput = FileHandle.nullDevice
                 _ = FileManager.default.createFile(atPath: log.path, contents: nil)

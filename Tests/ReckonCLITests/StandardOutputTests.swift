@@ -10,7 +10,7 @@ import Testing
         ["counts", "Samples/drift/drive"],
         ["counts", "Samples/drift/drive", "--json"],
         ["reconcile", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive"],
-        ["--version"],
+        ["--version"]
     ])
     func anOutputThatCannotBeWrittenIsNamedNotACrash(_ arguments: [String]) throws {
         let process = Process()

@@ -9,8 +9,10 @@ struct StoreBuilder {
     var entities: [(Int64, String, Int64)] = [(1, "Memo", 0), (2, "Tag", 0)]
     /// The memo entity's table and its columns after `Z_PK`, `Z_ENT` and `Z_OPT`.
     var table = "ZMEMO"
-    var columns = ["ZPINNED INTEGER", "ZARCHIVEDAT TIMESTAMP", "ZCREATEDAT TIMESTAMP", "ZDELETEDAT TIMESTAMP", "ZMODIFIEDAT TIMESTAMP",
-                   "ZBODY VARCHAR", "ZCHANGETAG VARCHAR", "ZTITLE VARCHAR", "ZID BLOB", "ZTAGS BLOB"]
+    var columns = [
+        "ZPINNED INTEGER", "ZARCHIVEDAT TIMESTAMP", "ZCREATEDAT TIMESTAMP", "ZDELETEDAT TIMESTAMP", "ZMODIFIEDAT TIMESTAMP",
+        "ZBODY VARCHAR", "ZCHANGETAG VARCHAR", "ZTITLE VARCHAR", "ZID BLOB", "ZTAGS BLOB"
+    ]
     /// More statements run after the tables are made (join tables, tags).
     var extra: [String] = []
 
@@ -25,7 +27,8 @@ struct StoreBuilder {
         let work = temporaryFolder().appendingPathComponent("default.store").path
         let db = try SQLite(path: work, mode: .create)
         try db.execute("PRAGMA journal_mode=WAL")
-        try db.execute("""
+        try db.execute(
+            """
             CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);
             CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB);
             CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB);
@@ -42,8 +45,9 @@ struct StoreBuilder {
                 if row["Z_ENT"] == nil { row["Z_ENT"] = .integer(1) }
                 if row["Z_OPT"] == nil { row["Z_OPT"] = .integer(1) }
                 let names = row.keys.sorted()
-                _ = try db.rows("INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))",
-                                names.map { row[$0]! })
+                _ = try db.rows(
+                    "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))",
+                    names.map { row[$0]! })
             }
         }
         try insert(rows)
@@ -60,8 +64,10 @@ struct StoreBuilder {
 
     /// A memo row with the usual columns: dates as REAL seconds since 2001,
     /// the id as a 16-byte BLOB, tags as a binary property list.
-    static func memo(_ id: String, title: String? = nil, body: String? = nil, modified: String, created: String? = nil,
-                     archived: String? = nil, deleted: String? = nil, tags: [String] = [], pinned: Bool = false) -> Row {
+    static func memo(
+        _ id: String, title: String? = nil, body: String? = nil, modified: String, created: String? = nil,
+        archived: String? = nil, deleted: String? = nil, tags: [String] = [], pinned: Bool = false
+    ) -> Row {
         var row: Row = ["ZID": uuid(id), "ZMODIFIEDAT": date(modified), "ZPINNED": .integer(pinned ? 1 : 0), "ZTAGS": plist(tags)]
         if let title { row["ZTITLE"] = .text(title) }
         if let body { row["ZBODY"] = .text(body) }
@@ -94,24 +100,31 @@ struct StoreBuilder {
 
 /// The device side of `Samples/drift` as store rows.
 let driftDeviceRows: [StoreBuilder.Row] = [
-    StoreBuilder.memo("3F2504E0-4F89-11D3-9A0C-0305E82C3301", title: "Groceries", body: "Milk, eggs, miso, green onions.",
-                      modified: "2026-04-18T09:15:00Z", created: "2026-04-01T08:00:00Z", tags: ["home"], pinned: true),
-    StoreBuilder.memo("7C9E6679-7425-40DE-944B-E07FC1F90AE7", title: "京都旅行",
-                      body: "Day 1: Fushimi Inari early, before the crowds.\nDay 2: Arashiyama.",
-                      modified: "2026-04-19T14:32:00Z", created: "2026-04-02T10:30:00Z", tags: ["travel", "japan"]),
-    StoreBuilder.memo("16FD2706-8BAF-433B-82EB-8C7FADA847DA", title: "Book list",
-                      body: "- The Pragmatic Programmer\n- A Philosophy of Software Design",
-                      modified: "2026-04-10T21:05:30.250Z", created: "2026-04-03T21:00:00Z", tags: ["reading"]),
-    StoreBuilder.memo("886313E1-3B8A-5372-9B90-0C9AEE199E5D", title: "Meeting notes", body: "Agreed: export screen shows counts on both sides.",
-                      modified: "2026-04-05T14:00:00Z", created: "2026-04-05T13:00:00Z", tags: ["work"]),
-    StoreBuilder.memo("A3BB189E-8BF9-3888-9912-ACE4E6543002", title: "Old recipes", body: "Grandmother's curry: start with the onions, slowly.",
-                      modified: "2026-01-03T09:00:00Z", created: "2025-11-20T18:00:00Z", archived: "2026-01-03T09:00:00Z", tags: ["food"]),
-    StoreBuilder.memo("C56A4180-65AA-42EC-A945-5FD21DEC0538", title: "Draft I threw away", body: "never mind",
-                      modified: "2026-04-07T07:00:00Z", created: "2026-04-06T07:00:00Z", deleted: "2026-04-07T07:00:00Z"),
+    StoreBuilder.memo(
+        "3F2504E0-4F89-11D3-9A0C-0305E82C3301", title: "Groceries", body: "Milk, eggs, miso, green onions.",
+        modified: "2026-04-18T09:15:00Z", created: "2026-04-01T08:00:00Z", tags: ["home"], pinned: true),
+    StoreBuilder.memo(
+        "7C9E6679-7425-40DE-944B-E07FC1F90AE7", title: "京都旅行",
+        body: "Day 1: Fushimi Inari early, before the crowds.\nDay 2: Arashiyama.",
+        modified: "2026-04-19T14:32:00Z", created: "2026-04-02T10:30:00Z", tags: ["travel", "japan"]),
+    StoreBuilder.memo(
+        "16FD2706-8BAF-433B-82EB-8C7FADA847DA", title: "Book list",
+        body: "- The Pragmatic Programmer\n- A Philosophy of Software Design",
+        modified: "2026-04-10T21:05:30.250Z", created: "2026-04-03T21:00:00Z", tags: ["reading"]),
+    StoreBuilder.memo(
+        "886313E1-3B8A-5372-9B90-0C9AEE199E5D", title: "Meeting notes", body: "Agreed: export screen shows counts on both sides.",
+        modified: "2026-04-05T14:00:00Z", created: "2026-04-05T13:00:00Z", tags: ["work"]),
+    StoreBuilder.memo(
+        "A3BB189E-8BF9-3888-9912-ACE4E6543002", title: "Old recipes", body: "Grandmother's curry: start with the onions, slowly.",
+        modified: "2026-01-03T09:00:00Z", created: "2025-11-20T18:00:00Z", archived: "2026-01-03T09:00:00Z", tags: ["food"]),
+    StoreBuilder.memo(
+        "C56A4180-65AA-42EC-A945-5FD21DEC0538", title: "Draft I threw away", body: "never mind",
+        modified: "2026-04-07T07:00:00Z", created: "2026-04-06T07:00:00Z", deleted: "2026-04-07T07:00:00Z")
 ]
 
 /// A side spec for a store file.
 func storeSide(_ path: String, model: StoreModel = StoreModel(), role: SideRole = .local) -> SideSpec {
-    SideSpec(role: role, name: role == .local ? "device" : "drive", label: "this device", path: path,
-             kind: .store(AppStoreSide(url: URL(fileURLWithPath: path), isBackup: false, model: model)))
+    SideSpec(
+        role: role, name: role == .local ? "device" : "drive", label: "this device", path: path,
+        kind: .store(AppStoreSide(url: URL(fileURLWithPath: path), isBackup: false, model: model)))
 }

@@ -2,8 +2,9 @@ import Foundation
 import ReckonCore
 import TestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The built `reckon` on the app's store and on an iPhone backup holding it:
@@ -32,15 +33,16 @@ import Glibc
         let result = try runArray(["reconcile", "--local", store, "--remote", other.path, "--out", out.path])
         #expect(result.code == 0, "\(result.stderr)")
         #expect(result.stdout.contains("every memo is the same on each side"))
-        #expect(try read(out.appendingPathComponent("combined.txt")) == """
-            = 16fd2706-8baf-433b-82eb-8c7fada847da
-            = 3f2504e0-4f89-11d3-9a0c-0305e82c3301
-            = 7c9e6679-7425-40de-944b-e07fc1f90ae7
-            = 886313e1-3b8a-5372-9b90-0c9aee199e5d
-            = a3bb189e-8bf9-3888-9912-ace4e6543002
-            = c56a4180-65aa-42ec-a945-5fd21dec0538
+        #expect(
+            try read(out.appendingPathComponent("combined.txt")) == """
+                = 16fd2706-8baf-433b-82eb-8c7fada847da
+                = 3f2504e0-4f89-11d3-9a0c-0305e82c3301
+                = 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                = 886313e1-3b8a-5372-9b90-0c9aee199e5d
+                = a3bb189e-8bf9-3888-9912-ace4e6543002
+                = c56a4180-65aa-42ec-a945-5fd21dec0538
 
-            """)
+                """)
         let report = try json(read(out.appendingPathComponent("report.json")))
         let sides = report["sides"] as! [[String: Any]]
         #expect(sides.map { $0["countsFrom"] as? String } == ["store", "index"])
@@ -65,8 +67,10 @@ import Glibc
             let result = try runArray(["export", source, "--out", folder.appendingPathComponent(name).path, "--include-archived"])
             #expect(result.code == 0, "\(result.stderr)")
         }
-        let fromStore = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("from-store/memos.json"))) as! [String: Any]
-        let fromFolder = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("from-folder/memos.json"))) as! [String: Any]
+        let fromStore =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("from-store/memos.json"))) as! [String: Any]
+        let fromFolder =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("from-folder/memos.json"))) as! [String: Any]
         let memos = try #require(fromStore["memos"] as? [[String: Any]])
         #expect(memos.count == 5)
         #expect(NSArray(array: memos).isEqual(to: fromFolder["memos"] as! [Any]))
@@ -82,14 +86,18 @@ import Glibc
         try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
         let before = try fingerprint(device)
         let pipeline = folder.appendingPathComponent("pipeline.json")
-        try Data("""
+        try Data(
+            """
             {"name": "t", "local": {"name": "device", "kind": "store", "path": "device/default.store"},
              "remotes": [{"name": "drive", "path": "\(packageRoot.path)/Samples/drift/drive"}],
              "reports": {"dir": "reports"}, "export": {"dir": "exports"}}
-            """.utf8).write(to: pipeline)
-        for arguments in [["counts", store], ["counts", "--json", store], ["reconcile", "--local", store, "--remote", device.path + "-none"],
-                          ["reconcile", "--quick", "--local", store, "--remote", packageRoot.path + "/Samples/drift/drive"],
-                          ["export", store, "--out", folder.appendingPathComponent("e").path], ["run", pipeline.path]] {
+            """.utf8
+        ).write(to: pipeline)
+        for arguments in [
+            ["counts", store], ["counts", "--json", store], ["reconcile", "--local", store, "--remote", device.path + "-none"],
+            ["reconcile", "--quick", "--local", store, "--remote", packageRoot.path + "/Samples/drift/drive"],
+            ["export", store, "--out", folder.appendingPathComponent("e").path], ["run", pipeline.path]
+        ] {
             let result = try runArray(arguments, environment: ["TMPDIR": tmp.path])
             #expect([0, 1, 2].contains(result.code), "\(arguments): \(result.stderr)")
             #expect(try fingerprint(device) == before, "\(arguments) changed the store's folder")
@@ -125,7 +133,8 @@ import Glibc
         defer { umount(tmp.path) }
         let result = try runArray(["counts", store], environment: ["TMPDIR": tmp.path])
         #expect(result.code == 2)
-        #expect(result.stderr.contains("error: \(store): cannot copy the store into the private folder \(tmp.path)/reckon-store-"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("error: \(store): cannot copy the store into the private folder \(tmp.path)/reckon-store-"), "\(result.stderr)")
         #expect(result.stderr.contains("No space left on device"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path) == [], "the partial copy is removed")
     }
@@ -156,10 +165,12 @@ import Glibc
         let bytes = Data("{\"this is\": \"not SQLite\"}".utf8)
         try bytes.write(to: URL(fileURLWithPath: store))
         let pipeline = folder.appendingPathComponent("pipeline.json")
-        try Data("""
+        try Data(
+            """
             {"name": "t", "local": {"name": "device", "kind": "store", "path": "device/default.store"},
              "remotes": [{"name": "drive", "path": "\(packageRoot.path)/Samples/drift/drive"}], "reports": {"dir": "reports"}}
-            """.utf8).write(to: pipeline)
+            """.utf8
+        ).write(to: pipeline)
         let result = try runArray(["run", pipeline.path])
         #expect(result.code == 2)
         #expect(result.stdout.contains("device/default.store: is not a SQLite database (it does not start with SQLite's header)"), "\(result.stdout)")
@@ -205,16 +216,23 @@ import Glibc
         // A second app with a store of memos: the same file under another domain.
         let manifest = try SQLite(path: backup.appendingPathComponent("Manifest.db").path, mode: .create)
         let rows = try manifest.rows("SELECT fileID FROM Files WHERE relativePath = 'Library/Application Support/default.store'")
-        guard case .text(let original) = rows[0][0] else { Issue.record("no store in the sample backup"); return }
+        guard case .text(let original) = rows[0][0] else {
+            Issue.record("no store in the sample backup")
+            return
+        }
         let second = "ab" + String(repeating: "0", count: 38)
-        try manifest.rows("INSERT INTO Files (fileID, domain, relativePath, flags) VALUES (?, 'AppDomain-com.example.memo2', 'Library/Application Support/default.store', 1)",
-                          [.text(second)])
+        try manifest.rows(
+            "INSERT INTO Files (fileID, domain, relativePath, flags) VALUES (?, 'AppDomain-com.example.memo2', 'Library/Application Support/default.store', 1)",
+            [.text(second)])
         try FileManager.default.createDirectory(at: backup.appendingPathComponent("ab"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: backup.appendingPathComponent(String(original.prefix(2)) + "/" + original),
-                                         to: backup.appendingPathComponent("ab/" + second))
+        try FileManager.default.copyItem(
+            at: backup.appendingPathComponent(String(original.prefix(2)) + "/" + original),
+            to: backup.appendingPathComponent("ab/" + second))
         let result = try runArray(["counts", backup.path])
         #expect(result.code == 64)
-        #expect(result.stderr.contains("several stores with memos (AppDomain-com.example.memo2, AppDomainGroup-group.com.example.sixtydmemo)"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("several stores with memos (AppDomain-com.example.memo2, AppDomainGroup-group.com.example.sixtydmemo)"),
+            "\(result.stderr)")
         let chosen = try runArray(["counts", "--app", "com.example.memo2", backup.path])
         #expect(chosen.code == 0, "\(chosen.stderr)")
         #expect(chosen.stdout.contains("Active    3"))
@@ -225,24 +243,32 @@ import Glibc
         builder.entities = [(1, "Note", 0)]
         builder.table = "ZNOTE"
         builder.columns = builder.columns.map { $0.replacingOccurrences(of: "ZMODIFIEDAT ", with: "ZUPDATEDAT ") }
-        try builder.make(at: store, rows: driftDeviceRows.map { row in
-            var row = row
-            row["ZUPDATEDAT"] = row.removeValue(forKey: "ZMODIFIEDAT")
-            return row
-        })
+        try builder.make(
+            at: store,
+            rows: driftDeviceRows.map { row in
+                var row = row
+                row["ZUPDATEDAT"] = row.removeValue(forKey: "ZMODIFIEDAT")
+                return row
+            })
         let pipeline = folder.appendingPathComponent("pipeline.json")
         func write(_ local: String) throws {
-            try Data("""
+            try Data(
+                """
                 {"name": "t", "local": \(local),
                  "remotes": [{"name": "drive", "path": "\(packageRoot.path)/Samples/drift/drive"}], "reports": {"dir": "reports"}}
-                """.utf8).write(to: pipeline)
+                """.utf8
+            ).write(to: pipeline)
         }
-        try write(#"{"name": "device", "kind": "store", "path": "device/default.store", "model": {"entity": "Note", "attributes": {"modifiedAt": "updatedAt"}}}"#)
+        try write(
+            #"{"name": "device", "kind": "store", "path": "device/default.store", "model": {"entity": "Note", "attributes": {"modifiedAt": "updatedAt"}}}"#
+        )
         let mapped = try runArray(["run", pipeline.path])
         #expect(mapped.code == 0, "\(mapped.stdout)\(mapped.stderr)")
         #expect(mapped.stdout.contains("Active    5 (local 4)"))
 
-        try write(#"{"name": "device", "kind": "store", "path": "device/default.store", "model": {"entity": "Note", "attributes": {"modified": "updatedAt"}}}"#)
+        try write(
+            #"{"name": "device", "kind": "store", "path": "device/default.store", "model": {"entity": "Note", "attributes": {"modified": "updatedAt"}}}"#
+        )
         let unknown = try runArray(["validate", pipeline.path])
         #expect(unknown.code == 64)
         #expect(unknown.stderr.contains("'local.model.attributes.modified' is not a known key"), "\(unknown.stderr)")

@@ -1,8 +1,9 @@
 import Foundation
 import ReckonCore
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The app's store read as a side: every encoding Core Data uses, on stores
@@ -66,10 +67,12 @@ import Glibc
         var builder = StoreBuilder()
         builder.entities = [(5, "Tag", 0), (7, "Memo", 0)]
         builder.columns.removeAll { $0.hasPrefix("ZTAGS") }
-        builder.extra = ["CREATE TABLE ZTAG (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR)",
-                         "CREATE TABLE Z_7TAGS (Z_7MEMOS INTEGER, Z_5TAGS INTEGER, PRIMARY KEY (Z_7MEMOS, Z_5TAGS))",
-                         "INSERT INTO ZTAG VALUES (1, 5, 1, 'work'), (2, 5, 1, 'home'), (3, 5, 1, 'unused')",
-                         "INSERT INTO Z_7TAGS VALUES (1, 1), (1, 2)"]
+        builder.extra = [
+            "CREATE TABLE ZTAG (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR)",
+            "CREATE TABLE Z_7TAGS (Z_7MEMOS INTEGER, Z_5TAGS INTEGER, PRIMARY KEY (Z_7MEMOS, Z_5TAGS))",
+            "INSERT INTO ZTAG VALUES (1, 5, 1, 'work'), (2, 5, 1, 'home'), (3, 5, 1, 'unused')",
+            "INSERT INTO Z_7TAGS VALUES (1, 1), (1, 2)"
+        ]
         plist = StoreBuilder.memo(ids[3], modified: "2026-04-01T00:00:00Z")
         plist["ZTAGS"] = nil
         plist["Z_ENT"] = .integer(7)
@@ -106,12 +109,13 @@ import Glibc
         var again = StoreBuilder.memo(id, modified: "2026-04-02T00:00:00Z")
         again["Z_PK"] = .integer(2)
         let side = try load([first, again, noID, notUUID, textDate])
-        #expect(side.problems.map { "\($0.kind.rawValue) \($0.path): \($0.message)" } == [
-            "duplicate-id default.store#Z_PK=2: another row, Z_PK=1, holds the same id",
-            "invalid-id default.store#Z_PK=3: ZID is empty (NULL), so the row has no id",
-            "invalid-id default.store#Z_PK=4: ZID holds 'not-a-uuid', which is not a UUID",
-            "bad-entry default.store#Z_PK=5: ZMODIFIEDAT holds the text 'yesterday', not a date (a number of seconds since 2001)",
-        ])
+        #expect(
+            side.problems.map { "\($0.kind.rawValue) \($0.path): \($0.message)" } == [
+                "duplicate-id default.store#Z_PK=2: another row, Z_PK=1, holds the same id",
+                "invalid-id default.store#Z_PK=3: ZID is empty (NULL), so the row has no id",
+                "invalid-id default.store#Z_PK=4: ZID holds 'not-a-uuid', which is not a UUID",
+                "bad-entry default.store#Z_PK=5: ZMODIFIEDAT holds the text 'yesterday', not a date (a number of seconds since 2001)"
+            ])
         #expect(side.entries[MemoID(id)!]?.modifiedTime == Timestamp(iso8601: "2026-04-01T00:00:00Z"))
     }
 
@@ -134,7 +138,9 @@ import Glibc
         var builder = StoreBuilder()
         builder.entities = [(1, "Note", 0)]
         builder.table = "ZNOTE"
-        builder.columns = builder.columns.map { $0.replacingOccurrences(of: "ZMODIFIEDAT ", with: "ZUPDATEDAT ").replacingOccurrences(of: "ZTITLE ", with: "ZTITLE1 ") }
+        builder.columns = builder.columns.map {
+            $0.replacingOccurrences(of: "ZMODIFIEDAT ", with: "ZUPDATEDAT ").replacingOccurrences(of: "ZTITLE ", with: "ZTITLE1 ")
+        }
         var row = StoreBuilder.memo(id, title: "Groceries", modified: "2026-04-18T09:15:00Z")
         row["ZUPDATEDAT"] = row.removeValue(forKey: "ZMODIFIEDAT")
         row["ZTITLE1"] = row.removeValue(forKey: "ZTITLE")
@@ -154,9 +160,10 @@ import Glibc
         row["ZDELETEDAT"] = nil
         let side = try load([row], builder: builder)
         #expect(side.status == .failed)
-        #expect(side.problems.map(\.message) == [
-            "the entity Memo (table ZMEMO) has no column ZDELETEDAT for deletedAt; if the app renamed it, map it in the definition's \"model\": {\"attributes\": …}",
-        ])
+        #expect(
+            side.problems.map(\.message) == [
+                "the entity Memo (table ZMEMO) has no column ZDELETEDAT for deletedAt; if the app renamed it, map it in the definition's \"model\": {\"attributes\": …}"
+            ])
     }
 
     @Test func aMissingOptionalColumnIsNotedAndReadAsAbsent() throws {
@@ -168,10 +175,11 @@ import Glibc
         let side = try load([row], builder: builder)
         #expect(side.status == .ok)
         #expect(side.problems.map(\.severity) == [.warning, .warning])
-        #expect(side.problems.map(\.message) == [
-            "the entity Memo has no column ZTAGS and no to-many relationship to Tag; its memos are read without tags",
-            "the entity Memo has no column ZPINNED for pinned; it is read as absent",
-        ])
+        #expect(
+            side.problems.map(\.message) == [
+                "the entity Memo has no column ZTAGS and no to-many relationship to Tag; its memos are read without tags",
+                "the entity Memo has no column ZPINNED for pinned; it is read as absent"
+            ])
         #expect(side.memos[MemoID(id)!]?.pinned == false)
     }
 
@@ -268,8 +276,9 @@ import Glibc
         let id = MemoID("3F2504E0-4F89-11D3-9A0C-0305E82C3301")!
         func side(_ kind: any SideKind, _ role: SideRole, _ modified: String) -> SideListing {
             let entry = IndexEntry(id: id, modifiedTime: Timestamp(iso8601: modified)!)
-            return SideListing(spec: SideSpec(role: role, name: role.rawValue, label: role.rawValue, path: "x", kind: kind),
-                               entries: IDMap(sortedKeys: [id], values: [entry]))
+            return SideListing(
+                spec: SideSpec(role: role, name: role.rawValue, label: role.rawValue, path: "x", kind: kind),
+                entries: IDMap(sortedKeys: [id], values: [entry]))
         }
         let store = AppStoreSide(url: URL(fileURLWithPath: "/x/default.store"), isBackup: false)
         let folder = MemoFolderSide(URL(fileURLWithPath: "/x"))
@@ -290,7 +299,10 @@ import Glibc
     @Test func aKeyedArchiveThatHoldsItselfIsAProblemForItsRowNotACrash() throws {
         // An NSKeyedArchiver archive whose array's one member is the array itself
         // (Foundation's unarchiver recursed on it until the stack ran out).
-        let data = StoreBuilder.data(hex: "62706c6973743030d401020304050614175924617263686976657258246f626a656374735424746f70582476657273696f6e5f100f4e534b657965644172636869766572a307080e55246e756c6cd2090a0b0c5624636c6173735a4e532e6f626a656374738002a10d8001d20f1011125824636c61737365735a24636c6173736e616d65a21213574e534172726179584e534f626a656374d1151654726f6f74800112000186a008111b24293244484e535a6567696b707984878f989ba0a200000000000001010000000000000018000000000000000000000000000000a7")
+        let data = StoreBuilder.data(
+            hex:
+                "62706c6973743030d401020304050614175924617263686976657258246f626a656374735424746f70582476657273696f6e5f100f4e534b657965644172636869766572a307080e55246e756c6cd2090a0b0c5624636c6173735a4e532e6f626a656374738002a10d8001d20f1011125824636c61737365735a24636c6173736e616d65a21213574e534172726179584e534f626a656374d1151654726f6f74800112000186a008111b24293244484e535a6567696b707984878f989ba0a200000000000001010000000000000018000000000000000000000000000000a7"
+        )
         var row = StoreBuilder.memo(id, modified: "2026-04-01T00:00:00Z")
         row["ZTAGS"] = .blob(data)
         row["Z_PK"] = .integer(2)
@@ -323,10 +335,11 @@ import Glibc
         other["Z_PK"] = .integer(8)
         try builder.make(at: path, rows: [StoreBuilder.memo(id, modified: "2026-04-01T00:00:00Z"), none, other])
         let side = CoreDataStore(storeSide(path)).count()
-        #expect(side.problems.map { "\($0.path): \($0.message)" } == [
-            "default.store#Z_PK=7: Z_ENT is empty (NULL), so the row is not read",
-            "default.store#Z_PK=8: Z_ENT is 2, which names no entity kept in ZMEMO, so the row is not read",
-        ])
+        #expect(
+            side.problems.map { "\($0.path): \($0.message)" } == [
+                "default.store#Z_PK=7: Z_ENT is empty (NULL), so the row is not read",
+                "default.store#Z_PK=8: Z_ENT is 2, which names no entity kept in ZMEMO, so the row is not read"
+            ])
     }
 
     @Test func manyEntitiesAreReadInOnePass() throws {
@@ -356,9 +369,10 @@ import Glibc
         try wal.write(to: URL(fileURLWithPath: path + "-wal"))
         let side = CoreDataStore(storeSide(path)).count()
         #expect(side.status == .failed)
-        #expect(side.problems.map(\.message) == [
-            "its write-ahead log, default.store-wal, is damaged (it does not start as SQLite's log does), so the newest changes cannot be read",
-        ])
+        #expect(
+            side.problems.map(\.message) == [
+                "its write-ahead log, default.store-wal, is damaged (it does not start as SQLite's log does), so the newest changes cannot be read"
+            ])
         #expect(side.damaged.map(\.path) == ["default.store", "default.store-wal"])
         #expect(side.damaged.last?.bytes == wal)
     }
@@ -378,7 +392,9 @@ import Glibc
         try FileManager.default.createDirectory(atPath: path + "-wal", withIntermediateDirectories: false)
         let side = CoreDataStore(storeSide(path)).count()
         #expect(side.status == .failed)
-        #expect(side.problems.first?.message == "default.store-wal, the store's write-ahead log, is not a regular file, so the store cannot be read whole")
+        #expect(
+            side.problems.first?.message == "default.store-wal, the store's write-ahead log, is not a regular file, so the store cannot be read whole"
+        )
     }
 
     @Test func theSweepLeavesEveryFolderThatIsNotSurelyReckons() throws {
@@ -387,18 +403,21 @@ import Glibc
             let path = root.appendingPathComponent(name).path
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             for file in files {
-                try FileManager.default.createDirectory(atPath: (path + "/" + file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    atPath: (path + "/" + file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
                 try Data("x".utf8).write(to: URL(fileURLWithPath: path + "/" + file))
             }
             chmod(path, mode)
             return path
         }
         let reckons = try folder("reckon-store-999999001-a", files: ["default.store", "default.store-wal"])
-        let kept = [try folder("reckon-store-999999002-a", files: ["notes.txt"]),
-                    try folder("reckon-store-999999003-a", files: ["photos/2026/a.jpg"]),
-                    try folder("reckon-store-999999004-a", mode: 0o755),
-                    try folder("reckon-store-+999999005-a"),
-                    try folder("reckon-store-0999999006-a")]
+        let kept = [
+            try folder("reckon-store-999999002-a", files: ["notes.txt"]),
+            try folder("reckon-store-999999003-a", files: ["photos/2026/a.jpg"]),
+            try folder("reckon-store-999999004-a", mode: 0o755),
+            try folder("reckon-store-+999999005-a"),
+            try folder("reckon-store-0999999006-a")
+        ]
         PrivateFolder.sweep(prefix: "reckon-store", in: root.path)
         #expect(!FileManager.default.fileExists(atPath: reckons))
         for path in kept { #expect(FileManager.default.fileExists(atPath: path), "\(path) was removed") }
@@ -444,10 +463,12 @@ import Glibc
 
     @Test func aMappedAttributeMustBeAnAttributesName() throws {
         let pipeline = folder.appendingPathComponent("pipeline.json")
-        try Data("""
+        try Data(
+            """
             {"name": "t", "local": {"name": "device", "kind": "store", "path": "s.store", "model": {"attributes": {"deletedAt": "_OPT"}}},
              "remotes": [{"name": "drive", "path": "drive"}]}
-            """.utf8).write(to: pipeline)
+            """.utf8
+        ).write(to: pipeline)
         let result = try runArray(["validate", pipeline.path])
         #expect(result.code == 64)
         #expect(result.stderr.contains("'local.model.attributes.deletedAt' must be an attribute's name"), "\(result.stderr)")

@@ -1,6 +1,6 @@
 import Foundation
-import TestSupport
 import ReckonCore
+import TestSupport
 import Testing
 
 /// The package's root folder, found from this file.
@@ -24,8 +24,10 @@ func reckon(_ arguments: String..., environment: [String: String] = [:]) throws 
 }
 
 /// Runs the built binary with an argument array.
-func runArray(_ arguments: [String], environment: [String: String] = [:], in folder: URL = packageRoot,
-              executable: URL = reckonBinary) throws -> RunResult {
+func runArray(
+    _ arguments: [String], environment: [String: String] = [:], in folder: URL = packageRoot,
+    executable: URL = reckonBinary
+) throws -> RunResult {
     try BackgroundRun(arguments, environment: environment, in: folder, executable: executable).wait()
 }
 
@@ -43,7 +45,8 @@ final class BackgroundRun: Sendable {
         process.arguments = arguments
         process.currentDirectoryURL = folder
         process.environment = childEnvironment(environment)
-        let outPipe = Pipe(), errPipe = Pipe()
+        let outPipe = Pipe()
+        let errPipe = Pipe()
         process.standardOutput = outPipe
         process.standardError = errPipe
         process.standardInput = FileHandle.nullDevice
@@ -55,10 +58,12 @@ final class BackgroundRun: Sendable {
 
     /// Waits for the process and gives what it wrote and its exit status.
     func wait() -> RunResult {
-        let stdout = out.wait(), stderr = err.wait()
+        let stdout = out.wait()
+        let stderr = err.wait()
         process.waitUntilExit()
-        return RunResult(code: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                         stderr: String(decoding: stderr, as: UTF8.self))
+        return RunResult(
+            code: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
     }
 }
 

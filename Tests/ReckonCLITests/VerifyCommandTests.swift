@@ -1,7 +1,7 @@
 import Foundation
+import ReckonCore
 import TestSupport
 import Testing
-import ReckonCore
 
 /// Exports `source` (a path under the package root, or absolute) with every
 /// format and archived memos into a new folder, and returns the folder.
@@ -31,7 +31,8 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
     var at = 0
     while at + 30 < bytes.count {
         guard le16(at + 2) == 0x0403 else { break }
-        let nameLength = le16(at + 26), extraLength = le16(at + 28)
+        let nameLength = le16(at + 26)
+        let extraLength = le16(at + 28)
         let entryName = String(decoding: bytes[(at + 30)..<(at + 30 + nameLength)], as: UTF8.self)
         let start = at + 30 + nameLength + extraLength
         var end = start
@@ -50,12 +51,15 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         let export = try exportFolder(sample)
         let folder = try runArray(["verify", export.path])
         #expect(folder.code == 0, "\(folder.stdout)")
-        #expect(folder.stdout == "\(export.path): whole. The 7 files beside manifest.json and 7 entries of memos.zip match it, size and SHA-256; "
+        #expect(
+            folder.stdout == "\(export.path): whole. The 7 files beside manifest.json and 7 entries of memos.zip match it, size and SHA-256; "
                 + "5 memos (4 active, 1 archived) in memos.json and markdown/, as manifest.json counts.\n")
         let zip = try runArray(["verify", export.appendingPathComponent("memos.zip").path])
         #expect(zip.code == 0, "\(zip.stdout)")
-        #expect(zip.stdout.hasSuffix(": whole. The 6 entries of the zip match its manifest.json, size and SHA-256; "
-                + "5 memos (4 active, 1 archived) in memos.json and markdown/, as manifest.json counts.\n"))
+        #expect(
+            zip.stdout.hasSuffix(
+                ": whole. The 6 entries of the zip match its manifest.json, size and SHA-256; "
+                    + "5 memos (4 active, 1 archived) in memos.json and markdown/, as manifest.json counts.\n"))
     }
 
     @Test func aFlippedByteInAMarkdownFileIsFound() throws {
@@ -65,11 +69,12 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         try flipByte(export.appendingPathComponent("markdown/\(markdown[1])"), at: 12)
         let result = try runArray(["verify", export.path])
         #expect(result.code == 2)
-        #expect(result.stdout == """
-            changed  markdown/\(markdown[1]): its SHA-256 is not what manifest.json lists
-            \(export.path): DAMAGED: 1 of 15 files differ from manifest.json.
+        #expect(
+            result.stdout == """
+                changed  markdown/\(markdown[1]): its SHA-256 is not what manifest.json lists
+                \(export.path): DAMAGED: 1 of 15 files differ from manifest.json.
 
-            """)
+                """)
     }
 
     @Test func aFlippedByteInMemosJSONIsFoundAndTheIDItChangedIsNamed() throws {
@@ -81,13 +86,14 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         try flipByte(export.appendingPathComponent("memos.json"), at: offset)
         let result = try runArray(["verify", export.path])
         #expect(result.code == 2)
-        #expect(result.stdout == """
-            changed  memos.json: its SHA-256 is not what manifest.json lists
-            damaged  markdown/: has no file for memo a3bb189e-8bf9-3888-9912-ace4e6543003, which memos.json holds
-            damaged  markdown/: has a file for memo a3bb189e-8bf9-3888-9912-ace4e6543002, which memos.json does not hold
-            \(export.path): DAMAGED: 1 of 15 files differ from manifest.json, and 2 problems with the memos.
+        #expect(
+            result.stdout == """
+                changed  memos.json: its SHA-256 is not what manifest.json lists
+                damaged  markdown/: has no file for memo a3bb189e-8bf9-3888-9912-ace4e6543003, which memos.json holds
+                damaged  markdown/: has a file for memo a3bb189e-8bf9-3888-9912-ace4e6543002, which memos.json does not hold
+                \(export.path): DAMAGED: 1 of 15 files differ from manifest.json, and 2 problems with the memos.
 
-            """)
+                """)
         let report = try json(try runArray(["verify", export.path, "--json"]).stdout)
         #expect(report["status"] as? String == "damaged")
         let files = report["files"] as? [[String: Any]] ?? []
@@ -107,11 +113,16 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         #expect(result.code == 2)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "changed  memos.zip: its SHA-256 is not what manifest.json lists")
-        #expect(lines.dropFirst().first?.hasPrefix("unreadable  memos.zip/memos.json: is damaged or cut short: its bytes are not the ones it was written with (their CRC-32 is 0x") == true, "\(lines)")
+        #expect(
+            lines.dropFirst().first?.hasPrefix(
+                "unreadable  memos.zip/memos.json: is damaged or cut short: its bytes are not the ones it was written with (their CRC-32 is 0x")
+                == true, "\(lines)")
         #expect(lines.last == "\(export.path): DAMAGED: 2 of 15 files differ from manifest.json.")
         let alone = try runArray(["verify", zip.path])
         #expect(alone.code == 2)
-        #expect(alone.stdout.hasPrefix("unreadable  memos.json: is damaged or cut short: its bytes are not the ones it was written with"), "\(alone.stdout)")
+        #expect(
+            alone.stdout.hasPrefix("unreadable  memos.json: is damaged or cut short: its bytes are not the ones it was written with"),
+            "\(alone.stdout)")
         // A zip cut short is said so in words, by verify and by the commands that read a zip.
         let cut = temporaryFolder().appendingPathComponent("cut.zip")
         try Data(contentsOf: zip).prefix(2000).write(to: cut)
@@ -127,30 +138,34 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         try FileManager.default.removeItem(at: export.appendingPathComponent("markdown/\(markdown[0])"))
         let result = try runArray(["verify", export.path])
         #expect(result.code == 2)
-        #expect(result.stdout == """
-            missing  markdown/\(markdown[0]): manifest.json lists it, but it is not there
-            damaged  markdown/: holds 4 memos (4 active, 0 archived); manifest.json counts 5 memos (4 active, 1 archived)
-            damaged  markdown/: has no file for memo a3bb189e-8bf9-3888-9912-ace4e6543002, which memos.json holds
-            \(export.path): DAMAGED: 1 of 15 files differ from manifest.json, and 2 problems with the memos.
+        #expect(
+            result.stdout == """
+                missing  markdown/\(markdown[0]): manifest.json lists it, but it is not there
+                damaged  markdown/: holds 4 memos (4 active, 0 archived); manifest.json counts 5 memos (4 active, 1 archived)
+                damaged  markdown/: has no file for memo a3bb189e-8bf9-3888-9912-ace4e6543002, which memos.json holds
+                \(export.path): DAMAGED: 1 of 15 files differ from manifest.json, and 2 problems with the memos.
 
-            """)
+                """)
 
         let listed = try exportFolder(sample)
         let manifestURL = listed.appendingPathComponent("manifest.json")
-        let text = try read(manifestURL).replacingOccurrences(of: "\"files\" : [", with: """
-            "files" : [
-                {"in" : "folder", "path" : "notes.txt", "sha256" : "\(String(repeating: "ab", count: 32))", "size" : 3},
-            """)
+        let text = try read(manifestURL).replacingOccurrences(
+            of: "\"files\" : [",
+            with: """
+                "files" : [
+                    {"in" : "folder", "path" : "notes.txt", "sha256" : "\(String(repeating: "ab", count: 32))", "size" : 3},
+                """)
         try Data(text.utf8).write(to: manifestURL)
         try Data("hi\n".utf8).write(to: listed.appendingPathComponent("extra.txt"))
         let absent = try runArray(["verify", listed.path])
         #expect(absent.code == 2)
-        #expect(absent.stdout == """
-            unlisted  extra.txt: manifest.json does not list it
-            missing  notes.txt: manifest.json lists it, but it is not there
-            \(listed.path): DAMAGED: 2 of 17 files differ from manifest.json.
+        #expect(
+            absent.stdout == """
+                unlisted  extra.txt: manifest.json does not list it
+                missing  notes.txt: manifest.json lists it, but it is not there
+                \(listed.path): DAMAGED: 2 of 17 files differ from manifest.json.
 
-            """)
+                """)
 
         // A folder where a listed file should be is named as a folder, not as missing.
         let folderInPlace = try exportFolder(sample)
@@ -166,14 +181,18 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         let outside = export.deletingLastPathComponent().appendingPathComponent("outside.txt")
         try Data("secret\n".utf8).write(to: outside)
         let manifestURL = export.appendingPathComponent("manifest.json")
-        let text = try read(manifestURL).replacingOccurrences(of: "\"files\" : [", with: """
-            "files" : [
-                {"in" : "folder", "path" : "../outside.txt", "sha256" : "\(SHA256.hex(of: Data("secret\n".utf8)))", "size" : 7},
-            """)
+        let text = try read(manifestURL).replacingOccurrences(
+            of: "\"files\" : [",
+            with: """
+                "files" : [
+                    {"in" : "folder", "path" : "../outside.txt", "sha256" : "\(SHA256.hex(of: Data("secret\n".utf8)))", "size" : 7},
+                """)
         try Data(text.utf8).write(to: manifestURL)
         let result = try runArray(["verify", export.path])
         #expect(result.code == 2)
-        #expect(result.stdout.hasPrefix("unreadable  ../outside.txt: is not a path inside the export (absolute, with '..' or a control character), so it is not read\n"))
+        #expect(
+            result.stdout.hasPrefix(
+                "unreadable  ../outside.txt: is not a path inside the export (absolute, with '..' or a control character), so it is not read\n"))
         let broken = try read(manifestURL).replacingOccurrences(of: "\"size\" : 7", with: "\"size\" : \"7\"")
         try Data(broken.utf8).write(to: manifestURL)
         let unreadable = try runArray(["verify", export.path])
@@ -210,11 +229,13 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         #expect(same.stdout.hasSuffix("\(sample): every memo it would export is in the export, with equal fields.\n"))
         let moved = try runArray(["verify", export.path, "--against", "Samples/drift/drive"])
         #expect(moved.code == 1)
-        #expect(moved.stdout.hasSuffix("""
-            added  e4eaaaf2-d142-11e1-b3e4-080027620cdd  'Idea from the train'
-            Samples/drift/drive: moved on since the export: 1 added, 0 removed, 0 edited, 0 archived, 0 unarchived.
+        #expect(
+            moved.stdout.hasSuffix(
+                """
+                added  e4eaaaf2-d142-11e1-b3e4-080027620cdd  'Idea from the train'
+                Samples/drift/drive: moved on since the export: 1 added, 0 removed, 0 edited, 0 archived, 0 unarchived.
 
-            """), "\(moved.stdout)")
+                """), "\(moved.stdout)")
         let report = try json(try runArray(["verify", export.path, "--against", "Samples/drift/drive", "--json"]).stdout)
         #expect(report["status"] as? String == "moved-on")
         let changes = (report["against"] as? [String: Any])?["changes"] as? [[String: Any]] ?? []
@@ -268,10 +289,14 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         for entry in entries {
             var data = entry.data
             if entry.name == "manifest.json" {
-                data = Data(String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\"files\" : [", with: """
-                    "files" : [
-                        {"in" : "zip", "path" : "../x", "sha256" : "\(SHA256.hex(of: Data("x\n".utf8)))", "size" : 2},
-                    """).utf8)
+                data = Data(
+                    String(decoding: data, as: UTF8.self).replacingOccurrences(
+                        of: "\"files\" : [",
+                        with: """
+                            "files" : [
+                                {"in" : "zip", "path" : "../x", "sha256" : "\(SHA256.hex(of: Data("x\n".utf8)))", "size" : 2},
+                            """
+                    ).utf8)
             }
             try writer.add(name: entry.name, modified: Timestamp(seconds: entry.modified), size: data.count) { try $0(data) }
         }
@@ -288,8 +313,10 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         try bytes.write(to: crafted)
         let result = try runArray(["verify", crafted.path])
         #expect(result.code == 2)
-        #expect(result.stdout.hasPrefix("unreadable  ../x: is not a path inside the export (absolute, with '..' or a control character), so it is not read\n"),
-                "\(result.stdout)")
+        #expect(
+            result.stdout.hasPrefix(
+                "unreadable  ../x: is not a path inside the export (absolute, with '..' or a control character), so it is not read\n"),
+            "\(result.stdout)")
     }
 
     @Test func aLinkToARunFolderIsFollowed() throws {

@@ -17,10 +17,11 @@ import Testing
             let out = folder.appendingPathComponent("out")
             let result = try runArray(arguments, environment: ["SOURCE_DATE_EPOCH": "1796117400", "RECKON_TEST_WORKERS": String(workers)], in: folder)
             #expect(result.code == 0 || result.code == 1, "\(workers) workers: \(result.stderr)")
-            found[workers] = Dictionary(uniqueKeysWithValues: try everything(out).filter { !$0.key.hasSuffix("/" + MarkdownIndex.fileName) }.map { path, data in
-                let report = path.hasPrefix("reports/") && (path.hasSuffix(".md") || path.hasSuffix(".html"))
-                return (path, report ? data.map { Data(maskTimings(String(decoding: $0, as: UTF8.self)).utf8) } : data)
-            })
+            found[workers] = Dictionary(
+                uniqueKeysWithValues: try everything(out).filter { !$0.key.hasSuffix("/" + MarkdownIndex.fileName) }.map { path, data in
+                    let report = path.hasPrefix("reports/") && (path.hasSuffix(".md") || path.hasSuffix(".html"))
+                    return (path, report ? data.map { Data(maskTimings(String(decoding: $0, as: UTF8.self)).utf8) } : data)
+                })
             try FileManager.default.removeItem(at: out)
         }
         return found
@@ -43,18 +44,21 @@ import Testing
     }
 
     @Test func aPipelineRunIsTheSameOnOneTwoAndThreeThreads() throws {
-        let device = try generatedFolder(count: 1500), drive = try generatedFolder(count: 1450)
+        let device = try generatedFolder(count: 1500)
+        let drive = try generatedFolder(count: 1450)
         // Drive lacks the last 50 memos and holds one memo edited.
         let edited = try #require(try FileManager.default.contentsOfDirectory(atPath: drive.appendingPathComponent("memos").path).sorted().first)
         let file = drive.appendingPathComponent("memos/\(edited)")
         try Data(try read(file).replacingOccurrences(of: "Memo number", with: "Edited memo number").utf8).write(to: file)
         let folder = temporaryFolder()
-        try Data("""
+        try Data(
+            """
             {"schemaVersion": 1, "name": "workers", "local": {"name": "device", "path": "\(device.path)"},
              "remotes": [{"name": "drive", "label": "Google Drive", "path": "\(drive.path)"}], "check": "deep",
              "reports": {"dir": "out/reports"},
              "export": {"from": "local", "formats": ["json", "markdown", "zip"], "includeArchived": true, "dir": "out/export"}}
-            """.utf8).write(to: folder.appendingPathComponent("pipeline.json"))
+            """.utf8
+        ).write(to: folder.appendingPathComponent("pipeline.json"))
         expectSame(try outputs(["run", "pipeline.json"], in: folder))
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
+import ReckonCore
 import TestSupport
 import Testing
-import ReckonCore
 
 /// Where the first record of a zip's central directory starts.
 private func centralDirectoryStart(_ zip: Data) throws -> Int {
@@ -25,73 +25,73 @@ private func flipped(_ zip: URL, at offset: Int, mask: UInt8 = 0x01, name: Strin
 /// reader extracts otherwise (or where verify ended otherwise).
 /// Arguments: the reckon binary, the zip, a scratch folder, the masks.
 private let flipsScript = #"""
-import json, os, shutil, subprocess, sys, zipfile
-from concurrent.futures import ThreadPoolExecutor
+    import json, os, shutil, subprocess, sys, zipfile
+    from concurrent.futures import ThreadPoolExecutor
 
-reckon, original, work = sys.argv[1], sys.argv[2], sys.argv[3]
-masks = [int(mask, 0) for mask in sys.argv[4].split(',')]
-data = open(original, 'rb').read()
-start = data.find(b'PK\x01\x02')
-with zipfile.ZipFile(original) as z:
-    expected = sorted((info.filename, z.read(info)) for info in z.infolist())
+    reckon, original, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    masks = [int(mask, 0) for mask in sys.argv[4].split(',')]
+    data = open(original, 'rb').read()
+    start = data.find(b'PK\x01\x02')
+    with zipfile.ZipFile(original) as z:
+        expected = sorted((info.filename, z.read(info)) for info in z.infolist())
 
-def python_agrees(path):
-    try:
-        with zipfile.ZipFile(path) as z:
-            return sorted((info.filename, z.read(info)) for info in z.infolist()) == expected
-    except Exception:
-        return False
-
-def bsdtar_agrees(path, folder):
-    os.makedirs(folder)
-    try:
-        if subprocess.run(['/usr/bin/bsdtar', '-xf', path, '-C', folder], capture_output=True).returncode != 0:
+    def python_agrees(path):
+        try:
+            with zipfile.ZipFile(path) as z:
+                return sorted((info.filename, z.read(info)) for info in z.infolist()) == expected
+        except Exception:
             return False
-        found = []
-        for root, folders, files in os.walk(folder):
-            for name in folders + files:
-                full = os.path.join(root, name)
-                if os.path.islink(full):
-                    return False
-                if name in files:
-                    if not os.path.isfile(full):
+
+    def bsdtar_agrees(path, folder):
+        os.makedirs(folder)
+        try:
+            if subprocess.run(['/usr/bin/bsdtar', '-xf', path, '-C', folder], capture_output=True).returncode != 0:
+                return False
+            found = []
+            for root, folders, files in os.walk(folder):
+                for name in folders + files:
+                    full = os.path.join(root, name)
+                    if os.path.islink(full):
                         return False
-                    with open(full, 'rb') as f:
-                        found.append((os.path.relpath(full, folder), f.read()))
-        return sorted(found) == expected
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+                    if name in files:
+                        if not os.path.isfile(full):
+                            return False
+                        with open(full, 'rb') as f:
+                            found.append((os.path.relpath(full, folder), f.read()))
+            return sorted(found) == expected
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
-def verify(path):
-    run = subprocess.run([reckon, 'verify', path], capture_output=True, text=True)
-    return run.returncode, (run.stdout + run.stderr)[-600:]
+    def verify(path):
+        run = subprocess.run([reckon, 'verify', path], capture_output=True, text=True)
+        return run.returncode, (run.stdout + run.stderr)[-600:]
 
-def one(job):
-    offset, mask = job
-    path = os.path.join(work, '%d-%d.zip' % (offset, mask))
-    changed = bytearray(data)
-    changed[offset] ^= mask
-    with open(path, 'wb') as f:
-        f.write(changed)
-    code, output = verify(path)
-    python, bsdtar = python_agrees(path), bsdtar_agrees(path, path + '.out')
-    os.remove(path)
-    return {'offset': offset, 'mask': mask, 'code': code, 'python': python, 'bsdtar': bsdtar, 'output': output}
+    def one(job):
+        offset, mask = job
+        path = os.path.join(work, '%d-%d.zip' % (offset, mask))
+        changed = bytearray(data)
+        changed[offset] ^= mask
+        with open(path, 'wb') as f:
+            f.write(changed)
+        code, output = verify(path)
+        python, bsdtar = python_agrees(path), bsdtar_agrees(path, path + '.out')
+        os.remove(path)
+        return {'offset': offset, 'mask': mask, 'code': code, 'python': python, 'bsdtar': bsdtar, 'output': output}
 
-jobs = [(offset, mask) for offset in range(start, len(data)) for mask in masks]
-with ThreadPoolExecutor(2) as pool:
-    results = list(pool.map(one, jobs))
-originalCode, _ = verify(original)
-print(json.dumps({
-    'bytes': len(data) - start,
-    'flips': len(results),
-    'originalWhole': originalCode == 0 and python_agrees(original) and bsdtar_agrees(original, os.path.join(work, 'original.out')),
-    'notWhole': sum(r['code'] == 2 for r in results),
-    'notWholeThoughReadersAgree': sum(r['code'] == 2 and r['python'] and r['bsdtar'] for r in results),
-    'wholeAndReadersAgree': sum(r['code'] == 0 and r['python'] and r['bsdtar'] for r in results),
-    'wrong': [r for r in results if not (r['code'] == 2 or (r['code'] == 0 and r['python'] and r['bsdtar']))],
-}))
-"""#
+    jobs = [(offset, mask) for offset in range(start, len(data)) for mask in masks]
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(one, jobs))
+    originalCode, _ = verify(original)
+    print(json.dumps({
+        'bytes': len(data) - start,
+        'flips': len(results),
+        'originalWhole': originalCode == 0 and python_agrees(original) and bsdtar_agrees(original, os.path.join(work, 'original.out')),
+        'notWhole': sum(r['code'] == 2 for r in results),
+        'notWholeThoughReadersAgree': sum(r['code'] == 2 and r['python'] and r['bsdtar'] for r in results),
+        'wholeAndReadersAgree': sum(r['code'] == 0 and r['python'] and r['bsdtar'] for r in results),
+        'wrong': [r for r in results if not (r['code'] == 2 or (r['code'] == 0 and r['python'] and r['bsdtar']))],
+    }))
+    """#
 
 /// `verify` reads a zip's central directory itself and compares it with
 /// each entry's local header and with what libarchive read: libarchive
@@ -116,12 +116,13 @@ print(json.dumps({
         #expect(listing.contains("markdnwn/"), "unzip goes by the central directory: \(listing)")
         let byName = try runArray(["verify", renamed.path])
         #expect(byName.code == 2)
-        #expect(byName.stdout == """
-            unreadable  \(name): the zip's central directory names this entry '\(name.replacingOccurrences(of: "markdown/", with: "markdnwn/"))', \
-            but its own header says '\(name)'; unzip would see the first
-            \(renamed.path): DAMAGED: 1 of 7 files differ from manifest.json.
+        #expect(
+            byName.stdout == """
+                unreadable  \(name): the zip's central directory names this entry '\(name.replacingOccurrences(of: "markdown/", with: "markdnwn/"))', \
+                but its own header says '\(name)'; unzip would see the first
+                \(renamed.path): DAMAGED: 1 of 7 files differ from manifest.json.
 
-            """)
+                """)
         let report = try json(try runArray(["verify", renamed.path, "--json"]).stdout)
         #expect(report["status"] as? String == "damaged")
 
@@ -129,19 +130,21 @@ print(json.dumps({
         let method = try flipped(zip, at: start + 10, name: "method.zip")
         let byMethod = try runArray(["verify", method.path])
         #expect(byMethod.code == 2)
-        #expect(byMethod.stdout == """
-            unreadable  \(name): the zip's central directory says this entry is compressed with method 9, \
-            but its own header says deflated (method 8); Python's zipfile would go by the first
-            \(method.path): DAMAGED: 1 of 7 files differ from manifest.json.
+        #expect(
+            byMethod.stdout == """
+                unreadable  \(name): the zip's central directory says this entry is compressed with method 9, \
+                but its own header says deflated (method 8); Python's zipfile would go by the first
+                \(method.path): DAMAGED: 1 of 7 files differ from manifest.json.
 
-            """)
+                """)
 
         // In the export folder the zip is named as memos.zip, its entry inside it.
         try FileManager.default.removeItem(at: zip)
         try FileManager.default.copyItem(at: renamed, to: zip)
         let folder = try runArray(["verify", export.path])
         #expect(folder.code == 2)
-        #expect(folder.stdout.contains("\nunreadable  memos.zip/\(name): the zip's central directory names this entry 'markdnwn/"), "\(folder.stdout)")
+        #expect(
+            folder.stdout.contains("\nunreadable  memos.zip/\(name): the zip's central directory names this entry 'markdnwn/"), "\(folder.stdout)")
     }
 
     /// reckon flags every name as UTF-8. A name beyond ASCII whose flag is
@@ -155,8 +158,10 @@ print(json.dumps({
         var cleared = 0
         // The flags of a local header are at 6, of a central record at 8; bit 11 is 0x08 of their second byte.
         for (signature, flags, nameAt) in [(UInt8(0x03), 6, 30), (UInt8(0x01), 8, 46)] {
-            for at in 0..<(bytes.count - nameAt - name.count) where bytes[at] == 0x50 && bytes[at + 1] == 0x4B && bytes[at + 2] == signature
-                && Array(bytes[(at + nameAt)..<(at + nameAt + name.count)]) == name {
+            for at in 0..<(bytes.count - nameAt - name.count)
+            where bytes[at] == 0x50 && bytes[at + 1] == 0x4B && bytes[at + 2] == signature
+                && Array(bytes[(at + nameAt)..<(at + nameAt + name.count)]) == name
+            {
                 #expect(bytes[at + flags + 1] & 0x08 != 0, "written flagged")
                 bytes[at + flags + 1] &= ~0x08
                 cleared += 1
@@ -165,12 +170,16 @@ print(json.dumps({
         #expect(cleared == 2)
         let unflagged = temporaryFolder().appendingPathComponent("unflagged.zip")
         try Data(bytes).write(to: unflagged)
-        let (_, listed) = try tool("/usr/bin/python3", ["-c", "import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).namelist()[1])", unflagged.path])
+        let (_, listed) = try tool(
+            "/usr/bin/python3", ["-c", "import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).namelist()[1])", unflagged.path])
         #expect(!listed.contains("京都"), "zipfile reads another name: \(listed)")
         let result = try runArray(["verify", unflagged.path])
         #expect(result.code == 2)
-        #expect(result.stdout.hasPrefix("unreadable  markdown/2026-04-02-京都旅行-7c9e6679.md: the zip's central directory does not mark this entry's name as UTF-8, so Python's zipfile would read it as another name\n"),
-                "\(result.stdout)")
+        #expect(
+            result.stdout.hasPrefix(
+                "unreadable  markdown/2026-04-02-京都旅行-7c9e6679.md: the zip's central directory does not mark this entry's name as UTF-8, so Python's zipfile would read it as another name\n"
+            ),
+            "\(result.stdout)")
     }
 
     /// Every bit flip (0x01 and 0x80) of every byte from the first central
@@ -182,13 +191,15 @@ print(json.dumps({
         let work = temporaryFolder()
         let script = work.appendingPathComponent("flips.py")
         try Data(flipsScript.utf8).write(to: script)
-        let run = try runArray([script.path, reckonBinary.path, export.appendingPathComponent("memos.zip").path, work.path, "0x01,0x80"],
-                               executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        let run = try runArray(
+            [script.path, reckonBinary.path, export.appendingPathComponent("memos.zip").path, work.path, "0x01,0x80"],
+            executable: URL(fileURLWithPath: "/usr/bin/python3"))
         #expect(run.code == 0, "\(run.stderr)")
         let report = try json(run.stdout)
         let flips = report["flips"] as? Int ?? 0
         let wrong = report["wrong"] as? [[String: Any]] ?? []
-        print("""
+        print(
+            """
             central directory and end records: \(report["bytes"] ?? "?") bytes, \(flips) single-bit flips; \
             \(report["notWhole"] ?? "?") not whole by reckon verify (\(report["notWholeThoughReadersAgree"] ?? "?") of them \
             though Python's zipfile and bsdtar extract the same names and bytes); \(report["wholeAndReadersAgree"] ?? "?") whole, \
@@ -198,7 +209,8 @@ print(json.dumps({
         #expect(flips > 1000)
         #expect((report["notWhole"] as? Int ?? 0) + (report["wholeAndReadersAgree"] as? Int ?? 0) == flips)
         for flip in wrong.prefix(20) {
-            let words = "byte \(flip["offset"] ?? "?") ^ \(flip["mask"] ?? "?"): verify exit \(flip["code"] ?? "?"), "
+            let words =
+                "byte \(flip["offset"] ?? "?") ^ \(flip["mask"] ?? "?"): verify exit \(flip["code"] ?? "?"), "
                 + "Python's zipfile agrees: \(flip["python"] ?? "?"), bsdtar agrees: \(flip["bsdtar"] ?? "?"); \(flip["output"] ?? "")"
             Issue.record(Comment(rawValue: words))
         }
@@ -216,8 +228,9 @@ print(json.dumps({
         let manifest = try #require(entries.first { $0.name == "manifest.json" })
         let notes = (0..<65_600).map { n in (name: String(format: "notes/%05d.txt", n), data: Data("note \(n)\n".utf8)) }
         let records = notes.map { #"{"in" : "zip", "path" : "\#($0.name)", "sha256" : "\#(SHA256.hex(of: $0.data))", "size" : \#($0.data.count)},"# }
-        let listed = Data(String(decoding: manifest.data, as: UTF8.self)
-            .replacingOccurrences(of: "\"files\" : [", with: "\"files\" : [\n" + records.joined(separator: "\n")).utf8)
+        let listed = Data(
+            String(decoding: manifest.data, as: UTF8.self)
+                .replacingOccurrences(of: "\"files\" : [", with: "\"files\" : [\n" + records.joined(separator: "\n")).utf8)
         let zip = temporaryFolder().appendingPathComponent("zip64.zip")
         let writer = try ZipWriter(url: zip)
         let modified = Timestamp(seconds: manifest.modified)
@@ -239,7 +252,8 @@ print(json.dumps({
         let whole = try runArray(["verify", zip.path])
         let verified = clock.now
         #expect(whole.code == 0, "\(whole.stdout)")
-        #expect(whole.stdout.contains(": whole. The \(entries.count - 1 + notes.count) entries of the zip match its manifest.json"), "\(whole.stdout)")
+        #expect(
+            whole.stdout.contains(": whole. The \(entries.count - 1 + notes.count) entries of the zip match its manifest.json"), "\(whole.stdout)")
 
         // The last note's record comes right before the manifest's, the last one.
         let signature = Data([0x50, 0x4B, 0x01, 0x02])
@@ -250,14 +264,16 @@ print(json.dumps({
         let checked = clock.now
         let caught = try runArray(["verify", renamed.path])
         #expect(caught.code == 2)
-        #expect(caught.stdout == """
-            unreadable  notes/65599.txt: the zip's central directory names this entry 'notes/75599.txt', \
-            but its own header says 'notes/65599.txt'; unzip would see the first
-            \(renamed.path): DAMAGED: 1 of \(entries.count + notes.count) files differ from manifest.json.
+        #expect(
+            caught.stdout == """
+                unreadable  notes/65599.txt: the zip's central directory names this entry 'notes/75599.txt', \
+                but its own header says 'notes/65599.txt'; unzip would see the first
+                \(renamed.path): DAMAGED: 1 of \(entries.count + notes.count) files differ from manifest.json.
 
-            """)
-        print("zip64 case: \(entries.count + notes.count) entries, \(bytes.count) bytes; written in \(written - began), "
-              + "verified whole in \(verified - written), the flipped name found in \(clock.now - checked)")
+                """)
+        print(
+            "zip64 case: \(entries.count + notes.count) entries, \(bytes.count) bytes; written in \(written - began), "
+                + "verified whole in \(verified - written), the flipped name found in \(clock.now - checked)")
     }
 
     /// A zip another writer made (Python's zipfile: sizes in the local
@@ -266,13 +282,18 @@ print(json.dumps({
     @Test(.needs(.python3)) func aZipFromAnotherWriterWithAComment() throws {
         let export = try exportFolder(sample, extra: ["--format", "zip"])
         let copy = temporaryFolder().appendingPathComponent("python.zip")
-        let (code, output) = try tool("/usr/bin/python3", ["-c", """
-            import sys, zipfile
-            with zipfile.ZipFile(sys.argv[1]) as source, zipfile.ZipFile(sys.argv[2], 'w', zipfile.ZIP_DEFLATED) as copy:
-                copy.comment = b'copied'
-                for info in source.infolist():
-                    copy.writestr(info.filename, source.read(info))
-            """, export.appendingPathComponent("memos.zip").path, copy.path])
+        let (code, output) = try tool(
+            "/usr/bin/python3",
+            [
+                "-c",
+                """
+                import sys, zipfile
+                with zipfile.ZipFile(sys.argv[1]) as source, zipfile.ZipFile(sys.argv[2], 'w', zipfile.ZIP_DEFLATED) as copy:
+                    copy.comment = b'copied'
+                    for info in source.infolist():
+                        copy.writestr(info.filename, source.read(info))
+                """, export.appendingPathComponent("memos.zip").path, copy.path
+            ])
         #expect(code == 0, "\(output)")
         let result = try runArray(["verify", copy.path])
         #expect(result.code == 0, "\(result.stdout)")
@@ -292,30 +313,36 @@ print(json.dumps({
         try bytes.prefix(bytes.count - 10).write(to: cut)
         let short = try runArray(["verify", cut.path])
         #expect(short.code == 2)
-        #expect(short.stdout.contains("""
-            damaged  \(cut.path): the zip's central directory cannot be read: the file has no end-of-central-directory record \
-            where a zip ends, so it is cut short or is not a zip
+        #expect(
+            short.stdout.contains(
+                """
+                damaged  \(cut.path): the zip's central directory cannot be read: the file has no end-of-central-directory record \
+                where a zip ends, so it is cut short or is not a zip
 
-            """), "\(short.stdout)")
+                """), "\(short.stdout)")
 
         // The directory's offset, 0x0000_0BCB or so, becomes 0x8000_0BCB: far past the file's end.
         let far = try flipped(zip, at: end + 19, mask: 0x80, name: "far.zip")
         let offset = try runArray(["verify", far.path])
         #expect(offset.code == 2)
-        #expect(offset.stdout.contains("""
-            damaged  \(far.path): the zip's central directory cannot be read: the end record says the central directory is \
-            \(end - start) bytes from byte \(start + 0x8000_0000), which does not end at byte \(end), where the end records begin
+        #expect(
+            offset.stdout.contains(
+                """
+                damaged  \(far.path): the zip's central directory cannot be read: the end record says the central directory is \
+                \(end - start) bytes from byte \(start + 0x8000_0000), which does not end at byte \(end), where the end records begin
 
-            """), "\(offset.stdout)")
+                """), "\(offset.stdout)")
 
         // 7 entries in all become 5 (0b111 ^ 0b010), and the end record's two counts differ.
         let counted = try flipped(zip, at: end + 10, mask: 0x02, name: "counted.zip")
         let count = try runArray(["verify", counted.path])
         #expect(count.code == 2)
-        #expect(count.stdout.contains("""
-            damaged  \(counted.path): the zip's central directory cannot be read: the end record counts 7 entries on this disk but 5 in all
+        #expect(
+            count.stdout.contains(
+                """
+                damaged  \(counted.path): the zip's central directory cannot be read: the end record counts 7 entries on this disk but 5 in all
 
-            """), "\(count.stdout)")
+                """), "\(count.stdout)")
         #expect(count.stdout.hasSuffix(", and 1 problem with the zip.\n"), "a problem of the zip, not of the memos: \(count.stdout)")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import ReckonCore
 
 /// The fuzzers' differential checks (`ReaderDifferential`), run inside
@@ -33,7 +34,8 @@ import Testing
     /// Runs `check` on `inputsPerReader` mutated seeds, recording the first few differences with their input.
     func run(_ reader: String, salt: UInt64, seeds: [[UInt8]], _ check: (Data, MemoParser) -> String?) {
         #expect(!seeds.isEmpty)
-        print("DifferentialTests (\(reader)): \(Self.inputsPerReader) inputs from \(seeds.count) seed files; RECKON_TEST_SEED=\(Self.seed) replays it")
+        print(
+            "DifferentialTests (\(reader)): \(Self.inputsPerReader) inputs from \(seeds.count) seed files; RECKON_TEST_SEED=\(Self.seed) replays it")
         var random = SeededRandom(seed: Self.seed &+ salt)
         let parser = MemoParser()
         var found = 0
@@ -61,17 +63,19 @@ import Testing
     }
 }
 
-
 /// libFuzzer's kinds of mutation, and some aimed at what strict reading
 /// refuses: a repeated line (a key or an entry twice), a trailing comma,
 /// UTF-16, bytes that are not UTF-8, surrogate escapes.
 enum Mutator {
-    static let tokens: [[UInt8]] = [
-        #""id": "3F2504E0-4F89-11D3-9A0C-0305E82C3301", "#, #""title": "x", "#, #""modifiedTime": "2026-04-19T14:32:00Z", "#,
-        #""color": "x", "#, ",", "\"", ":", "{}", "[]", "}", "]", "null", "true", "-0", "1e400", "12345678901234567890",
-        "\\u", "\\ud800", "\\udc00", "\\ud83d\\ude00", "\\u0000", "\\n", " ", "\t", "\u{0C}", "\u{0}", "é", "\u{FEFF}",
-    ].map { Array($0.utf8) } + [[0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82], [0x80]]
-    static let interesting: [UInt8] = [0x00, 0x1F, 0x20, 0x22, 0x2C, 0x2F, 0x3A, 0x5B, 0x5C, 0x5D, 0x7B, 0x7D, 0x7F, 0x80, 0xBF, 0xC3, 0xED, 0xEF, 0xF4, 0xFF]
+    static let tokens: [[UInt8]] =
+        [
+            #""id": "3F2504E0-4F89-11D3-9A0C-0305E82C3301", "#, #""title": "x", "#, #""modifiedTime": "2026-04-19T14:32:00Z", "#,
+            #""color": "x", "#, ",", "\"", ":", "{}", "[]", "}", "]", "null", "true", "-0", "1e400", "12345678901234567890",
+            "\\u", "\\ud800", "\\udc00", "\\ud83d\\ude00", "\\u0000", "\\n", " ", "\t", "\u{0C}", "\u{0}", "é", "\u{FEFF}"
+        ].map { Array($0.utf8) } + [[0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82], [0x80]]
+    static let interesting: [UInt8] = [
+        0x00, 0x1F, 0x20, 0x22, 0x2C, 0x2F, 0x3A, 0x5B, 0x5C, 0x5D, 0x7B, 0x7D, 0x7F, 0x80, 0xBF, 0xC3, 0xED, 0xEF, 0xF4, 0xFF
+    ]
 
     static func mutate(_ input: [UInt8], seeds: [[UInt8]], using random: inout SeededRandom) -> [UInt8] {
         var bytes = input

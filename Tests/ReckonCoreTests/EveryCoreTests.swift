@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import ReckonCore
 
 @Suite struct EveryCoreTests {
@@ -17,11 +18,13 @@ import Testing
     func readAheadHandsOverEveryChunkWithWhatWasLoadedForIt(count: Int) throws {
         var remaining = Array(0..<count)
         var seen: [Int] = []
-        try withReadAhead(chunks: {
-            let chunk = Array(remaining.prefix(5))
-            remaining.removeFirst(chunk.count)
-            return chunk
-        }, load: { chunk in chunk.map(String.init) }) { chunk, loaded in
+        try withReadAhead(
+            chunks: {
+                let chunk = Array(remaining.prefix(5))
+                remaining.removeFirst(chunk.count)
+                return chunk
+            }, load: { chunk in chunk.map(String.init) }
+        ) { chunk, loaded in
             #expect(loaded == chunk.map(String.init))
             seen += chunk
         }
@@ -33,10 +36,12 @@ import Testing
         var next = 0
         var consumed = 0
         #expect(throws: Stop.self) {
-            try withReadAhead(chunks: {
-                next += 1
-                return [next]
-            }, load: { $0 }) { _, _ in
+            try withReadAhead(
+                chunks: {
+                    next += 1
+                    return [next]
+                }, load: { $0 }
+            ) { _, _ in
                 consumed += 1
                 if consumed == 3 { throw Stop() }
             }

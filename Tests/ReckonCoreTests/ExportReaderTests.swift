@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReckonCore
 
 @Suite struct ExportReaderTests {
@@ -43,11 +44,14 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"memos": [{"id": "3f2504e0-4f89-11d3-9a0c-0305e82c3301", "modifiedAt": "2026-04-18T09:15:00Z"}"#, "is cut short (a string or bracket is never closed)"),
+        (
+            #"{"memos": [{"id": "3f2504e0-4f89-11d3-9a0c-0305e82c3301", "modifiedAt": "2026-04-18T09:15:00Z"}"#,
+            "is cut short (a string or bracket is never closed)"
+        ),
         (#"{"memos": [], "schemaVersion": 1} ]"#, "not valid JSON (a closing bracket too many at byte 34)"),
         (#"{"schemaVersion": 1}"#, "has no \"memos\" array"),
         (#"{"memos": [], "schemaVersion": 2}"#, "has schemaVersion 2, newer than the version 1 this reckon reads"),
-        (#"{"memos": [,], "schemaVersion": 1}"#, "memos[0] is empty (a comma too many)"),
+        (#"{"memos": [,], "schemaVersion": 1}"#, "memos[0] is empty (a comma too many)")
     ])
     func aBrokenFileIsNamedInWords(_ input: String, _ message: String) throws {
         let (facts, _) = try read(Data(input.utf8), chunk: 5)
@@ -61,7 +65,9 @@ import Testing
              "schemaVersion": 1, "source": {"label": "l", "name": "n", "path": "p"}}
             """#
         let manifest = try ExportManifest.read(Data(good.utf8), shown: "m.json")
-        #expect(manifest.files == [ExportManifest.File(place: .folder, path: "memos.json", size: 3, sha256: "ab")], "schema 1 files are beside the manifest")
+        #expect(
+            manifest.files == [ExportManifest.File(place: .folder, path: "memos.json", size: 3, sha256: "ab")],
+            "schema 1 files are beside the manifest")
         #expect(manifest.counts == MemoCounts(active: 1, archived: 0))
         let wrong = good.replacingOccurrences(of: #""size": 3"#, with: #""size": "3""#)
         #expect(throws: ExportReadError.self) { try ExportManifest.read(Data(wrong.utf8), shown: "m.json") }
@@ -75,8 +81,9 @@ import Testing
     }
 
     @Test func markdownFrontMatterGivesTheIDAndTheArchivedState() {
-        let memo = Memo(id: MemoID("3F2504E0-4F89-11D3-9A0C-0305E82C3301")!, title: "id: not this one\n---", body: "id: 16fd2706-8baf-433b-82eb-8c7fada847da\n",
-                        modifiedAt: Timestamp(iso8601: "2026-04-18T09:15:00Z")!, archivedAt: Timestamp(iso8601: "2026-04-19T09:15:00Z")!)
+        let memo = Memo(
+            id: MemoID("3F2504E0-4F89-11D3-9A0C-0305E82C3301")!, title: "id: not this one\n---", body: "id: 16fd2706-8baf-433b-82eb-8c7fada847da\n",
+            modifiedAt: Timestamp(iso8601: "2026-04-18T09:15:00Z")!, archivedAt: Timestamp(iso8601: "2026-04-19T09:15:00Z")!)
         let found = MarkdownExport.frontMatter(of: Data(MarkdownExport.render(memo).utf8))
         #expect(found?.id == memo.id)
         #expect(found?.archived == true)

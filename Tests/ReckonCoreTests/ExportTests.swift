@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import ReckonCore
 
 @Suite struct JSONExportTests {
@@ -9,8 +10,10 @@ import Testing
     }
 
     @Test func sortsByCreationThenIdWithUndatedFirst() throws {
-        let memos = [memo(idC, created: "2026-01-02T00:00:00Z"), memo(idB, created: "2026-01-01T00:00:00Z"),
-                     memo(idA, created: "2026-01-01T00:00:00Z"), memo(idD, created: nil)]
+        let memos = [
+            memo(idC, created: "2026-01-02T00:00:00Z"), memo(idB, created: "2026-01-01T00:00:00Z"),
+            memo(idA, created: "2026-01-01T00:00:00Z"), memo(idD, created: nil)
+        ]
         let ordered = memos.sorted(by: JSONExport.exportOrder).map(\.id.value)
         #expect(ordered == [idD, idA, idB, idC].map { $0.lowercased() })
     }
@@ -45,7 +48,10 @@ import Testing
         var m = memo(idA, created: "2026-04-02T09:00:00+09:00")
         m.tags = ["b", "a"]
         m.otherFields = ["color": .string("red")]
-        guard case .object(let object) = JSONExport.value(of: m) else { Issue.record("not an object"); return }
+        guard case .object(let object) = JSONExport.value(of: m) else {
+            Issue.record("not an object")
+            return
+        }
         #expect(object["createdAt"] == .string("2026-04-02T00:00:00Z"))
         #expect(object["tags"] == .array([.string("b"), .string("a")]), "in the memo's own order")
         #expect(object["color"] == .string("red"))
@@ -56,28 +62,30 @@ import Testing
 
 @Suite struct MarkdownExportTests {
     func memo(title: String?, created: String? = "2026-04-02T09:00:00+09:00") -> Memo {
-        Memo(id: MemoID(idA)!, title: title, body: "Body line", createdAt: created.flatMap { Timestamp(iso8601: $0) },
-             modifiedAt: Timestamp(iso8601: "2026-04-19T14:32:00Z")!, tags: ["travel", "japan"])
+        Memo(
+            id: MemoID(idA)!, title: title, body: "Body line", createdAt: created.flatMap { Timestamp(iso8601: $0) },
+            modifiedAt: Timestamp(iso8601: "2026-04-19T14:32:00Z")!, tags: ["travel", "japan"])
     }
 
     @Test func frontMatterHasFixedKeysOnlyWithValuesAndSortedTags() {
         var m = memo(title: "Trip")
         m.archivedAt = Timestamp(iso8601: "2026-05-01T00:00:00Z")
-        #expect(MarkdownExport.render(m) == """
-            ---
-            title: "Trip"
-            id: 3f2504e0-4f89-11d3-9a0c-0305e82c3301
-            created: 2026-04-02T00:00:00Z
-            updated: 2026-04-19T14:32:00Z
-            archived: 2026-05-01T00:00:00Z
-            tags:
-              - "japan"
-              - "travel"
-            ---
+        #expect(
+            MarkdownExport.render(m) == """
+                ---
+                title: "Trip"
+                id: 3f2504e0-4f89-11d3-9a0c-0305e82c3301
+                created: 2026-04-02T00:00:00Z
+                updated: 2026-04-19T14:32:00Z
+                archived: 2026-05-01T00:00:00Z
+                tags:
+                  - "japan"
+                  - "travel"
+                ---
 
-            Body line
+                Body line
 
-            """)
+                """)
         var bare = memo(title: nil, created: nil)
         bare.tags = []
         bare.body = nil
@@ -103,7 +111,7 @@ import Testing
         ("İstanbul", "2026-04-02-i\u{307}stanbul-3f2504e0.md"),
         ("e\u{301}\u{323}", "2026-04-02-\u{1EB9}\u{301}-3f2504e0.md"),
         ("नमस्ते", "2026-04-02-नमस्ते-3f2504e0.md"),
-        ("a \u{301}b", "2026-04-02-a-b-3f2504e0.md"),
+        ("a \u{301}b", "2026-04-02-a-b-3f2504e0.md")
     ])
     func fileNamesAreSafe(_ title: String, _ expected: String) throws {
         let name = MarkdownExport.fileNames(memo(title: title)).short
@@ -144,19 +152,24 @@ import Testing
     let source = TempFolder()
 
     /// Exports the source; returns the staging folder, the summary and the manifest as written.
-    func exportAll(formats: [ExportFormat] = ExportFormat.allCases, includeArchived: Bool = true,
-                   limits: ReadLimits = ReadLimits()) throws -> (URL, ExportSummary, ExportManifest) {
+    func exportAll(
+        formats: [ExportFormat] = ExportFormat.allCases, includeArchived: Bool = true,
+        limits: ReadLimits = ReadLimits()
+    ) throws -> (URL, ExportSummary, ExportManifest) {
         let side = MemoFolder(source.spec(), limits: limits).load(deep: false)
         let staging = scratchFolder("staging")
-        let summary = try Exporter(store: MemoFolder(source.spec(), limits: limits)).export(side, formats: formats, includeArchived: includeArchived,
-                                                                                          into: staging)
+        let summary = try Exporter(store: MemoFolder(source.spec(), limits: limits)).export(
+            side, formats: formats, includeArchived: includeArchived,
+            into: staging)
         let manifest = try JSONDecoder().decode(ExportManifest.self, from: Data(contentsOf: staging.appendingPathComponent("manifest.json")))
         return (staging, summary, manifest)
     }
 
     func fill() {
-        source.index([entry(idA, modified: "2026-04-19T14:32:00Z"), entry(idB, archived: "2026-04-20T00:00:00Z"),
-                      entry(idC, deleted: "2026-04-21T00:00:00Z"), entry(idD, modified: "1970-01-02T00:00:00Z")])
+        source.index([
+            entry(idA, modified: "2026-04-19T14:32:00Z"), entry(idB, archived: "2026-04-20T00:00:00Z"),
+            entry(idC, deleted: "2026-04-21T00:00:00Z"), entry(idD, modified: "1970-01-02T00:00:00Z")
+        ])
         source.write("memos/\(idA).json", memo(idA, title: "京都旅行", tags: ["b", "a"]))
         source.write("memos/\(idB).json", memo(idB, title: "Archived", archived: "2026-04-20T00:00:00Z"))
         source.write("memos/\(idC).json", memo(idC, title: "Deleted"))
@@ -171,7 +184,10 @@ import Testing
         var expected = try makeJSONEncoder().encode(parsed)
         expected.append(0x0A)
         #expect(written == expected)
-        guard case .object(let root) = parsed, case .array(let memos)? = root["memos"] else { Issue.record("bad shape"); return }
+        guard case .object(let root) = parsed, case .array(let memos)? = root["memos"] else {
+            Issue.record("bad shape")
+            return
+        }
         #expect(memos.count == 3)
         #expect(root["exportedAt"] == .string("2026-04-19T14:32:00Z"))
         #expect(summary.counts == MemoCounts(active: 2, archived: 1))
@@ -185,8 +201,10 @@ import Testing
         let (staging, summary, manifest) = try exportAll()
         let written = try Data(contentsOf: staging.appendingPathComponent("manifest.json"))
         #expect(written == (try makeJSONEncoder().encode(manifest)) + [0x0A])
-        let inFolder = ["markdown/2026-04-01-archived-7c9e6679.md", "markdown/2026-04-01-old-a3bb189e.md",
-                        "markdown/2026-04-01-京都旅行-3f2504e0.md", "memos.json"]
+        let inFolder = [
+            "markdown/2026-04-01-archived-7c9e6679.md", "markdown/2026-04-01-old-a3bb189e.md",
+            "markdown/2026-04-01-京都旅行-3f2504e0.md", "memos.json"
+        ]
         #expect(manifest.files.filter { $0.place == .folder }.map(\.path) == inFolder + ["memos.zip"])
         #expect(manifest.files.filter { $0.place == .zip }.map(\.path) == ["manifest.json"] + inFolder)
         #expect(manifest.counts == summary.counts)
@@ -262,8 +280,11 @@ import Testing
         fill()
         // Memos sharing a title, a date and the short id, so Markdown names collide.
         let twins = (1...12).map { "3F2504E0-0000-4000-8000-0000000000\(String(format: "%02d", $0))" }
-        source.index([entry(idA), entry(idB, archived: "2026-04-20T00:00:00Z"), entry(idC, deleted: "2026-04-21T00:00:00Z"),
-                      entry(idD, modified: "1970-01-02T00:00:00Z")] + twins.map { entry($0) })
+        source.index(
+            [
+                entry(idA), entry(idB, archived: "2026-04-20T00:00:00Z"), entry(idC, deleted: "2026-04-21T00:00:00Z"),
+                entry(idD, modified: "1970-01-02T00:00:00Z")
+            ] + twins.map { entry($0) })
         for twin in twins { source.write("memos/\(twin).json", memo(twin, title: "Same")) }
         source.write("memos/\(idB).json", #"{"id": "#)
         let (inMemory, summary, _) = try exportAll()
@@ -287,8 +308,9 @@ import Testing
         #expect(expected.count == 3 + 2 + 12, "memos.json, manifest.json, memos.zip and a Markdown file for idA, idD and each twin")
         #expect(try files(streamed) == expected)
         let shortName = try #require(expected.keys.first { $0.hasPrefix("markdown/") && $0.hasSuffix("-same-3f2504e0.md") })
-        #expect(String(decoding: expected[shortName]!, as: UTF8.self).contains("id: \(twins[0].lowercased())"),
-                "the first twin in export order (creation time, then id) keeps the short name")
+        #expect(
+            String(decoding: expected[shortName]!, as: UTF8.self).contains("id: \(twins[0].lowercased())"),
+            "the first twin in export order (creation time, then id) keeps the short name")
     }
 
     @Test func aRunReusingThePreviousFilesByCopyWritesWhatAFullExportWrites() throws {
@@ -332,15 +354,18 @@ import Testing
         first.index = try MarkdownIndex.Writer(url: runs.appendingPathComponent("index.tmp"), limits: ReadLimits())
         _ = try first.export(formats: ExportFormat.allCases, includeArchived: true, into: previous)
         try first.index!.install(in: runs)
-        try FileManager.default.createSymbolicLink(atPath: runs.appendingPathComponent("latest").path, withDestinationPath: previous.lastPathComponent)
+        try FileManager.default.createSymbolicLink(
+            atPath: runs.appendingPathComponent("latest").path, withDestinationPath: previous.lastPathComponent)
         return runs
     }
 
     /// Exports the source reusing the run `latest` points at in `runs`, a
     /// few memos at a time, reading under `limits`, and taking unchanged
     /// memos unread unless `readingEveryMemo`; gives the staging folder and the summary.
-    func exportReusing(_ runs: URL, byLink: Bool, limits: ReadLimits = ReadLimits(),
-                       readingEveryMemo: Bool = false) throws -> (URL, ExportSummary) {
+    func exportReusing(
+        _ runs: URL, byLink: Bool, limits: ReadLimits = ReadLimits(),
+        readingEveryMemo: Bool = false
+    ) throws -> (URL, ExportSummary) {
         var exporter = Exporter(store: MemoFolder(source.spec(), limits: limits))
         let previous = try #require(MarkdownIndex.previous(in: runs, limits: limits))
         if readingEveryMemo { previous.takesUnread = false }
@@ -367,9 +392,11 @@ import Testing
     /// and times) is taken whole from that run, unread; any sign of a
     /// change, in the file or in what the previous run holds, has it read
     /// again. Either way the export is the bytes a full export writes.
-    @Test(arguments: ["nothing", "a memo file rewritten in place, its size and times put back", "the previous memos.json damaged at one memo",
-                      "the previous Markdown file of one memo changed", "one memo's short name taken by a new memo before it",
-                      "every memo asked to be read (--refresh)", "a smaller size limit for memo files"])
+    @Test(arguments: [
+        "nothing", "a memo file rewritten in place, its size and times put back", "the previous memos.json damaged at one memo",
+        "the previous Markdown file of one memo changed", "one memo's short name taken by a new memo before it",
+        "every memo asked to be read (--refresh)", "a smaller size limit for memo files"
+    ])
     func unchangedMemoFilesAreTakenWholeFromThePreviousRunUnread(_ change: String) throws {
         let ids = (0..<12).map { String(format: "ABCDEF%02X-0000-4000-8000-%012X", $0 == 5 ? 1 : $0 + 16, $0) }
         var entries = ids.map { entry($0) }
@@ -404,8 +431,9 @@ import Testing
         case "the previous memos.json damaged at one memo":
             try damage(previous.appendingPathComponent("memos.json"), at: "\"Body 5\"")
         case "the previous Markdown file of one memo changed":
-            let name = try #require(try FileManager.default.contentsOfDirectory(atPath: previous.appendingPathComponent("markdown").path)
-                .first { $0.hasSuffix("-memo-5-\(fifth.prefix(8)).md") })
+            let name = try #require(
+                try FileManager.default.contentsOfDirectory(atPath: previous.appendingPathComponent("markdown").path)
+                    .first { $0.hasSuffix("-memo-5-\(fifth.prefix(8)).md") })
             try damage(previous.appendingPathComponent("markdown/\(name)"), at: "Body 5")
         case "one memo's short name taken by a new memo before it":
             let earlier = "ABCDEF01-0000-4000-8000-000000000000"
@@ -418,7 +446,9 @@ import Testing
         try waitUntilTheMemoFilesHaveIdentities()
         // Under other limits every memo is checked against them again: the one now too large is left out.
         var limits = ReadLimits()
-        if change == "a smaller size limit for memo files" { limits.memoSizeLimit = Int64(memo(ids[11], title: "Memo 11", body: "Body 11").utf8.count - 1) }
+        if change == "a smaller size limit for memo files" {
+            limits.memoSizeLimit = Int64(memo(ids[11], title: "Memo 11", body: "Body 11").utf8.count - 1)
+        }
         let (full, fullSummary, _) = try exportAll(limits: limits)
         let (incremental, summary) = try exportReusing(runs, byLink: true, limits: limits, readingEveryMemo: change.hasPrefix("every memo"))
         let readAgain = ["nothing": 0, "every memo asked to be read (--refresh)": ids.count, "a smaller size limit for memo files": ids.count]
@@ -440,7 +470,8 @@ import Testing
         source.write("memos/\(idA).json", memo(idA, title: "One", body: String(repeating: "a long body line\\n", count: 400)))
         source.write("memos/\(idB).json", memo(idB, title: "Two"))
         let folder = try staging()
-        _ = try Exporter(store: MemoFolder(source.spec())).export(MemoFolder(source.spec()).load(deep: false), formats: [.zip], includeArchived: true, into: folder)
+        _ = try Exporter(store: MemoFolder(source.spec())).export(
+            MemoFolder(source.spec()).load(deep: false), formats: [.zip], includeArchived: true, into: folder)
         let zip = folder.appendingPathComponent("memos.zip")
         let whole = try Data(contentsOf: zip)
         #expect(try ArchiveReader.entries(of: zip).count == 4)
@@ -462,7 +493,8 @@ import Testing
         source.index([entry(idA)])
         source.write("memos/\(idA).json", memo(idA, title: "京都旅行"))
         let folder = try staging()
-        _ = try Exporter(store: MemoFolder(source.spec())).export(MemoFolder(source.spec()).load(deep: false), formats: [.zip], includeArchived: true, into: folder)
+        _ = try Exporter(store: MemoFolder(source.spec())).export(
+            MemoFolder(source.spec()).load(deep: false), formats: [.zip], includeArchived: true, into: folder)
         let names = try ArchiveReader.entries(of: folder.appendingPathComponent("memos.zip")).map(\.name)
         #expect(names.contains("markdown/2026-04-01-京都旅行-3f2504e0.md"), "UTF-8 names read back whole in any locale")
         #expect(getenv("TZ").map { String(cString: $0) } == zone)
@@ -480,9 +512,11 @@ import Testing
             let folder = try staging()
             let summary: ExportSummary
             if streamed {
-                summary = try #require(try Exporter(store: MemoFolder(source.spec())).export(formats: ExportFormat.allCases, includeArchived: true, into: folder).1)
+                summary = try #require(
+                    try Exporter(store: MemoFolder(source.spec())).export(formats: ExportFormat.allCases, includeArchived: true, into: folder).1)
             } else {
-                summary = try Exporter(store: MemoFolder(source.spec())).export(MemoFolder(source.spec()).load(deep: false), formats: ExportFormat.allCases, includeArchived: true, into: folder)
+                summary = try Exporter(store: MemoFolder(source.spec())).export(
+                    MemoFolder(source.spec()).load(deep: false), formats: ExportFormat.allCases, includeArchived: true, into: folder)
             }
             #expect(summary.missing.map(\.id) == [MemoID(idA)!])
             #expect(summary.missing.first?.reason.hasPrefix("the id is held twice") == true)
@@ -526,8 +560,10 @@ import Testing
         var random = TestSeed.generator()
         var titles = ["", "\r\n", "A-b_C", String(repeating: "ab ", count: 80), String(repeating: "x", count: 130)]
         for _ in 0..<5_000 {
-            titles.append(String(decoding: (0..<Int.random(in: 0...160, using: &random)).map { _ in UInt8.random(in: 0...0x7F, using: &random) },
-                                 as: UTF8.self))
+            titles.append(
+                String(
+                    decoding: (0..<Int.random(in: 0...160, using: &random)).map { _ in UInt8.random(in: 0...0x7F, using: &random) },
+                    as: UTF8.self))
         }
         for title in titles {
             #expect(MarkdownExport.asciiSlug(title) == MarkdownExport.unicodeSlug(title), "\(Array(title.utf8))")
@@ -539,7 +575,8 @@ import Testing
         for value in UInt32(0)...0x10FFFF {
             guard let scalar = Unicode.Scalar(value) else { continue }
             let text = "a" + String(Character(scalar)) + "b"
-            let escaped = scalar == "\"" || scalar == "\\" || scalar.properties.generalCategory == .control
+            let escaped =
+                scalar == "\"" || scalar == "\\" || scalar.properties.generalCategory == .control
                 || [0x2028, 0x2029, 0xFEFF].contains(value)
             let quoted = MarkdownExport.yamlQuoted(text)
             if escaped ? !quoted.hasPrefix("\"a\\") : quoted != "\"" + text + "\"" { wrong.append(value) }
@@ -557,16 +594,19 @@ import Testing
         let run = runs.appendingPathComponent(ExportFolder.runName(Timestamp(seconds: 1_780_000_000)))
         try FileManager.default.createDirectory(at: run.appendingPathComponent(Exporter.markdownName), withIntermediateDirectories: true)
         try Data("{}\n".utf8).write(to: run.appendingPathComponent(Exporter.manifestName))
-        try FileManager.default.createSymbolicLink(atPath: runs.appendingPathComponent(ExportFolder.latestName).path, withDestinationPath: run.lastPathComponent)
+        try FileManager.default.createSymbolicLink(
+            atPath: runs.appendingPathComponent(ExportFolder.latestName).path, withDestinationPath: run.lastPathComponent)
         func entry(_ n: Int) -> MarkdownIndex.Entry {
             let created: Timestamp? = n == 1 ? nil : Timestamp(seconds: Int64(n))
             let id = MemoID(String(format: "%08X-0000-4000-8000-000000000000", n))!
             let fingerprint = [UInt8(n)].withUnsafeBytes { SHA256.digest(of: $0) }
             let digest = [UInt8(n), 1].withUnsafeBytes { SHA256.digest(of: $0) }
-            let source = n == 2 ? nil : FileIdentity(device: 3, inode: UInt64(n) * 7, size: n * 100, modified: Int64(n) << 31, changed: Int64(n) << 32)
-            return MarkdownIndex.Entry(createdAt: created, id: id, fingerprint: fingerprint, path: "markdown/memo-\(n).md", digest: digest,
-                                       inode: UInt64(n) * 1_000_003, modified: Timestamp(seconds: Int64(n) * 60), archived: n == 0,
-                                       json: (n * 300)..<(n * 300 + 250), source: source)
+            let source =
+                n == 2 ? nil : FileIdentity(device: 3, inode: UInt64(n) * 7, size: n * 100, modified: Int64(n) << 31, changed: Int64(n) << 32)
+            return MarkdownIndex.Entry(
+                createdAt: created, id: id, fingerprint: fingerprint, path: "markdown/memo-\(n).md", digest: digest,
+                inode: UInt64(n) * 1_000_003, modified: Timestamp(seconds: Int64(n) * 60), archived: n == 0,
+                json: (n * 300)..<(n * 300 + 250), source: source)
         }
         let entries = [entry(1), entry(0), entry(2)]
         // One record a run: the copy by id is merged from spilled runs.
@@ -610,13 +650,16 @@ import Testing
     /// and the side file is gone.
     @Test(arguments: [0, 1, 2, 3])
     func aRecordWrittenLaterLandsWhereItWasListed(at position: Int) throws {
-        let manifest = ExportManifest(source: .init(name: "drive", label: "Google Drive", path: "/d"), exportedAt: nil, includeArchived: true,
-                                      formats: ExportFormat.allCases, counts: MemoCounts(), files: [], missing: [])
+        let manifest = ExportManifest(
+            source: .init(name: "drive", label: "Google Drive", path: "/d"), exportedAt: nil, includeArchived: true,
+            formats: ExportFormat.allCases, counts: MemoCounts(), files: [], missing: [])
         func file(_ path: String, _ size: Int) -> Exporter.Written {
             .init(path: path, size: size, digest: Data(path.utf8).withUnsafeBytes { SHA256.digest(of: $0) }, modified: ZipWriter.earliest)
         }
-        let records: [(ExportManifest.Place, Exporter.Written)] = [(.folder, file("markdown/a.md", 1)), (.folder, file("memos.zip", 12345)),
-                                                                   (.zip, file("manifest.json", 7)), (.zip, file("markdown/a.md", 1))]
+        let records: [(ExportManifest.Place, Exporter.Written)] = [
+            (.folder, file("markdown/a.md", 1)), (.folder, file("memos.zip", 12345)),
+            (.zip, file("manifest.json", 7)), (.zip, file("markdown/a.md", 1))
+        ]
         let folder = source.url
         let inOrder = try Exporter.writeManifest(manifest, to: folder.appendingPathComponent("in-order.json")) { list, _ in
             for (place, written) in records { try list(place, written) }

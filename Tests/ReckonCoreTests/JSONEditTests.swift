@@ -1,7 +1,8 @@
 import Foundation
-@testable import ReckonCore
 import TestSupport
 import Testing
+
+@testable import ReckonCore
 
 /// Byte splices into JSON text: every expected text is written by hand.
 @Suite struct JSONEditTests {
@@ -24,34 +25,37 @@ import Testing
 
     @Test func replacesOnlyTheValuesSetAndKeepsEscapesUnicodeAndUnknownKeys() throws {
         let memo = #"""
-        {
-          "body" : "Line\nnext \"quoted\" \u00e9 — 日本",
-          "deletedAt" : null,
-          "extra" : {"nested": [1, 2.50, {"a": null}], "z": "\/"},
-          "id" : "3F2504E0-4F89-11D3-9A0C-0305E82C3301",
-          "title" : "Groceries"
-        }
-        """#
+            {
+              "body" : "Line\nnext \"quoted\" \u00e9 — 日本",
+              "deletedAt" : null,
+              "extra" : {"nested": [1, 2.50, {"a": null}], "z": "\/"},
+              "id" : "3F2504E0-4F89-11D3-9A0C-0305E82C3301",
+              "title" : "Groceries"
+            }
+            """#
         let expected = #"""
-        {
-          "body" : "Line\nnext \"quoted\" \u00e9 — 日本",
-          "deletedAt" : "2026-05-01T09:00:00Z",
-          "extra" : {"nested": [1, 2.50, {"a": null}], "z": "\/"},
-          "id" : "3F2504E0-4F89-11D3-9A0C-0305E82C3301",
-          "title" : "Groceries \"2\" (conflict copy)"
-        }
-        """#
-        #expect(try set([("deletedAt", .string("2026-05-01T09:00:00Z")), ("title", .string(#"Groceries "2" (conflict copy)"#))], in: memo) == expected)
+            {
+              "body" : "Line\nnext \"quoted\" \u00e9 — 日本",
+              "deletedAt" : "2026-05-01T09:00:00Z",
+              "extra" : {"nested": [1, 2.50, {"a": null}], "z": "\/"},
+              "id" : "3F2504E0-4F89-11D3-9A0C-0305E82C3301",
+              "title" : "Groceries \"2\" (conflict copy)"
+            }
+            """#
+        #expect(
+            try set([("deletedAt", .string("2026-05-01T09:00:00Z")), ("title", .string(#"Groceries "2" (conflict copy)"#))], in: memo) == expected)
     }
 
     @Test func addsAMissingKeyOnALineOfItsOwnInAPrettyObject() throws {
         let memo = "{\n    \"id\": \"a\",\n    \"tags\": [\n        \"x\"\n    ]\n}\n"
-        let expected = "{\n    \"id\": \"a\",\n    \"tags\": [\n        \"x\"\n    ],\n    \"deletedAt\": \"2026-05-01T09:00:00Z\",\n    \"pinned\": false\n}\n"
+        let expected =
+            "{\n    \"id\": \"a\",\n    \"tags\": [\n        \"x\"\n    ],\n    \"deletedAt\": \"2026-05-01T09:00:00Z\",\n    \"pinned\": false\n}\n"
         #expect(try set([("deletedAt", .string("2026-05-01T09:00:00Z")), ("pinned", .bool(false))], in: memo) == expected)
     }
 
     @Test func editsAMinifiedObjectWithoutAddingSpace() throws {
-        #expect(try set([("title", .string("b")), ("pinned", .bool(true))], in: #"{"id":"x","title":"a"}"#) == #"{"id":"x","title":"b","pinned":true}"#)
+        #expect(
+            try set([("title", .string("b")), ("pinned", .bool(true))], in: #"{"id":"x","title":"a"}"#) == #"{"id":"x","title":"b","pinned":true}"#)
         #expect(try set([("n", .number("2"))], in: #"{ "id": "x", "n": 1 }"#) == #"{ "id": "x", "n": 2 }"#)
         #expect(try set([("m", .null)], in: #"{ "id": "x" }"#) == #"{ "id": "x", "m": null }"#)
     }
@@ -71,10 +75,14 @@ import Testing
 
     @Test func refusesWhatIsNotOneObjectOrIsAmbiguous() {
         #expect(failure { try JSONEdit.setting([("a", .null)], inObject: Data("[1]".utf8)) } == "it is an array, not one JSON object")
-        #expect(failure { try JSONEdit.setting([("a", .null)], inObject: Data(#"{"a": 1,}"#.utf8)) } == "it is not JSON: a comma before '}' at byte 7")
-        #expect(failure { try JSONEdit.setting([("a", .null)], inObject: Data(#"{"a": 1, "a": 2}"#.utf8)) }
-            == #"the key "a" appears twice in the object; reckon does not pick one"#)
-        #expect(failure { try JSONEdit.setting([("a", .null), ("a", .bool(true))], inObject: Data("{}".utf8)) } == #"the key "a" is set twice in one edit"#)
+        #expect(
+            failure { try JSONEdit.setting([("a", .null)], inObject: Data(#"{"a": 1,}"#.utf8)) } == "it is not JSON: a comma before '}' at byte 7")
+        #expect(
+            failure { try JSONEdit.setting([("a", .null)], inObject: Data(#"{"a": 1, "a": 2}"#.utf8)) }
+                == #"the key "a" appears twice in the object; reckon does not pick one"#)
+        #expect(
+            failure { try JSONEdit.setting([("a", .null), ("a", .bool(true))], inObject: Data("{}".utf8)) }
+                == #"the key "a" is set twice in one edit"#)
     }
 
     // MARK: - index.json
@@ -89,70 +97,79 @@ import Testing
 
     @Test func changesOneEntryByItsIdInAnyCaseAndAppendsIndentedAsTheOthers() throws {
         let text = """
-        {
-          "schemaVersion" : 1,
-          "entries" : [
             {
-              "id" : "\(Self.idA)",
-              "deletedAt" : null,
-              "modifiedTime" : "2026-04-19T14:32:00Z"
-            },
-            {
-              "id" : "\(Self.idB)",
-              "modifiedTime" : "2026-04-19T14:32:00Z",
-              "x-app" : {"sync": [1, 2]}
+              "schemaVersion" : 1,
+              "entries" : [
+                {
+                  "id" : "\(Self.idA)",
+                  "deletedAt" : null,
+                  "modifiedTime" : "2026-04-19T14:32:00Z"
+                },
+                {
+                  "id" : "\(Self.idB)",
+                  "modifiedTime" : "2026-04-19T14:32:00Z",
+                  "x-app" : {"sync": [1, 2]}
+                }
+              ],
+              "app" : "60dMemo 3.2"
             }
-          ],
-          "app" : "60dMemo 3.2"
-        }
-        """
+            """
         let added = "{\n  \"id\" : \"\(Self.idC)\",\n  \"changeTag\" : \"t1\"\n}"
         let expected = """
-        {
-          "schemaVersion" : 1,
-          "entries" : [
             {
-              "id" : "\(Self.idA)",
-              "deletedAt" : null,
-              "modifiedTime" : "2026-04-19T14:32:00Z"
-            },
-            {
-              "id" : "\(Self.idB)",
-              "modifiedTime" : "2026-04-20T08:00:00Z",
-              "x-app" : {"sync": [1, 2]},
-              "deletedAt" : "2026-04-21T10:00:00Z"
-            },
-            {
-              "id" : "\(Self.idC)",
-              "changeTag" : "t1"
+              "schemaVersion" : 1,
+              "entries" : [
+                {
+                  "id" : "\(Self.idA)",
+                  "deletedAt" : null,
+                  "modifiedTime" : "2026-04-19T14:32:00Z"
+                },
+                {
+                  "id" : "\(Self.idB)",
+                  "modifiedTime" : "2026-04-20T08:00:00Z",
+                  "x-app" : {"sync": [1, 2]},
+                  "deletedAt" : "2026-04-21T10:00:00Z"
+                },
+                {
+                  "id" : "\(Self.idC)",
+                  "changeTag" : "t1"
+                }
+              ],
+              "app" : "60dMemo 3.2"
             }
-          ],
-          "app" : "60dMemo 3.2"
-        }
-        """
+            """
         let id = MemoID(Self.idB.lowercased())!
-        #expect(try index(text, changing: [id: [("modifiedTime", .string("2026-04-20T08:00:00Z")), ("deletedAt", .string("2026-04-21T10:00:00Z"))]],
-                          appending: [added]) == expected)
+        #expect(
+            try index(
+                text, changing: [id: [("modifiedTime", .string("2026-04-20T08:00:00Z")), ("deletedAt", .string("2026-04-21T10:00:00Z"))]],
+                appending: [added]) == expected)
     }
 
     @Test func editsAMinifiedIndex() throws {
         let text = #"{"entries":[{"id":"\#(Self.idA)","deletedAt":null},{"id":"\#(Self.idB)"}],"schemaVersion":1}"#
-        let expected = #"{"entries":[{"id":"\#(Self.idA)","deletedAt":"2026-05-01T00:00:00Z"},{"id":"\#(Self.idB)"},{"id":"\#(Self.idC)"}],"schemaVersion":1}"#
-        #expect(try index(text, changing: [MemoID(Self.idA)!: [("deletedAt", .string("2026-05-01T00:00:00Z"))]],
-                          appending: [#"{"id":"\#(Self.idC)"}"#]) == expected)
+        let expected =
+            #"{"entries":[{"id":"\#(Self.idA)","deletedAt":"2026-05-01T00:00:00Z"},{"id":"\#(Self.idB)"},{"id":"\#(Self.idC)"}],"schemaVersion":1}"#
+        #expect(
+            try index(
+                text, changing: [MemoID(Self.idA)!: [("deletedAt", .string("2026-05-01T00:00:00Z"))]],
+                appending: [#"{"id":"\#(Self.idC)"}"#]) == expected)
     }
 
     @Test func appendsToAnEmptyEntriesArray() throws {
         // As JSONEncoder writes an empty array, and as most other writers do.
         let pretty = "{\n  \"entries\" : [\n\n  ],\n  \"schemaVersion\" : 1\n}"
         let entry = "{\n  \"id\" : \"\(Self.idC)\"\n}"
-        #expect(try index(pretty, appending: [entry])
-            == "{\n  \"entries\" : [\n    {\n      \"id\" : \"\(Self.idC)\"\n    }\n  ],\n  \"schemaVersion\" : 1\n}")
+        #expect(
+            try index(pretty, appending: [entry])
+                == "{\n  \"entries\" : [\n    {\n      \"id\" : \"\(Self.idC)\"\n    }\n  ],\n  \"schemaVersion\" : 1\n}")
         let crlf = "{\r\n    \"schemaVersion\": 1,\r\n    \"entries\": []\r\n}\r\n"
-        #expect(try index(crlf, appending: [entry, #"{"id": "\#(Self.idA)"}"#])
-            == "{\r\n    \"schemaVersion\": 1,\r\n    \"entries\": [\r\n        {\r\n          \"id\" : \"\(Self.idC)\"\r\n        },\r\n        {\"id\": \"\(Self.idA)\"}\r\n    ]\r\n}\r\n")
-        #expect(try index(#"{"schemaVersion":1,"entries":[]}"#, appending: [" {\"id\":\"\(Self.idC)\"}\n"])
-            == #"{"schemaVersion":1,"entries":[{"id":"\#(Self.idC)"}]}"#)
+        #expect(
+            try index(crlf, appending: [entry, #"{"id": "\#(Self.idA)"}"#])
+                == "{\r\n    \"schemaVersion\": 1,\r\n    \"entries\": [\r\n        {\r\n          \"id\" : \"\(Self.idC)\"\r\n        },\r\n        {\"id\": \"\(Self.idA)\"}\r\n    ]\r\n}\r\n"
+        )
+        #expect(
+            try index(#"{"schemaVersion":1,"entries":[]}"#, appending: [" {\"id\":\"\(Self.idC)\"}\n"])
+                == #"{"schemaVersion":1,"entries":[{"id":"\#(Self.idC)"}]}"#)
     }
 
     @Test func leavesTheTextAsItWasWhenNothingChanges() throws {
@@ -168,10 +185,12 @@ import Testing
         #expect(refusal(#"{"schemaVersion": 1}"#) == #"it has no "entries""#)
         #expect(refusal(#"{"entries": {}}"#) == #"its "entries" is an object, not an array"#)
         #expect(refusal(#"{"entries": []}"#, [a: [("deletedAt", .null)]]) == "it has no entry for memo \(a)")
-        #expect(refusal(#"{"entries": [{"id": "\#(Self.idA)"}, {"id": "\#(Self.idA.lowercased())"}]}"#, [a: [("deletedAt", .null)]])
-            == "it lists memo \(a) 2 times; reckon does not pick one")
-        #expect(refusal(#"{"entries": [{"id": "\#(Self.idA)"}]}"#, appending: [#"{"id": "\#(Self.idA.lowercased())"}"#])
-            == "it already has an entry for memo \(a)")
+        #expect(
+            refusal(#"{"entries": [{"id": "\#(Self.idA)"}, {"id": "\#(Self.idA.lowercased())"}]}"#, [a: [("deletedAt", .null)]])
+                == "it lists memo \(a) 2 times; reckon does not pick one")
+        #expect(
+            refusal(#"{"entries": [{"id": "\#(Self.idA)"}]}"#, appending: [#"{"id": "\#(Self.idA.lowercased())"}"#])
+                == "it already has an entry for memo \(a)")
         #expect(refusal(#"{"entries": []}"#, appending: [#"{"id": "../x"}"#]) == #"an entry to add has no "id" that is a UUID"#)
         #expect(refusal(#"{"entries": []}"#, appending: ["[]"]) == "an entry to add is not one JSON object")
     }
@@ -217,7 +236,10 @@ import Testing
             let order = document.span!.members.map { $0.key! }
             let added = changed.map(\.0).filter { !keys.contains($0) }
             #expect(order == keys + added, "round \(round), seed \(seed)")
-            guard case .object(let fields) = document.value else { Issue.record("round \(round): not an object"); continue }
+            guard case .object(let fields) = document.value else {
+                Issue.record("round \(round): not an object")
+                continue
+            }
             for (key, fieldValue) in original where !changed.contains(where: { $0.0 == key }) {
                 #expect(fields[key] == fieldValue, "round \(round), seed \(seed): \(key) changed")
             }

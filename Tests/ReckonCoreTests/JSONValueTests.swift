@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReckonCore
 
 /// JSONEncoder as the oracle for reckon's own JSON writer: the same value
@@ -24,8 +25,10 @@ extension JSONValue: Encodable {
         let values: [JSONValue] = [
             .null, .bool(true), .integer(-3), .number("1.5"), .string("a/b \\ \"q\" \u{1}\n\t é 😀"),
             .array([]), .object([:]), .array([.array([]), .object([:]), .integer(0)]),
-            .object(["b": .object(["z": .null, "a": .array([.string("x"), .bool(false)])]), "B": .integer(2), "10": .integer(1), "9": .integer(1),
-                     "é": .string(""), "_": .array([.object(["k\"ey\n": .number("0.25")])])]),
+            .object([
+                "b": .object(["z": .null, "a": .array([.string("x"), .bool(false)])]), "B": .integer(2), "10": .integer(1), "9": .integer(1),
+                "é": .string(""), "_": .array([.object(["k\"ey\n": .number("0.25")])])
+            ])
         ]
         for value in values {
             #expect(value.jsonData == (try makeJSONEncoder().encode(value)), "\(value)")
@@ -54,7 +57,7 @@ extension JSONValue: Encodable {
 
     @Test(arguments: [
         "", "[1]", "\"text\"", "{", "{\"a\": 01}", "{\"a\": 1.}", "{\"a\": +1}", "{\"a\": .5}", "{\"a\": 1e}",
-        "{\"a\": tru}", "{\"a\": \"\\x\"}", "{\"a\": [1,]}", "{\"a\": \"\u{1}\"}",
+        "{\"a\": tru}", "{\"a\": \"\\x\"}", "{\"a\": [1,]}", "{\"a\": \"\u{1}\"}"
     ])
     func refusesWhatIsNotOneJSONObject(_ text: String) {
         #expect(JSONValue.exactObject(in: Data(text.utf8)) == nil, "\(text)")
@@ -89,21 +92,22 @@ extension JSONValue: Encodable {
     /// The layout every JSON file reckon writes has, pinned byte for byte.
     @Test func writesTheOneLayout() throws {
         let value: JSONValue = .object(["b": .array([.integer(1), .string("x/\"y\"\n")]), "a": .object([:]), "c": .array([]), "d": .null])
-        #expect(String(decoding: JSONWriter.data(value), as: UTF8.self) == """
-            {
-              "a" : {
+        #expect(
+            String(decoding: JSONWriter.data(value), as: UTF8.self) == """
+                {
+                  "a" : {
 
-              },
-              "b" : [
-                1,
-                "x/\\"y\\"\\n"
-              ],
-              "c" : [
+                  },
+                  "b" : [
+                    1,
+                    "x/\\"y\\"\\n"
+                  ],
+                  "c" : [
 
-              ],
-              "d" : null
-            }
-            """)
+                  ],
+                  "d" : null
+                }
+                """)
         #expect(String(decoding: JSONWriter.data(value, pretty: false), as: UTF8.self) == #"{"a":{},"b":[1,"x/\"y\"\n"],"c":[],"d":null}"#)
     }
 
@@ -129,10 +133,13 @@ extension JSONValue: Encodable {
 
     /// A Codable model goes through the same writer, as JSONEncoder would write it.
     @Test func aModelIsWrittenAsTheEncoderWouldWriteIt() throws {
-        let entry = HistoryEntry(time: Timestamp(iso8601: "2026-04-19T14:32:00Z")!,
-                                 sides: [.init(name: "device", label: "this device", counts: MemoCounts(active: 4, archived: 1)),
-                                         .init(name: "drive", label: "Google Drive", counts: nil)],
-                                 differences: 2, exitCode: 1)
+        let entry = HistoryEntry(
+            time: Timestamp(iso8601: "2026-04-19T14:32:00Z")!,
+            sides: [
+                .init(name: "device", label: "this device", counts: MemoCounts(active: 4, archived: 1)),
+                .init(name: "drive", label: "Google Drive", counts: nil)
+            ],
+            differences: 2, exitCode: 1)
         #expect(JSONWriter.data(try JSONValue(encoding: entry)) == (try makeJSONEncoder().encode(entry)))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReckonCore
 
 /// The listing walk that `load` and the export share, on a folder with one of each problem.
@@ -9,15 +10,18 @@ import Testing
     let idF = "F0000000-0000-4000-8000-00000000000F"
 
     init() throws {
-        side.index([entry(idA), entry(idA, modified: "2026-05-01T00:00:00Z"), entry(idB), entry(idC),
-                    entry(idD, deleted: "2026-04-21T00:00:00Z"), entry(idF)])
+        side.index([
+            entry(idA), entry(idA, modified: "2026-05-01T00:00:00Z"), entry(idB), entry(idC),
+            entry(idD, deleted: "2026-04-21T00:00:00Z"), entry(idF)
+        ])
         side.write("memos/\(idA).json", memo(idA))
         side.write("memos/\(idB.lowercased()).json", memo(idB))
         side.write("memos/\(idE).json", memo(idE))
         side.write("memos/\(idE.lowercased()).json", memo(idE))
         side.write("memos/notes.txt", "not a memo")
         side.write("memos/bad.json", "{}")
-        try FileManager.default.createSymbolicLink(atPath: side.url.appendingPathComponent("memos/\(idF).json").path, withDestinationPath: "/etc/hostname")
+        try FileManager.default.createSymbolicLink(
+            atPath: side.url.appendingPathComponent("memos/\(idF).json").path, withDestinationPath: "/etc/hostname")
     }
 
     struct Visit: Equatable {
@@ -38,12 +42,13 @@ import Testing
         let (visits, listing) = try walk(spilling: false)
         #expect(visits.map(\.id) == [idA, idB, idC, idD, idE, idF].map { MemoID($0)! }.sorted())
         #expect(visits.first { $0.id == MemoID(idA)! }?.entry?.modifiedTime == Timestamp(iso8601: "2026-04-19T14:32:00Z"), "the first entry is kept")
-        #expect(listing.problems.map(\.kind) == [
-            .duplicateID,                            // index.json: idA again
-            .link, .invalidID, .duplicateID, .orphanFile, // memos/ in name order: F… link, bad.json, e… after E…, notes.txt
-            .danglingEntry, .nameSpelling,           // entries in id order: idC (16fd…) has no file, idB (7c9e…) is spelled small
-            .orphanFile,                             // idE has no entry
-        ])
+        #expect(
+            listing.problems.map(\.kind) == [
+                .duplicateID,  // index.json: idA again
+                .link, .invalidID, .duplicateID, .orphanFile,  // memos/ in name order: F… link, bad.json, e… after E…, notes.txt
+                .danglingEntry, .nameSpelling,  // entries in id order: idC (16fd…) has no file, idB (7c9e…) is spelled small
+                .orphanFile  // idE has no entry
+            ])
         #expect(listing.problems[0].message == "entries[1]: id \(idA.lowercased()) appears again (first at entries[0]); counted once")
         #expect(listing.problems[3].path == "memos/\(idE.lowercased()).json")
         #expect(listing.problems[3].message == "another file, memos/\(idE).json, holds the same id")

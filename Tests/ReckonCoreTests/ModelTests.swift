@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import ReckonCore
 import TestSupport
+import Testing
+
+@testable import ReckonCore
 
 @Suite struct TimestampTests {
     @Test(arguments: [
@@ -9,7 +10,7 @@ import TestSupport
         "2026-04-19T14:32:00.000Z",
         "2026-04-19T23:32:00+09:00",
         "2026-04-19T23:32:00.000+0900",
-        "2026-04-19T09:32:00-05:00",
+        "2026-04-19T09:32:00-05:00"
     ])
     func spellingsOfOneInstantAreEqual(_ text: String) throws {
         let reference = try #require(Timestamp(iso8601: "2026-04-19T14:32:00Z"))
@@ -24,8 +25,10 @@ import TestSupport
         #expect(b.iso8601 == "2026-04-10T21:05:30.250000001Z")
     }
 
-    @Test(arguments: ["2026-04-19T14:32:00", "2026-02-30T00:00:00Z", "2026-04-19 14:32:00Z", "2026-13-01T00:00:00Z",
-                      "2026-04-19T24:00:00Z", "2026-04-19T14:32:00.Z", "yesterday", "", "2026-04-19T14:32:00Zjunk"])
+    @Test(arguments: [
+        "2026-04-19T14:32:00", "2026-02-30T00:00:00Z", "2026-04-19 14:32:00Z", "2026-13-01T00:00:00Z",
+        "2026-04-19T24:00:00Z", "2026-04-19T14:32:00.Z", "yesterday", "", "2026-04-19T14:32:00Zjunk"
+    ])
     func rejectsWhatIsNotAnInstant(_ text: String) {
         #expect(Timestamp(iso8601: text) == nil)
     }
@@ -35,12 +38,13 @@ import TestSupport
         // Year 0 to 9999, every third with a fraction of 1, 2 or 3 groups of digits.
         for round in 0..<20_000 {
             let seconds = Int64.random(in: -62_167_219_200...253_402_300_799, using: &generator)
-            let nanoseconds: Int32 = switch round % 4 {
-            case 0: 0
-            case 1: Int32.random(in: 1...999, using: &generator) * 1_000_000
-            case 2: Int32.random(in: 1...999_999, using: &generator) * 1_000
-            default: Int32.random(in: 1...999_999_999, using: &generator)
-            }
+            let nanoseconds: Int32 =
+                switch round % 4 {
+                case 0: 0
+                case 1: Int32.random(in: 1...999, using: &generator) * 1_000_000
+                case 2: Int32.random(in: 1...999_999, using: &generator) * 1_000
+                default: Int32.random(in: 1...999_999_999, using: &generator)
+                }
             let instant = Timestamp(seconds: seconds, nanoseconds: nanoseconds)
             let text = instant.iso8601
             #expect(Timestamp(iso8601: text) == instant, "\(text)")
@@ -65,9 +69,11 @@ import TestSupport
         #expect(upper.value == "3f2504e0-4f89-11d3-9a0c-0305e82c3301")
     }
 
-    @Test(arguments: ["../../x", "3F2504E0-4F89-11D3-9A0C-0305E82C330", "{3F2504E0-4F89-11D3-9A0C-0305E82C3301}",
-                      "3F2504E04F8911D39A0C0305E82C3301", "3F2504E0-4F89-11D3-9A0C-0305E82C330G", "../3F2504E0-4F89-11D3-9A0C-0305E82C",
-                      "3F2504E0/4F89-11D3-9A0C-0305E82C3301", ""])
+    @Test(arguments: [
+        "../../x", "3F2504E0-4F89-11D3-9A0C-0305E82C330", "{3F2504E0-4F89-11D3-9A0C-0305E82C3301}",
+        "3F2504E04F8911D39A0C0305E82C3301", "3F2504E0-4F89-11D3-9A0C-0305E82C330G", "../3F2504E0-4F89-11D3-9A0C-0305E82C",
+        "3F2504E0/4F89-11D3-9A0C-0305E82C3301", ""
+    ])
     func rejectsNonUUIDs(_ text: String) {
         #expect(MemoID(text) == nil)
     }
@@ -76,13 +82,16 @@ import TestSupport
 @Suite struct CountingTests {
     func entry(_ n: Int, archived: Bool = false, deleted: Bool = false) -> IndexEntry {
         let t = Timestamp(seconds: 1_776_600_000)
-        return IndexEntry(id: MemoID(String(format: "00000000-0000-0000-0000-%012d", n))!, modifiedTime: t,
-                          archivedAt: archived ? t : nil, deletedAt: deleted ? t : nil)
+        return IndexEntry(
+            id: MemoID(String(format: "00000000-0000-0000-0000-%012d", n))!, modifiedTime: t,
+            archivedAt: archived ? t : nil, deletedAt: deleted ? t : nil)
     }
 
     @Test func softDeletedIsNeverCountedAndArchivedIsApart() {
-        let entries = [entry(1), entry(2), entry(3), entry(4), entry(5, archived: true),
-                       entry(6, deleted: true), entry(7, archived: true, deleted: true)]
+        let entries = [
+            entry(1), entry(2), entry(3), entry(4), entry(5, archived: true),
+            entry(6, deleted: true), entry(7, archived: true, deleted: true)
+        ]
         #expect(MemoCounts.aggregate(entries) == MemoCounts(active: 4, archived: 1))
     }
 
@@ -119,7 +128,8 @@ import TestSupport
 extension IDMapTests {
     @Test func theUnionOfSortedListsHoldsEachIDOnceInOrder() {
         let ids = (0..<9).map { MemoID(String(format: "00000000-0000-4000-8000-%012d", $0))! }
-        #expect(MemoID.union([[ids[1], ids[4], ids[7]], [], [ids[0], ids[4], ids[8]], [ids[1], ids[2], ids[7], ids[8]]])
+        #expect(
+            MemoID.union([[ids[1], ids[4], ids[7]], [], [ids[0], ids[4], ids[8]], [ids[1], ids[2], ids[7], ids[8]]])
                 == [ids[0], ids[1], ids[2], ids[4], ids[7], ids[8]])
         #expect(MemoID.union([]) == [])
     }

@@ -1,9 +1,11 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import ReckonCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An iPhone backup folder built at test time: `Manifest.db` made through
@@ -65,7 +67,8 @@ final class BackupFolder {
         let path = folder.appendingPathComponent("Manifest.db").path
         let database = try SQLite(path: path, mode: .create)
         if wal { try database.execute("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;") }
-        try database.execute("""
+        try database.execute(
+            """
             CREATE TABLE Files (fileID TEXT PRIMARY KEY, domain TEXT, relativePath TEXT, flags INTEGER, file BLOB);
             CREATE INDEX FilesDomainIdx ON Files(domain);
             CREATE INDEX FilesRelativePathIdx ON Files(relativePath);
@@ -311,7 +314,8 @@ final class BackupFolder {
         let elsewhere = scratchFolder("backup-elsewhere")
         defer { try? FileManager.default.removeItem(at: elsewhere) }
         try Data("elsewhere".utf8).write(to: elsewhere.appendingPathComponent(id))
-        try FileManager.default.createSymbolicLink(atPath: backup.url.appendingPathComponent(String(id.prefix(2))).path, withDestinationPath: elsewhere.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: backup.url.appendingPathComponent(String(id.prefix(2))).path, withDestinationPath: elsewhere.path)
         backup.add(Self.group, PhoneBackup.storePath, bytes: nil)
         try backup.writeManifest()
         let message = backup.failure()

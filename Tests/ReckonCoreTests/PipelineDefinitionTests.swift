@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReckonCore
 
 @Suite struct PipelineDefinitionTests {
@@ -10,9 +11,9 @@ import Testing
     }
 
     let valid = #"""
-    {"local": {"path": "../device"}, "remotes": [{"name": "drive", "path": "drive", "label": "My Drive"}],
-     "reports": {"dir": "/var/reckon"}, "export": {"from": "drive", "dir": "out", "includeArchived": true}}
-    """#
+        {"local": {"path": "../device"}, "remotes": [{"name": "drive", "path": "drive", "label": "My Drive"}],
+         "reports": {"dir": "/var/reckon"}, "export": {"from": "drive", "dir": "out", "includeArchived": true}}
+        """#
 
     @Test func pathsAreRelativeToTheFileAndDefaultsApply() throws {
         let definition = try parse(valid)
@@ -33,16 +34,28 @@ import Testing
         (#"{"remotes": [{"path": "b"}]}"#, "p.json: 'local' must be an object, found nothing"),
         (#"{"local": {"path": "a"}, "remotes": []}"#, "p.json: 'remotes' must name at least one remote"),
         (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "check": "fast"}"#, "p.json: 'check' must be \"deep\" or \"quick\""),
-        (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "export": {"from": "cloud", "dir": "x"}}"#, "p.json: 'export.from' must be \"local\" or the name of a remote"),
-        (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "export": {"dir": "x", "formats": ["pdf"]}}"#, "p.json: 'export.formats[0]' must be one of json, markdown, zip"),
-        (#"{"local": {"path": "a"}, "remotes": [{"path": "b", "name": "x"}, {"path": "c", "name": "x"}]}"#, "p.json: 'remotes[1].name' 'x' is already the name"),
+        (
+            #"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "export": {"from": "cloud", "dir": "x"}}"#,
+            "p.json: 'export.from' must be \"local\" or the name of a remote"
+        ),
+        (
+            #"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "export": {"dir": "x", "formats": ["pdf"]}}"#,
+            "p.json: 'export.formats[0]' must be one of json, markdown, zip"
+        ),
+        (
+            #"{"local": {"path": "a"}, "remotes": [{"path": "b", "name": "x"}, {"path": "c", "name": "x"}]}"#,
+            "p.json: 'remotes[1].name' 'x' is already the name"
+        ),
         (#"{"local": {"path": "a"}, "remotes": [{"path": "b", "name": "../x"}]}"#, "p.json: 'remotes[0].name' must be 1 to 32 small letters"),
         (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "failOnDrift": "yes"}"#, "p.json: 'failOnDrift' must be true or false"),
         (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "schemaVersion": 2}"#, "p.json: 'schemaVersion' must be 1"),
         (#"{"local": {"path": "a"}, "#, "p.json: is not valid JSON"),
-        (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "export": {"dir": "x", "keep": 3, "keep": 30}}"#, "p.json: 'export.keep' is given twice"),
+        (
+            #"{"local": {"path": "a"}, "remotes": [{"path": "b"}], "export": {"dir": "x", "keep": 3, "keep": 30}}"#,
+            "p.json: 'export.keep' is given twice"
+        ),
         (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}, {"path": "c", "path": "d"}]}"#, "p.json: 'remotes[1].path' is given twice"),
-        (#"{"local": {"path": "a"}, "local": {"path": "b"}, "remotes": [{"path": "b"}]}"#, "p.json: 'local' is given twice"),
+        (#"{"local": {"path": "a"}, "local": {"path": "b"}, "remotes": [{"path": "b"}]}"#, "p.json: 'local' is given twice")
     ])
     func namesTheWrongKey(_ text: String, _ expected: String) {
         do {

@@ -1,8 +1,9 @@
 import CSimdJSON
 import Foundation
+
 // The fuzzers (Tests/Fuzz/run.sh) compile this file into one module with the core's sources.
 #if canImport(ReckonCore)
-@testable import ReckonCore
+    @testable import ReckonCore
 #endif
 
 /// The differential checks the fuzzers (`Tests/Fuzz`) and `DifferentialTests`
@@ -20,7 +21,8 @@ enum ReaderDifferential {
         guard FileManager.default.createFile(atPath: scratchPath, contents: data) else { return nil }
         for batchBytes in [1, 7, 64, Int(RECKON_CLEAN_INDEX_BATCH_BYTES)] {
             if let fast = IndexReader.readClean(atPath: scratchPath, batchBytes: batchBytes),
-               careful.map({ $0.problems.isEmpty && $0.entries == fast.entries }) != true {
+                careful.map({ $0.problems.isEmpty && $0.entries == fast.entries }) != true
+            {
                 return "readClean (batches of \(batchBytes) bytes) takes an index the careful reader reads otherwise"
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReckonCore
 
 @Suite struct IndexReaderTests {
@@ -64,9 +65,11 @@ import Testing
     }
 
     /// Versions that only round to 1 are not 1.
-    @Test(arguments: [#"{"schemaVersion": 1, "entries": [tru"#, "null", "[]", #"{"entries": []}"#, #"{"schemaVersion": 1}"#,
-                      #"{"schemaVersion": "1", "entries": []}"#, "", #"{"schemaVersion": 0.99999999999999999999, "entries": []}"#,
-                      #"{"schemaVersion": 1.0, "entries": []}"#, #"{"schemaVersion": 1e0, "entries": []}"#, #"{"schemaVersion": 0, "entries": []}"#])
+    @Test(arguments: [
+        #"{"schemaVersion": 1, "entries": [tru"#, "null", "[]", #"{"entries": []}"#, #"{"schemaVersion": 1}"#,
+        #"{"schemaVersion": "1", "entries": []}"#, "", #"{"schemaVersion": 0.99999999999999999999, "entries": []}"#,
+        #"{"schemaVersion": 1.0, "entries": []}"#, #"{"schemaVersion": 1e0, "entries": []}"#, #"{"schemaVersion": 0, "entries": []}"#
+    ])
     func aBrokenFileIsCorrupt(_ text: String) {
         do {
             _ = try read(text)
@@ -85,7 +88,9 @@ import Testing
     }
 
     @Test func keepsChangeTagsAndDates() throws {
-        let index = try read(#"{"schemaVersion": 1, "entries": [\#(entry(idA, modified: "2026-04-19T23:32:00+09:00", deleted: "2026-04-20T00:00:00Z", tag: "v7"))], "future": true}"#)
+        let index = try read(
+            #"{"schemaVersion": 1, "entries": [\#(entry(idA, modified: "2026-04-19T23:32:00+09:00", deleted: "2026-04-20T00:00:00Z", tag: "v7"))], "future": true}"#
+        )
         let first = try #require(index.entries.first)
         #expect(first.changeTag == "v7")
         #expect(first.spelling == idA)
@@ -96,7 +101,8 @@ import Testing
 
 @Suite struct MemoReaderTests {
     @Test func readsEveryFieldAndKeepsUnknownKeys() throws {
-        let text = #"{"id": "\#(idA)", "title": "T", "body": "B", "createdAt": "2026-04-01T00:00:00Z", "modifiedAt": "2026-04-02T00:00:00+09:00", "archivedAt": null, "deletedAt": null, "tags": ["b", "a"], "pinned": true, "color": "red"}"#
+        let text =
+            #"{"id": "\#(idA)", "title": "T", "body": "B", "createdAt": "2026-04-01T00:00:00Z", "modifiedAt": "2026-04-02T00:00:00+09:00", "archivedAt": null, "deletedAt": null, "tags": ["b", "a"], "pinned": true, "color": "red"}"#
         let memo = try MemoReader.read(Data(text.utf8))
         #expect(memo.title == "T")
         #expect(memo.tags == ["b", "a"])
@@ -111,7 +117,7 @@ import Testing
         (#"{"id": "\#(idA)", "tags": "a", "modifiedAt": "2026-04-01T00:00:00Z"}"#, "'tags' must be an array of strings"),
         (#"{"id": "\#(idA)"}"#, "'modifiedAt' is missing"),
         ("[1]", "must be a JSON object, found an array"),
-        (#"{"id": "#, "not valid JSON"),
+        (#"{"id": "#, "not valid JSON")
     ])
     func namesWhatIsWrong(_ text: String, _ expected: String) {
         do {
@@ -133,7 +139,8 @@ import Testing
     }
 
     @Test func aCleanIndexGivesTheSameEntriesBothWays() throws {
-        let text = #"{"schemaVersion": 1, "entries": [\#(entry(idA, modified: "2026-04-19T23:32:00.5+09:00", tag: #"v\"1"#)), \#(entry(idB.lowercased(), archived: "2026-04-20T00:00:00Z")), \#(entry(idC, deleted: "2026-04-21T00:00:00Z"))]}"#
+        let text =
+            #"{"schemaVersion": 1, "entries": [\#(entry(idA, modified: "2026-04-19T23:32:00.5+09:00", tag: #"v\"1"#)), \#(entry(idB.lowercased(), archived: "2026-04-20T00:00:00Z")), \#(entry(idC, deleted: "2026-04-21T00:00:00Z"))]}"#
         let (fast, careful) = try both(text)
         #expect(fast != nil)
         #expect(fast == careful)
@@ -150,7 +157,7 @@ import Testing
         #"{"schemaVersion": 2, "entries": []}"#,
         #"{"schemaVersion": 1, "entries": [], "future": true}"#,
         #"{"schemaVersion": 1, "entries": [] } trailing"#,
-        #"[]"#,
+        #"[]"#
     ])
     func anythingUnusualStepsAside(_ text: String) throws {
         let folder = TempFolder()
@@ -162,17 +169,20 @@ import Testing
     func awkwardEntries(_ count: Int) -> [String] {
         let tags = [#"},{"#, #"}, ["#, #"\\"#, #"\"},{\""#, "[[{", nil]
         return (0..<count).map { n in
-            entry(String(format: "%08X-0000-4000-8000-%012X", n, n), archived: n % 5 == 0 ? "2026-04-20T00:00:00Z" : nil,
-                  deleted: n % 7 == 0 ? "2026-04-21T00:00:00Z" : nil, tag: tags[n % tags.count])
+            entry(
+                String(format: "%08X-0000-4000-8000-%012X", n, n), archived: n % 5 == 0 ? "2026-04-20T00:00:00Z" : nil,
+                deleted: n % 7 == 0 ? "2026-04-21T00:00:00Z" : nil, tag: tags[n % tags.count])
         }
     }
 
     @Test(arguments: [1, 7, 150, 100_000])
     func batchesCutAnywhereGiveTheSameEntries(_ batchBytes: Int) throws {
         let folder = TempFolder()
-        for (name, text) in [("pretty", #"{"schemaVersion": 1, "entries": [\#n  \#(awkwardEntries(40).joined(separator: ",\n  "))\#n]}\#n"#),
-                             ("tight", #"{"entries":[\#(awkwardEntries(40).joined(separator: ","))],"schemaVersion":1}"#),
-                             ("empty", #"{ "schemaVersion" : 1 , "entries" : [ ] }"#)] {
+        for (name, text) in [
+            ("pretty", #"{"schemaVersion": 1, "entries": [\#n  \#(awkwardEntries(40).joined(separator: ",\n  "))\#n]}\#n"#),
+            ("tight", #"{"entries":[\#(awkwardEntries(40).joined(separator: ","))],"schemaVersion":1}"#),
+            ("empty", #"{ "schemaVersion" : 1 , "entries" : [ ] }"#)
+        ] {
             folder.write("\(name).json", text)
             let fast = IndexReader.readClean(atPath: folder.url.appendingPathComponent("\(name).json").path, batchBytes: batchBytes)
             #expect(fast != nil, "\(name)")
@@ -184,10 +194,12 @@ import Testing
     func aBadSeparatorOrEndStepsAside(_ batchBytes: Int) throws {
         let (a, b) = (entry(idA), entry(idB))
         let folder = TempFolder()
-        for text in [#"{"schemaVersion": 1, "entries": [\#(a), \#(b), ]}"#, #"{"schemaVersion": 1, "entries": [, \#(a)]}"#,
-                     #"{"schemaVersion": 1, "entries": [\#(a),, \#(b)]}"#, #"{"schemaVersion": 1, "entries": [\#(a), \#(b)"#,
-                     #"{"schemaVersion": 1, "entries": [\#(a) \#(b)]}"#, #"{"schemaVersion": 1, "entries": [\#(a)], "entries": []}"#,
-                     #"{"schemaVersion": 1, "entries": [\#(a), "\#(b)]}"#] {
+        for text in [
+            #"{"schemaVersion": 1, "entries": [\#(a), \#(b), ]}"#, #"{"schemaVersion": 1, "entries": [, \#(a)]}"#,
+            #"{"schemaVersion": 1, "entries": [\#(a),, \#(b)]}"#, #"{"schemaVersion": 1, "entries": [\#(a), \#(b)"#,
+            #"{"schemaVersion": 1, "entries": [\#(a) \#(b)]}"#, #"{"schemaVersion": 1, "entries": [\#(a)], "entries": []}"#,
+            #"{"schemaVersion": 1, "entries": [\#(a), "\#(b)]}"#
+        ] {
             folder.write("index.json", text)
             #expect(IndexReader.readClean(atPath: folder.url.appendingPathComponent("index.json").path, batchBytes: batchBytes) == nil, "\(text)")
         }
@@ -198,7 +210,9 @@ import Testing
     @Test func countingSurvivesEveryGuessedCutBeingWrong() throws {
         let folder = TempFolder()
         let tag = String(repeating: "},", count: 10_000)
-        let entries = (0..<120).map { n in entry(String(format: "%08X-0000-4000-8000-%012X", n, n), archived: n % 3 == 0 ? "2026-04-20T00:00:00Z" : nil, tag: tag) }
+        let entries = (0..<120).map { n in
+            entry(String(format: "%08X-0000-4000-8000-%012X", n, n), archived: n % 3 == 0 ? "2026-04-20T00:00:00Z" : nil, tag: tag)
+        }
         folder.index(entries)
         let careful = try IndexReader.read(Data(#"{"schemaVersion": 1, "entries": [\#(entries.joined(separator: ","))]}"#.utf8))
         let side = MemoFolder(folder.spec()).count()
@@ -230,7 +244,7 @@ import Testing
         memo(idB.lowercased(), archived: "2026-04-20T09:00:00.125+09:00"),
         #"{"id": "\#(idC)", "modifiedAt": "2026-04-19T14:32:00Z"}"#,
         #"{"id": "\#(idC)", "modifiedAt": "2026-04-19T14:32:00-0130", "title": null, "body": null, "tags": null, "pinned": true, "changeTag": "v2", "createdAt": null}"#,
-        "\n  " + memo(idD) + "\n",
+        "\n  " + memo(idD) + "\n"
     ])
     func aCleanMemoReadsTheSameBothWays(_ text: String) throws {
         let fast = MemoReader.readClean(Data(text.utf8))
@@ -256,7 +270,7 @@ import Testing
         "\u{FEFF}" + #"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z"}"#,
         #"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z"} {}"#,
         #"[{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z"}]"#,
-        "",
+        ""
     ])
     func anythingUnusualStepsAside(_ text: String) {
         #expect(MemoReader.readClean(Data(text.utf8)) == nil)
@@ -290,17 +304,23 @@ import Testing
 
     func utf16(_ text: String, byteOrderMark: Bool) -> Data {
         // Little-endian after a byte order mark, big-endian without one.
-        Data((byteOrderMark ? [0xFF, 0xFE] : []) + text.utf16.flatMap { unit in
-            byteOrderMark ? [UInt8(unit & 0xFF), UInt8(unit >> 8)] : [UInt8(unit >> 8), UInt8(unit & 0xFF)]
-        })
+        Data(
+            (byteOrderMark ? [0xFF, 0xFE] : [])
+                + text.utf16.flatMap { unit in
+                    byteOrderMark ? [UInt8(unit & 0xFF), UInt8(unit >> 8)] : [UInt8(unit >> 8), UInt8(unit & 0xFF)]
+                })
     }
 
     @Test func aKeyRepeatedInOneEntryIsAProblemForThatEntryOnly() throws {
         let twice = #"{"id": "\#(idA)", "modifiedTime": "2026-04-19T14:32:00Z", "archivedAt": null, "archivedAt": "2026-04-20T00:00:00Z"}"#
         let index = try readIndex(Data(#"{"schemaVersion": 1, "entries": [\#(twice), \#(entry(idB))]}"#.utf8))
         #expect(index.entries.map(\.id) == [MemoID(idB)!])
-        #expect(index.problems == [Problem(.badEntry, path: "index.json", id: MemoID(idA),
-                                           #"entries[0] (id \#(idA.lowercased())): the key "archivedAt" appears twice; the entry is not counted"#)])
+        #expect(
+            index.problems == [
+                Problem(
+                    .badEntry, path: "index.json", id: MemoID(idA),
+                    #"entries[0] (id \#(idA.lowercased())): the key "archivedAt" appears twice; the entry is not counted"#)
+            ])
     }
 
     @Test func aKeyRepeatedAtTheTopLevelDamagesTheIndex() {
@@ -336,7 +356,9 @@ import Testing
     @Test func bytesThatAreNotUTF8InAnUnknownKeyDamageTheFile() throws {
         let before = Data(#"{"schemaVersion": 1, "entries": [{"id": "\#(idA)", "modifiedTime": "2026-04-19T14:32:00Z", "color": "re"#.utf8)
         let index = before + Data([0xC3, 0x28]) + Data(#"d"}]}"#.utf8)
-        #expect(throws: IndexReader.Failure(kind: .corruptIndex, message: "bytes that are not UTF-8 at byte \(before.count)")) { try readIndex(index) }
+        #expect(throws: IndexReader.Failure(kind: .corruptIndex, message: "bytes that are not UTF-8 at byte \(before.count)")) {
+            try readIndex(index)
+        }
         let start = Data(#"{"id": "\#(idA)", "modifiedAt": "2026-04-19T14:32:00Z", "future": {"note": ["ok", "#.utf8)
         let memo = start + Data([0x22, 0xED, 0xA0, 0x80, 0x22]) + Data("]}}".utf8)
         #expect(memoFailure(memo) == "bytes that are not UTF-8 at byte \(start.count + 1)", "a surrogate written in UTF-8 is not UTF-8")
@@ -356,7 +378,7 @@ import Testing
         ("{\"a\": 1}\u{C}", "unexpected the control character U+000C after the end of the JSON value at byte 8"),
         (#"{'a': 1}"#, "unexpected ''' where a key in quotes should be at byte 1"),
         (#"{"a": "x"#, "the text ends inside a string"),
-        (#"{"a": [1"#, "the text ends before the JSON does"),
+        (#"{"a": [1"#, "the text ends before the JSON does")
     ])
     func refusesWhatRFC8259Refuses(_ text: String, _ reason: String) {
         #expect(throws: JSONSyntaxError(kind: .syntax, reason: reason)) { try JSONParser.parse(Data(text.utf8)) }
@@ -365,20 +387,28 @@ import Testing
     @Test func readsEscapesAndKeepsNumbersAndReportsEveryRepeat() throws {
         let text = #"{"s": "\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00", "n": [-0.5e+10, 9007199254740993], "r": {"x": 1, "x": 2}, "x": 3, "x": 4}"#
         let document = try JSONParser.parse(Data(text.utf8))
-        #expect(document.value == .object(["s": .string("\"\\/\u{8}\u{C}\n\r\té😀"), "n": .array([.number("-0.5e+10"), .number("9007199254740993")]),
-                                           "r": .object(["x": .integer(1)]), "x": .integer(3)]))
+        #expect(
+            document.value
+                == .object([
+                    "s": .string("\"\\/\u{8}\u{C}\n\r\té😀"), "n": .array([.number("-0.5e+10"), .number("9007199254740993")]),
+                    "r": .object(["x": .integer(1)]), "x": .integer(3)
+                ]))
         #expect(document.repeatedKeys == [RepeatedKey(path: [.key("r")], key: "x"), RepeatedKey(path: [], key: "x")])
     }
 
     @Test func readsAsDeepAsTheLimitAllowsWithoutRecursing() throws {
         let deep = Data((String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)).utf8)
         #expect(try JSONParser.parse(deep, depthLimit: 10_000).value != .null)
-        #expect(throws: JSONSyntaxError(kind: .tooDeep, reason: "nests JSON deeper than 9999 levels")) { try JSONParser.parse(deep, depthLimit: 9_999) }
+        #expect(throws: JSONSyntaxError(kind: .tooDeep, reason: "nests JSON deeper than 9999 levels")) {
+            try JSONParser.parse(deep, depthLimit: 9_999)
+        }
     }
 
     @Test func tellsUTF16AndUTF32ByTheirZeroBytes() {
-        for (bytes, name) in [([0x00, 0x7B, 0x00, 0x7D], "UTF-16"), ([0x7B, 0x00, 0x7D, 0x00], "UTF-16"), ([0xFE, 0xFF, 0x00, 0x7B], "UTF-16"),
-                              ([0x00, 0x00, 0x00, 0x7B], "UTF-32"), ([0xFF, 0xFE, 0x00, 0x00], "UTF-32")] as [([UInt8], String)] {
+        for (bytes, name) in [
+            ([0x00, 0x7B, 0x00, 0x7D], "UTF-16"), ([0x7B, 0x00, 0x7D, 0x00], "UTF-16"), ([0xFE, 0xFF, 0x00, 0x7B], "UTF-16"),
+            ([0x00, 0x00, 0x00, 0x7B], "UTF-32"), ([0xFF, 0xFE, 0x00, 0x00], "UTF-32")
+        ] as [([UInt8], String)] {
             #expect(throws: JSONSyntaxError(kind: .encoding, reason: "the file is \(name), not UTF-8")) { try JSONParser.parse(Data(bytes)) }
         }
     }

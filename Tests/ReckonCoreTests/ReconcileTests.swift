@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReckonCore
 
 /// Every sigil, quick and deep, on memo folders built for each test.
@@ -18,22 +19,29 @@ import Testing
     }
 
     /// Writes a memo on a side: its index entry is passed separately.
-    func put(_ folder: TempFolder, _ id: String, spelled: String? = nil, body: String = "Body", modified: String = "2026-04-19T14:32:00Z", archived: String? = nil) {
+    func put(
+        _ folder: TempFolder, _ id: String, spelled: String? = nil, body: String = "Body", modified: String = "2026-04-19T14:32:00Z",
+        archived: String? = nil
+    ) {
         folder.write("memos/\(spelled ?? id).json", memo(id, body: body, modified: modified, archived: archived))
     }
 
     @Test func sameMemosSpelledDifferentlyAreEqual() {
         local.index([entry(idA), entry(idB, modified: "2026-04-19T14:32:00.000Z")])
-        put(local, idA); put(local, idB)
+        put(local, idA)
+        put(local, idB)
         remote.index([entry(idA.lowercased(), modified: "2026-04-19T23:32:00+09:00"), entry(idB.lowercased())])
-        put(remote, idA.lowercased(), modified: "2026-04-19T23:32:00+09:00"); put(remote, idB.lowercased())
+        put(remote, idA.lowercased(), modified: "2026-04-19T23:32:00+09:00")
+        put(remote, idB.lowercased())
         #expect(differences(deep: true).isEmpty)
         #expect(differences(deep: false).isEmpty)
     }
 
     @Test func onlyOnOneSide() {
-        local.index([entry(idA)]); put(local, idA)
-        remote.index([entry(idB)]); put(remote, idB)
+        local.index([entry(idA)])
+        put(local, idA)
+        remote.index([entry(idB)])
+        put(remote, idB)
         for deep in [false, true] {
             #expect(sigils(deep: deep) == [idA.lowercased(): "+", idB.lowercased(): "-"])
         }
@@ -41,22 +49,27 @@ import Testing
     }
 
     @Test func deletedOnOneSideAndAbsentOnTheOtherIsTheSame() {
-        local.index([entry(idA, deleted: "2026-04-20T00:00:00Z")]); put(local, idA)
+        local.index([entry(idA, deleted: "2026-04-20T00:00:00Z")])
+        put(local, idA)
         remote.index([])
         #expect(differences(deep: true).isEmpty)
     }
 
     @Test func deletedOnOneSideAndPresentOnTheOtherDiffers() {
-        local.index([entry(idA, deleted: "2026-04-20T00:00:00Z")]); put(local, idA)
-        remote.index([entry(idA)]); put(remote, idA)
+        local.index([entry(idA, deleted: "2026-04-20T00:00:00Z")])
+        put(local, idA)
+        remote.index([entry(idA)])
+        put(remote, idA)
         let found = differences(deep: false)
         #expect(found.map(\.sigil) == [.differs])
         #expect(found.map(\.kind) == [.deletedOnOneSide])
     }
 
     @Test func archivedOnOneSideDiffers() {
-        local.index([entry(idA, archived: "2026-04-20T00:00:00Z")]); put(local, idA, archived: "2026-04-20T00:00:00Z")
-        remote.index([entry(idA)]); put(remote, idA)
+        local.index([entry(idA, archived: "2026-04-20T00:00:00Z")])
+        put(local, idA, archived: "2026-04-20T00:00:00Z")
+        remote.index([entry(idA)])
+        put(remote, idA)
         let found = differences(deep: true)
         #expect(found.map(\.sigil) == [.differs])
         #expect(found.first?.kind == .archivedOnOneSide)
@@ -64,22 +77,30 @@ import Testing
     }
 
     @Test func modifiedAtDifferentInstantsDiffers() {
-        local.index([entry(idA, modified: "2026-04-19T14:32:00Z")]); put(local, idA)
-        remote.index([entry(idA, modified: "2026-04-19T14:32:01Z")]); put(remote, idA, modified: "2026-04-19T14:32:01Z")
+        local.index([entry(idA, modified: "2026-04-19T14:32:00Z")])
+        put(local, idA)
+        remote.index([entry(idA, modified: "2026-04-19T14:32:01Z")])
+        put(remote, idA, modified: "2026-04-19T14:32:01Z")
         let found = differences(deep: false)
         #expect(found.map(\.kind) == [.changed])
         #expect(found.first?.fields == ["modifiedTime"])
     }
 
     @Test func differentChangeTagsDifferOnlyWhenBothHaveOne() {
-        local.index([entry(idA, tag: "v1"), entry(idB, tag: "v1")]); put(local, idA); put(local, idB)
-        remote.index([entry(idA, tag: "v2"), entry(idB)]); put(remote, idA); put(remote, idB)
+        local.index([entry(idA, tag: "v1"), entry(idB, tag: "v1")])
+        put(local, idA)
+        put(local, idB)
+        remote.index([entry(idA, tag: "v2"), entry(idB)])
+        put(remote, idA)
+        put(remote, idB)
         #expect(sigils(deep: false) == [idA.lowercased(): "*"])
     }
 
     @Test func aBodyChangedBehindTheIndexIsFoundOnlyByTheDeepCheck() {
-        local.index([entry(idA)]); put(local, idA, body: "one")
-        remote.index([entry(idA)]); put(remote, idA, body: "two")
+        local.index([entry(idA)])
+        put(local, idA, body: "one")
+        remote.index([entry(idA)])
+        put(remote, idA, body: "two")
         #expect(differences(deep: false).isEmpty)
         let found = differences(deep: true)
         #expect(found.map(\.sigil) == [.differs])
@@ -87,8 +108,10 @@ import Testing
     }
 
     @Test func aCorruptMemoFileIsUncomparableInTheDeepCheckOnly() {
-        local.index([entry(idA)]); local.write("memos/\(idA).json", #"{"id": "\#(idA)", "title": "#)
-        remote.index([entry(idA)]); put(remote, idA)
+        local.index([entry(idA)])
+        local.write("memos/\(idA).json", #"{"id": "\#(idA)", "title": "#)
+        remote.index([entry(idA)])
+        put(remote, idA)
         #expect(differences(deep: false).isEmpty)
         let found = differences(deep: true)
         #expect(found.map(\.sigil) == [.cannotCompare])
@@ -97,8 +120,10 @@ import Testing
 
     @Test func danglingEntriesAndOrphanFilesAreFoundEvenQuick() {
         local.index([entry(idA)])  // no file: dangling
-        put(local, idB)            // no entry: orphan
-        remote.index([entry(idA), entry(idB)]); put(remote, idA); put(remote, idB)
+        put(local, idB)  // no entry: orphan
+        remote.index([entry(idA), entry(idB)])
+        put(remote, idA)
+        put(remote, idB)
         #expect(sigils(deep: false) == [idA.lowercased(): "!", idB.lowercased(): "!"])
         let side = MemoFolder(local.spec()).load(deep: false)
         #expect(Set(side.problems.map(\.kind)) == [.danglingEntry, .orphanFile])
@@ -113,14 +138,18 @@ import Testing
     }
 
     @Test func aDuplicateIdIsUncomparable() {
-        local.index([entry(idA), entry(idA.lowercased())]); put(local, idA)
-        remote.index([entry(idA)]); put(remote, idA)
+        local.index([entry(idA), entry(idA.lowercased())])
+        put(local, idA)
+        remote.index([entry(idA)])
+        put(remote, idA)
         #expect(sigils(deep: false) == [idA.lowercased(): "!"])
     }
 
     @Test func aBadEntryIsUncomparableAndItsFileIsNoOrphan() {
-        local.index([#"{"id": "\#(idA)", "modifiedTime": 7}"#]); put(local, idA)
-        remote.index([entry(idA)]); put(remote, idA)
+        local.index([#"{"id": "\#(idA)", "modifiedTime": 7}"#])
+        put(local, idA)
+        remote.index([entry(idA)])
+        put(remote, idA)
         #expect(sigils(deep: true) == [idA.lowercased(): "!"])
         let side = MemoFolder(local.spec()).load(deep: true)
         #expect(side.problems.map(\.kind) == [.badEntry])
@@ -130,9 +159,11 @@ import Testing
         let outside = TempFolder()
         outside.write("secret.json", memo(idA))
         local.index([entry(idA)])
-        try FileManager.default.createSymbolicLink(atPath: local.url.appendingPathComponent("memos/\(idA).json").path,
-                                                   withDestinationPath: outside.url.appendingPathComponent("secret.json").path)
-        remote.index([entry(idA)]); put(remote, idA)
+        try FileManager.default.createSymbolicLink(
+            atPath: local.url.appendingPathComponent("memos/\(idA).json").path,
+            withDestinationPath: outside.url.appendingPathComponent("secret.json").path)
+        remote.index([entry(idA)])
+        put(remote, idA)
         let side = MemoFolder(local.spec()).load(deep: true)
         #expect(side.problems.map(\.kind) == [.link])
         #expect(side.memos.isEmpty)
@@ -140,15 +171,19 @@ import Testing
     }
 
     @Test func aFileWhoseIdDiffersFromItsNameIsUncomparable() {
-        local.index([entry(idA)]); local.write("memos/\(idA).json", memo(idB))
-        remote.index([entry(idA)]); put(remote, idA)
+        local.index([entry(idA)])
+        local.write("memos/\(idA).json", memo(idB))
+        remote.index([entry(idA)])
+        put(remote, idA)
         #expect(sigils(deep: true) == [idA.lowercased(): "!"])
     }
 
     @Test func aFailedRemoteIsNotCompared() {
-        local.index([entry(idA)]); put(local, idA)
-        let missing = SideSpec(role: .remote, name: "remote", label: "Google Drive", path: "nowhere",
-                               kind: .folder(remote.url.appendingPathComponent("nowhere")))
+        local.index([entry(idA)])
+        put(local, idA)
+        let missing = SideSpec(
+            role: .remote, name: "remote", label: "Google Drive", path: "nowhere",
+            kind: .folder(remote.url.appendingPathComponent("nowhere")))
         let r = MemoFolder(missing).load(deep: true)
         #expect(r.status == .failed)
         #expect(r.counts == nil)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReckonCore
 
 /// A plan and the runs that carried it out, built by hand: every kind of
@@ -12,16 +13,20 @@ enum RepairFixture {
     static func id(_ n: Int) -> String { "0b0c0d0e-0000-4000-8000-00000000000\(n)" }
 
     static let sides = [
-        PlanSide(role: .local, name: "device", label: "this device", path: "device", kind: SideKindName(MemoFolderSide.self), place: "/x/device",
-                 writable: false, notWritable: "this device is marked \"readOnly\": true", liveMemos: 4),
-        PlanSide(role: .remote, name: "drive", label: "Google Drive", path: "gdrive:60dMemo", kind: SideKindName(RcloneSide.self), place: "rclone:abc",
-                 writable: true, liveMemos: 5),
+        PlanSide(
+            role: .local, name: "device", label: "this device", path: "device", kind: SideKindName(MemoFolderSide.self), place: "/x/device",
+            writable: false, notWritable: "this device is marked \"readOnly\": true", liveMemos: 4),
+        PlanSide(
+            role: .remote, name: "drive", label: "Google Drive", path: "gdrive:60dMemo", kind: SideKindName(RcloneSide.self), place: "rclone:abc",
+            writable: true, liveMemos: 5)
     ]
 
     static func time(_ text: String) -> Timestamp { Timestamp(iso8601: text)! }
 
-    static func action(_ id: String, _ sigil: Difference.Sigil, _ kind: Difference.Kind, _ action: PlanAction.Kind,
-                       from: SideRole? = nil, to: SideRole? = nil, _ reason: String) -> PlanAction {
+    static func action(
+        _ id: String, _ sigil: Difference.Sigil, _ kind: Difference.Kind, _ action: PlanAction.Kind,
+        from: SideRole? = nil, to: SideRole? = nil, _ reason: String
+    ) -> PlanAction {
         var result = PlanAction(id: MemoID(id)!, sigil: sigil, kind: kind, changed: .local, action: action, reason: reason)
         result.from = from
         result.to = to
@@ -29,42 +34,56 @@ enum RepairFixture {
     }
 
     static var plan: Plan {
-        var copy = action(copied, .onlyOnLocal, .onlyOnLocal, .copy, from: .local, to: .remote,
-                          "added on this device since the last run; unchanged on Google Drive: copied to Google Drive")
-        copy.versions = [.local: MemoVersion(title: "Groceries", modifiedTime: time("2026-11-30T08:00:00Z"), archivedAt: nil, deletedAt: nil,
-                                             body: "milk\neggs")]
-        var softDelete = action(deleted, .differs, .deletedOnOneSide, .softDelete, from: .local, to: .remote,
-                                "deleted on this device since the last run; unchanged on Google Drive: marked deleted on Google Drive too")
+        var copy = action(
+            copied, .onlyOnLocal, .onlyOnLocal, .copy, from: .local, to: .remote,
+            "added on this device since the last run; unchanged on Google Drive: copied to Google Drive")
+        copy.versions = [
+            .local: MemoVersion(
+                title: "Groceries", modifiedTime: time("2026-11-30T08:00:00Z"), archivedAt: nil, deletedAt: nil,
+                body: "milk\neggs")
+        ]
+        var softDelete = action(
+            deleted, .differs, .deletedOnOneSide, .softDelete, from: .local, to: .remote,
+            "deleted on this device since the last run; unchanged on Google Drive: marked deleted on Google Drive too")
         softDelete.destructive = true
-        let fixIndex = action(id(1), .cannotCompare, .cannotCompare, .fixIndex, to: .remote,
-                              "memos/0B0C0D0E-0000-4000-8000-000000000001.json on Google Drive is a valid memo with no entry in index.json; its entry is added")
-        var conflict = action(id(2), .differs, .changed, .conflict,
-                              "changed on both this device and Google Drive since the last run; choose with --take \(id(2))=local|remote|both or --prefer")
+        let fixIndex = action(
+            id(1), .cannotCompare, .cannotCompare, .fixIndex, to: .remote,
+            "memos/0B0C0D0E-0000-4000-8000-000000000001.json on Google Drive is a valid memo with no entry in index.json; its entry is added")
+        var conflict = action(
+            id(2), .differs, .changed, .conflict,
+            "changed on both this device and Google Drive since the last run; choose with --take \(id(2))=local|remote|both or --prefer")
         conflict.changed = .both
         conflict.versions = [
-            .local: MemoVersion(title: "Plan <script>alert(1)</script>\u{7}", modifiedTime: time("2026-11-30T09:15:00Z"), archivedAt: nil,
-                                deletedAt: nil, body: "first | line\n\nsecond *line*\nthird\nfourth is left out"),
-            .remote: MemoVersion(title: "Plan B", modifiedTime: time("2026-11-30T10:20:30.5Z"), archivedAt: time("2026-11-30T10:21:00Z"),
-                                 deletedAt: nil, body: "only line"),
+            .local: MemoVersion(
+                title: "Plan <script>alert(1)</script>\u{7}", modifiedTime: time("2026-11-30T09:15:00Z"), archivedAt: nil,
+                deletedAt: nil, body: "first | line\n\nsecond *line*\nthird\nfourth is left out"),
+            .remote: MemoVersion(
+                title: "Plan B", modifiedTime: time("2026-11-30T10:20:30.5Z"), archivedAt: time("2026-11-30T10:21:00Z"),
+                deletedAt: nil, body: "only line")
         ]
-        let notPossible = action(id(3), .onlyOnRemote, .onlyOnRemote, .notPossible, from: .remote, to: .local,
-                                 "not possible: this device is marked \"readOnly\": true; it would copy Google Drive's version there")
-        let nothing = action(id(4), .cannotCompare, .cannotCompare, .none,
-                             "cannot be compared (Google Drive: memos/x.json is not valid JSON); nothing is done")
-        var settled = action(id(5), .differs, .changed, .copy, from: .local, to: .remote,
-                             "edited on this device: copied to Google Drive (--take \(id(5))=both: this device's newer version keeps the id)")
+        let notPossible = action(
+            id(3), .onlyOnRemote, .onlyOnRemote, .notPossible, from: .remote, to: .local,
+            "not possible: this device is marked \"readOnly\": true; it would copy Google Drive's version there")
+        let nothing = action(
+            id(4), .cannotCompare, .cannotCompare, .none,
+            "cannot be compared (Google Drive: memos/x.json is not valid JSON); nothing is done")
+        var settled = action(
+            id(5), .differs, .changed, .copy, from: .local, to: .remote,
+            "edited on this device: copied to Google Drive (--take \(id(5))=both: this device's newer version keeps the id)")
         settled.changed = .both
         settled.choice = "--take \(id(5))=both: this device's newer version keeps the id, the older one is kept as a conflict copy"
         settled.conflictCopy = MemoID(id(6))
         settled.destructive = true
         settled.versions = [
             .local: MemoVersion(title: "Trip", modifiedTime: time("2026-11-30T12:00:00Z"), archivedAt: nil, deletedAt: nil, body: "day 1\nday 2"),
-            .remote: MemoVersion(title: nil, modifiedTime: time("2026-11-29T12:00:00Z"), archivedAt: nil, deletedAt: nil, body: nil),
+            .remote: MemoVersion(title: nil, modifiedTime: time("2026-11-29T12:00:00Z"), archivedAt: nil, deletedAt: nil, body: nil)
         ]
-        let failing = action(id(7), .onlyOnLocal, .onlyOnLocal, .copy, from: .local, to: .remote,
-                             "added on this device since the last run; unchanged on Google Drive: copied to Google Drive")
-        return Plan(createdAt: time("2026-12-01T16:30:00Z"), pipeline: "nightly", definition: nil, stateDir: "/x/state", sides: sides,
-                    actions: [copy, softDelete, fixIndex, conflict, notPossible, nothing, settled, failing])
+        let failing = action(
+            id(7), .onlyOnLocal, .onlyOnLocal, .copy, from: .local, to: .remote,
+            "added on this device since the last run; unchanged on Google Drive: copied to Google Drive")
+        return Plan(
+            createdAt: time("2026-12-01T16:30:00Z"), pipeline: "nightly", definition: nil, stateDir: "/x/state", sides: sides,
+            actions: [copy, softDelete, fixIndex, conflict, notPossible, nothing, settled, failing])
     }
 
     static var applied: ApplyResult {
@@ -72,21 +91,26 @@ enum RepairFixture {
         let outcomes: [(ApplyResult.Outcome, String?)] = [
             (.applied, nil), (.notConfirmed, "deletes a memo; run again with --yes"), (.alreadyDone, nil), (.conflict, nil), (.notPossible, nil),
             (.nothing, nil), (.changedSince, "memos/0B0C0D0E-0000-4000-8000-000000000005.json on Google Drive changed since the plan; left as it is"),
-            (.failed, "the backup could not be written: state/backups/20261201T173000Z/drive/index.json: No space left on device"),
+            (.failed, "the backup could not be written: state/backups/20261201T173000Z/drive/index.json: No space left on device")
         ]
-        return ApplyResult(mode: .apply, run: "20261201T173000Z", resumed: false, pipeline: "nightly", sides: sides,
-                           stateDir: "state",
-                           actions: zip(actions, outcomes).map { ApplyResult.ActionResult($0, outcome: $1.0, detail: $1.1) },
-                           notes: ["The lock of Google Drive was left by a run that is gone (process 4242); it was taken over."])
+        return ApplyResult(
+            mode: .apply, run: "20261201T173000Z", resumed: false, pipeline: "nightly", sides: sides,
+            stateDir: "state",
+            actions: zip(actions, outcomes).map { ApplyResult.ActionResult($0, outcome: $1.0, detail: $1.1) },
+            notes: ["The lock of Google Drive was left by a run that is gone (process 4242); it was taken over."])
     }
 
     static var undone: ApplyResult {
         let actions = plan.actions
-        return ApplyResult(mode: .undo, run: "20261201T173000Z", resumed: true, pipeline: "nightly", sides: sides,
-                           stateDir: "state",
-                           actions: [ApplyResult.ActionResult(actions[0], outcome: .restored),
-                                     ApplyResult.ActionResult(actions[6], outcome: .changedSince,
-                                                              detail: "memos/0B0C0D0E-0000-4000-8000-000000000005.json on Google Drive was edited after the apply; not overwritten")])
+        return ApplyResult(
+            mode: .undo, run: "20261201T173000Z", resumed: true, pipeline: "nightly", sides: sides,
+            stateDir: "state",
+            actions: [
+                ApplyResult.ActionResult(actions[0], outcome: .restored),
+                ApplyResult.ActionResult(
+                    actions[6], outcome: .changedSince,
+                    detail: "memos/0B0C0D0E-0000-4000-8000-000000000005.json on Google Drive was edited after the apply; not overwritten")
+            ])
     }
 }
 
@@ -125,17 +149,21 @@ func holdsRawControl(_ text: String) -> Bool {
     @Test func aPlanWithNothingToDoSaysSoAndOffersNoApply() {
         var plan = F.plan
         plan.actions = []
-        #expect(RepairReport.table(plan, planPath: "out/plan.json", color: false) == """
-            Plan for nightly, made 2026-12-01T16:30:00Z (→ from this device to Google Drive, ← from Google Drive to this device):
+        #expect(
+            RepairReport.table(plan, planPath: "out/plan.json", color: false) == """
+                Plan for nightly, made 2026-12-01T16:30:00Z (→ from this device to Google Drive, ← from Google Drive to this device):
 
-            Nothing to do: every memo is the same on both sides.
-            Plan written to out/plan.json.
+                Nothing to do: every memo is the same on both sides.
+                Plan written to out/plan.json.
 
-            """)
+                """)
         plan.actions = [F.plan.actions[3]]
         let onlyConflict = RepairReport.table(plan, planPath: "out/plan.json", color: false).split(separator: "\n").suffix(3)
-        #expect(Array(onlyConflict) == ["No action; 1 conflict to choose", "Plan written to out/plan.json.",
-                                        "Choose for each conflict with --take ID=local|remote|both, or --prefer newer|local|remote, and plan again."])
+        #expect(
+            Array(onlyConflict) == [
+                "No action; 1 conflict to choose", "Plan written to out/plan.json.",
+                "Choose for each conflict with --take ID=local|remote|both, or --prefer newer|local|remote, and plan again."
+            ])
     }
 
     /// A plan path holding an escape sequence and a space is shown escaped,
@@ -183,15 +211,16 @@ func holdsRawControl(_ text: String) -> Bool {
     }
 
     @Test func theUndoTextSaysWhatWasRestoredAndWhatWasLeft() {
-        #expect(RepairReport.text(F.undone, color: false) == """
-            Undo run 20261201T173000Z of nightly, resumed (→ from this device to Google Drive, ← from Google Drive to this device):
-              3f2504e0-4f89-11d3-9a0c-0305e82c3301  copy →         restored                 added on this device since the last run; unchanged on Google Drive: copied to Google Drive
-              0b0c0d0e-0000-4000-8000-000000000005  copy →         changed since the apply  memos/0B0C0D0E-0000-4000-8000-000000000005.json on Google Drive was edited after the apply; not overwritten
+        #expect(
+            RepairReport.text(F.undone, color: false) == """
+                Undo run 20261201T173000Z of nightly, resumed (→ from this device to Google Drive, ← from Google Drive to this device):
+                  3f2504e0-4f89-11d3-9a0c-0305e82c3301  copy →         restored                 added on this device since the last run; unchanged on Google Drive: copied to Google Drive
+                  0b0c0d0e-0000-4000-8000-000000000005  copy →         changed since the apply  memos/0B0C0D0E-0000-4000-8000-000000000005.json on Google Drive was edited after the apply; not overwritten
 
-            2 actions: 1 restored, 1 changed since the apply
-            Restored from the backups in state/backups/20261201T173000Z.
+                2 actions: 1 restored, 1 changed since the apply
+                Restored from the backups in state/backups/20261201T173000Z.
 
-            """)
+                """)
     }
 
     @Test func aRunThatWroteNothingOffersNoUndo() {
@@ -268,7 +297,8 @@ func holdsRawControl(_ text: String) -> Bool {
 
             """#
         let markdown = RepairReport.markdown(F.plan)
-        #expect(markdown.split(separator: "\n", omittingEmptySubsequences: false) == expected.split(separator: "\n", omittingEmptySubsequences: false))
+        #expect(
+            markdown.split(separator: "\n", omittingEmptySubsequences: false) == expected.split(separator: "\n", omittingEmptySubsequences: false))
     }
 
     @Test func theRunInMarkdownHasEachOutcomeTheBackupsAndTheNotes() {
@@ -286,14 +316,17 @@ func holdsRawControl(_ text: String) -> Bool {
             "The lock of Google Drive was left by a run that is gone (process 4242); it was taken over.",
             "## Conflicts (2)",
             #"| Title | Plan \<script\>alert(1)\</script\>\\u{7} | Plan B |"#,
-            "| Modified | 2026-11-30T09:15:00Z | 2026-11-30T10:20:30.500Z |",
+            "| Modified | 2026-11-30T09:15:00Z | 2026-11-30T10:20:30.500Z |"
         ] {
             #expect(lines.contains(row), "\(row)")
         }
         let undo = RepairReport.markdown(F.undone).split(separator: "\n").map(String.init)
         #expect(Array(undo.prefix(2)) == ["# reckon undo: nightly", "Run 20261201T173000Z, resumed after an interruption."])
         #expect(undo.contains("Restored from the backups in `state/backups/20261201T173000Z`."))
-        #expect(undo.contains("| `0b0c0d0e-0000-4000-8000-000000000005` | Trip | copy → | **changed since the apply** | edited on this device: copied to Google Drive (--take 0b0c0d0e-0000-4000-8000-000000000005=both: this device's newer version keeps the id) | memos/0B0C0D0E-0000-4000-8000-000000000005.json on Google Drive was edited after the apply; not overwritten |"))
+        #expect(
+            undo.contains(
+                "| `0b0c0d0e-0000-4000-8000-000000000005` | Trip | copy → | **changed since the apply** | edited on this device: copied to Google Drive (--take 0b0c0d0e-0000-4000-8000-000000000005=both: this device's newer version keeps the id) | memos/0B0C0D0E-0000-4000-8000-000000000005.json on Google Drive was edited after the apply; not overwritten |"
+            ))
     }
 
     /// The page escapes every string from a memo, and shows each conflict as
@@ -306,7 +339,8 @@ func holdsRawControl(_ text: String) -> Bool {
         #expect(page.contains("<title>reckon plan: nightly</title>"))
         #expect(page.contains("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"))
         #expect(page.hasSuffix("</main>\n</body>\n</html>\n"))
-        let conflict = "<h3><code>0b0c0d0e-0000-4000-8000-000000000002</code> Plan &lt;script&gt;alert(1)&lt;/script&gt;\\u{7}</h3>"
+        let conflict =
+            "<h3><code>0b0c0d0e-0000-4000-8000-000000000002</code> Plan &lt;script&gt;alert(1)&lt;/script&gt;\\u{7}</h3>"
             + "\n<p>changed on both this device and Google Drive since the last run; choose with --take 0b0c0d0e-0000-4000-8000-000000000002=local|remote|both or --prefer</p>"
             + "\n<div class=\"scroll\"><table><thead><tr><th></th><th>this device</th><th>Google Drive</th></tr></thead><tbody>"
             + "<tr><td>Title</td><td>Plan &lt;script&gt;alert(1)&lt;/script&gt;\\u{7}</td><td>Plan B</td></tr>"
@@ -318,17 +352,25 @@ func holdsRawControl(_ text: String) -> Bool {
             + "<tr><td></td><td>third</td><td></td></tr>"
             + "</tbody></table></div>"
         #expect(page.contains(conflict))
-        #expect(page.contains("<tr><td>this device</td><td><code>device</code> (memo folder)</td>"
-                              + "<td><span class=\"degraded\">no</span>: this device is marked &quot;readOnly&quot;: true</td></tr>"))
+        #expect(
+            page.contains(
+                "<tr><td>this device</td><td><code>device</code> (memo folder)</td>"
+                    + "<td><span class=\"degraded\">no</span>: this device is marked &quot;readOnly&quot;: true</td></tr>"))
         // Each action a stacked item, as report.html's differences, so that a phone needs no sideways scrolling.
-        #expect(page.contains("<ul class=\"diffs\"><li><span class=\"sigil\">+</span> <code class=\"id\">3f2504e0-4f89-11d3-9a0c-0305e82c3301</code> "
-                              + "<span class=\"memo-title\">Groceries</span><br><strong>copy →</strong>"
-                              + "<br>added on this device since the last run; unchanged on Google Drive: copied to Google Drive</li>"))
-        #expect(page.contains("<li><span class=\"sigil\">*</span> <code class=\"id\">0b0c0d0e-0000-4000-8000-000000000002</code> "
-                              + "<span class=\"memo-title\">Plan &lt;script&gt;alert(1)&lt;/script&gt;\\u{7}</span>"
-                              + "<br><strong><span class=\"degraded\">CONFLICT</span></strong><br>changed on both"))
-        #expect(page.contains("<br><span class=\"state\">Choice: --take 0b0c0d0e-0000-4000-8000-000000000005=both: this device&#39;s newer version keeps the id, "
-                              + "the older one is kept as a conflict copy; conflict copy <code>0b0c0d0e-0000-4000-8000-000000000006</code></span></li>"))
+        #expect(
+            page.contains(
+                "<ul class=\"diffs\"><li><span class=\"sigil\">+</span> <code class=\"id\">3f2504e0-4f89-11d3-9a0c-0305e82c3301</code> "
+                    + "<span class=\"memo-title\">Groceries</span><br><strong>copy →</strong>"
+                    + "<br>added on this device since the last run; unchanged on Google Drive: copied to Google Drive</li>"))
+        #expect(
+            page.contains(
+                "<li><span class=\"sigil\">*</span> <code class=\"id\">0b0c0d0e-0000-4000-8000-000000000002</code> "
+                    + "<span class=\"memo-title\">Plan &lt;script&gt;alert(1)&lt;/script&gt;\\u{7}</span>"
+                    + "<br><strong><span class=\"degraded\">CONFLICT</span></strong><br>changed on both"))
+        #expect(
+            page.contains(
+                "<br><span class=\"state\">Choice: --take 0b0c0d0e-0000-4000-8000-000000000005=both: this device&#39;s newer version keeps the id, "
+                    + "the older one is kept as a conflict copy; conflict copy <code>0b0c0d0e-0000-4000-8000-000000000006</code></span></li>"))
         #expect(page.contains("<h2>Conflicts (2)</h2>"))
     }
 
@@ -337,13 +379,18 @@ func holdsRawControl(_ text: String) -> Bool {
         #expect(!page.contains("<script"))
         #expect(!holdsRawControl(page))
         #expect(page.contains("<title>reckon apply: nightly</title>"))
-        #expect(page.contains("<li><code class=\"id\">0b0c0d0e-0000-4000-8000-000000000007</code><br><strong>copy → · <span class=\"failed\">FAILED</span></strong>"
-                              + "<br>added on this device since the last run; unchanged on Google Drive: copied to Google Drive"
-                              + "<br><span class=\"state\">What happened: the backup could not be written: "
-                              + "state/backups/20261201T173000Z/drive/index.json: No space left on device</span></li>"))
+        #expect(
+            page.contains(
+                "<li><code class=\"id\">0b0c0d0e-0000-4000-8000-000000000007</code><br><strong>copy → · <span class=\"failed\">FAILED</span></strong>"
+                    + "<br>added on this device since the last run; unchanged on Google Drive: copied to Google Drive"
+                    + "<br><span class=\"state\">What happened: the backup could not be written: "
+                    + "state/backups/20261201T173000Z/drive/index.json: No space left on device</span></li>"))
         #expect(page.contains("<strong>copy → · <span class=\"degraded\">changed since the plan</span></strong>"))
         #expect(page.contains("<strong>copy → · applied</strong>"))
-        #expect(page.contains("<p>Backups are in <code>state/backups/20261201T173000Z</code>; undo it with: <code>reckon undo 20261201T173000Z --state state</code></p>"))
+        #expect(
+            page.contains(
+                "<p>Backups are in <code>state/backups/20261201T173000Z</code>; undo it with: <code>reckon undo 20261201T173000Z --state state</code></p>"
+            ))
         #expect(page.contains("<tr><td>Title</td><td>Plan &lt;script&gt;alert(1)&lt;/script&gt;\\u{7}</td><td>Plan B</td></tr>"))
     }
 

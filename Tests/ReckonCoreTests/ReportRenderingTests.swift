@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReckonCore
 
 @Suite struct DisplayTextTests {
@@ -25,8 +26,9 @@ import Testing
         let url = URL(fileURLWithPath: "/nowhere/device")
         let local = SideListing(spec: SideSpec(role: .local, name: "device", label: "this device", path: "device", kind: .folder(url)))
         let remote = SideListing(spec: SideSpec(role: .remote, name: "drive", label: "Google Drive", path: "drive", kind: .folder(url)))
-        return Report(pipeline: "p", check: .deep, sides: [SideReport(local), SideReport(remote)], inSync: true, outcome: .trouble,
-                      differences: [], quarantined: [], exports: exports)
+        return Report(
+            pipeline: "p", check: .deep, sides: [SideReport(local), SideReport(remote)], inSync: true, outcome: .trouble,
+            differences: [], quarantined: [], exports: exports)
     }
 
     /// A failed export is said in so many words on every page, and the
@@ -44,13 +46,16 @@ import Testing
         #expect(once(HTMLReport().render(report), "<p class=\"failed\">⚠ " + sentence + "</p>"))
         #expect(!HTMLReport().render(report).contains("<th>Memos</th>"), "no table of files that were not written")
         let json = String(decoding: try makeJSONEncoder().encode(report), as: UTF8.self)
-        #expect(json.contains(#""failure" : "out\/export\/memos.json: No space left on device""#) || json.contains(#""failure" : "out/export/memos.json: No space left on device""#))
+        #expect(
+            json.contains(#""failure" : "out\/export\/memos.json: No space left on device""#)
+                || json.contains(#""failure" : "out/export/memos.json: No space left on device""#))
     }
 
     /// `countsFrom` is a typed value with the same JSON spelling.
     @Test func countsFromKeepsItsSpelling() throws {
         let encoded = try makeJSONEncoder().encode([SideReport.CountsFrom.index, .memoFiles])
-        #expect(String(decoding: encoded, as: UTF8.self).replacingOccurrences(of: " ", with: "").replacingOccurrences(of: "\n", with: "")
+        #expect(
+            String(decoding: encoded, as: UTF8.self).replacingOccurrences(of: " ", with: "").replacingOccurrences(of: "\n", with: "")
                 == #"["index","memo-files"]"#)
     }
 }

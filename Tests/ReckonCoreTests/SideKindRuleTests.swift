@@ -18,7 +18,10 @@ import Testing
         ("\\b(is|as[?!]?)\\s+\(kindTypes)\\b", "tests a value against a kind type"),
         ("(==|!=)\\s*\(kindTypes)\\.(self|name)\\b|\(kindTypes)\\.(self|name)\\s*(==|!=)", "compares with a kind type"),
         ("case\\s+\\.(folder|store|rclone)\\b|\\bSideLocation\\b", "matches a case of a kind"),
-        ("(==|!=)\\s*\(kindNames)|\(kindNames)\\s*(==|!=)|case\\s+\(kindNames)|[\\[,]\\s*\(kindNames)\\s*:", "compares with a kind's name as a string"),
+        (
+            "(==|!=)\\s*\(kindNames)|\(kindNames)\\s*(==|!=)|case\\s+\(kindNames)|[\\[,]\\s*\(kindNames)\\s*:",
+            "compares with a kind's name as a string"
+        )
     ]
 
     /// Every offending line as `file:line: what: text`.
@@ -50,13 +53,15 @@ import Testing
         let forbidden = [
             "if side.kind is AppStoreSide { return }", "guard let source = spec.kind as? RcloneSide else { return }",
             "if type(of: kind) == MemoFolderSide.self {}", "case .rclone(let source):", "guard planned.kind != \"store\" else {",
-            "let kinds = [\"folder\": \"memo folder\"]",
+            "let kinds = [\"folder\": \"memo folder\"]"
         ]
         for line in forbidden {
             #expect(try Self.rules.contains { line.contains(try Regex($0.pattern)) }, "\(line)")
         }
-        let allowed = ["throw Refusal(description: \"is the app's store, which reckon never writes\")", "case .stored:", "run([\"rclone\", \"check\"])",
-                       "let what = isFolder ? \"folder\" : \"file\""]
+        let allowed = [
+            "throw Refusal(description: \"is the app's store, which reckon never writes\")", "case .stored:", "run([\"rclone\", \"check\"])",
+            "let what = isFolder ? \"folder\" : \"file\""
+        ]
         for line in allowed {
             #expect(try !Self.rules.contains { line.contains(try Regex($0.pattern)) }, "\(line)")
         }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import ReckonCore
 import TestSupport
+import Testing
+
+@testable import ReckonCore
 
 @Suite struct SpillSortTests {
     let scratch = TempFolder().url
@@ -39,8 +40,9 @@ import TestSupport
     func givesTheValuesInOrderWhereverTheyWereHeld(_ runLength: Int?) throws {
         var random = TestSeed.generator()
         let added = (0..<2000).map { _ in
-            Word(text: String((0..<Int.random(in: 0...4, using: &random)).map { _ in "abc京".randomElement(using: &random)! }),
-                 number: Int.random(in: -3...3, using: &random))
+            Word(
+                text: String((0..<Int.random(in: 0...4, using: &random)).map { _ in "abc京".randomElement(using: &random)! }),
+                number: Int.random(in: -3...3, using: &random))
         }
         let sorter = SpillSort<Word>(scratch: runLength == nil ? nil : scratch, runLength: runLength ?? 1)
         for word in added { try sorter.append(word) }
@@ -54,8 +56,10 @@ import TestSupport
     }
 
     @Test func everyFieldComesBackAsWritten() {
-        let times: [Timestamp?] = [nil, Timestamp(seconds: -86_400 * 365, nanoseconds: 5), Timestamp(seconds: 0),
-                                   Timestamp(iso8601: "2026-04-19T14:32:00.999999999Z")]
+        let times: [Timestamp?] = [
+            nil, Timestamp(seconds: -86_400 * 365, nanoseconds: 5), Timestamp(seconds: 0),
+            Timestamp(iso8601: "2026-04-19T14:32:00.999999999Z")
+        ]
         for (number, time) in times.enumerated() {
             let text: String? = ["", "京都", nil, "a\u{0}b"][number]
             let digest = Data((text ?? "").utf8).withUnsafeBytes { SHA256.digest(of: $0) }

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+
 @testable import ReckonCore
 
 /// A memo folder built in a temporary directory for one test.
@@ -30,14 +31,19 @@ struct TempFolder {
 /// An index entry as JSON text.
 func entry(_ id: String, modified: String = "2026-04-19T14:32:00Z", archived: String? = nil, deleted: String? = nil, tag: String? = nil) -> String {
     func value(_ text: String?) -> String { text.map { "\"\($0)\"" } ?? "null" }
-    return #"{"id": "\#(id)", "modifiedTime": "\#(modified)", "archivedAt": \#(value(archived)), "deletedAt": \#(value(deleted))\#(tag.map { ", \"changeTag\": \"\($0)\"" } ?? "")}"#
+    return
+        #"{"id": "\#(id)", "modifiedTime": "\#(modified)", "archivedAt": \#(value(archived)), "deletedAt": \#(value(deleted))\#(tag.map { ", \"changeTag\": \"\($0)\"" } ?? "")}"#
 }
 
 /// A memo file as JSON text.
-func memo(_ id: String, title: String = "Title", body: String = "Body", modified: String = "2026-04-19T14:32:00Z", archived: String? = nil, tags: [String] = []) -> String {
+func memo(
+    _ id: String, title: String = "Title", body: String = "Body", modified: String = "2026-04-19T14:32:00Z", archived: String? = nil,
+    tags: [String] = []
+) -> String {
     let archivedText = archived.map { "\"\($0)\"" } ?? "null"
     let tagsText = tags.map { "\"\($0)\"" }.joined(separator: ",")
-    return #"{"id": "\#(id)", "title": "\#(title)", "body": "\#(body)", "createdAt": "2026-04-01T00:00:00Z", "modifiedAt": "\#(modified)", "archivedAt": \#(archivedText), "deletedAt": null, "tags": [\#(tagsText)], "pinned": false}"#
+    return
+        #"{"id": "\#(id)", "title": "\#(title)", "body": "\#(body)", "createdAt": "2026-04-01T00:00:00Z", "modifiedAt": "\#(modified)", "archivedAt": \#(archivedText), "deletedAt": null, "tags": [\#(tagsText)], "pinned": false}"#
 }
 
 let idA = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"

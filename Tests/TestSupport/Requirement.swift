@@ -1,7 +1,8 @@
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Something a test needs from the machine it runs on: root to mount a
@@ -19,8 +20,9 @@ public struct Requirement: Sendable {
     /// Root with the right to mount (CAP_SYS_ADMIN), for a tmpfs or a bind mount.
     public static let root = Requirement("root with CAP_SYS_ADMIN, to mount a file system") {
         guard geteuid() == 0, let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
-              let capabilities = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
+            let capabilities = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return false }
         return capabilities & (1 << 21) != 0
     }
 

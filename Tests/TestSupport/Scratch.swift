@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The folder this test process makes its files in, under the system's
@@ -11,7 +12,8 @@ public let testScratch: URL = {
     let temporary = FileManager.default.temporaryDirectory
     for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [] {
         guard name.hasPrefix(scratchPrefix), let pid = pid_t(name.dropFirst(scratchPrefix.count)),
-              kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            kill(pid, 0) != 0 && errno == ESRCH
+        else { continue }
         removeTree(temporary.appendingPathComponent(name).path)
     }
     let url = temporary.appendingPathComponent(scratchPrefix + String(getpid()))

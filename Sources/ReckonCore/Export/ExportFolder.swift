@@ -1,8 +1,9 @@
 import CLinux
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where exports land and how they are made visible: built in a staging
@@ -66,7 +67,8 @@ package enum ExportFolder {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [] {
             let path = dir.appendingPathComponent(name).path
             guard let pid = stagingProcess(name), pid != getpid(), PrivateFolder.processIsGone(pid),
-                  FileKind(path: path) == .directory, holdsOnlyStagedFiles(path) else { continue }
+                FileKind(path: path) == .directory, holdsOnlyStagedFiles(path)
+            else { continue }
             try? removeTree(path)
         }
     }
@@ -94,8 +96,10 @@ package enum ExportFolder {
 
     /// The names of the steps of `reckon export`, in order, at which
     /// `RECKON_TEST_STOP_AT` can kill it; the tests kill it at each one.
-    package static let exportSteps = ["checked", "staging-made", "memos-written", "zip-written", "manifest-written",
-                                      "flushed", "published", "removing-old", "done"]
+    package static let exportSteps = [
+        "checked", "staging-made", "memos-written", "zip-written", "manifest-written",
+        "flushed", "published", "removing-old", "done"
+    ]
 
     /// Publishes the export built in `staging` as `dir` in one step: a
     /// rename when `dir` is absent, else an atomic exchange of the two
@@ -124,7 +128,10 @@ package enum ExportFolder {
         do throws(OutputError) {
             try removeTree(staging.path, step: "removing-old")
         } catch {
-            throw OutputError(path: error.path, reason: "\(error.reason); the new export is in \(dir.path), but the earlier one, set aside in \(staging.path), could not all be removed")
+            throw OutputError(
+                path: error.path,
+                reason:
+                    "\(error.reason); the new export is in \(dir.path), but the earlier one, set aside in \(staging.path), could not all be removed")
         }
     }
 
@@ -163,7 +170,9 @@ package enum ExportFolder {
         switch FileKind(path: latest.path) {
         case .missing, .link: return
         case let other:
-            throw OutputError(path: latest.path, reason: "\(other.description) stands where reckon keeps its link to the newest run; reckon replaces only a link, so move it away")
+            throw OutputError(
+                path: latest.path,
+                reason: "\(other.description) stands where reckon keeps its link to the newest run; reckon replaces only a link, so move it away")
         }
     }
 
@@ -174,8 +183,10 @@ package enum ExportFolder {
     /// folder made before that stays too, whatever `keep` says: the last
     /// export made before the memos vanished. Returns the run folder and
     /// what retention did.
-    package static func publishRun(_ staging: URL, in dir: URL, startedAt: Timestamp, keep: Int?,
-                                   keepingLastBefore alarm: Timestamp? = nil) throws(OutputError) -> (URL, Retention) {
+    package static func publishRun(
+        _ staging: URL, in dir: URL, startedAt: Timestamp, keep: Int?,
+        keepingLastBefore alarm: Timestamp? = nil
+    ) throws(OutputError) -> (URL, Retention) {
         do throws(OutputError) {
             try checkLatest(in: dir)
             try flush(staging)
@@ -195,8 +206,9 @@ package enum ExportFolder {
         guard symlink(name, link.path) == 0, rename(link.path, dir.appendingPathComponent(latestName).path) == 0 else {
             let reason = AtomicFile.lastError()
             unlink(link.path)
-            throw OutputError(path: dir.appendingPathComponent(latestName).path,
-                              reason: "\(reason); the run's export is whole in \(run.path), but \(latestName) does not point at it")
+            throw OutputError(
+                path: dir.appendingPathComponent(latestName).path,
+                reason: "\(reason); the run's export is whole in \(run.path), but \(latestName) does not point at it")
         }
         try flush(dir)
         var retention = Retention()
@@ -217,7 +229,12 @@ package enum ExportFolder {
                     retention.removed.append(old)
                 } catch {
                     let inside = error.path.hasPrefix(folder.path + "/") ? String(error.path.dropFirst(folder.path.count + 1)) : error.path
-                    retention.failures.append(OutputError(path: folder.path, reason: "retention could not delete \(inside) (\(error.reason)), so this old export is removed only in part; the next run tries again"))
+                    retention.failures.append(
+                        OutputError(
+                            path: folder.path,
+                            reason:
+                                "retention could not delete \(inside) (\(error.reason)), so this old export is removed only in part; the next run tries again"
+                        ))
                 }
             }
         }
@@ -240,9 +257,10 @@ package enum ExportFolder {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
         return names.filter { name in
             guard name.wholeMatch(of: try! Regex(runPattern)) != nil,
-                  FileKind(path: dir.appendingPathComponent(name).path) == .directory,
-                  let data = try? readRegularFile(atPath: dir.appendingPathComponent(name).appendingPathComponent(Exporter.manifestName).path, limit: 1 << 30),
-                  case .object(let manifest)? = try? JSONValue.parse(data)
+                FileKind(path: dir.appendingPathComponent(name).path) == .directory,
+                let data = try? readRegularFile(
+                    atPath: dir.appendingPathComponent(name).appendingPathComponent(Exporter.manifestName).path, limit: 1 << 30),
+                case .object(let manifest)? = try? JSONValue.parse(data)
             else { return false }
             return manifest["generator"] == .string("reckon")
         }.sorted { runOrder($0)! > runOrder($1)! }

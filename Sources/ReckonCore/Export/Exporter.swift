@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What an export wrote: `manifest.json` in the export folder and in the zip.
@@ -145,8 +146,9 @@ package struct Exporter {
         }
 
         init(from reader: inout RecordReader) {
-            self.init(createdAt: reader.timestamp(), id: reader.id(), spelledAs: IDSpelling(from: &reader), modified: reader.timestamp()!,
-                      source: reader.identity(), unchanged: reader.flag())
+            self.init(
+                createdAt: reader.timestamp(), id: reader.id(), spelledAs: IDSpelling(from: &reader), modified: reader.timestamp()!,
+                source: reader.identity(), unchanged: reader.flag())
         }
     }
 
@@ -212,11 +214,14 @@ package struct Exporter {
         /// `previous` (that run's `markdown/` and its record of this memo)
         /// says it is this one, else rendered. Written read-only. `staging`
         /// is the export folder's path.
-        func writeMarkdown(into staging: String, mayTakeShortName: Bool, reusing previous: (markdown: OpenFolder, entry: MarkdownIndex.Entry)?,
-                           byLink: Bool) throws -> MarkdownFile? {
+        func writeMarkdown(
+            into staging: String, mayTakeShortName: Bool, reusing previous: (markdown: OpenFolder, entry: MarkdownIndex.Entry)?,
+            byLink: Bool
+        ) throws -> MarkdownFile? {
             guard withMarkdown else { return nil }
             if let previous, previous.entry.fingerprint == fingerprint,
-               let reused = try reuse(previous.entry, from: previous.markdown, into: staging, mayTakeShortName: mayTakeShortName, byLink: byLink) {
+                let reused = try reuse(previous.entry, from: previous.markdown, into: staging, mayTakeShortName: mayTakeShortName, byLink: byLink)
+            {
                 return reused
             }
             guard let memo else { throw NeedsReading() }
@@ -228,8 +233,9 @@ package struct Exporter {
                 created = try OutputFile.writeReadOnly(data, toNew: staging + "/" + path)
                 guard created != nil else { throw OutputError(path: staging + "/" + path, reason: "something already stands there") }
             }
-            return MarkdownFile(written: Written(path: path, size: data.count, digest: created!.digest, modified: modified),
-                                inode: created!.inode, data: data)
+            return MarkdownFile(
+                written: Written(path: path, size: data.count, digest: created!.digest, modified: modified),
+                inode: created!.inode, data: data)
         }
 
         /// Puts the previous run's file into `staging` when this run
@@ -240,12 +246,17 @@ package struct Exporter {
         /// file; else, or where links are not used, by a copy of the bytes.
         /// Never through a link. Gives nil, leaving nothing behind, when the
         /// file is to be rendered instead; the previous run is left as it is.
-        private func reuse(_ entry: MarkdownIndex.Entry, from markdown: OpenFolder, into staging: String, mayTakeShortName: Bool,
-                           byLink: Bool) throws -> MarkdownFile? {
+        private func reuse(
+            _ entry: MarkdownIndex.Entry, from markdown: OpenFolder, into staging: String, mayTakeShortName: Bool,
+            byLink: Bool
+        ) throws -> MarkdownFile? {
             // A short name this run may not take, or finds taken (below, as
             // the name is made), or a long one while the short is free: rendered.
-            guard entry.path == shortName ? mayTakeShortName
-                    : entry.path == longName && (!mayTakeShortName || FileKind(path: staging + "/" + shortName) != .missing) else { return nil }
+            guard
+                entry.path == shortName
+                    ? mayTakeShortName
+                    : entry.path == longName && (!mayTakeShortName || FileKind(path: staging + "/" + shortName) != .missing)
+            else { return nil }
             let name = String(entry.path.dropFirst(Exporter.markdownName.count + 1))
             let target = staging + "/" + entry.path
             guard let fd = try? openForReading(atPath: name, in: markdown) else { return nil }
@@ -253,8 +264,9 @@ package struct Exporter {
             var info = stat()
             var data = Data()
             guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size < 1 << 30,
-                  (try? readWhole(fd, size: Int(info.st_size), into: &data)) != nil,
-                  data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.digest else { return nil }
+                (try? readWhole(fd, size: Int(info.st_size), into: &data)) != nil,
+                data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.digest
+            else { return nil }
             if byLink && UInt64(info.st_ino) == entry.inode && info.st_mode & 0o7777 == 0o444 {
                 if linkat(markdown.fd, name, AT_FDCWD, target, 0) == 0 {
                     // The name now holds the file just read, or another swapped in meanwhile: then it goes.
@@ -263,15 +275,17 @@ package struct Exporter {
                         unlink(target)
                         return nil
                     }
-                    return MarkdownFile(written: Written(path: entry.path, size: data.count, digest: entry.digest, modified: modified),
-                                        inode: entry.inode, data: data)
+                    return MarkdownFile(
+                        written: Written(path: entry.path, size: data.count, digest: entry.digest, modified: modified),
+                        inode: entry.inode, data: data)
                 }
                 // The name taken: rendered. Another file system, or one without links: copied.
                 guard errno != EEXIST else { return nil }
             }
             guard let created = try OutputFile.writeReadOnly(data, toNew: target) else { return nil }
-            return MarkdownFile(written: Written(path: entry.path, size: data.count, digest: created.digest, modified: modified),
-                                inode: created.inode, data: data)
+            return MarkdownFile(
+                written: Written(path: entry.path, size: data.count, digest: created.digest, modified: modified),
+                inode: created.inode, data: data)
         }
     }
 
@@ -319,8 +333,10 @@ package struct Exporter {
     /// when asked; an id held twice (two files or two index entries) never.
     /// Only the formats asked for are left in `staging`, beside a
     /// `manifest.json` that lists them.
-    package func export(_ side: SideListing, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
-                       progress: (Int, Int) -> Void = { _, _ in }) throws -> ExportSummary {
+    package func export(
+        _ side: SideListing, formats: [ExportFormat], includeArchived: Bool, into staging: URL,
+        progress: (Int, Int) -> Void = { _, _ in }
+    ) throws -> ExportSummary {
         // A deep check read every memo's summary already: the export reads each memo once more, to write it.
         try export(formats: formats, includeArchived: includeArchived, into: staging, progress: progress, known: side.memos) { add in
             for (id, entry) in side.entries.pairs { try add(id, entry, side.files[id]) }
@@ -333,8 +349,10 @@ package struct Exporter {
     /// in `staging`. Returns the listing (its status and problems) and, unless
     /// it failed, what was exported. A side whose index cannot be used is
     /// rebuilt from its memo files in memory first.
-    package func export(formats: [ExportFormat], includeArchived: Bool, into staging: URL,
-                       progress: (Int, Int) -> Void = { _, _ in }) throws -> (SideListing, ExportSummary?) {
+    package func export(
+        formats: [ExportFormat], includeArchived: Bool, into staging: URL,
+        progress: (Int, Int) -> Void = { _, _ in }
+    ) throws -> (SideListing, ExportSummary?) {
         struct ListingStopped: Error {}
         var listing = SideListing(spec: store.spec)
         do {
@@ -359,8 +377,10 @@ package struct Exporter {
     /// and let go. Markdown is written only for `markdown` or `zip`, and
     /// `memos.json` only for `json` or `zip`; what only the zip needed is
     /// removed from `staging` before the manifest is written.
-    private func export(formats: [ExportFormat], includeArchived: Bool, into staging: URL, progress: (Int, Int) -> Void,
-                        known: IDMap<MemoSummary> = IDMap(), listMemos: ((MemoID, IndexEntry, IDSpelling?) throws -> Void) throws -> [Problem]) throws -> ExportSummary {
+    private func export(
+        formats: [ExportFormat], includeArchived: Bool, into staging: URL, progress: (Int, Int) -> Void,
+        known: IDMap<MemoSummary> = IDMap(), listMemos: ((MemoID, IndexEntry, IDSpelling?) throws -> Void) throws -> [Problem]
+    ) throws -> ExportSummary {
         let spec = store.spec
         let zipped = formats.contains(.zip)
         let withJSON = formats.contains(.json) || zipped
@@ -369,8 +389,10 @@ package struct Exporter {
         /// Reads the memos in `batch`, `chunkSize` at a time on every core,
         /// and maps each by `work` there; a memo that cannot be read is
         /// noted as missing and left out.
-        func read<Kept, Output: Sendable>(_ batch: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
-                                          then work: @escaping @Sendable (Kept) -> Output) -> [((MemoID, IDSpelling), Output)] {
+        func read<Kept, Output: Sendable>(
+            _ batch: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
+            then work: @escaping @Sendable (Kept) -> Output
+        ) -> [((MemoID, IDSpelling), Output)] {
             let outcomes = store.read(batch, chunkSize: chunkSize, as: reading, then: work)
             return zip(batch, outcomes).compactMap { memo, outcome in
                 switch outcome {
@@ -419,15 +441,20 @@ package struct Exporter {
                     continue
                 }
                 guard includeArchived || !record.archived else { continue }
-                try append(Planned(createdAt: record.createdAt, id: memo.0, spelledAs: memo.1, modified: record.modified,
-                                   source: identity, unchanged: true))
+                try append(
+                    Planned(
+                        createdAt: record.createdAt, id: memo.0, spelledAs: memo.1, modified: record.modified,
+                        source: identity, unchanged: true))
             }
             batch.removeAll(keepingCapacity: true)
-            let summaries = unread.compactMap { memo in known[memo.0].map { (memo, $0) } }
+            let summaries =
+                unread.compactMap { memo in known[memo.0].map { (memo, $0) } }
                 + read(unread.filter { known[$0.0] == nil }, chunkSize: chunkSize, as: .summary, then: { $0 })
             for ((id, spelledAs), memo) in summaries where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
-                try append(Planned(createdAt: memo.createdAt, id: id, spelledAs: spelledAs, modified: memo.modifiedAt,
-                                   source: sources[id], unchanged: false))
+                try append(
+                    Planned(
+                        createdAt: memo.createdAt, id: id, spelledAs: spelledAs, modified: memo.modifiedAt,
+                        source: sources[id], unchanged: false))
             }
         }
         let problems = try listMemos { id, entry, file in
@@ -487,19 +514,25 @@ package struct Exporter {
             func pieces(of count: Int) -> Int { spread ? chunkSize : max(count, 1) }
             /// Reads `memos` and renders each.
             func readAndRender(_ memos: [(MemoID, IDSpelling)]) -> [MemoID: Rendered] {
-                Dictionary(uniqueKeysWithValues: read(memos, chunkSize: pieces(of: memos.count), as: .memo,
-                                                      then: { Rendered($0, markdown: withMarkdown, fingerprinted: fingerprinted) })
+                Dictionary(
+                    uniqueKeysWithValues: read(
+                        memos, chunkSize: pieces(of: memos.count), as: .memo,
+                        then: { Rendered($0, markdown: withMarkdown, fingerprinted: fingerprinted) }
+                    )
                     .map { ($0.0.0, $0.1) })
             }
             // The unchanged memos the previous run holds whole, taken from it; the rest read.
             let unchanged = plans.compactMap { $0.unchanged ? reusable[$0.id] : nil }
-            let taken = Dictionary(uniqueKeysWithValues: mapOnEveryCore(unchanged, chunkSize: pieces(of: unchanged.count)) { chunk in
-                chunk.compactMap { entry in
-                    entry.names.flatMap { names in
-                        MarkdownIndex.Previous.jsonEntry(entry, in: previousJSON).map { (entry.id, Rendered(taking: entry, json: $0, names: names, markdown: withMarkdown)) }
+            let taken = Dictionary(
+                uniqueKeysWithValues: mapOnEveryCore(unchanged, chunkSize: pieces(of: unchanged.count)) { chunk in
+                    chunk.compactMap { entry in
+                        entry.names.flatMap { names in
+                            MarkdownIndex.Previous.jsonEntry(entry, in: previousJSON).map {
+                                (entry.id, Rendered(taking: entry, json: $0, names: names, markdown: withMarkdown))
+                            }
+                        }
                     }
-                }
-            }.joined())
+                }.joined())
             let fresh = readAndRender(plans.filter { taken[$0.id] == nil }.map { ($0.id, $0.spelledAs) })
             var memos = plans.compactMap { plan in taken[plan.id].map { (plan, $0) } ?? fresh[plan.id].map { (plan, $0) } }
             plans.removeAll(keepingCapacity: true)
@@ -512,15 +545,17 @@ package struct Exporter {
             reusable.removeAll(keepingCapacity: true)
             /// Writes each memo's Markdown file on every core.
             func writeMarkdown(_ named: [(Rendered, Bool, (OpenFolder, MarkdownIndex.Entry)?)]) -> [Result<MarkdownFile?, any Error>] {
-                Array(mapOnEveryCore(named, chunkSize: pieces(of: named.count)) { chunk in
-                    chunk.map { memo, mayTakeShortName, previous in
-                        Result {
-                            let file = try memo.writeMarkdown(into: stagingPath, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink)
-                            if file != nil { TestStop.at("markdown-file-written") }
-                            return file
+                Array(
+                    mapOnEveryCore(named, chunkSize: pieces(of: named.count)) { chunk in
+                        chunk.map { memo, mayTakeShortName, previous in
+                            Result {
+                                let file = try memo.writeMarkdown(
+                                    into: stagingPath, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink)
+                                if file != nil { TestStop.at("markdown-file-written") }
+                                return file
+                            }
                         }
-                    }
-                }.joined())
+                    }.joined())
             }
             var outcomes = writeMarkdown(named)
             // A memo taken unread whose previous file cannot be reused is read and rendered after all.
@@ -553,17 +588,21 @@ package struct Exporter {
                 if let markdown {
                     let file = markdown.written
                     try written.append(file)
-                    try index?.append(.init(createdAt: memo.createdAt, id: memo.id, fingerprint: memo.fingerprint!, path: file.path,
-                                            digest: file.digest, inode: markdown.inode, modified: memo.modified, archived: memo.archived,
-                                            json: entryRange, source: plan.source))
+                    try index?.append(
+                        .init(
+                            createdAt: memo.createdAt, id: memo.id, fingerprint: memo.fingerprint!, path: file.path,
+                            digest: file.digest, inode: markdown.inode, modified: memo.modified, archived: memo.archived,
+                            json: entryRange, source: plan.source))
                     markdownBytes += file.size
                 }
             }
         }
         while let plan = try order.next() {
             if let problem = heldTwice[plan.id] {
-                missing.append(.init(id: plan.id, path: problem.path,
-                                     reason: "the id is held twice (\(problem.message)), and reckon does not pick one"))
+                missing.append(
+                    .init(
+                        id: plan.id, path: problem.path,
+                        reason: "the id is held twice (\(problem.message)), and reckon does not pick one"))
                 continue
             }
             plans.append(plan)
@@ -595,8 +634,9 @@ package struct Exporter {
         }
         TestStop.at("memos-written")
 
-        let manifest = ExportManifest(source: source, exportedAt: exportedAt, includeArchived: includeArchived, formats: formats,
-                                      counts: counts, files: [], missing: missing.sorted { $0.id < $1.id })
+        let manifest = ExportManifest(
+            source: source, exportedAt: exportedAt, includeArchived: includeArchived, formats: formats,
+            counts: counts, files: [], missing: missing.sorted { $0.id < $1.id })
         let manifestURL = staging.appendingPathComponent(Self.manifestName)
         /// Which files `written` holds stay beside the manifest.
         func kept(_ file: Written) -> Bool { formats.contains(file.path == Self.jsonName ? .json : .markdown) }
@@ -607,7 +647,9 @@ package struct Exporter {
             // zip's thread while the folder's manifest is written here. The
             // zip's manifest lists the zip's other entries and goes last, so
             // a zip cut short lacks it.
-            try zipWriter!.add([.init(name: Self.jsonName, modified: time, contents: .file(staging.appendingPathComponent(Self.jsonName), size: jsonFile.size))])
+            try zipWriter!.add([
+                .init(name: Self.jsonName, modified: time, contents: .file(staging.appendingPathComponent(Self.jsonName), size: jsonFile.size))
+            ])
             let innerURL = staging.appendingPathComponent(".zip-" + Self.manifestName)
             let inner = try Self.writeManifest(manifest, to: innerURL) { list, _ in
                 let files = try written.sorted()
@@ -648,9 +690,10 @@ package struct Exporter {
         try Self.makeReadOnly(manifestURL)
         try index?.finish(manifest: folderManifest.digest)
         TestStop.at("manifest-written")
-        return ExportSummary(formats: formats, exportedAt: exportedAt, counts: counts, missing: manifest.missing,
-                             json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? markdownBytes : 0, zip: zipFile?.record,
-                             reusedMemos: reusedMemos)
+        return ExportSummary(
+            formats: formats, exportedAt: exportedAt, counts: counts, missing: manifest.missing,
+            json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? markdownBytes : 0, zip: zipFile?.record,
+            reusedMemos: reusedMemos)
     }
 
     /// Makes an exported file read-only (0444), so that a hard link to it
@@ -673,8 +716,10 @@ package struct Exporter {
 
     /// Reads `fd` to its end, handing each chunk of up to 64 KiB to `chunk`;
     /// gives how many bytes it read. A failed read is told as one of `path`.
-    private static func readChunks(of fd: Int32, path: String,
-                                   _ chunk: (UnsafeRawBufferPointer) throws(OutputError) -> Void) throws(OutputError) -> Int {
+    private static func readChunks(
+        of fd: Int32, path: String,
+        _ chunk: (UnsafeRawBufferPointer) throws(OutputError) -> Void
+    ) throws(OutputError) -> Int {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
         defer { buffer.deallocate() }
         var size = 0
@@ -696,10 +741,16 @@ package struct Exporter {
     /// its place in the list is kept, the records after it go to a side file
     /// meanwhile, and it is asked for when the list is done. So the manifest
     /// is written while, say, the zip it lists is still being deflated.
-    package static func writeManifest(_ manifest: ExportManifest, to url: URL,
-                              list: (_ record: (ExportManifest.Place, Written) throws -> Void,
-                                     _ later: (ExportManifest.Place, @escaping () throws -> Written) throws -> Void) throws -> Void) throws -> (size: Int, digest: SHA256.Digest) {
-        guard case .object(var fields) = try JSONValue(encoding: manifest) else { throw OutputError(path: url.path, reason: "the manifest is not an object") }
+    package static func writeManifest(
+        _ manifest: ExportManifest, to url: URL,
+        list: (
+            _ record: (ExportManifest.Place, Written) throws -> Void,
+            _ later: (ExportManifest.Place, @escaping () throws -> Written) throws -> Void
+        ) throws -> Void
+    ) throws -> (size: Int, digest: SHA256.Digest) {
+        guard case .object(var fields) = try JSONValue(encoding: manifest) else {
+            throw OutputError(path: url.path, reason: "the manifest is not an object")
+        }
         fields["files"] = nil
         let output = try OutputFile(url)
         var writer = JSONWriter()
@@ -729,17 +780,19 @@ package struct Exporter {
             }
             writer.beginArray()
             try (rest ?? output).write(writer.take())
-            try list({ place, file in
-                append(place, file, with: &writer)
-                try (rest ?? output).write(writer.take())
-            }, { place, produce in
-                precondition(pending == nil, "one record at most is written later")
-                pending = (place, produce, writer)
-                // A stand-in moves the writer past the record; its bytes are dropped.
-                append(place, Written(path: "", size: 0, digest: SHA256().finalize(), modified: ZipWriter.earliest), with: &writer)
-                _ = writer.take()
-                rest = try OutputFile(URL(fileURLWithPath: url.path + ".rest.tmp"))
-            })
+            try list(
+                { place, file in
+                    append(place, file, with: &writer)
+                    try (rest ?? output).write(writer.take())
+                },
+                { place, produce in
+                    precondition(pending == nil, "one record at most is written later")
+                    pending = (place, produce, writer)
+                    // A stand-in moves the writer past the record; its bytes are dropped.
+                    append(place, Written(path: "", size: 0, digest: SHA256().finalize(), modified: ZipWriter.earliest), with: &writer)
+                    _ = writer.take()
+                    rest = try OutputFile(URL(fileURLWithPath: url.path + ".rest.tmp"))
+                })
             writer.endArray()
         }
         writer.endObject()
@@ -764,4 +817,3 @@ package struct Exporter {
         _ = try readChunks(of: fd, path: url.path) { (bytes) throws(OutputError) in try output.write(Data(bytes)) }
     }
 }
-

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `reckon export`: one side exported whole into a folder of its own,
@@ -48,7 +49,10 @@ package struct FolderExport {
         }
         /// What stands in the way, named; nothing was written or published.
         func refusal(_ found: ExportFolder.InTheWay, _ what: String) -> Refusal {
-            Refusal(description: "\(joinPath(outPath, found.path)): \(found.reason). reckon replaces only what its own earlier export wrote, so nothing was \(what).")
+            Refusal(
+                description:
+                    "\(joinPath(outPath, found.path)): \(found.reason). reckon replaces only what its own earlier export wrote, so nothing was \(what)."
+            )
         }
         if let found = ExportFolder.inTheWay(of: out) { throw refusal(found, "written") }
         TestStop.at("checked")
@@ -67,8 +71,9 @@ package struct FolderExport {
         do {
             let folder = try ExportFolder.makeStaging(beside: out)
             staging = folder
-            let (listing, exported) = try Exporter(store: store).export(formats: formats, includeArchived: includeArchived, into: folder,
-                                                                        progress: progress)
+            let (listing, exported) = try Exporter(store: store).export(
+                formats: formats, includeArchived: includeArchived, into: folder,
+                progress: progress)
             guard let summary = exported else {
                 // The side could not be read: leave no trace, not even the folder.
                 cleanUp()

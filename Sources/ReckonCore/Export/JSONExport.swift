@@ -72,7 +72,7 @@ package enum JSONExport {
     /// The same order from a memo's creation time and id alone.
     static func precedes(created a: Timestamp?, _ idA: MemoID, created b: Timestamp?, _ idB: MemoID) -> Bool {
         switch (a, b) {
-        case let (x?, y?) where x != y: return x < y
+        case (let x?, let y?) where x != y: return x < y
         case (nil, _?): return true
         case (_?, nil): return false
         default: return idA < idB

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the newest run folder of a pipeline's export holds, kept beside
@@ -69,8 +70,10 @@ package enum MarkdownIndex {
             record.add(source)
         }
 
-        package init(createdAt: Timestamp?, id: MemoID, fingerprint: SHA256.Digest, path: String, digest: SHA256.Digest, inode: UInt64,
-             modified: Timestamp, archived: Bool, json: Range<Int>, source: FileIdentity?) {
+        package init(
+            createdAt: Timestamp?, id: MemoID, fingerprint: SHA256.Digest, path: String, digest: SHA256.Digest, inode: UInt64,
+            modified: Timestamp, archived: Bool, json: Range<Int>, source: FileIdentity?
+        ) {
             self.createdAt = createdAt
             self.id = id
             self.fingerprint = fingerprint
@@ -84,17 +87,26 @@ package enum MarkdownIndex {
         }
 
         init(from reader: inout RecordReader) {
-            let createdAt = reader.timestamp(), id = reader.id(), fingerprint = reader.digest(), path = reader.text() ?? ""
-            let digest = reader.digest(), inode = reader.uint64(), modified = reader.timestamp() ?? Timestamp(seconds: 0)
-            let archived = reader.flag(), start = max(0, reader.int()), count = min(max(0, reader.int()), Int.max - start)
-            self.init(createdAt: createdAt, id: id, fingerprint: fingerprint, path: path, digest: digest, inode: inode,
-                      modified: modified, archived: archived, json: start..<start + count, source: reader.identity())
+            let createdAt = reader.timestamp()
+            let id = reader.id()
+            let fingerprint = reader.digest()
+            let path = reader.text() ?? ""
+            let digest = reader.digest()
+            let inode = reader.uint64()
+            let modified = reader.timestamp() ?? Timestamp(seconds: 0)
+            let archived = reader.flag()
+            let start = max(0, reader.int())
+            let count = min(max(0, reader.int()), Int.max - start)
+            self.init(
+                createdAt: createdAt, id: id, fingerprint: fingerprint, path: path, digest: digest, inode: inode,
+                modified: modified, archived: archived, json: start..<start + count, source: reader.identity())
         }
 
         /// The memo's two Markdown names (`markdown/…`), made again from the
         /// recorded one, which is either; nil when it is neither shape.
         var names: (short: String, long: String)? {
-            let long = id.value + ".md", short = id.value.prefix(8) + ".md"
+            let long = id.value + ".md"
+            let short = id.value.prefix(8) + ".md"
             if path.hasSuffix(long) { return MarkdownExport.fileNames(stem: String(path.dropLast(long.count)), id: id) }
             if path.hasSuffix(short) { return MarkdownExport.fileNames(stem: String(path.dropLast(short.count)), id: id) }
             return nil
@@ -119,7 +131,8 @@ package enum MarkdownIndex {
     package static func previous(in runs: URL, limits: ReadLimits) -> Previous? {
         let latest = runs.appendingPathComponent(ExportFolder.latestName)
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: latest.path),
-              ExportFolder.runOrder(target) != nil else { return nil }
+            ExportFolder.runOrder(target) != nil
+        else { return nil }
         let folder = runs.appendingPathComponent(target)
         // The run folder and its `markdown/` as they are, never through a link.
         guard let run = OpenFolder(folder.path), let markdown = OpenFolder(Exporter.markdownName, in: run) else { return nil }
@@ -137,8 +150,9 @@ package enum MarkdownIndex {
         guard let header = cursor.bytes(headerSize).map(Array.init), header.starts(with: magic) else { return nil }
         var reader = RecordReader(header[magic.count...])
         guard reader.uint64() == MarkdownExport.version, reader.uint64() == JSONExport.version,
-              let manifest = try? Exporter.sizeAndDigest(of: folder.appendingPathComponent(Exporter.manifestName)),
-              reader.digest() == manifest.1 else { return nil }
+            let manifest = try? Exporter.sizeAndDigest(of: folder.appendingPathComponent(Exporter.manifestName)),
+            reader.digest() == manifest.1
+        else { return nil }
         // A damaged index is not used at all.
         let limitBytes = header[(headerSize - 56)..<(headerSize - 40)]
         let startBytes = header[(headerSize - 40)..<(headerSize - 32)]
@@ -349,7 +363,10 @@ package enum MarkdownIndex {
         private func write(_ entry: Entry) throws(OutputError) {
             var record = Record()
             entry.write(to: &record)
-            withUnsafeBytes(of: UInt32(record.bytes.count).littleEndian) { hasher.update($0); buffer += $0 }
+            withUnsafeBytes(of: UInt32(record.bytes.count).littleEndian) {
+                hasher.update($0)
+                buffer += $0
+            }
             record.bytes.withUnsafeBytes { hasher.update($0) }
             buffer += record.bytes
             size += 4 + record.bytes.count

@@ -1,7 +1,8 @@
 import CArchive
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An error from libarchive, with the library's own message.
@@ -58,17 +59,20 @@ package final class ZipWriter {
         try check(archive_write_set_options(archive, "zip:compression=deflate,zip:compression-level=1,zip:hdrcharset=UTF-8"))
         // No padding after the last block, as libarchive writes a regular file.
         try check(archive_write_set_bytes_in_last_block(archive, 1))
-        try check(archive_write_open(archive, Unmanaged.passUnretained(sink).toOpaque(), nil, { _, context, buffer, length in
-            let sink = Unmanaged<Sink>.fromOpaque(context!).takeUnretainedValue()
-            let bytes = UnsafeRawBufferPointer(start: buffer, count: length)
-            guard writeAll(sink.fd, bytes) else {
-                sink.failure = errno
-                return -1
-            }
-            sink.hasher.update(bytes)
-            sink.size += length
-            return length
-        }, nil))
+        try check(
+            archive_write_open(
+                archive, Unmanaged.passUnretained(sink).toOpaque(), nil,
+                { _, context, buffer, length in
+                    let sink = Unmanaged<Sink>.fromOpaque(context!).takeUnretainedValue()
+                    let bytes = UnsafeRawBufferPointer(start: buffer, count: length)
+                    guard writeAll(sink.fd, bytes) else {
+                        sink.failure = errno
+                        return -1
+                    }
+                    sink.hasher.update(bytes)
+                    sink.size += length
+                    return length
+                }, nil))
     }
 
     deinit {
@@ -83,7 +87,8 @@ package final class ZipWriter {
     package static func checkName(_ name: String) throws(ArchiveError) {
         // Over the UTF-8 bytes, part by part: it runs for every entry.
         func isSafe(length: Int, dots: Int) -> Bool { length > 0 && !(dots == length && length <= 2) }
-        var length = 0, dots = 0
+        var length = 0
+        var dots = 0
         var safe = !containsControlCharacter(name)
         for byte in name.utf8 where safe {
             switch byte {
@@ -144,7 +149,7 @@ package final class ZipWriter {
         let entry = archive_entry_new()!
         defer { archive_entry_free(entry) }
         archive_entry_set_pathname_utf8(entry, name)
-        archive_entry_set_filetype(entry, 0o100000) // AE_IFREG
+        archive_entry_set_filetype(entry, 0o100000)  // AE_IFREG
         archive_entry_set_perm(entry, 0o644)
         archive_entry_set_size(entry, la_int64_t(size))
         let time = min(max(modified, Self.earliest), Self.latest)
@@ -199,8 +204,10 @@ package enum ArchiveReader {
             try stream(url) { name, entry, readAll in
                 var data = Data()
                 try readAll { data.append(contentsOf: $0) }
-                result.append(Entry(name: name, data: data, modified: Int64(archive_entry_mtime(entry)),
-                                    permissions: UInt32(archive_entry_perm(entry))))
+                result.append(
+                    Entry(
+                        name: name, data: data, modified: Int64(archive_entry_mtime(entry)),
+                        permissions: UInt32(archive_entry_perm(entry))))
             }
         } catch let error as ArchiveError {
             throw error
@@ -218,8 +225,10 @@ package enum ArchiveReader {
     /// it does not stop the reading. An archive that is damaged or cut short
     /// throws an `ArchiveError` naming the file and the entry; what `body`
     /// throws is passed on.
-    package static func stream(_ url: URL, skippingUnread: Bool = false,
-                               _ body: (String, OpaquePointer, (_ chunk: (UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> Void) throws {
+    package static func stream(
+        _ url: URL, skippingUnread: Bool = false,
+        _ body: (String, OpaquePointer, (_ chunk: (UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> Void
+    ) throws {
         try reading(url) { archive, failure in
             var buffer = [UInt8](repeating: 0, count: 1 << 16)
             var count = 0
@@ -257,9 +266,10 @@ package enum ArchiveReader {
     /// the name's bytes as libarchive gives them (UTF-8), the size it
     /// declares (nil when unset) and its mode (type and permissions).
     package static func facts(of entry: OpaquePointer) -> (name: [UInt8], size: Int64?, mode: UInt32) {
-        let name = archive_entry_pathname_utf8(entry).map { text in
-            Array(UnsafeRawBufferPointer(start: text, count: strlen(text)))
-        } ?? []
+        let name =
+            archive_entry_pathname_utf8(entry).map { text in
+                Array(UnsafeRawBufferPointer(start: text, count: strlen(text)))
+            } ?? []
         let size = archive_entry_size_is_set(entry) != 0 ? Int64(archive_entry_size(entry)) : nil
         return (name, size, UInt32(archive_entry_mode(entry)))
     }

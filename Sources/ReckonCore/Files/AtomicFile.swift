@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An output file or folder that could not be written, and errno's words for why.
@@ -75,7 +76,8 @@ package enum AtomicFile {
         case .directory:
             let path = url.standardizedFileURL.path
             guard realPath(path) == path else {
-                throw OutputError(path: url.path, reason: "a link stands on the way there (it leads to \(realPath(path))); reckon does not write through links")
+                throw OutputError(
+                    path: url.path, reason: "a link stands on the way there (it leads to \(realPath(path))); reckon does not write through links")
             }
             return
         case .missing: break

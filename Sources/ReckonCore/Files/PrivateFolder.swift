@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Folders only this process uses (mode 0700, under `$TMPDIR`), removed
@@ -49,9 +50,9 @@ package enum PrivateFolder {
             var info = stat()
             let path = parent + "/" + name
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_mode & 0o7777 == 0o700, info.st_uid == getuid(),
-                  processIsGone(pid),
-                  let inside = try? FileManager.default.contentsOfDirectory(atPath: path),
-                  inside.allSatisfy({ ownNames.contains($0) && FileKind(path: path + "/" + $0).isRegular })
+                processIsGone(pid),
+                let inside = try? FileManager.default.contentsOfDirectory(atPath: path),
+                inside.allSatisfy({ ownNames.contains($0) && FileKind(path: path + "/" + $0).isRegular })
             else { continue }
             try? ExportFolder.removeTree(path)
         }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What stands at a path, found without following a link.
@@ -197,11 +198,13 @@ package struct FileIdentity: Equatable, Sendable {
         var info = stat()
         var now = timespec()
         guard fstatat(folder.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
-              clock_gettime(CLOCK_REALTIME, &now) == 0 else { return nil }
+            clock_gettime(CLOCK_REALTIME, &now) == 0
+        else { return nil }
         func nanoseconds(_ time: timespec) -> Int64 { Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) }
         guard nanoseconds(now) - nanoseconds(info.st_ctim) >= 1_000_000_000 else { return nil }
-        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int(info.st_size),
-                  modified: nanoseconds(info.st_mtim), changed: nanoseconds(info.st_ctim))
+        self.init(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int(info.st_size),
+            modified: nanoseconds(info.st_mtim), changed: nanoseconds(info.st_ctim))
     }
 
     init(device: UInt64, inode: UInt64, size: Int, modified: Int64, changed: Int64) {

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The lock apply and undo hold on a memo folder they write: one per
@@ -61,7 +62,9 @@ package enum TargetLock {
         default: throw OutputError(path: folder.path, reason: "\(FileKind(path: folder.path).description) stands where the lock folder must be")
         }
         guard info.st_uid == getuid(), info.st_mode & 0o022 == 0 else {
-            throw OutputError(path: folder.path, reason: "the lock folder belongs to another user or others can write in it; reckon keeps its locks only in a folder of its own")
+            throw OutputError(
+                path: folder.path,
+                reason: "the lock folder belongs to another user or others can write in it; reckon keeps its locks only in a folder of its own")
         }
     }
 }

@@ -31,8 +31,10 @@ package enum JSONEdit {
     /// last entry, in order. Every other byte, entry and key stays as it was.
     /// Throws when `entries` is missing or not an array, or when an id to
     /// change is not there.
-    package static func index(_ data: Data, changing changes: [MemoID: [(key: String, value: JSONValue)]],
-                              appending: [Data]) throws(Failure) -> Data {
+    package static func index(
+        _ data: Data, changing changes: [MemoID: [(key: String, value: JSONValue)]],
+        appending: [Data]
+    ) throws(Failure) -> Data {
         let document = try parsed(data, spanDepth: 3)
         guard case .object(let root) = document.value, let rootSpan = document.span else {
             throw Failure(description: "it is \(document.value.typeName), not one JSON object")
@@ -103,8 +105,10 @@ package enum JSONEdit {
 
     /// The edits that set `fields` in the object at `span`, whose members
     /// stand `depth` levels deep.
-    private static func setting(_ fields: [(key: String, value: JSONValue)], in span: JSONSpan, of bytes: [UInt8],
-                                depth: Int) throws(Failure) -> [Edit] {
+    private static func setting(
+        _ fields: [(key: String, value: JSONValue)], in span: JSONSpan, of bytes: [UInt8],
+        depth: Int
+    ) throws(Failure) -> [Edit] {
         // Members on lines of their own (or the object on several lines when empty) get JSONWriter's pretty layout.
         let spacing = span.members.last.map { memberSpacing($0, in: bytes, object: span) } ?? []
         let pretty = span.members.isEmpty ? bytes[span.value].contains(0x0A) : spacing.contains(0x0A)
@@ -195,7 +199,8 @@ package enum JSONEdit {
             text += spacing
             // The entry's own text without the spacing around it.
             let bytes = [UInt8](entry)
-            let first = bytes.firstIndex { !isSpace($0) } ?? 0, last = bytes.lastIndex { !isSpace($0) } ?? -1
+            let first = bytes.firstIndex { !isSpace($0) } ?? 0
+            let last = bytes.lastIndex { !isSpace($0) } ?? -1
             for byte in bytes[first..<last + 1] {
                 if byte == 0x0A, let lineBreak {
                     if text.last == 0x0D { text.removeLast() }

@@ -55,9 +55,10 @@ package struct RepeatedKey: Sendable, Equatable {
 
     /// A key with control characters made visible.
     private static func shown(_ key: String) -> String {
-        String(key.unicodeScalars.map { scalar in
-            scalar.properties.generalCategory == .control ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
-        }.joined())
+        String(
+            key.unicodeScalars.map { scalar in
+                scalar.properties.generalCategory == .control ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+            }.joined())
     }
 }
 
@@ -243,8 +244,10 @@ private struct StrictReader {
                 let step = path.removeLast()
                 if open.count < spanDepth {
                     let key: String? = if case .key(let key) = step { key } else { nil }
-                    container.spans.append(JSONSpan(key: key, keyStart: key == nil ? nil : container.itemStart,
-                                                    value: valueStart..<at, members: members))
+                    container.spans.append(
+                        JSONSpan(
+                            key: key, keyStart: key == nil ? nil : container.itemStart,
+                            value: valueStart..<at, members: members))
                 }
                 if container.isObject, case .key(let key) = step {
                     if container.fields[key] == nil {
@@ -301,7 +304,7 @@ private struct StrictReader {
     mutating func literal(_ word: StaticString, _ value: JSONValue) throws(JSONSyntaxError) -> JSONValue {
         let count = word.utf8CodeUnitCount
         guard at + count <= bytes.count,
-              UnsafeRawBufferPointer(rebasing: bytes[at..<at + count]).elementsEqual(UnsafeRawBufferPointer(start: word.utf8Start, count: count))
+            UnsafeRawBufferPointer(rebasing: bytes[at..<at + count]).elementsEqual(UnsafeRawBufferPointer(start: word.utf8Start, count: count))
         else { throw unexpected("where a value should be") }
         at += count
         return value
@@ -354,7 +357,8 @@ private struct StrictReader {
                 try escape(into: &unescaped!)
                 run = at
             case 0x00..<0x20:
-                throw JSONSyntaxError(kind: .syntax, reason: String(format: "a control character (U+%04X) inside a string at byte %d; it must be escaped", byte, at))
+                throw JSONSyntaxError(
+                    kind: .syntax, reason: String(format: "a control character (U+%04X) inside a string at byte %d; it must be escaped", byte, at))
             case 0x80...:
                 guard let length = utf8Length(at) else { throw notUTF8(at) }
                 at += length

@@ -46,8 +46,11 @@ package enum IndexReader {
             throw Failure(kind: .corruptIndex, message: "'schemaVersion' must be a whole number from 1, found \(versionValue.typeName)")
         }
         guard text == String(MemoIndex.supportedSchemaVersion) else {
-            throw Failure(kind: .unsupportedSchema,
-                          message: "has schemaVersion \(text), newer than the version \(MemoIndex.supportedSchemaVersion) this reckon reads; use a newer reckon (nothing was guessed)")
+            throw Failure(
+                kind: .unsupportedSchema,
+                message:
+                    "has schemaVersion \(text), newer than the version \(MemoIndex.supportedSchemaVersion) this reckon reads; use a newer reckon (nothing was guessed)"
+            )
         }
         guard case .array(let items)? = root["entries"] else {
             throw Failure(kind: .corruptIndex, message: "'entries' must be an array, found \(root["entries"]?.typeName ?? "nothing")")
@@ -94,11 +97,13 @@ package enum IndexReader {
         guard let id = MemoID(spelling) else { return .bad(.invalidID, nil, ": id \(quoted(spelling)) is not a UUID; the entry is not counted") }
         let fields = FieldReader(fields: object)
         do throws(FieldError) {
-            return .entry(IndexEntry(id: id, spelling: spelling,
-                                     modifiedTime: try fields.requiredTimestamp("modifiedTime"),
-                                     archivedAt: try fields.timestamp("archivedAt"),
-                                     deletedAt: try fields.timestamp("deletedAt"),
-                                     changeTag: try fields.string("changeTag")))
+            return .entry(
+                IndexEntry(
+                    id: id, spelling: spelling,
+                    modifiedTime: try fields.requiredTimestamp("modifiedTime"),
+                    archivedAt: try fields.timestamp("archivedAt"),
+                    deletedAt: try fields.timestamp("deletedAt"),
+                    changeTag: try fields.string("changeTag")))
         } catch {
             return .bad(.badEntry, id, ": \(error.message); the entry is not counted")
         }
@@ -116,8 +121,10 @@ extension IndexReader {
     /// follow the file. False when anything is unusual (a damaged entry, an
     /// unknown key …); the careful reader then names every problem. Repeated
     /// ids are left to the caller.
-    static func forEachClean(atPath path: String, batchBytes: Int = Int(RECKON_CLEAN_INDEX_BATCH_BYTES),
-                             _ body: (IndexEntry) throws -> Void) rethrows -> Bool {
+    static func forEachClean(
+        atPath path: String, batchBytes: Int = Int(RECKON_CLEAN_INDEX_BATCH_BYTES),
+        _ body: (IndexEntry) throws -> Void
+    ) rethrows -> Bool {
         guard let index = reckon_clean_index_open(path, batchBytes) else { return false }
         defer { reckon_clean_index_close(index) }
         func string(_ text: reckon_text) -> String? {
@@ -132,12 +139,14 @@ extension IndexReader {
             default: return false
             }
             guard let spelling = raw.id.bytes, let modified = raw.modified_time.date ?? nil,
-                  let archived = raw.archived_at.date, let deleted = raw.deleted_at.date
+                let archived = raw.archived_at.date, let deleted = raw.deleted_at.date
             else { return false }
             let tag = string(raw.change_tag)
             guard tag != "\u{0}" else { return false }
-            try body(IndexEntry(id: MemoID(high: raw.id_high, low: raw.id_low), spelledAs: IDSpelling(spelling), modifiedTime: modified,
-                                archivedAt: archived, deletedAt: deleted, changeTag: tag))
+            try body(
+                IndexEntry(
+                    id: MemoID(high: raw.id_high, low: raw.id_low), spelledAs: IDSpelling(spelling), modifiedTime: modified,
+                    archivedAt: archived, deletedAt: deleted, changeTag: tag))
         }
     }
 
@@ -163,9 +172,10 @@ func describe(_ error: any Error) -> String {
 
 /// A string for a message, cut short and with control characters made visible.
 func quoted(_ text: String, limit: Int = 80) -> String {
-    var shown = String(text.unicodeScalars.prefix(limit).map { scalar in
-        scalar.properties.generalCategory == .control ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
-    }.joined())
+    var shown = String(
+        text.unicodeScalars.prefix(limit).map { scalar in
+            scalar.properties.generalCategory == .control ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+        }.joined())
     if text.unicodeScalars.count > limit { shown += "…" }
     return "'\(shown)'"
 }
@@ -182,6 +192,6 @@ extension reckon_text {
     }
 }
 
-private extension Character {
-    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+extension Character {
+    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }

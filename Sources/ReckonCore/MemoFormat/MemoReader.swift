@@ -44,17 +44,18 @@ package enum MemoReader {
         do throws(FieldError) {
             let spelling = try fields.requiredString("id")
             guard let id = MemoID(spelling) else { throw FieldError(message: "id \(quoted(spelling)) is not a UUID") }
-            return Memo(id: id,
-                        title: try fields.string("title"),
-                        body: try fields.string("body"),
-                        createdAt: try fields.timestamp("createdAt"),
-                        modifiedAt: try fields.requiredTimestamp("modifiedAt"),
-                        archivedAt: try fields.timestamp("archivedAt"),
-                        deletedAt: try fields.timestamp("deletedAt"),
-                        tags: try fields.strings("tags") ?? [],
-                        pinned: try fields.bool("pinned"),
-                        changeTag: try fields.string("changeTag"),
-                        otherFields: object.filter { !knownKeys.contains($0.key) })
+            return Memo(
+                id: id,
+                title: try fields.string("title"),
+                body: try fields.string("body"),
+                createdAt: try fields.timestamp("createdAt"),
+                modifiedAt: try fields.requiredTimestamp("modifiedAt"),
+                archivedAt: try fields.timestamp("archivedAt"),
+                deletedAt: try fields.timestamp("deletedAt"),
+                tags: try fields.strings("tags") ?? [],
+                pinned: try fields.bool("pinned"),
+                changeTag: try fields.string("changeTag"),
+                otherFields: object.filter { !knownKeys.contains($0.key) })
         } catch {
             throw Failure(message: error.message)
         }
@@ -70,11 +71,18 @@ extension MemoReader {
 
     /// `readSummary(_:depthLimit:)` with the worker's own parser.
     package static func readSummary(_ data: Data, depthLimit: Int = 64, parser: MemoParser) throws(Failure) -> (MemoID, MemoSummary) {
-        let clean = depthLimit < 2 ? nil : withCleanFields(data, parser: parser) { fields in
-            (fields.id, MemoSummary(title: fields.title, bodySHA256: fields.body.map(SHA256.digest), tags: fields.tags,
-                                    createdAt: fields.createdAt, modifiedAt: fields.modifiedAt, archivedAt: fields.archivedAt,
-                                    deletedAt: fields.deletedAt, pinned: fields.pinned, changeTag: fields.changeTag))
-        }
+        let clean =
+            depthLimit < 2
+            ? nil
+            : withCleanFields(data, parser: parser) { fields in
+                (
+                    fields.id,
+                    MemoSummary(
+                        title: fields.title, bodySHA256: fields.body.map(SHA256.digest), tags: fields.tags,
+                        createdAt: fields.createdAt, modifiedAt: fields.modifiedAt, archivedAt: fields.archivedAt,
+                        deletedAt: fields.deletedAt, pinned: fields.pinned, changeTag: fields.changeTag)
+                )
+            }
         if let clean { return clean }
         let memo = try readCarefully(data, depthLimit: depthLimit)
         return (memo.id, MemoSummary(memo))
@@ -86,9 +94,10 @@ extension MemoReader {
     /// careful reader gives.
     package static func readClean(_ data: Data, parser: MemoParser = MemoParser()) -> Memo? {
         withCleanFields(data, parser: parser) { fields in
-            Memo(id: fields.id, title: fields.title, body: fields.body.map { String(decoding: $0, as: UTF8.self) },
-                 createdAt: fields.createdAt, modifiedAt: fields.modifiedAt, archivedAt: fields.archivedAt, deletedAt: fields.deletedAt,
-                 tags: fields.tags, pinned: fields.pinned, changeTag: fields.changeTag)
+            Memo(
+                id: fields.id, title: fields.title, body: fields.body.map { String(decoding: $0, as: UTF8.self) },
+                createdAt: fields.createdAt, modifiedAt: fields.modifiedAt, archivedAt: fields.archivedAt, deletedAt: fields.deletedAt,
+                tags: fields.tags, pinned: fields.pinned, changeTag: fields.changeTag)
         }
     }
 
@@ -114,11 +123,14 @@ extension MemoReader {
             guard reckon_memo_parse(parser.handle, bytes.baseAddress, bytes.count, &raw) == 0 else { return nil }
             func string(_ text: reckon_text) -> String? { text.bytes.map { String(decoding: $0, as: UTF8.self) } }
             guard let modified = raw.modified_at.date ?? nil, let created = raw.created_at.date,
-                  let archived = raw.archived_at.date, let deleted = raw.deleted_at.date else { return nil }
-            return use(CleanFields(id: MemoID(high: raw.id_high, low: raw.id_low), title: string(raw.title), body: raw.body.bytes,
-                                   createdAt: created, modifiedAt: modified, archivedAt: archived, deletedAt: deleted,
-                                   tags: (0..<raw.tag_count).map { string(reckon_memo_tag(parser.handle, $0)) ?? "" },
-                                   pinned: raw.pinned < 0 ? nil : raw.pinned == 1, changeTag: string(raw.change_tag)))
+                let archived = raw.archived_at.date, let deleted = raw.deleted_at.date
+            else { return nil }
+            return use(
+                CleanFields(
+                    id: MemoID(high: raw.id_high, low: raw.id_low), title: string(raw.title), body: raw.body.bytes,
+                    createdAt: created, modifiedAt: modified, archivedAt: archived, deletedAt: deleted,
+                    tags: (0..<raw.tag_count).map { string(reckon_memo_tag(parser.handle, $0)) ?? "" },
+                    pinned: raw.pinned < 0 ? nil : raw.pinned == 1, changeTag: string(raw.change_tag)))
         }
     }
 }

@@ -77,11 +77,13 @@ package struct Difference: Sendable, Equatable, Codable {
         try container.encodeIfPresent(title, forKey: .title)
         try container.encode(local, forKey: .local)
         try container.encode(remoteState, forKey: .remoteState)
-        try container.encode(changed, forKey: .changed) // null for `!`
+        try container.encode(changed, forKey: .changed)  // null for `!`
     }
 
-    package init(remote: String, id: MemoID, sigil: Sigil, kind: Kind, fields: [String] = [], title: String? = nil,
-                local: SideState, remoteState: SideState) {
+    package init(
+        remote: String, id: MemoID, sigil: Sigil, kind: Kind, fields: [String] = [], title: String? = nil,
+        local: SideState, remoteState: SideState
+    ) {
         self.remote = remote
         self.id = id
         self.sigil = sigil

@@ -17,7 +17,8 @@ package struct IDMap<Value: Sendable>: Sendable {
     }
 
     package subscript(id: MemoID) -> Value? {
-        var low = 0, high = keys.count
+        var low = 0
+        var high = keys.count
         while low < high {
             let middle = (low + high) / 2
             if keys[middle] < id { low = middle + 1 } else { high = middle }
@@ -38,7 +39,8 @@ extension MemoID {
         lists.reduce([]) { merged, list in
             var result: [MemoID] = []
             result.reserveCapacity(merged.count + list.count)
-            var i = 0, j = 0
+            var i = 0
+            var j = 0
             while i < merged.count || j < list.count {
                 let next = j == list.count || (i < merged.count && merged[i] <= list[j]) ? merged[i] : list[j]
                 if i < merged.count && merged[i] == next { i += 1 }

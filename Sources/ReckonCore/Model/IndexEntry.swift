@@ -11,7 +11,10 @@ package struct IndexEntry: Sendable, Equatable {
     /// How the index writes the id; the memo's file name should match.
     package var spelledAs: IDSpelling
 
-    package init(id: MemoID, spelling: String? = nil, modifiedTime: Timestamp, archivedAt: Timestamp? = nil, deletedAt: Timestamp? = nil, changeTag: String? = nil) {
+    package init(
+        id: MemoID, spelling: String? = nil, modifiedTime: Timestamp, archivedAt: Timestamp? = nil, deletedAt: Timestamp? = nil,
+        changeTag: String? = nil
+    ) {
         var spelledAs = IDSpelling.small
         if let spelling {
             spelledAs = MemoID(spelling) == id ? IDSpelling(spelling) : IDSpelling.mixed(spelling)
@@ -19,8 +22,10 @@ package struct IndexEntry: Sendable, Equatable {
         self.init(id: id, spelledAs: spelledAs, modifiedTime: modifiedTime, archivedAt: archivedAt, deletedAt: deletedAt, changeTag: changeTag)
     }
 
-    init(id: MemoID, spelledAs: IDSpelling, modifiedTime: Timestamp, archivedAt: Timestamp?, deletedAt: Timestamp?, changeTag: String?,
-         rowVersion: Int64? = nil) {
+    init(
+        id: MemoID, spelledAs: IDSpelling, modifiedTime: Timestamp, archivedAt: Timestamp?, deletedAt: Timestamp?, changeTag: String?,
+        rowVersion: Int64? = nil
+    ) {
         self.id = id
         self.rowVersion = rowVersion
         self.spelledAs = spelledAs
@@ -64,8 +69,9 @@ extension IndexEntry {
 
     /// The entry `add(to:)` wrote, with its id.
     init(id: MemoID, from reader: inout RecordReader) {
-        self.init(id: id, spelledAs: IDSpelling(from: &reader), modifiedTime: reader.timestamp()!, archivedAt: reader.timestamp(),
-                  deletedAt: reader.timestamp(), changeTag: reader.text(), rowVersion: reader.text().flatMap { Int64($0) })
+        self.init(
+            id: id, spelledAs: IDSpelling(from: &reader), modifiedTime: reader.timestamp()!, archivedAt: reader.timestamp(),
+            deletedAt: reader.timestamp(), changeTag: reader.text(), rowVersion: reader.text().flatMap { Int64($0) })
     }
 }
 

@@ -15,9 +15,11 @@ package struct Memo: Sendable, Equatable {
     /// Keys reckon does not know, kept as they were read.
     package var otherFields: [String: JSONValue]
 
-    package init(id: MemoID, title: String? = nil, body: String? = nil, createdAt: Timestamp? = nil, modifiedAt: Timestamp,
-                archivedAt: Timestamp? = nil, deletedAt: Timestamp? = nil, tags: [String] = [], pinned: Bool? = nil,
-                changeTag: String? = nil, otherFields: [String: JSONValue] = [:]) {
+    package init(
+        id: MemoID, title: String? = nil, body: String? = nil, createdAt: Timestamp? = nil, modifiedAt: Timestamp,
+        archivedAt: Timestamp? = nil, deletedAt: Timestamp? = nil, tags: [String] = [], pinned: Bool? = nil,
+        changeTag: String? = nil, otherFields: [String: JSONValue] = [:]
+    ) {
         self.id = id
         self.title = title
         self.body = body
@@ -47,16 +49,20 @@ package struct MemoSummary: Sendable, Equatable {
     package var changeTag: String?
 
     package init(_ memo: Memo) {
-        self.init(title: memo.title, bodySHA256: memo.body.map { body in
-                      var text = body
-                      return text.withUTF8 { SHA256.digest(of: UnsafeRawBufferPointer($0)) }
-                  },
-                  tags: memo.tags, createdAt: memo.createdAt, modifiedAt: memo.modifiedAt, archivedAt: memo.archivedAt,
-                  deletedAt: memo.deletedAt, pinned: memo.pinned, changeTag: memo.changeTag)
+        self.init(
+            title: memo.title,
+            bodySHA256: memo.body.map { body in
+                var text = body
+                return text.withUTF8 { SHA256.digest(of: UnsafeRawBufferPointer($0)) }
+            },
+            tags: memo.tags, createdAt: memo.createdAt, modifiedAt: memo.modifiedAt, archivedAt: memo.archivedAt,
+            deletedAt: memo.deletedAt, pinned: memo.pinned, changeTag: memo.changeTag)
     }
 
-    init(title: String?, bodySHA256: SHA256.Digest?, tags: [String], createdAt: Timestamp?, modifiedAt: Timestamp,
-         archivedAt: Timestamp?, deletedAt: Timestamp?, pinned: Bool?, changeTag: String?) {
+    init(
+        title: String?, bodySHA256: SHA256.Digest?, tags: [String], createdAt: Timestamp?, modifiedAt: Timestamp,
+        archivedAt: Timestamp?, deletedAt: Timestamp?, pinned: Bool?, changeTag: String?
+    ) {
         self.title = title
         self.bodySHA256 = bodySHA256
         self.tags = tags.sorted()

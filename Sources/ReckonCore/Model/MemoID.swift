@@ -8,7 +8,8 @@ package struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConv
     let low: UInt64
 
     package init?<Text: StringProtocol>(_ text: Text) {
-        let parsed = text.utf8.withContiguousStorageIfAvailable { MemoID(utf8: UnsafeRawBufferPointer($0)) }
+        let parsed =
+            text.utf8.withContiguousStorageIfAvailable { MemoID(utf8: UnsafeRawBufferPointer($0)) }
             ?? Array(text.utf8).withUnsafeBytes { MemoID(utf8: $0) }
         guard let parsed else { return nil }
         self = parsed
@@ -17,7 +18,8 @@ package struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConv
     /// Parses `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (hex digits of either case) from UTF-8.
     init?(utf8 bytes: UnsafeRawBufferPointer) {
         guard bytes.count == 36 else { return nil }
-        var high: UInt64 = 0, low: UInt64 = 0
+        var high: UInt64 = 0
+        var low: UInt64 = 0
         for position in 0..<36 {
             let byte = bytes[position]
             if position == 8 || position == 13 || position == 18 || position == 23 {

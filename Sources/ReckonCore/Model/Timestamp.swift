@@ -45,14 +45,14 @@ package struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertibl
             return true
         }
         guard let year = digits(4), expect(UInt8(ascii: "-")),
-              let month = digits(2), expect(UInt8(ascii: "-")),
-              let day = digits(2), expect(UInt8(ascii: "T")),
-              let hour = digits(2), expect(UInt8(ascii: ":")),
-              let minute = digits(2), expect(UInt8(ascii: ":")),
-              let second = digits(2)
+            let month = digits(2), expect(UInt8(ascii: "-")),
+            let day = digits(2), expect(UInt8(ascii: "T")),
+            let hour = digits(2), expect(UInt8(ascii: ":")),
+            let minute = digits(2), expect(UInt8(ascii: ":")),
+            let second = digits(2)
         else { return nil }
         guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
-              hour < 24, minute < 60, second < 60
+            hour < 24, minute < 60, second < 60
         else { return nil }
         var nanos = 0
         if expect(UInt8(ascii: ".")) {
@@ -104,10 +104,20 @@ package struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertibl
                 buffer[i] = byte.asciiValue!
                 i += 1
             }
-            put(y, 4); put("-"); put(m, 2); put("-"); put(d, 2); put("T")
-            put(secondOfDay / 3600, 2); put(":"); put(secondOfDay / 60 % 60, 2); put(":"); put(secondOfDay % 60, 2)
+            put(y, 4)
+            put("-")
+            put(m, 2)
+            put("-")
+            put(d, 2)
+            put("T")
+            put(secondOfDay / 3600, 2)
+            put(":")
+            put(secondOfDay / 60 % 60, 2)
+            put(":")
+            put(secondOfDay % 60, 2)
             if nanoseconds != 0 {
-                var fraction = Int(nanoseconds), width = 9
+                var fraction = Int(nanoseconds)
+                var width = 9
                 while fraction % 1000 == 0 {
                     fraction /= 1000
                     width -= 3
@@ -138,7 +148,8 @@ package struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertibl
         let days = Int(seconds.floorDivided(by: 86_400))
         let secondOfDay = Int(seconds - Int64(days) * 86_400)
         let (y, m, d) = Self.civilFromDays(days)
-        return "\(Self.pad(y, 4))-\(Self.pad(m, 2))-\(Self.pad(d, 2))\(separator)\(Self.pad(secondOfDay / 3600, 2)):\(Self.pad(secondOfDay / 60 % 60, 2))"
+        return
+            "\(Self.pad(y, 4))-\(Self.pad(m, 2))-\(Self.pad(d, 2))\(separator)\(Self.pad(secondOfDay / 3600, 2)):\(Self.pad(secondOfDay / 60 % 60, 2))"
     }
 
     private static func pad(_ v: Int, _ width: Int) -> String {
@@ -203,8 +214,8 @@ extension Timestamp: Codable {
     }
 }
 
-private extension Int64 {
-    func floorDivided(by d: Int64) -> Int64 {
+extension Int64 {
+    fileprivate func floorDivided(by d: Int64) -> Int64 {
         let q = self / d
         return (self % d != 0 && (self < 0) != (d < 0)) ? q - 1 : q
     }

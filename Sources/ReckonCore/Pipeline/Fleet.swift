@@ -88,8 +88,12 @@ package struct Fleet: Sendable {
     static func repeatedNames(_ members: [Member]) -> [DefinitionError] {
         var errors: [DefinitionError] = []
         for (earlier, member) in zip(members, members.dropFirst()) where earlier.definition.name == member.definition.name {
-            errors.append(DefinitionError(file: member.file, key: "name",
-                                          message: "is '\(member.definition.name)', as in \(earlier.file); each pipeline needs a name of its own (without \"name\" it is 'pipeline')"))
+            errors.append(
+                DefinitionError(
+                    file: member.file, key: "name",
+                    message:
+                        "is '\(member.definition.name)', as in \(earlier.file); each pipeline needs a name of its own (without \"name\" it is 'pipeline')"
+                ))
         }
         return errors
     }
@@ -128,13 +132,14 @@ package struct Fleet: Sendable {
                             guard !reported.contains(pair) else { continue }
                             reported.insert(pair)
                             let otherFile = members[other.member].file
-                            let message = if other.isSource {
-                                "is \(output.shown), inside the source folder \(other.shown) of \(otherFile); reckon never writes into a source"
-                            } else if sameFolder {
-                                "is \(output.shown), which is also the '\(other.key)' of \(otherFile); each pipeline needs folders of its own"
-                            } else {
-                                "is \(output.shown), inside the '\(other.key)' of \(otherFile) (\(other.shown)); each pipeline needs folders of its own"
-                            }
+                            let message =
+                                if other.isSource {
+                                    "is \(output.shown), inside the source folder \(other.shown) of \(otherFile); reckon never writes into a source"
+                                } else if sameFolder {
+                                    "is \(output.shown), which is also the '\(other.key)' of \(otherFile); each pipeline needs folders of its own"
+                                } else {
+                                    "is \(output.shown), inside the '\(other.key)' of \(otherFile) (\(other.shown)); each pipeline needs folders of its own"
+                                }
                             errors.append(DefinitionError(file: member.file, key: output.key, message: message))
                         }
                     }
@@ -146,10 +151,11 @@ package struct Fleet: Sendable {
 
     /// The folders above a real path, nearest first, `/` last.
     static func foldersAbove(_ path: String) -> [String] {
-        Array(sequence(first: path) { folder in
-            guard folder != "/", let slash = folder.lastIndex(of: "/") else { return nil }
-            return slash == folder.startIndex ? "/" : String(folder[..<slash])
-        }.dropFirst())
+        Array(
+            sequence(first: path) { folder in
+                guard folder != "/", let slash = folder.lastIndex(of: "/") else { return nil }
+                return slash == folder.startIndex ? "/" : String(folder[..<slash])
+            }.dropFirst())
     }
 }
 
@@ -159,7 +165,7 @@ extension PipelineDefinition {
     var outputFolders: [(key: String, shown: String, real: String)] {
         var folders: [(key: String, shown: String?, url: URL?)] = [
             ("reports.dir", reportPath, reportDir), ("quarantine.dir", quarantinePath, quarantineDir),
-            ("state.dir", statePath, stateDir), ("export.dir", export?.path, export?.dir),
+            ("state.dir", statePath, stateDir), ("export.dir", export?.path, export?.dir)
         ]
         for side in [local] + remotes {
             if let cache = side.kind.lastingCache { folders.append(("cache.dir", nil, cache)) }
@@ -184,7 +190,7 @@ package struct FleetShard: Sendable, Equatable, CustomStringConvertible {
     package init?(_ text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-              let index = UInt64(parts[0]), let count = UInt64(parts[1]), count >= 1, index < count
+            let index = UInt64(parts[0]), let count = UInt64(parts[1]), count >= 1, index < count
         else { return nil }
         self.index = index
         self.count = count
@@ -230,11 +236,12 @@ extension Published {
         if fleetOutcome == .inSync, let counts = report.local.counts {
             details.append("\(counts.active) active, \(counts.archived) archived")
         }
-        let word = switch fleetOutcome {
-        case .inSync: "in sync"
-        case .drift: "drift"
-        case .trouble: "trouble"
-        }
+        let word =
+            switch fleetOutcome {
+            case .inSync: "in sync"
+            case .drift: "drift"
+            case .trouble: "trouble"
+            }
         return details.isEmpty ? word : word + ": " + details.joined(separator: ", ")
     }
 }
@@ -246,8 +253,10 @@ extension Fleet {
     /// as soon as every one before it has been, under one lock, so what is
     /// printed of them stays in order and whole; `deliver` returns what is
     /// kept of it. Returns what was kept, in order, once all have finished.
-    package static func run<Result: Sendable>(_ count: Int, jobs: Int, _ work: @escaping @Sendable (Int) -> Result,
-                                              deliver: @escaping @Sendable (Result) -> Result) -> [Result] {
+    package static func run<Result: Sendable>(
+        _ count: Int, jobs: Int, _ work: @escaping @Sendable (Int) -> Result,
+        deliver: @escaping @Sendable (Result) -> Result
+    ) -> [Result] {
         let next = Mutex(0)
         let state = Mutex((next: 0, waiting: [Int: Result](), kept: [Result]()))
         let done = DispatchGroup()

@@ -82,9 +82,10 @@ package struct PipelineDefinition: Sendable, Equatable {
         for index in remotes.indices { change(&remotes[index].kind) }
     }
 
-
-    package init(name: String, local: SideSpec, remotes: [SideSpec], check: CheckMode = .deep, reportDir: URL? = nil,
-                export: ExportSpec? = nil, language: String = "en", failOnDrift: Bool = false) {
+    package init(
+        name: String, local: SideSpec, remotes: [SideSpec], check: CheckMode = .deep, reportDir: URL? = nil,
+        export: ExportSpec? = nil, language: String = "en", failOnDrift: Bool = false
+    ) {
         self.name = name
         self.local = local
         self.remotes = remotes
@@ -117,8 +118,10 @@ package struct DefinitionError: Error, Equatable, CustomStringConvertible {
 }
 
 extension PipelineDefinition {
-    static let topKeys: Set<String> = ["schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
-                                       "timeZone", "failOnDrift", "limits", "cache", "state", "alarm"]
+    static let topKeys: Set<String> = [
+        "schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
+        "timeZone", "failOnDrift", "limits", "cache", "state", "alarm"
+    ]
     static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
     /// A side's keys: those of every side, and those only one kind reads.
     static let sideKeys = Set(["name", "label", "kind", "path", "readOnly"] + SideKinds.all.flatMap { $0.definitionKeys })
@@ -143,7 +146,9 @@ extension PipelineDefinition {
     }
 
     /// Parses a definition; `base` is the folder relative paths start from.
-    package static func parse(_ data: Data, file: String, base: URL, environment: [String: String] = [:]) throws(DefinitionError) -> PipelineDefinition {
+    package static func parse(_ data: Data, file: String, base: URL, environment: [String: String] = [:]) throws(DefinitionError)
+        -> PipelineDefinition
+    {
         let root: JSONValue
         do {
             root = try JSONValue.parse(data)
@@ -275,8 +280,9 @@ package struct DefinitionReader {
         guard !remoteValues.isEmpty else { throw fail("remotes", "must name at least one remote") }
         var remotes: [SideSpec] = []
         for (position, value) in remoteValues.enumerated() {
-            let remote = try side(value, "remotes[\(position)]", role: .remote, defaultName: "remote\(position + 1)",
-                                  defaultLabel: strings.defaultRemoteLabel)
+            let remote = try side(
+                value, "remotes[\(position)]", role: .remote, defaultName: "remote\(position + 1)",
+                defaultLabel: strings.defaultRemoteLabel)
             if remote.name == local.name || remotes.contains(where: { $0.name == remote.name }) {
                 throw fail("remotes[\(position)].name", "'\(remote.name)' is already the name of another side")
             }
@@ -353,8 +359,9 @@ package struct DefinitionReader {
             cache = (outputURL(try string(object, "dir", in: "cache", required: true)!), false)
         }
 
-        var definition = PipelineDefinition(name: name, local: local, remotes: remotes, check: check, reportDir: reportDir, export: export,
-                                            language: language, failOnDrift: try bool(top, "failOnDrift", in: nil) ?? false)
+        var definition = PipelineDefinition(
+            name: name, local: local, remotes: remotes, check: check, reportDir: reportDir, export: export,
+            language: language, failOnDrift: try bool(top, "failOnDrift", in: nil) ?? false)
         definition.reportPath = reportPath
         definition.quarantineDir = quarantine?.0
         definition.quarantinePath = quarantine?.1
@@ -364,7 +371,8 @@ package struct DefinitionReader {
         definition.limits = limits
         definition.timeZone = timeZone
         if ([local] + remotes).contains(where: \.kind.needsCache) {
-            let (dir, temporary) = cache ?? reportDir.map { ($0.appendingPathComponent("cache"), false) } ?? SideKinds.oneShotCache(environment: environment)
+            let (dir, temporary) =
+                cache ?? reportDir.map { ($0.appendingPathComponent("cache"), false) } ?? SideKinds.oneShotCache(environment: environment)
             definition.changeSides { $0.useCache(dir, temporary: temporary) }
         }
         return definition
@@ -396,8 +404,9 @@ package struct DefinitionReader {
             }
             keep = Int(number)
         }
-        return ExportSpec(from: from, formats: formats, includeArchived: try bool(object, "includeArchived", in: "export") ?? false,
-                          path: path, dir: outputURL(path), keep: keep)
+        return ExportSpec(
+            from: from, formats: formats, includeArchived: try bool(object, "includeArchived", in: "export") ?? false,
+            path: path, dir: outputURL(path), keep: keep)
     }
 }
 
@@ -410,7 +419,7 @@ extension PipelineDefinition {
         let outputs: [(key: String, path: String?, url: URL?)] = [
             ("reports.dir", reportPath, reportDir), ("quarantine.dir", quarantinePath, quarantineDir),
             ("state.dir", statePath, stateDir), ("export.dir", export?.path, export?.dir),
-            ("cache.dir", nil, ([local] + remotes).lazy.compactMap(\.kind.lastingCache).first),
+            ("cache.dir", nil, ([local] + remotes).lazy.compactMap(\.kind.lastingCache).first)
         ]
         for output in outputs {
             guard let url = output.url else { continue }
@@ -420,16 +429,20 @@ extension PipelineDefinition {
                 let shown = output.path ?? url.path
                 // A store file's folder is its source too: SQLite keeps its -wal and -shm there.
                 let folder = side.kind.sourceFolder(shown: side.path)
-                throw DefinitionError(file: file, key: output.key,
-                                      message: "is \(shown), inside \(folder)\(out == shown ? "" : " (its real path is \(out))"); reckon never writes into a source")
+                throw DefinitionError(
+                    file: file, key: output.key,
+                    message: "is \(shown), inside \(folder)\(out == shown ? "" : " (its real path is \(out))"); reckon never writes into a source")
             }
         }
         // The state folder's own folders (plans/, apply/, backups/) would meet a side kept inside it.
         if let state = stateDir.map({ realPath($0.path) }),
-           let side = ([local] + remotes).first(where: { $0.kind.localURL.map { isWithin(realPath($0.path), state) } == true }) {
-            throw DefinitionError(file: file, key: "state.dir",
-                                  message: "is \(statePath ?? state), which holds the source folder \(side.path); reckon keeps its plans, journals and backups apart from every source")
+            let side = ([local] + remotes).first(where: { $0.kind.localURL.map { isWithin(realPath($0.path), state) } == true })
+        {
+            throw DefinitionError(
+                file: file, key: "state.dir",
+                message:
+                    "is \(statePath ?? state), which holds the source folder \(side.path); reckon keeps its plans, journals and backups apart from every source"
+            )
         }
     }
 }
-

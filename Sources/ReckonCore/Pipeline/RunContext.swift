@@ -24,9 +24,11 @@ package final class RunContext: Sendable {
     ///   - onNote: called for each progress note, as it happens.
     ///   - onWarning: called for each warning, as it happens.
     ///   - onProgress: called as work advances (what, done, total).
-    package init(onNote: @escaping @Sendable (String) -> Void = { _ in },
-                onWarning: @escaping @Sendable (String) -> Void = { _ in },
-                onProgress: @escaping @Sendable (String, Int, Int) -> Void = { _, _, _ in }) {
+    package init(
+        onNote: @escaping @Sendable (String) -> Void = { _ in },
+        onWarning: @escaping @Sendable (String) -> Void = { _ in },
+        onProgress: @escaping @Sendable (String, Int, Int) -> Void = { _, _, _ in }
+    ) {
         self.onNote = onNote
         self.onWarning = onWarning
         self.onProgress = onProgress

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // A plain reader of a zip's own account of its entries, apart from
@@ -112,15 +113,20 @@ package struct CentralDirectoryEnd: Equatable {
         let tailLength = Int(min(file.size, 22 + 0xFFFF))
         let tailStart = file.size - UInt64(tailLength)
         let tail = try file.bytes(tailLength, at: tailStart, "the end record")
-        guard let at = stride(from: tailLength - 22, through: 0, by: -1).first(where: {
-            tail.hasSignature((5, 6), at: $0) && Int(tail.le16($0 + 20)) == tailLength - $0 - 22
-        }) else {
+        guard
+            let at = stride(from: tailLength - 22, through: 0, by: -1).first(where: {
+                tail.hasSignature((5, 6), at: $0) && Int(tail.le16($0 + 20)) == tailLength - $0 - 22
+            })
+        else {
             throw ZipStructureError(words: "the file has no end-of-central-directory record where a zip ends, so it is cut short or is not a zip")
         }
         let endRecord = tailStart + UInt64(at)
-        let disk = UInt32(tail.le16(at + 4)), directoryDisk = UInt32(tail.le16(at + 6))
-        let onDisk = UInt64(tail.le16(at + 8)), count = UInt64(tail.le16(at + 10))
-        let size = UInt64(tail.le32(at + 12)), offset = UInt64(tail.le32(at + 16))
+        let disk = UInt32(tail.le16(at + 4))
+        let directoryDisk = UInt32(tail.le16(at + 6))
+        let onDisk = UInt64(tail.le16(at + 8))
+        let count = UInt64(tail.le16(at + 10))
+        let size = UInt64(tail.le32(at + 12))
+        let offset = UInt64(tail.le32(at + 16))
 
         // A zip64 locator, when there is one, lies right before the end record.
         var result = CentralDirectoryEnd(offset: offset, size: size, count: count, isZip64: false)
@@ -132,16 +138,18 @@ package struct CentralDirectoryEnd: Equatable {
             }
             let recordAt = locator.le64(8)
             guard recordAt <= locatorAt, locatorAt - recordAt >= 56 else {
-                throw ZipStructureError(words: "the zip64 locator points at byte \(recordAt), "
-                                        + "where no zip64 end record fits before the locator at byte \(locatorAt)")
+                throw ZipStructureError(
+                    words: "the zip64 locator points at byte \(recordAt), "
+                        + "where no zip64 end record fits before the locator at byte \(locatorAt)")
             }
             let record = try file.bytes(56, at: recordAt, "the zip64 end record")
             guard record.hasSignature((6, 6), at: 0) else {
                 throw ZipStructureError(words: "the zip64 locator points at byte \(recordAt), where there is no zip64 end record")
             }
             guard record.le64(4) == locatorAt - recordAt - 12 else {
-                throw ZipStructureError(words: "the zip64 end record at byte \(recordAt) says it is \(record.le64(4)) bytes long, "
-                                        + "but it does not end where the zip64 locator starts, at byte \(locatorAt)")
+                throw ZipStructureError(
+                    words: "the zip64 end record at byte \(recordAt) says it is \(record.le64(4)) bytes long, "
+                        + "but it does not end where the zip64 locator starts, at byte \(locatorAt)")
             }
             guard record.le32(16) == 0, record.le32(20) == 0 else {
                 throw ZipStructureError(words: "the zip64 end record says the zip spans several disks; reckon writes a zip as one file")
@@ -162,7 +170,8 @@ package struct CentralDirectoryEnd: Equatable {
                 throw ZipStructureError(words: "the end record says the central directory is \(size) bytes, but the zip64 end record \(result.size)")
             }
             guard agrees(offset, result.offset, allOnes: 0xFFFF_FFFF) else {
-                throw ZipStructureError(words: "the end record puts the central directory at byte \(offset), but the zip64 end record at byte \(result.offset)")
+                throw ZipStructureError(
+                    words: "the end record puts the central directory at byte \(offset), but the zip64 end record at byte \(result.offset)")
             }
             directoryEnd = recordAt
         } else {
@@ -174,11 +183,13 @@ package struct CentralDirectoryEnd: Equatable {
             }
         }
         guard result.offset <= directoryEnd, result.size == directoryEnd - result.offset else {
-            throw ZipStructureError(words: "the end record says the central directory is \(result.size) bytes from byte \(result.offset), "
-                                    + "which does not end at byte \(directoryEnd), where the end records begin")
+            throw ZipStructureError(
+                words: "the end record says the central directory is \(result.size) bytes from byte \(result.offset), "
+                    + "which does not end at byte \(directoryEnd), where the end records begin")
         }
         guard result.count <= result.size / 46 else {
-            throw ZipStructureError(words: "the end record counts \(result.count) entries, more than a central directory of \(result.size) bytes can hold")
+            throw ZipStructureError(
+                words: "the end record counts \(result.count) entries, more than a central directory of \(result.size) bytes can hold")
         }
         return result
     }
@@ -214,22 +225,34 @@ package struct CentralRecord {
     /// The sizes, the disk and the local header's offset, each from the
     /// zip64 field where its fixed field is all ones (APPNOTE 4.5.3: in the
     /// order uncompressed size, compressed size, offset, disk).
-    package func wide() throws(ZipStructureError) -> (compressedSize: UInt64, uncompressedSize: UInt64, localHeaderOffset: UInt64, diskStart: UInt32) {
+    package func wide() throws(ZipStructureError) -> (compressedSize: UInt64, uncompressedSize: UInt64, localHeaderOffset: UInt64, diskStart: UInt32)
+    {
         guard let fields = zipExtraFields(extra) else {
             throw ZipStructureError(words: "the zip's central directory gives this entry an extra field whose lengths do not add up")
         }
         var result = (UInt64(compressedSize), UInt64(uncompressedSize), UInt64(localHeaderOffset), UInt32(diskStart))
-        let wanted = (uncompressedSize == .max ? 8 : 0) + (compressedSize == .max ? 8 : 0)
+        let wanted =
+            (uncompressedSize == .max ? 8 : 0) + (compressedSize == .max ? 8 : 0)
             + (localHeaderOffset == .max ? 8 : 0) + (diskStart == .max ? 4 : 0)
         guard wanted > 0 else { return result }
         guard let zip64 = fields.first(where: { $0.id == zip64FieldID }).map({ [UInt8]($0.data) }), zip64.count >= wanted else {
-            throw ZipStructureError(words: "the zip's central directory says this entry's sizes or place are in a zip64 field, "
-                                    + "but it has no such field or too short a one")
+            throw ZipStructureError(
+                words: "the zip's central directory says this entry's sizes or place are in a zip64 field, "
+                    + "but it has no such field or too short a one")
         }
         var at = 0
-        if uncompressedSize == .max { result.1 = zip64.le64(at); at += 8 }
-        if compressedSize == .max { result.0 = zip64.le64(at); at += 8 }
-        if localHeaderOffset == .max { result.2 = zip64.le64(at); at += 8 }
+        if uncompressedSize == .max {
+            result.1 = zip64.le64(at)
+            at += 8
+        }
+        if compressedSize == .max {
+            result.0 = zip64.le64(at)
+            at += 8
+        }
+        if localHeaderOffset == .max {
+            result.2 = zip64.le64(at)
+            at += 8
+        }
         if diskStart == .max { result.3 = zip64.le32(at) }
         return result
     }
@@ -267,17 +290,20 @@ package struct CentralRecord {
             }
             let fixed = [UInt8](try take(46, what))
             guard fixed.hasSignature((1, 2), at: 0) else {
-                throw ZipStructureError(words: number == 1
-                    ? "no record starts at byte \(position), where the end record puts it"
-                    : "\(what) is not at byte \(position), where the one before it ends")
+                throw ZipStructureError(
+                    words: number == 1
+                        ? "no record starts at byte \(position), where the end record puts it"
+                        : "\(what) is not at byte \(position), where the one before it ends")
             }
             let name = [UInt8](try take(Int(fixed.le16(28)), what))
             let extra = [UInt8](try take(Int(fixed.le16(30)), what))
             let comment = [UInt8](try take(Int(fixed.le16(32)), what))
-            body(CentralRecord(position: position, versionMadeBy: fixed.le16(4), versionNeeded: fixed.le16(6), flags: fixed.le16(8),
-                               method: fixed.le16(10), modified: fixed.le32(12), crc32: fixed.le32(16), compressedSize: fixed.le32(20),
-                               uncompressedSize: fixed.le32(24), diskStart: fixed.le16(34), internalAttributes: fixed.le16(36),
-                               externalAttributes: fixed.le32(38), localHeaderOffset: fixed.le32(42), name: name, extra: extra, comment: comment))
+            body(
+                CentralRecord(
+                    position: position, versionMadeBy: fixed.le16(4), versionNeeded: fixed.le16(6), flags: fixed.le16(8),
+                    method: fixed.le16(10), modified: fixed.le32(12), crc32: fixed.le32(16), compressedSize: fixed.le32(20),
+                    uncompressedSize: fixed.le32(24), diskStart: fixed.le16(34), internalAttributes: fixed.le16(36),
+                    externalAttributes: fixed.le32(38), localHeaderOffset: fixed.le32(42), name: name, extra: extra, comment: comment))
         }
         guard number == end.count else {
             throw ZipStructureError(words: "it holds \(number) records, but the end record counts \(end.count)")
@@ -313,16 +339,18 @@ package struct LocalHeader {
         guard offset < limit, limit - offset >= 30 else { throw ZipStructureError(words: "no local header fits there, before the central directory") }
         let fixed = try file.bytes(30, at: offset, "the local header")
         guard fixed.hasSignature((3, 4), at: 0) else { throw ZipStructureError(words: "there is no local header there") }
-        let nameLength = Int(fixed.le16(26)), extraLength = Int(fixed.le16(28))
+        let nameLength = Int(fixed.le16(26))
+        let extraLength = Int(fixed.le16(28))
         guard UInt64(nameLength + extraLength) <= limit - offset - 30 else {
             throw ZipStructureError(words: "the local header there runs into the central directory")
         }
         let rest = try file.bytes(nameLength + extraLength, at: offset + 30, "the local header")
         let extra = [UInt8](rest[nameLength...])
-        var header = LocalHeader(versionNeeded: fixed.le16(4), flags: fixed.le16(6), method: fixed.le16(8), modified: fixed.le32(10),
-                                 crc32: fixed.le32(14), compressedSize: UInt64(fixed.le32(18)), uncompressedSize: UInt64(fixed.le32(22)),
-                                 name: [UInt8](rest[..<nameLength]), extra: extra, hasZip64Field: false,
-                                 dataOffset: offset + 30 + UInt64(nameLength + extraLength))
+        var header = LocalHeader(
+            versionNeeded: fixed.le16(4), flags: fixed.le16(6), method: fixed.le16(8), modified: fixed.le32(10),
+            crc32: fixed.le32(14), compressedSize: UInt64(fixed.le32(18)), uncompressedSize: UInt64(fixed.le32(22)),
+            name: [UInt8](rest[..<nameLength]), extra: extra, hasZip64Field: false,
+            dataOffset: offset + 30 + UInt64(nameLength + extraLength))
         guard let fields = zipExtraFields(extra) else {
             throw ZipStructureError(words: "the extra field of the header there has lengths that do not add up")
         }
@@ -354,9 +382,10 @@ package struct DataDescriptor {
         }
         let bytes = try file.bytes(Int(min(UInt64(fields + 4), limit - offset)), at: offset, "the data descriptor")
         let start = bytes.hasSignature((7, 8), at: 0) && bytes.count == fields + 4 ? 4 : 0
-        return DataDescriptor(crc32: bytes.le32(start),
-                              compressedSize: wide ? bytes.le64(start + 4) : UInt64(bytes.le32(start + 4)),
-                              uncompressedSize: wide ? bytes.le64(start + 12) : UInt64(bytes.le32(start + 8)),
-                              length: start + fields)
+        return DataDescriptor(
+            crc32: bytes.le32(start),
+            compressedSize: wide ? bytes.le64(start + 4) : UInt64(bytes.le32(start + 4)),
+            uncompressedSize: wide ? bytes.le64(start + 12) : UInt64(bytes.le32(start + 8)),
+            length: start + fields)
     }
 }

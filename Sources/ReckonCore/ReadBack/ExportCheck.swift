@@ -1,7 +1,8 @@
 import CLinux
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension ExportFolder {
@@ -39,10 +40,10 @@ extension ExportFolder {
             return InTheWay(path: names[0], reason: "reckon did not make this \(what): the folder holds no manifest.json of an earlier export")
         }
         guard FileKind(path: manifestPath).isRegular,
-              let data = try? readRegularFile(atPath: manifestPath, limit: 1 << 30),
-              case .object(let manifest)? = try? JSONValue.parse(data),
-              manifest["generator"] == .string("reckon"),
-              case .array(let records)? = manifest["files"]
+            let data = try? readRegularFile(atPath: manifestPath, limit: 1 << 30),
+            case .object(let manifest)? = try? JSONValue.parse(data),
+            manifest["generator"] == .string("reckon"),
+            case .array(let records)? = manifest["files"]
         else {
             return InTheWay(path: Exporter.manifestName, reason: "is not a manifest an earlier reckon export wrote")
         }
@@ -53,7 +54,8 @@ extension ExportFolder {
         }
         for record in records {
             guard case .object(let file) = record, case .string(let path)? = file["path"], case .number(let size)? = file["size"],
-                  case .string(let sha256)? = file["sha256"], let bytes = Int64(size) else {
+                case .string(let sha256)? = file["sha256"], let bytes = Int64(size)
+            else {
                 return InTheWay(path: Exporter.manifestName, reason: "is not a manifest an earlier reckon export wrote (a file record is malformed)")
             }
             guard file["in"] == nil || file["in"] == .string(ExportManifest.Place.folder.rawValue) else { continue }
@@ -74,7 +76,8 @@ extension ExportFolder {
                 switch FileKind(path: full) {
                 case .directory:
                     guard folders.contains(path) else {
-                        return InTheWay(path: path, reason: "reckon did not make this folder: the manifest.json of the earlier export lists nothing in it")
+                        return InTheWay(
+                            path: path, reason: "reckon did not make this folder: the manifest.json of the earlier export lists nothing in it")
                     }
                     switch listNames(full, shown: path) {
                     case .success(let inner): if let found = check(full, path + "/", inner) { return found }
@@ -84,7 +87,8 @@ extension ExportFolder {
                     guard let record = listed[path] else {
                         return InTheWay(path: path, reason: "reckon did not make this file: the manifest.json of the earlier export does not list it")
                     }
-                    let same = size == record.size
+                    let same =
+                        size == record.size
                         && (!checkingBytes || (try? Exporter.sizeAndDigest(of: URL(fileURLWithPath: full)).1.hex) == record.sha256)
                     guard same else {
                         return InTheWay(path: path, reason: "changed since reckon exported it: its size or SHA-256 is not what manifest.json lists")

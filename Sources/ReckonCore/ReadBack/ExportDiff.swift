@@ -50,8 +50,10 @@ package struct ExportChange: Sendable, Equatable {
 
     /// The change as `diff --json` and `verify --json` write it.
     var json: JSONValue {
-        .object(["id": .string(id.value), "change": .string(kind.rawValue), "fields": .array(fields.map(JSONValue.string)),
-                 "title": title.map(JSONValue.string) ?? .null])
+        .object([
+            "id": .string(id.value), "change": .string(kind.rawValue), "fields": .array(fields.map(JSONValue.string)),
+            "title": title.map(JSONValue.string) ?? .null
+        ])
     }
 }
 
@@ -76,7 +78,8 @@ package enum ExportDiff {
                     fields += Set(a.keys).union(b.keys).sorted().filter { a[$0] != b[$0] }
                 }
                 if fields.count > 1 { fields.removeAll { $0 == "modifiedAt" } }
-                let wasArchived = before.summary.archivedAt != nil, isArchived = after.summary.archivedAt != nil
+                let wasArchived = before.summary.archivedAt != nil
+                let isArchived = after.summary.archivedAt != nil
                 let kind: ExportChange.Kind = wasArchived == isArchived ? .edited : isArchived ? .archived : .unarchived
                 if kind == .edited && fields.isEmpty { continue }
                 if kind != .edited { fields.removeAll { $0 == "modifiedAt" } }
@@ -98,13 +101,17 @@ package enum ExportDiff {
 extension ExportDiff {
     /// One export as `diff --json` names it: its path, time and counts.
     package static func side(_ shown: String, _ manifest: ExportManifest) -> JSONValue {
-        .object(["export": .string(shown), "exportedAt": manifest.exportedAt.map { .string($0.iso8601) } ?? .null,
-                 "counts": .object(["active": .integer(manifest.counts.active), "archived": .integer(manifest.counts.archived)])])
+        .object([
+            "export": .string(shown), "exportedAt": manifest.exportedAt.map { .string($0.iso8601) } ?? .null,
+            "counts": .object(["active": .integer(manifest.counts.active), "archived": .integer(manifest.counts.archived)])
+        ])
     }
 
     /// What `diff --json` prints (schema version 1, in the README).
     package static func json(old: JSONValue, new: JSONValue, changes: [ExportChange]) -> JSONValue {
-        .object(["schemaVersion": .integer(1), "old": old, "new": new, "changes": .array(changes.map(\.json)),
-                 "totals": .object(Dictionary(uniqueKeysWithValues: totals(changes).map { ($0.0.rawValue, JSONValue.integer($0.1)) }))])
+        .object([
+            "schemaVersion": .integer(1), "old": old, "new": new, "changes": .array(changes.map(\.json)),
+            "totals": .object(Dictionary(uniqueKeysWithValues: totals(changes).map { ($0.0.rawValue, JSONValue.integer($0.1)) }))
+        ])
     }
 }

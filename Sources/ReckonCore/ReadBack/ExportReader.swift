@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Why an export could not be read: the file (as shown) and what is wrong with it.
@@ -60,14 +61,17 @@ extension ExportManifest {
             // Schema 1 lists only files beside the manifest, without "in".
             let place = record["in"] == nil ? Place.folder : Place(rawValue: try string(record["in"], "files[\(n)].in"))
             guard let place else { throw wrong("files[\(n)].in") }
-            files.append(File(place: place, path: try string(record["path"], "files[\(n)].path"), size: try int(record["size"], "files[\(n)].size"),
-                              sha256: try string(record["sha256"], "files[\(n)].sha256")))
+            files.append(
+                File(
+                    place: place, path: try string(record["path"], "files[\(n)].path"), size: try int(record["size"], "files[\(n)].size"),
+                    sha256: try string(record["sha256"], "files[\(n)].sha256")))
         }
         var missing: [Missing] = []
         for (n, item) in try array(fields["missing"], "missing").enumerated() {
             let record = try object(item, "missing[\(n)]")
             guard let id = MemoID(try string(record["id"], "missing[\(n)].id")) else { throw wrong("missing[\(n)].id") }
-            missing.append(Missing(id: id, path: try string(record["path"], "missing[\(n)].path"), reason: try string(record["reason"], "missing[\(n)].reason")))
+            missing.append(
+                Missing(id: id, path: try string(record["path"], "missing[\(n)].path"), reason: try string(record["reason"], "missing[\(n)].reason")))
         }
         var exportedAt: Timestamp?
         if let time = fields["exportedAt"], time != .null {
@@ -75,11 +79,13 @@ extension ExportManifest {
             exportedAt = parsed
         }
         guard case .bool(let includeArchived)? = fields["includeArchived"] else { throw wrong("includeArchived") }
-        var manifest = ExportManifest(source: Source(name: try string(source["name"], "source.name"), label: try string(source["label"], "source.label"),
-                                                     path: try string(source["path"], "source.path")),
-                                      exportedAt: exportedAt, includeArchived: includeArchived, formats: formats,
-                                      counts: MemoCounts(active: try int(counts["active"], "counts.active"), archived: try int(counts["archived"], "counts.archived")),
-                                      files: files, missing: missing)
+        var manifest = ExportManifest(
+            source: Source(
+                name: try string(source["name"], "source.name"), label: try string(source["label"], "source.label"),
+                path: try string(source["path"], "source.path")),
+            exportedAt: exportedAt, includeArchived: includeArchived, formats: formats,
+            counts: MemoCounts(active: try int(counts["active"], "counts.active"), archived: try int(counts["archived"], "counts.archived")),
+            files: files, missing: missing)
         manifest.schemaVersion = version
         if case .string(let text)? = fields["reckonVersion"] { manifest.reckonVersion = text }
         return manifest
@@ -245,7 +251,8 @@ package final class MemosJSONReader {
         hasher.update(bytes)
         facts.size += bytes.count
         if let expectedSize, facts.size > expectedSize {
-            throw ReadFailure(message: "is larger than the \(expectedSize) bytes manifest.json lists: the export is damaged; 'reckon verify' says more")
+            throw ReadFailure(
+                message: "is larger than the \(expectedSize) bytes manifest.json lists: the export is damaged; 'reckon verify' says more")
         }
         try splitter.feed(bytes) { element in
             defer { position += 1 }
@@ -415,7 +422,11 @@ package struct ExportOnDisk: Sendable {
                     throw ExportReadError(path: shown(Exporter.jsonName), reason: error.message)
                 }
             } else if folder.record(.zip, Exporter.jsonName) == nil {
-                throw ExportReadError(path: shown, reason: "holds no memos.json, beside its manifest or in memos.zip (it was exported as Markdown alone), so its memos cannot be read back")
+                throw ExportReadError(
+                    path: shown,
+                    reason:
+                        "holds no memos.json, beside its manifest or in memos.zip (it was exported as Markdown alone), so its memos cannot be read back"
+                )
             }
         }
         if facts == nil {
@@ -447,7 +458,9 @@ package struct ExportOnDisk: Sendable {
             throw ExportReadError(path: jsonShown, reason: "is not listed in manifest.json, so it cannot be checked")
         }
         guard record.size == facts.size, record.sha256 == facts.sha256 else {
-            throw ExportReadError(path: jsonShown, reason: "is not what manifest.json lists (its size or SHA-256 differs): the export is damaged; 'reckon verify' says more")
+            throw ExportReadError(
+                path: jsonShown,
+                reason: "is not what manifest.json lists (its size or SHA-256 differs): the export is damaged; 'reckon verify' says more")
         }
         if let problem = facts.problems.first { throw ExportReadError(path: jsonShown, reason: problem) }
         return (manifest, facts)

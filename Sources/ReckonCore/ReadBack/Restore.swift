@@ -1,7 +1,8 @@
 import CLinux
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Rebuilds a memo folder (`index.json` + `memos/<uuid>.json`, schema
@@ -27,7 +28,8 @@ package enum ExportRestore {
                 guard reckon_rename_no_replace(staging.appendingPathComponent("memos").path, dir.appendingPathComponent("memos").path) == 0 else {
                     throw OutputError(path: shownDir + "/memos", reason: AtomicFile.lastError())
                 }
-                guard reckon_rename_no_replace(staging.appendingPathComponent("index.json").path, dir.appendingPathComponent("index.json").path) == 0 else {
+                guard reckon_rename_no_replace(staging.appendingPathComponent("index.json").path, dir.appendingPathComponent("index.json").path) == 0
+                else {
                     let reason = AtomicFile.lastError()
                     // The memos moved in a moment ago are this restore's own: they go back, so nothing half-restored stays.
                     _ = rename(dir.appendingPathComponent("memos").path, staging.appendingPathComponent("memos").path)
@@ -71,8 +73,11 @@ package enum ExportRestore {
             for result in written.joined() { try result.get() }
             for memo in batch {
                 func date(_ time: Timestamp?) -> JSONValue { time.map { .string($0.iso8601) } ?? .null }
-                writer.value(.object(["id": .string(memo.id.value), "modifiedTime": date(memo.modifiedAt), "archivedAt": date(memo.archivedAt),
-                                      "deletedAt": date(memo.deletedAt), "changeTag": memo.changeTag.map(JSONValue.string) ?? .null]))
+                writer.value(
+                    .object([
+                        "id": .string(memo.id.value), "modifiedTime": date(memo.modifiedAt), "archivedAt": date(memo.archivedAt),
+                        "deletedAt": date(memo.deletedAt), "changeTag": memo.changeTag.map(JSONValue.string) ?? .null
+                    ]))
             }
             try index.write(writer.take())
             batch.removeAll(keepingCapacity: true)
@@ -91,13 +96,16 @@ package enum ExportRestore {
         _ = try index.finish()
         TestStop.at("restore-written")
         guard facts.counts == manifest.counts else {
-            throw ExportReadError(path: export.shown, reason: "its memos.json holds \(facts.counts.inWords), but manifest.json counts \(manifest.counts.inWords); nothing was restored")
+            throw ExportReadError(
+                path: export.shown,
+                reason: "its memos.json holds \(facts.counts.inWords), but manifest.json counts \(manifest.counts.inWords); nothing was restored")
         }
         // Read back as any memo folder is read, and compared memo by memo.
         let spec = SideSpec(role: .remote, name: "restored", label: "the restored folder", path: shownDir, kind: .folder(staging))
         let side = spec.store(limits: ReadLimits()).load(deep: true)
         if let problem = side.problems.first(where: { $0.severity == .error }) ?? (side.status == .ok ? nil : side.problems.first) {
-            throw ExportReadError(path: shownDir, reason: "the restored folder does not read back whole (\(problem.path): \(problem.message)); nothing was restored")
+            throw ExportReadError(
+                path: shownDir, reason: "the restored folder does not read back whole (\(problem.path): \(problem.message)); nothing was restored")
         }
         var restored: [MemoID: MemoState] = [:]
         for (id, _) in side.entries.pairs {

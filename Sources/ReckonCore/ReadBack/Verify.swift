@@ -130,8 +130,9 @@ package struct ExportVerifier {
             // What the listing of files passed over (a folder where a file should be) is named as what it is.
             let kind = onDisk.removeValue(forKey: record.path) ?? Optional(FileKind(path: url.path)).flatMap { $0 == .missing ? nil : $0 }
             guard let kind, kind.isRegular else {
-                checks[record.path] = .init(place: .folder, path: record.path, status: kind == nil ? .missing : .unreadable,
-                                            problem: kind == nil ? "manifest.json lists it, but it is not there" : "is \(kind!.description), not a regular file")
+                checks[record.path] = .init(
+                    place: .folder, path: record.path, status: kind == nil ? .missing : .unreadable,
+                    problem: kind == nil ? "manifest.json lists it, but it is not there" : "is \(kind!.description), not a regular file")
                 continue
             }
             if record.path == Exporter.jsonName {
@@ -171,8 +172,9 @@ package struct ExportVerifier {
             memos.markdown = read.compactMap { $0.1 }
         }
         for (path, kind) in onDisk {
-            checks[path] = .init(place: .folder, path: path, status: .unlisted,
-                                 problem: kind.isRegular ? "manifest.json does not list it" : "is \(kind.description), which reckon never puts in an export")
+            checks[path] = .init(
+                place: .folder, path: path, status: .unlisted,
+                problem: kind.isRegular ? "manifest.json does not list it" : "is \(kind.description), which reckon never puts in an export")
         }
         result.files += checks.values.sorted { utf8Precedes($0.path, $1.path) }
         if let zip = checks[Exporter.zipName], zip.status == .ok || zip.status == .changed {
@@ -202,7 +204,9 @@ package struct ExportVerifier {
 
     /// A file found with `size` and `sha256` against its record.
     static func compare(_ record: ExportManifest.File, size: Int, sha256: String) -> ExportVerification.FileCheck {
-        let problem: String? = size != record.size ? "is \(size) bytes; manifest.json lists \(record.size)"
+        let problem: String? =
+            size != record.size
+            ? "is \(size) bytes; manifest.json lists \(record.size)"
             : sha256 != record.sha256 ? "its SHA-256 is not what manifest.json lists" : nil
         return .init(place: record.place, path: record.path, status: problem == nil ? .ok : .changed, size: size, sha256: sha256, problem: problem)
     }
@@ -255,7 +259,9 @@ package struct ExportVerifier {
                     memos.json = reader!.finish()
                     memos.jsonPath = joinPath(zipShown, Exporter.jsonName)
                 }
-                if let kept, name.hasPrefix(Exporter.markdownName + "/") { markdown.append(MarkdownFile(path: name, memo: MarkdownExport.frontMatter(of: kept))) }
+                if let kept, name.hasPrefix(Exporter.markdownName + "/") {
+                    markdown.append(MarkdownFile(path: name, memo: MarkdownExport.frontMatter(of: kept)))
+                }
                 if name == Exporter.manifestName && expected == nil { manifestData = kept }
                 let found = (size: size, sha256: hasher.finalize().hex)
                 streamed.append(StreamedEntry(name: facts.name, size: size, declaredSize: facts.size, mode: facts.mode))
@@ -263,8 +269,10 @@ package struct ExportVerifier {
                     order.append(name)
                     seen[name] = found
                 } else {
-                    twice.append(.init(place: .zip, path: name, status: .unlisted, size: found.size, sha256: found.sha256,
-                                       problem: "the zip holds a second entry of this name"))
+                    twice.append(
+                        .init(
+                            place: .zip, path: name, status: .unlisted, size: found.size, sha256: found.sha256,
+                            problem: "the zip holds a second entry of this name"))
                 }
                 current = nil
             }
@@ -274,7 +282,8 @@ package struct ExportVerifier {
             // read on its own, the damaged entries skipped, so that what it
             // lists can still be checked.
             if current != Exporter.manifestName, seen[Exporter.manifestName] == nil,
-               let data = try? ArchiveReader.entry(named: Exporter.manifestName, of: url) {
+                let data = try? ArchiveReader.entry(named: Exporter.manifestName, of: url)
+            {
                 order.append(Exporter.manifestName)
                 seen[Exporter.manifestName] = (data.count, SHA256.hex(of: data))
                 if expected == nil { manifestData = data }
@@ -298,8 +307,10 @@ package struct ExportVerifier {
         var records = expected ?? []
         if expected == nil {
             guard let manifestData else {
-                result.files.append(.init(place: .zip, path: Exporter.manifestName, status: failure == nil ? .missing : .unreadable,
-                                          problem: failure == nil ? "the zip holds no manifest.json, so nothing in it can be checked" : unread(Exporter.manifestName)))
+                result.files.append(
+                    .init(
+                        place: .zip, path: Exporter.manifestName, status: failure == nil ? .missing : .unreadable,
+                        problem: failure == nil ? "the zip holds no manifest.json, so nothing in it can be checked" : unread(Exporter.manifestName)))
                 return
             }
             do {
@@ -307,8 +318,10 @@ package struct ExportVerifier {
                 result.manifest = manifest
                 result.manifestCounts = manifest.counts
                 records = manifest.files
-                result.files.append(.init(place: .zip, path: Exporter.manifestName, status: .ok, size: seen[Exporter.manifestName]!.size,
-                                          sha256: seen[Exporter.manifestName]!.sha256))
+                result.files.append(
+                    .init(
+                        place: .zip, path: Exporter.manifestName, status: .ok, size: seen[Exporter.manifestName]!.size,
+                        sha256: seen[Exporter.manifestName]!.sha256))
                 seen[Exporter.manifestName] = nil
             } catch {
                 result.files.append(.init(place: .zip, path: Exporter.manifestName, status: .unreadable, problem: error.reason))
@@ -330,8 +343,10 @@ package struct ExportVerifier {
             }
         }
         for name in order where seen[name] != nil {
-            checks.append(.init(place: .zip, path: name, status: .unlisted, size: seen[name]!.size, sha256: seen[name]!.sha256,
-                                problem: "manifest.json does not list it"))
+            checks.append(
+                .init(
+                    place: .zip, path: name, status: .unlisted, size: seen[name]!.size, sha256: seen[name]!.sha256,
+                    problem: "manifest.json does not list it"))
         }
         result.files += (checks + twice).sorted { utf8Precedes($0.path, $1.path) }
         if let failure, !checks.contains(where: { $0.status == .unreadable }) {
@@ -385,7 +400,8 @@ package struct ExportVerifier {
     /// the records put them.
     static func checkCentralDirectory(of url: URL) -> CentralDirectoryCheck {
         var check = CentralDirectoryCheck()
-        let file: ZipFile, end: CentralDirectoryEnd
+        let file: ZipFile
+        let end: CentralDirectoryEnd
         do throws(ZipStructureError) {
             file = try ZipFile(url: url)
             end = try CentralDirectoryEnd.read(file)
@@ -412,9 +428,10 @@ package struct ExportVerifier {
             return check
         }
         if let next, next != end.offset {
-            check.zipProblems.append(next < end.offset
-                ? "the zip's last entry ends at byte \(next), but its central directory starts at byte \(end.offset): the bytes between belong to no entry"
-                : "the zip's last entry ends at byte \(next), past the start of its central directory at byte \(end.offset)")
+            check.zipProblems.append(
+                next < end.offset
+                    ? "the zip's last entry ends at byte \(next), but its central directory starts at byte \(end.offset): the bytes between belong to no entry"
+                    : "the zip's last entry ends at byte \(next), past the start of its central directory at byte \(end.offset)")
         }
         check.entries = entries
         return check
@@ -425,7 +442,8 @@ package struct ExportVerifier {
     /// the entry, what disagrees, and where the entry ends (nil when that
     /// cannot be told).
     private static func checkRecord(_ record: CentralRecord, expectedAt: UInt64?, directory end: CentralDirectoryEnd, file: ZipFile)
-        -> (entry: CentralDirectoryCheck.Entry, problems: [String], ends: UInt64?) {
+        -> (entry: CentralDirectoryCheck.Entry, problems: [String], ends: UInt64?)
+    {
         let wide: (compressedSize: UInt64, uncompressedSize: UInt64, localHeaderOffset: UInt64, diskStart: UInt32)
         do throws(ZipStructureError) {
             wide = try record.wide()
@@ -437,8 +455,9 @@ package struct ExportVerifier {
         let says = "the zip's central directory"
         if wide.diskStart != 0 { problems.append("\(says) puts this entry on disk \(wide.diskStart), but the zip is one file") }
         if let expectedAt, wide.localHeaderOffset != expectedAt {
-            problems.append("\(says) puts this entry at byte \(wide.localHeaderOffset), but "
-                            + (expectedAt == 0 ? "the first entry starts at byte 0" : "the entry before it ends at byte \(expectedAt)"))
+            problems.append(
+                "\(says) puts this entry at byte \(wide.localHeaderOffset), but "
+                    + (expectedAt == 0 ? "the first entry starts at byte 0" : "the entry before it ends at byte \(expectedAt)"))
         }
         let header: LocalHeader
         do throws(ZipStructureError) {
@@ -449,16 +468,19 @@ package struct ExportVerifier {
         }
         entry.headerName = header.name
         if header.name != record.name {
-            problems.append("\(says) names this entry \(shownName(record.name)), but its own header says \(shownName(header.name))"
-                            + differingByte(record.name, header.name) + "; unzip would see the first")
+            problems.append(
+                "\(says) names this entry \(shownName(record.name)), but its own header says \(shownName(header.name))"
+                    + differingByte(record.name, header.name) + "; unzip would see the first")
         }
         let goesBy = "; Python's zipfile would go by the first"
         if header.method != record.method {
-            problems.append("\(says) says this entry is \(methodWords(record.method)), but its own header says \(methodWords(header.method))" + goesBy)
+            problems.append(
+                "\(says) says this entry is \(methodWords(record.method)), but its own header says \(methodWords(header.method))" + goesBy)
         }
         if header.flags != record.flags {
-            problems.append("\(says) gives this entry the flags \(hex(record.flags)), but its own header says \(hex(header.flags))"
-                            + " (they differ in: \(flagWords(header.flags ^ record.flags)))" + goesBy)
+            problems.append(
+                "\(says) gives this entry the flags \(hex(record.flags)), but its own header says \(hex(header.flags))"
+                    + " (they differ in: \(flagWords(header.flags ^ record.flags)))" + goesBy)
         }
         // reckon flags every name as UTF-8; unflagged, a name beyond ASCII reads as another one in zipfile (as CP437).
         if record.name.contains(where: { $0 >= 0x80 }) && record.flags & 0x0800 == 0 {
@@ -466,11 +488,13 @@ package struct ExportVerifier {
         }
         // libarchive raises the central record's version to 4.5 when it adds a zip64 field there alone.
         if header.versionNeeded != record.versionNeeded && !(record.hasZip64Field && record.versionNeeded == 45 && header.versionNeeded < 45) {
-            problems.append("\(says) says this entry needs zip version \(versionWords(record.versionNeeded)) to extract, "
-                            + "but its own header says \(versionWords(header.versionNeeded))" + goesBy)
+            problems.append(
+                "\(says) says this entry needs zip version \(versionWords(record.versionNeeded)) to extract, "
+                    + "but its own header says \(versionWords(header.versionNeeded))" + goesBy)
         }
         if header.modified != record.modified {
-            problems.append("\(says) dates this entry \(dosTimeWords(record.modified)), but its own header says \(dosTimeWords(header.modified))" + goesBy)
+            problems.append(
+                "\(says) dates this entry \(dosTimeWords(record.modified)), but its own header says \(dosTimeWords(header.modified))" + goesBy)
         }
         // The same extra fields, but for zip64's, which differs between the two by design.
         func withoutZip64(_ extra: [UInt8]) -> [UInt8]? {
@@ -498,8 +522,9 @@ package struct ExportVerifier {
         let dataEnd = header.dataOffset + wide.compressedSize
         guard header.sizesFollowData else {
             if (header.crc32, header.compressedSize, header.uncompressedSize) != (record.crc32, wide.compressedSize, wide.uncompressedSize) {
-                problems.append("\(says) gives this entry \(central), but its own header says "
-                                + values(header.crc32, header.compressedSize, header.uncompressedSize) + goesBy)
+                problems.append(
+                    "\(says) gives this entry \(central), but its own header says "
+                        + values(header.crc32, header.compressedSize, header.uncompressedSize) + goesBy)
             }
             return (entry, problems, dataEnd)
         }
@@ -508,9 +533,11 @@ package struct ExportVerifier {
         // after the data holds them.
         func agrees<T: Equatable & BinaryInteger>(_ value: T, _ central: T) -> Bool { value == 0 || value == central }
         if !agrees(header.crc32, record.crc32) || !agrees(header.compressedSize, wide.compressedSize)
-            || !agrees(header.uncompressedSize, wide.uncompressedSize) {
-            problems.append("\(says) gives this entry \(central), but its own header says "
-                            + values(header.crc32, header.compressedSize, header.uncompressedSize) + goesBy)
+            || !agrees(header.uncompressedSize, wide.uncompressedSize)
+        {
+            problems.append(
+                "\(says) gives this entry \(central), but its own header says "
+                    + values(header.crc32, header.compressedSize, header.uncompressedSize) + goesBy)
         }
         let descriptor: DataDescriptor
         do throws(ZipStructureError) {
@@ -520,8 +547,9 @@ package struct ExportVerifier {
             return (entry, problems, nil)
         }
         if (descriptor.crc32, descriptor.compressedSize, descriptor.uncompressedSize) != (record.crc32, wide.compressedSize, wide.uncompressedSize) {
-            problems.append("\(says) gives this entry \(central), but the data descriptor after its data says "
-                            + values(descriptor.crc32, descriptor.compressedSize, descriptor.uncompressedSize) + goesBy)
+            problems.append(
+                "\(says) gives this entry \(central), but the data descriptor after its data says "
+                    + values(descriptor.crc32, descriptor.compressedSize, descriptor.uncompressedSize) + goesBy)
         }
         return (entry, problems, dataEnd + UInt64(descriptor.length))
     }
@@ -540,15 +568,17 @@ package struct ExportVerifier {
             func found(_ words: String) { check.findings.append(.init(entry: n + 1, name: name, words: words)) }
             // A header that names the entry otherwise was found already.
             if read.name != record.name && record.headerName == record.name {
-                found("\(says) names this entry \(shownName(record.name)), but \(shownName(read.name)) was read in its place"
-                      + differingByte(record.name, read.name) + "; unzip would see the first")
+                found(
+                    "\(says) names this entry \(shownName(record.name)), but \(shownName(read.name)) was read in its place"
+                        + differingByte(record.name, read.name) + "; unzip would see the first")
             }
             if let other = [Int64(read.size), read.declaredSize].compactMap({ $0 }).first(where: { Int64(exactly: record.size) != $0 }) {
                 found("\(says) says this entry is \(record.size) bytes, but reading it gives \(other)")
             }
             if read.mode & 0o170000 != 0o100000 {
-                found("\(says) makes this entry \(kindWords(read.mode)) (mode \(String(read.mode, radix: 8))), not a regular file; "
-                      + "bsdtar would not extract it as one")
+                found(
+                    "\(says) makes this entry \(kindWords(read.mode)) (mode \(String(read.mode, radix: 8))), not a regular file; "
+                        + "bsdtar would not extract it as one")
             }
         }
     }
@@ -572,8 +602,11 @@ package struct ExportVerifier {
             }
         }
         if central.findings.count > shown {
-            result.problems.append(.init(path: zip, message: "\(central.findings.count - shown) more disagreements between the zip's central directory "
-                                         + "and its entries are not shown"))
+            result.problems.append(
+                .init(
+                    path: zip,
+                    message: "\(central.findings.count - shown) more disagreements between the zip's central directory "
+                        + "and its entries are not shown"))
         }
     }
 
@@ -615,9 +648,11 @@ package struct ExportVerifier {
 
     /// An MS-DOS time and date (APPNOTE 4.4.6) as `2026-04-18 09:15:00`.
     private static func dosTimeWords(_ value: UInt32) -> String {
-        let date = value >> 16, time = value & 0xFFFF
+        let date = value >> 16
+        let time = value & 0xFFFF
         func two(_ n: UInt32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(1980 + (date >> 9))-\(two(date >> 5 & 0xF))-\(two(date & 0x1F)) \(two(time >> 11)):\(two(time >> 5 & 0x3F)):\(two((time & 0x1F) * 2))"
+        return
+            "\(1980 + (date >> 9))-\(two(date >> 5 & 0xF))-\(two(date & 0x1F)) \(two(time >> 11)):\(two(time >> 5 & 0x3F)):\(two((time & 0x1F) * 2))"
     }
 
     /// What a Unix mode makes a file, for one that is not a regular file.
@@ -643,8 +678,12 @@ package struct ExportVerifier {
         if let json = memos.json {
             result.memosJSONCounts = json.counts
             for message in json.problems { problem(memos.jsonPath, message) }
-            if json.counts != manifest.counts { problem(memos.jsonPath, "holds \(json.counts.inWords); manifest.json counts \(manifest.counts.inWords)") }
-            for id in json.ids.intersection(missing).sorted() { problem(memos.jsonPath, "holds memo \(id), which manifest.json says could not be exported") }
+            if json.counts != manifest.counts {
+                problem(memos.jsonPath, "holds \(json.counts.inWords); manifest.json counts \(manifest.counts.inWords)")
+            }
+            for id in json.ids.intersection(missing).sorted() {
+                problem(memos.jsonPath, "holds memo \(id), which manifest.json says could not be exported")
+            }
         }
         guard let markdown = memos.markdown else { return }
         var counts = MemoCounts()
@@ -681,7 +720,8 @@ extension ExportVerifier {
             guard let summary = side.memos[id], summary.deletedAt == nil, manifest.includeArchived || summary.archivedAt == nil else { continue }
             now[id] = MemoState(summary)
         }
-        return ExportDiff.changes(from: exported.mapValues { MemoState($0.summary) }, to: now, toMillisecond: side.spec.kind.precision == .millisecond)
+        return ExportDiff.changes(
+            from: exported.mapValues { MemoState($0.summary) }, to: now, toMillisecond: side.spec.kind.precision == .millisecond)
     }
 }
 
@@ -703,7 +743,9 @@ extension ExportVerification {
         }
         let beside = files.count { $0.place == .folder && $0.path != Exporter.manifestName }
         let inZip = files.count { $0.place == .zip && !(isZip && $0.path == Exporter.manifestName) }
-        let where_ = isZip ? "\(inZip) entries of the zip match its manifest.json"
+        let where_ =
+            isZip
+            ? "\(inZip) entries of the zip match its manifest.json"
             : "\(beside) files beside manifest.json" + (inZip > 0 ? " and \(inZip) entries of memos.zip" : "") + " match it"
         if damaged {
             let bad = files.count { $0.status != .ok }
@@ -719,8 +761,9 @@ extension ExportVerification {
             var held: [String] = []
             if memosJSONCounts != nil { held.append("memos.json") }
             if markdownCounts != nil { held.append("markdown/") }
-            lines.append("\(escapedForDisplay(shown)): whole. The \(where_), size and SHA-256; "
-                         + "\(counts.inWords) in \(held.isEmpty ? "none of its files" : held.joined(separator: " and ")), as manifest.json counts.")
+            lines.append(
+                "\(escapedForDisplay(shown)): whole. The \(where_), size and SHA-256; "
+                    + "\(counts.inWords) in \(held.isEmpty ? "none of its files" : held.joined(separator: " and ")), as manifest.json counts.")
         }
         return lines.map { $0 + "\n" }.joined()
     }
@@ -736,14 +779,17 @@ extension ExportVerification {
             "export": .string(shown),
             "kind": .string(isZip ? "zip" : "folder"),
             "status": .string(status),
-            "files": .array(files.map { file in
-                .object(["in": .string(file.place.rawValue), "path": .string(file.path), "status": .string(file.status.rawValue),
-                         "size": file.size.map(JSONValue.integer) ?? .null, "sha256": file.sha256.map(JSONValue.string) ?? .null,
-                         "problem": file.problem.map(JSONValue.string) ?? .null])
-            }),
+            "files": .array(
+                files.map { file in
+                    .object([
+                        "in": .string(file.place.rawValue), "path": .string(file.path), "status": .string(file.status.rawValue),
+                        "size": file.size.map(JSONValue.integer) ?? .null, "sha256": file.sha256.map(JSONValue.string) ?? .null,
+                        "problem": file.problem.map(JSONValue.string) ?? .null
+                    ])
+                }),
             "problems": .array(problems.map { .object(["path": .string($0.path), "message": .string($0.message)]) }),
             "counts": .object(["manifest": counts(manifestCounts), "memosJSON": counts(memosJSONCounts), "markdown": counts(markdownCounts)]),
-            "against": against.map { .object(["side": .string($0.side), "changes": .array($0.changes.map(\.json))]) } ?? .null,
+            "against": against.map { .object(["side": .string($0.side), "changes": .array($0.changes.map(\.json))]) } ?? .null
         ])
     }
 }

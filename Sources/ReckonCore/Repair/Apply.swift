@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Carries out a plan, and nothing that is not in it. Before each write
@@ -78,14 +79,21 @@ package struct Applier {
                 spec = SideSpec(role: planned.role, name: planned.name, label: planned.label, path: planned.path, kind: reopened)
             } else {
                 guard planned.writable else { return nil }
-                throw Refusal(description: "the plan does not keep \(planned.label)'s connection string, which holds a secret; make the plan from a pipeline definition")
+                throw Refusal(
+                    description:
+                        "the plan does not keep \(planned.label)'s connection string, which holds a secret; make the plan from a pipeline definition")
             }
             if spec.readOnly && planned.writable {
-                throw Refusal(description: "\(planned.label) is marked \"readOnly\": true in \(plan.definition ?? "its definition") now; reckon never writes it")
+                throw Refusal(
+                    description: "\(planned.label) is marked \"readOnly\": true in \(plan.definition ?? "its definition") now; reckon never writes it"
+                )
             }
             let now = SideIdentity(spec)
             guard now.kind == planned.kind, now.place == planned.place else {
-                throw Refusal(description: "the plan was made from other sides: \(planned.label) was \(planned.kind) \(planned.place), and is now \(now.kind) \(now.place)")
+                throw Refusal(
+                    description:
+                        "the plan was made from other sides: \(planned.label) was \(planned.kind) \(planned.place), and is now \(now.kind) \(now.place)"
+                )
             }
             return spec
         }
@@ -99,9 +107,14 @@ package struct Applier {
             throw Refusal(description: "the plan's state folder '\(plan.stateDir)' is not a folder's full path; make the plan again")
         }
         // A run of it that was interrupted counts as its record: a record let go since must not strand it.
-        guard PlanRecords.isRecorded(planData, stateDir: stateDir)
-                || (options.resume && ApplyJournal.latestRun(in: stateDir, planSHA256: SHA256.hex(of: planData))?.finished == false) else {
-            throw Refusal(description: "reckon plan did not write this plan.json for the state folder \(plan.stateDir) (its SHA-256 is not among those recorded in plans/ there): it was changed after it was made, or made for another state folder; make it again")
+        guard
+            PlanRecords.isRecorded(planData, stateDir: stateDir)
+                || (options.resume && ApplyJournal.latestRun(in: stateDir, planSHA256: SHA256.hex(of: planData))?.finished == false)
+        else {
+            throw Refusal(
+                description:
+                    "reckon plan did not write this plan.json for the state folder \(plan.stateDir) (its SHA-256 is not among those recorded in plans/ there): it was changed after it was made, or made for another state folder; make it again"
+            )
         }
         guard plan.sides.count == 2, plan.sides[0].role == .local, plan.sides[1].role == .remote else {
             throw Refusal(description: "the plan does not name a local side, then a remote; make it again with reckon plan")
@@ -123,53 +136,69 @@ package struct Applier {
         for action in plan.actions {
             let writing = action.writes.map(\.side) + action.indexChanges.map(\.side)
             if let side = writing.first(where: { !plan.side($0).writable }) {
-                throw Refusal(description: "the plan writes memo \(action.id) on \(plan.side(side).label), which it does not mark writable; make it again")
+                throw Refusal(
+                    description: "the plan writes memo \(action.id) on \(plan.side(side).label), which it does not mark writable; make it again")
             }
             let onTarget = action.writes.allSatisfy { $0.side == action.to } && action.indexChanges.allSatisfy { $0.side == action.to }
-            let expected: Bool = switch action.action {
-            case .copy, .softDelete: action.to != nil && action.writes.contains { $0.side == action.to }
-                && action.indexChanges.contains { $0.side == action.to } && (action.conflictCopy != nil || onTarget)
-            case .fixIndex: action.writes.isEmpty && action.indexChanges.count == 1 && onTarget && action.indexChanges[0].file != nil
-            case .conflict, .notPossible, .none: writing.isEmpty
-            }
+            let expected: Bool =
+                switch action.action {
+                case .copy, .softDelete:
+                    action.to != nil && action.writes.contains { $0.side == action.to }
+                        && action.indexChanges.contains { $0.side == action.to } && (action.conflictCopy != nil || onTarget)
+                case .fixIndex: action.writes.isEmpty && action.indexChanges.count == 1 && onTarget && action.indexChanges[0].file != nil
+                case .conflict, .notPossible, .none: writing.isEmpty
+                }
             // Each entry is the memo's or its conflict copy's; a copy from files names the file it copies;
             // a conflict copy is written, with its entry, on every side that can be written.
             let ids = [action.id] + (action.conflictCopy.map { [$0] } ?? [])
             let copySides = plan.sides.filter(\.writable).map(\.role)
             guard expected, action.indexChanges.allSatisfy({ MemoID($0.id).map(ids.contains) == true }),
-                  action.action != .copy || plan.side(action.from ?? .local).kind.kind?.holdsFiles == false
+                action.action != .copy || plan.side(action.from ?? .local).kind.kind?.holdsFiles == false
                     || action.writes.contains(where: { $0.side == action.to && $0.source != nil }),
-                  action.conflictCopy.map({ copy in
-                      copySides.allSatisfy { side in
-                          action.writes.contains { $0.side == side && MemoID($0.spelledID) == copy }
-                              && action.indexChanges.contains { $0.side == side && MemoID($0.id) == copy }
-                      }
-                  }) ?? true else {
-                throw Refusal(description: "the plan's \(action.action.rawValue) of memo \(action.id) writes other files than reckon plan would; make the plan again")
+                action.conflictCopy.map({ copy in
+                    copySides.allSatisfy { side in
+                        action.writes.contains { $0.side == side && MemoID($0.spelledID) == copy }
+                            && action.indexChanges.contains { $0.side == side && MemoID($0.id) == copy }
+                    }
+                }) ?? true
+            else {
+                throw Refusal(
+                    description:
+                        "the plan's \(action.action.rawValue) of memo \(action.id) writes other files than reckon plan would; make the plan again")
             }
             for write in action.writes {
                 guard write.path.hasPrefix("memos/"), write.path.hasSuffix(".json"),
-                      let id = MemoID(write.spelledID), ids.contains(id) else {
-                    throw Refusal(description: "the plan writes \(write.path) for memo \(action.id), which is not that memo's file; make the plan again")
+                    let id = MemoID(write.spelledID), ids.contains(id)
+                else {
+                    throw Refusal(
+                        description: "the plan writes \(write.path) for memo \(action.id), which is not that memo's file; make the plan again")
                 }
                 let data = write.data
                 guard Int64(data.count) == write.size, SHA256.hex(of: data) == write.sha256 else {
-                    throw Refusal(description: "the plan's content for \(write.path) is not what reckon plan recorded (its size or SHA-256 differ): plan.json was changed after it was made; make it again")
+                    throw Refusal(
+                        description:
+                            "the plan's content for \(write.path) is not what reckon plan recorded (its size or SHA-256 differ): plan.json was changed after it was made; make it again"
+                    )
                 }
                 guard let memo = try? MemoReader.read(data), memo.id == id else {
                     throw Refusal(description: "the plan's content for \(write.path) is not a memo file of that id; make the plan again")
                 }
                 // The entry written beside it must say what the file says: deleted or not, archived or not.
                 if let entry = action.indexChanges.first(where: { $0.side == write.side && MemoID($0.id) == id })?.after,
-                   (entry.deletedAt == nil) != (memo.deletedAt == nil) || (entry.archivedAt == nil) != (memo.archivedAt == nil)
-                    || (action.action == .softDelete && id == action.id && memo.deletedAt == nil) {
-                    throw Refusal(description: "the plan's index entry for \(write.path) does not agree with the file written beside it; make the plan again")
+                    (entry.deletedAt == nil) != (memo.deletedAt == nil) || (entry.archivedAt == nil) != (memo.archivedAt == nil)
+                        || (action.action == .softDelete && id == action.id && memo.deletedAt == nil)
+                {
+                    throw Refusal(
+                        description: "the plan's index entry for \(write.path) does not agree with the file written beside it; make the plan again")
                 }
             }
         }
         let age = options.now.seconds - plan.createdAt.seconds
         if !options.resume && age > options.maxAge {
-            throw Refusal(description: "the plan was made \(Self.duration(age)) ago (\(plan.createdAt.iso8601)), more than --max-age allows (\(Self.duration(options.maxAge))); make it again")
+            throw Refusal(
+                description:
+                    "the plan was made \(Self.duration(age)) ago (\(plan.createdAt.iso8601)), more than --max-age allows (\(Self.duration(options.maxAge))); make it again"
+            )
         }
     }
 
@@ -183,11 +212,16 @@ package struct Applier {
     /// when its turn comes.
     func checkMadeFromSides(_ readers: [SideRole: MemoFolderReader]) throws(Refusal) {
         func edited(_ action: PlanAction, _ what: String) -> Refusal {
-            Refusal(description: "the plan's \(action.action.rawValue) of memo \(action.id) writes \(what) than reckon plan makes from the files it names, which are as planned: plan.json was changed after it was made; make it again")
+            Refusal(
+                description:
+                    "the plan's \(action.action.rawValue) of memo \(action.id) writes \(what) than reckon plan makes from the files it names, which are as planned: plan.json was changed after it was made; make it again"
+            )
         }
         /// The bytes of `path` on `role` when they are still the ones the plan saw.
         func asPlanned(_ role: SideRole, _ path: String, _ tag: FileTag?) throws -> Data? {
-            guard let reader = readers[role], let tag, let now = try reader.read([path])[path] ?? nil, now.tag.sha256 == tag.sha256 else { return nil }
+            guard let reader = readers[role], let tag, let now = try reader.read([path])[path] ?? nil, now.tag.sha256 == tag.sha256 else {
+                return nil
+            }
             return now.data
         }
         var indexes: [SideRole: [MemoID: IndexEntry]] = [:]
@@ -207,7 +241,8 @@ package struct Applier {
                 case .copy:
                     guard let from = action.from else { break }
                     if let main, let source = main.source, let bytes = try asPlanned(from, source.path, source.tag),
-                       Planner.copied(bytes, as: main.spelledID) != main.data {
+                        Planner.copied(bytes, as: main.spelledID) != main.data
+                    {
                         throw edited(action, "other bytes")
                     }
                     if let mainChange, let entry = try entriesAsPlanned(from)?[action.id], !mainChange.after.matches(entry) {
@@ -225,20 +260,25 @@ package struct Applier {
                 default:
                     for change in action.indexChanges {
                         if let file = change.file, let bytes = try asPlanned(change.side, file.path, file.tag),
-                           (try? MemoReader.read(bytes)).map(Planner.entry(describing:)) != change.after {
+                            (try? MemoReader.read(bytes)).map(Planner.entry(describing:)) != change.after
+                        {
                             throw edited(action, "another index entry")
                         }
                     }
                 }
                 guard let copyID = action.conflictCopy else { continue }
                 if let loserEntry = mainChange?.before,
-                   action.indexChanges.contains(where: { MemoID($0.id) == copyID && $0.after != Planner.conflictCopyEntry(of: loserEntry) }) {
+                    action.indexChanges.contains(where: { MemoID($0.id) == copyID && $0.after != Planner.conflictCopyEntry(of: loserEntry) })
+                {
                     throw edited(action, "another conflict copy's index entry")
                 }
                 if let main, let loser = try asPlanned(to, main.path, main.before) {
                     let title = (try? MemoReader.read(loser))?.title
                     if copyID != Planner.conflictCopyID(of: action.id, version: loser)
-                        || action.writes.contains(where: { MemoID($0.spelledID) == copyID && $0.data != Planner.conflictCopy(of: loser, title: title, as: $0.spelledID) }) {
+                        || action.writes.contains(where: {
+                            MemoID($0.spelledID) == copyID && $0.data != Planner.conflictCopy(of: loser, title: title, as: $0.spelledID)
+                        })
+                    {
                         throw edited(action, "another conflict copy")
                     }
                 }
@@ -265,7 +305,10 @@ package struct Applier {
         }
         let percent = live == 0 ? 100 : Double(deletions) * 100 / Double(live)
         if percent > options.maxDeletePercent {
-            throw Refusal(description: "the plan would delete \(deletions) of \(live) memos on \(side.label) (\(Int(percent.rounded()))%), more than --max-delete allows (\(options.maxDeletePercent.formatted())%); nothing was done")
+            throw Refusal(
+                description:
+                    "the plan would delete \(deletions) of \(live) memos on \(side.label) (\(Int(percent.rounded()))%), more than --max-delete allows (\(options.maxDeletePercent.formatted())%); nothing was done"
+            )
         }
     }
 
@@ -275,8 +318,13 @@ package struct Applier {
     /// reports in the state folder, added up where they share one.
     func checkSpace(_ writers: [SideRole: MemoFolderWriter]) throws(Refusal) {
         let writes = plan.actions.flatMap(\.writes)
-        var needs: [(path: String, bytes: Int64)] = [(plan.stateDir, writes.reduce(0) { $0 + ($1.before?.size ?? 0) }
-            + plan.sides.reduce(0) { $0 + ($1.index?.size ?? 0) } + Int64(planData.count) + (4 << 20))]
+        var needs: [(path: String, bytes: Int64)] = [
+            (
+                plan.stateDir,
+                writes.reduce(0) { $0 + ($1.before?.size ?? 0) }
+                    + plan.sides.reduce(0) { $0 + ($1.index?.size ?? 0) } + Int64(planData.count) + (4 << 20)
+            )
+        ]
         for (role, writer) in writers {
             guard let root = writer.reader.access.localFolder else { continue }
             let mine = writes.filter { $0.side == role }
@@ -286,14 +334,18 @@ package struct Applier {
         for need in needs {
             var existing = need.path
             while FileKind(path: existing) == .missing, existing.count > 1 { existing = (existing as NSString).deletingLastPathComponent }
-            var info = stat(), space = statvfs()
+            var info = stat()
+            var space = statvfs()
             guard stat(existing, &info) == 0, statvfs(existing, &space) == 0 else { continue }
             let device = UInt64(info.st_dev)
             let found = byDevice[device]
             byDevice[device] = (found?.path ?? need.path, (found?.bytes ?? 0) + need.bytes, Int64(space.f_bavail) * Int64(space.f_frsize))
         }
         for (_, need) in byDevice.sorted(by: { $0.key < $1.key }) where need.free < need.bytes {
-            throw Refusal(description: "\(need.path) has \(need.free) bytes free, and this apply needs about \(need.bytes) on that disk for its files, backups and journal; nothing was done", isTrouble: true)
+            throw Refusal(
+                description:
+                    "\(need.path) has \(need.free) bytes free, and this apply needs about \(need.bytes) on that disk for its files, backups and journal; nothing was done",
+                isTrouble: true)
         }
     }
 
@@ -312,8 +364,13 @@ package struct Applier {
         let specs = try Self.sides(of: plan, environment: options.environment)
         let written = zip(plan.sides, specs).compactMap { side, spec in side.writable ? spec : nil }
         for spec in written {
-            if let folder = spec.kind.localURL, isWithin(realPath(plan.stateDir), realPath(folder.path)) || isWithin(realPath(folder.path), realPath(plan.stateDir)) {
-                throw Refusal(description: "the plan's state folder \(plan.stateDir) is inside \(spec.label) (\(spec.path)), or holds it; reckon keeps its backups and journals apart from every side")
+            if let folder = spec.kind.localURL,
+                isWithin(realPath(plan.stateDir), realPath(folder.path)) || isWithin(realPath(folder.path), realPath(plan.stateDir))
+            {
+                throw Refusal(
+                    description:
+                        "the plan's state folder \(plan.stateDir) is inside \(spec.label) (\(spec.path)), or holds it; reckon keeps its backups and journals apart from every side"
+                )
             }
         }
         var locks: [RunLock] = []
@@ -331,17 +388,27 @@ package struct Applier {
             guard let events = ApplyJournal.events(stateDir, run: run), !events.isEmpty else { return false }
             return !ApplyJournal.isFinished(events) && events.first?["plan"] != .string(planSHA)
         }) {
-            throw Refusal(description: "the apply run \(other) of another plan was interrupted in \(plan.stateDir); finish it with reckon apply --resume and its plan, or undo it with reckon undo \(other) --state \(plan.stateDir), first")
+            throw Refusal(
+                description:
+                    "the apply run \(other) of another plan was interrupted in \(plan.stateDir); finish it with reckon apply --resume and its plan, or undo it with reckon undo \(other) --state \(plan.stateDir), first"
+            )
         }
         let latest = ApplyJournal.latestRun(in: stateDir, planSHA256: planSHA)
         let run: String
         if options.resume {
-            guard let latest else { throw Refusal(description: "no apply of this plan was found in \(plan.stateDir)/apply; there is nothing to resume") }
-            guard !latest.finished else { throw Refusal(description: "the apply of this plan (run \(latest.run)) already finished; there is nothing to resume") }
+            guard let latest else {
+                throw Refusal(description: "no apply of this plan was found in \(plan.stateDir)/apply; there is nothing to resume")
+            }
+            guard !latest.finished else {
+                throw Refusal(description: "the apply of this plan (run \(latest.run)) already finished; there is nothing to resume")
+            }
             run = latest.run
         } else {
             if let latest, !latest.finished {
-                throw Refusal(description: "an earlier apply of this plan (run \(latest.run)) was interrupted; finish it with reckon apply --resume, or undo it with reckon undo \(latest.run)")
+                throw Refusal(
+                    description:
+                        "an earlier apply of this plan (run \(latest.run)) was interrupted; finish it with reckon apply --resume, or undo it with reckon undo \(latest.run)"
+                )
             }
             run = ApplyJournal.newRun(in: stateDir, at: options.now)
         }
@@ -365,9 +432,13 @@ package struct Applier {
         try checkMadeFromSides(readers)
         var known = ApplyJournal.knownContents(in: stateDir)
         for action in plan.actions {
-            for write in action.writes { known.insert(write.sha256); if let before = write.before { known.insert(before.sha256) } }
+            for write in action.writes {
+                known.insert(write.sha256)
+                if let before = write.before { known.insert(before.sha256) }
+            }
         }
-        var notes: [String] = ApplyJournal.removeLeftovers(stateDir, plan: plan, sides: specs.compactMap { $0?.kind.localURL.map { realPath($0.path) } })
+        var notes: [String] = ApplyJournal.removeLeftovers(
+            stateDir, plan: plan, sides: specs.compactMap { $0?.kind.localURL.map { realPath($0.path) } })
         for (role, writer) in writers {
             // Under the lock, no other reckon writes here: a temporary file of reckon's bytes is one a killed run left.
             for name in writer.removeLeftovers(known: known) {
@@ -386,8 +457,9 @@ package struct Applier {
         execution.notes = notes
         execution.carryOut()
         execution.updateBaselines()
-        let result = ApplyResult(mode: .apply, run: run, resumed: options.resume, pipeline: plan.pipeline, sides: plan.sides,
-                                 stateDir: plan.stateDir, actions: execution.results, notes: execution.notes)
+        let result = ApplyResult(
+            mode: .apply, run: run, resumed: options.resume, pipeline: plan.pipeline, sides: plan.sides,
+            stateDir: plan.stateDir, actions: execution.results, notes: execution.notes)
         publish(result)
         journal.record(["event": .string("end")])
         ApplyJournal.prune(stateDir, keep: options.keepBackups, current: run)
@@ -430,7 +502,8 @@ struct Execution {
             case .none: results.append(.init(action, outcome: .nothing))
             case .copy, .softDelete, .fixIndex:
                 if action.needsConfirmation && !confirmed {
-                    results.append(.init(action, outcome: .notConfirmed, detail: "it deletes or overwrites, and was not confirmed (--yes); nothing was written"))
+                    results.append(
+                        .init(action, outcome: .notConfirmed, detail: "it deletes or overwrites, and was not confirmed (--yes); nothing was written"))
                     journal.record(["event": .string("skip"), "id": .string(action.id.value), "why": .string("not confirmed")])
                     continue
                 }
@@ -464,22 +537,32 @@ struct Execution {
                 let current = try writers[write.side]!.reader.read([write.path])[write.path] ?? nil
                 if current?.tag.sha256 == write.sha256 { continue }
                 guard Self.matches(current?.tag, write.before) else {
-                    return skip(.changedSince, "\(write.path) on \(label(write.side)) changed since the plan (\(Self.describe(write.before)) then, \(Self.describe(current?.tag)) now); left as it is")
+                    return skip(
+                        .changedSince,
+                        "\(write.path) on \(label(write.side)) changed since the plan (\(Self.describe(write.before)) then, \(Self.describe(current?.tag)) now); left as it is"
+                    )
                 }
                 // The version copied must still be the one planned on the side it comes from.
                 if let source = write.source, let from = action.from, let reader = readers[from] {
                     let now = try reader.read([source.path])[source.path] ?? nil
                     guard Self.matches(now?.tag, source.tag) else {
-                        return skip(.changedSince, "\(source.path) on \(label(from)), the version to copy, changed since the plan; nothing was written")
+                        return skip(
+                            .changedSince, "\(source.path) on \(label(from)), the version to copy, changed since the plan; nothing was written")
                     }
                     // So must its entry, which is copied with it.
                     if let change = action.indexChanges.first(where: { $0.side == write.side && MemoID($0.id) == action.id }),
-                       !change.after.matches(try index(from).entries[action.id]) {
-                        return skip(.changedSince, "the index.json entry of \(action.id) on \(label(from)), the version to copy, changed since the plan; nothing was written")
+                        !change.after.matches(try index(from).entries[action.id])
+                    {
+                        return skip(
+                            .changedSince,
+                            "the index.json entry of \(action.id) on \(label(from)), the version to copy, changed since the plan; nothing was written"
+                        )
                     }
                 }
                 if write.before == nil, let other = try otherSpelling(of: write) {
-                    return skip(.changedSince, "\(other) on \(label(write.side)) holds this memo under another spelling of its id since the plan; nothing was written")
+                    return skip(
+                        .changedSince,
+                        "\(other) on \(label(write.side)) holds this memo under another spelling of its id since the plan; nothing was written")
                 }
                 pending.append((write, current))
             }
@@ -488,7 +571,10 @@ struct Execution {
                 if let described = change.file, !action.writes.contains(where: { $0.side == change.side && $0.path == described.path }) {
                     let current = try writers[change.side]!.reader.read([described.path])[described.path] ?? nil
                     guard Self.matches(current?.tag, described.tag) else {
-                        return skip(.changedSince, "\(described.path) on \(label(change.side)) changed since the plan (\(Self.describe(described.tag)) then, \(Self.describe(current?.tag)) now); its entry was not added")
+                        return skip(
+                            .changedSince,
+                            "\(described.path) on \(label(change.side)) changed since the plan (\(Self.describe(described.tag)) then, \(Self.describe(current?.tag)) now); its entry was not added"
+                        )
                     }
                 }
                 let entry = try index(change.side).entries[MemoID(change.id)!]
@@ -496,7 +582,8 @@ struct Execution {
                 entryToWrite = true
                 let asPlanned = change.before.map { $0.matches(entry) } ?? (entry == nil)
                 guard asPlanned else {
-                    return skip(.changedSince, "the index.json entry of \(change.id) on \(label(change.side)) changed since the plan; nothing was written")
+                    return skip(
+                        .changedSince, "the index.json entry of \(change.id) on \(label(change.side)) changed since the plan; nothing was written")
                 }
             }
         } catch {
@@ -509,15 +596,18 @@ struct Execution {
             do {
                 backups[write.side.rawValue + write.path] = try journal.backUp(current.data, side: plan.side(write.side).name, path: write.path)
             } catch {
-                return skip(.failed, "the backup of \(write.path) on \(label(write.side)) could not be made (\(error)); nothing was written for this memo")
+                return skip(
+                    .failed, "the backup of \(write.path) on \(label(write.side)) could not be made (\(error)); nothing was written for this memo")
             }
         }
         // 3. Write, each step in the journal before and after.
         var done: [(write: PlannedWrite, backup: Data?)] = []
         for (write, current) in pending {
-            let intent = journal.record(["event": .string("write"), "id": .string(action.id.value), "side": .string(write.side.rawValue),
-                                         "path": .string(write.path), "before": current.map { .string($0.tag.sha256) } ?? .null, "after": .string(write.sha256),
-                                         "backup": backups[write.side.rawValue + write.path].map { .string($0) } ?? .null])
+            let intent = journal.record([
+                "event": .string("write"), "id": .string(action.id.value), "side": .string(write.side.rawValue),
+                "path": .string(write.path), "before": current.map { .string($0.tag.sha256) } ?? .null, "after": .string(write.sha256),
+                "backup": backups[write.side.rawValue + write.path].map { .string($0) } ?? .null
+            ])
             guard intent else {
                 let putBack = putBackFiles(done)
                 return skip(.failed, "the journal cannot be written, so nothing more is written" + (putBack.isEmpty ? "" : "; \(putBack)"))
@@ -527,7 +617,11 @@ struct Execution {
             } catch {
                 let putBack = putBackFiles(done)
                 let undone = putBack.isEmpty ? (done.isEmpty ? "" : "; what was written for this memo was put back") : "; \(putBack)"
-                if error.changedSince { return skip(.changedSince, "\(write.path) on \(label(write.side)) changed while it was being written; it was left as the other writer left it" + undone) }
+                if error.changedSince {
+                    return skip(
+                        .changedSince,
+                        "\(write.path) on \(label(write.side)) changed while it was being written; it was left as the other writer left it" + undone)
+                }
                 return skip(.failed, "\(write.path) on \(label(write.side)) could not be written (\(error))" + undone)
             }
             journal.record(["event": .string("wrote"), "side": .string(write.side.rawValue), "path": .string(write.path)])
@@ -560,7 +654,9 @@ struct Execution {
                 }
                 journal.record(["event": .string("put-back"), "side": .string(write.side.rawValue), "path": .string(write.path)])
             } catch {
-                failures.append("\(write.path) could not be put back (\(error)); its backup is in \(journal.backupPath(side: plan.side(write.side).name, path: write.path))")
+                failures.append(
+                    "\(write.path) could not be put back (\(error)); its backup is in \(journal.backupPath(side: plan.side(write.side).name, path: write.path))"
+                )
             }
         }
         return failures.joined(separator: "; ")
@@ -607,20 +703,24 @@ struct Execution {
             guard change.before.map({ $0.matches(entry) }) ?? (entry == nil) else {
                 let putBack = putBackFiles(written[place] ?? [])
                 results[place].outcome = .changedSince
-                results[place].detail = "the index.json entry of \(change.id) on \(side.label) changed while the memo was written; "
+                results[place].detail =
+                    "the index.json entry of \(change.id) on \(side.label) changed while the memo was written; "
                     + (putBack.isEmpty ? "the memo file was put back as it was" : putBack)
                 continue
             }
             func time(_ t: Timestamp?) -> JSONValue { t.map { .string($0.iso8601) } ?? .null }
-            var fields: [(key: String, value: JSONValue)] = [("modifiedTime", time(change.after.modifiedTime)), ("archivedAt", time(change.after.archivedAt)),
-                                                             ("deletedAt", time(change.after.deletedAt))]
+            var fields: [(key: String, value: JSONValue)] = [
+                ("modifiedTime", time(change.after.modifiedTime)), ("archivedAt", time(change.after.archivedAt)),
+                ("deletedAt", time(change.after.deletedAt))
+            ]
             if let tag = change.after.changeTag { fields.append(("changeTag", .string(tag))) }
             if entry == nil {
                 var object: [String: JSONValue] = ["id": .string(change.id)]
                 for (key, value) in fields { object[key] = value }
                 appending.append(JSONWriter.data(.object(object), pretty: false))
-                entries[id] = IndexEntry(id: id, spelling: change.id, modifiedTime: change.after.modifiedTime, archivedAt: change.after.archivedAt,
-                                         deletedAt: change.after.deletedAt, changeTag: change.after.changeTag)
+                entries[id] = IndexEntry(
+                    id: id, spelling: change.id, modifiedTime: change.after.modifiedTime, archivedAt: change.after.archivedAt,
+                    deletedAt: change.after.deletedAt, changeTag: change.after.changeTag)
             } else {
                 changing[id] = fields
             }
@@ -640,8 +740,10 @@ struct Execution {
             failIndex(role, "the backup of index.json could not be made (\(error))")
             return nil
         }
-        let intent = journal.record(["event": .string("write"), "side": .string(role.rawValue), "path": .string("index.json"),
-                                     "before": .string(file.tag.sha256), "after": .string(SHA256.hex(of: merged)), "backup": .string(backup)])
+        let intent = journal.record([
+            "event": .string("write"), "side": .string(role.rawValue), "path": .string("index.json"),
+            "before": .string(file.tag.sha256), "after": .string(SHA256.hex(of: merged)), "backup": .string(backup)
+        ])
         guard intent else {
             failIndex(role, "the journal cannot be written")
             return nil
@@ -684,8 +786,9 @@ struct Execution {
                     let id = MemoID(change.id)!
                     let content = action.writes.first { $0.side == role && MemoID($0.spelledID) == id }
                     let digest = content.flatMap { try? MemoReader.read($0.data) }.map { Fingerprint.digest(MemoSummary($0)) } ?? prints[id]?.digest
-                    let entry = IndexEntry(id: id, modifiedTime: change.after.modifiedTime, archivedAt: change.after.archivedAt,
-                                           deletedAt: change.after.deletedAt, changeTag: change.after.changeTag)
+                    let entry = IndexEntry(
+                        id: id, modifiedTime: change.after.modifiedTime, archivedAt: change.after.archivedAt,
+                        deletedAt: change.after.deletedAt, changeTag: change.after.changeTag)
                     prints[id] = Fingerprint(entry, digest: digest)
                     moved = true
                 }
@@ -697,8 +800,10 @@ struct Execution {
             guard data != before else { continue }
             do {
                 let backup = try journal.backUp(before, side: "state", path: url.lastPathComponent)
-                let intent = journal.record(["event": .string("write"), "side": .string("state"), "path": .string(url.lastPathComponent),
-                                             "before": .string(SHA256.hex(of: before)), "after": .string(SHA256.hex(of: data)), "backup": .string(backup)])
+                let intent = journal.record([
+                    "event": .string("write"), "side": .string("state"), "path": .string(url.lastPathComponent),
+                    "before": .string(SHA256.hex(of: before)), "after": .string(SHA256.hex(of: data)), "backup": .string(backup)
+                ])
                 guard intent else { continue }
                 try AtomicFile.write(data, to: url)
                 journal.record(["event": .string("wrote"), "side": .string("state"), "path": .string(url.lastPathComponent)])

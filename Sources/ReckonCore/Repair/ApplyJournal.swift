@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One apply run's folder in the state folder: `apply/<run>/plan.json` (the
@@ -80,8 +81,12 @@ final class ApplyJournal {
         guard copy.count == data.count, SHA256.hex(of: copy) == sha256 else {
             throw OutputError(path: url.path, reason: "the copy read back is not the file (\(copy.count) of \(data.count) bytes)")
         }
-        guard record(["event": .string("backup"), "side": .string(side), "path": .string(path), "backup": .string(relative),
-                      "sha256": .string(sha256)]) else {
+        guard
+            record([
+                "event": .string("backup"), "side": .string(side), "path": .string(path), "backup": .string(relative),
+                "sha256": .string(sha256)
+            ])
+        else {
             throw OutputError(path: Self.journalURL(stateDir, run: run).path, reason: "the journal cannot be written")
         }
         return relative
@@ -104,7 +109,8 @@ final class ApplyJournal {
     static func removeLeftovers(_ stateDir: URL, plan: Plan, sides: [String]) -> [String] {
         let ownNames = plan.sides.map { "." + Baseline.url(in: stateDir, side: $0.name).lastPathComponent + "." }
         let baselines = ((try? FileManager.default.contentsOfDirectory(atPath: stateDir.path)) ?? []).sorted().filter { name in
-            ownNames.contains { name.hasPrefix($0) } && AtomicFile.isLeftover(name) && FileKind(path: stateDir.appendingPathComponent(name).path).isRegular
+            ownNames.contains { name.hasPrefix($0) } && AtomicFile.isLeftover(name)
+                && FileKind(path: stateDir.appendingPathComponent(name).path).isRegular
                 && unlink(stateDir.appendingPathComponent(name).path) == 0
         }
         let ownFolders = ["apply", "backups"].flatMap { folder in
@@ -149,9 +155,11 @@ final class ApplyJournal {
     /// A new run's id: its UTC start time, numbered when that second already has one.
     static func newRun(in stateDir: URL, at time: Timestamp) -> String {
         let base = ExportFolder.runName(time)
-        var name = base, number = 1
+        var name = base
+        var number = 1
         while FileKind(path: folder(stateDir, run: name).path) != .missing
-                || FileKind(path: stateDir.appendingPathComponent("backups/\(name)").path) != .missing {
+            || FileKind(path: stateDir.appendingPathComponent("backups/\(name)").path) != .missing
+        {
             number += 1
             name = "\(base)-\(number)"
         }

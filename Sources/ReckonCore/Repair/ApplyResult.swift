@@ -76,8 +76,10 @@ package struct ApplyResult: Sendable, Equatable, Codable {
     /// A file could not be read, written or put back (said in `notes`).
     package var trouble = false
 
-    package init(mode: Mode, run: String, resumed: Bool, pipeline: String, sides: [PlanSide], stateDir: String,
-                actions: [ActionResult] = [], notes: [String] = []) {
+    package init(
+        mode: Mode, run: String, resumed: Bool, pipeline: String, sides: [PlanSide], stateDir: String,
+        actions: [ActionResult] = [], notes: [String] = []
+    ) {
         self.mode = mode
         self.run = run
         self.resumed = resumed

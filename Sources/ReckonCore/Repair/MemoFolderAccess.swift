@@ -1,7 +1,8 @@
 import CLinux
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a plan records of one file and apply checks again right before
@@ -117,7 +118,8 @@ package struct MemoFolderReader: Sendable {
     func file(_ path: String) throws(MemoFolderError) -> MemoFolderFile {
         guard let file = MemoFolderFile(path) else {
             // The path as given is shown with its control characters made visible.
-            throw access.failure(escapedForDisplay(path), "is neither index.json nor memos/<uuid>.json; reckon reads and writes no other file in a memo folder")
+            throw access.failure(
+                escapedForDisplay(path), "is neither index.json nor memos/<uuid>.json; reckon reads and writes no other file in a memo folder")
         }
         return file
     }

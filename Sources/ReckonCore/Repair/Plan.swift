@@ -318,7 +318,8 @@ extension Plan {
         guard case .object(let top)? = try? JSONValue.parse(data) else { throw PlanError("\(shown): is not a plan (not a JSON object)") }
         guard let version = top["schemaVersion"]?.double else { throw PlanError("\(shown): is not a plan made by reckon plan (no schemaVersion)") }
         guard version == Double(currentSchemaVersion) else {
-            throw PlanError("\(shown): is a plan of schema version \(version.formatted()), which this reckon does not read; make it again with this reckon")
+            throw PlanError(
+                "\(shown): is a plan of schema version \(version.formatted()), which this reckon does not read; make it again with this reckon")
         }
         do {
             return try JSONDecoder().decode(Plan.self, from: data)

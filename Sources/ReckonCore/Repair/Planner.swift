@@ -36,8 +36,10 @@ package struct Planner {
     package var definitionPath: String?
     package var stateDir: URL
 
-    package init(sides: LoadedSides, reconciliation: Reconciliation, pipeline: String, remoteName: String, choices: ConflictChoices,
-                createdAt: Timestamp, definitionPath: String?, stateDir: URL) {
+    package init(
+        sides: LoadedSides, reconciliation: Reconciliation, pipeline: String, remoteName: String, choices: ConflictChoices,
+        createdAt: Timestamp, definitionPath: String?, stateDir: URL
+    ) {
         self.sides = sides
         self.reconciliation = reconciliation
         self.pipeline = pipeline
@@ -74,7 +76,9 @@ package struct Planner {
         var wanted: [SideRole: Set<MemoID>] = [.local: [], .remote: []]
         for (difference, decision) in decided {
             switch decision {
-            case .follow, .conflict: wanted[.local]!.insert(difference.id); wanted[.remote]!.insert(difference.id)
+            case .follow, .conflict:
+                wanted[.local]!.insert(difference.id)
+                wanted[.remote]!.insert(difference.id)
             case .fixIndex(let role): wanted[role]!.insert(difference.id)
             case .none: break
             }
@@ -90,8 +94,9 @@ package struct Planner {
         for (difference, decision) in decided {
             actions.append(action(for: difference, decision, listings: listings, files: files, sides: sides))
         }
-        return Plan(createdAt: createdAt, pipeline: pipeline, definition: definitionPath, stateDir: realPath(stateDir.path),
-                    sides: sides, actions: actions)
+        return Plan(
+            createdAt: createdAt, pipeline: pipeline, definition: definitionPath, stateDir: realPath(stateDir.path),
+            sides: sides, actions: actions)
     }
 
     // MARK: - Deciding
@@ -102,7 +107,8 @@ package struct Planner {
             // An orphan file is the one `!` reckon repairs: its index entry is added.
             let errors = [SideRole.local, .remote].map { role in listings[role]!.problems.filter { $0.id == id && $0.severity == .error } }
             for (role, other) in [(SideRole.local, SideRole.remote), (.remote, .local)] {
-                let mine = errors[role == .local ? 0 : 1], theirs = errors[other == .local ? 0 : 1]
+                let mine = errors[role == .local ? 0 : 1]
+                let theirs = errors[other == .local ? 0 : 1]
                 if !mine.isEmpty, theirs.isEmpty, mine.allSatisfy({ $0.kind == .orphanFile }) { return .fixIndex(role) }
             }
             return .none
@@ -111,15 +117,18 @@ package struct Planner {
         // A person's choice for this memo wins, even over the side that alone moved.
         if let take = choices.take[id] {
             switch take {
-            case .local: return .follow(from: .local, to: .remote, choice: "--take \(id)=local: \(labels[.local]!)'s version is kept", keepLoser: false)
-            case .remote: return .follow(from: .remote, to: .local, choice: "--take \(id)=remote: \(labels[.remote]!)'s version is kept", keepLoser: false)
+            case .local:
+                return .follow(from: .local, to: .remote, choice: "--take \(id)=local: \(labels[.local]!)'s version is kept", keepLoser: false)
+            case .remote:
+                return .follow(from: .remote, to: .local, choice: "--take \(id)=remote: \(labels[.remote]!)'s version is kept", keepLoser: false)
             case .both:
                 guard let newer = newerSide(difference) else {
                     return .conflict("--take \(id)=both cannot tell which version is newer (the same time on both sides); take local or remote")
                 }
-                return .follow(from: newer, to: newer == .local ? .remote : .local,
-                               choice: "--take \(id)=both: \(labels[newer]!)'s newer version keeps the id, the older one is kept as a conflict copy",
-                               keepLoser: true)
+                return .follow(
+                    from: newer, to: newer == .local ? .remote : .local,
+                    choice: "--take \(id)=both: \(labels[newer]!)'s newer version keeps the id, the older one is kept as a conflict copy",
+                    keepLoser: true)
             }
         }
         switch difference.changed ?? .unknown {
@@ -128,10 +137,14 @@ package struct Planner {
         case .both, .neither, .unknown: break
         }
         // --prefer chooses between two versions; a memo one side never had is not one, and is never deleted by it.
-        let absent: SideRole? = difference.sigil == .onlyOnRemote && listings[.local]!.entries[id] == nil ? .local
+        let absent: SideRole? =
+            difference.sigil == .onlyOnRemote && listings[.local]!.entries[id] == nil
+            ? .local
             : difference.sigil == .onlyOnLocal && listings[.remote]!.entries[id] == nil ? .remote : nil
         if let prefer = choices.prefer, prefer != .newer, absent?.rawValue == prefer.rawValue {
-            return .conflict("--prefer \(prefer.rawValue) does not delete a memo \(labels[absent!]!) never had; choose with --take \(id)=\(prefer.rawValue) to delete it")
+            return .conflict(
+                "--prefer \(prefer.rawValue) does not delete a memo \(labels[absent!]!) never had; choose with --take \(id)=\(prefer.rawValue) to delete it"
+            )
         }
         switch choices.prefer {
         case .local?: return .follow(from: .local, to: .remote, choice: "--prefer local: \(labels[.local]!)'s version is kept", keepLoser: false)
@@ -140,8 +153,9 @@ package struct Planner {
             guard let newer = newerSide(difference) else {
                 return .conflict("--prefer newer cannot tell which version is newer (the same time on both sides); choose with --take")
             }
-            return .follow(from: newer, to: newer == .local ? .remote : .local, choice: "--prefer newer: \(labels[newer]!)'s version is newer",
-                           keepLoser: false)
+            return .follow(
+                from: newer, to: newer == .local ? .remote : .local, choice: "--prefer newer: \(labels[newer]!)'s version is newer",
+                keepLoser: false)
         case nil: return .conflict(nil)
         }
     }
@@ -150,7 +164,7 @@ package struct Planner {
     func newerSide(_ difference: Difference) -> SideRole? {
         func time(_ state: Difference.SideState) -> Timestamp? { state.deletedAt ?? state.modifiedTime }
         switch (time(difference.local), time(difference.remoteState)) {
-        case let (l?, r?): return l == r ? nil : (l > r ? SideRole.local : .remote)
+        case (let l?, let r?): return l == r ? nil : (l > r ? SideRole.local : .remote)
         case (_?, nil): return .local
         case (nil, _?): return .remote
         case (nil, nil): return nil
@@ -164,24 +178,29 @@ package struct Planner {
         let planned = listing.spec.kind.planned(label: listing.spec.label)
         var notWritable = planned.notWritable
         if listing.spec.readOnly { notWritable = "\(listing.spec.label) is marked \"readOnly\": true" }
-        return PlanSide(role: listing.spec.role, name: listing.spec.name, label: listing.spec.label, path: listing.spec.path,
-                        kind: identity.kind, place: identity.place, location: planned.location, rcloneConfig: planned.rcloneConfig,
-                        rcloneFlags: planned.rcloneFlags,
-                        writable: notWritable == nil, notWritable: notWritable, index: index, liveMemos: listing.counts?.total ?? 0)
+        return PlanSide(
+            role: listing.spec.role, name: listing.spec.name, label: listing.spec.label, path: listing.spec.path,
+            kind: identity.kind, place: identity.place, location: planned.location, rcloneConfig: planned.rcloneConfig,
+            rcloneFlags: planned.rcloneFlags,
+            writable: notWritable == nil, notWritable: notWritable, index: index, liveMemos: listing.counts?.total ?? 0)
     }
 
-    func action(for difference: Difference, _ decision: Decision, listings: [SideRole: SideListing], files: [SideRole: SideFiles],
-                sides: [PlanSide]) -> PlanAction {
+    func action(
+        for difference: Difference, _ decision: Decision, listings: [SideRole: SideListing], files: [SideRole: SideFiles],
+        sides: [PlanSide]
+    ) -> PlanAction {
         let id = difference.id
         let labels = [SideRole.local: listings[.local]!.spec.label, .remote: listings[.remote]!.spec.label]
         var action = PlanAction(id: id, sigil: difference.sigil, kind: difference.kind, changed: difference.changed, action: .none, reason: "")
         for role in [SideRole.local, .remote] {
             if let memo = files[role]!.memos[id]?.memo {
-                action.versions[role] = MemoVersion(title: memo.title, modifiedTime: memo.modifiedAt, archivedAt: memo.archivedAt,
-                                                    deletedAt: memo.deletedAt, body: memo.body)
+                action.versions[role] = MemoVersion(
+                    title: memo.title, modifiedTime: memo.modifiedAt, archivedAt: memo.archivedAt,
+                    deletedAt: memo.deletedAt, body: memo.body)
             } else if let entry = listings[role]!.entries[id] {
-                action.versions[role] = MemoVersion(title: nil, modifiedTime: entry.modifiedTime, archivedAt: entry.archivedAt,
-                                                    deletedAt: entry.deletedAt, body: nil)
+                action.versions[role] = MemoVersion(
+                    title: nil, modifiedTime: entry.modifiedTime, archivedAt: entry.archivedAt,
+                    deletedAt: entry.deletedAt, body: nil)
             }
         }
         func side(_ role: SideRole) -> PlanSide { sides[role == .local ? 0 : 1] }
@@ -204,31 +223,38 @@ package struct Planner {
 
         case .conflict(let note):
             action.action = .conflict
-            action.reason = conflictReason(difference.changed ?? .unknown, labels) + "; choose with --take \(id)=local|remote|both or --prefer"
+            action.reason =
+                conflictReason(difference.changed ?? .unknown, labels) + "; choose with --take \(id)=local|remote|both or --prefer"
                 + (note.map { ". \($0)" } ?? "")
             return action
 
         case .fixIndex(let role):
             action.action = .fixIndex
             action.to = role
-            action.reason = "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) is a valid memo with no entry in index.json; its entry is added"
+            action.reason =
+                "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) is a valid memo with no entry in index.json; its entry is added"
             guard side(role).writable else { return notPossible(role, "add an index entry") }
             guard let memo = files[role]!.memos[id] else {
                 action.action = .none
-                action.reason = "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) has no entry in index.json, and cannot be read as a memo; nothing is done"
+                action.reason =
+                    "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) has no entry in index.json, and cannot be read as a memo; nothing is done"
                 return action
             }
             let path = "memos/" + listings[role]!.files[id]!.fileName(of: id)
-            action.indexChanges = [PlannedIndexChange(side: role, id: listings[role]!.files[id]!.text(of: id), before: nil,
-                                                      after: Self.entry(describing: memo.memo),
-                                                      file: memo.tag.map { ReadFile(path: path, tag: $0) })]
+            action.indexChanges = [
+                PlannedIndexChange(
+                    side: role, id: listings[role]!.files[id]!.text(of: id), before: nil,
+                    after: Self.entry(describing: memo.memo),
+                    file: memo.tag.map { ReadFile(path: path, tag: $0) })
+            ]
             return action
 
         case .follow(let from, let to, let choice, let keepLoser):
             action.from = from
             action.to = to
             action.choice = choice
-            let source = listings[from]!, target = listings[to]!
+            let source = listings[from]!
+            let target = listings[to]!
             let sourceEntry = source.entries[id]
             let sourceLive = sourceEntry.map { !$0.isDeleted } ?? false
             let targetEntry = target.entries[id]
@@ -244,15 +270,19 @@ package struct Planner {
             } else if moved == to {
                 // A person took the side that did not move: what moved is replaced, in so many words.
                 let movedLive = target.entries[id].map { !$0.isDeleted } ?? false
-                action.reason = followReason(difference, from: to, to: from, sourceLive: movedLive, labels).moved + "; "
+                action.reason =
+                    followReason(difference, from: to, to: from, sourceLive: movedLive, labels).moved + "; "
                     + (sourceLive ? "\(labels[from]!)'s version is copied to \(labels[to]!) instead" : "marked deleted on \(labels[to]!) instead")
             } else {
                 // A conflict settled by a choice says so, never that one side alone moved.
-                action.reason = conflictReason(difference.changed ?? .unknown, labels) + "; "
+                action.reason =
+                    conflictReason(difference.changed ?? .unknown, labels) + "; "
                     + (sourceLive ? "\(labels[from]!)'s version is copied to \(labels[to]!)" : "marked deleted on \(labels[to]!)")
                     + (keepsCopy ? ", and \(labels[to]!)'s older version is kept as a conflict copy" : "")
             }
-            guard side(to).writable else { return notPossible(to, sourceLive ? "copy \(labels[from]!)'s version there" : "mark the memo deleted there") }
+            guard side(to).writable else {
+                return notPossible(to, sourceLive ? "copy \(labels[from]!)'s version there" : "mark the memo deleted there")
+            }
             let spelled = targetEntry?.spelledAs.text(of: id) ?? target.files[id]?.text(of: id) ?? spelling(of: target, for: id, like: source)
             let path = "memos/" + (target.files[id]?.fileName(of: id) ?? spelled + ".json")
             let before = files[to]!.memos[id]?.tag
@@ -289,8 +319,10 @@ package struct Planner {
                     let copySpelling = spelling(of: listings[role]!, for: copyID, like: target)
                     let content = Self.conflictCopy(of: loser.data, title: loser.memo.title, as: copySpelling)
                     action.writes.append(PlannedWrite(side: role, path: "memos/\(copySpelling).json", before: nil, content: content))
-                    action.indexChanges.append(PlannedIndexChange(side: role, id: copySpelling, before: nil,
-                                                                  after: Self.conflictCopyEntry(of: EntryState(loserEntry))))
+                    action.indexChanges.append(
+                        PlannedIndexChange(
+                            side: role, id: copySpelling, before: nil,
+                            after: Self.conflictCopyEntry(of: EntryState(loserEntry))))
                 }
             }
             return action
@@ -306,13 +338,17 @@ package struct Planner {
     }
 
     /// Why `to` follows `from`, which alone moved since the last run.
-    func followReason(_ difference: Difference, from: SideRole, to: SideRole, sourceLive: Bool, _ labels: [SideRole: String]) -> (moved: String, outcome: String) {
+    func followReason(_ difference: Difference, from: SideRole, to: SideRole, sourceLive: Bool, _ labels: [SideRole: String]) -> (
+        moved: String, outcome: String
+    ) {
         let since = " since the last run; unchanged on \(labels[to]!)"
         guard sourceLive else { return ("deleted on \(labels[from]!)\(since)", "marked deleted on \(labels[to]!) too") }
         switch difference.sigil {
         case .onlyOnLocal, .onlyOnRemote: return ("added on \(labels[from]!)\(since)", "copied to \(labels[to]!)")
         default:
-            let what = difference.kind == .deletedOnOneSide ? "kept (not deleted)" : difference.kind == .archivedOnOneSide ? "archived or unarchived" : "edited"
+            let what =
+                difference.kind == .deletedOnOneSide
+                ? "kept (not deleted)" : difference.kind == .archivedOnOneSide ? "archived or unarchived" : "edited"
             return ("\(what) on \(labels[from]!)\(since)", "copied to \(labels[to]!)")
         }
     }
@@ -320,7 +356,8 @@ package struct Planner {
     /// How `side` would spell `id`: as its index spells most ids, else as `other` does.
     func spelling(of side: SideListing, for id: MemoID, like other: SideListing) -> String {
         func capitals(_ listing: SideListing) -> Bool? {
-            var capital = 0, small = 0
+            var capital = 0
+            var small = 0
             // Only an id holding a letter shows how the side spells ids.
             for entry in listing.entries.values.prefix(1000) where entry.id.value.contains(where: \.isLetter) {
                 if case .capital = entry.spelledAs { capital += 1 } else if case .small = entry.spelledAs { small += 1 }
@@ -424,8 +461,10 @@ struct SideFiles {
 extension Pipeline {
     /// Reads the local side and one remote in full (a deep check, nothing
     /// written) and plans what would make them the same.
-    package func plan(_ definition: PipelineDefinition, remote: String, choices: ConflictChoices, definitionPath: String?, stateDir: URL,
-                     context: RunContext) throws(PlanError) -> Plan {
+    package func plan(
+        _ definition: PipelineDefinition, remote: String, choices: ConflictChoices, definitionPath: String?, stateDir: URL,
+        context: RunContext
+    ) throws(PlanError) -> Plan {
         var definition = definition
         definition.check = .deep
         definition.remotes = definition.remotes.filter { $0.name == remote }
@@ -433,7 +472,9 @@ extension Pipeline {
         let run = PipelineRun(definition: definition, settings: settings, context: context)
         let loaded = load.run(definition, in: run)
         let reconciled = reconcile.run(loaded, in: run)
-        return try Planner(sides: loaded, reconciliation: reconciled, pipeline: definition.name, remoteName: remote, choices: choices,
-                           createdAt: settings.startedAt, definitionPath: definitionPath, stateDir: stateDir).plan()
+        return try Planner(
+            sides: loaded, reconciliation: reconciled, pipeline: definition.name, remoteName: remote, choices: choices,
+            createdAt: settings.startedAt, definitionPath: definitionPath, stateDir: stateDir
+        ).plan()
     }
 }

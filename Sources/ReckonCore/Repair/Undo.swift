@@ -53,14 +53,17 @@ package enum Undoer {
                 continue
             }
             guard event["event"] == .string("write"), case .string(let after)? = event["after"] else { continue }
-            var before: String?, backup: String?, id: MemoID?
+            var before: String?
+            var backup: String?
+            var id: MemoID?
             if case .string(let text)? = event["before"] { before = text }
             if case .string(let text)? = event["backup"] { backup = text }
             if case .string(let text)? = event["id"] { id = MemoID(text) }
             files.append(Written(side: side, path: path, id: id, before: before, after: after, backup: backup))
         }
-        var result = ApplyResult(mode: .undo, run: run, resumed: false, pipeline: plan.pipeline, sides: plan.sides,
-                                 stateDir: plan.stateDir)
+        var result = ApplyResult(
+            mode: .undo, run: run, resumed: false, pipeline: plan.pipeline, sides: plan.sides,
+            stateDir: plan.stateDir)
         result.notes = leftovers
         // A side where any file the run wrote changed after it (the app saved) is left whole, its
         // memo files, its index.json and its baseline alike, so that its files and entries still agree.
@@ -70,23 +73,28 @@ package enum Undoer {
             guard let now = try? writer.reader.read(Array(Set(paths)).sorted()) else { continue }
             for path in Set(paths).sorted() {
                 let sha = (now[path] ?? nil).map { SHA256.hex(of: $0.data) }
-                let first = files.first { $0.side == side && $0.path == path }!, last = files.last { $0.side == side && $0.path == path }!
+                let first = files.first { $0.side == side && $0.path == path }!
+                let last = files.last { $0.side == side && $0.path == path }!
                 guard sha != last.after && sha != first.before else { continue }
                 let label = result.sides.first { $0.role.rawValue == side }?.label ?? side
                 result.leftAlone.append("\(path) on \(label)")
                 if wholeSides.insert(side).inserted {
-                    result.notes.append("\(path) on \(label) changed after the apply; nothing of \(label) was put back (nor its baseline), so that its memo files and index entries still agree")
+                    result.notes.append(
+                        "\(path) on \(label) changed after the apply; nothing of \(label) was put back (nor its baseline), so that its memo files and index entries still agree"
+                    )
                 }
             }
         }
-        let baselineOf = Dictionary(uniqueKeysWithValues: plan.sides.map { (Baseline.url(in: stateDir, side: $0.name).lastPathComponent, $0.role.rawValue) })
+        let baselineOf = Dictionary(
+            uniqueKeysWithValues: plan.sides.map { (Baseline.url(in: stateDir, side: $0.name).lastPathComponent, $0.role.rawValue) })
         func leftWhole(_ file: Written) -> Bool {
             wholeSides.contains(file.side) || (file.side == "state" && baselineOf[file.path].map(wholeSides.contains) == true)
         }
         let backups = checkedBackups(files.filter { !leftWhole($0) }, writers: writers, stateDir: stateDir, sides: result.sides)
         guard backups.problems.isEmpty else {
-            throw Applier.Refusal(description: "run \(run) cannot be undone: " + backups.problems.joined(separator: "; ")
-                + "; nothing was put back, so that each side's memo files and index entries still agree", isTrouble: true)
+            throw Applier.Refusal(
+                description: "run \(run) cannot be undone: " + backups.problems.joined(separator: "; ")
+                    + "; nothing was put back, so that each side's memo files and index entries still agree", isTrouble: true)
         }
         var outcomes: [MemoID: [ApplyResult.Outcome]] = [:]
         for file in files.reversed() {
@@ -100,8 +108,12 @@ package enum Undoer {
         }
         for action in plan.actions {
             guard let found = outcomes[action.id] else { continue }
-            let outcome: ApplyResult.Outcome = found.contains(.failed) ? .failed : found.contains(.changedSince) ? .changedSince
-                : found.contains(.restored) ? .restored : .alreadyDone
+            let outcome: ApplyResult.Outcome =
+                found.contains(.failed)
+                ? .failed
+                : found.contains(.changedSince)
+                    ? .changedSince
+                    : found.contains(.restored) ? .restored : .alreadyDone
             result.actions.append(.init(action, outcome: outcome))
         }
         if result.exitCode == 0 {
@@ -127,7 +139,8 @@ package enum Undoer {
     /// file's writes newest first, as the undo will, from what the file
     /// holds now, so a file already put back or changed since needs none.
     static func checkedBackups(_ files: [Written], writers: [String: MemoFolderWriter], stateDir: URL, sides: [PlanSide])
-        -> (data: [String: Data], problems: [String]) {
+        -> (data: [String: Data], problems: [String])
+    {
         var checked: [String: Data] = [:]
         var problems: [String] = []
         var now: [String: String?] = [:]
@@ -163,8 +176,10 @@ package enum Undoer {
 
     /// Puts one file back from its backup (one of `backups`, read and
     /// checked already, or read now), or says why not.
-    static func put(_ file: Written, back writers: [String: MemoFolderWriter], from backups: [String: Data], stateDir: URL,
-                    result: inout ApplyResult) -> ApplyResult.Outcome {
+    static func put(
+        _ file: Written, back writers: [String: MemoFolderWriter], from backups: [String: Data], stateDir: URL,
+        result: inout ApplyResult
+    ) -> ApplyResult.Outcome {
         let shown = Self.shown(file, sides: result.sides)
         let current: Data?
         do {

@@ -5,8 +5,9 @@ import Foundation
 
 package enum CombinedListing {
     package static func render(local: SideListing, remote: SideListing, differences: [Difference]) -> Data {
-        let listed = Dictionary(differences.filter { $0.remote == remote.spec.name }.map { ($0.id, $0.sigil) },
-                                uniquingKeysWith: { a, _ in a })
+        let listed = Dictionary(
+            differences.filter { $0.remote == remote.spec.name }.map { ($0.id, $0.sigil) },
+            uniquingKeysWith: { a, _ in a })
         let ids = MemoID.union([listed.keys.sorted(), local.entries.keys, local.files.keys, remote.entries.keys, remote.files.keys])
         let unreadable = local.status == .failed || remote.status == .failed
         // 39 bytes a line, written straight into one buffer: 100,000 lines make no string each.

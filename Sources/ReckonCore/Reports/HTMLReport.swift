@@ -75,7 +75,8 @@ package struct HTMLReport {
         var out = ["<section class=\"side\" data-side=\"\(html(side.name))\"><h2>\(html(s.memosOn(side.label)))</h2>"]
         if let rows = report.countRows(side, s) {
             for row in rows {
-                let value = row.drifted.map { "<span class=\"drift\">⚠ \(html($0)) <small>\(html(s.differs))</small></span>" }
+                let value =
+                    row.drifted.map { "<span class=\"drift\">⚠ \(html($0)) <small>\(html(s.differs))</small></span>" }
                     ?? "<span class=\"same\">\(row.value)</span>"
                 out.append("<div class=\"row\"><span>\(html(row.name))</span>\(value)</div>")
             }
@@ -89,10 +90,14 @@ package struct HTMLReport {
     /// Each side's path and status.
     func sources(_ report: Report) -> String {
         let s = strings
-        return table(s.sourcesHeading, [s.sideColumn, s.pathColumn, s.statusColumn], report.sides.map { side in
-            [html(side.label), "<code>\(html(report.shownPath(side, from: currentFolder)))</code>",
-             "<span class=\"\(side.status.rawValue)\">\(html(s.statusWithProblems(side.status, side.problems.count)))</span>"]
-        })
+        return table(
+            s.sourcesHeading, [s.sideColumn, s.pathColumn, s.statusColumn],
+            report.sides.map { side in
+                [
+                    html(side.label), "<code>\(html(report.shownPath(side, from: currentFolder)))</code>",
+                    "<span class=\"\(side.status.rawValue)\">\(html(s.statusWithProblems(side.status, side.problems.count)))</span>"
+                ]
+            })
     }
 
     /// Every problem of every side, by the file it is about; nil when there is none.
@@ -100,19 +105,28 @@ package struct HTMLReport {
         let s = strings
         let problems = report.sides.flatMap { side in side.problems.map { (side, $0) } }
         guard !problems.isEmpty else { return nil }
-        return table("\(s.problemsHeading) (\(problems.count))", [s.fileColumn, s.whyColumn], problems.map { side, problem in
-            ["<code>\(html(joinPath(report.shownPath(side, from: currentFolder), problem.path)))</code>", "\(html(s.severity(problem.severity))): \(html(s.reason(problem)))"]
-        })
+        return table(
+            "\(s.problemsHeading) (\(problems.count))", [s.fileColumn, s.whyColumn],
+            problems.map { side, problem in
+                [
+                    "<code>\(html(joinPath(report.shownPath(side, from: currentFolder), problem.path)))</code>",
+                    "\(html(s.severity(problem.severity))): \(html(s.reason(problem)))"
+                ]
+            })
     }
 
     /// Every file set aside, with its copy and SHA-256; nil when there is none.
     func quarantined(_ report: Report) -> String? {
         let s = strings
         guard !report.quarantined.isEmpty else { return nil }
-        return table("\(s.quarantinedHeading) (\(report.quarantined.count))", [s.fileColumn, s.copyColumn, "SHA-256", s.whyColumn],
-                     report.quarantined.map { q in
-            ["<code>\(html(report.shownSource(q, from: currentFolder)))</code>", "<code>\(html(report.shownPath(q, from: currentFolder)))</code>", "<code>\(html(q.sha256))</code>", html(q.reason)]
-        })
+        return table(
+            "\(s.quarantinedHeading) (\(report.quarantined.count))", [s.fileColumn, s.copyColumn, "SHA-256", s.whyColumn],
+            report.quarantined.map { q in
+                [
+                    "<code>\(html(report.shownSource(q, from: currentFolder)))</code>",
+                    "<code>\(html(report.shownPath(q, from: currentFolder)))</code>", "<code>\(html(q.sha256))</code>", html(q.reason)
+                ]
+            })
     }
 
     /// The files the export wrote, after what it could not; nil without an export.
@@ -122,16 +136,21 @@ package struct HTMLReport {
         let written = report.exports.filter { $0.failure == nil }
         let failures = report.exportFailures.map { "<p class=\"failed\">⚠ \(html(s.exportFailed($0)))</p>" }
         if written.isEmpty { return "<section><h2>\(html(s.exportsHeading))</h2>\(failures.joined())</section>" }
-        return table(s.exportsHeading, [s.fileColumn, s.memosColumn, s.bytesColumn, "SHA-256"], written.map { e in
-            ["<code>\(html(report.shownPath(e, from: currentFolder)))</code>", String(e.memos), String(e.bytes),
-             e.sha256.map { "<code>\(html($0))</code>" } ?? ""]
-        }, before: failures.joined())
+        return table(
+            s.exportsHeading, [s.fileColumn, s.memosColumn, s.bytesColumn, "SHA-256"],
+            written.map { e in
+                [
+                    "<code>\(html(report.shownPath(e, from: currentFolder)))</code>", String(e.memos), String(e.bytes),
+                    e.sha256.map { "<code>\(html($0))</code>" } ?? ""
+                ]
+            }, before: failures.joined())
     }
 
     /// How long each stage took; nil when no stage was timed.
     func timings(_ report: Report) -> String? {
         guard !report.timings.isEmpty else { return nil }
-        return table(strings.timingsHeading, [strings.stageColumn, strings.secondsColumn], report.timings.map { [html($0.stage), seconds($0.seconds)] })
+        return table(
+            strings.timingsHeading, [strings.stageColumn, strings.secondsColumn], report.timings.map { [html($0.stage), seconds($0.seconds)] })
     }
 
     /// One self-contained page: the head with its policy and style, the
@@ -177,7 +196,8 @@ package struct HTMLReport {
         var out = "<section><h2>\(html("\(s.differencesHeading) (\(report.differences.count))"))</h2><ul class=\"diffs\">"
         for d in report.differences {
             let id = d.id.value
-            out += "<li><span class=\"sigil\">\(html(d.sigil.rawValue))</span> <code class=\"id\" title=\"\(html(id))\">\(html(String(id.prefix(8))))</code>"
+            out +=
+                "<li><span class=\"sigil\">\(html(d.sigil.rawValue))</span> <code class=\"id\" title=\"\(html(id))\">\(html(String(id.prefix(8))))</code>"
             if let title = d.title, !title.isEmpty { out += " <span class=\"memo-title\">\(html(title))</span>" }
             out += "<br><span class=\"what\">\(html(report.whatDiffers(d, s)))</span>"
             let remote = report.label(ofRemote: d.remote)
@@ -194,7 +214,12 @@ package struct HTMLReport {
     /// that ended in trouble is marked with a red ⚠ line, named in the legend.
     func chart(_ report: Report) -> String {
         let s = strings
-        let width = 360.0, height = 170.0, left = 30.0, right = 10.0, top = 20.0, bottom = 8.0
+        let width = 360.0
+        let height = 170.0
+        let left = 30.0
+        let right = 10.0
+        let top = 20.0
+        let bottom = 8.0
         let entries = report.history
         let values = entries.flatMap { $0.sides.compactMap(\.counts).flatMap { [$0.active, $0.archived] } }
         let maximum = Double(max(values.max() ?? 1, 1))
@@ -205,17 +230,22 @@ package struct HTMLReport {
         var shapes: [String] = []
         var legend: [String] = []
         for (i, entry) in entries.enumerated() where entry.exitCode == 2 {
-            shapes.append("<line x1=\"\(number(x(i)))\" y1=\"\(number(top))\" x2=\"\(number(x(i)))\" y2=\"\(number(height - bottom))\" stroke=\"#c0392b\" stroke-dasharray=\"3 3\"/>"
-                          + "<text x=\"\(number(x(i)))\" y=\"14\" font-size=\"13\" fill=\"#c0392b\" text-anchor=\"middle\">⚠</text>")
+            shapes.append(
+                "<line x1=\"\(number(x(i)))\" y1=\"\(number(top))\" x2=\"\(number(x(i)))\" y2=\"\(number(height - bottom))\" stroke=\"#c0392b\" stroke-dasharray=\"3 3\"/>"
+                    + "<text x=\"\(number(x(i)))\" y=\"14\" font-size=\"13\" fill=\"#c0392b\" text-anchor=\"middle\">⚠</text>")
         }
         for (index, side) in report.sides.enumerated() {
             let color = colors[index % colors.count]
-            for (series, dash, pick) in [(s.active, "", { (c: MemoCounts) in c.active }), (s.archived, " stroke-dasharray=\"5 4\"", { (c: MemoCounts) in c.archived })] {
+            for (series, dash, pick) in [
+                (s.active, "", { (c: MemoCounts) in c.active }), (s.archived, " stroke-dasharray=\"5 4\"", { (c: MemoCounts) in c.archived })
+            ] {
                 let points = entries.enumerated().compactMap { i, entry in
                     entry.sides.first { $0.name == side.name }?.counts.map { (number(x(i)), number(y(pick($0)))) }
                 }
                 guard !points.isEmpty else { continue }
-                shapes.append("<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(dash) points=\"\(points.map { "\($0),\($1)" }.joined(separator: " "))\"/>")
+                shapes.append(
+                    "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(dash) points=\"\(points.map { "\($0),\($1)" }.joined(separator: " "))\"/>"
+                )
                 // A dot per run, so a run is seen even where a line has one point.
                 shapes += points.map { "<circle cx=\"\($0)\" cy=\"\($1)\" r=\"3\" fill=\"\(color)\"/>" }
                 legend.append("<span style=\"color:\(color)\">\(dash.isEmpty ? "━" : "┅") \(html(side.label)) \(html(series))</span>")
@@ -228,7 +258,8 @@ package struct HTMLReport {
             <text x="4" y="\(number(height - bottom))" font-size="13" fill="#6c6c70">0</text>
             """
         let span = "\(html(report.display(entries.first!.time))) – \(html(report.display(entries.last!.time)))"
-        return "<section><h2>\(html(s.historyHeading))</h2><svg viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(html(s.historyHeading))\">"
+        return
+            "<section><h2>\(html(s.historyHeading))</h2><svg viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(html(s.historyHeading))\">"
             + axis + shapes.joined() + "</svg><p class=\"legend\">" + span + "<br>" + legend.joined(separator: " &nbsp; ") + "</p></section>"
     }
 }

@@ -50,8 +50,10 @@ extension Report {
         for remote in remotes where remote.status != .failed && local.status != .failed {
             let mine = differences.filter { $0.remote == remote.name }
             // In the order of `driftSentence`: conflicts first, for only a person can settle them.
-            let sentences: [Strings.Drift] = [s.conflict, s.remoteGained, s.localLost, s.onlyOnRemote, s.localGained, s.remoteLost, s.onlyOnLocal,
-                                              s.archivedOnOneSide, s.deletedOnOneSide, s.changed]
+            let sentences: [Strings.Drift] = [
+                s.conflict, s.remoteGained, s.localLost, s.onlyOnRemote, s.localGained, s.remoteLost, s.onlyOnLocal,
+                s.archivedOnOneSide, s.deletedOnOneSide, s.changed
+            ]
             var counts = [Int](repeating: 0, count: sentences.count)
             for difference in mine where difference.kind != .cannotCompare { counts[Self.driftSentence(difference)] += 1 }
             for (sentence, count) in zip(sentences, counts) where count > 0 {

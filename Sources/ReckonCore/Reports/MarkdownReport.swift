@@ -31,17 +31,22 @@ package struct MarkdownReport {
 
         out += ["## \(s.sourcesHeading)", "", "| \(s.sideColumn) | \(s.pathColumn) | \(s.statusColumn) |", "| --- | --- | --- |"]
         for side in report.sides {
-            out.append("| \(escape(side.label)) | \(code(report.shownPath(side, from: currentFolder))) | \(s.statusWithProblems(side.status, side.problems.count)) |")
+            out.append(
+                "| \(escape(side.label)) | \(code(report.shownPath(side, from: currentFolder))) | \(s.statusWithProblems(side.status, side.problems.count)) |"
+            )
         }
         out.append("")
 
         if !report.differences.isEmpty {
-            out += ["## \(s.differencesHeading) (\(report.differences.count))", "",
-                    "| | Id | \(s.titleColumn) | \(s.whatDiffersColumn) | \(escape(report.local.label)) | \(escape(report.remoteColumn(s))) |",
-                    "| --- | --- | --- | --- | --- | --- |"]
+            out += [
+                "## \(s.differencesHeading) (\(report.differences.count))", "",
+                "| | Id | \(s.titleColumn) | \(s.whatDiffersColumn) | \(escape(report.local.label)) | \(escape(report.remoteColumn(s))) |",
+                "| --- | --- | --- | --- | --- | --- |"
+            ]
             for d in report.differences {
-                out.append("| \(code(d.sigil.rawValue)) | \(code(d.id.value)) | \(escape(d.title ?? "")) | \(escape(report.whatDiffers(d, s))) | "
-                           + "\(escape(report.describe(d.local, s))) | \(escape(report.describeRemote(d, s))) |")
+                out.append(
+                    "| \(code(d.sigil.rawValue)) | \(code(d.id.value)) | \(escape(d.title ?? "")) | \(escape(report.whatDiffers(d, s))) | "
+                        + "\(escape(report.describe(d.local, s))) | \(escape(report.describeRemote(d, s))) |")
             }
             let legend = zip(["=", "-", "+", "*", "!"], s.sigilMeanings(report.local.label, report.remotes.map(\.label).joined(separator: " / ")))
             out += ["", "\(s.legendHeading): " + legend.map { "\(code($0)) \(escape($1))" }.joined(separator: " · "), ""]
@@ -50,15 +55,21 @@ package struct MarkdownReport {
         if !problems.isEmpty {
             out += ["## \(s.problemsHeading) (\(problems.count))", ""]
             for (side, problem) in problems {
-                out.append("- \(s.severity(problem.severity)): \(code(joinPath(report.shownPath(side, from: currentFolder), problem.path))): \(escape(s.reason(problem)))")
+                out.append(
+                    "- \(s.severity(problem.severity)): \(code(joinPath(report.shownPath(side, from: currentFolder), problem.path))): \(escape(s.reason(problem)))"
+                )
             }
             out.append("")
         }
         if !report.quarantined.isEmpty {
-            out += ["## \(s.quarantinedHeading) (\(report.quarantined.count))", "",
-                    "| \(s.fileColumn) | \(s.copyColumn) | SHA-256 | \(s.whyColumn) |", "| --- | --- | --- | --- |"]
+            out += [
+                "## \(s.quarantinedHeading) (\(report.quarantined.count))", "",
+                "| \(s.fileColumn) | \(s.copyColumn) | SHA-256 | \(s.whyColumn) |", "| --- | --- | --- | --- |"
+            ]
             for q in report.quarantined {
-                out.append("| \(code(report.shownSource(q, from: currentFolder))) | \(code(report.shownPath(q, from: currentFolder))) | `\(q.sha256)` | \(escape(q.reason)) |")
+                out.append(
+                    "| \(code(report.shownSource(q, from: currentFolder))) | \(code(report.shownPath(q, from: currentFolder))) | `\(q.sha256)` | \(escape(q.reason)) |"
+                )
             }
             out.append("")
         }
@@ -69,16 +80,20 @@ package struct MarkdownReport {
             if !written.isEmpty {
                 out += ["| \(s.fileColumn) | \(s.memosColumn) | \(s.bytesColumn) | SHA-256 |", "| --- | --- | --- | --- |"]
                 for e in written {
-                    out.append("| \(code(report.shownPath(e, from: currentFolder))) | \(e.memos) | \(e.bytes) | \(e.sha256.map { "`\($0)`" } ?? "") |")
+                    out.append(
+                        "| \(code(report.shownPath(e, from: currentFolder))) | \(e.memos) | \(e.bytes) | \(e.sha256.map { "`\($0)`" } ?? "") |")
                 }
                 out.append("")
             }
         }
         if !report.history.isEmpty {
             let names = report.sides.map(\.name)
-            out += ["## \(s.historyHeading)", "",
-                    "| \(s.timeColumn) | " + report.sides.map { "\(escape($0.label)) (\(s.active) / \(s.archived))" }.joined(separator: " | ") + " | \(s.differencesHeading) |",
-                    "| --- | " + names.map { _ in "---" }.joined(separator: " | ") + " | --- |"]
+            out += [
+                "## \(s.historyHeading)", "",
+                "| \(s.timeColumn) | " + report.sides.map { "\(escape($0.label)) (\(s.active) / \(s.archived))" }.joined(separator: " | ")
+                    + " | \(s.differencesHeading) |",
+                "| --- | " + names.map { _ in "---" }.joined(separator: " | ") + " | --- |"
+            ]
             for entry in report.history {
                 let cells = names.map { name in
                     entry.sides.first { $0.name == name }?.counts.map { "\($0.active) / \($0.archived)" } ?? "–"
@@ -116,7 +131,9 @@ package struct MarkdownReport {
 
     /// A path or id in code style, safe from a backtick or a table bar inside it.
     func code(_ text: String) -> String {
-        "`" + escapedForDisplay(text).replacingOccurrences(of: "`", with: "'").replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ") + "`"
+        "`"
+            + escapedForDisplay(text).replacingOccurrences(of: "`", with: "'").replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(
+                of: "\n", with: " ") + "`"
     }
 }
 

@@ -14,9 +14,10 @@ package enum RepairReport {
     package static func table(_ plan: Plan, planPath: String, color: Bool) -> String {
         var out = [escapedForDisplay("Plan for \(plan.pipeline), made \(plan.createdAt.iso8601) (\(directions(plan.sides))):")]
         for action in plan.actions {
-            out.append("  \(action.sigil.rawValue) \(action.id.value)  "
-                       + cell(actionLabel(action.action, from: action.from), width: 15, mark: color ? actionMark(action.action) : nil)
-                       + escapedForDisplay(action.reason))
+            out.append(
+                "  \(action.sigil.rawValue) \(action.id.value)  "
+                    + cell(actionLabel(action.action, from: action.from), width: 15, mark: color ? actionMark(action.action) : nil)
+                    + escapedForDisplay(action.reason))
         }
         out.append("")
         out += planTotals(plan).map(escapedForDisplay)
@@ -45,9 +46,10 @@ package enum RepairReport {
         let run = (result.mode == .apply ? "Apply" : "Undo") + " run \(result.run) of \(result.pipeline)" + (result.resumed ? ", resumed" : "")
         var out = [escapedForDisplay("\(run) (\(directions(result.sides))):")]
         for action in result.actions {
-            out.append("  \(action.id.value)  " + cell(actionLabel(action.action, from: action.from), width: 15, mark: nil)
-                       + cell(outcomeLabel(action.outcome, result.mode), width: 25, mark: color ? outcomeMark(action.outcome) : nil)
-                       + escapedForDisplay(action.detail ?? action.reason))
+            out.append(
+                "  \(action.id.value)  " + cell(actionLabel(action.action, from: action.from), width: 15, mark: nil)
+                    + cell(outcomeLabel(action.outcome, result.mode), width: 25, mark: color ? outcomeMark(action.outcome) : nil)
+                    + escapedForDisplay(action.detail ?? action.reason))
         }
         out.append("")
         out.append(escapedForDisplay(resultTotals(result)))
@@ -113,8 +115,10 @@ extension RepairReport {
     }
 
     /// The actions that do something, with their singular and plural names for the totals.
-    static let doing: [PlanAction.Kind: (String, String)] = [.copy: ("copy", "copies"), .softDelete: ("soft-delete", "soft-deletes"),
-                                                             .fixIndex: ("fix-index", "fix-indexes")]
+    static let doing: [PlanAction.Kind: (String, String)] = [
+        .copy: ("copy", "copies"), .softDelete: ("soft-delete", "soft-deletes"),
+        .fixIndex: ("fix-index", "fix-indexes")
+    ]
 
     static func planTitle(_ plan: Plan) -> String { "reckon plan: \(plan.pipeline)" }
 
@@ -125,13 +129,18 @@ extension RepairReport {
         blocks += sides(plan.sides)
         blocks.append(.heading("Actions (\(plan.actions.count))"))
         if !plan.actions.isEmpty {
-            blocks.append(.actions(plan.actions.map { action in
-                var choice: [Span] = action.choice.map { [.text($0)] } ?? []
-                if let copy = action.conflictCopy { choice += [.text(choice.isEmpty ? "conflict copy " : "; conflict copy "), .code(copy.value)] }
-                return ActionRow(sigil: action.sigil.rawValue, id: action.id, title: title(action.versions, action.from),
-                                 action: marked(actionLabel(action.action, from: action.from), actionMark(action.action)), outcome: nil,
-                                 reason: action.reason, note: choice)
-            }, note: "Choice"))
+            blocks.append(
+                .actions(
+                    plan.actions.map { action in
+                        var choice: [Span] = action.choice.map { [.text($0)] } ?? []
+                        if let copy = action.conflictCopy {
+                            choice += [.text(choice.isEmpty ? "conflict copy " : "; conflict copy "), .code(copy.value)]
+                        }
+                        return ActionRow(
+                            sigil: action.sigil.rawValue, id: action.id, title: title(action.versions, action.from),
+                            action: marked(actionLabel(action.action, from: action.from), actionMark(action.action)), outcome: nil,
+                            reason: action.reason, note: choice)
+                    }, note: "Choice"))
         }
         blocks += planTotals(plan).map { .paragraph([.text($0)]) }
         blocks.append(.paragraph([.text(directions(plan.sides) + ".")]))
@@ -143,12 +152,15 @@ extension RepairReport {
         blocks += sides(result.sides)
         blocks.append(.heading("Actions (\(result.actions.count))"))
         if !result.actions.isEmpty {
-            blocks.append(.actions(result.actions.map { action in
-                ActionRow(sigil: nil, id: action.id, title: title(roles(action.versions), action.from),
-                          action: marked(actionLabel(action.action, from: action.from), actionMark(action.action)),
-                          outcome: marked(outcomeLabel(action.outcome, result.mode), outcomeMark(action.outcome)), reason: action.reason,
-                          note: action.detail.map { [.text($0)] } ?? [])
-            }, note: "What happened"))
+            blocks.append(
+                .actions(
+                    result.actions.map { action in
+                        ActionRow(
+                            sigil: nil, id: action.id, title: title(roles(action.versions), action.from),
+                            action: marked(actionLabel(action.action, from: action.from), actionMark(action.action)),
+                            outcome: marked(outcomeLabel(action.outcome, result.mode), outcomeMark(action.outcome)), reason: action.reason,
+                            note: action.detail.map { [.text($0)] } ?? [])
+                    }, note: "What happened"))
         }
         blocks.append(.paragraph([.text(resultTotals(result))]))
         blocks.append(.paragraph([.text(directions(result.sides) + ".")]))
@@ -159,15 +171,24 @@ extension RepairReport {
 
     /// The sides: label, path and kind, and whether apply may write there.
     static func sides(_ sides: [PlanSide]) -> [Block] {
-        return [.heading("Sides"), .table(["Side", "Path", "Writable"], sides.map { side in
-            [[.text(side.label)], [.code(side.path), .text(" (\(side.kind.words))")],
-             side.writable ? [.text("yes")] : [.marked("no", .warning), .text(side.notWritable.map { ": \($0)" } ?? "")]]
-        })]
+        return [
+            .heading("Sides"),
+            .table(
+                ["Side", "Path", "Writable"],
+                sides.map { side in
+                    [
+                        [.text(side.label)], [.code(side.path), .text(" (\(side.kind.words))")],
+                        side.writable ? [.text("yes")] : [.marked("no", .warning), .text(side.notWritable.map { ": \($0)" } ?? "")]
+                    ]
+                })
+        ]
     }
 
     /// Every conflict, open or settled by a choice, with both versions side by side.
-    static func conflicts(_ actions: [(id: MemoID, action: PlanAction.Kind, reason: String, choice: String?, versions: [SideRole: MemoVersion])],
-                          sides: [PlanSide]) -> [Block] {
+    static func conflicts(
+        _ actions: [(id: MemoID, action: PlanAction.Kind, reason: String, choice: String?, versions: [SideRole: MemoVersion])],
+        sides: [PlanSide]
+    ) -> [Block] {
         let shown = actions.filter { $0.action == .conflict || $0.choice != nil }
         guard !shown.isEmpty else { return [] }
         var blocks: [Block] = [.heading("Conflicts (\(shown.count))")]
@@ -176,7 +197,8 @@ extension RepairReport {
             if let title = title(action.versions, nil) { heading.append(.text(" " + title)) }
             blocks += [.subheading(heading), .paragraph([.text(action.reason)])]
             if let choice = action.choice { blocks.append(.paragraph([.text("Chosen: \(choice)")])) }
-            let local = column(action.versions[.local]), remote = column(action.versions[.remote])
+            let local = column(action.versions[.local])
+            let remote = column(action.versions[.remote])
             var rows = zip(["Title", "Modified", "Archived", "Deleted"], zip(local.fields, remote.fields)).map { name, pair in
                 [[Span.text(name)], [.text(pair.0)], [.text(pair.1)]]
             }
@@ -193,8 +215,12 @@ extension RepairReport {
     /// One side's version as rows: title, modified, archived, deleted; and the body's first lines.
     static func column(_ version: MemoVersion?) -> (fields: [String], lines: [String]) {
         guard let version else { return (["absent", "–", "–", "–"], []) }
-        return ([version.title.flatMap { $0.isEmpty ? nil : $0 } ?? "–", version.modifiedTime?.iso8601 ?? "–",
-                 version.archivedAt?.iso8601 ?? "no", version.deletedAt?.iso8601 ?? "no"], version.firstLines)
+        return (
+            [
+                version.title.flatMap { $0.isEmpty ? nil : $0 } ?? "–", version.modifiedTime?.iso8601 ?? "–",
+                version.archivedAt?.iso8601 ?? "no", version.deletedAt?.iso8601 ?? "no"
+            ], version.firstLines
+        )
     }
 
     /// The memo's title: the winning side's, else either side's.
@@ -212,7 +238,8 @@ extension RepairReport {
 
     /// What the arrows mean.
     static func directions(_ sides: [PlanSide]) -> String {
-        let local = label(.local, sides), remote = label(.remote, sides)
+        let local = label(.local, sides)
+        let remote = label(.remote, sides)
         return "→ from \(local) to \(remote), ← from \(remote) to \(local)"
     }
 
@@ -233,8 +260,10 @@ extension RepairReport {
     }
 
     /// The outcomes in the order the totals name them.
-    static let outcomes: [ApplyResult.Outcome] = [.applied, .restored, .alreadyDone, .changedSince, .notConfirmed, .conflict, .notPossible,
-                                                  .nothing, .failed]
+    static let outcomes: [ApplyResult.Outcome] = [
+        .applied, .restored, .alreadyDone, .changedSince, .notConfirmed, .conflict, .notPossible,
+        .nothing, .failed
+    ]
 
     static func outcomeLabel(_ outcome: ApplyResult.Outcome, _ mode: ApplyResult.Mode) -> String {
         switch outcome {
@@ -266,15 +295,23 @@ extension RepairReport {
         let totals = plan.totals
         let kinds: [PlanAction.Kind] = [.copy, .softDelete, .fixIndex]
         let done = kinds.reduce(0) { $0 + totals[$1, default: 0] }
-        var line = done == 0 ? "No action" : counted(done, "action", "actions") + ": "
-            + kinds.compactMap { kind in totals[kind].map { counted($0, doing[kind]!.0, doing[kind]!.1) } }.joined(separator: ", ")
-        let others: [(PlanAction.Kind, String, String)] = [(.conflict, "conflict to choose", "conflicts to choose"),
-                                                           (.notPossible, "not possible", "not possible"), (.none, "left alone", "left alone")]
+        var line =
+            done == 0
+            ? "No action"
+            : counted(done, "action", "actions") + ": "
+                + kinds.compactMap { kind in totals[kind].map { counted($0, doing[kind]!.0, doing[kind]!.1) } }.joined(separator: ", ")
+        let others: [(PlanAction.Kind, String, String)] = [
+            (.conflict, "conflict to choose", "conflicts to choose"),
+            (.notPossible, "not possible", "not possible"), (.none, "left alone", "left alone")
+        ]
         for (kind, one, many) in others { if let n = totals[kind] { line += "; " + counted(n, one, many) } }
         let destructive = plan.actions.filter(\.destructive).count
         guard destructive > 0 else { return [line] }
-        return [line, (destructive == 1 ? "1 of them overwrites or deletes" : "\(destructive) of them overwrite or delete")
-                + " a memo, so apply asks to confirm (or --yes)."]
+        return [
+            line,
+            (destructive == 1 ? "1 of them overwrites or deletes" : "\(destructive) of them overwrite or delete")
+                + " a memo, so apply asks to confirm (or --yes)."
+        ]
     }
 
     /// "5 actions: 2 applied, 1 changed since the plan, …".
@@ -282,7 +319,8 @@ extension RepairReport {
         guard !result.actions.isEmpty else { return "No action in the plan: nothing was done." }
         let totals = result.totals
         return counted(result.actions.count, "action", "actions") + ": "
-            + outcomes.compactMap { outcome in totals[outcome].map { "\($0) \(outcomeLabel(outcome, result.mode).lowercased())" } }.joined(separator: ", ")
+            + outcomes.compactMap { outcome in totals[outcome].map { "\($0) \(outcomeLabel(outcome, result.mode).lowercased())" } }.joined(
+                separator: ", ")
     }
 
     /// Where the backups are, and how to undo the run.
@@ -294,14 +332,19 @@ extension RepairReport {
         guard result.actions.contains(where: { $0.outcome == .applied || $0.outcome == .alreadyDone }) else {
             return [.text("Nothing was written, so nothing was backed up.")]
         }
-        return [.text("Backups are in "), .code(result.backups), .text("; undo it with: "), .code("reckon undo \(shellWord(result.run)) --state \(shellWord(result.stateDir))")]
+        return [
+            .text("Backups are in "), .code(result.backups), .text("; undo it with: "),
+            .code("reckon undo \(shellWord(result.run)) --state \(shellWord(result.stateDir))")
+        ]
     }
 
     static func counted(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
 
     /// A word as a shell reads it back: as it is when plain, else in single quotes.
     static func shellWord(_ text: String) -> String {
-        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "/._-:+=@,%".unicodeScalars.contains($0)) }
+        let plain =
+            !text.isEmpty
+            && text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "/._-:+=@,%".unicodeScalars.contains($0)) }
         return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
@@ -339,15 +382,18 @@ extension RepairReport {
                 out.append("|" + String(repeating: " --- |", count: headers.count))
                 out += rows.map { "| " + $0.map(inline).joined(separator: " | ") + " |" }
             case .actions(let rows, let note):
-                let sigils = rows.first?.sigil != nil, outcomes = rows.first?.outcome != nil
+                let sigils = rows.first?.sigil != nil
+                let outcomes = rows.first?.outcome != nil
                 let headers = (sigils ? [""] : []) + ["Id", "Title", "Action"] + (outcomes ? ["Outcome"] : []) + ["Why", note]
                 out.append("| " + headers.joined(separator: " | ") + " |")
                 out.append("|" + String(repeating: " --- |", count: headers.count))
                 for row in rows {
                     let cells = row.sigil.map { [md.code($0)] } ?? []
                     let outcome = row.outcome.map { [inline([$0])] } ?? []
-                    out.append("| " + (cells + [md.code(row.id.value), md.escape(row.title ?? ""), inline([row.action])] + outcome
-                                       + [md.escape(row.reason), inline(row.note)]).joined(separator: " | ") + " |")
+                    out.append(
+                        "| "
+                            + (cells + [md.code(row.id.value), md.escape(row.title ?? ""), inline([row.action])] + outcome
+                            + [md.escape(row.reason), inline(row.note)]).joined(separator: " | ") + " |")
                 }
             }
             out.append("")
@@ -372,15 +418,16 @@ extension RepairReport {
             case .paragraph(let spans): "<p>\(inline(spans))</p>"
             case .table(let headers, let rows): HTMLReport.grid(headers, rows.map { $0.map(inline) })
             case .actions(let rows, let note):
-                "<ul class=\"diffs\">" + rows.map { row in
-                    var item = row.sigil.map { "<span class=\"sigil\">\(ReckonCore.html($0))</span> " } ?? ""
-                    item += "<code class=\"id\">\(row.id.value)</code>"
-                    if let title = row.title { item += " <span class=\"memo-title\">\(ReckonCore.html(title))</span>" }
-                    item += "<br><strong>" + inline([row.action] + (row.outcome.map { [.text(" · "), $0] } ?? [])) + "</strong>"
-                    item += "<br>" + ReckonCore.html(row.reason)
-                    if !row.note.isEmpty { item += "<br><span class=\"state\">\(ReckonCore.html(note)): \(inline(row.note))</span>" }
-                    return "<li>\(item)</li>"
-                }.joined() + "</ul>"
+                "<ul class=\"diffs\">"
+                    + rows.map { row in
+                        var item = row.sigil.map { "<span class=\"sigil\">\(ReckonCore.html($0))</span> " } ?? ""
+                        item += "<code class=\"id\">\(row.id.value)</code>"
+                        if let title = row.title { item += " <span class=\"memo-title\">\(ReckonCore.html(title))</span>" }
+                        item += "<br><strong>" + inline([row.action] + (row.outcome.map { [.text(" · "), $0] } ?? [])) + "</strong>"
+                        item += "<br>" + ReckonCore.html(row.reason)
+                        if !row.note.isEmpty { item += "<br><span class=\"state\">\(ReckonCore.html(note)): \(inline(row.note))</span>" }
+                        return "<li>\(item)</li>"
+                    }.joined() + "</ul>"
             }
         }
         return HTMLReport.page(language: "en", title: title, body: body)

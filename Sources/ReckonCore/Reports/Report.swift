@@ -34,8 +34,10 @@ package struct Report: Sendable, Equatable, Codable {
         case schemaVersion, reckonVersion, pipeline, check, sides, inSync, outcome, differences, quarantined, exports
     }
 
-    package init(pipeline: String, check: CheckMode, sides: [SideReport], inSync: Bool, outcome: Outcome, differences: [Difference],
-                quarantined: [QuarantineRecord], exports: [ExportRecord]) {
+    package init(
+        pipeline: String, check: CheckMode, sides: [SideReport], inSync: Bool, outcome: Outcome, differences: [Difference],
+        quarantined: [QuarantineRecord], exports: [ExportRecord]
+    ) {
         self.pipeline = pipeline
         self.check = check
         self.sides = sides
@@ -139,10 +141,10 @@ package struct SideReport: Sendable, Equatable, Codable {
         try container.encode(label, forKey: .label)
         try container.encode(path, forKey: .path)
         try container.encode(status, forKey: .status)
-        try container.encode(counts, forKey: .counts) // null when the side failed
+        try container.encode(counts, forKey: .counts)  // null when the side failed
         try container.encode(countsFrom, forKey: .countsFrom)
         try container.encode(problems, forKey: .problems)
-        try container.encode(since, forKey: .since) // null without a baseline
+        try container.encode(since, forKey: .since)  // null without a baseline
         try container.encode(sinceLastRun, forKey: .sinceLastRun)
         try container.encode(baseline, forKey: .baseline)
         try container.encode(alarm, forKey: .alarm)
@@ -228,8 +230,10 @@ package struct ExportRecord: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey { case format, path, memos, bytes, sha256, missing, failure }
 
-    package init(format: ExportFormat, path: String, memos: Int, bytes: Int, sha256: String? = nil, missing: [Problem] = [],
-                failure: String? = nil, folder: URL? = nil) {
+    package init(
+        format: ExportFormat, path: String, memos: Int, bytes: Int, sha256: String? = nil, missing: [Problem] = [],
+        failure: String? = nil, folder: URL? = nil
+    ) {
         self.format = format
         self.path = path
         self.memos = memos
@@ -249,14 +253,17 @@ package struct ExportRecord: Sendable, Equatable, Codable {
         return summary.formats.map { format in
             switch format {
             case .json:
-                return ExportRecord(format: .json, path: joinPath(displayPath, Exporter.jsonName), memos: exported,
-                                    bytes: summary.json.size, sha256: summary.json.sha256, missing: missing, folder: folder)
+                return ExportRecord(
+                    format: .json, path: joinPath(displayPath, Exporter.jsonName), memos: exported,
+                    bytes: summary.json.size, sha256: summary.json.sha256, missing: missing, folder: folder)
             case .markdown:
-                return ExportRecord(format: .markdown, path: joinPath(displayPath, Exporter.markdownName + "/"), memos: exported,
-                                    bytes: summary.markdownBytes, missing: missing, folder: folder)
+                return ExportRecord(
+                    format: .markdown, path: joinPath(displayPath, Exporter.markdownName + "/"), memos: exported,
+                    bytes: summary.markdownBytes, missing: missing, folder: folder)
             case .zip:
-                return ExportRecord(format: .zip, path: joinPath(displayPath, Exporter.zipName), memos: exported,
-                                    bytes: summary.zip?.size ?? 0, sha256: summary.zip?.sha256, missing: missing, folder: folder)
+                return ExportRecord(
+                    format: .zip, path: joinPath(displayPath, Exporter.zipName), memos: exported,
+                    bytes: summary.zip?.size ?? 0, sha256: summary.zip?.sha256, missing: missing, folder: folder)
             }
         }
     }

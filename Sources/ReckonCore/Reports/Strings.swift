@@ -138,19 +138,39 @@ package struct Strings: Sendable {
             title: { "reckon report: \($0)" },
             memosOn: { "Memos on \($0)" }, active: "Active", archived: "Archived",
             drifted: { "\($0) (local \($1))" }, differs: "differs", notRead: "not read",
-            onlyOnRemote: { n, local, remote in "\(upper(remote)) has \(memos(n)) that \(isAre(n)) not on \(local). Sync \(local) to bring \(itThem(n)) in." },
-            onlyOnLocal: { n, local, remote in "\(upper(local)) has \(memos(n)) that \(isAre(n)) not on \(remote). Sync \(local) to upload \(itThem(n)) to \(remote)." },
-            archivedOnOneSide: { n, local, remote in "\(upper(memos(n))) \(isAre(n)) archived on one side only. Sync \(local) so that \(local) and \(remote) agree which memos are archived." },
-            deletedOnOneSide: { n, _, _ in "\(upper(memos(n))) \(n == 1 ? "was" : "were") deleted on one side only. Sync to carry the deletion over, or restore \(itThem(n)) from the side that still has \(itThem(n))." },
-            changed: { n, local, remote in "\(upper(memos(n))) \(n == 1 ? "differs" : "differ") between \(local) and \(remote). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you." },
-            cannotCompare: { n, remote in "\(upper(memos(n))) could not be compared with \(remote) because a file is damaged, missing or duplicated. The problems are listed below; nothing was changed." },
-            sideFailed: { label, reason in "\(upper(label)) could not be read: \(reason). Its counts are left out; fix what the problem names and run again." },
+            onlyOnRemote: { n, local, remote in
+                "\(upper(remote)) has \(memos(n)) that \(isAre(n)) not on \(local). Sync \(local) to bring \(itThem(n)) in."
+            },
+            onlyOnLocal: { n, local, remote in
+                "\(upper(local)) has \(memos(n)) that \(isAre(n)) not on \(remote). Sync \(local) to upload \(itThem(n)) to \(remote)."
+            },
+            archivedOnOneSide: { n, local, remote in
+                "\(upper(memos(n))) \(isAre(n)) archived on one side only. Sync \(local) so that \(local) and \(remote) agree which memos are archived."
+            },
+            deletedOnOneSide: { n, _, _ in
+                "\(upper(memos(n))) \(n == 1 ? "was" : "were") deleted on one side only. Sync to carry the deletion over, or restore \(itThem(n)) from the side that still has \(itThem(n))."
+            },
+            changed: { n, local, remote in
+                "\(upper(memos(n))) \(n == 1 ? "differs" : "differ") between \(local) and \(remote). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you."
+            },
+            cannotCompare: { n, remote in
+                "\(upper(memos(n))) could not be compared with \(remote) because a file is damaged, missing or duplicated. The problems are listed below; nothing was changed."
+            },
+            sideFailed: { label, reason in
+                "\(upper(label)) could not be read: \(reason). Its counts are left out; fix what the problem names and run again."
+            },
             sideHasProblems: { label, n in "\(upper(label)) has \(n == 1 ? "1 problem that needs" : "\(n) problems that need") a look; see below." },
             inSync: { local, remotes in "\(upper(local)) and \(remotes.joined(separator: ", ")) agree: every memo is the same on each side." },
             empty: { local, remotes in "There are no memos yet, on \(local) or on \(remotes.joined(separator: ", "))." },
-            rebuiltFromMemoFiles: { label, reason in "The index.json of \(label) could not be used (\(reason)), so its counts were rebuilt from the memo files." },
-            quarantined: { n in "\(n == 1 ? "1 file" : "\(n) files") could not be used and \(n == 1 ? "was" : "were") copied aside (listed below); the \(n == 1 ? "original was" : "originals were") left exactly as \(n == 1 ? "it was" : "they were")." },
-            quarantineFailed: { n in "\(n == 1 ? "1 damaged file" : "\(n) damaged files") could not be copied aside; the \(n == 1 ? "original is" : "originals are") untouched. See the problems below." },
+            rebuiltFromMemoFiles: { label, reason in
+                "The index.json of \(label) could not be used (\(reason)), so its counts were rebuilt from the memo files."
+            },
+            quarantined: { n in
+                "\(n == 1 ? "1 file" : "\(n) files") could not be used and \(n == 1 ? "was" : "were") copied aside (listed below); the \(n == 1 ? "original was" : "originals were") left exactly as \(n == 1 ? "it was" : "they were")."
+            },
+            quarantineFailed: { n in
+                "\(n == 1 ? "1 damaged file" : "\(n) damaged files") could not be copied aside; the \(n == 1 ? "original is" : "originals are") untouched. See the problems below."
+            },
             exportMissing: { n in "The export could not be written in full: \(n == 1 ? "1 memo" : "\(n) memos") could not be read." },
             checkedAt: { "Checked \($0)." },
             kind: { kind, local, remote in
@@ -190,7 +210,10 @@ package struct Strings: Sendable {
             exportFailed: { "The export could not be written: \($0)" },
             legendHeading: "Signs",
             sigilMeanings: { local, remote in
-                ["same on both sides", "only on \(remote)", "only on \(local)", "on both sides, different", "cannot be compared (a file is damaged or missing)"]
+                [
+                    "same on both sides", "only on \(remote)", "only on \(local)", "on both sides, different",
+                    "cannot be compared (a file is damaged or missing)"
+                ]
             },
             troubleRun: "ended in trouble",
             severity: { $0.rawValue },
@@ -204,8 +227,9 @@ package struct Strings: Sendable {
             stageColumn: "Stage", secondsColumn: "Seconds", timeColumn: "Time",
             modified: "modified", archivedState: "archived", deletedState: "deleted", absent: "absent",
             deletionAlarm: { label, deleted, of, empty, time, exports in
-                (empty ? "Alarm: \(label) holds no memo, but held \(memos(of)) at the last run (\(time))."
-                       : "Alarm: \(label) lost \(deleted) of its \(memos(of)) (\(percent(deleted, of))) since the last run (\(time)).")
+                (empty
+                    ? "Alarm: \(label) holds no memo, but held \(memos(of)) at the last run (\(time))."
+                    : "Alarm: \(label) lost \(deleted) of its \(memos(of)) (\(percent(deleted, of))) since the last run (\(time)).")
                     + (exports ? " Its baseline is kept, and so is the last export made before this;" : " Its baseline is kept;")
                     + " if the deletions were meant, run again with --accept-deletions."
             },
@@ -220,11 +244,16 @@ package struct Strings: Sendable {
             },
             sinceLastRun: { "Since the last run (\($0))" },
             changeCounts: { c in
-                "\(c.added) added, \(c.edited) edited, \(c.archived) archived, " + (c.unarchived > 0 ? "\(c.unarchived) unarchived, " : "") + "\(c.deleted) deleted"
+                "\(c.added) added, \(c.edited) edited, \(c.archived) archived, " + (c.unarchived > 0 ? "\(c.unarchived) unarchived, " : "")
+                    + "\(c.deleted) deleted"
             },
-            remoteGained: { n, local, remote in "\(upper(remote)) gained \(memos(n)) since the last run (from another device?). Sync \(local) to bring \(itThem(n)) in." },
+            remoteGained: { n, local, remote in
+                "\(upper(remote)) gained \(memos(n)) since the last run (from another device?). Sync \(local) to bring \(itThem(n)) in."
+            },
             localLost: { n, local, remote in "\(upper(local)) lost \(memos(n)) that \(remote) still has." },
-            localGained: { n, local, remote in "\(upper(local)) gained \(memos(n)) since the last run. Sync \(local) to upload \(itThem(n)) to \(remote)." },
+            localGained: { n, local, remote in
+                "\(upper(local)) gained \(memos(n)) since the last run. Sync \(local) to upload \(itThem(n)) to \(remote)."
+            },
             remoteLost: { n, local, remote in "\(upper(remote)) lost \(memos(n)) that \(local) still has." },
             conflict: { n, local, remote in
                 "\(upper(memos(n))) changed on both \(local) and \(remote) since the last run: \(n == 1 ? "a conflict" : "conflicts"). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you."
@@ -304,11 +333,12 @@ package struct Strings: Sendable {
             }
         },
         statusWithProblems: { status, n in
-            let word = switch status {
-            case .ok: "正常"
-            case .degraded: "一部のみ"
-            case .failed: "失敗"
-            }
+            let word =
+                switch status {
+                case .ok: "正常"
+                case .degraded: "一部のみ"
+                case .failed: "失敗"
+                }
             return n == 0 ? word : "\(word)（問題\(n)件）"
         },
         exportFailed: { "エクスポートを書き出せませんでした: \($0)" },
@@ -319,28 +349,29 @@ package struct Strings: Sendable {
         troubleRun: "問題あり",
         severity: { $0 == .error ? "エラー" : "警告" },
         reason: { problem in
-            let kind = switch problem.kind {
-            case .unreadableFolder: "フォルダを読み込めません"
-            case .missingIndex: "index.json がありません"
-            case .corruptIndex: "index.json が壊れています"
-            case .unsupportedSchema: "この reckon が読めない新しい形式です"
-            case .badEntry: "index.json の項目が正しくありません"
-            case .invalidID: "ID が UUID ではありません"
-            case .duplicateID: "同じ ID が重複しています"
-            case .danglingEntry: "index.json にあるメモのファイルがありません"
-            case .orphanFile: "index.json に載っていないメモのファイルです"
-            case .notRegularFile: "通常のファイルではありません"
-            case .link: "リンクです（たどりません）"
-            case .unreadableFile: "ファイルを読み込めません"
-            case .corruptMemo: "メモのファイルが壊れています"
-            case .idMismatch: "ファイル名と中身の ID が違います"
-            case .nameSpelling: "ファイル名の ID の書き方が index.json と違います"
-            case .exportFailed: "エクスポートできませんでした"
-            case .quarantineFailed: "隔離用のコピーができませんでした"
-            case .corruptStore: "端末のデータベースが壊れています"
-            case .storeModel: "端末のデータベースの形が想定と違います"
-            case .unreachable: "リモートから取得できませんでした"
-            }
+            let kind =
+                switch problem.kind {
+                case .unreadableFolder: "フォルダを読み込めません"
+                case .missingIndex: "index.json がありません"
+                case .corruptIndex: "index.json が壊れています"
+                case .unsupportedSchema: "この reckon が読めない新しい形式です"
+                case .badEntry: "index.json の項目が正しくありません"
+                case .invalidID: "ID が UUID ではありません"
+                case .duplicateID: "同じ ID が重複しています"
+                case .danglingEntry: "index.json にあるメモのファイルがありません"
+                case .orphanFile: "index.json に載っていないメモのファイルです"
+                case .notRegularFile: "通常のファイルではありません"
+                case .link: "リンクです（たどりません）"
+                case .unreadableFile: "ファイルを読み込めません"
+                case .corruptMemo: "メモのファイルが壊れています"
+                case .idMismatch: "ファイル名と中身の ID が違います"
+                case .nameSpelling: "ファイル名の ID の書き方が index.json と違います"
+                case .exportFailed: "エクスポートできませんでした"
+                case .quarantineFailed: "隔離用のコピーができませんでした"
+                case .corruptStore: "端末のデータベースが壊れています"
+                case .storeModel: "端末のデータベースの形が想定と違います"
+                case .unreachable: "リモートから取得できませんでした"
+                }
             return "\(kind)（\(problem.message)）"
         },
         notExported: "エクスポートしていません",
@@ -352,8 +383,9 @@ package struct Strings: Sendable {
         stageColumn: "段階", secondsColumn: "秒", timeColumn: "日時",
         modified: "更新", archivedState: "アーカイブ済み", deletedState: "削除済み", absent: "なし",
         deletionAlarm: { label, deleted, of, empty, time, exports in
-            (empty ? "警報: \(label)にメモが1件もありません。前回の実行（\(time)）では\(of)件ありました。"
-                   : "警報: \(label)のメモ\(of)件のうち\(deleted)件（\(percent(deleted, of))）が前回の実行（\(time)）から消えました。")
+            (empty
+                ? "警報: \(label)にメモが1件もありません。前回の実行（\(time)）では\(of)件ありました。"
+                : "警報: \(label)のメモ\(of)件のうち\(deleted)件（\(percent(deleted, of))）が前回の実行（\(time)）から消えました。")
                 + (exports ? "基準は更新せず、これより前の最後のエクスポートも残します。" : "基準は更新しません。")
                 + "削除が意図したものなら --accept-deletions を付けてもう一度実行してください。"
         },

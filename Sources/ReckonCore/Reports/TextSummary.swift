@@ -73,7 +73,9 @@ package struct TextSummary {
             out.append("")
             add("\(s.quarantinedHeading) (\(report.quarantined.count)):")
             for record in report.quarantined {
-                add("  \(report.shownSource(record, from: currentFolder)) → \(report.shownPath(record, from: currentFolder))  sha256 \(record.sha256)")
+                add(
+                    "  \(report.shownSource(record, from: currentFolder)) → \(report.shownPath(record, from: currentFolder))  sha256 \(record.sha256)"
+                )
             }
         }
         if !report.exports.isEmpty {

@@ -32,8 +32,10 @@ package protocol MemoStore: Sendable {
     /// `reading` says, and maps each by `work` on the same core. Results come
     /// back in the order given; a memo that cannot be used gives the problem
     /// that makes its id uncomparable.
-    func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
-                                      then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>]
+    func read<Kept, Output: Sendable>(
+        _ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
+        then work: @escaping @Sendable (Kept) -> Output
+    ) -> [Result<Output, Problem>]
 
     /// The identity of each memo's file, in the order given, which tells a
     /// later run that the file is unchanged without reading it; nil where
@@ -56,17 +58,19 @@ package struct MemoReading<Kept>: Sendable {
 
     /// The compared fields, the body as a digest.
     package static var summary: MemoReading<MemoSummary> {
-        MemoReading<MemoSummary>(parse: { data, depthLimit, parser throws(MemoReader.Failure) in
-            try MemoReader.readSummary(data, depthLimit: depthLimit, parser: parser)
-        }, take: MemoSummary.init)
+        MemoReading<MemoSummary>(
+            parse: { data, depthLimit, parser throws(MemoReader.Failure) in
+                try MemoReader.readSummary(data, depthLimit: depthLimit, parser: parser)
+            }, take: MemoSummary.init)
     }
 
     /// Every field, unknown keys included.
     package static var memo: MemoReading<Memo> {
-        MemoReading<Memo>(parse: { data, depthLimit, parser throws(MemoReader.Failure) in
-            let memo = try MemoReader.read(data, depthLimit: depthLimit, parser: parser)
-            return (memo.id, memo)
-        }, take: { $0 })
+        MemoReading<Memo>(
+            parse: { data, depthLimit, parser throws(MemoReader.Failure) in
+                let memo = try MemoReader.read(data, depthLimit: depthLimit, parser: parser)
+                return (memo.id, memo)
+            }, take: { $0 })
     }
 }
 

@@ -78,8 +78,10 @@ package struct SideListing: Sendable {
     /// For a remote read through a cache: how many memo files were downloaded and how many came from the cache.
     package var cacheUse: CacheUse?
 
-    package init(spec: SideSpec, status: SideStatus = .ok, entries: IDMap<IndexEntry> = IDMap(), files: IDMap<IDSpelling> = IDMap(),
-                memos: IDMap<MemoSummary> = IDMap(), problems: [Problem] = [], precounted: MemoCounts? = nil) {
+    package init(
+        spec: SideSpec, status: SideStatus = .ok, entries: IDMap<IndexEntry> = IDMap(), files: IDMap<IDSpelling> = IDMap(),
+        memos: IDMap<MemoSummary> = IDMap(), problems: [Problem] = [], precounted: MemoCounts? = nil
+    ) {
         self.precounted = precounted
         self.spec = spec
         self.status = status
@@ -107,9 +109,10 @@ package struct SideListing: Sendable {
     /// used (damaged, not a regular file, too large), so its memo files can
     /// stand in. A missing index or a newer schema is never guessed around.
     package var indexUnusable: Bool {
-        status == .failed && problems.contains { problem in
-            problem.isAboutIndex && [.corruptIndex, .notRegularFile, .link, .unreadableFile].contains(problem.kind)
-        }
+        status == .failed
+            && problems.contains { problem in
+                problem.isAboutIndex && [.corruptIndex, .notRegularFile, .link, .unreadableFile].contains(problem.kind)
+            }
     }
 
     /// The listing with every problem's and damaged file's path taken from

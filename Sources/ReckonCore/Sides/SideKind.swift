@@ -89,7 +89,9 @@ package enum SideKinds {
     /// store file (SQLite's header) or an iPhone backup (`Manifest.db`), else
     /// a memo folder. A path that exists on disk is never a remote.
     /// `cache` is asked only for a remote.
-    package static func fromCommandLine(_ path: String, app: String?, refresh: Bool, cache: () -> (URL, temporary: Bool)) -> (shown: String, kind: any SideKind) {
+    package static func fromCommandLine(_ path: String, app: String?, refresh: Bool, cache: () -> (URL, temporary: Bool)) -> (
+        shown: String, kind: any SideKind
+    ) {
         if RcloneSide.isRemote(path) {
             let (folder, temporary) = cache()
             var side = RcloneSide(remote: path, cache: folder)
@@ -97,12 +99,14 @@ package enum SideKinds {
             side.refresh = refresh
             return (Rclone.masked(path), side)
         }
-        let url = URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)).standardizedFileURL
-        let kind: any SideKind = switch FileKind(path: url.path) {
-        case .regular where CoreDataStore.isStoreFile(url.path): AppStoreSide(url: url, isBackup: false, app: app)
-        case .directory where PhoneBackup.isBackup(url): AppStoreSide(url: url, isBackup: true, app: app)
-        default: MemoFolderSide(url)
-        }
+        let url = URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true))
+            .standardizedFileURL
+        let kind: any SideKind =
+            switch FileKind(path: url.path) {
+            case .regular where CoreDataStore.isStoreFile(url.path): AppStoreSide(url: url, isBackup: false, app: app)
+            case .directory where PhoneBackup.isBackup(url): AppStoreSide(url: url, isBackup: true, app: app)
+            default: MemoFolderSide(url)
+            }
         return (path, kind)
     }
 

@@ -26,8 +26,9 @@ package struct Fingerprint: Sendable, Equatable {
 
     /// A memo's fingerprint from its index entry and, in a deep check, the digest of what was read of its file.
     init(_ entry: IndexEntry, digest: UInt64?) {
-        self.init(modifiedTime: entry.modifiedTime, archived: entry.isArchived, deleted: entry.isDeleted, rowVersion: entry.rowVersion,
-                  changeTag: entry.changeTag.map { FNV64.of($0) }, digest: digest)
+        self.init(
+            modifiedTime: entry.modifiedTime, archived: entry.isArchived, deleted: entry.isDeleted, rowVersion: entry.rowVersion,
+            changeTag: entry.changeTag.map { FNV64.of($0) }, digest: digest)
     }
 
     /// Counted: neither soft-deleted nor absent.
@@ -64,16 +65,19 @@ package struct Fingerprint: Sendable, Equatable {
     /// same to the user. A digest or a row version is compared only when
     /// both have one (a quick run reads no memo file).
     package static func change(from before: Fingerprint?, to now: Fingerprint?) -> SinceLastRun.Change? {
-        let wasLive = before?.isLive ?? false, isLive = now?.isLive ?? false
+        let wasLive = before?.isLive ?? false
+        let isLive = now?.isLive ?? false
         switch (wasLive, isLive) {
         case (false, false): return nil
         case (false, true): return .added
         case (true, false): return .deleted
         case (true, true):
-            let before = before!, now = now!
+            let before = before!
+            let now = now!
             if before.archived != now.archived { return now.archived ? .archived : .unarchived }
             func differ<Value: Equatable>(_ a: Value?, _ b: Value?) -> Bool { a != nil && b != nil && a != b }
-            let edited = before.modifiedTime != now.modifiedTime || before.changeTag != now.changeTag
+            let edited =
+                before.modifiedTime != now.modifiedTime || before.changeTag != now.changeTag
                 || differ(before.digest, now.digest) || differ(before.rowVersion, now.rowVersion)
             return edited ? .edited : nil
         }
@@ -241,7 +245,8 @@ package struct Baseline: Sendable {
         var reader = LineReader(bytes: bytes)
         func header(_ key: String) throws(ParseError) -> String {
             guard let line = reader.nextLine(), let text = String(validating: line, as: UTF8.self),
-                  text.hasPrefix(key + " ") else {
+                text.hasPrefix(key + " ")
+            else {
                 throw ParseError(message: "line \(reader.lineNumber) should start with '\(key)'")
             }
             return String(text.dropFirst(key.count + 1))
@@ -249,13 +254,18 @@ package struct Baseline: Sendable {
         let version = try header(magic)
         guard let number = Int(version) else { throw ParseError(message: "it is not a reckon baseline") }
         guard number == Self.version else {
-            throw ParseError(message: number > Self.version ? "it was written by a newer reckon (version \(number))" : "its version \(number) is not known")
+            throw ParseError(
+                message: number > Self.version ? "it was written by a newer reckon (version \(number))" : "its version \(number) is not known")
         }
-        let kind = try header("kind"), place = try header("place"), shown = try header("shown")
+        let kind = try header("kind")
+        let place = try header("place")
+        let shown = try header("shown")
         guard let time = Timestamp(iso8601: try header("time")) else { throw ParseError(message: "line \(reader.lineNumber): not a time") }
         var alarmSince: Timestamp?
         if reader.peekStarts(with: "alarm-since ") {
-            guard let since = Timestamp(iso8601: try header("alarm-since")) else { throw ParseError(message: "line \(reader.lineNumber): not a time") }
+            guard let since = Timestamp(iso8601: try header("alarm-since")) else {
+                throw ParseError(message: "line \(reader.lineNumber): not a time")
+            }
             alarmSince = since
         }
         guard let count = Int(try header("memos")), count >= 0 else { throw ParseError(message: "line \(reader.lineNumber): not a number of memos") }
@@ -274,13 +284,15 @@ package struct Baseline: Sendable {
             fingerprints.append(fingerprint)
         }
         guard ids.count == count else { throw ParseError(message: "it lists \(ids.count) memos where its header says \(count)") }
-        return Baseline(side: SideIdentity(kind: SideKindName(decoding: unescaped(kind)), place: unescaped(place), shown: unescaped(shown)), time: time,
-                        alarmSince: alarmSince, memos: IDMap(sortedKeys: ids, values: fingerprints))
+        return Baseline(
+            side: SideIdentity(kind: SideKindName(decoding: unescaped(kind)), place: unescaped(place), shown: unescaped(shown)), time: time,
+            alarmSince: alarmSince, memos: IDMap(sortedKeys: ids, values: fingerprints))
     }
 
     /// The file's bytes.
     package var data: Data {
-        let header = "\(Self.magic) \(Self.version)\nkind \(escaped(side.kind.name))\nplace \(escaped(side.place))\nshown \(escaped(side.shown))\n"
+        let header =
+            "\(Self.magic) \(Self.version)\nkind \(escaped(side.kind.name))\nplace \(escaped(side.place))\nshown \(escaped(side.shown))\n"
             + "time \(time.iso8601)\n" + (alarmSince.map { "alarm-since \($0.iso8601)\n" } ?? "") + "memos \(memos.count)\n"
         // A memo line is at most 32 + 20 + 9 + 1 + 20 + 16 + 16 bytes and 7 separators.
         var data = Data(count: header.utf8.count + memos.count * 121)
@@ -288,7 +300,8 @@ package struct Baseline: Sendable {
             var out = ByteWriter(buffer: bytes.bindMemory(to: UInt8.self))
             for byte in header.utf8 { out.put(byte) }
             for index in memos.keys.indices {
-                let id = memos.keys[index], print = memos.values[index]
+                let id = memos.keys[index]
+                let print = memos.values[index]
                 out.hex(id.high)
                 out.hex(id.low)
                 out.put(0x20)
@@ -334,7 +347,8 @@ private struct ByteWriter {
     /// multiplication once compiled; a division by a variable costs tens of cycles).
     mutating func decimal(_ value: Int64) {
         if value < 0 { put(0x2D) }
-        var rest = value.magnitude, digits = 1
+        var rest = value.magnitude
+        var digits = 1
         while rest >= 10 {
             rest /= 10
             digits += 1
@@ -385,16 +399,21 @@ private struct MemoLineScanner {
     /// The next line, through its newline; nil when it is not a memo line.
     mutating func memoLine() -> (MemoID, Fingerprint)? {
         guard let high = hex(), let low = hex(), space(), let seconds = decimal(), space(),
-              let nanoseconds = decimal(), (0..<1_000_000_000).contains(nanoseconds), space(),
-              position < bytes.count, (0x30...0x33).contains(bytes[position]) else { return nil }
+            let nanoseconds = decimal(), (0..<1_000_000_000).contains(nanoseconds), space(),
+            position < bytes.count, (0x30...0x33).contains(bytes[position])
+        else { return nil }
         let state = bytes[position] - 0x30
         position += 1
         guard space(), let rowVersion = optionalDecimal(), space(), let changeTag = optionalHex(), space(), let digest = optionalHex(),
-              position < bytes.count, bytes[position] == 0x0A else { return nil }
+            position < bytes.count, bytes[position] == 0x0A
+        else { return nil }
         position += 1
-        return (MemoID(high: high, low: low),
-                Fingerprint(modifiedTime: Timestamp(seconds: seconds, nanoseconds: Int32(nanoseconds)), archived: state & 1 == 1,
-                            deleted: state & 2 == 2, rowVersion: rowVersion, changeTag: changeTag, digest: digest))
+        return (
+            MemoID(high: high, low: low),
+            Fingerprint(
+                modifiedTime: Timestamp(seconds: seconds, nanoseconds: Int32(nanoseconds)), archived: state & 1 == 1,
+                deleted: state & 2 == 2, rowVersion: rowVersion, changeTag: changeTag, digest: digest)
+        )
     }
 
     mutating func space() -> Bool {
@@ -408,7 +427,8 @@ private struct MemoLineScanner {
         guard position + 16 <= bytes.count else { return nil }
         var value: UInt64 = 0
         for index in position..<position + 16 {
-            let digit = bytes[index] &- 0x30, letter = bytes[index] &- 0x61
+            let digit = bytes[index] &- 0x30
+            let letter = bytes[index] &- 0x61
             guard digit < 10 || letter < 6 else { return nil }
             value = value << 4 | UInt64(digit < 10 ? digit : letter &+ 10)
         }
@@ -443,7 +463,8 @@ private struct MemoLineScanner {
     /// Whether a field is `-`, for none (then read).
     mutating func dash() -> Bool {
         guard position < bytes.count, bytes[position] == 0x2D,
-              position + 1 == bytes.count || bytes[position + 1] == 0x20 || bytes[position + 1] == 0x0A else { return false }
+            position + 1 == bytes.count || bytes[position + 1] == 0x20 || bytes[position + 1] == 0x0A
+        else { return false }
         position += 1
         return true
     }

@@ -103,8 +103,11 @@ package struct SideBaseline: Sendable {
         current = Self.fingerprints(side, leavingOut: unread)
         guard let previous else { return }
         var since = SinceLastRun()
-        var i = 0, j = 0, u = 0
-        let before = previous.memos, now = current
+        var i = 0
+        var j = 0
+        var u = 0
+        let before = previous.memos
+        let now = current
         while i < before.count || j < now.count {
             let id = j == now.count || (i < before.count && before.keys[i] <= now.keys[j]) ? before.keys[i] : now.keys[j]
             let old = i < before.count && before.keys[i] == id ? before.values[i] : nil
@@ -129,12 +132,14 @@ package struct SideBaseline: Sendable {
     /// walking the side's sorted entries and summaries together (by index,
     /// so that no entry or summary is copied).
     static func fingerprints(_ side: SideListing, leavingOut unread: [MemoID]) -> IDMap<Fingerprint> {
-        let entries = side.entries, memos = side.memos
+        let entries = side.entries
+        let memos = side.memos
         var ids: [MemoID] = []
         var prints: [Fingerprint] = []
         ids.reserveCapacity(entries.count)
         prints.reserveCapacity(entries.count)
-        var m = 0, u = 0
+        var m = 0
+        var u = 0
         for i in entries.keys.indices {
             let id = entries.keys[i]
             while u < unread.count && unread[u] < id { u += 1 }
@@ -183,7 +188,8 @@ package struct SideBaseline: Sendable {
 
     /// `map` with `more` (sorted, ids not in `map`) added in id order.
     static func merged(_ map: IDMap<Fingerprint>, _ more: [(MemoID, Fingerprint)]) -> IDMap<Fingerprint> {
-        var ids: [MemoID] = [], prints: [Fingerprint] = []
+        var ids: [MemoID] = []
+        var prints: [Fingerprint] = []
         ids.reserveCapacity(map.count + more.count)
         prints.reserveCapacity(map.count + more.count)
         var k = 0

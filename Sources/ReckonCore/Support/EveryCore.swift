@@ -5,8 +5,10 @@ import Synchronization
 /// chunk and keeps what it needs from item to item (a buffer, an encoder);
 /// the chunks come back in the items' order, so the outcome never depends
 /// on the machine.
-package func mapOnEveryCore<Item: Sendable, Output: Sendable>(_ items: [Item], chunkSize: Int,
-                                                      _ work: @Sendable (ArraySlice<Item>) -> [Output]) -> [[Output]] {
+package func mapOnEveryCore<Item: Sendable, Output: Sendable>(
+    _ items: [Item], chunkSize: Int,
+    _ work: @Sendable (ArraySlice<Item>) -> [Output]
+) -> [[Output]] {
     let chunks = (items.count + chunkSize - 1) / chunkSize
     let done = Mutex([[Output]](repeating: [], count: chunks))
     Workers.perform(iterations: chunks) { chunk in
@@ -19,9 +21,11 @@ package func mapOnEveryCore<Item: Sendable, Output: Sendable>(_ items: [Item], c
 /// Takes chunks from `next` until it gives an empty one, and hands each to
 /// `consume` with what `load` made of it; `load` runs on another core one
 /// chunk ahead, so loading the next chunk overlaps consuming this one.
-package func withReadAhead<Value: Sendable, Loaded: Sendable>(chunks next: () throws -> [Value],
-                                                      load: @escaping @Sendable ([Value]) -> Loaded,
-                                                      consume: ([Value], Loaded) throws -> Void) throws {
+package func withReadAhead<Value: Sendable, Loaded: Sendable>(
+    chunks next: () throws -> [Value],
+    load: @escaping @Sendable ([Value]) -> Loaded,
+    consume: ([Value], Loaded) throws -> Void
+) throws {
     var chunk = try next()
     var pending = Pending { [chunk] in load(chunk) }
     while !chunk.isEmpty {

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A value `SpillSort` can write to disk and read back.
@@ -102,7 +103,9 @@ package final class SpillSort<Value: Spillable> {
 
         mutating func advance() throws(OutputError) {
             current = nil
-            guard let length = try take(4).map({ $0.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) } }) else { return }
+            guard let length = try take(4).map({ $0.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) } }) else {
+                return
+            }
             var reader = RecordReader(try take(length)!)
             current = Value(from: &reader)
         }
@@ -264,15 +267,17 @@ package struct RecordReader {
 
     mutating func identity() -> FileIdentity? {
         guard byte() == 1 else { return nil }
-        return FileIdentity(device: uint64(), inode: uint64(), size: int(), modified: Int64(bitPattern: uint64()),
-                            changed: Int64(bitPattern: uint64()))
+        return FileIdentity(
+            device: uint64(), inode: uint64(), size: int(), modified: Int64(bitPattern: uint64()),
+            changed: Int64(bitPattern: uint64()))
     }
 }
 
 /// Whether `a`'s UTF-8 bytes come before `b`'s: the order of the paths in
 /// a manifest, compared with `memcmp` because an export sorts many.
 package func utf8Precedes(_ a: String, _ b: String) -> Bool {
-    var a = a, b = b
+    var a = a
+    var b = b
     return a.withUTF8 { x in
         b.withUTF8 { y in
             let common = min(x.count, y.count)

@@ -27,16 +27,20 @@ extension Report {
         let inSync = differences.isEmpty && sides.allSatisfy { $0.status != .failed }
         let baselines = input.reconciliation.baselines
         let exports = input.exported.exports
-        let trouble = sides.contains { $0.hasTrouble } || exports.contains { $0.failure != nil || !$0.missing.isEmpty }
+        let trouble =
+            sides.contains { $0.hasTrouble } || exports.contains { $0.failure != nil || !$0.missing.isEmpty }
             || baselines.contains { $0.alarmHolds }
         var sideReports = sides.map(SideReport.init)
         for (index, baseline) in zip(sideReports.indices, baselines) { sideReports[index].add(baseline) }
-        var report = Report(pipeline: definition.name, check: definition.check, sides: sideReports,
-                            inSync: inSync, outcome: trouble ? .trouble : differences.isEmpty ? .inSync : .drift,
-                            differences: differences, quarantined: input.sides.quarantined, exports: exports)
+        var report = Report(
+            pipeline: definition.name, check: definition.check, sides: sideReports,
+            inSync: inSync, outcome: trouble ? .trouble : differences.isEmpty ? .inSync : .drift,
+            differences: differences, quarantined: input.sides.quarantined, exports: exports)
         report.startedAt = startedAt
         report.timeZone = definition.timeZone
-        report.timings = input.timings.map { StageTiming(stage: $0.stage, seconds: Double($0.duration.components.seconds) + Double($0.duration.components.attoseconds) / 1e18) }
+        report.timings = input.timings.map {
+            StageTiming(stage: $0.stage, seconds: Double($0.duration.components.seconds) + Double($0.duration.components.attoseconds) / 1e18)
+        }
         return report
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the export stage reads: the sides with their stores, and when the
@@ -46,8 +47,9 @@ extension Pipeline {
                 let summary = try exporter.export(side, formats: spec.formats, includeArchived: spec.includeArchived, into: staging!) {
                     context.progress("exporting", done: $0, total: $1)
                 }
-                let (published, retention) = try ExportFolder.publishRun(staging!, in: spec.dir, startedAt: run.settings.startedAt, keep: spec.keep,
-                                                                         keepingLastBefore: input.keepLastBefore)
+                let (published, retention) = try ExportFolder.publishRun(
+                    staging!, in: spec.dir, startedAt: run.settings.startedAt, keep: spec.keep,
+                    keepingLastBefore: input.keepLastBefore)
                 staging = nil
                 if let index {
                     // Without it the next run reads every memo; nothing else is lost.

@@ -51,8 +51,9 @@ extension Pipeline {
             // The history is read first, for the chart, and written last, so
             // its line has the run's exit code after every other output.
             var history: Data?
-            var entry = HistoryEntry(time: startedAt, sides: report.sides.map { .init(name: $0.name, label: $0.label, counts: $0.counts) },
-                                     differences: report.differences.count, exitCode: report.exitCode(driftFails: definition.failOnDrift))
+            var entry = HistoryEntry(
+                time: startedAt, sides: report.sides.map { .init(name: $0.name, label: $0.label, counts: $0.counts) },
+                differences: report.differences.count, exitCode: report.exitCode(driftFails: definition.failOnDrift))
             if keepsHistory {
                 attempt { history = try History.existing(in: dir) }
                 report.history = History.shownRuns(history ?? Data(), then: entry)
@@ -60,11 +61,12 @@ extension Pipeline {
             let strings = Strings.forLanguage(definition.language)
             let remotes = input.sides.remotes
             // Each file is rendered and written on a core of its own: the pages cost more than the check of a quick run.
-            let shown = report, local = input.sides.local
+            let shown = report
+            let local = input.sides.local
             var files: [(String, @Sendable () throws -> Data)] = [
                 ("report.json", { JSONWriter.data(try JSONValue(encoding: shown)) + [0x0A] }),
                 ("report.md", { Data(MarkdownReport(strings: strings).render(shown).utf8) }),
-                ("report.html", { Data(HTMLReport(strings: strings).render(shown).utf8) }),
+                ("report.html", { Data(HTMLReport(strings: strings).render(shown).utf8) })
             ]
             for remote in remotes {
                 let name = remotes.count == 1 ? "combined.txt" : "combined-\(remote.spec.name).txt"

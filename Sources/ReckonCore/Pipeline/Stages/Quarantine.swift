@@ -47,24 +47,32 @@ package struct Quarantine {
                 let inside = "\(run)/\(side.spec.name)/\(damaged.path)"
                 do {
                     let sha256 = try copy(damaged.bytes, to: dir.appendingPathComponent(inside))
-                    records.append(QuarantineRecord(side: side.spec.name, source: joinPath(side.spec.path, damaged.path),
-                                                    copy: "\(side.spec.name)/\(damaged.path)", sha256: sha256, reason: problem?.message ?? "damaged",
-                                                    folder: dir.appendingPathComponent(run)))
+                    records.append(
+                        QuarantineRecord(
+                            side: side.spec.name, source: joinPath(side.spec.path, damaged.path),
+                            copy: "\(side.spec.name)/\(damaged.path)", sha256: sha256, reason: problem?.message ?? "damaged",
+                            folder: dir.appendingPathComponent(run)))
                 } catch {
-                    result[index].problems.append(Problem(.quarantineFailed, path: damaged.path, id: problem?.id,
-                                                          "could not be copied aside (\(errorWords(error))); the original is untouched"))
+                    result[index].problems.append(
+                        Problem(
+                            .quarantineFailed, path: damaged.path, id: problem?.id,
+                            "could not be copied aside (\(errorWords(error))); the original is untouched"))
                 }
             }
         }
         if !records.isEmpty {
             do {
-                let data = JSONValue.object(["schemaVersion": .integer(1), "generator": .string("reckon"),
-                                              "files": .array(records.map(Self.manifestEntry))]).jsonData + [0x0A]
+                let data =
+                    JSONValue.object([
+                        "schemaVersion": .integer(1), "generator": .string("reckon"),
+                        "files": .array(records.map(Self.manifestEntry))
+                    ]).jsonData + [0x0A]
                 try AtomicFile.write(data, to: dir.appendingPathComponent(run).appendingPathComponent("manifest.json"))
             } catch {
                 // Named on the first side whose files were copied, where the reader looks for them.
                 let side = result.firstIndex { side in records.contains { $0.side == side.spec.name } } ?? 0
-                result[side].problems.append(Problem(.quarantineFailed, path: "", "the quarantine's manifest could not be written (\(errorWords(error)))"))
+                result[side].problems.append(
+                    Problem(.quarantineFailed, path: "", "the quarantine's manifest could not be written (\(errorWords(error)))"))
             }
         }
         return (result, records)
@@ -86,7 +94,9 @@ package struct Quarantine {
     }
 
     static func manifestEntry(_ record: QuarantineRecord) -> JSONValue {
-        .object(["side": .string(record.side), "source": .string(record.source), "copy": .string(record.copy),
-                 "sha256": .string(record.sha256), "reason": .string(record.reason)])
+        .object([
+            "side": .string(record.side), "source": .string(record.source), "copy": .string(record.copy),
+            "sha256": .string(record.sha256), "reason": .string(record.reason)
+        ])
     }
 }

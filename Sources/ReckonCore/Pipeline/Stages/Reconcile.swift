@@ -9,17 +9,20 @@ package enum Reconciler {
         let toMillisecond = local.spec.kind.precision != remote.spec.kind.precision
         let localBroken = local.brokenIDs
         let remoteBroken = remote.brokenIDs
-        let ids = MemoID.union([local.entries.keys, local.files.keys, localBroken.keys.sorted(),
-                                remote.entries.keys, remote.files.keys, remoteBroken.keys.sorted()])
+        let ids = MemoID.union([
+            local.entries.keys, local.files.keys, localBroken.keys.sorted(),
+            remote.entries.keys, remote.files.keys, remoteBroken.keys.sorted()
+        ])
         var result: [Difference] = []
         for id in ids {
             let l = local.entries[id]
             let r = remote.entries[id]
             let title = local.memos[id]?.title ?? remote.memos[id]?.title
             func make(_ sigil: Difference.Sigil, _ kind: Difference.Kind, _ fields: [String] = []) -> Difference {
-                Difference(remote: remote.spec.name, id: id, sigil: sigil, kind: kind, fields: fields, title: title,
-                           local: .init(l, problem: localBroken[id]?.joined(separator: "; ")),
-                           remoteState: .init(r, problem: remoteBroken[id]?.joined(separator: "; ")))
+                Difference(
+                    remote: remote.spec.name, id: id, sigil: sigil, kind: kind, fields: fields, title: title,
+                    local: .init(l, problem: localBroken[id]?.joined(separator: "; ")),
+                    remoteState: .init(r, problem: remoteBroken[id]?.joined(separator: "; ")))
             }
             if localBroken[id] != nil || remoteBroken[id] != nil {
                 result.append(make(.cannotCompare, .cannotCompare))
@@ -45,8 +48,10 @@ package enum Reconciler {
     }
 
     /// Index fields that differ, then (deep) memo fields that differ, each named once.
-    static func differingFields(_ l: IndexEntry, _ r: IndexEntry, _ lm: MemoSummary?, _ rm: MemoSummary?, deep: Bool,
-                                toMillisecond: Bool = false) -> [String] {
+    static func differingFields(
+        _ l: IndexEntry, _ r: IndexEntry, _ lm: MemoSummary?, _ rm: MemoSummary?, deep: Bool,
+        toMillisecond: Bool = false
+    ) -> [String] {
         var fields: [String] = []
         if l.isArchived != r.isArchived { fields.append("archived") }
         if toMillisecond ? l.modifiedTime.toMillisecond != r.modifiedTime.toMillisecond : l.modifiedTime != r.modifiedTime {
@@ -75,8 +80,9 @@ extension Pipeline {
             let compared = Pending { loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) } }
             let baselines = mapOnEveryCore(loaded.sides, chunkSize: 1) { sides in
                 sides.map {
-                    SideBaseline($0, stateDir: definition.stateDir, statePath: definition.statePath, limits: definition.alarm,
-                                 acceptDeletions: acceptDeletions, startedAt: startedAt)
+                    SideBaseline(
+                        $0, stateDir: definition.stateDir, statePath: definition.statePath, limits: definition.alarm,
+                        acceptDeletions: acceptDeletions, startedAt: startedAt)
                 }
             }.flatMap { $0 }
             var differences = compared.wait()

@@ -23,10 +23,13 @@ package struct AppStoreSide: SideKind, Hashable {
         self.model = model
     }
 
-    package static func read(_ object: [String: JSONValue], key: String, with reader: DefinitionReader) throws(DefinitionError) -> (path: String, kind: Self) {
+    package static func read(_ object: [String: JSONValue], key: String, with reader: DefinitionReader) throws(DefinitionError) -> (
+        path: String, kind: Self
+    ) {
         let path = try reader.string(object, "path", in: key, required: true)!
         let url = reader.url(path)
-        var side = AppStoreSide(url: url, isBackup: FileKind(path: url.path) == .directory, app: try reader.string(object, "app", in: key, required: false))
+        var side = AppStoreSide(
+            url: url, isBackup: FileKind(path: url.path) == .directory, app: try reader.string(object, "app", in: key, required: false))
         if let model = object["model"] {
             side.model = try reader.storeModel(model, "\(key).model")
         }

@@ -1,8 +1,9 @@
 import CSimdJSON
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reads one side stored as the app's SwiftData / Core Data SQLite store
@@ -91,35 +92,41 @@ package struct CoreDataStore: MemoStore {
     package func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
         switch OpenedStore.open(source, kept: kept) {
         case .success(let opened):
-            if let damaged = opened.damage() { damaged.listing(spec) } else {
+            if let damaged = opened.damage() {
+                damaged.listing(spec)
+            } else {
                 SideListing(spec: spec, problems: try opened.list { entry in try visit(entry.id, entry, entry.spelledAs) })
             }
         case .failure(let failed): failed.listing(spec)
         }
     }
 
-    package func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
-                                             then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>] {
+    package func read<Kept, Output: Sendable>(
+        _ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
+        then work: @escaping @Sendable (Kept) -> Output
+    ) -> [Result<Output, Problem>] {
         let opened: OpenedStore
         switch OpenedStore.open(source, kept: kept).flatMap({ store in store.damage().map(Result.failure) ?? .success(store) }) {
         case .success(let store): opened = store
-        case .failure(let failed): return memos.map { .failure(Problem(failed.problem.kind, path: failed.problem.path, id: $0.0, failed.problem.message)) }
+        case .failure(let failed):
+            return memos.map { .failure(Problem(failed.problem.kind, path: failed.problem.path, id: $0.0, failed.problem.message)) }
         }
         let rows = opened.rowNumbers()
-        return Array(mapOnEveryCore(memos, chunkSize: chunkSize) { chunk in
-            // Each chunk has its own connection to the copy: a connection never crosses threads.
-            let reader: OpenedStore.RowReader
-            do { reader = try opened.rowReader() } catch {
-                return chunk.map { .failure(Problem(.corruptStore, path: opened.snapshot.name, id: $0.0, error.storeWords)) }
-            }
-            return chunk.map { id, _ in
-                if let repeated = rows.repeated[id] { return .failure(repeated) }
-                guard let row = rows.numbers[id] else {
-                    return .failure(Problem(.unreadableFile, path: opened.snapshot.name, id: id, "no row of the store holds this id"))
+        return Array(
+            mapOnEveryCore(memos, chunkSize: chunkSize) { chunk in
+                // Each chunk has its own connection to the copy: a connection never crosses threads.
+                let reader: OpenedStore.RowReader
+                do { reader = try opened.rowReader() } catch {
+                    return chunk.map { .failure(Problem(.corruptStore, path: opened.snapshot.name, id: $0.0, error.storeWords)) }
                 }
-                return reader.memo(row: row, id: id).map { reading.take($0) }.map(work)
-            }
-        }.joined())
+                return chunk.map { id, _ in
+                    if let repeated = rows.repeated[id] { return .failure(repeated) }
+                    guard let row = rows.numbers[id] else {
+                        return .failure(Problem(.unreadableFile, path: opened.snapshot.name, id: id, "no row of the store holds this id"))
+                    }
+                    return reader.memo(row: row, id: id).map { reading.take($0) }.map(work)
+                }
+            }.joined())
     }
 }
 
@@ -228,10 +235,13 @@ final class OpenedStore: Sendable {
         switch snapshot.walState() {
         case .none, .whole: break
         case .notAWAL:
-            return damaged("its write-ahead log, \(files.walName), is damaged (it does not start as SQLite's log does), so the newest changes cannot be read")
+            return damaged(
+                "its write-ahead log, \(files.walName), is damaged (it does not start as SQLite's log does), so the newest changes cannot be read")
         case .partialFrame:
-            notes.append(Problem(.corruptStore, path: files.walName,
-                                 "ends in a partial change, as after a crash; SQLite reads the log up to the last whole change", severity: .warning))
+            notes.append(
+                Problem(
+                    .corruptStore, path: files.walName,
+                    "ends in a partial change, as after a crash; SQLite reads the log up to the last whole change", severity: .warning))
         }
         do {
             let schema = try StoreSchema.read(try snapshot.open(), model: model)
@@ -293,8 +303,10 @@ final class OpenedStore: Sendable {
         problems += badRows.sorted { ($0.path.count, $0.path) < ($1.path.count, $1.path) }
         if reader.nanosecondRows > 0 {
             let rows = reader.nanosecondRows == 1 ? "1 row holds a date" : "\(reader.nanosecondRows) rows hold dates"
-            problems.append(Problem(.storeModel, path: snapshot.name, "\(rows) above 1e11 in magnitude, read as nanoseconds since 2001 rather than seconds",
-                                    severity: .warning))
+            problems.append(
+                Problem(
+                    .storeModel, path: snapshot.name, "\(rows) above 1e11 in magnitude, read as nanoseconds since 2001 rather than seconds",
+                    severity: .warning))
         }
         return problems
     }
@@ -320,12 +332,14 @@ final class OpenedStore: Sendable {
             chunk.flatMap { start -> [(MemoID, Result<MemoSummary, Problem>)] in
                 do {
                     let reader = try rowReader()
-                    let statement = try reader.db.prepare(schema.select(StoreSchema.Field.allCases, where: " AND Z_PK BETWEEN ? AND ?") + " ORDER BY Z_PK")
+                    let statement = try reader.db.prepare(
+                        schema.select(StoreSchema.Field.allCases, where: " AND Z_PK BETWEEN ? AND ?") + " ORDER BY Z_PK")
                     try statement.bind([.integer(start), .integer(start + stretch - 1)])
                     var read: [(MemoID, Result<MemoSummary, Problem>)] = []
                     while let row = try statement.step() {
                         guard case .success(let (entry, number)) = reader.entry(row), rows.numbers[entry.id] == number,
-                              rows.repeated[entry.id] == nil else { continue }
+                            rows.repeated[entry.id] == nil
+                        else { continue }
                         read.append((entry.id, reader.summary(row, entry: entry)))
                     }
                     return read
@@ -336,7 +350,11 @@ final class OpenedStore: Sendable {
         }.joined()
         var byID = Dictionary(found.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
         return rows.numbers.keys.filter { rows.repeated[$0] == nil }.map { id in
-            (id, byID.removeValue(forKey: id) ?? .failure(Problem(.corruptStore, path: rowPath(rows.numbers[id]!), id: id, "the row could not be read again")))
+            (
+                id,
+                byID.removeValue(forKey: id)
+                    ?? .failure(Problem(.corruptStore, path: rowPath(rows.numbers[id]!), id: id, "the row could not be read again"))
+            )
         }
     }
 
@@ -386,8 +404,10 @@ final class OpenedStore: Sendable {
         /// The id: straight from a 16-byte blob, the common case, else as `StoreRow.id` reads it.
         private func id(_ row: SQLite.Row) throws(StoreRow.Failure) -> MemoID {
             let fast = row.withBlob(StoreSchema.Field.id.place) { bytes in
-                bytes.count == 16 ? MemoID(high: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
-                                           low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))) : nil
+                bytes.count == 16
+                    ? MemoID(
+                        high: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                        low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))) : nil
             }
             if let fast = fast ?? nil { return fast }
             return try StoreRow.id(value(row, .id), column: column(.id))
@@ -412,11 +432,12 @@ final class OpenedStore: Sendable {
                 guard let modifiedAt = try date(row, .modifiedAt, nanoseconds: &nanoseconds) else {
                     throw StoreRow.Failure(message: "\(column(.modifiedAt)) is empty (NULL), so the row has no modification time")
                 }
-                let entry = IndexEntry(id: id!, spelledAs: .small, modifiedTime: modifiedAt,
-                                       archivedAt: try date(row, .archivedAt, nanoseconds: &nanoseconds),
-                                       deletedAt: try date(row, .deletedAt, nanoseconds: &nanoseconds),
-                                       changeTag: try StoreRow.text(value(row, .changeTag), column: column(.changeTag)),
-                                       rowVersion: row[count + 1].integer)
+                let entry = IndexEntry(
+                    id: id!, spelledAs: .small, modifiedTime: modifiedAt,
+                    archivedAt: try date(row, .archivedAt, nanoseconds: &nanoseconds),
+                    deletedAt: try date(row, .deletedAt, nanoseconds: &nanoseconds),
+                    changeTag: try StoreRow.text(value(row, .changeTag), column: column(.changeTag)),
+                    rowVersion: row[count + 1].integer)
                 if nanoseconds { nanosecondRows += 1 }
                 return .success((entry, number))
             } catch {
@@ -440,11 +461,13 @@ final class OpenedStore: Sendable {
                     let other = value(row, .body)
                     if other != .null { throw StoreRow.Failure(message: "\(column(.body)) holds \(StoreRow.found(other)), not text") }
                 }
-                return .success(MemoSummary(title: try StoreRow.text(value(row, .title), column: column(.title)), bodySHA256: digest,
-                                            tags: try readTags(value(row, .tags), row: number),
-                                            createdAt: try date(row, .createdAt, nanoseconds: &nanoseconds), modifiedAt: entry.modifiedTime,
-                                            archivedAt: entry.archivedAt, deletedAt: entry.deletedAt,
-                                            pinned: try StoreRow.bool(value(row, .pinned), column: column(.pinned)), changeTag: entry.changeTag))
+                return .success(
+                    MemoSummary(
+                        title: try StoreRow.text(value(row, .title), column: column(.title)), bodySHA256: digest,
+                        tags: try readTags(value(row, .tags), row: number),
+                        createdAt: try date(row, .createdAt, nanoseconds: &nanoseconds), modifiedAt: entry.modifiedTime,
+                        archivedAt: entry.archivedAt, deletedAt: entry.deletedAt,
+                        pinned: try StoreRow.bool(value(row, .pinned), column: column(.pinned)), changeTag: entry.changeTag))
             } catch {
                 return .failure(Problem(error.kind, path: store.rowPath(number), id: entry.id, error.message))
             }
@@ -455,12 +478,14 @@ final class OpenedStore: Sendable {
             let number = row[StoreSchema.Field.allCases.count].integer ?? 0
             do throws(StoreRow.Failure) {
                 var nanoseconds = false
-                return .success(Memo(id: entry.id, title: try StoreRow.text(value(row, .title), column: column(.title)),
-                                     body: try StoreRow.text(value(row, .body), column: column(.body)),
-                                     createdAt: try date(row, .createdAt, nanoseconds: &nanoseconds), modifiedAt: entry.modifiedTime,
-                                     archivedAt: entry.archivedAt, deletedAt: entry.deletedAt,
-                                     tags: try readTags(value(row, .tags), row: number),
-                                     pinned: try StoreRow.bool(value(row, .pinned), column: column(.pinned)), changeTag: entry.changeTag))
+                return .success(
+                    Memo(
+                        id: entry.id, title: try StoreRow.text(value(row, .title), column: column(.title)),
+                        body: try StoreRow.text(value(row, .body), column: column(.body)),
+                        createdAt: try date(row, .createdAt, nanoseconds: &nanoseconds), modifiedAt: entry.modifiedTime,
+                        archivedAt: entry.archivedAt, deletedAt: entry.deletedAt,
+                        tags: try readTags(value(row, .tags), row: number),
+                        pinned: try StoreRow.bool(value(row, .pinned), column: column(.pinned)), changeTag: entry.changeTag))
             } catch {
                 return .failure(Problem(error.kind, path: store.rowPath(number), id: entry.id, error.message))
             }
@@ -481,7 +506,10 @@ final class OpenedStore: Sendable {
                 while let tag = try tagsByRow.step() {
                     switch tag[0] {
                     case .text(let name): names.append(name)
-                    case .null: throw StoreRow.Failure(message: "a tag of this memo in \(join.table) names a row of \(join.tagTable) that is missing or has no \(join.nameColumn)")
+                    case .null:
+                        throw StoreRow.Failure(
+                            message:
+                                "a tag of this memo in \(join.table) names a row of \(join.tagTable) that is missing or has no \(join.nameColumn)")
                     case let other: throw StoreRow.Failure(message: "a tag of this memo in \(join.tagTable) holds \(StoreRow.found(other)), not text")
                     }
                 }
@@ -521,7 +549,8 @@ struct StoreFiles {
             }
             return .success(StoreFiles(store: found[0].store, wal: found[0].wal, name: inside(found[0].store), walName: inside(found[0].wal)))
         } catch {
-            return .failure(OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", error.message.replacingOccurrences(of: folder, with: ""))))
+            return .failure(
+                OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", error.message.replacingOccurrences(of: folder, with: ""))))
         }
     }
 }
@@ -534,8 +563,8 @@ extension PhoneBackup {
         guard found.count > 1 else { return found }
         return found.filter { candidate in
             guard let snapshot = try? StoreSnapshot.take(store: candidate.store, wal: candidate.wal, named: "default.store"),
-                  let db = try? snapshot.open(),
-                  let rows = try? db.rows("SELECT 1 FROM Z_PRIMARYKEY WHERE Z_NAME = ?", [.text(entity)])
+                let db = try? snapshot.open(),
+                let rows = try? db.rows("SELECT 1 FROM Z_PRIMARYKEY WHERE Z_NAME = ?", [.text(entity)])
             else { return false }
             return !rows.isEmpty
         }
@@ -547,7 +576,8 @@ extension PhoneBackup {
             let whose = app.map { "of \($0) (AppDomain-\($0) or AppDomainGroup-\($0))" } ?? "of any app"
             return "this iPhone backup holds no store \(whose) at Library/Application Support/default.store"
         }
-        return "this iPhone backup holds several stores with memos (\(found.map(\.domain).joined(separator: ", "))); choose one with --app ID or \"app\" in the definition"
+        return
+            "this iPhone backup holds several stores with memos (\(found.map(\.domain).joined(separator: ", "))); choose one with --app ID or \"app\" in the definition"
     }
 }
 

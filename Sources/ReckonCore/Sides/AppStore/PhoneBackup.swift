@@ -44,7 +44,8 @@ package enum PhoneBackup {
     }
 
     /// The sentence for an encrypted backup: what to do instead.
-    package static let encryptedMessage = "this iPhone backup is encrypted, and reckon reads only unencrypted backups; make one with `idevicebackup2 -i encryption off PASSWORD` then `idevicebackup2 backup --full DIR`, or in Finder untick “Encrypt local backup” and back up again"
+    package static let encryptedMessage =
+        "this iPhone backup is encrypted, and reckon reads only unencrypted backups; make one with `idevicebackup2 -i encryption off PASSWORD` then `idevicebackup2 backup --full DIR`, or in Finder untick “Encrypt local backup” and back up again"
 
     /// The stores at `Library/Application Support/default.store` in app
     /// domains, sorted by domain; with `app`, only `AppDomain-<app>` and
@@ -76,7 +77,9 @@ package enum PhoneBackup {
                 wal = store + "-wal"
                 let kind = FileKind(path: wal)
                 guard kind == .missing else {
-                    throw Failure(message: "\(wal) is \(kind.description) that the backup's Manifest.db does not list, so the backup is damaged; make a new backup")
+                    throw Failure(
+                        message:
+                            "\(wal) is \(kind.description) that the backup's Manifest.db does not list, so the backup is damaged; make a new backup")
                 }
             }
             stores.append(StoreFiles(domain: domain, store: store, wal: wal))
@@ -101,10 +104,12 @@ package enum PhoneBackup {
         }
         let plist: Any
         do { plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil) } catch {
-            throw Failure(message: "\(path) is damaged (it is not a property list), so reckon cannot tell whether the backup is encrypted; make a new backup")
+            throw Failure(
+                message: "\(path) is damaged (it is not a property list), so reckon cannot tell whether the backup is encrypted; make a new backup")
         }
         guard let dictionary = plist as? [String: Any] else {
-            throw Failure(message: "\(path) is damaged (it holds no dictionary), so reckon cannot tell whether the backup is encrypted; make a new backup")
+            throw Failure(
+                message: "\(path) is damaged (it holds no dictionary), so reckon cannot tell whether the backup is encrypted; make a new backup")
         }
         guard let flag = dictionary["IsEncrypted"] else { return }
         let encrypted: Bool
@@ -113,7 +118,10 @@ package enum PhoneBackup {
         } else if let number = flag as? NSNumber {
             encrypted = number.boolValue
         } else {
-            throw Failure(message: "\(path) is damaged (its IsEncrypted is not true or false), so reckon cannot tell whether the backup is encrypted; make a new backup")
+            throw Failure(
+                message:
+                    "\(path) is damaged (its IsEncrypted is not true or false), so reckon cannot tell whether the backup is encrypted; make a new backup"
+            )
         }
         if encrypted { throw Failure(message: encryptedMessage) }
     }
@@ -138,7 +146,10 @@ package enum PhoneBackup {
         let kind = FileKind(path: path)
         guard kind.isRegular else {
             if kind == .missing {
-                throw Failure(message: "\(folder.path) holds no Manifest.db, so it is not an iPhone backup that reckon can read (backups from before iOS 10 are not read)")
+                throw Failure(
+                    message:
+                        "\(folder.path) holds no Manifest.db, so it is not an iPhone backup that reckon can read (backups from before iOS 10 are not read)"
+                )
             }
             throw Failure(message: "\(path) is \(kind.description), not a file, so the backup cannot be read")
         }
@@ -161,7 +172,10 @@ package enum PhoneBackup {
     private static func query(_ snapshot: StoreSnapshot, path: String, app: String?) throws(Failure) -> [Row] {
         func failure(_ error: SQLite.Failure) -> Failure {
             if error.isDamage {
-                return Failure(message: "\(path) is not a readable database (SQLite says: \(error.message)), so the backup is damaged or encrypted; make a new, unencrypted backup")
+                return Failure(
+                    message:
+                        "\(path) is not a readable database (SQLite says: \(error.message)), so the backup is damaged or encrypted; make a new, unencrypted backup"
+                )
             }
             if error.isLock {
                 return Failure(message: "\(path) could not be read because its copy was locked (SQLite says: \(error.message))")
@@ -178,7 +192,8 @@ package enum PhoneBackup {
                 throw Failure(message: "\(path) has no Files table, so it is not an iPhone backup's manifest")
             }
             for needed in ["fileID", "domain", "relativePath"] where !columns.contains(needed) {
-                throw Failure(message: "\(path) has a Files table without the column \(needed), so it is not an iPhone backup's manifest that reckon can read")
+                throw Failure(
+                    message: "\(path) has a Files table without the column \(needed), so it is not an iPhone backup's manifest that reckon can read")
             }
             var sql = "SELECT fileID, domain, relativePath FROM Files WHERE relativePath IN (?, ?)"
             var values: [SQLite.Value] = [.text(storePath), .text(storePath + "-wal")]
@@ -234,18 +249,22 @@ package enum PhoneBackup {
 
     /// Whether `id` is a backup file id: 40 hex digits (a SHA-1).
     static func isFileID(_ id: String) -> Bool {
-        id.utf8.count == 40 && id.utf8.allSatisfy { byte in
-            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-                || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
-        }
+        id.utf8.count == 40
+            && id.utf8.allSatisfy { byte in
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+            }
     }
 
     /// The path on disk of the file the manifest lists under `fileID`,
     /// checked to be a regular file in a real folder of the backup.
     static func dataFile(_ folder: URL, fileID: String, listing what: String) throws(Failure) -> String {
         guard isFileID(fileID) else {
-            throw Failure(message: "\(manifest(folder)) lists \(what) under the file id \(shown(fileID)), which is not 40 hex digits, so the backup is damaged or was altered; reckon reads nothing it names")
+            throw Failure(
+                message:
+                    "\(manifest(folder)) lists \(what) under the file id \(shown(fileID)), which is not 40 hex digits, so the backup is damaged or was altered; reckon reads nothing it names"
+            )
         }
         let subfolder = folder.appendingPathComponent(String(fileID.prefix(2))).path
         let subfolderKind = FileKind(path: subfolder)

@@ -85,7 +85,7 @@ enum StoreRow {
             if let strings = top as? [String] { return strings }
             if let archive = top as? [String: Any], archive["$archiver"] as? String == "NSKeyedArchiver" {
                 guard isFlatArrayOfStrings(archive),
-                      let strings = (try? NSKeyedUnarchiver.unarchivedObject(ofClasses: [NSArray.self, NSString.self], from: bytes)) as? [String]
+                    let strings = (try? NSKeyedUnarchiver.unarchivedObject(ofClasses: [NSArray.self, NSString.self], from: bytes)) as? [String]
                 else { throw Failure(message: "\(column) holds a keyed archive that is not an array of strings") }
                 return strings
             }
@@ -104,8 +104,8 @@ enum StoreRow {
     /// follows an archive that holds itself until the stack runs out.
     static func isFlatArrayOfStrings(_ archive: [String: Any]) -> Bool {
         guard let objects = archive["$objects"] as? [Any], let top = archive["$top"] as? [AnyHashable: Any],
-              let root = uid(top["root"]), root < objects.count,
-              let array = objects[root] as? [AnyHashable: Any], let members = array["NS.objects"] as? [Any]
+            let root = uid(top["root"]), root < objects.count,
+            let array = objects[root] as? [AnyHashable: Any], let members = array["NS.objects"] as? [Any]
         else { return false }
         return members.allSatisfy { member in uid(member).map { $0 < objects.count && objects[$0] is String } ?? false }
     }

@@ -100,7 +100,10 @@ struct StoreSchema: Sendable {
         func family(of name: String) throws -> (table: String, numbers: [Int64], inTable: [Int64]) {
             guard let entity = entities.first(where: { $0.1 == name }) else {
                 let known = entities.map(\.1).sorted().joined(separator: ", ")
-                throw Failure(message: "has no entity named \(name) (it has \(known.isEmpty ? "none" : known)); name the app's entity with \"model\": {\"entity\": …}")
+                throw Failure(
+                    message:
+                        "has no entity named \(name) (it has \(known.isEmpty ? "none" : known)); name the app's entity with \"model\": {\"entity\": …}"
+                )
             }
             var root = entity
             var seen: Set<Int64> = []
@@ -115,8 +118,9 @@ struct StoreSchema: Sendable {
         guard names.contains("Z_PK"), names.contains("Z_ENT") else {
             throw Failure(message: "the table \(table) of the entity \(model.entity) has no Z_PK or Z_ENT column, so it is not Core Data's")
         }
-        var schema = StoreSchema(entity: model.entity, table: table, entityNumbers: numbers, tableEntityNumbers: inTable, columns: [:],
-                                 rowVersionColumn: names.contains("Z_OPT") ? "Z_OPT" : nil, tagJoin: nil, notes: [])
+        var schema = StoreSchema(
+            entity: model.entity, table: table, entityNumbers: numbers, tableEntityNumbers: inTable, columns: [:],
+            rowVersionColumn: names.contains("Z_OPT") ? "Z_OPT" : nil, tagJoin: nil, notes: [])
         for field in Field.allCases {
             let attribute = model.name(of: field)
             switch column(for: attribute, in: names) {
@@ -125,16 +129,26 @@ struct StoreSchema: Sendable {
                 if let join = try tagJoin(model: model, memoNumbers: numbers, tables: tables, db: db, family: family) {
                     schema.tagJoin = join
                 } else {
-                    schema.notes.append("the entity \(model.entity) has no column \(looked) and no to-many relationship to \(model.tagEntity); its memos are read without tags")
+                    schema.notes.append(
+                        "the entity \(model.entity) has no column \(looked) and no to-many relationship to \(model.tagEntity); its memos are read without tags"
+                    )
                 }
             case .missing(let looked) where field.isRequired:
-                throw Failure(message: "the entity \(model.entity) (table \(table)) has no column \(looked) for \(attribute)\(attribute == field.rawValue ? "" : " (reckon's \(field.rawValue))"); if the app renamed it, map it in the definition's \"model\": {\"attributes\": …}")
+                throw Failure(
+                    message:
+                        "the entity \(model.entity) (table \(table)) has no column \(looked) for \(attribute)\(attribute == field.rawValue ? "" : " (reckon's \(field.rawValue))"); if the app renamed it, map it in the definition's \"model\": {\"attributes\": …}"
+                )
             case .missing(let looked):
                 schema.notes.append("the entity \(model.entity) has no column \(looked) for \(attribute); it is read as absent")
             case .ambiguous(let candidates) where field.isRequired:
-                throw Failure(message: "the entity \(model.entity) (table \(table)) has several columns that could hold \(attribute): \(candidates.joined(separator: ", "))")
+                throw Failure(
+                    message:
+                        "the entity \(model.entity) (table \(table)) has several columns that could hold \(attribute): \(candidates.joined(separator: ", "))"
+                )
             case .ambiguous(let candidates):
-                schema.notes.append("the entity \(model.entity) has several columns that could hold \(attribute) (\(candidates.joined(separator: ", "))); it is read as absent")
+                schema.notes.append(
+                    "the entity \(model.entity) has several columns that could hold \(attribute) (\(candidates.joined(separator: ", "))); it is read as absent"
+                )
             }
         }
         if schema.rowVersionColumn == nil { schema.notes.append("the table \(table) has no Z_OPT column; rows carry no version") }
@@ -169,8 +183,10 @@ struct StoreSchema: Sendable {
     /// Finds a many-to-many `tags` relationship: a join table `Z_<n>TAGS`
     /// with one column for a memo entity number (`Z_<n>…`) and one for a tag
     /// entity number, and the tag entity's name column.
-    static func tagJoin(model: StoreModel, memoNumbers: [Int64], tables: Set<String>, db: SQLite,
-                        family: (String) throws -> (table: String, numbers: [Int64], inTable: [Int64])) throws -> TagJoin? {
+    static func tagJoin(
+        model: StoreModel, memoNumbers: [Int64], tables: Set<String>, db: SQLite,
+        family: (String) throws -> (table: String, numbers: [Int64], inTable: [Int64])
+    ) throws -> TagJoin? {
         guard let tag = try? family(model.tagEntity) else { return nil }
         let tagNames = try columnNames(of: tag.table, in: db)
         guard case .found(let nameColumn) = column(for: model.tagAttribute, in: tagNames) else { return nil }
@@ -184,7 +200,7 @@ struct StoreSchema: Sendable {
             guard !middle.isEmpty, middle.allSatisfy(\.isASCIIDigit) else { continue }
             let columns = try columnNames(of: table, in: db)
             guard let memoColumn = columns.first(where: { entityNumber($0).map(memoNumbers.contains) ?? false }),
-                  let tagColumn = columns.first(where: { entityNumber($0).map(tag.numbers.contains) ?? false })
+                let tagColumn = columns.first(where: { entityNumber($0).map(tag.numbers.contains) ?? false })
             else { continue }
             return TagJoin(table: table, memoColumn: memoColumn, tagColumn: tagColumn, tagTable: tag.table, nameColumn: nameColumn)
         }
@@ -200,7 +216,8 @@ struct StoreSchema: Sendable {
     /// wanted or not in the store), then `Z_PK` and the row version, from
     /// the memo entity's rows.
     func select(_ wanted: [Field], where condition: String = "") -> String {
-        let list = Field.allCases.map { field in wanted.contains(field) ? columns[field].map(Self.quoted) ?? "NULL" : "NULL" }
+        let list =
+            Field.allCases.map { field in wanted.contains(field) ? columns[field].map(Self.quoted) ?? "NULL" : "NULL" }
             + ["Z_PK", rowVersionColumn.map(Self.quoted) ?? "NULL"]
         let entities = entityNumbers.map(String.init).joined(separator: ", ")
         return "SELECT \(list.joined(separator: ", ")) FROM \(Self.quoted(table)) WHERE Z_ENT IN (\(entities))\(condition)"
@@ -225,6 +242,6 @@ extension SQLite.Value {
     var integer: Int64? { if case .integer(let number) = self { number } else { nil } }
 }
 
-private extension Character {
-    var isASCIIDigit: Bool { isASCII && isNumber }
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
 }

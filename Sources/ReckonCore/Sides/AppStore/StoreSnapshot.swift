@@ -1,7 +1,8 @@
 import CLinux
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A private copy of a SQLite store and its `-wal`, the only files SQLite
@@ -47,8 +48,10 @@ package final class StoreSnapshot: Sendable {
     /// checking that each file's size and modification time stay the same
     /// while it is copied; a store that keeps changing fails after `tries`.
     /// Tests change the store in `afterCopy`, which gets each source copied.
-    package static func take(store: String, wal: String, named name: String, walNamed walName: String? = nil,
-                             afterCopy: (String) -> Void = { _ in }) throws(Failure) -> StoreSnapshot {
+    package static func take(
+        store: String, wal: String, named name: String, walNamed walName: String? = nil,
+        afterCopy: (String) -> Void = { _ in }
+    ) throws(Failure) -> StoreSnapshot {
         let walName = walName ?? name + "-wal"
         var info = stat()
         if stat(wal, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
@@ -80,11 +83,13 @@ package final class StoreSnapshot: Sendable {
                 if Stamp(path: source) != before { stable = false }
             }
             // The `-wal` may appear, go or change while the store was copied.
-            if stable, files.allSatisfy({ copyName, source in
-                let now = Stamp(path: source)
-                let copy = Stamp(path: folder.appendingPathComponent(copyName).path)
-                return now?.size == copy?.size
-            }) {
+            if stable,
+                files.allSatisfy({ copyName, source in
+                    let now = Stamp(path: source)
+                    let copy = Stamp(path: folder.appendingPathComponent(copyName).path)
+                    return now?.size == copy?.size
+                })
+            {
                 return StoreSnapshot(folder: folder, name: name, walName: walName, copied: copied)
             }
         }
@@ -128,7 +133,7 @@ package final class StoreSnapshot: Sendable {
     /// without a word and the newest memos would be lost unseen.
     package func walState() -> WALState {
         guard let log = try? Data(contentsOf: folder.appendingPathComponent(Self.storeName + "-wal"), options: .alwaysMapped), !log.isEmpty,
-              let store = FileHandle(forReadingAtPath: database.path)
+            let store = FileHandle(forReadingAtPath: database.path)
         else { return .none }
         defer { try? store.close() }
         guard let header = try? store.read(upToCount: 18), header.count == 18 else { return .notAWAL }
@@ -137,7 +142,7 @@ package final class StoreSnapshot: Sendable {
         }
         let storePageSize = number(header, 16, 2) == 1 ? 65_536 : number(header, 16, 2)
         guard log.count >= 32, [0x377f_0682, 0x377f_0683].contains(number(log, 0, 4)), number(log, 4, 4) == 3_007_000,
-              number(log, 8, 4) == storePageSize
+            number(log, 8, 4) == storePageSize
         else { return .notAWAL }
         return (log.count - 32) % (Int(storePageSize) + 24) == 0 ? .whole : .partialFrame
     }

@@ -1,7 +1,8 @@
 import CLinux
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The files of a memo folder on disk, reached through the open folder that
@@ -45,8 +46,9 @@ package struct DiskFileAccess: FileAccess {
                 var info = stat()
                 // A killed run can leave the file empty, before its first byte: nothing of anyone's is in it.
                 guard fstatat(folder.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
-                      info.st_size == 0 || DiskFileAccess.sha256(of: name, in: folder).map(known.contains) == true,
-                      unlinkat(folder.fd, name, 0) == 0 else { continue }
+                    info.st_size == 0 || DiskFileAccess.sha256(of: name, in: folder).map(known.contains) == true,
+                    unlinkat(folder.fd, name, 0) == 0
+                else { continue }
                 removed.append(folderName + name)
             }
         }
@@ -57,8 +59,13 @@ package struct DiskFileAccess: FileAccess {
     func openRoot(_ root: URL) throws(MemoFolderError) -> OpenFolder {
         let kind = FileKind(path: root.path)
         guard kind == .directory, let folder = OpenFolder(root.path) else {
-            throw failure("", kind == .missing ? "the folder does not exist" : kind == .link ? "is a link; reckon does not follow links"
-                : kind == .directory ? "the folder cannot be opened: \(AtomicFile.lastError())" : "is \(kind.description), not a folder")
+            throw failure(
+                "",
+                kind == .missing
+                    ? "the folder does not exist"
+                    : kind == .link
+                        ? "is a link; reckon does not follow links"
+                        : kind == .directory ? "the folder cannot be opened: \(AtomicFile.lastError())" : "is \(kind.description), not a folder")
         }
         return folder
     }

@@ -60,8 +60,9 @@ package struct MemoFolder: MemoStore {
     package static func resolveRoot(_ url: URL) -> URL {
         let nested = url.appendingPathComponent(nestedFolder)
         if FileKind(path: url.appendingPathComponent("index.json").path) == .missing,
-           FileKind(path: url.appendingPathComponent("memos").path) == .missing,
-           [.directory, .link].contains(FileKind(path: nested.path)) {
+            FileKind(path: url.appendingPathComponent("memos").path) == .missing,
+            [.directory, .link].contains(FileKind(path: nested.path))
+        {
             return nested
         }
         return url
@@ -124,7 +125,8 @@ package struct MemoFolder: MemoStore {
         case .directory: break
         case .missing: return fail(.unreadableFolder, "", "the folder does not exist")
         case .link: return fail(.link, "", "is a link; links are not followed")
-        case .regular: return fail(.unreadableFolder, "", "is a file, but neither a memo folder nor the app's store (a store starts with SQLite's header)")
+        case .regular:
+            return fail(.unreadableFolder, "", "is a file, but neither a memo folder nor the app's store (a store starts with SQLite's header)")
         case let other: return fail(.unreadableFolder, "", "is \(other.description), not a folder")
         }
         guard access(root.path, R_OK | X_OK) == 0 else {
@@ -270,7 +272,8 @@ package struct MemoFolder: MemoStore {
     package func count() -> SideListing {
         let indexPath = root.appendingPathComponent("index.json").path
         if FileKind(path: root.path) == .directory, case .regular(let size) = FileKind(path: indexPath), size <= limits.indexSizeLimit, size > 0,
-           limits.depthLimit >= Self.cleanIndexDepth {
+            limits.depthLimit >= Self.cleanIndexDepth
+        {
             var counts = reckon_index_counts()
             if reckon_count_clean_index(indexPath, &counts) == 0 {
                 return SideListing(spec: spec, precounted: MemoCounts(active: Int(counts.active), archived: Int(counts.archived)))
@@ -314,8 +317,13 @@ package struct MemoFolder: MemoStore {
             case .success(let memo):
                 memos.append((id, memo))
                 if side.rebuiltFromMemoFiles {
-                    rebuilt.append((id, IndexEntry(id: id, spelledAs: spelledAs, modifiedTime: memo.modifiedAt,
-                                                   archivedAt: memo.archivedAt, deletedAt: memo.deletedAt, changeTag: memo.changeTag)))
+                    rebuilt.append(
+                        (
+                            id,
+                            IndexEntry(
+                                id: id, spelledAs: spelledAs, modifiedTime: memo.modifiedAt,
+                                archivedAt: memo.archivedAt, deletedAt: memo.deletedAt, changeTag: memo.changeTag)
+                        ))
                 }
             case .failure(let judged):
                 side.problems.append(judged.problem)
@@ -404,7 +412,8 @@ package struct MemoFolder: MemoStore {
             while let listed = file, listed.id == id {
                 var problem: Problem?
                 if let kept {
-                    problem = Problem(.duplicateID, path: "memos/" + listed.name, id: id, "another file, memos/\(kept.fileName(of: id)), holds the same id")
+                    problem = Problem(
+                        .duplicateID, path: "memos/" + listed.name, id: id, "another file, memos/\(kept.fileName(of: id)), holds the same id")
                 } else {
                     switch listed.other {
                     case nil: kept = listed.spelledAs
@@ -422,13 +431,17 @@ package struct MemoFolder: MemoStore {
             let entry = entries.nextID == id ? try entries.next() : nil
             if let entry {
                 if let kept, kept != entry.spelledAs {
-                    entryProblems.append(Problem(.nameSpelling, path: "memos/" + kept.fileName(of: id), id: id,
-                                                 "the index spells this id \(entry.spelling)", severity: .warning))
+                    entryProblems.append(
+                        Problem(
+                            .nameSpelling, path: "memos/" + kept.fileName(of: id), id: id,
+                            "the index spells this id \(entry.spelling)", severity: .warning))
                 } else if kept == nil && !entry.isDeleted && !indexProblemIDs.contains(id) && !fileProblem && !entries.repeated(id) {
                     danglingCount += 1
                     if !memosMissing {
-                        entryProblems.append(Problem(.danglingEntry, path: "memos/" + entry.spelledAs.fileName(of: id), id: id,
-                                                     "index.json lists this memo but its file is missing"))
+                        entryProblems.append(
+                            Problem(
+                                .danglingEntry, path: "memos/" + entry.spelledAs.fileName(of: id), id: id,
+                                "index.json lists this memo but its file is missing"))
                     }
                 }
             } else if let kept, !rebuild, !indexProblemIDs.contains(id) {
@@ -438,7 +451,8 @@ package struct MemoFolder: MemoStore {
         }
         if memosMissing && danglingCount > 0 {
             let memos = danglingCount == 1 ? "1 memo" : "\(danglingCount) memos"
-            entryProblems.append(Problem(.unreadableFolder, path: "memos", "the folder is missing, so the files of \(memos) in index.json are missing"))
+            entryProblems.append(
+                Problem(.unreadableFolder, path: "memos", "the folder is missing, so the files of \(memos) in index.json are missing"))
         }
         side.problems += entries.repeatProblems
         side.problems += listingProblems.sorted { $0.name < $1.name }.map(\.problem)
@@ -446,8 +460,10 @@ package struct MemoFolder: MemoStore {
         return side
     }
 
-    package func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
-                                             then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>] {
+    package func read<Kept, Output: Sendable>(
+        _ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
+        then work: @escaping @Sendable (Kept) -> Output
+    ) -> [Result<Output, Problem>] {
         let nesting = nesting
         return readJudged(memos, chunkSize: chunkSize, as: reading, then: work).map { $0.mapError { $0.problem.inside(nesting) } }
     }
@@ -455,9 +471,10 @@ package struct MemoFolder: MemoStore {
     package func fileIdentities(_ memos: [(MemoID, IDSpelling)]) -> [FileIdentity?] {
         // A cache's files change when the cache is refreshed, not with the remote.
         guard case .folder = memoListing, let folder = OpenFolder(root.path + "/memos") else { return memos.map { _ in nil } }
-        return Array(mapOnEveryCore(memos, chunkSize: 256) { chunk in
-            chunk.map { id, spelledAs in FileIdentity(of: spelledAs.fileName(of: id), in: folder) }
-        }.joined())
+        return Array(
+            mapOnEveryCore(memos, chunkSize: 256) { chunk in
+                chunk.map { id, spelledAs in FileIdentity(of: spelledAs.fileName(of: id), in: folder) }
+            }.joined())
     }
 
     /// A memo file that could not be used: the problem and, when its bytes were read but are not a usable
@@ -470,34 +487,43 @@ package struct MemoFolder: MemoStore {
     /// `read`, keeping the bytes of what was judged damaged, with problem
     /// paths relative to the folder holding `index.json`. The results come
     /// back in the order given, so the outcome does not depend on the machine.
-    func readJudged<Kept, Output: Sendable>(_ files: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
-                                            then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Judged>] {
+    func readJudged<Kept, Output: Sendable>(
+        _ files: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
+        then work: @escaping @Sendable (Kept) -> Output
+    ) -> [Result<Output, Judged>] {
         let folder = OpenFolder(root.path + "/memos")
-        return Array(mapOnEveryCore(files, chunkSize: chunkSize) { chunk in
-            // Each chunk has its own buffer and its own parser.
-            var buffer = Data()
-            let parser = MemoParser()
-            return chunk.map { id, spelledAs in
-                readChecked(id, spelledAs.fileName(of: id), in: folder, buffer: &buffer,
-                            as: { data, depthLimit throws(MemoReader.Failure) in try reading.parse(data, depthLimit, parser) }).map(work)
-            }
-        }.joined())
+        return Array(
+            mapOnEveryCore(files, chunkSize: chunkSize) { chunk in
+                // Each chunk has its own buffer and its own parser.
+                var buffer = Data()
+                let parser = MemoParser()
+                return chunk.map { id, spelledAs in
+                    readChecked(
+                        id, spelledAs.fileName(of: id), in: folder, buffer: &buffer,
+                        as: { data, depthLimit throws(MemoReader.Failure) in try reading.parse(data, depthLimit, parser) }
+                    ).map(work)
+                }
+            }.joined())
     }
 
     /// One memo file read by `parse` (which gives the id it holds and what
     /// is kept of it), or the problem that makes its id uncomparable, with
     /// the path inside the folder holding `index.json`. The file is opened
     /// inside `folder` (`memos/`, opened); `buffer` is reused from call to call.
-    private func readChecked<Kept>(_ id: MemoID, _ name: String, in folder: OpenFolder?, buffer: inout Data,
-                                   as parse: (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept)) -> Result<Kept, Judged> {
+    private func readChecked<Kept>(
+        _ id: MemoID, _ name: String, in folder: OpenFolder?, buffer: inout Data,
+        as parse: (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept)
+    ) -> Result<Kept, Judged> {
         let path = "memos/" + name
         do {
             guard let folder else { throw ReadFailure(message: "cannot be opened: the memos folder cannot be opened") }
             try readRegularFile(atPath: name, in: folder, limit: limits.memoSizeLimit, into: &buffer)
             let (held, kept) = try parse(buffer, limits.depthLimit)
             guard held == id else {
-                return .failure(Judged(problem: Problem(.idMismatch, path: path, id: id, "the file holds id \(held), not the one in its name"),
-                                       bytes: buffer))
+                return .failure(
+                    Judged(
+                        problem: Problem(.idMismatch, path: path, id: id, "the file holds id \(held), not the one in its name"),
+                        bytes: buffer))
             }
             return .success(kept)
         } catch let failure as ReadFailure {

@@ -12,7 +12,9 @@ package struct MemoFolderSide: SideKind, Hashable {
 
     package init(_ url: URL) { self.url = url }
 
-    package static func read(_ object: [String: JSONValue], key: String, with reader: DefinitionReader) throws(DefinitionError) -> (path: String, kind: Self) {
+    package static func read(_ object: [String: JSONValue], key: String, with reader: DefinitionReader) throws(DefinitionError) -> (
+        path: String, kind: Self
+    ) {
         let path = try reader.string(object, "path", in: key, required: true)!
         return (path, MemoFolderSide(reader.url(path)))
     }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The one wrapper around the `rclone` binary. It runs rclone with an
@@ -105,8 +106,10 @@ package struct Rclone: Sendable {
     package var errorLimit: Int?
 
     /// Checks `flags` against the read-only list; refuses any other with a sentence naming it.
-    package init(executable: String? = nil, config: String? = nil, flags: [String] = [],
-                environment: [String: String] = [:]) throws(Failure) {
+    package init(
+        executable: String? = nil, config: String? = nil, flags: [String] = [],
+        environment: [String: String] = [:]
+    ) throws(Failure) {
         self.executable = executable
         self.config = config
         self.flags = try Self.checked(flags)
@@ -143,7 +146,7 @@ package struct Rclone: Sendable {
         "--s3-region": true,
         "--s3-endpoint": true,
         "--sftp-known-hosts-file": true,
-        "--sftp-key-file": true,
+        "--sftp-key-file": true
     ]
 
     /// The flags unchanged, or the first one not on the read-only list refused.
@@ -154,7 +157,9 @@ package struct Rclone: Sendable {
             let name = flag.split(separator: "=", maxSplits: 1).first.map(String.init) ?? flag
             guard flag.hasPrefix("--"), let takesValue = readOnlyFlags[name] else {
                 let allowed = readOnlyFlags.keys.sorted().joined(separator: ", ")
-                throw Failure(.refused, "reckon does not pass the rclone flag \(masked(name)): only flags that change how rclone reads are allowed (\(allowed))")
+                throw Failure(
+                    .refused, "reckon does not pass the rclone flag \(masked(name)): only flags that change how rclone reads are allowed (\(allowed))"
+                )
             }
             if takesValue && !flag.contains("=") {
                 guard index + 1 < flags.count else {
@@ -172,7 +177,7 @@ package struct Rclone: Sendable {
         var result = [
             "--contimeout", Self.text(connectTimeout), "--timeout", Self.text(ioTimeout),
             "--low-level-retries", String(lowLevelRetries), "--retries", String(retries),
-            "--ask-password=false", "--use-json-log",
+            "--ask-password=false", "--use-json-log"
         ]
         if let config { result += ["--config", config] }
         return result + flags
@@ -213,9 +218,9 @@ package struct Rclone: Sendable {
         entries.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
             guard case .object(let fields) = item,
-                  case .string(let path)? = fields["Path"], case .string(let name)? = fields["Name"],
-                  case .number(let sizeText)? = fields["Size"], let size = Int64(sizeText),
-                  case .string(let modTime)? = fields["ModTime"], case .bool(let isDir)? = fields["IsDir"]
+                case .string(let path)? = fields["Path"], case .string(let name)? = fields["Name"],
+                case .number(let sizeText)? = fields["Size"], let size = Int64(sizeText),
+                case .string(let modTime)? = fields["ModTime"], case .bool(let isDir)? = fields["IsDir"]
             else { throw bad("entry \(index) lacks Path, Name, Size, ModTime or IsDir") }
             var md5: String?
             if case .object(let hashes)? = fields["Hashes"], case .string(let value)? = hashes["md5"] ?? hashes["MD5"], !value.isEmpty {
@@ -243,8 +248,10 @@ package struct Rclone: Sendable {
     /// `md5sum` per file; the caller checks size and MD5 itself.
     /// `maxTransfer` stops the copy once that many bytes came (`--max-transfer`;
     /// rclone 1.60 takes no size filter beside `--files-from-raw`).
-    package func copy(from remoteFolder: String, files: [String], into localFolder: URL,
-                      checksum: Bool = true, maxTransfer: Int64? = nil) throws(Failure) -> Transfer {
+    package func copy(
+        from remoteFolder: String, files: [String], into localFolder: URL,
+        checksum: Bool = true, maxTransfer: Int64? = nil
+    ) throws(Failure) -> Transfer {
         for name in files where name.isEmpty || name.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\0" }) {
             throw Failure(.refused, "reckon cannot ask rclone for a file whose name is empty or holds a line break: \(name.debugDescription)")
         }
@@ -259,8 +266,9 @@ package struct Rclone: Sendable {
             throw Failure(.local, "reckon could not write the list of files for rclone", lastLine: errorWords(error))
         }
         // The folder starts empty: rclone need not list it or look for each file in it.
-        let output = try run(["copy", "--files-from-raw", list.path, "--no-traverse", "--no-check-dest", "-v"] + (checksum ? [] : ["--ignore-checksum"])
-            + (maxTransfer.map { ["--max-transfer", "\($0)B"] } ?? []) + ["--", remoteFolder, localFolder.path])
+        let output = try run(
+            ["copy", "--files-from-raw", list.path, "--no-traverse", "--no-check-dest", "-v"] + (checksum ? [] : ["--ignore-checksum"])
+                + (maxTransfer.map { ["--max-transfer", "\($0)B"] } ?? []) + ["--", remoteFolder, localFolder.path])
         var transfer = Transfer(fetched: [], transfers: 0, bytes: 0, checks: 0)
         var stats: [String: JSONValue]?
         for line in output.info {
@@ -293,7 +301,8 @@ package struct Rclone: Sendable {
         if let type = mergedEnvironment[variable], !type.isEmpty { return type }
         let output = try run(["config", "dump"])
         guard case .object(let remotes)? = try? JSONParser.parse(output.stdout).value,
-              case .object(let fields)? = remotes[name], case .string(let type)? = fields["type"] else { return nil }
+            case .object(let fields)? = remotes[name], case .string(let type)? = fields["type"]
+        else { return nil }
         return type
     }
 
@@ -376,7 +385,10 @@ package struct Rclone: Sendable {
         while index < text.endIndex {
             if text[index] == quote {
                 let next = text.index(after: index)
-                if next < text.endIndex, text[next] == quote { index = text.index(after: next); continue }
+                if next < text.endIndex, text[next] == quote {
+                    index = text.index(after: next)
+                    continue
+                }
                 return next
             }
             index = text.index(after: index)
@@ -471,7 +483,10 @@ package struct Rclone: Sendable {
     @discardableResult
     package func run(_ arguments: [String], stdoutFile: URL? = nil) throws(Failure) -> Output {
         guard Self.onlyReads(arguments) else {
-            throw Failure(.refused, "reckon does not run rclone \(Self.masked(arguments.first ?? "")) here: it only reads remotes, and writes to one only in reckon apply and undo")
+            throw Failure(
+                .refused,
+                "reckon does not run rclone \(Self.masked(arguments.first ?? "")) here: it only reads remotes, and writes to one only in reckon apply and undo"
+            )
         }
         return try launch(arguments, stdoutFile: stdoutFile)
     }
@@ -481,7 +496,9 @@ package struct Rclone: Sendable {
     @discardableResult
     package func run(_ arguments: [String], grant: WriteGrant) throws(Failure) -> Output {
         guard let command = arguments.first, Self.writeCommands.contains(command) || Self.onlyReads(arguments) else {
-            throw Failure(.refused, "reckon does not run rclone \(Self.masked(arguments.first ?? "")): it writes to a remote only with copyto, moveto and deletefile")
+            throw Failure(
+                .refused,
+                "reckon does not run rclone \(Self.masked(arguments.first ?? "")): it writes to a remote only with copyto, moveto and deletefile")
         }
         return try launch(arguments, stdoutFile: nil)
     }
@@ -493,7 +510,8 @@ package struct Rclone: Sendable {
         process.arguments = globalFlags + arguments
         process.environment = mergedEnvironment
         process.standardInput = FileHandle.nullDevice
-        let errPipe = Pipe(), outPipe = Pipe()
+        let errPipe = Pipe()
+        let outPipe = Pipe()
         var outFile: FileHandle?
         if let stdoutFile {
             let fd = open(stdoutFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -515,12 +533,16 @@ package struct Rclone: Sendable {
 
         var reading: [Int32] = [errPipe.fileHandleForReading.fileDescriptor]
         if stdoutFile == nil { reading.append(outPipe.fileHandleForReading.fileDescriptor) }
-        var stdout = Data(), stderr = Data()
+        var stdout = Data()
+        var stderr = Data()
         var buffer = [UInt8](repeating: 0, count: 65536)
         let clock = ContinuousClock()
         let deadline = clock.now + callLimit
-        var termAt: ContinuousClock.Instant?, killAt: ContinuousClock.Instant?
-        var timedOut = false, finished = false, tooManyErrors = false
+        var termAt: ContinuousClock.Instant?
+        var killAt: ContinuousClock.Instant?
+        var timedOut = false
+        var finished = false
+        var tooManyErrors = false
         var errors = 0
         let errorMarks = [Data(#""level":"error""#.utf8), Data(#""level":"critical""#.utf8)]
         var scanned = [0, 0]
@@ -582,13 +604,16 @@ package struct Rclone: Sendable {
         let (log, info) = Self.split(stderr, secrets: secrets)
         let last = log.last ?? ""
         if tooManyErrors {
-            throw Failure(.tooManyErrors, "rclone was stopped after \(errors) errors in one call (the remote may have stopped answering)", lastLine: last)
+            throw Failure(
+                .tooManyErrors, "rclone was stopped after \(errors) errors in one call (the remote may have stopped answering)", lastLine: last)
         }
         if timedOut {
             throw Failure(.timedOut, "rclone took longer than the \(Self.seconds(callLimit)) reckon gives one call, and was stopped", lastLine: last)
         }
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-        guard status == 0 else { throw Failure(.exit(status), Self.sentence(exit: status, signalled: process.terminationReason == .uncaughtSignal), lastLine: last) }
+        guard status == 0 else {
+            throw Failure(.exit(status), Self.sentence(exit: status, signalled: process.terminationReason == .uncaughtSignal), lastLine: last)
+        }
         return Output(stdout: stdout, log: log, info: info)
     }
 
@@ -607,12 +632,14 @@ package struct Rclone: Sendable {
 
     /// stderr split into lines a problem may show (masked) and info lines.
     static func split(_ stderr: Data, secrets: [String]) -> (log: [String], info: [LogLine]) {
-        var log: [String] = [], info: [LogLine] = []
+        var log: [String] = []
+        var info: [LogLine] = []
         for raw in stderr.split(separator: UInt8(ascii: "\n")) {
             let text = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             guard !text.isEmpty else { continue }
             if text.hasPrefix("{"), case .object(let fields)? = try? JSONParser.parse(Data(raw)).value,
-               case .string(let level)? = fields["level"], case .string(let message)? = fields["msg"] {
+                case .string(let level)? = fields["level"], case .string(let message)? = fields["msg"]
+            {
                 var line = LogLine(level: level, message: message.trimmingCharacters(in: .whitespacesAndNewlines))
                 if case .string(let object)? = fields["object"] { line.object = object }
                 if case .object(let stats)? = fields["stats"] { line.stats = stats }
@@ -649,7 +676,8 @@ package struct Rclone: Sendable {
         case 8: "rclone stopped at its transfer limit (exit 8: the limit set by --max-transfer was reached)"
         case 9: "rclone transferred no files (exit 9: the operation succeeded but no files were transferred)"
         default:
-            signalled ? "rclone was ended by signal \(code - 128) (exit \(code))"
+            signalled
+                ? "rclone was ended by signal \(code - 128) (exit \(code))"
                 : "rclone failed (exit \(code): a code rclone 1.60 does not document)"
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The files of a memo folder in an rclone remote: listed and fetched in one
@@ -53,7 +54,7 @@ package struct RcloneFileAccess: FileAccess {
         let listed: [Rclone.Entry]
         do {
             listed = try rclone.lsjson(file.folder.map { Rclone.joined(root, $0) } ?? root, filesOnly: false, hash: false)
-        } catch where file.folder != nil && error.exitCode == 3 {
+        } catch  where file.folder != nil && error.exitCode == 3 {
             return
         } catch {
             throw failure(file.folder ?? "", error.message)
@@ -61,7 +62,8 @@ package struct RcloneFileAccess: FileAccess {
         let same = listed.filter { $0.name == file.name }
         guard !same.isEmpty else { return }
         guard same.count == 1, !same[0].isDir else {
-            throw failure(file.path, same.count > 1 ? "the remote holds \(same.count) files of this name; reckon does not pick one" : "is a folder, not a file")
+            throw failure(
+                file.path, same.count > 1 ? "the remote holds \(same.count) files of this name; reckon does not pick one" : "is a folder, not a file")
         }
         do {
             try rclone.run(["deletefile", "--", Rclone.joined(root, file.path)], grant: grant)
@@ -75,9 +77,12 @@ package struct RcloneFileAccess: FileAccess {
         for (folderName, folder) in [("", root), ("memos/", Rclone.joined(root, "memos"))] {
             guard let listed = try? rclone.lsjson(folder, filesOnly: true, hash: false) else { continue }
             for entry in listed where isLeftover(entry.name, local: false) && entry.size <= limits.indexSizeLimit {
-                guard entry.size == 0 || (try? rclone.cat(Rclone.joined(folder, entry.name), limit: limits.indexSizeLimit))
-                        .map({ known.contains(SHA256.hex(of: $0)) }) == true,
-                      (try? rclone.run(["deletefile", "--", Rclone.joined(folder, entry.name)], grant: grant)) != nil else { continue }
+                guard
+                    entry.size == 0
+                        || (try? rclone.cat(Rclone.joined(folder, entry.name), limit: limits.indexSizeLimit))
+                            .map({ known.contains(SHA256.hex(of: $0)) }) == true,
+                    (try? rclone.run(["deletefile", "--", Rclone.joined(folder, entry.name)], grant: grant)) != nil
+                else { continue }
                 removed.append(folderName + entry.name)
             }
         }
@@ -116,7 +121,9 @@ package struct RcloneFileAccess: FileAccess {
         }
         guard !wanted.isEmpty else { return result }
         let local: URL
-        do { local = try PrivateFolder.make(prefix: "reckon-read") } catch { throw failure("", "reckon cannot make a private folder: \(error.description)") }
+        do { local = try PrivateFolder.make(prefix: "reckon-read") } catch {
+            throw failure("", "reckon cannot make a private folder: \(error.description)")
+        }
         defer { PrivateFolder.remove(local) }
         do {
             _ = try rclone.copy(from: root, files: wanted.keys.map(\.path).sorted(), into: local)
@@ -131,19 +138,25 @@ package struct RcloneFileAccess: FileAccess {
             guard Int64(data.count) == entry.size else {
                 throw failure(file.path, "changed while it was being read (listed as \(entry.size) bytes, \(data.count) came); try again")
             }
-            result[file.path] = FileRead(data: data, tag: FileTag(size: entry.size, modified: Timestamp(iso8601: entry.modTime),
-                                                                  sha256: SHA256.hex(of: data)))
+            result[file.path] = FileRead(
+                data: data,
+                tag: FileTag(
+                    size: entry.size, modified: Timestamp(iso8601: entry.modTime),
+                    sha256: SHA256.hex(of: data)))
         }
         return result
     }
 
     private func writeRemote(_ data: Data, to file: MemoFolderFile, rclone: Rclone, root: String, grant: WriteGrant) throws(MemoFolderError) {
         let local: URL
-        do { local = try PrivateFolder.make(prefix: "reckon-write") } catch { throw failure("", "reckon cannot make a private folder: \(error.description)") }
+        do { local = try PrivateFolder.make(prefix: "reckon-write") } catch {
+            throw failure("", "reckon cannot make a private folder: \(error.description)")
+        }
         defer { PrivateFolder.remove(local) }
         let upload = local.appendingPathComponent(file.name)
         do { try data.write(to: upload) } catch { throw failure(file.path, "cannot be staged for upload: \(errorWords(error))") }
-        let temporary = Rclone.joined(root, (file.folder.map { $0 + "/" } ?? "") + MemoFolderWriter.temporaryPrefix + "\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
+        let temporary = Rclone.joined(
+            root, (file.folder.map { $0 + "/" } ?? "") + MemoFolderWriter.temporaryPrefix + "\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
         // --ignore-times: rclone 1.60 takes a file of the same size and second for the same file, and moveto would then
         // drop the new bytes and keep the old file.
         do {

@@ -30,7 +30,9 @@ package struct RcloneSide: SideKind, Hashable {
         self.cache = cache
     }
 
-    package static func read(_ object: [String: JSONValue], key: String, with reader: DefinitionReader) throws(DefinitionError) -> (path: String, kind: Self) {
+    package static func read(_ object: [String: JSONValue], key: String, with reader: DefinitionReader) throws(DefinitionError) -> (
+        path: String, kind: Self
+    ) {
         if object["path"] != nil { throw reader.fail("\(key).path", "is not read for a side of kind \"rclone\"; name the folder with \"remote\"") }
         let remote = try reader.string(object, "remote", in: key, required: true)!
         guard !remote.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }), remote.contains(":") else {

@@ -40,11 +40,13 @@ package struct RcloneStore: MemoStore {
         var side = remote.folder(spec, limits: limits, names: nil).count()
         if side.rebuiltFromMemoFiles {
             // Counts never download memo files: a deep check rebuilds them from the memos.
-            side = SideListing(spec: spec, status: .failed, problems: side.problems.filter(\.isAboutIndex).map { problem in
-                var problem = problem
-                problem.message += "; counts read index.json alone, so run a deep check (reckon reconcile) to count from the memo files"
-                return problem
-            })
+            side = SideListing(
+                spec: spec, status: .failed,
+                problems: side.problems.filter(\.isAboutIndex).map { problem in
+                    var problem = problem
+                    problem.message += "; counts read index.json alone, so run a deep check (reckon reconcile) to count from the memo files"
+                    return problem
+                })
         }
         return remote.placed(side, spec)
     }
@@ -73,8 +75,10 @@ package struct RcloneStore: MemoStore {
         return remote.placed(listed.marked(side), spec)
     }
 
-    package func read<Kept, Output: Sendable>(_ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
-                                             then work: @escaping @Sendable (Kept) -> Output) -> [Result<Output, Problem>] {
+    package func read<Kept, Output: Sendable>(
+        _ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
+        then work: @escaping @Sendable (Kept) -> Output
+    ) -> [Result<Output, Problem>] {
         switch Remote.open(source, kept: kept, limits: limits, need: .files) {
         case .success(let remote):
             let listed = try? remote.listed(deep: true, limits: limits).get()
@@ -88,7 +92,9 @@ package struct RcloneStore: MemoStore {
 
     /// The remote opened and `memos/` listed (with `deep`, its memo files downloaded).
     private func listedRemote(deep: Bool) -> Result<(Remote, Listed), Problem> {
-        Remote.open(source, kept: kept, limits: limits, need: deep ? .files : .listing).flatMap { opened in opened.listed(deep: deep, limits: limits).map { (opened, $0) } }
+        Remote.open(source, kept: kept, limits: limits, need: deep ? .files : .listing).flatMap { opened in
+            opened.listed(deep: deep, limits: limits).map { (opened, $0) }
+        }
     }
 
     private func failed(_ problem: Problem) -> SideListing {
@@ -168,7 +174,8 @@ package struct RcloneStore: MemoStore {
         package static func isStaged(atPath path: String, as entry: Rclone.Entry) -> Bool {
             var info = stat()
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) == entry.size,
-                  let listed = Timestamp(iso8601: entry.modTime) else { return false }
+                let listed = Timestamp(iso8601: entry.modTime)
+            else { return false }
             return Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec)) == listed
         }
 
@@ -218,8 +225,9 @@ package struct RcloneStore: MemoStore {
                 let clean = IndexReader.forEachClean(atPath: cacheFolder.appendingPathComponent("index.json").path) { byID[$0.id] = $0 }
                 previousIndex = clean ? byID : nil
             }
-            let remote = Remote(source: source, rclone: configured, root: root, nesting: nested ? MemoFolder.nestedFolder : "",
-                                cacheFolder: cacheFolder, previousIndex: previousIndex)
+            let remote = Remote(
+                source: source, rclone: configured, root: root, nesting: nested ? MemoFolder.nestedFolder : "",
+                cacheFolder: cacheFolder, previousIndex: previousIndex)
             if listing {
                 remote.memosListing.withLock { $0 = nested ? startListing(remote.memos, rclone: configured, source: source) : memosListed }
                 // The listing of a folder a nested remote does not hold fails at once; no rclone is left behind.
@@ -385,8 +393,10 @@ package struct RcloneStore: MemoStore {
                 guard same.count == 1 else {
                     let ids = same.map { $0.id ?? "?" }.joined(separator: " and ")
                     let stem = name.hasSuffix(".json") ? String(name.dropLast(5)) : name
-                    problems.append(Problem(.duplicateID, path: "memos/" + displayName(Array(name.utf8)), id: MemoID(stem),
-                                            "the remote holds \(same.count) files of this name (ids \(ids)); reckon does not pick one"))
+                    problems.append(
+                        Problem(
+                            .duplicateID, path: "memos/" + displayName(Array(name.utf8)), id: MemoID(stem),
+                            "the remote holds \(same.count) files of this name (ids \(ids)); reckon does not pick one"))
                     continue
                 }
                 unique.append(same[0])
@@ -403,8 +413,10 @@ package struct RcloneStore: MemoStore {
         /// listed size, time or MD5 differ from what is cached (or whose
         /// cached bytes changed), checks each against the listing, and
         /// forgets cached files no longer listed.
-        private func fetch(_ entries: [Rclone.Entry], into listed: Listed, cached: [String: CachedFile], stampsKept: Set<String>,
-                           early: Set<String>, sizeLimit: Int64) -> Listed {
+        private func fetch(
+            _ entries: [Rclone.Entry], into listed: Listed, cached: [String: CachedFile], stampsKept: Set<String>,
+            early: Set<String>, sizeLimit: Int64
+        ) -> Listed {
             var listed = listed
             var cached = cached
             let memosFolder = cacheFolder.appendingPathComponent("memos")
@@ -425,7 +437,9 @@ package struct RcloneStore: MemoStore {
             var fromCache = 0
             let memosPath = memosFolder.path + "/"
             for entry in memoFiles {
-                if let known = cached[entry.name], known.matches(entry), stampsKept.contains(entry.name) || known.isKept(atPath: memosPath + entry.name) {
+                if let known = cached[entry.name], known.matches(entry),
+                    stampsKept.contains(entry.name) || known.isKept(atPath: memosPath + entry.name)
+                {
                     fromCache += 1
                 } else {
                     wanted.append(entry)
@@ -469,7 +483,8 @@ package struct RcloneStore: MemoStore {
                         continue
                     }
                     guard Int64(bytes.count) == entry.size, entry.md5.map({ $0 == SHA256.md5Hex(of: bytes) }) ?? true else {
-                        listed.unfetched[entry.name] = "the downloaded bytes do not match the listing's size or MD5; it may have changed since the listing"
+                        listed.unfetched[entry.name] =
+                            "the downloaded bytes do not match the listing's size or MD5; it may have changed since the listing"
                         continue
                     }
                     guard rename(staged.path, memosFolder.appendingPathComponent(entry.name).path) == 0 else {
@@ -560,8 +575,10 @@ package struct RcloneStore: MemoStore {
                     let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false)
                         .map { String(decoding: UnsafeRawBufferPointer(rebasing: $0), as: UTF8.self) }
                     guard fields.count == 6, let size = Int64(fields[1]) else { continue }
-                    var file = CachedFile(Rclone.Entry(name: fields[0], path: fields[0], size: size, modTime: fields[2], isDir: false,
-                                                       md5: fields[3] == "-" ? nil : fields[3], id: nil), sha256: fields[4])
+                    var file = CachedFile(
+                        Rclone.Entry(
+                            name: fields[0], path: fields[0], size: size, modTime: fields[2], isDir: false,
+                            md5: fields[3] == "-" ? nil : fields[3], id: nil), sha256: fields[4])
                     file.stamp = fields[5] == "-" ? nil : fields[5]
                     result[fields[0]] = file
                 }
