@@ -35,10 +35,10 @@ func spawn(
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     }
     let argv = command.map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
+    defer { for pointer in argv { free(pointer) } }
     let merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
     let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer { envp.forEach { free($0) } }
+    defer { for pointer in envp { free(pointer) } }
     let spawned =
         environment.isEmpty
         ? posix_spawnp(&pid, command[0], &actions, nil, argv, environ)

@@ -23,11 +23,12 @@ import Testing
                 let chunk = Array(remaining.prefix(5))
                 remaining.removeFirst(chunk.count)
                 return chunk
-            }, load: { chunk in chunk.map(String.init) }
-        ) { chunk, loaded in
-            #expect(loaded == chunk.map(String.init))
-            seen += chunk
-        }
+            },
+            load: { chunk in chunk.map(String.init) },
+            consume: { chunk, loaded in
+                #expect(loaded == chunk.map(String.init))
+                seen += chunk
+            })
         #expect(seen == Array(0..<count))
     }
 
@@ -40,11 +41,12 @@ import Testing
                 chunks: {
                     next += 1
                     return [next]
-                }, load: { $0 }
-            ) { _, _ in
-                consumed += 1
-                if consumed == 3 { throw Stop() }
-            }
+                },
+                load: { $0 },
+                consume: { _, _ in
+                    consumed += 1
+                    if consumed == 3 { throw Stop() }
+                })
         }
         #expect(consumed == 3)
         #expect(next == 4, "one chunk taken ahead of the one that failed, no more")

@@ -20,14 +20,14 @@ package enum PrivateFolder {
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
         guard made else { throw OutputError(path: parent, reason: "cannot make a private folder there: \(AtomicFile.lastError())") }
         let path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        made_.withLock { $0.append(path) }
+        madeHere.withLock { $0.append(path) }
         return URL(fileURLWithPath: path)
     }
 
     /// Removes a folder made here, now rather than at exit.
     package static func remove(_ folder: URL) {
         try? ExportFolder.removeTree(folder.path)
-        made_.withLock { $0.removeAll { $0 == folder.path } }
+        madeHere.withLock { $0.removeAll { $0 == folder.path } }
     }
 
     /// `$TMPDIR`, or `/tmp`.
@@ -63,7 +63,7 @@ package enum PrivateFolder {
         kill(pid, 0) == -1 && errno == ESRCH
     }
 
-    private static let made_ = Mutex<[String]>([])
+    private static let madeHere = Mutex<[String]>([])
     private static let installed = Mutex(false)
 
     private static func installCleanup() {
@@ -89,6 +89,6 @@ package enum PrivateFolder {
     }
 
     private static func removeAll() {
-        for path in made_.withLock({ $0 }) { try? ExportFolder.removeTree(path) }
+        for path in madeHere.withLock({ $0 }) { try? ExportFolder.removeTree(path) }
     }
 }

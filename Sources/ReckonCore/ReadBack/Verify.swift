@@ -743,7 +743,7 @@ extension ExportVerification {
         }
         let beside = files.count { $0.place == .folder && $0.path != Exporter.manifestName }
         let inZip = files.count { $0.place == .zip && !(isZip && $0.path == Exporter.manifestName) }
-        let where_ =
+        let placeWords =
             isZip
             ? "\(inZip) entries of the zip match its manifest.json"
             : "\(beside) files beside manifest.json" + (inZip > 0 ? " and \(inZip) entries of memos.zip" : "") + " match it"
@@ -762,7 +762,7 @@ extension ExportVerification {
             if memosJSONCounts != nil { held.append("memos.json") }
             if markdownCounts != nil { held.append("markdown/") }
             lines.append(
-                "\(escapedForDisplay(shown)): whole. The \(where_), size and SHA-256; "
+                "\(escapedForDisplay(shown)): whole. The \(placeWords), size and SHA-256; "
                     + "\(counts.inWords) in \(held.isEmpty ? "none of its files" : held.joined(separator: " and ")), as manifest.json counts.")
         }
         return lines.map { $0 + "\n" }.joined()

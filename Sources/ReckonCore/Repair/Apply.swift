@@ -374,7 +374,7 @@ package struct Applier {
             }
         }
         var locks: [RunLock] = []
-        defer { locks.forEach { $0.release() } }
+        defer { for lock in locks { lock.release() } }
         for spec in written {
             do {
                 locks.append(try TargetLock.lock(spec))

@@ -136,10 +136,8 @@ package struct MemoFolderReader: Sendable {
 }
 
 /// Permission to write into a memo folder. Only `apply` and `undo` make
-/// one: its initializer is internal to ReckonCore.
-package struct WriteGrant: Sendable {
-    init() {}
-}
+/// one: its initializer (the synthesized one) is internal to ReckonCore.
+package struct WriteGrant: Sendable {}
 
 /// Writes files into a memo folder, on disk or in an rclone remote. Only
 /// `apply` and `undo` build one (it takes a `WriteGrant`).

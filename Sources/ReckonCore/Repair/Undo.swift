@@ -31,7 +31,7 @@ package enum Undoer {
         }
         let specs = try Applier.sides(of: plan, environment: environment)
         var locks: [RunLock] = []
-        defer { locks.forEach { $0.release() } }
+        defer { for lock in locks { lock.release() } }
         var writers: [String: MemoFolderWriter] = [:]
         for (role, spec) in zip([SideRole.local, .remote], specs) {
             guard let spec, plan.side(role).writable else { continue }
