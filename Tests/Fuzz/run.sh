@@ -23,7 +23,7 @@ for source in Sources/CSimdJSON/*.cpp; do
   clang++ -std=c++17 -O1 -fsanitize=fuzzer-no-link,address -DSIMDJSON_THREADS_ENABLED=1 -I Sources/CSimdJSON/include \
     -c "$source" -o "$work/$(basename "$source" .cpp).o"
 done
-swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name ReckonFuzz -package-name reckon \
-  -I Sources/CArchive -I Sources/CCrypto -I Sources/CLinux -I "$work/CSimdJSON" \
+swiftc -sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -module-name ReckonCore -package-name reckon -D RECKON_FUZZER \
+  -I Sources/CArchive -I Sources/CCrypto -I Sources/CLinux -I Sources/CSQLite -I "$work/CSimdJSON" \
   $(find Sources/ReckonCore -name '*.swift') Tests/ReckonCoreTests/ReaderDifferential.swift "$entry" "$work"/simd_*.o -lsimdjson -lstdc++ -o "$work/fuzzer"
 "$work/fuzzer" "$work/corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 -artifact_prefix="$work/" -print_final_stats=1

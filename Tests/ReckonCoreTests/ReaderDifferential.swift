@@ -1,8 +1,8 @@
 import CSimdJSON
 import Foundation
 
-// The fuzzers (Tests/Fuzz/run.sh) compile this file into one module with the core's sources.
-#if canImport(ReckonCore)
+// The fuzzers (Tests/Fuzz/run.sh) compile this file into the core itself.
+#if !RECKON_FUZZER
     @testable import ReckonCore
 #endif
 
