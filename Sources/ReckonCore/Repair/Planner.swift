@@ -203,16 +203,6 @@ package struct Planner {
                     deletedAt: entry.deletedAt, body: nil)
             }
         }
-        func side(_ role: SideRole) -> PlanSide { sides[role == .local ? 0 : 1] }
-        func notPossible(_ role: SideRole, _ reason: String) -> PlanAction {
-            var result = action
-            result.action = .notPossible
-            result.to = role
-            result.reason = "not possible: \(side(role).notWritable!); it would \(reason)"
-            result.writes = []
-            result.indexChanges = []
-            return result
-        }
         switch decision {
         case .none:
             let problems = [SideRole.local, .remote].compactMap { role in
@@ -227,106 +217,143 @@ package struct Planner {
                 conflictReason(difference.changed ?? .unknown, labels) + "; choose with --take \(id)=local|remote|both or --prefer"
                 + (note.map { ". \($0)" } ?? "")
             return action
-
         case .fixIndex(let role):
-            action.action = .fixIndex
-            action.to = role
-            action.reason =
-                "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) is a valid memo with no entry in index.json; its entry is added"
-            guard side(role).writable else { return notPossible(role, "add an index entry") }
-            guard let memo = files[role]!.memos[id] else {
-                action.action = .none
-                action.reason =
-                    "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) has no entry in index.json, and cannot be read as a memo; nothing is done"
-                return action
-            }
-            let path = "memos/" + listings[role]!.files[id]!.fileName(of: id)
-            action.indexChanges = [
-                PlannedIndexChange(
-                    side: role, id: listings[role]!.files[id]!.text(of: id), before: nil,
-                    after: Self.entry(describing: memo.memo),
-                    file: memo.tag.map { ReadFile(path: path, tag: $0) })
-            ]
-            return action
-
+            return fixIndex(action, on: role, listings: listings, files: files, sides: sides, labels: labels)
         case .follow(let from, let to, let choice, let keepLoser):
-            action.from = from
-            action.to = to
-            action.choice = choice
-            let source = listings[from]!
-            let target = listings[to]!
-            let sourceEntry = source.entries[id]
-            let sourceLive = sourceEntry.map { !$0.isDeleted } ?? false
-            let targetEntry = target.entries[id]
-            // `both` keeps the older version only where there is one: a live memo on the side that loses.
-            let keepsCopy = keepLoser && files[to]!.memos[id] != nil && targetEntry.map { !$0.isDeleted } == true
-            if keepLoser && !keepsCopy {
-                action.choice = "--take \(id)=both: \(labels[to]!) holds no live version to keep as a conflict copy, so \(labels[from]!)'s is taken"
-            }
-            let moved = difference.changed.flatMap { SideRole(rawValue: $0.rawValue) }
-            if moved == from {
-                let reason = followReason(difference, from: from, to: to, sourceLive: sourceLive, labels)
-                action.reason = "\(reason.moved): \(reason.outcome)"
-            } else if moved == to {
-                // A person took the side that did not move: what moved is replaced, in so many words.
-                let movedLive = target.entries[id].map { !$0.isDeleted } ?? false
-                action.reason =
-                    followReason(difference, from: to, to: from, sourceLive: movedLive, labels).moved + "; "
-                    + (sourceLive ? "\(labels[from]!)'s version is copied to \(labels[to]!) instead" : "marked deleted on \(labels[to]!) instead")
-            } else {
-                // A conflict settled by a choice says so, never that one side alone moved.
-                action.reason =
-                    conflictReason(difference.changed ?? .unknown, labels) + "; "
-                    + (sourceLive ? "\(labels[from]!)'s version is copied to \(labels[to]!)" : "marked deleted on \(labels[to]!)")
-                    + (keepsCopy ? ", and \(labels[to]!)'s older version is kept as a conflict copy" : "")
-            }
-            guard side(to).writable else {
-                return notPossible(to, sourceLive ? "copy \(labels[from]!)'s version there" : "mark the memo deleted there")
-            }
-            let spelled = targetEntry?.spelledAs.text(of: id) ?? target.files[id]?.text(of: id) ?? spelling(of: target, for: id, like: source)
-            let path = "memos/" + (target.files[id]?.fileName(of: id) ?? spelled + ".json")
-            let before = files[to]!.memos[id]?.tag
-            if sourceLive {
-                guard let content = files[from]!.memos[id]?.data, let entry = sourceEntry else {
-                    action.action = .none
-                    action.reason = "\(labels[from]!)'s version could not be read; nothing is done"
-                    return action
-                }
-                action.action = .copy
-                action.destructive = target.files[id] != nil
-                let sourceFile = files[from]!.memos[id]?.tag.map { ReadFile(path: "memos/" + source.files[id]!.fileName(of: id), tag: $0) }
-                action.writes = [PlannedWrite(side: to, path: path, before: before, content: Self.copied(content, as: spelled), source: sourceFile)]
-                action.indexChanges = [PlannedIndexChange(side: to, id: spelled, before: targetEntry.map(EntryState.init), after: EntryState(entry))]
-            } else {
-                guard let targetEntry, let current = files[to]!.memos[id]?.data else {
-                    action.action = .none
-                    action.reason = "\(labels[to]!)'s memo file could not be read; nothing is done"
-                    return action
-                }
-                let deletedAt = sourceEntry?.deletedAt ?? createdAt
-                action.action = .softDelete
-                action.destructive = true
-                action.writes = [PlannedWrite(side: to, path: path, before: before, content: Self.softDeleted(current, at: deletedAt))]
-                var after = EntryState(targetEntry)
-                after.deletedAt = deletedAt
-                action.indexChanges = [PlannedIndexChange(side: to, id: spelled, before: EntryState(targetEntry), after: after)]
-            }
-            // `both`: the older version lives on as a new memo, on every side that can be written.
-            if keepsCopy, let loser = files[to]!.memos[id], let loserEntry = targetEntry {
-                let copyID = Self.conflictCopyID(of: id, version: loser.data)
-                action.conflictCopy = copyID
-                for role in [SideRole.local, .remote] where side(role).writable {
-                    let copySpelling = spelling(of: listings[role]!, for: copyID, like: target)
-                    let content = Self.conflictCopy(of: loser.data, title: loser.memo.title, as: copySpelling)
-                    action.writes.append(PlannedWrite(side: role, path: "memos/\(copySpelling).json", before: nil, content: content))
-                    action.indexChanges.append(
-                        PlannedIndexChange(
-                            side: role, id: copySpelling, before: nil,
-                            after: Self.conflictCopyEntry(of: EntryState(loserEntry))))
-                }
-            }
+            return follow(
+                action, difference, from: from, to: to, choice: choice, keepLoser: keepLoser, listings: listings, files: files,
+                sides: sides, labels: labels)
+        }
+    }
+
+    /// The action made not possible: `role`'s side cannot be written, so it would not `reason`.
+    func notPossible(_ action: PlanAction, _ role: SideRole, sides: [PlanSide], _ reason: String) -> PlanAction {
+        var result = action
+        result.action = .notPossible
+        result.to = role
+        result.reason = "not possible: \(sides[role == .local ? 0 : 1].notWritable!); it would \(reason)"
+        result.writes = []
+        result.indexChanges = []
+        return result
+    }
+
+    /// An orphan memo file on `role`'s side: its entry is added to that side's index.
+    func fixIndex(
+        _ action: PlanAction, on role: SideRole, listings: [SideRole: SideListing], files: [SideRole: SideFiles], sides: [PlanSide],
+        labels: [SideRole: String]
+    ) -> PlanAction {
+        var action = action
+        let id = action.id
+        func side(_ role: SideRole) -> PlanSide { sides[role == .local ? 0 : 1] }
+        func notPossible(_ role: SideRole, _ reason: String) -> PlanAction { self.notPossible(action, role, sides: sides, reason) }
+        action.action = .fixIndex
+        action.to = role
+        action.reason =
+            "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) is a valid memo with no entry in index.json; its entry is added"
+        guard side(role).writable else { return notPossible(role, "add an index entry") }
+        guard let memo = files[role]!.memos[id] else {
+            action.action = .none
+            action.reason =
+                "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) has no entry in index.json, and cannot be read as a memo; nothing is done"
             return action
         }
+        let path = "memos/" + listings[role]!.files[id]!.fileName(of: id)
+        action.indexChanges = [
+            PlannedIndexChange(
+                side: role, id: listings[role]!.files[id]!.text(of: id), before: nil,
+                after: Self.entry(describing: memo.memo),
+                file: memo.tag.map { ReadFile(path: path, tag: $0) })
+        ]
+        return action
+    }
+
+    /// `to` made to hold `from`'s version: a copy, or a soft deletion when
+    /// `from` has the memo deleted; with `keepLoser`, `to`'s older version
+    /// lives on as a conflict copy.
+    func follow(
+        _ action: PlanAction, _ difference: Difference, from: SideRole, to: SideRole, choice: String?, keepLoser: Bool,
+        listings: [SideRole: SideListing], files: [SideRole: SideFiles], sides: [PlanSide], labels: [SideRole: String]
+    ) -> PlanAction {
+        var action = action
+        let id = action.id
+        func side(_ role: SideRole) -> PlanSide { sides[role == .local ? 0 : 1] }
+        func notPossible(_ role: SideRole, _ reason: String) -> PlanAction { self.notPossible(action, role, sides: sides, reason) }
+        action.from = from
+        action.to = to
+        action.choice = choice
+        let source = listings[from]!
+        let target = listings[to]!
+        let sourceEntry = source.entries[id]
+        let sourceLive = sourceEntry.map { !$0.isDeleted } ?? false
+        let targetEntry = target.entries[id]
+        // `both` keeps the older version only where there is one: a live memo on the side that loses.
+        let keepsCopy = keepLoser && files[to]!.memos[id] != nil && targetEntry.map { !$0.isDeleted } == true
+        if keepLoser && !keepsCopy {
+            action.choice = "--take \(id)=both: \(labels[to]!) holds no live version to keep as a conflict copy, so \(labels[from]!)'s is taken"
+        }
+        let moved = difference.changed.flatMap { SideRole(rawValue: $0.rawValue) }
+        if moved == from {
+            let reason = followReason(difference, from: from, to: to, sourceLive: sourceLive, labels)
+            action.reason = "\(reason.moved): \(reason.outcome)"
+        } else if moved == to {
+            // A person took the side that did not move: what moved is replaced, in so many words.
+            let movedLive = target.entries[id].map { !$0.isDeleted } ?? false
+            action.reason =
+                followReason(difference, from: to, to: from, sourceLive: movedLive, labels).moved + "; "
+                + (sourceLive ? "\(labels[from]!)'s version is copied to \(labels[to]!) instead" : "marked deleted on \(labels[to]!) instead")
+        } else {
+            // A conflict settled by a choice says so, never that one side alone moved.
+            action.reason =
+                conflictReason(difference.changed ?? .unknown, labels) + "; "
+                + (sourceLive ? "\(labels[from]!)'s version is copied to \(labels[to]!)" : "marked deleted on \(labels[to]!)")
+                + (keepsCopy ? ", and \(labels[to]!)'s older version is kept as a conflict copy" : "")
+        }
+        guard side(to).writable else {
+            return notPossible(to, sourceLive ? "copy \(labels[from]!)'s version there" : "mark the memo deleted there")
+        }
+        let spelled = targetEntry?.spelledAs.text(of: id) ?? target.files[id]?.text(of: id) ?? spelling(of: target, for: id, like: source)
+        let path = "memos/" + (target.files[id]?.fileName(of: id) ?? spelled + ".json")
+        let before = files[to]!.memos[id]?.tag
+        if sourceLive {
+            guard let content = files[from]!.memos[id]?.data, let entry = sourceEntry else {
+                action.action = .none
+                action.reason = "\(labels[from]!)'s version could not be read; nothing is done"
+                return action
+            }
+            action.action = .copy
+            action.destructive = target.files[id] != nil
+            let sourceFile = files[from]!.memos[id]?.tag.map { ReadFile(path: "memos/" + source.files[id]!.fileName(of: id), tag: $0) }
+            action.writes = [PlannedWrite(side: to, path: path, before: before, content: Self.copied(content, as: spelled), source: sourceFile)]
+            action.indexChanges = [PlannedIndexChange(side: to, id: spelled, before: targetEntry.map(EntryState.init), after: EntryState(entry))]
+        } else {
+            guard let targetEntry, let current = files[to]!.memos[id]?.data else {
+                action.action = .none
+                action.reason = "\(labels[to]!)'s memo file could not be read; nothing is done"
+                return action
+            }
+            let deletedAt = sourceEntry?.deletedAt ?? createdAt
+            action.action = .softDelete
+            action.destructive = true
+            action.writes = [PlannedWrite(side: to, path: path, before: before, content: Self.softDeleted(current, at: deletedAt))]
+            var after = EntryState(targetEntry)
+            after.deletedAt = deletedAt
+            action.indexChanges = [PlannedIndexChange(side: to, id: spelled, before: EntryState(targetEntry), after: after)]
+        }
+        // `both`: the older version lives on as a new memo, on every side that can be written.
+        if keepsCopy, let loser = files[to]!.memos[id], let loserEntry = targetEntry {
+            let copyID = Self.conflictCopyID(of: id, version: loser.data)
+            action.conflictCopy = copyID
+            for role in [SideRole.local, .remote] where side(role).writable {
+                let copySpelling = spelling(of: listings[role]!, for: copyID, like: target)
+                let content = Self.conflictCopy(of: loser.data, title: loser.memo.title, as: copySpelling)
+                action.writes.append(PlannedWrite(side: role, path: "memos/\(copySpelling).json", before: nil, content: content))
+                action.indexChanges.append(
+                    PlannedIndexChange(
+                        side: role, id: copySpelling, before: nil,
+                        after: Self.conflictCopyEntry(of: EntryState(loserEntry))))
+            }
+        }
+        return action
     }
 
     func conflictReason(_ changed: Difference.Changed, _ labels: [SideRole: String]) -> String {
