@@ -70,7 +70,6 @@ extension SideKind {
     package var precision: InstantPrecision { .exact }
     package func countsFrom(rebuilt: Bool) -> SideReport.CountsFrom { rebuilt ? .memoFiles : .index }
     package func sourceFolder(shown path: String) -> String { "the source folder \(path)" }
-    package var name: String { Self.name }
 }
 
 /// Every kind of side reckon reads, in the order their path rules are tried.
