@@ -209,7 +209,8 @@ enum Commands {
     /// holding `Manifest.db` an iPhone backup, anything else a memo folder.
     static func side(_ role: SideRole, name: String, label: String, path: String, app: String?, refresh: Bool = false) -> SideSpec {
         let environment = ProcessInfo.processInfo.environment
-        let (shown, kind) = SideKinds.fromCommandLine(path, app: app, refresh: refresh, cache: { SideKinds.oneShotCache(environment: environment) })
+        let (shown, kind) = SideKinds.fromCommandLine(
+            path, url: fileURL(path), app: app, refresh: refresh, cache: { SideKinds.oneShotCache(environment: environment) })
         return SideSpec(role: role, name: name, label: label, path: shown, kind: kind)
     }
 

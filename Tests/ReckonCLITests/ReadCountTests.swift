@@ -6,7 +6,7 @@ import Testing
 /// strace from the system calls the binary makes: once to compare, once to
 /// export, and never a third time.
 @Suite struct ReadCountTests {
-    @Test(.needs(.tool("strace")))
+    @Test(.needs(.tool("/usr/bin/strace")))
     func aDeepRunWithAnExportOpensEachMemoFileAtMostTwice() throws {
         let folder = scratchFolder("reads")
         let device = folder.appendingPathComponent("device")

@@ -31,7 +31,7 @@ package struct Plan: Sendable, Equatable, Codable {
     }
 
     /// The side playing `role`.
-    package func side(_ role: SideRole) -> PlanSide { sides[role == .local ? 0 : 1] }
+    package func side(_ role: SideRole) -> PlanSide { sides.side(role) }
 
     /// How many actions of each kind, for the summary line.
     package var totals: [PlanAction.Kind: Int] {
@@ -349,4 +349,9 @@ func words(_ error: DecodingError) -> String {
 package struct PlanError: Error, Sendable, Equatable, CustomStringConvertible {
     package var description: String
     package init(_ description: String) { self.description = description }
+}
+
+extension [PlanSide] {
+    /// The side that plays `role`: a plan's sides are the local one, then the remote.
+    package func side(_ role: SideRole) -> PlanSide { self[role == .local ? 0 : 1] }
 }

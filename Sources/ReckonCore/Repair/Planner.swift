@@ -231,7 +231,7 @@ package struct Planner {
         var result = action
         result.action = .notPossible
         result.to = role
-        result.reason = "not possible: \(sides[role == .local ? 0 : 1].notWritable!); it would \(reason)"
+        result.reason = "not possible: \(sides.side(role).notWritable!); it would \(reason)"
         result.writes = []
         result.indexChanges = []
         return result
@@ -244,13 +244,11 @@ package struct Planner {
     ) -> PlanAction {
         var action = action
         let id = action.id
-        func side(_ role: SideRole) -> PlanSide { sides[role == .local ? 0 : 1] }
-        func notPossible(_ role: SideRole, _ reason: String) -> PlanAction { self.notPossible(action, role, sides: sides, reason) }
         action.action = .fixIndex
         action.to = role
         action.reason =
             "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) is a valid memo with no entry in index.json; its entry is added"
-        guard side(role).writable else { return notPossible(role, "add an index entry") }
+        guard sides.side(role).writable else { return notPossible(action, role, sides: sides, "add an index entry") }
         guard let memo = files[role]!.memos[id] else {
             action.action = .none
             action.reason =
@@ -276,8 +274,6 @@ package struct Planner {
     ) -> PlanAction {
         var action = action
         let id = action.id
-        func side(_ role: SideRole) -> PlanSide { sides[role == .local ? 0 : 1] }
-        func notPossible(_ role: SideRole, _ reason: String) -> PlanAction { self.notPossible(action, role, sides: sides, reason) }
         action.from = from
         action.to = to
         action.choice = choice
@@ -308,8 +304,8 @@ package struct Planner {
                 + (sourceLive ? "\(labels[from]!)'s version is copied to \(labels[to]!)" : "marked deleted on \(labels[to]!)")
                 + (keepsCopy ? ", and \(labels[to]!)'s older version is kept as a conflict copy" : "")
         }
-        guard side(to).writable else {
-            return notPossible(to, sourceLive ? "copy \(labels[from]!)'s version there" : "mark the memo deleted there")
+        guard sides.side(to).writable else {
+            return notPossible(action, to, sides: sides, sourceLive ? "copy \(labels[from]!)'s version there" : "mark the memo deleted there")
         }
         let spelled = targetEntry?.spelledAs.text(of: id) ?? target.files[id]?.text(of: id) ?? spelling(of: target, for: id, like: source)
         let path = "memos/" + (target.files[id]?.fileName(of: id) ?? spelled + ".json")
@@ -343,7 +339,7 @@ package struct Planner {
         if keepsCopy, let loser = files[to]!.memos[id], let loserEntry = targetEntry {
             let copyID = Self.conflictCopyID(of: id, version: loser.data)
             action.conflictCopy = copyID
-            for role in [SideRole.local, .remote] where side(role).writable {
+            for role in [SideRole.local, .remote] where sides.side(role).writable {
                 let copySpelling = spelling(of: listings[role]!, for: copyID, like: target)
                 let content = Self.conflictCopy(of: loser.data, title: loser.memo.title, as: copySpelling)
                 action.writes.append(PlannedWrite(side: role, path: "memos/\(copySpelling).json", before: nil, content: content))

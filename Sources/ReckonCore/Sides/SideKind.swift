@@ -86,9 +86,10 @@ package enum SideKinds {
 
     /// A side named on the command line: an rclone remote (`name:path`), a
     /// store file (SQLite's header) or an iPhone backup (`Manifest.db`), else
-    /// a memo folder. A path that exists on disk is never a remote.
-    /// `cache` is asked only for a remote.
-    package static func fromCommandLine(_ path: String, app: String?, refresh: Bool, cache: () -> (URL, temporary: Bool)) -> (
+    /// a memo folder. A path that exists on disk is never a remote. `url`
+    /// is the path taken from the current folder, which the command line
+    /// reads; `cache` is asked only for a remote.
+    package static func fromCommandLine(_ path: String, url: URL, app: String?, refresh: Bool, cache: () -> (URL, temporary: Bool)) -> (
         shown: String, kind: any SideKind
     ) {
         if RcloneSide.isRemote(path) {
@@ -98,8 +99,6 @@ package enum SideKinds {
             side.refresh = refresh
             return (Rclone.masked(path), side)
         }
-        let url = URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true))
-            .standardizedFileURL
         let kind: any SideKind =
             switch FileKind(path: url.path) {
             case .regular where CoreDataStore.isStoreFile(url.path): AppStoreSide(url: url, isBackup: false, app: app)
