@@ -1,6 +1,27 @@
-/// A small argument parser with swift-argument-parser's help and error text.
-struct CommandSpec {
-    struct Option {
+/// A small argument parser with swift-argument-parser's help and error
+/// text. A command declares its options as typed values (`Flag`,
+/// `Option<Value>`); parsing checks the words, and a command reads each
+/// option through its declaration, converted, or gets the usage error
+/// that says what was expected.
+struct CommandSpec: Sendable {
+    /// What a shell offers for a value.
+    enum Completion: Sendable, Equatable {
+        /// Files and folders.
+        case path
+        /// Folders only.
+        case directory
+        /// Nothing: a name or a number the shell cannot know.
+        case text
+        /// One of these words.
+        case oneOf([String])
+        /// A comma-separated list of these words, each named once.
+        case listOf([String])
+        /// `ID=SIDE`: the ids of the memos that differ in the latest report, then a side.
+        case memoChoice
+    }
+
+    /// One option as help shows it.
+    struct OptionHelp: Sendable {
         var name: String
         /// The value's placeholder (`path`); nil for a flag.
         var value: String?
@@ -8,18 +29,32 @@ struct CommandSpec {
         var required = false
         /// May be given more than once; every value is kept, in order.
         var repeats = false
+        /// What a shell offers for the value.
+        var completion = Completion.path
+    }
+
+    /// One positional argument.
+    struct Argument: Sendable {
+        var name: String
+        var help: String
+        /// What a shell offers for it.
+        var completion = Completion.path
     }
 
     var name: String
     var abstract: String
-    /// Said after the usage (the exit codes of a command that has its own).
+    /// Said after the options: what the command does beyond its abstract.
     var discussion: String? = nil
-    var positionals: [(name: String, help: String)] = []
+    var positionals: [Argument] = []
     /// Positionals after those, which may be left out.
-    var optionalPositionals: [(name: String, help: String)] = []
+    var optionalPositionals: [Argument] = []
     /// Whether the last positional takes every further argument too (`<pipeline> ...`).
     var lastPositionalRepeats = false
-    var options: [Option] = []
+    var options: [OptionHelp] = []
+    /// Each exit code the command gives, and what it means.
+    var exitCodes: [(code: Int32, meaning: String)] = []
+    /// Said after the exit codes (how a fleet's codes combine).
+    var exitCodesNote: String? = nil
 
     var usage: String {
         var parts = ["reckon", name]
@@ -45,12 +80,16 @@ struct CommandSpec {
         }
         lines.append(helpLine("-h, --help", "Show help information."))
         if let discussion { lines += ["", discussion] }
+        if !exitCodes.isEmpty {
+            lines += ["", "EXIT CODES:"] + exitCodes.map { "  \(String($0.code).padding(toLength: 3, withPad: " ", startingAt: 0))\($0.meaning)" }
+            if let exitCodesNote { lines.append("  " + exitCodesNote) }
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
     /// Parses the arguments after the command name.
     func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments {
-        var parsed = ParsedArguments()
+        var parsed = ParsedArguments(command: self)
         var index = 0
         var optionsEnded = false
         while index < arguments.count {
@@ -64,7 +103,8 @@ struct CommandSpec {
             if !optionsEnded && argument.hasPrefix("-") && argument != "-" {
                 let (name, inline) = argument.split(separator: "=", maxSplits: 1).map(String.init).pairOrSingle
                 guard let option = options.first(where: { $0.name == name }) else {
-                    throw UsageError(command: self, message: "Unknown option '\(name)'")
+                    throw UsageError(
+                        command: self, message: "Unknown option '\(name)'" + suggestion(for: name, among: options.map(\.name) + ["--help"]))
                 }
                 if let valueName = option.value {
                     var value: String
@@ -77,8 +117,7 @@ struct CommandSpec {
                         throw UsageError(command: self, message: "Missing value for '\(name) <\(valueName)>'")
                     }
                     guard !value.isEmpty else { throw UsageError(command: self, message: "The value for '\(name) <\(valueName)>' is empty") }
-                    parsed.values[name] = value
-                    parsed.lists[name, default: []].append(value)
+                    parsed.values[name, default: []].append(value)
                 } else {
                     guard inline == nil else { throw UsageError(command: self, message: "Unknown option '\(argument)'") }
                     parsed.flags.insert(name)
@@ -104,19 +143,136 @@ struct CommandSpec {
     }
 }
 
+/// An option without a value: given or not.
+struct Flag: Sendable {
+    var help: CommandSpec.OptionHelp
+
+    init(_ name: String, help: String) { self.help = .init(name: name, help: help) }
+}
+
+/// The text of an option's value (or the part of one) that its conversion refused.
+struct Refused: Error {
+    var text: String
+}
+
+/// An option that takes a value, read as a `Value`: `convert` throws
+/// `Refused` for a value (or the part of one) it does not take, and the
+/// usage error then names that and says what was `expected`.
+struct Option<Value>: Sendable {
+    var help: CommandSpec.OptionHelp
+    var expected: String
+    var convert: @Sendable (String) throws(Refused) -> Value
+
+    init(
+        _ name: String, value: String, help: String, required: Bool = false, repeats: Bool = false, expected: String = "",
+        completion: CommandSpec.Completion = .text, convert: @escaping @Sendable (String) throws(Refused) -> Value
+    ) {
+        self.help = .init(name: name, value: value, help: help, required: required, repeats: repeats, completion: completion)
+        self.expected = expected
+        self.convert = convert
+    }
+
+    /// An option whose `convert` gives nil for a value it refuses.
+    init(
+        _ name: String, value: String, help: String, repeats: Bool = false, expected: String, completion: CommandSpec.Completion = .text,
+        convert: @escaping @Sendable (String) -> Value?
+    ) {
+        self.init(name, value: value, help: help, repeats: repeats, expected: expected, completion: completion) { text throws(Refused) in
+            guard let value = convert(text) else { throw Refused(text: text) }
+            return value
+        }
+    }
+}
+
+extension Option where Value == String {
+    /// An option whose value is taken as it is written (a path, a name).
+    init(
+        _ name: String, value: String, help: String, required: Bool = false, repeats: Bool = false, completion: CommandSpec.Completion = .path
+    ) {
+        self.init(name, value: value, help: help, required: required, repeats: repeats, completion: completion) { text throws(Refused) in text }
+    }
+}
+
+extension Option where Value: RawRepresentable & CaseIterable & Sendable, Value.RawValue == String {
+    /// An option whose value is one of `Value`'s cases, by name.
+    init(_ name: String, value: String, help: String) {
+        let names = Value.allCases.map(\.rawValue)
+        self.init(name, value: value, help: help, expected: "one of: " + names.joined(separator: ", "), completion: .oneOf(names)) {
+            Value(rawValue: $0)
+        }
+    }
+}
+
+/// The words of one command line, checked against its command's options.
+struct ParsedArguments {
+    var command: CommandSpec
+    var positionals: [String] = []
+    fileprivate var values: [String: [String]] = [:]
+    fileprivate var flags: Set<String> = []
+
+    /// Whether `flag` was given.
+    subscript(flag: Flag) -> Bool { flags.contains(flag.help.name) }
+
+    /// The value of `option` (its last, when given more than once), or nil when it was not given.
+    func value<Value>(_ option: Option<Value>) throws(UsageError) -> Value? {
+        guard let text = values[option.help.name]?.last else { return nil }
+        return try converted(text, by: option)
+    }
+
+    /// Every value of `option`, in order.
+    func values<Value>(_ option: Option<Value>) throws(UsageError) -> [Value] {
+        var all: [Value] = []
+        for text in values[option.help.name] ?? [] { all.append(try converted(text, by: option)) }
+        return all
+    }
+
+    private func converted<Value>(_ text: String, by option: Option<Value>) throws(UsageError) -> Value {
+        do {
+            return try option.convert(text)
+        } catch {
+            throw invalid(error.text, for: option)
+        }
+    }
+
+    /// The value of an option the parser requires.
+    func required(_ option: Option<String>) -> String { values[option.help.name]!.last! }
+
+    /// The usage error for `text`, refused as a value of `option`.
+    func invalid<Value>(_ text: String, for option: Option<Value>) -> UsageError {
+        usage("The value '\(text)' is invalid for '\(option.help.name) <\(option.help.value!)>'; expected \(option.expected)")
+    }
+
+    /// A usage error of this command.
+    func usage(_ message: String) -> UsageError { UsageError(command: command, message: message) }
+}
+
+/// ". Did you mean 'NAME'?" for the name among `names` nearest to
+/// `word`, when it is within two edits (the first in `names` on a tie); else "".
+func suggestion(for word: String, among names: [String]) -> String {
+    let scored = names.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= 2 }
+    guard let best = scored.min(by: { $0.1 < $1.1 }) else { return "" }
+    return ". Did you mean '\(best.0)'?"
+}
+
+/// The Levenshtein distance: how many characters must be inserted, deleted or replaced to make `a` into `b`.
+func editDistance(_ a: String, _ b: String) -> Int {
+    let (a, b) = (Array(a), Array(b))
+    var previous = Array(0...b.count)
+    for i in 1...max(a.count, 1) where !a.isEmpty {
+        var current = [i] + Array(repeating: 0, count: b.count)
+        for j in stride(from: 1, through: b.count, by: 1) {
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        }
+        previous = current
+    }
+    return previous[b.count]
+}
+
 func helpLine(_ left: String, _ right: String) -> String {
     let indented = "  " + left
     return indented.count < 26
         ? indented + String(repeating: " ", count: 26 - indented.count) + right
         : indented + "\n" + String(repeating: " ", count: 26) + right
-}
-
-struct ParsedArguments {
-    var positionals: [String] = []
-    var values: [String: String] = [:]
-    /// Every value of each option, in order (for an option that repeats).
-    var lists: [String: [String]] = [:]
-    var flags: Set<String> = []
 }
 
 /// A usage mistake (exit 64), or a request for help (message nil, exit 0).

@@ -2,8 +2,24 @@ import Foundation
 import ReckonCore
 import Synchronization
 
-extension Commands {
-    static let run = CommandSpec(
+/// `reckon run`: one pipeline definition, or a fleet of them.
+struct RunCommand: ReckonCommand {
+    static let dryRun = Flag("--dry-run", help: "Read and compare, but write no file.")
+    static let quiet = Flag("--quiet", help: "Print nothing but errors.")
+    static let json = Flag("--json", help: "Print the report JSON instead of the summary (for a fleet, an array of reports).")
+    static let refresh = Flag(
+        "--refresh",
+        help:
+            "Read every memo again: download an rclone remote's memo files, ignoring the cache, and read each memo file the previous export says is unchanged."
+    )
+    static let jobs = Option<Int>(
+        "--jobs", value: "n", help: "How many pipelines of a fleet run at once (default: the number of cores).", expected: "a whole number from 1"
+    ) { text in Int(text).flatMap { $0 >= 1 && text.allSatisfy(\.isASCII) ? $0 : nil } }
+    static let shard = Option<FleetShard>(
+        "--shard", value: "k/n", help: "Run only the pipelines whose name, hashed with FNV-1a 64, gives k modulo n (k from 0).",
+        expected: "k/n with n at least 1 and k from 0 to n-1, such as 0/4", convert: FleetShard.init)
+
+    static let spec = CommandSpec(
         name: "run", abstract: "Run pipeline definitions: read every side, reconcile, export and write the reports.",
         discussion: """
             One definition file runs as it always has: its summary, or its report JSON. Several files, a folder (every
@@ -11,82 +27,60 @@ extension Commands {
             is loaded and checked first (a bad one, two with one name, or two sharing a folder: exit 64, nothing run),
             then --jobs of them at once, with one line per pipeline in name order, or with --json one array of reports
             in name order.
-
-            EXIT CODES:
-              0  done, and in sync (or drift, unless the definition says failOnDrift)
-              1  done, drift found and the definition says failOnDrift
-              2  trouble: a side failed or has problems, memos vanished, an output could not be written
-              64 usage or definition error; nothing done
-              A fleet exits with the worst of its pipelines' codes: 64, then 2, then 1, then 0.
             """,
-        positionals: [("pipeline", "A pipeline definition (JSON), or a folder of them. Relative paths in one are relative to its file.")],
+        positionals: [
+            .init(name: "pipeline", help: "A pipeline definition (JSON), or a folder of them. Relative paths in one are relative to its file.")
+        ],
         lastPositionalRepeats: true,
         options: [
-            .init(name: "--dry-run", help: "Read and compare, but write no file."),
-            .init(name: "--quiet", help: "Print nothing but errors."),
-            .init(name: "--json", help: "Print the report JSON instead of the summary (for a fleet, an array of reports)."),
-            .init(
-                name: "--refresh",
-                help:
-                    "Read every memo again: download an rclone remote's memo files, ignoring the cache, and read each memo file the previous export says is unchanged."
-            ),
-            .init(
-                name: "--accept-deletions",
-                help: "For this run, accept the deletions an alarm names: say so in the report and let the baseline move on."),
-            .init(name: "--jobs", value: "n", help: "How many pipelines of a fleet run at once (default: the number of cores)."),
-            .init(name: "--shard", value: "k/n", help: "Run only the pipelines whose name, hashed with FNV-1a 64, gives k modulo n (k from 0).")
-        ])
+            Self.dryRun.help, Self.quiet.help, Self.json.help, Self.refresh.help, SharedOptions.acceptDeletions.help, Self.jobs.help, Self.shard.help
+        ],
+        exitCodes: [
+            (0, "done, and in sync (or drift, unless the definition says failOnDrift)"),
+            (1, "done, drift found and the definition says failOnDrift"),
+            (2, "trouble: a side failed or has problems, memos vanished, an output could not be written"),
+            (64, "usage or definition error; nothing done")
+        ],
+        exitCodesNote: "A fleet exits with the worst of its pipelines' codes: 64, then 2, then 1, then 0.")
 
-    static func runPipeline(_ arguments: ParsedArguments, console: Console) -> ExitCode {
-        var jobs = ProcessInfo.processInfo.activeProcessorCount
-        if let text = arguments.values["--jobs"] {
-            guard let number = Int(text), number >= 1, text.allSatisfy(\.isASCII) else {
-                console.err(UsageError(command: run, message: "The value '\(text)' is invalid for '--jobs <n>'; expected a whole number from 1").text)
-                return .usage
-            }
-            jobs = number
-        }
-        var shard: FleetShard?
-        if let text = arguments.values["--shard"] {
-            guard let parsed = FleetShard(text) else {
-                console.err(
-                    UsageError(
-                        command: run,
-                        message: "The value '\(text)' is invalid for '--shard <k/n>'; expected k/n with n at least 1 and k from 0 to n-1, such as 0/4"
-                    ).text)
-                return .usage
-            }
-            shard = parsed
-        }
-        let paths = arguments.positionals
-        guard paths.count > 1 || shard != nil || FileKind(path: fileURL(paths[0]).path) == .directory else {
-            return runOne(path: paths[0], arguments, console: console)
-        }
-        return runFleet(paths, shard: shard, jobs: jobs, arguments, console: console)
+    var paths: [String]
+    var dryRun: Bool
+    var quiet: Bool
+    var json: Bool
+    var refresh: Bool
+    var acceptDeletions: Bool
+    var jobs: Int
+    var shard: FleetShard?
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        jobs = try arguments.value(Self.jobs) ?? ProcessInfo.processInfo.activeProcessorCount
+        shard = try arguments.value(Self.shard)
+        paths = arguments.positionals
+        dryRun = arguments[Self.dryRun]
+        quiet = arguments[Self.quiet]
+        json = arguments[Self.json]
+        refresh = arguments[Self.refresh]
+        acceptDeletions = arguments[SharedOptions.acceptDeletions]
     }
 
-    /// One definition file, as `run` always ran it: its summary or report JSON.
-    static func runOne(path: String, _ arguments: ParsedArguments, console: Console) -> ExitCode {
-        guard let definition = checkedDefinition(path, console: console) else { return .usage }
-        return runLoaded(
-            definition, arguments, console: console, json: arguments.flags.contains("--json"),
-            quiet: arguments.flags.contains("--quiet")
-        ).code
+    func run(_ console: Console) -> ExitCode {
+        guard paths.count > 1 || shard != nil || FileKind(path: fileURL(paths[0]).path) == .directory else {
+            guard let definition = checkedDefinition(paths[0], console: console) else { return .usage }
+            return run(definition, console: console, json: json, quiet: quiet).code
+        }
+        return runFleet(console)
     }
 
     /// Runs a checked definition under its lock and prints what `execute`
     /// prints; the report is nil when the run could not start.
-    static func runLoaded(
-        _ loaded: PipelineDefinition, _ arguments: ParsedArguments, console: Console, json: Bool,
-        quiet: Bool
-    ) -> (code: ExitCode, published: Published?) {
+    func run(_ loaded: PipelineDefinition, console: Console, json: Bool, quiet: Bool) -> (code: ExitCode, published: Published?) {
         var definition = loaded
-        if arguments.flags.contains("--refresh") { definition.refreshCaches() }
+        if refresh { definition.refreshCaches() }
         var pipeline = Pipeline(startedAt: runStart())
-        pipeline.settings.writeFiles = !arguments.flags.contains("--dry-run")
+        pipeline.settings.writeFiles = !dryRun
         pipeline.settings.keepsHistory = true
-        pipeline.settings.acceptDeletions = arguments.flags.contains("--accept-deletions")
-        pipeline.settings.readsEveryMemo = arguments.flags.contains("--refresh")
+        pipeline.settings.acceptDeletions = acceptDeletions
+        pipeline.settings.readsEveryMemo = refresh
         var lock: RunLock?
         if pipeline.settings.writeFiles, let url = definition.lockURL {
             do {
@@ -123,10 +117,9 @@ extension Commands {
     }
 
     /// Loads and checks every definition, then runs the shard's pipelines
-    /// `jobs` at a time on threads of their own. Each pipeline's output is
-    /// collected and printed whole, in name order, as soon as every
-    /// pipeline before it has finished, so no two pipelines' lines mix.
-    static func runFleet(_ paths: [String], shard: FleetShard?, jobs: Int, _ arguments: ParsedArguments, console: Console) -> ExitCode {
+    /// `jobs` at a time (`Fleet.run`). Each pipeline's output is collected
+    /// and printed whole, in name order, so no two pipelines' lines mix.
+    func runFleet(_ console: Console) -> ExitCode {
         let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let fleet: Fleet
         switch Fleet.load(paths, from: current, environment: ProcessInfo.processInfo.environment) {
@@ -137,9 +130,7 @@ extension Commands {
             return .usage
         }
         let members = fleet.members.filter { shard?.contains($0.definition.name) ?? true }
-        let json = arguments.flags.contains("--json")
-        let quiet = arguments.flags.contains("--quiet")
-        let dryRun = arguments.flags.contains("--dry-run")
+        let (json, quiet, dryRun) = (json, quiet, dryRun)
         let width = members.map { escapedForDisplay($0.definition.name).count }.max() ?? 0
         let results = Fleet.run(
             members.count, jobs: jobs,
@@ -149,23 +140,12 @@ extension Commands {
                 var collecting = Console(out: { _ in }, err: { errors.append($0) })
                 collecting.color = false
                 collecting.progress = false
-                let (code, published) = runLoaded(definition, arguments, console: collecting, json: false, quiet: true)
-                // The line: the name, the outcome in a few words, where the reports are.
-                let name = escapedForDisplay(definition.name)
-                var line = name + String(repeating: " ", count: width - name.count) + "  "
-                if let published {
-                    let reports =
-                        if dryRun { "nothing written (dry run)" } else if !published.failures.isEmpty {
-                            "see its errors"
-                        } else if let folder = definition.reportDir {
-                            "reports in " + escapedForDisplay(published.report.shownPath(folder, from: current))
-                        } else { "no report folder" }
-                    line += escapedForDisplay(published.fleetWords) + "; " + reports
-                } else {
-                    line += "not run: see its error; exit \(code.rawValue)"
-                }
+                let (code, published) = run(definition, console: collecting, json: false, quiet: true)
+                let line = Fleet.line(
+                    name: definition.name, width: width, published: published, exitCode: code.rawValue, dryRun: dryRun,
+                    reportDir: definition.reportDir, from: current)
                 return FleetResult(
-                    name: definition.name, code: code, outcome: published?.fleetOutcome, line: line + "\n", errors: errors.text,
+                    name: definition.name, code: code, outcome: published?.fleetOutcome, line: line, errors: errors.text,
                     report: json ? published?.report : nil)
             },
             deliver: { result in
@@ -179,20 +159,11 @@ extension Commands {
                 return kept
             })
         if json {
-            let reports = results.compactMap { $0.report.map { try! JSONValue(encoding: $0) } }
-            console.out(escapedJSONForDisplay(JSONWriter.data(.array(reports))) + "\n")
+            console.json(JSONWriter.data(.array(results.compactMap { $0.report.map { try! JSONValue(encoding: $0) } })))
         }
         let worst = results.map(\.code).max { $0.rawValue < $1.rawValue } ?? .done
         if !json && !quiet {
-            var tally: [String] = []
-            for (word, outcome) in [("in sync", Report.Outcome.inSync), ("drift", .drift), ("trouble", .trouble)] {
-                let count = results.filter { $0.outcome == outcome }.count
-                if count > 0 { tally.append("\(count) \(word)") }
-            }
-            let notRun = results.filter { $0.outcome == nil }.count
-            if notRun > 0 { tally.append("\(notRun) not run") }
-            let of = shard.map { "\(members.count) of \(fleet.members.count) pipelines (shard \($0))" } ?? "\(members.count) pipelines"
-            console.out("\(of)\(tally.isEmpty ? "" : ": " + tally.joined(separator: ", ")); exit \(worst.rawValue)\n")
+            console.out(Fleet.tally(results.map(\.outcome), of: fleet.members.count, shard: shard, exitCode: worst.rawValue))
         }
         return worst
     }
@@ -204,4 +175,30 @@ final class FleetText: Sendable {
 
     func append(_ more: String) { collected.withLock { $0 += more } }
     var text: String { collected.withLock { $0 } }
+}
+
+/// `reckon validate`: a definition checked, nothing run.
+struct ValidateCommand: ReckonCommand {
+    static let spec = CommandSpec(
+        name: "validate", abstract: "Check a pipeline definition and name any key that is wrong.",
+        positionals: [.init(name: "pipeline", help: "The pipeline definition (JSON).")],
+        exitCodes: [(0, "the definition is valid"), (64, "the definition is not valid, or usage error")])
+
+    var path: String
+
+    init(_ arguments: ParsedArguments) throws(UsageError) { path = arguments.positionals[0] }
+
+    func run(_ console: Console) -> ExitCode {
+        guard let definition = checkedDefinition(path, console: console) else { return .usage }
+        var parts = [
+            "local '\(definition.local.name)'",
+            "remotes " + definition.remotes.map { "'\($0.name)'" }.joined(separator: ", "),
+            "\(definition.check.rawValue) check"
+        ]
+        if let export = definition.export {
+            parts.append("export \(export.formats.map(\.rawValue).joined(separator: ",")) from '\(export.from)'")
+        }
+        console.out("\(escapedForDisplay(path)) is valid: \(parts.joined(separator: "; ")).\n")
+        return .done
+    }
 }

@@ -337,7 +337,7 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
     @Test func helpHelpShowsHelpsOwnHelp() throws {
         let result = try reckon("help", "help")
         #expect(result.code == 0)
-        #expect(result.stdout.hasPrefix("OVERVIEW: Show subcommand help information.\n\nUSAGE: reckon help <subcommand>\n"))
+        #expect(result.stdout.hasPrefix("OVERVIEW: Show subcommand help information.\n\nUSAGE: reckon help [<subcommand>] [--man] [--markdown]\n"))
     }
 }
 

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 
 #if canImport(Glibc)
@@ -14,7 +15,9 @@ package struct OutputError: Error, CustomStringConvertible {
 /// Writes files so that a run killed at any moment leaves either the old file
 /// or the new one: a temporary name in the same folder, flushed, then renamed.
 package enum AtomicFile {
-    package static func write(_ data: Data, to url: URL, mode: mode_t = 0o644) throws(OutputError) {
+    /// Writes `data` as `url`; with `replacing` false, a file already there
+    /// stays and the write fails ("File exists").
+    package static func write(_ data: Data, to url: URL, mode: mode_t = 0o644, replacing: Bool = true) throws(OutputError) {
         let folder = url.deletingLastPathComponent()
         try makeFolder(folder)
         let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
@@ -24,7 +27,9 @@ package enum AtomicFile {
         if !data.withUnsafeBytes({ writeAll(fd, $0) }) { failure = lastError() }
         if failure == nil, fsync(fd) != 0 { failure = lastError() }
         close(fd)
-        if failure == nil, rename(temporary.path, url.path) != 0 { failure = lastError() }
+        if failure == nil, (replacing ? rename(temporary.path, url.path) : reckon_rename_no_replace(temporary.path, url.path)) != 0 {
+            failure = lastError()
+        }
         if let failure {
             unlink(temporary.path)
             throw OutputError(path: url.path, reason: failure)

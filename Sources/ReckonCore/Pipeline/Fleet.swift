@@ -247,6 +247,44 @@ extension Published {
 }
 
 extension Fleet {
+    /// A fleet's line for one pipeline: its name padded to `width`, the
+    /// outcome in a few words and where its reports are; or, when it could
+    /// not start (`published` nil), that it was not run and its exit code.
+    package static func line(
+        name: String, width: Int, published: Published?, exitCode: Int32, dryRun: Bool, reportDir: URL?, from current: URL
+    ) -> String {
+        let shown = escapedForDisplay(name)
+        let start = shown + String(repeating: " ", count: width - shown.count) + "  "
+        guard let published else { return start + "not run: see its error; exit \(exitCode)\n" }
+        let reports =
+            if dryRun {
+                "nothing written (dry run)"
+            } else if !published.failures.isEmpty {
+                "see its errors"
+            } else if let reportDir {
+                "reports in " + escapedForDisplay(published.report.shownPath(reportDir, from: current))
+            } else {
+                "no report folder"
+            }
+        return start + escapedForDisplay(published.fleetWords) + "; " + reports + "\n"
+    }
+
+    /// A fleet's last line: how many of its pipelines ended each way (nil:
+    /// not run), of how many, and the exit code.
+    package static func tally(_ outcomes: [Report.Outcome?], of total: Int, shard: FleetShard?, exitCode: Int32) -> String {
+        var tally: [String] = []
+        for (word, outcome) in [("in sync", Report.Outcome.inSync), ("drift", .drift), ("trouble", .trouble)] {
+            let count = outcomes.filter { $0 == outcome }.count
+            if count > 0 { tally.append("\(count) \(word)") }
+        }
+        let notRun = outcomes.filter { $0 == nil }.count
+        if notRun > 0 { tally.append("\(notRun) not run") }
+        let of = shard.map { "\(outcomes.count) of \(total) pipelines (shard \($0))" } ?? "\(outcomes.count) pipelines"
+        return "\(of)\(tally.isEmpty ? "" : ": " + tally.joined(separator: ", ")); exit \(exitCode)\n"
+    }
+}
+
+extension Fleet {
     /// Runs `work(0) … work(count - 1)`, at most `jobs` at once, each on a
     /// thread of its own (a pipeline blocks on files, so threads rather
     /// than the cores' dispatch pool). Each result is handed to `deliver`

@@ -99,19 +99,54 @@ package enum ExportDiff {
 }
 
 extension ExportDiff {
-    /// One export as `diff --json` names it: its path, time and counts.
-    package static func side(_ shown: String, _ manifest: ExportManifest) -> JSONValue {
-        .object([
-            "export": .string(shown), "exportedAt": manifest.exportedAt.map { .string($0.iso8601) } ?? .null,
-            "counts": .object(["active": .integer(manifest.counts.active), "archived": .integer(manifest.counts.archived)])
-        ])
+    /// One export as `diff` reads it: its name as given, its manifest and its memos.
+    package struct Side {
+        package var shown: String
+        package var manifest: ExportManifest
+        package var memos: [MemoID: MemoState]
+
+        /// Reads every memo of `export`, named `shown`.
+        package init(_ export: ExportOnDisk, shown: String) throws {
+            var memos: [MemoID: MemoState] = [:]
+            (manifest, _) = try export.readMemos { memos[$0.id] = MemoState($0) }
+            self.shown = shown
+            self.memos = memos
+        }
+
+        /// The export as `diff --json` names it: its path, time and counts.
+        var json: JSONValue {
+            .object([
+                "export": .string(shown), "exportedAt": manifest.exportedAt.map { .string($0.iso8601) } ?? .null,
+                "counts": .object(["active": .integer(manifest.counts.active), "archived": .integer(manifest.counts.archived)])
+            ])
+        }
     }
 
-    /// What `diff --json` prints (schema version 1, in the README).
-    package static func json(old: JSONValue, new: JSONValue, changes: [ExportChange]) -> JSONValue {
-        .object([
-            "schemaVersion": .integer(1), "old": old, "new": new, "changes": .array(changes.map(\.json)),
-            "totals": .object(Dictionary(uniqueKeysWithValues: totals(changes).map { ($0.0.rawValue, JSONValue.integer($0.1)) }))
-        ])
+    /// `reckon diff`: what changed from one export to a later one.
+    package struct Comparison {
+        package var old: Side
+        package var new: Side
+        package var changes: [ExportChange]
+
+        package init(old: Side, new: Side) {
+            self.old = old
+            self.new = new
+            changes = ExportDiff.changes(from: old.memos, to: new.memos)
+        }
+
+        /// What `diff` prints.
+        package var text: String {
+            guard !changes.isEmpty else { return "No memo changed: \(new.memos.count) memos in both.\n" }
+            return ExportChange.lines(changes)
+                + "\n\(ExportChange.totalsText(changes)) (\(old.memos.count) memos before, \(new.memos.count) after).\n"
+        }
+
+        /// What `diff --json` prints (schema version 1).
+        package var json: JSONValue {
+            .object([
+                "schemaVersion": .integer(1), "old": old.json, "new": new.json, "changes": .array(changes.map(\.json)),
+                "totals": .object(Dictionary(uniqueKeysWithValues: totals(changes).map { ($0.0.rawValue, JSONValue.integer($0.1)) }))
+            ])
+        }
     }
 }

@@ -117,3 +117,32 @@ package enum ExportRestore {
         return facts.counts
     }
 }
+
+extension ExportRestore {
+    /// Why the folder `given` (`dir` by its real path, `shown` as the user
+    /// spelled it) cannot be restored into, starting with its name; nil
+    /// when it is absent or an empty folder. A link, even one to nothing
+    /// yet, is never written through.
+    package static func refusal(of dir: URL, given: URL, shown: String) -> String? {
+        if FileKind(path: given.path) == .link {
+            return "\(shown) is a link; reckon does not write through links, so nothing was written"
+        }
+        switch FileKind(path: dir.path) {
+        case .missing: return nil
+        case .directory:
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? ["?"]
+            return names.isEmpty ? nil : "\(shown) is not empty; reckon restores only into a new or empty folder, so nothing was written"
+        case let other: return "\(shown) is \(other.description), not a folder; nothing was written"
+        }
+    }
+
+    /// Why `dir` cannot be restored into from `export` (named `exportShown`):
+    /// it lies inside the export, which reckon never writes into. A
+    /// memos.zip inside an export folder: the folder is the export.
+    package static func refusal(of dir: URL, shown: String, from export: ExportOnDisk, exportShown: String) -> String? {
+        let folderOfZip = export.url.deletingLastPathComponent()
+        let protected = export.isZip && FileKind(path: folderOfZip.appendingPathComponent("manifest.json").path).isRegular ? folderOfZip : export.url
+        guard isWithin(dir.path, realPath(protected.path)) else { return nil }
+        return "\(shown) is inside the export \(exportShown), which reckon never writes into"
+    }
+}

@@ -17,6 +17,20 @@ package struct ConflictChoices: Sendable, Equatable {
         self.take = take
         self.prefer = prefer
     }
+
+    /// Why a `take` cannot be carried out by `plan`, starting with "names
+    /// the memo": a memo that does not differ, or one that cannot be
+    /// compared. Nil when every choice is one the plan needs.
+    package func refusal(by plan: Plan) -> String? {
+        let differing = Set(plan.actions.map(\.id))
+        if let unknown = take.keys.sorted().first(where: { !differing.contains($0) }) {
+            return "names the memo \(unknown), which does not differ between the sides; nothing was written"
+        }
+        if let broken = plan.actions.first(where: { take[$0.id] != nil && $0.sigil == .cannotCompare }) {
+            return "names the memo \(broken.id), which cannot be compared (\(broken.reason)); mend it first; nothing was written"
+        }
+        return nil
+    }
 }
 
 /// Makes a plan from a deep reconciliation of the local side with one

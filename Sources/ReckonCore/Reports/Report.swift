@@ -272,4 +272,6 @@ package struct ExportRecord: Sendable, Equatable, Codable {
 /// reckon's own name and version.
 package enum Reckon {
     package static let version = "0.1.0"
+    /// The day this version was made, for the man pages' `.Dd` (never the clock, so the pages are the same bytes every time).
+    package static let versionDate = "December 3, 2026"
 }

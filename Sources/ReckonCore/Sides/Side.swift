@@ -129,3 +129,18 @@ package struct SideListing: Sendable {
         status != .ok || problems.contains { $0.severity == .error }
     }
 }
+
+extension SideListing {
+    /// What `counts --json` prints: the counts (null when the index could
+    /// not be read), the side's path, its status and its problems, each
+    /// named under `given`, the path as the user gave it.
+    package func countsJSON(given: String) -> JSONValue {
+        .object([
+            "active": counts.map { .integer($0.active) } ?? .null,
+            "archived": counts.map { .integer($0.archived) } ?? .null,
+            "path": .string(spec.path),
+            "status": .string(status.rawValue),
+            "problems": .array(problems.map { .string(joinPath(given, $0.path) + ": " + $0.message) })
+        ])
+    }
+}

@@ -24,6 +24,9 @@ package protocol SideKind: Sendable, Equatable {
     /// for messages; nil when this kind's rule does not apply.
     static func join(_ root: String, _ inside: String) -> String?
 
+    /// The side's keys in a definition written into `folder` (`reckon
+    /// init`): its kind and where it is, a path relative to the folder.
+    func definitionEntry(relativeTo folder: URL) -> [String: JSONValue]
     /// Why the side cannot be told apart before a run, such as an iPhone
     /// backup holding several apps' stores when no app is named; nil when it can.
     var ambiguity: String? { get }
@@ -167,4 +170,14 @@ package struct SideKindName: Sendable, Equatable, Codable, CustomStringConvertib
         var container = encoder.singleValueContainer()
         try container.encode(name)
     }
+}
+
+/// `url`'s path from `folder` (both absolute): `../Samples/store` from `Pipelines/`.
+package func relativePath(of url: URL, from folder: URL) -> String {
+    let target = url.standardizedFileURL.pathComponents
+    let base = folder.standardizedFileURL.pathComponents
+    var common = 0
+    while common < min(target.count, base.count) && target[common] == base[common] { common += 1 }
+    let path = Array(repeating: "..", count: base.count - common) + target[common...]
+    return path.isEmpty ? "." : path.joined(separator: "/")
 }

@@ -56,6 +56,12 @@ package struct AppStoreSide: SideKind, Hashable {
     package func open(_ spec: SideSpec, limits: ReadLimits) -> any MemoStore { CoreDataStore(spec) }
 
     /// A store file's folder, where SQLite keeps its -wal and -shm beside it.
+    package func definitionEntry(relativeTo folder: URL) -> [String: JSONValue] {
+        var entry: [String: JSONValue] = ["kind": .string(Self.name), "path": .string(relativePath(of: url, from: folder))]
+        if let app { entry["app"] = .string(app) }
+        return entry
+    }
+
     package var localURL: URL? { isBackup ? url : url.deletingLastPathComponent() }
 
     package func sourceFolder(shown path: String) -> String {

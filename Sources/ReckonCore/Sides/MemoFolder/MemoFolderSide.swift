@@ -25,6 +25,10 @@ package struct MemoFolderSide: SideKind, Hashable {
 
     package func open(_ spec: SideSpec, limits: ReadLimits) -> any MemoStore { MemoFolder(spec, limits: limits) }
 
+    package func definitionEntry(relativeTo folder: URL) -> [String: JSONValue] {
+        ["kind": .string(Self.name), "path": .string(relativePath(of: url, from: folder))]
+    }
+
     package var localURL: URL? { url }
 
     package var place: String { realPath(url.path) }

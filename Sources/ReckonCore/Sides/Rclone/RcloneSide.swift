@@ -82,6 +82,12 @@ package struct RcloneSide: SideKind, Hashable {
 
     /// The folder on this machine a `:local:` remote names (`:local:/path`,
     /// `:local,options:/path`): outputs and the cache may not land in it.
+    package func definitionEntry(relativeTo folder: URL) -> [String: JSONValue] {
+        var entry: [String: JSONValue] = ["kind": .string(Self.name), "remote": .string(remote)]
+        if let config { entry["config"] = .string(config) }
+        return entry
+    }
+
     package var localURL: URL? {
         guard remote.hasPrefix(":local:") || remote.hasPrefix(":local,"), let colon = remote.dropFirst().firstIndex(of: ":") else { return nil }
         let path = String(remote[remote.index(after: colon)...])

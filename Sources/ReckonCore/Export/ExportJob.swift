@@ -1,0 +1,157 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One export from start to publishing: the one path `reckon export` and
+/// a pipeline's export both take. The export is written into a staging
+/// folder and published by a rename, so a killed run leaves the old export
+/// or the new one; when it fails, the staging folder goes, and with it
+/// every folder the export made.
+package struct ExportJob {
+    /// Where the export is published.
+    package enum Destination {
+        /// `reckon export --out`: the folder itself, replaced only when
+        /// reckon's own earlier export is all it holds. `given` is the
+        /// folder as the user spelled it, links not followed.
+        case inPlace(given: URL)
+        /// A pipeline's export: a new run folder in the folder, named by
+        /// `startedAt`, with `latest` pointing at it; the run folders
+        /// beyond `keep` are removed, except the last one made before
+        /// `keepingLastBefore` (a deletion alarm's first run).
+        case newRun(startedAt: Timestamp, keep: Int?, keepingLastBefore: Timestamp?)
+    }
+
+    package var formats: [ExportFormat]
+    package var includeArchived: Bool
+    /// The folder by its real path, and as the user spelled it.
+    package var dir: URL
+    package var shown: String
+    package var destination: Destination
+
+    package init(formats: [ExportFormat], includeArchived: Bool, dir: URL, shown: String, destination: Destination) {
+        self.formats = formats
+        self.includeArchived = includeArchived
+        self.dir = dir
+        self.shown = shown
+        self.destination = destination
+    }
+
+    /// Why nothing was exported, in words that name the file.
+    package struct Refusal: Error, CustomStringConvertible {
+        package var description: String
+    }
+
+    /// What was exported: the side's listing (its problems); unless the
+    /// side could not be read (then nothing is left behind), the summary
+    /// and the folder published; and what retention did.
+    package struct Outcome {
+        package var listing: SideListing
+        package var summary: ExportSummary?
+        package var published: URL?
+        package var retention = ExportFolder.Retention()
+    }
+
+    /// Exports the side `listed` (as Load read it), or, when it is nil, the
+    /// side of the exporter's store, listed while it is exported.
+    /// `makeExporter` is called once the staging folder exists. Throws why
+    /// nothing was written or published.
+    package func run(
+        _ listed: SideListing?, makeExporter: () throws -> Exporter, progress: @escaping (Int, Int) -> Void
+    ) throws(Refusal) -> Outcome {
+        var created: [URL] = []
+        if case .inPlace(let given) = destination { created = try checkFolder(given: given) }
+        var staging: URL?
+        /// Leaves no trace: not the staging folder, not the folders made for the export.
+        func cleanUp() {
+            if let staging { try? ExportFolder.removeTree(staging.path) }
+            for folder in created { rmdir(folder.path) }
+        }
+        do {
+            let folder: URL
+            switch destination {
+            case .inPlace: folder = try ExportFolder.makeStaging(beside: dir)
+            case .newRun: folder = try ExportFolder.makeRunStaging(in: dir)
+            }
+            staging = folder
+            let exporter = try makeExporter()
+            var outcome: Outcome
+            if let listed {
+                let summary = try exporter.export(listed, formats: formats, includeArchived: includeArchived, into: folder, progress: progress)
+                outcome = Outcome(listing: listed, summary: summary)
+            } else {
+                let (listing, summary) = try exporter.export(formats: formats, includeArchived: includeArchived, into: folder, progress: progress)
+                outcome = Outcome(listing: listing, summary: summary)
+            }
+            // The side could not be read: nothing is published.
+            guard outcome.summary != nil else {
+                cleanUp()
+                return outcome
+            }
+            switch destination {
+            case .inPlace:
+                // A quick second look: nothing may have come into the folder meanwhile.
+                if let found = ExportFolder.inTheWay(of: dir, checkingBytes: false) {
+                    cleanUp()
+                    throw refusal(found, "published")
+                }
+                try ExportFolder.publish(folder, as: dir)
+                TestStop.at("done")
+                outcome.published = dir
+            case .newRun(let startedAt, let keep, let keepingLastBefore):
+                (outcome.published, outcome.retention) = try ExportFolder.publishRun(
+                    folder, in: dir, startedAt: startedAt, keep: keep, keepingLastBefore: keepingLastBefore)
+            }
+            return outcome
+        } catch let refusal as Refusal {
+            throw refusal
+        } catch {
+            cleanUp()
+            throw Refusal(description: exportFailure(error, dir: dir, as: shown))
+        }
+    }
+
+    /// Checks that the folder may be replaced: a link to a folder is the
+    /// user's choice (`dir` is its real path, so the export replaces the
+    /// folder it leads to), one that leads nowhere is refused, and so is
+    /// anything reckon's own export did not write. Returns the folders
+    /// above it that do not exist yet, which the export will make.
+    private func checkFolder(given: URL) throws(Refusal) -> [URL] {
+        if FileKind(path: dir.path) == .missing, FileKind(path: given.path) == .link {
+            throw Refusal(description: "\(shown): is a link that leads nowhere")
+        }
+        if let found = ExportFolder.inTheWay(of: dir) { throw refusal(found, "written") }
+        TestStop.at("checked")
+        var created: [URL] = []
+        var above = dir.deletingLastPathComponent()
+        while FileKind(path: above.path) == .missing {
+            created.append(above)
+            above = above.deletingLastPathComponent()
+        }
+        return created
+    }
+
+    /// What stands in the way, named; nothing was `what` (written, published).
+    private func refusal(_ found: ExportFolder.InTheWay, _ what: String) -> Refusal {
+        Refusal(
+            description:
+                "\(joinPath(shown, found.path)): \(found.reason). reckon replaces only what its own earlier export wrote, so nothing was \(what).")
+    }
+}
+
+/// Why an export into `dir` (a pipeline's, or `reckon export --out`) failed,
+/// with `dir` spelled as the user gave it (`path`). A failure inside the pid-named staging folder is told as one
+/// of `dir` itself ("cannot write the export into out/export: No space left
+/// on device"), so the same input gives the same words.
+package func exportFailure(_ error: any Error, dir: URL, as path: String) -> String {
+    if let reason = ExportFolder.stagingFailure(error) {
+        return "cannot write the export into \(path.hasSuffix("/") ? String(path.dropLast()) : path): \(reason)"
+    }
+    return shownUnder(errorWords(error), dir: dir, as: path)
+}
+
+/// A message with the resolved folder `dir` spelled as the user gave it.
+func shownUnder(_ message: String, dir: URL, as path: String) -> String {
+    message.replacingOccurrences(of: dir.path, with: path.hasSuffix("/") ? String(path.dropLast()) : path)
+}

@@ -1,0 +1,110 @@
+import Foundation
+import ReckonCore
+
+/// `reckon completions`: a completion script for bash, zsh or fish, made
+/// from the same definitions as the parser; and, for the scripts, the ids
+/// `--take` can name.
+struct CompletionsCommand: ReckonCommand {
+    enum Shell: String, CaseIterable, Sendable {
+        case bash, zsh, fish
+    }
+
+    static let memoIDs = Flag(
+        "--memo-ids",
+        help:
+            "Print the ids of the memos that differ (*, - and +) in the latest report.json found from the words given: a pipeline's reports, --out, or the current folder. The scripts call this for --take."
+    )
+    static let spec = CommandSpec(
+        name: "completions", abstract: "Print a shell completion script for bash, zsh or fish.",
+        discussion: """
+            Install the script where the shell looks for completions: for bash, reckon completions bash > \
+            /etc/bash_completion.d/reckon (or ~/.local/share/bash-completion/completions/reckon); for zsh, reckon completions \
+            zsh > ~/.zfunc/_reckon with fpath+=(~/.zfunc) before compinit in ~/.zshrc; for fish, reckon completions fish > \
+            ~/.config/fish/completions/reckon.fish.
+            """,
+        optionalPositionals: [
+            .init(name: "shell", help: "bash, zsh or fish.", completion: .oneOf(Shell.allCases.map(\.rawValue))),
+            .init(name: "words", help: "With --memo-ids: the command line being completed.", completion: .text)
+        ],
+        lastPositionalRepeats: true,
+        options: [Self.memoIDs.help],
+        exitCodes: [(0, "the script (or the ids) printed"), (64, "an unknown shell, or usage error")])
+
+    var words: [String]
+    var shell: Shell?
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        words = arguments.positionals
+        guard !arguments[Self.memoIDs] else { return }
+        guard let name = words.first else { throw arguments.usage("Missing expected argument '<shell>'") }
+        guard words.count == 1, let shell = Shell(rawValue: name) else {
+            throw arguments.usage(
+                "The value '\(words.joined(separator: " "))' is invalid for '<shell>'; expected one of: "
+                    + Shell.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        self.shell = shell
+    }
+
+    func run(_ console: Console) -> ExitCode {
+        guard let shell else {
+            for id in Self.differingIDs(words) { console.out(id + "\n") }
+            return .done
+        }
+        let commands = Commands.all.map { $0.spec } + [Commands.help]
+        switch shell {
+        case .bash: console.out(CompletionScript.bash(commands))
+        case .zsh: console.out(CompletionScript.zsh(commands))
+        case .fish: console.out(CompletionScript.fish(commands))
+        }
+        return .done
+    }
+
+    /// The ids of the `*`, `-` and `+` memos in the newest report.json that
+    /// the command line `words` leads to: its pipeline's report folder, its
+    /// `--out`, else the current folder and the folders up to three below it.
+    static func differingIDs(_ words: [String]) -> [String] {
+        var folders: [URL] = []
+        for (n, word) in words.enumerated() {
+            if word == "--out", n + 1 < words.count { folders.append(fileURL(words[n + 1])) }
+            if word.hasPrefix("--out=") { folders.append(fileURL(String(word.dropFirst(6)))) }
+            if word.hasSuffix(".json"), !word.hasPrefix("-"),
+                let definition = try? PipelineDefinition.load(from: fileURL(word), displayPath: word, environment: [:]),
+                let reports = definition.reportDir
+            {
+                folders.append(reports)
+            }
+        }
+        var reports = folders.map { $0.appendingPathComponent("report.json") }
+        if reports.isEmpty { reports = reportFiles(under: fileURL("."), depth: 3) }
+        let newest = reports.compactMap { url -> (Date, URL)? in
+            guard let date = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date else { return nil }
+            return (date, url)
+        }.max { $0.0 < $1.0 }
+        guard let url = newest?.1, let data = try? readRegularFile(atPath: url.path, limit: 1 << 28),
+            case .object(let report)? = try? JSONValue.parse(data), case .array(let differences)? = report["differences"]
+        else { return [] }
+        var ids: [String] = []
+        for case .object(let difference) in differences {
+            guard case .string(let sigil)? = difference["sigil"], ["*", "-", "+"].contains(sigil), case .string(let id)? = difference["id"],
+                !ids.contains(id)
+            else { continue }
+            ids.append(id)
+        }
+        return ids
+    }
+
+    /// Every `report.json` in `folder` and the folders below it, `depth` deep, hidden ones left out.
+    static func reportFiles(under folder: URL, depth: Int) -> [URL] {
+        var found: [URL] = []
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        for name in names.sorted() where !name.hasPrefix(".") {
+            let url = folder.appendingPathComponent(name)
+            switch FileKind(path: url.path) {
+            case .regular where name == "report.json": found.append(url)
+            case .directory where depth > 0: found += reportFiles(under: url, depth: depth - 1)
+            default: break
+            }
+        }
+        return found
+    }
+}

@@ -1,0 +1,131 @@
+import ReckonCore
+
+/// The help of a command in the reference's two other forms, made from the
+/// same definition as the parser and `--help`: a man page (mdoc) and the
+/// reference page in Markdown (`Commands/NAME.md` in the catalog).
+extension CommandSpec.OptionHelp {
+    /// The option as help names it: `--out <dir>`, or `--json`.
+    var label: String { value.map { "\(name) <\($0)>" } ?? name }
+}
+
+extension CommandSpec {
+    /// Each argument and option as the pages list them: the words to show and what they do.
+    var entries: [(label: String, help: String)] {
+        let arguments = (positionals + optionalPositionals).map { argument in ("<\(argument.name)>", argument.help) }
+        let named = options.map { option in (option.label, option.help) }
+        return arguments + named + [("-h, --help", "Show help information.")]
+    }
+
+    /// The reference page: what `reckon help NAME --markdown` prints.
+    var markdown: String {
+        var page = ["# reckon \(name)", "", abstract, "", "## Usage", "", "```", usage, "```", ""]
+        let arguments = positionals + optionalPositionals
+        if !arguments.isEmpty {
+            page += ["## Arguments", ""] + arguments.map { "- `<\($0.name)>`: \($0.help)" } + [""]
+        }
+        page += ["## Options", ""]
+        page += options.map { option in "- `\(option.label)`: \(option.help)" }
+        page += ["- `-h, --help`: Show help information.", ""]
+        if let discussion { page += ["## Discussion", "", discussion.split(separator: "\n").joined(separator: " "), ""] }
+        page += ["## Exit codes", "", "| Code | Meaning |", "| --- | --- |"]
+        page += exitCodes.map { "| \($0.code) | \($0.meaning) |" }
+        if let exitCodesNote { page += ["", exitCodesNote] }
+        page += ["", "The man page of this command is `reckon help \(name) --man`; see <doc:Commands> for every command.", ""]
+        return page.joined(separator: "\n")
+    }
+
+    /// The man page `reckon-NAME.1`, in mdoc: what `reckon help NAME --man` prints.
+    var manPage: String {
+        var page = ManPage(title: "reckon-\(name)", summary: abstract)
+        page.macro("Sh", "SYNOPSIS")
+        page.macro("Nm", "reckon")
+        page.macro("Cm", name)
+        for positional in positionals { page.macro("Ar", positional.name + (lastPositionalRepeats ? " ..." : "")) }
+        for positional in optionalPositionals { page.macro("Op", "Ar \(positional.name)") }
+        for option in options {
+            let words = ManPage.flag(option.name) + (option.value.map { " Ar \($0)" } ?? "")
+            if option.required { page.macro("Fl", words) } else { page.macro("Op", "Fl " + words + (option.repeats ? " ..." : "")) }
+        }
+        page.macro("Sh", "DESCRIPTION")
+        page.text(abstract)
+        if let discussion { page.text(discussion.split(separator: "\n").joined(separator: " ")) }
+        page.macro("Bl", "-tag -width 6n")
+        for entry in entries {
+            page.macro("It", ManPage.item(entry.label))
+            page.text(entry.help)
+        }
+        page.macro("El")
+        page.exitStatus(exitCodes, note: exitCodesNote)
+        page.macro("Sh", "SEE ALSO")
+        page.macro("Xr", "reckon 1")
+        return page.text
+    }
+}
+
+/// An mdoc page, written a macro or a line of text at a time.
+struct ManPage {
+    private(set) var text: String
+
+    /// The page's head: the date of this version (never the clock), its name and one line on what it is.
+    init(title: String, summary: String) {
+        text = ""
+        macro("Dd", Reckon.versionDate)
+        macro("Dt", "\(title.uppercased()) 1")
+        macro("Os", "reckon \(Reckon.version)")
+        macro("Sh", "NAME")
+        macro("Nm", title)
+        macro("Nd", ManPage.escaped(summary.hasSuffix(".") ? String(summary.dropLast()) : summary))
+    }
+
+    /// A macro line; its arguments are written as given (already mdoc).
+    mutating func macro(_ name: String, _ arguments: String? = nil) {
+        text += "." + name + (arguments.map { " " + $0 } ?? "") + "\n"
+    }
+
+    /// A paragraph of plain words.
+    mutating func text(_ words: String) {
+        text += ManPage.escaped(words) + "\n"
+    }
+
+    /// The EXIT STATUS section: each code and what it means.
+    mutating func exitStatus(_ codes: [(code: Int32, meaning: String)], note: String?) {
+        macro("Sh", "EXIT STATUS")
+        macro("Bl", "-tag -width 4n")
+        for (code, meaning) in codes {
+            macro("It", String(code))
+            text(meaning)
+        }
+        macro("El")
+        if let note { text(note) }
+    }
+
+    /// Text made safe for a roff line: a backslash written as `\e`, and a
+    /// line that would start with a control character guarded by `\&`.
+    static func escaped(_ words: String) -> String {
+        var text = ""
+        for scalar in words.unicodeScalars {
+            switch scalar {
+            case "\\": text += "\\e"
+            case _ where !scalar.isASCII: text += "\\[u" + String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4) + "]"
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        return text.hasPrefix(".") || text.hasPrefix("'") ? "\\&" + text : text
+    }
+
+    /// An option's name for `Fl`, which writes one dash itself.
+    static func flag(_ name: String) -> String { String(name.dropFirst()) }
+
+    /// A list item's head: `Fl` for an option (with `Ar` for its value), `Ar` for an argument.
+    static func item(_ label: String) -> String {
+        if label == "-h, --help" { return "Fl h , Fl \(flag("--help"))" }
+        if label.hasPrefix("<") { return "Ar " + label.dropFirst().dropLast() }
+        let parts = label.split(separator: " ", maxSplits: 1).map(String.init)
+        return "Fl \(flag(parts[0]))" + (parts.count > 1 ? " Ar " + parts[1].dropFirst().dropLast() : "")
+    }
+}
+
+extension String {
+    /// The string with zeros before it, to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import ReckonCore
+
+/// `reckon init`: a pipeline definition for one device and one cloud
+/// folder, written beside its outputs, checked, and the lines that run it
+/// every night.
+struct InitCommand: ReckonCommand {
+    static let local = Option<String>(
+        "--local", value: "path", help: "This device's memos: a memo folder, the app's store file or an iPhone backup folder.", required: true)
+    static let remote = Option<String>(
+        "--remote", value: "remote",
+        help: "The cloud memo folder: a named rclone remote (gdrive:60dMemo, set up with rclone config) or a folder on disk.", required: true)
+    static let dir = Option<String>(
+        "--dir", value: "dir", help: "The folder to write NAME.json into; the outputs go to its out/NAME/.", required: true, completion: .directory)
+    static let name = Option<String>(
+        "--name", value: "name", help: "The pipeline's name, and its file's (default: reckon).",
+        expected: "letters, digits, '-' and '_', starting with a letter or digit"
+    ) { text in
+        let allowed = text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
+        return allowed && text.first.map { $0.isLetter || $0.isNumber } == true ? text : nil
+    }
+
+    static let spec = CommandSpec(
+        name: "init", abstract: "Write a pipeline definition for this device and a cloud folder, check it, and show how to run it every night.",
+        options: [Self.local.help, Self.remote.help, Self.dir.help, Self.name.help, SharedOptions.app.help],
+        exitCodes: [
+            (0, "written and valid"), (2, "the file could not be written"),
+            (64, "usage error, the file exists, or the remote holds a secret; nothing written")
+        ])
+
+    var local: String
+    var remote: String
+    var dir: String
+    var name: String
+    var app: String?
+    var arguments: ParsedArguments
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        local = arguments.required(Self.local)
+        remote = arguments.required(Self.remote)
+        dir = arguments.required(Self.dir)
+        name = try arguments.value(Self.name) ?? "reckon"
+        app = try arguments.value(SharedOptions.app)
+        self.arguments = arguments
+    }
+
+    func run(_ console: Console) throws(UsageError) -> ExitCode {
+        guard Rclone.masked(remote) == remote else {
+            throw arguments.usage(
+                "'--remote' \(Rclone.masked(remote)) holds a secret, which a definition file must not keep; set the remote up with 'rclone config' and give its name (gdrive:60dMemo)"
+            )
+        }
+        let folder = outputURL(dir)
+        let file = folder.appendingPathComponent(name + ".json")
+        let shown = joinPath(dir, name + ".json")
+        guard FileKind(path: file.path) == .missing else {
+            throw arguments.usage("\(shown) exists; reckon init never replaces a definition, so nothing was written")
+        }
+        let strings = Strings.forLanguage("en")
+        let localSide = try side(.local, name: "device", label: strings.defaultLocalLabel, path: local, app: app, arguments: arguments)
+        let remoteSide = try side(.remote, name: "drive", label: strings.defaultRemoteLabel, path: remote, app: app, arguments: arguments)
+        func entry(_ side: SideSpec) -> JSONValue {
+            .object(side.kind.definitionEntry(relativeTo: folder).merging(["name": .string(side.name), "label": .string(side.label)]) { a, _ in a })
+        }
+        let outputs = "out/" + name
+        let definition: JSONValue = .object([
+            "schemaVersion": .integer(1), "name": .string(name), "local": entry(localSide), "remotes": .array([entry(remoteSide)]),
+            "check": .string("deep"), "reports": .object(["dir": .string(outputs + "/reports")]),
+            "export": .object([
+                "from": .string("local"), "formats": .array(ExportFormat.allCases.map { .string($0.rawValue) }), "includeArchived": .bool(false),
+                "dir": .string(outputs + "/export")
+            ]),
+            "language": .string("en"), "failOnDrift": .bool(false)
+        ])
+        do {
+            try AtomicFile.makeFolder(folder)
+            try AtomicFile.write(JSONWriter.data(definition) + [0x0A], to: file, replacing: false)
+        } catch {
+            console.err("Error: \(errorWords(error))\n")
+            return .trouble
+        }
+        guard let loaded = checkedDefinition(file.path, console: console) else {
+            unlink(file.path)
+            return .usage
+        }
+        let reckon = realPath("/proc/self/exe")
+        let unit = "reckon-\(name)"
+        console.out(
+            """
+            Wrote \(escapedForDisplay(shown)): \(escapedForDisplay(loaded.local.label)) against \(escapedForDisplay(loaded.remotes[0].label)), \
+            reports in \(escapedForDisplay(joinPath(dir, outputs + "/reports"))), exports in \(escapedForDisplay(joinPath(dir, outputs + "/export"))).
+
+            Run it now:
+              \(reckon) run \(file.path)
+
+            Every night at 03:15, from cron (crontab -e):
+              15 3 * * * \(reckon) run --quiet \(file.path)
+
+            Or with systemd, as ~/.config/systemd/user/\(unit).service:
+              [Unit]
+              Description=reckon: check the memos of \(name)
+              [Service]
+              Type=oneshot
+              ExecStart=\(reckon) run --quiet \(file.path)
+            and ~/.config/systemd/user/\(unit).timer:
+              [Unit]
+              Description=Run \(unit) every night
+              [Timer]
+              OnCalendar=*-*-* 03:15:00
+              Persistent=true
+              [Install]
+              WantedBy=timers.target
+            then: systemctl --user enable --now \(unit).timer
+
+            """)
+        return .done
+    }
+}

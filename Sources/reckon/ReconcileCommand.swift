@@ -1,0 +1,157 @@
+import Foundation
+import ReckonCore
+
+/// `reckon reconcile`: one run of a pipeline made from the command line.
+struct ReconcileCommand: ReckonCommand {
+    static let local = Option<String>(
+        "--local", value: "path", help: "This device's memos: a memo folder, the app's store file or an iPhone backup folder.", required: true)
+    static let remote = Option<String>(
+        "--remote", value: "path",
+        help: "The cloud memo folder (holding index.json and memos/), on disk or as an rclone remote (gdrive:60dMemo).", required: true)
+    static let out = Option<String>(
+        "--out", value: "dir", help: "Write report.json, report.md, report.html and combined.txt here, and copy damaged files to quarantine/.",
+        completion: .directory)
+    static let json = Flag("--json", help: "Print the report JSON instead of the summary.")
+    static let quick = Flag("--quick", help: "Compare index.json entries and the folder listing only; do not read memo files.")
+    static let language = Option<String>(
+        "--lang", value: "lang", help: "The language of the summary and reports: en or ja.",
+        expected: "one of: " + Strings.languages.joined(separator: ", "), completion: .oneOf(Strings.languages)
+    ) { Strings.languages.contains($0) ? $0 : nil }
+
+    static let spec = CommandSpec(
+        name: "reconcile", abstract: "Compare the memos on this device with a cloud folder, memo by memo.",
+        options: [
+            Self.local.help, Self.remote.help, Self.out.help, Self.json.help, Self.quick.help, Self.language.help, SharedOptions.refresh.help,
+            SharedOptions.app.help,
+            SharedOptions.acceptDeletions.help
+        ],
+        exitCodes: Commands.exitCodes)
+
+    var sides: OneShotSides
+    var json: Bool
+    var language: String
+    var acceptDeletions: Bool
+    var arguments: ParsedArguments
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        language = try arguments.value(Self.language) ?? "en"
+        sides = OneShotSides(
+            local: arguments.required(Self.local), remote: arguments.required(Self.remote), out: try arguments.value(Self.out),
+            app: try arguments.value(SharedOptions.app), refresh: arguments[SharedOptions.refresh], quick: arguments[Self.quick])
+        json = arguments[Self.json]
+        acceptDeletions = arguments[SharedOptions.acceptDeletions]
+        self.arguments = arguments
+    }
+
+    func run(_ console: Console) throws(UsageError) -> ExitCode {
+        let definition = try sides.definition("reconcile", language: language, quarantines: true, arguments: arguments)
+        var pipeline = Pipeline(startedAt: runStart())
+        pipeline.settings.acceptDeletions = acceptDeletions
+        let published = execute(pipeline, definition, console: console, json: json, quiet: false)
+        return ExitCode(rawValue: published.exitCode(driftFails: true))!
+    }
+}
+
+/// The two sides and the output folder of a one-shot command (`reconcile`, `plan`).
+struct OneShotSides {
+    var local: String
+    var remote: String
+    var out: String?
+    var app: String?
+    var refresh = false
+    var quick = false
+
+    /// The definition these name: with `out`, the reports go there, the
+    /// state to its `state/` and (when `quarantines`) damaged files to its
+    /// `quarantine/`. Throws the usage error when an output folder lies in
+    /// a source or a backup holds several apps' stores.
+    func definition(_ name: String, language: String = "en", quarantines: Bool, arguments: ParsedArguments) throws(UsageError)
+        -> PipelineDefinition
+    {
+        let strings = Strings.forLanguage(language)
+        var definition = PipelineDefinition(
+            name: name,
+            local: try side(.local, name: "local", label: strings.defaultLocalLabel, path: local, app: app, refresh: refresh, arguments: arguments),
+            remotes: [
+                try side(.remote, name: "remote", label: strings.defaultRemoteLabel, path: remote, app: app, refresh: refresh, arguments: arguments)
+            ],
+            check: quick ? .quick : .deep, reportDir: out.map(outputURL), language: language, failOnDrift: true)
+        if let out {
+            definition.reportPath = out
+            if quarantines {
+                definition.quarantineDir = outputURL(out).appendingPathComponent("quarantine")
+                definition.quarantinePath = joinPath(out, "quarantine")
+            }
+            definition.stateDir = outputURL(out).appendingPathComponent("state")
+            definition.statePath = joinPath(out, "state")
+        }
+        do {
+            try definition.checkOutputsOutsideSources(file: "--out")
+        } catch {
+            throw arguments.usage("'--out' \(error.message)")
+        }
+        return definition
+    }
+}
+
+/// Runs a pipeline, prints its summary or JSON, then says which outputs
+/// could not be written: the summary is printed whatever failed.
+func execute(_ pipeline: Pipeline, _ definition: PipelineDefinition, console: Console, json: Bool, quiet: Bool) -> Published {
+    let context = RunContext(
+        onNote: { [progress = console.progress, err = console.err] note in
+            if progress && !quiet { err("reckon: \(note)\n") }
+        },
+        onWarning: { [err = console.err] warning in
+            err("warning: \(escapedForDisplay(warning))\n")
+        }, onProgress: progressPrinter(console, quiet: quiet))
+    let published = pipeline.run(definition, context: context)
+    if json {
+        console.json(JSONWriter.data(try! JSONValue(encoding: published.report)))
+    } else if !quiet {
+        let written = pipeline.settings.writeFiles && published.failures.isEmpty
+        console.out(
+            TextSummary(
+                strings: .forLanguage(definition.language), color: console.color,
+                reportFolder: written ? definition.reportDir : nil
+            ).render(published.report))
+    }
+    for failure in published.failures {
+        console.err("error: \(failure.description)\n")
+    }
+    return published
+}
+
+/// `reckon counts`: one side's Active and Archived memos, from its index alone.
+struct CountsCommand: ReckonCommand {
+    static let json = Flag("--json", help: "Print {\"active\": N, \"archived\": M, …} as JSON.")
+    static let spec = CommandSpec(
+        name: "counts", abstract: "Count Active and Archived memos on one side, from its index alone.",
+        positionals: [SharedOptions.sidePath], options: [Self.json.help, SharedOptions.app.help],
+        exitCodes: [(0, "counted"), (2, "the side could not be read whole"), (64, "usage error")])
+
+    var path: String
+    var app: String?
+    var json: Bool
+    var arguments: ParsedArguments
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        path = arguments.positionals[0]
+        app = try arguments.value(SharedOptions.app)
+        json = arguments[Self.json]
+        self.arguments = arguments
+    }
+
+    func run(_ console: Console) throws(UsageError) -> ExitCode {
+        let spec = try lonePathSide(path, name: "side", app: app, arguments: arguments)
+        let side = spec.store(limits: ReadLimits()).count()
+        if json {
+            console.json(side.countsJSON(given: path).jsonData)
+        } else if let counts = side.counts {
+            console.out("Memos in \(escapedForDisplay(spec.path))\n  Active    \(counts.active)\n  Archived  \(counts.archived)\n")
+        }
+        for problem in side.problems {
+            console.err(problem.line(under: spec.path) + "\n")
+        }
+        return side.hasTrouble ? .trouble : .done
+    }
+}
