@@ -1,0 +1,93 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The reference, the man pages and the completion scripts are made from
+/// the parser's own definitions: these tests hold the catalog to what the
+/// binary prints, and the scripts to what each shell completes.
+@Suite struct ReferenceTests {
+    static let catalog = packageRoot.appendingPathComponent("Sources/ReckonCore/ReckonCore.docc")
+    static let commandsFolder = catalog.appendingPathComponent("Commands")
+
+    /// The subcommands `reckon --help` lists.
+    static func subcommands() throws -> [String] {
+        let help = try reckon("--help").stdout
+        let section = help.components(separatedBy: "SUBCOMMANDS:\n")[1].components(separatedBy: "\n\n")[0]
+        return section.split(separator: "\n").compactMap { line in
+            line.hasPrefix("  ") && !line.hasPrefix("   ") ? line.split(separator: " ").first.map(String.init) : nil
+        }
+    }
+
+    @Test func eachReferencePageIsWhatHelpPrintsAndNoneIsExtra() throws {
+        let names = try Self.subcommands()
+        #expect(names.contains("export") && names.contains("help") && names.contains("completions"))
+        for name in names {
+            let page = try reckon("help", name, "--markdown")
+            #expect(page.code == 0)
+            let file = Self.commandsFolder.appendingPathComponent(name + ".md")
+            #expect(
+                (try? read(file)) == page.stdout,
+                "Commands/\(name).md differs from `reckon help \(name) --markdown`; write it again with that command")
+        }
+        #expect(try read(Self.commandsFolder.appendingPathComponent("Commands.md")) == reckon("help", "--markdown").stdout)
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.commandsFolder.path).sorted()
+        #expect(files == (names.map { $0 + ".md" } + ["Commands.md"]).sorted(), "a page for a command the binary lacks, or none for one it has")
+    }
+
+    @Test func everyOptionAndExitCodeOfTheHelpIsInTheReference() throws {
+        for name in try Self.subcommands() {
+            let help = try reckon("help", name).stdout
+            let page = try read(Self.commandsFolder.appendingPathComponent(name + ".md"))
+            #expect(help.contains("\nEXIT CODES:\n"), "\(name) has no EXIT CODES section")
+            for option in help.matches(of: /\n  (--[a-z-]+)/).map({ String($0.1) }) {
+                #expect(page.contains("`\(option)"), "\(name): \(option) is not in its reference page")
+            }
+            for code in help.components(separatedBy: "EXIT CODES:\n")[1].matches(of: /\n?  ([0-9]+) +/).map({ String($0.1) }) {
+                #expect(page.contains("| \(code) |"), "\(name): exit code \(code) is not in its reference page")
+            }
+        }
+    }
+
+    @Test(.needs(.tool("groff"))) func manPagesFormatWithoutAWarning() throws {
+        let pages = [try reckon("help", "--man")] + (try Self.subcommands().map { try reckon("help", $0, "--man") })
+        for page in pages {
+            #expect(page.code == 0)
+            #expect(page.stdout.hasPrefix(".Dd December 3, 2026\n"), "the date is the version's, never the clock")
+            let input = temporaryFolder().appendingPathComponent("page.1")
+            try FileManager.default.createDirectory(at: input.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(page.stdout.utf8).write(to: input)
+            let groff = try runTool("groff", ["-ww", "-mandoc", "-z", input.path])
+            #expect(groff.stderr.isEmpty, "groff: \(groff.stderr)\n\(page.stdout.prefix(200))")
+        }
+        #expect(try reckon("help", "export", "--man").stdout.contains(".Dt RECKON-EXPORT 1\n"))
+    }
+
+    @Test func helpRefusesWhatItDoesNotKnow() throws {
+        let option = try reckon("help", "export", "--mna")
+        #expect(option.code == 64)
+        #expect(option.stderr.hasPrefix("Error: Unknown option '--mna'. Did you mean '--man'?\n"))
+        let command = try reckon("help", "exprot")
+        #expect(command.code == 64)
+        #expect(command.stderr.hasPrefix("Error: Unknown subcommand 'exprot'. Did you mean 'export'?\n"))
+        #expect(try reckon("help", "export", "--man", "--markdown").code == 64)
+    }
+
+    @Test func aMistypedNameSuggestsTheNearestOneWithinTwoEdits() throws {
+        let option = try reckon("reconcile", "--local", "a", "--remot", "b")
+        #expect(option.code == 64)
+        #expect(option.stderr.hasPrefix("Error: Unknown option '--remot'. Did you mean '--remote'?\n"))
+        let command = try reckon("reconcil")
+        #expect(command.stderr.hasPrefix("Error: Unknown subcommand 'reconcil'. Did you mean 'reconcile'?\n"))
+        let far = try reckon("reconcile", "--local", "a", "--remote", "b", "--colour")
+        #expect(far.stderr.hasPrefix("Error: Unknown option '--colour'\n"), "nothing within two edits: no guess")
+        let missing = try reckon("export", "Samples/drift/device", "--out")
+        #expect(missing.stderr.hasPrefix("Error: Missing value for '--out <dir>'\n"))
+    }
+}
+
+/// A tool from the machine, run with arguments as an array.
+func runTool(_ name: String, _ arguments: [String], in folder: URL = packageRoot, environment: [String: String] = [:]) throws -> RunResult {
+    let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":").map { "\($0)/\(name)" }
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+    return try runArray(arguments, environment: environment, in: folder, executable: URL(fileURLWithPath: path ?? "/usr/bin/\(name)"))
+}
