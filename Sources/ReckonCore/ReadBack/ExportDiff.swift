@@ -107,7 +107,7 @@ extension ExportDiff {
         ])
     }
 
-    /// What `diff --json` prints (schema version 1, in the README).
+    /// What `diff --json` prints (schema version 1, on <doc:Formats#verify-json-and-diff-json>).
     package static func json(old: JSONValue, new: JSONValue, changes: [ExportChange]) -> JSONValue {
         .object([
             "schemaVersion": .integer(1), "old": old, "new": new, "changes": .array(changes.map(\.json)),
