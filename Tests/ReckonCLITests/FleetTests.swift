@@ -56,9 +56,9 @@ func fnv1a64(_ text: String) -> UInt64 {
 }
 
 @Suite struct FleetTests {
-    /// The README's example: files named out of name order, one pipeline in
-    /// each outcome, and files in the folder that are not definitions.
-    func readmeFleet() throws -> FleetFolder {
+    /// The example on the Operations page: files named out of name order, one
+    /// pipeline in each outcome, and files in the folder that are not definitions.
+    func documentedFleet() throws -> FleetFolder {
         let folder = FleetFolder()
         try folder.add("1.json", name: "gamma", local: "drift/device", remote: "no-such-folder")
         try folder.add("2.json", name: "alpha", local: "drift/device", remote: "drift/drive", extra: #", "failOnDrift": true"#)
@@ -70,7 +70,7 @@ func fnv1a64(_ text: String) -> UInt64 {
         return folder
     }
 
-    static let readmeLines = """
+    static let documentedLines = """
         alpha  drift: 1 difference; reports in out/alpha/reports
         beta   in sync: 2 active, 1 archived; reports in out/beta/reports
         gamma  trouble: drive failed, 1 problem; reports in out/gamma/reports
@@ -79,10 +79,10 @@ func fnv1a64(_ text: String) -> UInt64 {
         """
 
     @Test func aFolderRunsEveryDefinitionInItWithOneLineEachInNameOrder() throws {
-        let folder = try readmeFleet()
+        let folder = try documentedFleet()
         let result = try folder.run("fleet/", "--jobs", "2")
         #expect(result.code == 2, "the worst of 1 (alpha's drift under failOnDrift), 0 and 2 (gamma's failed side)")
-        #expect(result.stdout == Self.readmeLines)
+        #expect(result.stdout == Self.documentedLines)
         #expect(result.stderr.isEmpty)
         #expect(try folder.reported() == ["alpha", "beta", "gamma"])
         for name in ["alpha", "beta", "gamma"] { #expect(try folder.runs(of: name) == 1) }
@@ -91,10 +91,10 @@ func fnv1a64(_ text: String) -> UInt64 {
     }
 
     @Test func severalFilesGiveTheSameLinesWhateverTheirOrderAndJobs() throws {
-        let folder = try readmeFleet()
+        let folder = try documentedFleet()
         let result = try folder.run("fleet/3.json", "fleet/1.json", "fleet/2.json", "--jobs", "1")
         #expect(result.code == 2)
-        #expect(result.stdout == Self.readmeLines)
+        #expect(result.stdout == Self.documentedLines)
         let again = try folder.run("fleet/2.json", "fleet/3.json", "fleet/1.json", "--jobs", "3", "--quiet")
         #expect(again.code == 2)
         #expect(again.stdout.isEmpty, "--quiet prints no line")
@@ -102,7 +102,7 @@ func fnv1a64(_ text: String) -> UInt64 {
     }
 
     @Test func jsonIsAnArrayOfTheReportsInNameOrder() throws {
-        let folder = try readmeFleet()
+        let folder = try documentedFleet()
         let result = try folder.run("fleet", "--json")
         #expect(result.code == 2)
         let reports = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
@@ -292,7 +292,7 @@ func fnv1a64(_ text: String) -> UInt64 {
     }
 
     @Test func dryRunWritesNothingForAnyPipeline() throws {
-        let folder = try readmeFleet()
+        let folder = try documentedFleet()
         let result = try folder.run("fleet", "--dry-run")
         #expect(result.code == 2)
         #expect(result.stdout.hasPrefix("alpha  drift: 1 difference; nothing written (dry run)\n"))
@@ -318,10 +318,20 @@ func fnv1a64(_ text: String) -> UInt64 {
         #expect(lines.first?.hasPrefix("b: warning: running without a lock") == true)
     }
 
+    /// The Operations page, where the fleet's examples are written out.
+    static let operationsPage = packageRoot.appendingPathComponent("Sources/ReckonCore/ReckonCore.docc/Operations.md")
+
+    @Test func theOperationsPageShowsTheLinesTheFleetPrints() throws {
+        let page = try read(Self.operationsPage)
+        let start = try #require(page.range(of: "$ reckon run fleet/\n"), "the page shows `reckon run fleet/` and what it prints")
+        let end = try #require(page.range(of: "```", range: start.upperBound..<page.endIndex))
+        #expect(String(page[start.upperBound..<end.lowerBound]) == Self.documentedLines)
+    }
+
     @Test(.needs(.parallel))
-    func theREADMEsParallelExampleRunsEachPipelineOnce() throws {
-        let readme = try read(packageRoot.appendingPathComponent("README.md"))
-        let line = try #require(readme.split(separator: "\n").first { $0.hasPrefix("parallel ") }.map(String.init))
+    func theOperationsPagesParallelExampleRunsEachPipelineOnce() throws {
+        let page = try read(Self.operationsPage)
+        let line = try #require(page.split(separator: "\n").first { $0.hasPrefix("parallel ") }.map(String.init))
         let folder = FleetFolder()
         let names = (1...12).map { "user\($0)" }
         for name in names { try folder.add("\(name).json", name: name) }

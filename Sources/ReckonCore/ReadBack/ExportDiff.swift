@@ -141,7 +141,7 @@ extension ExportDiff {
                 + "\n\(ExportChange.totalsText(changes)) (\(old.memos.count) memos before, \(new.memos.count) after).\n"
         }
 
-        /// What `diff --json` prints (schema version 1).
+        /// What `diff --json` prints (schema version 1, on <doc:Formats#verify-json-and-diff-json>).
         package var json: JSONValue {
             .object([
                 "schemaVersion": .integer(1), "old": old.json, "new": new.json, "changes": .array(changes.map(\.json)),

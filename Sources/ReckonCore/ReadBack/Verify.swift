@@ -768,7 +768,7 @@ extension ExportVerification {
         return lines.map { $0 + "\n" }.joined()
     }
 
-    /// What `verify --json` prints (schema version 1, in the README).
+    /// What `verify --json` prints (schema version 1, on <doc:Formats#verify-json-and-diff-json>).
     package func json(shown: String, against: (side: String, changes: [ExportChange])?) -> JSONValue {
         func counts(_ value: MemoCounts?) -> JSONValue {
             value.map { .object(["active": .integer($0.active), "archived": .integer($0.archived)]) } ?? .null
