@@ -48,6 +48,27 @@ import Testing
         }
     }
 
+    @Test func everyOptionTheDocumentsNameIsOneTheBinaryTakes() throws {
+        var known: Set<String> = ["--help", "--version"]
+        for name in try Self.subcommands() {
+            known.formUnion(try reckon("help", name).stdout.matches(of: /\n  (--[a-z-]+)/).map { String($0.1) })
+        }
+        let pages =
+            try FileManager.default.subpathsOfDirectory(atPath: Self.catalog.path).filter { $0.hasSuffix(".md") }
+            .map { Self.catalog.appendingPathComponent($0) } + [packageRoot.appendingPathComponent("README.md")]
+        for page in pages {
+            // Options of reckon's commands, as the pages write them: `reckon … --name`, or `--name` alone in code.
+            for line in try read(page).split(separator: "\n") where line.contains("reckon ") {
+                for option in line.matches(of: /(?:^|[^\w-])(--[a-z][a-z-]*)/).map({ String($0.1) }) where !Self.otherTools.contains(option) {
+                    #expect(known.contains(option), "\(page.lastPathComponent): \(option) is not an option of any command: \(line)")
+                }
+            }
+        }
+    }
+
+    /// Options of the other tools the pages show on a line with reckon: GNU parallel's.
+    static let otherTools: Set<String> = ["--will-cite"]
+
     @Test(.needs(.tool("groff"))) func manPagesFormatWithoutAWarning() throws {
         let pages = [try reckon("help", "--man")] + (try Self.subcommands().map { try reckon("help", $0, "--man") })
         for page in pages {
