@@ -112,3 +112,65 @@ func runTool(_ name: String, _ arguments: [String], in folder: URL = packageRoot
         .first { FileManager.default.isExecutableFile(atPath: $0) }
     return try runArray(arguments, environment: environment, in: folder, executable: URL(fileURLWithPath: path ?? "/usr/bin/\(name)"))
 }
+
+/// The examples the README and the catalog mark as tested (a
+/// `<!-- tested -->` line before the block): each `$ ` line is run by bash,
+/// in a copy of `Samples/` and `Pipelines/` (one per page, so a page's
+/// later examples see what its earlier ones wrote), with `swift run reckon`
+/// and `reckon` the built binary, and what it prints (stdout and stderr)
+/// must be the lines that follow it in the block.
+@Suite struct DocumentedExampleTests {
+    struct Example {
+        var command: String
+        var output: String
+    }
+
+    /// The tested blocks of `page`, each as its commands and their outputs.
+    static func examples(in page: URL) throws -> [[Example]] {
+        var blocks: [[Example]] = []
+        var lines = try read(page).split(separator: "\n", omittingEmptySubsequences: false).map(String.init).makeIterator()
+        while let line = lines.next() {
+            guard line == "<!-- tested -->" else { continue }
+            guard lines.next()?.hasPrefix("```") == true else { continue }
+            var block: [Example] = []
+            while let line = lines.next(), !line.hasPrefix("```") {
+                if line.hasPrefix("$ ") {
+                    block.append(Example(command: String(line.dropFirst(2)), output: ""))
+                } else if !block.isEmpty {
+                    block[block.count - 1].output += line + "\n"
+                }
+            }
+            blocks.append(block)
+        }
+        return blocks
+    }
+
+    static let pages = ["README.md", "Sources/ReckonCore/ReckonCore.docc/CommandLine.md", "Sources/ReckonCore/ReckonCore.docc/Exports.md"]
+
+    @Test(arguments: pages) func theExamplesPrintWhatThePageShows(_ name: String) throws {
+        let blocks = try Self.examples(in: packageRoot.appendingPathComponent(name))
+        #expect(!blocks.isEmpty, "\(name) marks no example as tested")
+        let folder = temporaryFolder()
+        let bin = folder.appendingPathComponent(".bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: bin.appendingPathComponent("reckon"), withDestinationURL: reckonBinary)
+        for part in ["Samples", "Pipelines"] {
+            try FileManager.default.copyItem(at: packageRoot.appendingPathComponent(part), to: folder.appendingPathComponent(part))
+        }
+        let environment = [
+            "PATH": bin.path + ":/usr/bin:/bin", "XDG_CACHE_HOME": folder.appendingPathComponent(".cache").path, "NO_COLOR": "1"
+        ]
+        for block in blocks {
+            // One script per block, so `$?` is the exit code of the command before; a
+            // line holding only \u{1} closes each command's output.
+            let script = block.map {
+                "\($0.command.replacingOccurrences(of: "swift run reckon", with: "reckon")) 2>&1; rc=$?; printf '\\1\\n'; (exit $rc)"
+            }
+            let result = try runTool("bash", ["--norc", "-c", script.joined(separator: "\n")], in: folder, environment: environment)
+            let outputs = result.stdout.components(separatedBy: "\u{1}\n")
+            for (example, output) in zip(block, outputs) {
+                #expect(output == example.output, "\(name): $ \(example.command)")
+            }
+        }
+    }
+}
