@@ -118,8 +118,10 @@ package struct DefinitionError: Error, Equatable, CustomStringConvertible {
 }
 
 extension PipelineDefinition {
+    /// The top level's keys. `$schema` names a JSON Schema for editors;
+    /// reckon never reads or fetches it.
     static let topKeys: Set<String> = [
-        "schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
+        "$schema", "schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
         "timeZone", "failOnDrift", "limits", "cache", "state", "alarm"
     ]
     static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
@@ -259,6 +261,12 @@ package struct DefinitionReader {
 
     func definition(_ root: JSONValue) throws(DefinitionError) -> PipelineDefinition {
         let top = try object(root, nil, allowed: PipelineDefinition.topKeys)
+        // An editor's pointer to the definition's schema: a string, never read further.
+        if let schema = top["$schema"] {
+            guard case .string = schema else {
+                throw fail("$schema", "must be a string (the address of a JSON Schema, which reckon ignores), found \(schema.typeName)")
+            }
+        }
         if let version = top["schemaVersion"], version.double != 1 {
             throw fail("schemaVersion", "must be 1, the version this reckon reads")
         }
