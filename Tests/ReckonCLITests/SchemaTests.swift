@@ -6,7 +6,7 @@ import Testing
 /// The JSON Schemas of every JSON reckon reads or prints, in the catalog.
 let schemaFolder = packageRoot.appendingPathComponent("Sources/ReckonCore/ReckonCore.docc/Schemas")
 
-/// Each schema file, and what it describes.
+/// Every schema file: one for each kind of JSON reckon reads or prints.
 let schemaFiles = [
     "pipeline.schema.json", "report.schema.json", "history.schema.json", "plan.schema.json", "manifest.schema.json",
     "counts.schema.json", "verify.schema.json", "diff.schema.json", "apply.schema.json", "undo.schema.json"
@@ -151,8 +151,9 @@ func everyMember(of value: Any, _ visit: (String, Any) -> Void) {
 }
 
 /// A folder with copies of `Samples/` and `Pipelines/`, so that the
-/// pipelines' outputs (`../out/…`) land in it; every command runs there at
-/// a time given in days after 2026-04-19 12:00 UTC.
+/// pipelines' outputs (`../out/…`) land in it, and the documents reckon
+/// printed or wrote there, each for its schema. Every command runs at a
+/// time given in days after 2026-04-19 12:00 UTC, as `BaselinePipeline`'s do.
 struct SchemaCorpus {
     let root = scratchFolder("schemas")
     var jobs: [SchemaJob] = []
@@ -165,37 +166,68 @@ struct SchemaCorpus {
 
     func url(_ path: String) -> URL { root.appendingPathComponent(path) }
 
-    /// Runs reckon in the corpus folder, expecting `code`.
+    /// Runs reckon in `folder` (the corpus folder by default), expecting
+    /// `code` (nil: any).
     @discardableResult
-    func reckon(_ arguments: [String], day: Int = 0, code: Int32, sourceLocation: SourceLocation = #_sourceLocation) throws -> RunResult {
-        let result = try runArray(arguments, environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + day * 86_400)], in: root)
+    func reckon(
+        _ arguments: [String], day: Int = 0, code: Int32?, in folder: URL? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> RunResult {
+        let result = try runArray(
+            arguments, environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + day * 86_400)], in: folder ?? root)
         #expect(
-            result.code == code || code == -1, "reckon \(arguments.joined(separator: " ")): \(result.stdout)\(result.stderr)",
+            code.map { result.code == $0 } ?? true, "reckon \(arguments.joined(separator: " ")): \(result.stdout)\(result.stderr)",
             sourceLocation: sourceLocation)
         return result
     }
 
-    /// Runs reckon and has what it printed validated against `schema`.
+    /// Runs reckon and has what it printed validated against `schema`; gives it parsed.
+    @discardableResult
     mutating func printed(
-        _ schema: String, _ arguments: [String], day: Int = 0, code: Int32, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> RunResult {
-        let result = try reckon(arguments, day: day, code: code, sourceLocation: sourceLocation)
+        _ schema: String, _ arguments: [String], day: Int = 0, code: Int32?, in folder: URL? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (result: RunResult, json: [String: Any]) {
+        let result = try reckon(arguments, day: day, code: code, in: folder, sourceLocation: sourceLocation)
         let file = url("printed/\(jobs.count)-\(arguments[0]).json")
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data(result.stdout.utf8).write(to: file)
         jobs.append(SchemaJob(schema: schema, document: file.path))
-        return result
+        return (result, try json(result.stdout))
     }
 
-    /// Has a file that reckon wrote validated against `schema` (a copy,
-    /// kept from what later commands change).
+    /// Has a file reckon wrote validated against `schema` (a copy of it,
+    /// kept from what later commands change); `path` is inside the corpus folder.
     mutating func written(_ schema: String, _ path: String, zipEntry: String? = nil, lines: Bool = false) throws {
-        let source = url(path)
-        try #require(FileKind(path: source.path).isRegular, "\(path) was written")
+        try written(schema, url(path), zipEntry: zipEntry, lines: lines)
+    }
+
+    mutating func written(_ schema: String, _ source: URL, zipEntry: String? = nil, lines: Bool = false) throws {
+        try #require(FileKind(path: source.path).isRegular, "\(source.path) was written")
         let copy = url("written/\(jobs.count)-\(source.lastPathComponent)")
         try FileManager.default.createDirectory(at: copy.deletingLastPathComponent(), withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: source, to: copy)
         jobs.append(SchemaJob(schema: schema, document: copy.path, zipEntry: zipEntry, lines: lines))
+    }
+
+    /// Validates every document with Debian's validator: each must be
+    /// valid, and refused with one key more at its top (so a key reckon
+    /// adds fails until its schema names it); `schemas` are the ones met.
+    func validate(_ schemas: Set<String>, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let verdicts = try validateWithSchemas(jobs)
+        for name in schemas {
+            #expect(verdicts.schemas[name] == .some(nil), "\(name) is a draft 2020-12 schema", sourceLocation: sourceLocation)
+        }
+        for document in verdicts.documents {
+            let name = document.document + (document.line > 0 ? " line \(document.line + 1)" : "")
+            #expect(
+                document.errors.isEmpty, "\(name) against \(document.schema): \(document.errors.joined(separator: "; "))",
+                sourceLocation: sourceLocation)
+            #expect(
+                document.extraKeyRefused == true, "\(name) with a key more is still valid against \(document.schema)",
+                sourceLocation: sourceLocation)
+        }
+        let tally = Dictionary(grouping: verdicts.documents, by: \.schema).mapValues(\.count)
+        #expect(Set(tally.keys) == schemas, "\(tally)", sourceLocation: sourceLocation)
+        print("Valid against their schemas: " + tally.sorted { $0.key < $1.key }.map { "\($0.value) for \($0.key)" }.joined(separator: ", "))
     }
 }
 
@@ -293,166 +325,172 @@ struct SchemaCorpus {
         }
     }
 
-    /// Every kind of JSON reckon prints or writes, from the samples, the
-    /// pipelines and the damaged fixtures, is valid against its schema; and
-    /// each with one key more at its top is not, so a key reckon adds fails
-    /// until its schema names it.
-    @Test(.needs(.python3, .jsonschema)) func realOutputsAreValid() throws {
+    /// The sample pipeline run twice (the second run compares with the
+    /// first's baseline, and the history has two lines), the nightly one,
+    /// and reconcile on the samples, the store and every damaged fixture:
+    /// reports, history lines and manifests.
+    @Test(.needs(.python3, .jsonschema)) func reportsHistoryAndManifestsOfRunsAreValid() throws {
         var corpus = try SchemaCorpus()
         let report = "report.schema.json"
-        // The sample pipeline twice: the second run compares with the first's baseline, and its history has two lines.
+        let manifest = "manifest.schema.json"
         try corpus.reckon(["run", "Pipelines/sample.json"], day: 0, code: 0)
         try corpus.written(report, "out/sample/reports/report.json")
-        _ = try corpus.printed(report, ["run", "Pipelines/sample.json", "--json"], day: 1, code: 0)
+        let second = try corpus.printed(report, ["run", "Pipelines/sample.json", "--json"], day: 1, code: 0).json
+        #expect((second["sides"] as? [[String: Any]])?.allSatisfy { $0["baseline"] as? String == "used" } == true)
         try corpus.written(report, "out/sample/reports/report.json")
         try corpus.written("history.schema.json", "out/sample/reports/history.jsonl", lines: true)
-        _ = try corpus.printed(report, ["run", "Pipelines/nightly.json", "--json"], code: 0)
-        for run in ExportFolder.runFolders(in: corpus.url("out/sample/export")) + ["latest"] {
-            try corpus.written("manifest.schema.json", "out/sample/export/\(run)/manifest.json")
+        try corpus.printed(report, ["run", "Pipelines/nightly.json", "--json"], code: 0)
+        for run in ExportFolder.runFolders(in: corpus.url("out/sample/export")) {
+            try corpus.written(manifest, "out/sample/export/\(run)/manifest.json")
         }
-        try corpus.written("manifest.schema.json", "out/nightly/exports/latest/manifest.json")
-        try corpus.written("manifest.schema.json", "out/nightly/exports/latest/memos.zip", zipEntry: "manifest.json")
+        try corpus.written(manifest, "out/nightly/exports/latest/manifest.json")
+        try corpus.written(manifest, "out/nightly/exports/latest/memos.zip", zipEntry: "manifest.json")
 
-        // reconcile --json: the samples, the store, and every damaged fixture against the good one.
         for sample in ["drift", "in-sync", "empty"] {
-            _ = try corpus.printed(
+            try corpus.printed(
                 report, ["reconcile", "--local", "Samples/\(sample)/device", "--remote", "Samples/\(sample)/drive", "--json"],
                 code: sample == "drift" ? 1 : 0)
         }
-        _ = try corpus.printed(report, ["reconcile", "--local", "Samples/store/default.store", "--remote", "Samples/drift/drive", "--json"], code: 1)
-        let damaged = try FileManager.default.contentsOfDirectory(atPath: fixtures.appendingPathComponent("bad").path).sorted()
-        for name in damaged {
-            let damage = try #require(damageCases.first { $0.name == name }, "\(name) is a case of CorpusTests")
-            _ = try corpus.printed(
+        try corpus.printed(report, ["reconcile", "--local", "Samples/store/default.store", "--remote", "Samples/drift/drive", "--json"], code: 1)
+        for damage in damageCases {
+            try corpus.printed(
                 report,
                 [
                     "reconcile", "--local", fixtures.appendingPathComponent("good").path, "--remote",
-                    fixtures.appendingPathComponent("bad/\(name)").path, "--out", "out/damaged/\(name)", "--json"
+                    fixtures.appendingPathComponent("bad/\(damage.name)").path, "--out", "out/damaged/\(damage.name)", "--json"
                 ], code: damage.exit)
         }
+        try corpus.validate([report, "history.schema.json", manifest])
+    }
 
-        // counts --json: each sample side, the store, a side that is not there, and each damaged one.
+    /// counts --json of each sample side, the store, a side that is not
+    /// there, and each damaged fixture.
+    @Test(.needs(.python3, .jsonschema)) func countsAreValid() throws {
+        var corpus = try SchemaCorpus()
         let counts = "counts.schema.json"
         for side in ["drift/device", "drift/drive", "in-sync/device", "empty/drive", "store/default.store"] {
-            _ = try corpus.printed(counts, ["counts", "--json", "Samples/\(side)"], code: 0)
+            try corpus.printed(counts, ["counts", "--json", "Samples/\(side)"], code: 0)
         }
-        _ = try corpus.printed(counts, ["counts", "--json", "Samples/no-such-side"], code: 2)
-        for name in damaged {
-            let result = try corpus.printed(counts, ["counts", "--json", fixtures.appendingPathComponent("bad/\(name)").path], code: -1)
-            let unusable = ["failed", "degraded"].contains(try json(result.stdout)["status"] as? String)
-            #expect(unusable ? result.code == 2 : [0, 2].contains(result.code), "\(name): \(result.stderr)")
+        try corpus.printed(counts, ["counts", "--json", "Samples/no-such-side"], code: 2)
+        for damage in damageCases {
+            // counts reads the index alone: a damaged memo file is no trouble to it.
+            let (result, printed) = try corpus.printed(
+                counts, ["counts", "--json", fixtures.appendingPathComponent("bad/\(damage.name)").path], code: nil)
+            let unusable = ["failed", "degraded"].contains(printed["status"] as? String)
+            #expect(unusable ? result.code == 2 : [0, 2].contains(result.code), "\(damage.name): \(result.stderr)")
         }
+        try corpus.validate([counts])
+    }
 
-        // export, then verify and diff: whole, moved on, damaged; folders and zips.
+    /// Exports of the samples and the store, verified whole, moved on and
+    /// damaged (folders and zips), and compared with diff, every kind of
+    /// change among them.
+    @Test(.needs(.python3, .jsonschema)) func exportsVerifyAndDiffAreValid() throws {
+        var corpus = try SchemaCorpus()
+        let manifest = "manifest.schema.json"
+        let verify = "verify.schema.json"
+        let diff = "diff.schema.json"
         try corpus.reckon(["export", "Samples/drift/device", "--out", "exports/device"], code: 0)
         try corpus.reckon(["export", "Samples/drift/drive", "--out", "exports/drive", "--include-archived"], code: 0)
         try corpus.reckon(["export", "Samples/store/default.store", "--out", "exports/store", "--format", "zip,json"], code: 0)
-        for export in ["device", "drive", "store"] {
-            try corpus.written("manifest.schema.json", "exports/\(export)/manifest.json")
-            try corpus.written("manifest.schema.json", "exports/\(export)/memos.zip", zipEntry: "manifest.json")
+        // BaselineTests' pipeline, its sides drifted since its baseline: every kind of change between them.
+        let drifted = try driftedSincePipeline()
+        try corpus.reckon(["export", drifted.drive.url.path, "--out", "exports/then", "--include-archived"], code: 0)
+        try corpus.reckon(["export", drifted.device.url.path, "--out", "exports/now", "--include-archived"], code: 0)
+        for export in ["device", "drive", "store", "then", "now"] {
+            try corpus.written(manifest, "exports/\(export)/manifest.json")
+            try corpus.written(manifest, "exports/\(export)/memos.zip", zipEntry: "manifest.json")
         }
-        let verify = "verify.schema.json"
-        _ = try corpus.printed(verify, ["verify", "--json", "exports/device"], code: 0)
-        _ = try corpus.printed(verify, ["verify", "--json", "exports/drive/memos.zip"], code: 0)
-        _ = try corpus.printed(verify, ["verify", "--json", "exports/store"], code: 0)
-        _ = try corpus.printed(verify, ["verify", "--json", "exports/device", "--against", "Samples/drift/drive"], code: 1)
-        _ = try corpus.printed(verify, ["verify", "--json", "exports/drive/memos.zip", "--against", "Samples/drift/device"], code: 1)
+
+        try corpus.printed(verify, ["verify", "--json", "exports/device"], code: 0)
+        try corpus.printed(verify, ["verify", "--json", "exports/drive/memos.zip"], code: 0)
+        try corpus.printed(verify, ["verify", "--json", "exports/store"], code: 0)
+        try corpus.printed(verify, ["verify", "--json", "exports/device", "--against", "Samples/drift/drive"], code: 1)
+        try corpus.printed(verify, ["verify", "--json", "exports/then/memos.zip", "--against", drifted.device.url.path], code: 1)
+        // Damaged: a file changed, one not listed, one missing.
         try FileManager.default.copyItem(at: corpus.url("exports/device"), to: corpus.url("exports/broken"))
         let memos = corpus.url("exports/broken/memos.json")
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: memos.path)
         try Data(try read(memos).replacingOccurrences(of: "Groceries", with: "Groceriez").utf8).write(to: memos)
         try Data("not listed".utf8).write(to: corpus.url("exports/broken/notes.txt"))
         try FileManager.default.removeItem(at: corpus.url("exports/broken/memos.zip"))
-        let broken = try corpus.printed(verify, ["verify", "--json", "exports/broken"], code: 2)
-        #expect(try json(broken.stdout)["status"] as? String == "damaged")
-        let diff = "diff.schema.json"
-        _ = try corpus.printed(diff, ["diff", "--json", "exports/device", "exports/drive"], code: 1)
-        _ = try corpus.printed(diff, ["diff", "--json", "exports/drive/memos.zip", "exports/device"], code: 1)
-        _ = try corpus.printed(diff, ["diff", "--json", "exports/device", "exports/store"], code: 0)
-        // Every kind of change: BaselineTests' pipeline, its sides drifted since the baseline, exported with archived memos.
-        let drifted = try driftedSincePipeline()
-        for (side, url) in [("then", drifted.drive.url), ("now", drifted.device.url)] {
-            try corpus.reckon(["export", url.path, "--out", "exports/\(side)", "--include-archived"], code: 0)
-        }
-        let everyChange = try corpus.printed(diff, ["diff", "--json", "exports/then", "exports/now"], code: 1)
-        let changes = Set((try json(everyChange.stdout)["changes"] as? [[String: Any]] ?? []).compactMap { $0["change"] as? String })
-        #expect(changes == raw(ExportChange.Kind.self), "\(changes)")
-        _ = try corpus.printed(diff, ["diff", "--json", "exports/now", "exports/then/memos.zip"], code: 1)
+        let broken = try corpus.printed(verify, ["verify", "--json", "exports/broken"], code: 2).json
+        let statuses = Set((broken["files"] as? [[String: Any]] ?? []).compactMap { $0["status"] as? String })
+        #expect(broken["status"] as? String == "damaged" && statuses.isSuperset(of: ["changed", "unlisted", "missing"]), "\(statuses)")
 
-        // plan: the sample pipeline, whose local side is the app's store, which is never written.
+        try corpus.printed(diff, ["diff", "--json", "exports/device", "exports/drive"], code: 1)
+        try corpus.printed(diff, ["diff", "--json", "exports/device", "exports/store"], code: 0)
+        let everyChange = try corpus.printed(diff, ["diff", "--json", "exports/then", "exports/now"], code: 1).json
+        let changes = Set((everyChange["changes"] as? [[String: Any]] ?? []).compactMap { $0["change"] as? String })
+        #expect(changes == raw(ExportChange.Kind.self), "\(changes)")
+        try corpus.printed(diff, ["diff", "--json", "exports/now/memos.zip", "exports/then"], code: 1)
+        try corpus.validate([manifest, verify, diff])
+    }
+
+    /// plan on the sample pipeline (its store is never written); plan,
+    /// apply and undo on copies of the drifted sample's folders, and on
+    /// BaselineTests' drifted pipeline with an orphan memo file besides,
+    /// which plans every kind of action.
+    @Test(.needs(.python3, .jsonschema)) func plansAndWhatApplyAndUndoDidAreValid() throws {
+        var corpus = try SchemaCorpus()
         let plan = "plan.schema.json"
-        _ = try corpus.printed(plan, ["plan", "Pipelines/sample.json", "--json"], day: 1, code: 1)
+        let apply = "apply.schema.json"
+        let undo = "undo.schema.json"
+        try corpus.reckon(["run", "Pipelines/sample.json"], day: 0, code: 0)
+        let storePlan = try corpus.printed(plan, ["plan", "Pipelines/sample.json", "--json"], day: 1, code: 1).json
+        let onlyOnDrive = try #require((storePlan["actions"] as? [[String: Any]])?.first?["id"] as? String)
+        let notPossible = try corpus.printed(
+            plan, ["plan", "Pipelines/sample.json", "--json", "--take", "\(onlyOnDrive)=remote"], day: 1, code: 1
+        ).json
+        #expect((notPossible["actions"] as? [[String: Any]])?.first?["action"] as? String == "not-possible")
         try corpus.written(plan, "out/sample/reports/state/plan.json")
 
-        // plan, apply and undo on copies of the drifted sample's folders.
         let repair = corpus.url("repair")
         try FileManager.default.createDirectory(at: repair, withIntermediateDirectories: true)
         for side in ["device", "drive"] {
             try FileManager.default.copyItem(at: corpus.url("Samples/drift/\(side)"), to: repair.appendingPathComponent(side))
         }
-        try Data(
-            #"{"name": "repair", "local": {"name": "device", "path": "device"}, "remotes": [{"name": "drive", "path": "drive"}], "reports": {"dir": "out"}}"#
-                .utf8
-        ).write(to: repair.appendingPathComponent("p.json"))
-        let conflict = try corpus.printed(plan, ["plan", "repair/p.json", "--json"], code: 1)
-        let only = try #require((try json(conflict.stdout)["actions"] as? [[String: Any]])?.first?["id"] as? String)
-        _ = try corpus.printed(plan, ["plan", "repair/p.json", "--json", "--take", "\(only)=remote"], code: 1)
+        let definition = #"""
+            {"name": "repair", "local": {"name": "device", "path": "device"}, "remotes": [{"name": "drive", "path": "drive"}],
+             "reports": {"dir": "out"}}
+            """#
+        try Data(definition.utf8).write(to: repair.appendingPathComponent("p.json"))
+        let conflict = try corpus.printed(plan, ["plan", "repair/p.json", "--json"], code: 1).json
+        let only = try #require((conflict["actions"] as? [[String: Any]])?.first?["id"] as? String)
+        try corpus.printed(plan, ["plan", "repair/p.json", "--json", "--take", "\(only)=remote"], code: 1)
         try corpus.written(plan, "repair/out/state/plan.json")
-        let applied = try corpus.printed("apply.schema.json", ["apply", "repair/out/state/plan.json", "--yes", "--json"], code: 0)
-        let run = try #require(try json(applied.stdout)["run"] as? String)
-        try corpus.written("apply.schema.json", "repair/out/state/apply/\(run)/report.json")
-        _ = try corpus.printed("undo.schema.json", ["undo", run, "--state", "repair/out/state", "--json"], code: 0)
-        try corpus.written("undo.schema.json", "repair/out/state/apply/\(run)/undo-report.json")
+        let run = try #require(try corpus.printed(apply, ["apply", "repair/out/state/plan.json", "--yes", "--json"], code: 0).json["run"] as? String)
+        try corpus.written(apply, "repair/out/state/apply/\(run)/report.json")
+        try corpus.printed(undo, ["undo", run, "--state", "repair/out/state", "--json"], code: 0)
+        try corpus.written(undo, "repair/out/state/apply/\(run)/undo-report.json")
 
-        // Every kind of action: the drifted pipeline again, with an orphan memo file besides.
+        let drifted = try driftedSincePipeline()
         let index = drifted.drive.url.appendingPathComponent("index.json")
         let entry = try #require(try read(index).firstRange(of: try Regex(#"\{"id": "\#(EditableSide.id(6))"[^}]*\}, "#)))
         try Data(try read(index).replacingCharacters(in: entry, with: "").utf8).write(to: index)
-        func repairing(_ schema: String, _ arguments: [String], code: Int32) throws -> [String: Any] {
-            let result = try drifted.reckon(arguments)
-            #expect(result.code == code, "reckon \(arguments.joined(separator: " ")): \(result.stdout)\(result.stderr)")
-            let file = corpus.url("printed/\(corpus.jobs.count)-\(arguments[0]).json")
-            try Data(result.stdout.utf8).write(to: file)
-            corpus.jobs.append(SchemaJob(schema: schema, document: file.path))
-            return try json(result.stdout)
-        }
-        func keep(_ schema: String, _ file: URL) throws {
-            let copy = corpus.url("written/\(corpus.jobs.count)-\(file.lastPathComponent)")
-            try FileManager.default.copyItem(at: file, to: copy)
-            corpus.jobs.append(SchemaJob(schema: schema, document: copy.path))
-        }
-        let everyAction = try repairing(plan, ["plan", "p.json", "--json"], code: 1)
+        let everyAction = try corpus.printed(plan, ["plan", "p.json", "--json"], day: 1, code: 1, in: drifted.folder).json
         let kinds = Set((everyAction["actions"] as? [[String: Any]] ?? []).compactMap { $0["action"] as? String })
         #expect(kinds.isSuperset(of: ["copy", "soft-delete", "conflict", "fix-index"]), "\(kinds)")
-        try keep(plan, drifted.planFile)
-        let first = try repairing("apply.schema.json", ["apply", drifted.planFile.path, "--yes", "--json"], code: 1)
-        let settled = try repairing(
-            plan, ["plan", "p.json", "--json", "--take", EditableSide.id(3) + "=both", "--take", EditableSide.id(8) + "=remote"], code: 1)
+        try corpus.written(plan, drifted.planFile)
+        let applying = ["apply", drifted.planFile.path, "--yes", "--json"]
+        let first = try corpus.printed(apply, applying, day: 1, code: 1, in: drifted.folder).json
+        let taking = ["--take", EditableSide.id(3) + "=both", "--take", EditableSide.id(8) + "=remote"]
+        let settled = try corpus.printed(plan, ["plan", "p.json", "--json"] + taking, day: 1, code: 1, in: drifted.folder).json
         #expect((settled["actions"] as? [[String: Any]])?.contains { $0["conflictCopy"] is String } == true)
-        let second = try repairing("apply.schema.json", ["apply", drifted.planFile.path, "--yes", "--json"], code: 0)
+        let second = try corpus.printed(apply, applying, day: 1, code: 0, in: drifted.folder).json
+        #expect((second["run"] as? String)?.hasSuffix("-2") == true, "a second run in the same second")
+        // Undone newest first: the second run (its id with -2, in the same second), then the first.
         for result in [second, first] {
             let run = try #require(result["run"] as? String)
             let folder = drifted.state.appendingPathComponent("apply/\(run)")
-            try keep("apply.schema.json", folder.appendingPathComponent("report.json"))
-            _ = try repairing("undo.schema.json", ["undo", run, "--state", drifted.state.path, "--json"], code: 0)
-            try keep("undo.schema.json", folder.appendingPathComponent("undo-report.json"))
+            try corpus.written(apply, folder.appendingPathComponent("report.json"))
+            try corpus.printed(undo, ["undo", run, "--state", drifted.state.path, "--json"], day: 1, code: 0, in: drifted.folder)
+            try corpus.written(undo, folder.appendingPathComponent("undo-report.json"))
         }
-
-        let verdicts = try validateWithSchemas(corpus.jobs)
-        #expect(verdicts.schemas.count == schemaFiles.count)
-        for (name, error) in verdicts.schemas { #expect(error == nil, "\(name) is not a draft 2020-12 schema: \(error ?? "")") }
-        for document in verdicts.documents {
-            let name = "\(document.document)\(document.line > 0 ? " line \(document.line + 1)" : "")"
-            #expect(document.errors.isEmpty, "\(name) against \(document.schema): \(document.errors.joined(separator: "; "))")
-            #expect(document.extraKeyRefused == true, "\(name) with a key more is still valid against \(document.schema)")
-        }
-        // Every schema of an output met documents (the definition's are the next test's).
-        let tally = Dictionary(grouping: verdicts.documents, by: \.schema).mapValues(\.count)
-        #expect(Set(tally.keys) == Set(schemaFiles).subtracting(["pipeline.schema.json"]), "\(tally)")
-        print("Validated against their schemas: \(tally.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+        try corpus.validate([plan, apply, undo])
     }
 
-    /// A definition that refuses, and the key `reckon validate` names.
+    /// A definition reckon refuses, and the key `reckon validate` names.
     struct RefusedDefinition: Sendable, CustomTestStringConvertible {
         var key: String
         var text: String
