@@ -55,7 +55,11 @@ import Testing
             "p.json: 'export.keep' is given twice"
         ),
         (#"{"local": {"path": "a"}, "remotes": [{"path": "b"}, {"path": "c", "path": "d"}]}"#, "p.json: 'remotes[1].path' is given twice"),
-        (#"{"local": {"path": "a"}, "local": {"path": "b"}, "remotes": [{"path": "b"}]}"#, "p.json: 'local' is given twice")
+        (#"{"local": {"path": "a"}, "local": {"path": "b"}, "remotes": [{"path": "b"}]}"#, "p.json: 'local' is given twice"),
+        (#"{"$schema": 1, "local": {"path": "a"}, "remotes": [{"path": "b"}]}"#, "p.json: '$schema' must be a string"),
+        (#"{"$schema": {"$ref": "x"}, "local": {"path": "a"}, "remotes": [{"path": "b"}]}"#, "p.json: '$schema' must be a string"),
+        (#"{"$schema": null, "local": {"path": "a"}, "remotes": [{"path": "b"}]}"#, "p.json: '$schema' must be a string"),
+        (#"{"local": {"path": "a", "$schema": "x"}, "remotes": [{"path": "b"}]}"#, "p.json: 'local.$schema' is not a known key")
     ])
     func namesTheWrongKey(_ text: String, _ expected: String) {
         do {
@@ -64,6 +68,16 @@ import Testing
         } catch {
             #expect(error.description.hasPrefix(expected), "\(error.description)")
         }
+    }
+
+    /// `$schema` is for editors: any string is taken and ignored, and the
+    /// definition reads as it does without it (nothing is fetched: the
+    /// address here could not be reached).
+    @Test(arguments: ["https://reckon.invalid/schemas/pipeline.schema.json", "../schemas/pipeline.schema.json", ""])
+    func aSchemaStringIsIgnored(_ address: String) throws {
+        let text = valid.replacingOccurrences(of: "{\"local\"", with: "{\"$schema\": \"\(address)\", \"local\"")
+        try #require(text.contains("\"$schema\""))
+        #expect(try parse(text) == parse(valid))
     }
 
     @Test func refusesOutputInsideASource() throws {

@@ -14,7 +14,7 @@ package struct ExportManifest: Sendable, Equatable, Codable {
 
     /// Where a listed file is: in the export folder beside the manifest, or
     /// inside `memos.zip` (written `"in": "folder"` or `"in": "zip"`).
-    package enum Place: String, Sendable, Equatable, Codable {
+    package enum Place: String, Sendable, Equatable, Codable, CaseIterable {
         case folder
         case zip
     }

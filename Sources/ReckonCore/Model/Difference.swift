@@ -1,7 +1,7 @@
 /// How one memo compares between the local side and one remote, with rclone
 /// check's sigils. Memos that are the same (`=`) are not listed.
 package struct Difference: Sendable, Equatable, Codable {
-    package enum Sigil: String, Sendable, Codable {
+    package enum Sigil: String, Sendable, Codable, CaseIterable {
         case same = "="
         case onlyOnRemote = "-"
         case onlyOnLocal = "+"
@@ -9,7 +9,7 @@ package struct Difference: Sendable, Equatable, Codable {
         case cannotCompare = "!"
     }
 
-    package enum Kind: String, Sendable, Codable {
+    package enum Kind: String, Sendable, Codable, CaseIterable {
         case onlyOnRemote = "only-on-remote"
         case onlyOnLocal = "only-on-local"
         case deletedOnOneSide = "deleted-on-one-side"
@@ -20,7 +20,7 @@ package struct Difference: Sendable, Equatable, Codable {
 
     /// Which side moved since the last run's baseline, told by comparing
     /// each side's fingerprint of the memo now with that side's baseline.
-    package enum Changed: String, Sendable, Codable {
+    package enum Changed: String, Sendable, Codable, CaseIterable {
         /// Only this device changed.
         case local
         /// Only the remote changed.

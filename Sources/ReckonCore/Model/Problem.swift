@@ -1,14 +1,14 @@
 /// Something wrong inside one side, found while reading it. Problems are
 /// values: they are collected and reported, and a run goes on past them.
 package struct Problem: Error, Sendable, Equatable, Codable {
-    package enum Severity: String, Sendable, Codable {
+    package enum Severity: String, Sendable, Codable, CaseIterable {
         /// Worth knowing; does not make the run "trouble".
         case warning
         /// Makes the run exit 2.
         case error
     }
 
-    package enum Kind: String, Sendable, Codable {
+    package enum Kind: String, Sendable, Codable, CaseIterable {
         case unreadableFolder = "unreadable-folder"
         case missingIndex = "missing-index"
         case corruptIndex = "corrupt-index"

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Which check `reconcile` makes.
-package enum CheckMode: String, Sendable, Codable {
+package enum CheckMode: String, Sendable, Codable, CaseIterable {
     /// Index entries, the folder listing and every memo file, field by field.
     case deep
     /// Index entries and the folder listing only.
@@ -118,18 +118,20 @@ package struct DefinitionError: Error, Equatable, CustomStringConvertible {
 }
 
 extension PipelineDefinition {
-    static let topKeys: Set<String> = [
-        "schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
+    /// The top level's keys. `$schema` names a JSON Schema for editors;
+    /// reckon never reads or fetches it.
+    package static let topKeys: Set<String> = [
+        "$schema", "schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
         "timeZone", "failOnDrift", "limits", "cache", "state", "alarm"
     ]
-    static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
+    package static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
     /// A side's keys: those of every side, and those only one kind reads.
-    static let sideKeys = Set(["name", "label", "kind", "path", "readOnly"] + SideKinds.all.flatMap { $0.definitionKeys })
-    static let timeoutKeys: Set<String> = ["connect", "io", "call"]
-    static let modelKeys: Set<String> = ["entity", "attributes", "tagEntity", "tagAttribute"]
-    static let exportKeys: Set<String> = ["from", "formats", "includeArchived", "dir", "keep"]
-    static let reportKeys: Set<String> = ["dir"]
-    static let alarmKeys: Set<String> = ["deletedPercent", "deletedCount"]
+    package static let sideKeys = Set(["name", "label", "kind", "path", "readOnly"] + SideKinds.all.flatMap { $0.definitionKeys })
+    package static let timeoutKeys: Set<String> = ["connect", "io", "call"]
+    package static let modelKeys: Set<String> = ["entity", "attributes", "tagEntity", "tagAttribute"]
+    package static let exportKeys: Set<String> = ["from", "formats", "includeArchived", "dir", "keep"]
+    package static let reportKeys: Set<String> = ["dir"]
+    package static let alarmKeys: Set<String> = ["deletedPercent", "deletedCount"]
 
     /// Reads and checks a definition file. Relative paths in it are taken
     /// relative to the file's folder, so cron can run it from anywhere.
@@ -259,6 +261,12 @@ package struct DefinitionReader {
 
     func definition(_ root: JSONValue) throws(DefinitionError) -> PipelineDefinition {
         let top = try object(root, nil, allowed: PipelineDefinition.topKeys)
+        // An editor's pointer to the definition's schema: a string, never read further.
+        if let schema = top["$schema"] {
+            guard case .string = schema else {
+                throw fail("$schema", "must be a string (the address of a JSON Schema, which reckon ignores), found \(schema.typeName)")
+            }
+        }
         if let version = top["schemaVersion"], version.double != 1 {
             throw fail("schemaVersion", "must be 1, the version this reckon reads")
         }

@@ -21,7 +21,7 @@ package struct MemoState: Sendable {
 
 /// One memo that is not the same in an earlier export and a later one.
 package struct ExportChange: Sendable, Equatable {
-    package enum Kind: String, Sendable {
+    package enum Kind: String, Sendable, CaseIterable {
         case added
         case removed
         case edited

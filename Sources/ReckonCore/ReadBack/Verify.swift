@@ -4,7 +4,7 @@ import Foundation
 /// manifest record, and the memos in `memos.json` and `markdown/` against
 /// the manifest's counts.
 package struct ExportVerification: Sendable {
-    package enum FileStatus: String, Sendable {
+    package enum FileStatus: String, Sendable, CaseIterable {
         /// Its size and SHA-256 are what the manifest lists.
         case ok
         /// Listed, but not there.

@@ -5,13 +5,13 @@ import Foundation
 package struct ApplyResult: Sendable, Equatable, Codable {
     package static let currentSchemaVersion = 1
 
-    package enum Mode: String, Sendable, Codable {
+    package enum Mode: String, Sendable, Codable, CaseIterable {
         case apply
         case undo
     }
 
     /// What became of one action.
-    package enum Outcome: String, Sendable, Codable {
+    package enum Outcome: String, Sendable, Codable, CaseIterable {
         /// Written, after its backup was verified.
         case applied
         /// Already as planned (written by an interrupted run of this plan, or by someone else the same way).

@@ -58,7 +58,7 @@ package struct Report: Sendable, Equatable, Codable {
         }
     }
 
-    package enum Outcome: String, Sendable, Codable {
+    package enum Outcome: String, Sendable, Codable, CaseIterable {
         /// Done, and every side agrees.
         case inSync = "in-sync"
         /// Done, and memos differ.
@@ -101,7 +101,7 @@ package struct SideReport: Sendable, Equatable, Codable {
     package var cacheUse: CacheUse?
 
     /// Where a side's counts come from.
-    package enum CountsFrom: String, Sendable, Codable {
+    package enum CountsFrom: String, Sendable, Codable, CaseIterable {
         /// `index.json`, the fast path.
         case index
         /// The memo files, because `index.json` could not be used.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Which part a side plays: the local side is rclone's source, a remote its destination.
-package enum SideRole: String, Sendable, Codable {
+package enum SideRole: String, Sendable, Codable, CaseIterable {
     case local
     case remote
 }
@@ -46,7 +46,7 @@ package struct CacheUse: Sendable, Equatable {
     package var temporary: Bool
 }
 
-package enum SideStatus: String, Sendable, Codable {
+package enum SideStatus: String, Sendable, Codable, CaseIterable {
     /// Read whole.
     case ok
     /// Read, but not as it should be: its index could not be used, so its

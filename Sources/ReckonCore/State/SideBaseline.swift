@@ -43,7 +43,7 @@ package struct DeletionAlarm: Sendable, Equatable, Codable {
 /// side's fingerprints now, what moved since, and the alarm.
 package struct SideBaseline: Sendable {
     /// What became of the side's baseline file (`sides[].baseline` in `report.json`).
-    package enum Use: String, Sendable, Codable {
+    package enum Use: String, Sendable, Codable, CaseIterable {
         /// Found, of this side, and compared with.
         case used
         /// None yet (the first run, or no state folder).

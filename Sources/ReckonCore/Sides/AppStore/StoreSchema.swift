@@ -13,6 +13,9 @@ package struct StoreModel: Sendable, Hashable {
 
     package init() {}
 
+    /// reckon's fields, by the names `attributes` gives the app's names for.
+    package static var fieldNames: [String] { StoreSchema.Field.allCases.map(\.rawValue) }
+
     /// The app's name for one of reckon's attributes.
     func name(of field: StoreSchema.Field) -> String { attributes[field.rawValue] ?? field.rawValue }
 }
