@@ -381,19 +381,56 @@ package struct Exporter {
         formats: [ExportFormat], includeArchived: Bool, into staging: URL, progress: (Int, Int) -> Void,
         known: IDMap<MemoSummary> = IDMap(), listMemos: ((MemoID, IndexEntry, IDSpelling?) throws -> Void) throws -> [Problem]
     ) throws -> ExportSummary {
-        let spec = store.spec
-        let zipped = formats.contains(.zip)
-        let withJSON = formats.contains(.json) || zipped
-        let withMarkdown = formats.contains(.markdown) || zipped
+        var run = Run(self, formats: formats, includeArchived: includeArchived, staging: staging)
+        let plan = try run.plan(known: known, listMemos: listMemos)
+        let outputs = try run.writeMemos(plan, progress: progress)
+        return try run.finish(plan, outputs)
+    }
+
+    /// One export, in three steps: pass 1 (`plan`) picks the memos and their
+    /// order, noting which the previous run holds unchanged; pass 2
+    /// (`writeMemos`) reads or takes each memo and writes it to
+    /// `memos.json`, `markdown/` and the zip; `finish` closes `memos.json`,
+    /// writes the manifests, finishes the zip and removes what only the zip
+    /// needed.
+    private struct Run {
+        let exporter: Exporter
+        let formats: [ExportFormat]
+        let includeArchived: Bool
+        let staging: URL
+        let source: ExportManifest.Source
+        let zipped: Bool
+        /// Whether `memos.json` and Markdown files are written (the zip needs both).
+        let withJSON: Bool
+        let withMarkdown: Bool
+        /// With an index read or written, each memo file's identity is noted:
+        /// a memo whose file is the one the previous run read is taken whole
+        /// from that run, unread.
+        let fingerprinted: Bool
+        /// Memos that should have been exported but could not be read, or whose id is held twice.
         var missing: [ExportManifest.Missing] = []
+
+        init(_ exporter: Exporter, formats: [ExportFormat], includeArchived: Bool, staging: URL) {
+            let spec = exporter.store.spec
+            self.exporter = exporter
+            self.formats = formats
+            self.includeArchived = includeArchived
+            self.staging = staging
+            source = ExportManifest.Source(name: spec.name, label: spec.label, path: spec.path)
+            zipped = formats.contains(.zip)
+            withJSON = formats.contains(.json) || zipped
+            withMarkdown = formats.contains(.markdown) || zipped
+            fingerprinted = exporter.previous != nil || exporter.index != nil
+        }
+
         /// Reads the memos in `batch`, `chunkSize` at a time on every core,
         /// and maps each by `work` there; a memo that cannot be read is
         /// noted as missing and left out.
-        func read<Kept, Output: Sendable>(
+        mutating func read<Kept, Output: Sendable>(
             _ batch: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
             then work: @escaping @Sendable (Kept) -> Output
         ) -> [((MemoID, IDSpelling), Output)] {
-            let outcomes = store.read(batch, chunkSize: chunkSize, as: reading, then: work)
+            let outcomes = exporter.store.read(batch, chunkSize: chunkSize, as: reading, then: work)
             return zip(batch, outcomes).compactMap { memo, outcome in
                 switch outcome {
                 case .success(let output): return (memo, output)
@@ -403,45 +440,99 @@ package struct Exporter {
                 }
             }
         }
-        var batch: [(MemoID, IDSpelling)] = []
-        // With an index read or written, each memo file's identity is noted:
-        // a memo whose file is the one the previous run read is taken whole
-        // from that run, unread.
-        let fingerprinted = previous != nil || index != nil
-        var previousByID = previous.flatMap { $0.takesUnread ? $0 : nil }?.byID()
-        var nextByID = previousByID?.next()
-        /// The previous run's record of `id`; ids must be asked for in order.
-        func previousRecord(of id: MemoID) -> MarkdownIndex.Entry? {
-            while let record = nextByID, record.id < id { nextByID = previousByID!.next() }
-            return nextByID.flatMap { $0.id == id ? $0 : nil }
-        }
-        var reusedMemos = 0
 
-        // Pass 1: which memos, in which order (creation time, then id);
-        // how many, and the newest modification time among them.
-        let planned = SpillSort<Planned>(scratch: staging, runLength: sortRunLength)
-        var plannedCount = 0
-        var exportedAt: Timestamp?
-        func count(_ plan: Planned) {
-            plannedCount += 1
-            exportedAt = max(exportedAt ?? plan.modified, plan.modified)
+        // MARK: Pass 1
+
+        /// What pass 1 found: which memos, and how many, with the newest
+        /// modification time among them.
+        struct Plan {
+            /// The memos, read back in export order (creation time, then id).
+            let memos: SpillSort<Planned>
+            /// How many are exported, and the newest modification time among
+            /// them; without the ids held twice.
+            var count = 0
+            var exportedAt: Timestamp?
+            /// The ids held twice, left out whole: reckon never picks one of two.
+            var heldTwice: [MemoID: Problem] = [:]
+
+            /// Counts `memo` in.
+            mutating func tally(_ memo: Planned) {
+                count += 1
+                exportedAt = max(exportedAt ?? memo.modified, memo.modified)
+            }
+
+            mutating func append(_ memo: Planned) throws {
+                try memos.append(memo)
+                tally(memo)
+            }
         }
-        func append(_ plan: Planned) throws {
-            try planned.append(plan)
-            count(plan)
+
+        /// The previous run's records in id order, read alongside the
+        /// listing, when its memos may be taken unread.
+        struct PreviousRecords {
+            private var byID: MarkdownIndex.RecordsByID?
+            private var next: MarkdownIndex.Entry?
+
+            init(_ previous: MarkdownIndex.Previous?) {
+                byID = previous.flatMap { $0.takesUnread ? $0 : nil }?.byID()
+                next = byID?.next()
+            }
+
+            /// The previous run's record of `id`; ids must be asked for in order.
+            mutating func record(of id: MemoID) -> MarkdownIndex.Entry? {
+                while let record = next, record.id < id { next = byID!.next() }
+                return next.flatMap { $0.id == id ? $0 : nil }
+            }
         }
-        func plan() throws {
-            let identities = fingerprinted ? store.fileIdentities(batch) : batch.map { _ in nil }
+
+        /// Pass 1: which memos, in which order (creation time, then id);
+        /// how many, and the newest modification time among them. The
+        /// listing is planned `batchSize` memos at a time.
+        mutating func plan(
+            known: IDMap<MemoSummary>, listMemos: ((MemoID, IndexEntry, IDSpelling?) throws -> Void) throws -> [Problem]
+        ) throws -> Plan {
+            var batch: [(MemoID, IDSpelling)] = []
+            var previous = PreviousRecords(exporter.previous)
+            var plan = Plan(memos: SpillSort<Planned>(scratch: staging, runLength: exporter.sortRunLength))
+            let problems = try listMemos { id, entry, file in
+                guard !entry.isDeleted, includeArchived || !entry.isArchived else { return }
+                batch.append((id, file ?? entry.spelledAs))
+                if batch.count == exporter.batchSize { try planBatch(&batch, known: known, previous: &previous, into: &plan) }
+            }
+            try planBatch(&batch, known: known, previous: &previous, into: &plan)
+            // An id held twice is left out whole: reckon never picks one of two.
+            for problem in problems where problem.kind == .duplicateID {
+                if let id = problem.id, plan.heldTwice[id] == nil { plan.heldTwice[id] = problem }
+            }
+            // Counted again without the ids held twice, when there are any.
+            if !plan.heldTwice.isEmpty {
+                plan.count = 0
+                plan.exportedAt = nil
+                let counting = try plan.memos.sorted()
+                while let memo = try counting.next() {
+                    if plan.heldTwice[memo.id] == nil { plan.tally(memo) }
+                }
+            }
+            return plan
+        }
+
+        /// Plans the memos in `batch` and empties it: a memo whose file is the
+        /// one the previous run read is planned from that run's record,
+        /// unread; the rest from their summaries, known or read now.
+        mutating func planBatch(
+            _ batch: inout [(MemoID, IDSpelling)], known: IDMap<MemoSummary>, previous: inout PreviousRecords, into plan: inout Plan
+        ) throws {
+            let identities = fingerprinted ? exporter.store.fileIdentities(batch) : batch.map { _ in nil }
             var unread: [(MemoID, IDSpelling)] = []
             var sources: [MemoID: FileIdentity] = [:]
             for (memo, identity) in zip(batch, identities) {
-                guard let identity, let record = previousRecord(of: memo.0), record.source == identity, !record.json.isEmpty else {
+                guard let identity, let record = previous.record(of: memo.0), record.source == identity, !record.json.isEmpty else {
                     unread.append(memo)
                     sources[memo.0] = identity
                     continue
                 }
                 guard includeArchived || !record.archived else { continue }
-                try append(
+                try plan.append(
                     Planned(
                         createdAt: record.createdAt, id: memo.0, spelledAs: memo.1, modified: record.modified,
                         source: identity, unchanged: true))
@@ -449,132 +540,34 @@ package struct Exporter {
             batch.removeAll(keepingCapacity: true)
             let summaries =
                 unread.compactMap { memo in known[memo.0].map { (memo, $0) } }
-                + read(unread.filter { known[$0.0] == nil }, chunkSize: chunkSize, as: .summary, then: { $0 })
+                + read(unread.filter { known[$0.0] == nil }, chunkSize: exporter.chunkSize, as: .summary, then: { $0 })
             for ((id, spelledAs), memo) in summaries where memo.deletedAt == nil && (includeArchived || memo.archivedAt == nil) {
-                try append(
+                try plan.append(
                     Planned(
                         createdAt: memo.createdAt, id: id, spelledAs: spelledAs, modified: memo.modifiedAt,
                         source: sources[id], unchanged: false))
             }
         }
-        let problems = try listMemos { id, entry, file in
-            guard !entry.isDeleted, includeArchived || !entry.isArchived else { return }
-            batch.append((id, file ?? entry.spelledAs))
-            if batch.count == batchSize { try plan() }
-        }
-        try plan()
-        // An id held twice is left out whole: reckon never picks one of two.
-        var heldTwice: [MemoID: Problem] = [:]
-        for problem in problems where problem.kind == .duplicateID {
-            if let id = problem.id, heldTwice[id] == nil { heldTwice[id] = problem }
-        }
-        // Counted again without the ids held twice, when there are any.
-        if !heldTwice.isEmpty {
-            plannedCount = 0
-            exportedAt = nil
-            let counting = try planned.sorted()
-            while let plan = try counting.next() {
-                if heldTwice[plan.id] == nil { count(plan) }
-            }
-        }
-        let source = ExportManifest.Source(name: spec.name, label: spec.label, path: spec.path)
 
-        // Pass 2: read each memo again (or take it from the previous run)
-        // and write it everywhere, then let it go; memos are read and
-        // rendered, and Markdown files written, on every core.
-        let json = withJSON ? try OutputFile(staging.appendingPathComponent(Self.jsonName)) : nil
-        let markdownFolder = staging.appendingPathComponent(Self.markdownName)
-        if withMarkdown { try AtomicFile.makeFolder(markdownFolder) }
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.key("exportedAt")
-        writer.string(exportedAt?.iso8601)
-        writer.key("memos")
-        writer.beginArray()
-        let written = SpillSort<Written>(scratch: staging, runLength: sortRunLength)
-        // The zip is written while the memos are read: each batch's Markdown
-        // files go to it in export order, deflated on a thread of its own.
-        let zipURL = staging.appendingPathComponent(Self.zipName)
-        let zipWriter = zipped ? try BackgroundZipWriter(url: zipURL) : nil
-        var markdownBytes = 0
-        var counts = MemoCounts()
-        let order = try planned.sorted()
-        var position = 0
-        var plans: [Planned] = []
-        // The previous run's records of this batch's memos, read alongside them in export order.
-        var reusable: [MemoID: MarkdownIndex.Entry] = [:]
-        let previousMarkdown = previous?.markdown
-        let previousJSON = previous?.json ?? -1
-        let byLink = linksReusedFiles
-        let stagingPath = staging.path
-        func export() throws {
-            // While the zip's thread is behind, it sets the pace: this
-            // batch's work is done here, in one piece, leaving it a core.
-            let spread = zipWriter?.isBehind != true
-            func pieces(of count: Int) -> Int { spread ? chunkSize : max(count, 1) }
-            /// Reads `memos` and renders each.
-            func readAndRender(_ memos: [(MemoID, IDSpelling)]) -> [MemoID: Rendered] {
-                Dictionary(
-                    uniqueKeysWithValues: read(
-                        memos, chunkSize: pieces(of: memos.count), as: .memo,
-                        then: { Rendered($0, markdown: withMarkdown, fingerprinted: fingerprinted) }
-                    )
-                    .map { ($0.0.0, $0.1) })
-            }
-            // The unchanged memos the previous run holds whole, taken from it; the rest read.
-            let unchanged = plans.compactMap { $0.unchanged ? reusable[$0.id] : nil }
-            let taken = Dictionary(
-                uniqueKeysWithValues: mapOnEveryCore(unchanged, chunkSize: pieces(of: unchanged.count)) { chunk in
-                    chunk.compactMap { entry in
-                        entry.names.flatMap { names in
-                            MarkdownIndex.Previous.jsonEntry(entry, in: previousJSON).map {
-                                (entry.id, Rendered(taking: entry, json: $0, names: names, markdown: withMarkdown))
-                            }
-                        }
-                    }
-                }.joined())
-            let fresh = readAndRender(plans.filter { taken[$0.id] == nil }.map { ($0.id, $0.spelledAs) })
-            var memos = plans.compactMap { plan in taken[plan.id].map { (plan, $0) } ?? fresh[plan.id].map { (plan, $0) } }
-            plans.removeAll(keepingCapacity: true)
-            // The short name unless an earlier memo took it: an earlier
-            // batch's file is found when the name is created, this batch's here.
-            var shortNames = Set<String>()
-            let named = memos.map { _, memo in
-                (memo, shortNames.insert(memo.shortName).inserted, previousMarkdown.flatMap { folder in reusable[memo.id].map { (folder, $0) } })
-            }
-            reusable.removeAll(keepingCapacity: true)
-            /// Writes each memo's Markdown file on every core.
-            func writeMarkdown(_ named: [(Rendered, Bool, (OpenFolder, MarkdownIndex.Entry)?)]) -> [Result<MarkdownFile?, any Error>] {
-                Array(
-                    mapOnEveryCore(named, chunkSize: pieces(of: named.count)) { chunk in
-                        chunk.map { memo, mayTakeShortName, previous in
-                            Result {
-                                let file = try memo.writeMarkdown(
-                                    into: stagingPath, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink)
-                                if file != nil { TestStop.at("markdown-file-written") }
-                                return file
-                            }
-                        }
-                    }.joined())
-            }
-            var outcomes = writeMarkdown(named)
-            // A memo taken unread whose previous file cannot be reused is read and rendered after all.
-            let unreusable = outcomes.indices.filter { if case .failure(let error) = outcomes[$0] { error is Rendered.NeedsReading } else { false } }
-            if !unreusable.isEmpty {
-                let reread = readAndRender(unreusable.map { (memos[$0].0.id, memos[$0].0.spelledAs) })
-                let retried = writeMarkdown(unreusable.compactMap { at in reread[memos[at].1.id].map { ($0, named[at].1, nil) } })
-                var next = retried.makeIterator()
-                for at in unreusable {
-                    if let memo = reread[memos[at].1.id] {
-                        memos[at].1 = memo
-                        outcomes[at] = next.next()!
-                    }
-                }
-            }
-            let kept = zip(memos, outcomes).filter { if case .failure(let error) = $0.1 { !(error is Rendered.NeedsReading) } else { true } }
-            let files = try kept.map { try $0.1.get() }
-            try zipWriter?.add(files.compactMap { file in file.map { .init(name: $0.written.path, modified: $0.written.modified, data: $0.data) } })
-            for ((plan, memo), markdown) in zip(kept.map(\.0), files) {
+        // MARK: Pass 2
+
+        /// Where pass 2 writes, and what it counts.
+        struct Outputs {
+            /// `memos.json`, written through `writer`; nil when it is not written.
+            let json: OutputFile?
+            var writer: JSONWriter
+            /// Every file written, for the manifests.
+            let written: SpillSort<Written>
+            /// The zip, deflated on a thread of its own while the memos are read.
+            let zipWriter: BackgroundZipWriter?
+            var counts = MemoCounts()
+            var markdownBytes = 0
+            /// How many memos were taken whole from the previous run, unread.
+            var reusedMemos = 0
+
+            /// Writes `memo`'s entry in `memos.json` and counts it; lists its
+            /// Markdown file, when it has one, and gives `index` its record.
+            mutating func record(_ memo: Rendered, planned: Planned, markdown: MarkdownFile?, index: MarkdownIndex.Writer?) throws {
                 var entryRange = 0..<0
                 if let json {
                     writer.written(memo.json)
@@ -592,108 +585,273 @@ package struct Exporter {
                         .init(
                             createdAt: memo.createdAt, id: memo.id, fingerprint: memo.fingerprint!, path: file.path,
                             digest: file.digest, inode: markdown.inode, modified: memo.modified, archived: memo.archived,
-                            json: entryRange, source: plan.source))
+                            json: entryRange, source: planned.source))
                     markdownBytes += file.size
                 }
             }
-        }
-        while let plan = try order.next() {
-            if let problem = heldTwice[plan.id] {
-                missing.append(
-                    .init(
-                        id: plan.id, path: problem.path,
-                        reason: "the id is held twice (\(problem.message)), and reckon does not pick one"))
-                continue
-            }
-            plans.append(plan)
-            if let entry = previous?.entry(createdAt: plan.createdAt, id: plan.id) { reusable[plan.id] = entry }
-            if plans.count == batchSize {
-                progress(position, plannedCount)
-                position += plans.count
-                try export()
-            }
-        }
-        try export()
-        progress(plannedCount, plannedCount)
-        // The index's copy sorted by id is written while the zip is deflated.
-        try index?.writeByID()
-        let time = exportedAt ?? ZipWriter.earliest
-        var jsonFile = Written(path: Self.jsonName, size: 0, digest: SHA256().finalize(), modified: time)
-        if let json {
-            writer.endArray()
-            writer.key("schemaVersion")
-            writer.value(.integer(1))
-            writer.key("source")
-            writer.value(try JSONValue(encoding: source))
-            writer.endObject()
-            try json.write(writer.take() + [0x0A])
-            jsonFile.size = json.size
-            jsonFile.digest = try json.finish()
-            try Self.makeReadOnly(json.url)
-            try written.append(jsonFile)
-        }
-        TestStop.at("memos-written")
 
-        let manifest = ExportManifest(
-            source: source, exportedAt: exportedAt, includeArchived: includeArchived, formats: formats,
-            counts: counts, files: [], missing: missing.sorted { $0.id < $1.id })
-        let manifestURL = staging.appendingPathComponent(Self.manifestName)
-        /// Which files `written` holds stay beside the manifest.
-        func kept(_ file: Written) -> Bool { formats.contains(file.path == Self.jsonName ? .json : .markdown) }
-        var zipFile: Written?
-        let folderManifest: (size: Int, digest: SHA256.Digest)
-        if zipped {
-            // `memos.json` and the zip's own manifest are deflated on the
-            // zip's thread while the folder's manifest is written here. The
-            // zip's manifest lists the zip's other entries and goes last, so
-            // a zip cut short lacks it.
-            try zipWriter!.add([
-                .init(name: Self.jsonName, modified: time, contents: .file(staging.appendingPathComponent(Self.jsonName), size: jsonFile.size))
+            /// Closes `memos.json`, when it is written, and lists it. Gives
+            /// its size and SHA-256 (size 0 and no digest when it is not written).
+            mutating func closeJSON(source: ExportManifest.Source, time: Timestamp) throws -> Written {
+                var jsonFile = Written(path: Exporter.jsonName, size: 0, digest: SHA256().finalize(), modified: time)
+                guard let json else { return jsonFile }
+                writer.endArray()
+                writer.key("schemaVersion")
+                writer.value(.integer(1))
+                writer.key("source")
+                writer.value(try JSONValue(encoding: source))
+                writer.endObject()
+                try json.write(writer.take() + [0x0A])
+                jsonFile.size = json.size
+                jsonFile.digest = try json.finish()
+                try Exporter.makeReadOnly(json.url)
+                try written.append(jsonFile)
+                return jsonFile
+            }
+        }
+
+        /// Pass 2: reads each memo again (or takes it from the previous run)
+        /// and writes it everywhere, then lets it go; memos are read and
+        /// rendered, and Markdown files written, on every core, `batchSize`
+        /// at a time.
+        mutating func writeMemos(_ plan: Plan, progress: (Int, Int) -> Void) throws -> Outputs {
+            let json = withJSON ? try OutputFile(staging.appendingPathComponent(Exporter.jsonName)) : nil
+            if withMarkdown { try AtomicFile.makeFolder(staging.appendingPathComponent(Exporter.markdownName)) }
+            var writer = JSONWriter()
+            writer.beginObject()
+            writer.key("exportedAt")
+            writer.string(plan.exportedAt?.iso8601)
+            writer.key("memos")
+            writer.beginArray()
+            let written = SpillSort<Written>(scratch: staging, runLength: exporter.sortRunLength)
+            // The zip is written while the memos are read: each batch's Markdown
+            // files go to it in export order, deflated on a thread of its own.
+            let zipWriter = zipped ? try BackgroundZipWriter(url: staging.appendingPathComponent(Exporter.zipName)) : nil
+            var outputs = Outputs(json: json, writer: writer, written: written, zipWriter: zipWriter)
+            let order = try plan.memos.sorted()
+            var position = 0
+            var batch: [Planned] = []
+            // The previous run's records of this batch's memos, read alongside them in export order.
+            var reusable: [MemoID: MarkdownIndex.Entry] = [:]
+            while let memo = try order.next() {
+                if let problem = plan.heldTwice[memo.id] {
+                    missing.append(
+                        .init(
+                            id: memo.id, path: problem.path,
+                            reason: "the id is held twice (\(problem.message)), and reckon does not pick one"))
+                    continue
+                }
+                batch.append(memo)
+                if let entry = exporter.previous?.entry(createdAt: memo.createdAt, id: memo.id) { reusable[memo.id] = entry }
+                if batch.count == exporter.batchSize {
+                    progress(position, plan.count)
+                    position += batch.count
+                    try writeBatch(&batch, reusable: &reusable, into: &outputs)
+                }
+            }
+            try writeBatch(&batch, reusable: &reusable, into: &outputs)
+            progress(plan.count, plan.count)
+            // The index's copy sorted by id is written while the zip is deflated.
+            try exporter.index?.writeByID()
+            return outputs
+        }
+
+        /// Writes the memos of `batch`, in export order, and empties it and
+        /// `reusable` (the previous run's records of them): renders each
+        /// (or takes it from the previous run), writes its Markdown file,
+        /// hands the files to the zip and records each memo.
+        mutating func writeBatch(
+            _ batch: inout [Planned], reusable: inout [MemoID: MarkdownIndex.Entry], into outputs: inout Outputs
+        ) throws {
+            // While the zip's thread is behind, it sets the pace: this
+            // batch's work is done here, in one piece, leaving it a core.
+            let spread = outputs.zipWriter?.isBehind != true
+            let memos = render(batch, reusable: reusable, spread: spread)
+            batch.removeAll(keepingCapacity: true)
+            let kept = try writeMarkdownFiles(memos, reusable: reusable, spread: spread)
+            reusable.removeAll(keepingCapacity: true)
+            try outputs.zipWriter?.add(
+                kept.compactMap { _, _, file in file.map { .init(name: $0.written.path, modified: $0.written.modified, data: $0.data) } })
+            for (planned, memo, markdown) in kept {
+                try outputs.record(memo, planned: planned, markdown: markdown, index: exporter.index)
+            }
+        }
+
+        /// How many memos one core takes at a time: `chunkSize` when the
+        /// work is spread over every core, else all `count` in one piece.
+        func pieces(of count: Int, spread: Bool) -> Int { spread ? exporter.chunkSize : max(count, 1) }
+
+        /// Reads `memos` and renders each, on every core.
+        mutating func readAndRender(_ memos: [(MemoID, IDSpelling)], spread: Bool) -> [MemoID: Rendered] {
+            let withMarkdown = withMarkdown
+            let fingerprinted = fingerprinted
+            return Dictionary(
+                uniqueKeysWithValues: read(
+                    memos, chunkSize: pieces(of: memos.count, spread: spread), as: .memo,
+                    then: { Rendered($0, markdown: withMarkdown, fingerprinted: fingerprinted) }
+                )
+                .map { ($0.0.0, $0.1) })
+        }
+
+        /// The memos of a batch, rendered, in its order: the unchanged memos
+        /// the previous run holds whole taken from it, the rest read. A memo
+        /// that cannot be read is left out.
+        mutating func render(_ batch: [Planned], reusable: [MemoID: MarkdownIndex.Entry], spread: Bool) -> [(Planned, Rendered)] {
+            let withMarkdown = withMarkdown
+            let previousJSON = exporter.previous?.json ?? -1
+            let unchanged = batch.compactMap { $0.unchanged ? reusable[$0.id] : nil }
+            let taken = Dictionary(
+                uniqueKeysWithValues: mapOnEveryCore(unchanged, chunkSize: pieces(of: unchanged.count, spread: spread)) { chunk in
+                    chunk.compactMap { entry in
+                        entry.names.flatMap { names in
+                            MarkdownIndex.Previous.jsonEntry(entry, in: previousJSON).map {
+                                (entry.id, Rendered(taking: entry, json: $0, names: names, markdown: withMarkdown))
+                            }
+                        }
+                    }
+                }.joined())
+            let fresh = readAndRender(batch.filter { taken[$0.id] == nil }.map { ($0.id, $0.spelledAs) }, spread: spread)
+            return batch.compactMap { plan in taken[plan.id].map { (plan, $0) } ?? fresh[plan.id].map { (plan, $0) } }
+        }
+
+        /// Writes the Markdown file of each of `memos` (when it has one) on
+        /// every core, reusing the previous run's file where it can. A memo
+        /// taken unread whose previous file cannot be reused is read and
+        /// rendered after all, and left out when it cannot be read. Gives
+        /// the memos kept, each with its file.
+        mutating func writeMarkdownFiles(
+            _ memos: [(Planned, Rendered)], reusable: [MemoID: MarkdownIndex.Entry], spread: Bool
+        ) throws -> [(Planned, Rendered, MarkdownFile?)] {
+            var memos = memos
+            let previousMarkdown = exporter.previous?.markdown
+            // The short name unless an earlier memo took it: an earlier
+            // batch's file is found when the name is created, this batch's here.
+            var shortNames = Set<String>()
+            let named = memos.map { _, memo in
+                (memo, shortNames.insert(memo.shortName).inserted, previousMarkdown.flatMap { folder in reusable[memo.id].map { (folder, $0) } })
+            }
+            var outcomes = writeMarkdown(named, spread: spread)
+            // A memo taken unread whose previous file cannot be reused is read and rendered after all.
+            let unreusable = outcomes.indices.filter { if case .failure(let error) = outcomes[$0] { error is Rendered.NeedsReading } else { false } }
+            if !unreusable.isEmpty {
+                let reread = readAndRender(unreusable.map { (memos[$0].0.id, memos[$0].0.spelledAs) }, spread: spread)
+                let retried = writeMarkdown(unreusable.compactMap { at in reread[memos[at].1.id].map { ($0, named[at].1, nil) } }, spread: spread)
+                var next = retried.makeIterator()
+                for at in unreusable {
+                    if let memo = reread[memos[at].1.id] {
+                        memos[at].1 = memo
+                        outcomes[at] = next.next()!
+                    }
+                }
+            }
+            let kept = zip(memos, outcomes).filter { if case .failure(let error) = $0.1 { !(error is Rendered.NeedsReading) } else { true } }
+            return try kept.map { memo, outcome in (memo.0, memo.1, try outcome.get()) }
+        }
+
+        /// Writes each memo's Markdown file on every core.
+        func writeMarkdown(_ named: [(Rendered, Bool, (OpenFolder, MarkdownIndex.Entry)?)], spread: Bool) -> [Result<MarkdownFile?, any Error>] {
+            let stagingPath = staging.path
+            let byLink = exporter.linksReusedFiles
+            return Array(
+                mapOnEveryCore(named, chunkSize: pieces(of: named.count, spread: spread)) { chunk in
+                    chunk.map { memo, mayTakeShortName, previous in
+                        Result {
+                            let file = try memo.writeMarkdown(
+                                into: stagingPath, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink)
+                            if file != nil { TestStop.at("markdown-file-written") }
+                            return file
+                        }
+                    }
+                }.joined())
+        }
+
+        // MARK: The finish
+
+        /// Finishes the export: closes `memos.json`, writes the manifest (and
+        /// with the zip, finishes it and removes what only it needed).
+        func finish(_ plan: Plan, _ outputs: Outputs) throws -> ExportSummary {
+            var outputs = outputs
+            let time = plan.exportedAt ?? ZipWriter.earliest
+            let jsonFile = try outputs.closeJSON(source: source, time: time)
+            TestStop.at("memos-written")
+
+            let manifest = ExportManifest(
+                source: source, exportedAt: plan.exportedAt, includeArchived: includeArchived, formats: formats,
+                counts: outputs.counts, files: [], missing: missing.sorted { $0.id < $1.id })
+            let manifestURL = staging.appendingPathComponent(Exporter.manifestName)
+            let folderManifest: (size: Int, digest: SHA256.Digest)
+            let zipFile: Written?
+            if let zipWriter = outputs.zipWriter {
+                let finished = try finishZip(zipWriter, manifest: manifest, to: manifestURL, json: jsonFile, outputs.written, time: time)
+                folderManifest = finished.manifest
+                zipFile = finished.zip
+            } else {
+                folderManifest = try Exporter.writeManifest(manifest, to: manifestURL) { list, _ in
+                    let files = try outputs.written.sorted()
+                    while let file = try files.next() { try list(.folder, file) }
+                }
+                zipFile = nil
+            }
+            try Exporter.makeReadOnly(manifestURL)
+            try exporter.index?.finish(manifest: folderManifest.digest)
+            TestStop.at("manifest-written")
+            return ExportSummary(
+                formats: formats, exportedAt: plan.exportedAt, counts: outputs.counts, missing: manifest.missing,
+                json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? outputs.markdownBytes : 0, zip: zipFile?.record,
+                reusedMemos: outputs.reusedMemos)
+        }
+
+        /// Writes the folder's manifest (to `manifestURL`) and finishes the
+        /// zip: `memos.json` and the zip's own manifest are deflated on the
+        /// zip's thread while the folder's manifest is written here. The
+        /// zip's manifest lists the zip's other entries and goes last, so a
+        /// zip cut short lacks it. Gives the folder manifest's size and
+        /// SHA-256, and the zip as the folder's manifest lists it.
+        func finishZip(
+            _ zipWriter: BackgroundZipWriter, manifest: ExportManifest, to manifestURL: URL, json jsonFile: Written,
+            _ written: SpillSort<Written>, time: Timestamp
+        ) throws -> (manifest: (size: Int, digest: SHA256.Digest), zip: Written?) {
+            let staging = staging
+            let formats = formats
+            try zipWriter.add([
+                .init(
+                    name: Exporter.jsonName, modified: time, contents: .file(staging.appendingPathComponent(Exporter.jsonName), size: jsonFile.size))
             ])
-            let innerURL = staging.appendingPathComponent(".zip-" + Self.manifestName)
-            let inner = try Self.writeManifest(manifest, to: innerURL) { list, _ in
+            let innerURL = staging.appendingPathComponent(".zip-" + Exporter.manifestName)
+            let inner = try Exporter.writeManifest(manifest, to: innerURL) { list, _ in
                 let files = try written.sorted()
                 while let file = try files.next() { try list(.zip, file) }
             }
-            try zipWriter!.add([.init(name: Self.manifestName, modified: time, contents: .file(innerURL, size: inner.size))])
+            try zipWriter.add([.init(name: Exporter.manifestName, modified: time, contents: .file(innerURL, size: inner.size))])
             // What is written so far goes to disk while the last entries are
             // deflated, so the flush before publishing has little more than the zip left.
             let earlyFlush = DispatchGroup()
             Workers.async(group: earlyFlush) { try? ExportFolder.flush(staging) }
             defer { earlyFlush.wait() }
-            folderManifest = try Self.writeManifest(manifest, to: manifestURL) { list, later in
+            var zipFile: Written?
+            let folderManifest = try Exporter.writeManifest(manifest, to: manifestURL) { list, later in
                 let files = try written.sorted()
                 while let file = try files.next() {
-                    if kept(file) { try list(.folder, file) }
+                    // Which files `written` holds stay beside the manifest.
+                    if formats.contains(file.path == Exporter.jsonName ? .json : .markdown) { try list(.folder, file) }
                 }
                 try later(.folder) {
-                    let (size, digest) = try zipWriter!.finish()
+                    let (size, digest) = try zipWriter.finish()
                     guard unlink(innerURL.path) == 0 else { throw OutputError(path: innerURL.path, reason: AtomicFile.lastError()) }
-                    try Self.makeReadOnly(zipURL)
-                    zipFile = Written(path: Self.zipName, size: size, digest: digest, modified: time)
+                    try Exporter.makeReadOnly(staging.appendingPathComponent(Exporter.zipName))
+                    zipFile = Written(path: Exporter.zipName, size: size, digest: digest, modified: time)
                     // Files only the zip needed go now, before the manifest is whole.
-                    if !formats.contains(.json) { unlink(staging.appendingPathComponent(Self.jsonName).path) }
-                    if !formats.contains(.markdown) { try? FileManager.default.removeItem(at: markdownFolder) }
+                    if !formats.contains(.json) { unlink(staging.appendingPathComponent(Exporter.jsonName).path) }
+                    if !formats.contains(.markdown) { try? FileManager.default.removeItem(at: staging.appendingPathComponent(Exporter.markdownName)) }
                     TestStop.at("zip-written")
                     return zipFile!
                 }
-                try list(.zip, Written(path: Self.manifestName, size: inner.size, digest: inner.digest, modified: time))
+                try list(.zip, Written(path: Exporter.manifestName, size: inner.size, digest: inner.digest, modified: time))
                 let entries = try written.sorted()
                 while let file = try entries.next() { try list(.zip, file) }
             }
-        } else {
-            folderManifest = try Self.writeManifest(manifest, to: manifestURL) { list, _ in
-                let files = try written.sorted()
-                while let file = try files.next() { try list(.folder, file) }
-            }
+            return (folderManifest, zipFile)
         }
-        try Self.makeReadOnly(manifestURL)
-        try index?.finish(manifest: folderManifest.digest)
-        TestStop.at("manifest-written")
-        return ExportSummary(
-            formats: formats, exportedAt: exportedAt, counts: counts, missing: manifest.missing,
-            json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? markdownBytes : 0, zip: zipFile?.record,
-            reusedMemos: reusedMemos)
     }
 
     /// Makes an exported file read-only (0444), so that a hard link to it

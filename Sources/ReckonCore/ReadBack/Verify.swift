@@ -451,14 +451,7 @@ package struct ExportVerifier {
             return (.init(name: record.name, size: UInt64(record.uncompressedSize)), [error.words], nil)
         }
         var entry = CentralDirectoryCheck.Entry(name: record.name, size: wide.uncompressedSize)
-        var problems: [String] = []
-        let says = "the zip's central directory"
-        if wide.diskStart != 0 { problems.append("\(says) puts this entry on disk \(wide.diskStart), but the zip is one file") }
-        if let expectedAt, wide.localHeaderOffset != expectedAt {
-            problems.append(
-                "\(says) puts this entry at byte \(wide.localHeaderOffset), but "
-                    + (expectedAt == 0 ? "the first entry starts at byte 0" : "the entry before it ends at byte \(expectedAt)"))
-        }
+        var problems = placementProblems(disk: wide.diskStart, offset: wide.localHeaderOffset, expectedAt: expectedAt)
         let header: LocalHeader
         do throws(ZipStructureError) {
             header = try LocalHeader.read(at: wide.localHeaderOffset, before: end.offset, in: file)
@@ -467,12 +460,44 @@ package struct ExportVerifier {
             return (entry, problems, nil)
         }
         entry.headerName = header.name
+        problems += headerProblems(record, header)
+        let data = checkData(
+            record, compressedSize: wide.compressedSize, uncompressedSize: wide.uncompressedSize, header: header, directory: end, file: file)
+        return (entry, problems + data.problems, data.ends)
+    }
+
+    /// What a finding on an entry's fields starts with: the central
+    /// directory, which unzip and Python's zipfile go by.
+    private static let says = "the zip's central directory"
+    /// How a finding ends on a field the central directory and the entry's
+    /// own header both hold.
+    private static let goesBy = "; Python's zipfile would go by the first"
+
+    /// Where the central directory puts an entry (on `disk`, at byte
+    /// `offset`) against where it should be, in words: on disk 0, at
+    /// `expectedAt` when that is known.
+    private static func placementProblems(disk: UInt32, offset: UInt64, expectedAt: UInt64?) -> [String] {
+        var problems: [String] = []
+        if disk != 0 { problems.append("\(says) puts this entry on disk \(disk), but the zip is one file") }
+        if let expectedAt, offset != expectedAt {
+            problems.append(
+                "\(says) puts this entry at byte \(offset), but "
+                    + (expectedAt == 0 ? "the first entry starts at byte 0" : "the entry before it ends at byte \(expectedAt)"))
+        }
+        return problems
+    }
+
+    /// The fields a central record and its entry's local header both hold,
+    /// but for the CRC-32 and sizes (`checkData`), in words where they
+    /// differ: the name, method, flags, version needed, time and extra
+    /// fields; and a name beyond ASCII that the record does not mark as UTF-8.
+    private static func headerProblems(_ record: CentralRecord, _ header: LocalHeader) -> [String] {
+        var problems: [String] = []
         if header.name != record.name {
             problems.append(
                 "\(says) names this entry \(shownName(record.name)), but its own header says \(shownName(header.name))"
                     + differingByte(record.name, header.name) + "; unzip would see the first")
         }
-        let goesBy = "; Python's zipfile would go by the first"
         if header.method != record.method {
             problems.append(
                 "\(says) says this entry is \(methodWords(record.method)), but its own header says \(methodWords(header.method))" + goesBy)
@@ -496,62 +521,81 @@ package struct ExportVerifier {
             problems.append(
                 "\(says) dates this entry \(dosTimeWords(record.modified)), but its own header says \(dosTimeWords(header.modified))" + goesBy)
         }
-        // The same extra fields, but for zip64's, which differs between the two by design.
-        func withoutZip64(_ extra: [UInt8]) -> [UInt8]? {
-            guard let fields = zipExtraFields(extra) else { return nil }
-            var bytes: [UInt8] = []
-            for field in fields where field.id != zip64FieldID {
-                let length = UInt16(field.data.count)
-                bytes += [UInt8(field.id & 0xFF), UInt8(field.id >> 8), UInt8(length & 0xFF), UInt8(length >> 8)]
-                bytes += field.data
-            }
-            return bytes
-        }
         if withoutZip64(record.extra) != withoutZip64(header.extra) {
             problems.append("\(says) gives this entry other extra fields than its own header does" + goesBy)
         }
-        /// The three values as words: `CRC-32 6b807e78, 140 bytes compressed and 178 uncompressed`.
-        func values(_ crc: UInt32, _ compressed: UInt64, _ uncompressed: UInt64) -> String {
-            "CRC-32 \(crcWords(crc)), \(compressed) bytes compressed and \(uncompressed) uncompressed"
+        return problems
+    }
+
+    /// The same extra fields, but for zip64's, which differs between a
+    /// central record and its local header by design; nil when their
+    /// lengths do not add up.
+    private static func withoutZip64(_ extra: [UInt8]) -> [UInt8]? {
+        guard let fields = zipExtraFields(extra) else { return nil }
+        var bytes: [UInt8] = []
+        for field in fields where field.id != zip64FieldID {
+            let length = UInt16(field.data.count)
+            bytes += [UInt8(field.id & 0xFF), UInt8(field.id >> 8), UInt8(length & 0xFF), UInt8(length >> 8)]
+            bytes += field.data
         }
-        let central = values(record.crc32, wide.compressedSize, wide.uncompressedSize)
-        guard wide.compressedSize <= end.offset - header.dataOffset else {
-            problems.append("\(says) says this entry is \(wide.compressedSize) bytes compressed, which runs past the start of the central directory")
-            return (entry, problems, nil)
+        return bytes
+    }
+
+    /// An entry's data against its central record's CRC-32 and sizes
+    /// (`compressedSize` and `uncompressedSize`, from the zip64 field where
+    /// the record keeps them there): the data must end before the central
+    /// directory, and the local header, or with bit 3 the data descriptor
+    /// after the data, must give the same values. What disagrees, and where
+    /// the entry ends (nil when that cannot be told).
+    private static func checkData(
+        _ record: CentralRecord, compressedSize: UInt64, uncompressedSize: UInt64, header: LocalHeader,
+        directory end: CentralDirectoryEnd, file: ZipFile
+    ) -> (problems: [String], ends: UInt64?) {
+        guard compressedSize <= end.offset - header.dataOffset else {
+            return (["\(says) says this entry is \(compressedSize) bytes compressed, which runs past the start of the central directory"], nil)
         }
-        let dataEnd = header.dataOffset + wide.compressedSize
+        var problems: [String] = []
+        let central = valuesWords(record.crc32, compressedSize, uncompressedSize)
+        /// That the header gives other values than the central record.
+        func headerDisagrees() -> String {
+            "\(says) gives this entry \(central), but its own header says "
+                + valuesWords(header.crc32, header.compressedSize, header.uncompressedSize) + goesBy
+        }
+        let dataEnd = header.dataOffset + compressedSize
         guard header.sizesFollowData else {
-            if (header.crc32, header.compressedSize, header.uncompressedSize) != (record.crc32, wide.compressedSize, wide.uncompressedSize) {
-                problems.append(
-                    "\(says) gives this entry \(central), but its own header says "
-                        + values(header.crc32, header.compressedSize, header.uncompressedSize) + goesBy)
+            if (header.crc32, header.compressedSize, header.uncompressedSize) != (record.crc32, compressedSize, uncompressedSize) {
+                problems.append(headerDisagrees())
             }
-            return (entry, problems, dataEnd)
+            return (problems, dataEnd)
         }
         // Bit 3: the header's CRC-32 and sizes may be zero (libarchive
         // writes the uncompressed size it was told); the data descriptor
         // after the data holds them.
         func agrees<T: Equatable & BinaryInteger>(_ value: T, _ central: T) -> Bool { value == 0 || value == central }
-        if !agrees(header.crc32, record.crc32) || !agrees(header.compressedSize, wide.compressedSize)
-            || !agrees(header.uncompressedSize, wide.uncompressedSize)
+        if !agrees(header.crc32, record.crc32) || !agrees(header.compressedSize, compressedSize)
+            || !agrees(header.uncompressedSize, uncompressedSize)
         {
-            problems.append(
-                "\(says) gives this entry \(central), but its own header says "
-                    + values(header.crc32, header.compressedSize, header.uncompressedSize) + goesBy)
+            problems.append(headerDisagrees())
         }
         let descriptor: DataDescriptor
         do throws(ZipStructureError) {
             descriptor = try DataDescriptor.read(at: dataEnd, wide: header.hasZip64Field, before: end.offset, in: file)
         } catch {
-            problems.append("\(says) says this entry is \(wide.compressedSize) bytes compressed, but after that many bytes \(error.words)")
-            return (entry, problems, nil)
+            problems.append("\(says) says this entry is \(compressedSize) bytes compressed, but after that many bytes \(error.words)")
+            return (problems, nil)
         }
-        if (descriptor.crc32, descriptor.compressedSize, descriptor.uncompressedSize) != (record.crc32, wide.compressedSize, wide.uncompressedSize) {
+        if (descriptor.crc32, descriptor.compressedSize, descriptor.uncompressedSize) != (record.crc32, compressedSize, uncompressedSize) {
             problems.append(
                 "\(says) gives this entry \(central), but the data descriptor after its data says "
-                    + values(descriptor.crc32, descriptor.compressedSize, descriptor.uncompressedSize) + goesBy)
+                    + valuesWords(descriptor.crc32, descriptor.compressedSize, descriptor.uncompressedSize) + goesBy)
         }
-        return (entry, problems, dataEnd + UInt64(descriptor.length))
+        return (problems, dataEnd + UInt64(descriptor.length))
+    }
+
+    /// An entry's CRC-32 and sizes as words: `CRC-32 6b807e78, 140 bytes
+    /// compressed and 178 uncompressed`.
+    private static func valuesWords(_ crc: UInt32, _ compressed: UInt64, _ uncompressed: UInt64) -> String {
+        "CRC-32 \(crcWords(crc)), \(compressed) bytes compressed and \(uncompressed) uncompressed"
     }
 
     /// The central directory's records against the entries libarchive
