@@ -31,6 +31,9 @@ struct CommandSpec: Sendable {
         var repeats = false
         /// What a shell offers for the value.
         var completion = Completion.path
+
+        /// The option as help names it: `--out <dir>`, or `--json`.
+        var label: String { value.map { "\(name) <\($0)>" } ?? name }
     }
 
     /// One positional argument.
@@ -61,8 +64,7 @@ struct CommandSpec: Sendable {
         parts += positionals.map { "<\($0.name)>" } + optionalPositionals.map { "[<\($0.name)>]" }
         if lastPositionalRepeats { parts[parts.count - 1] += " ..." }
         for option in options {
-            let text = option.value.map { "\(option.name) <\($0)>" } ?? option.name
-            parts.append(option.required ? text : "[\(text)]" + (option.repeats ? " ..." : ""))
+            parts.append(option.required ? option.label : "[\(option.label)]" + (option.repeats ? " ..." : ""))
         }
         return parts.joined(separator: " ")
     }
@@ -75,9 +77,7 @@ struct CommandSpec: Sendable {
             lines.append("")
         }
         lines.append("OPTIONS:")
-        for option in options {
-            lines.append(helpLine(option.value.map { "\(option.name) <\($0)>" } ?? option.name, option.help))
-        }
+        for option in options { lines.append(helpLine(option.label, option.help)) }
         lines.append(helpLine("-h, --help", "Show help information."))
         if let discussion { lines += ["", discussion] }
         if !exitCodes.isEmpty {
@@ -101,7 +101,11 @@ struct CommandSpec: Sendable {
             }
             if !optionsEnded && (argument == "-h" || argument == "--help") { throw UsageError(command: self, message: nil) }
             if !optionsEnded && argument.hasPrefix("-") && argument != "-" {
-                let (name, inline) = argument.split(separator: "=", maxSplits: 1).map(String.init).pairOrSingle
+                // `--name=value` (the value may be empty, and is then refused), or `--name`.
+                let equals = argument.firstIndex(of: "=")
+                let name = String(argument[..<(equals ?? argument.endIndex)])
+                let inline = equals.map { String(argument[argument.index(after: $0)...]) }
+                if name == "--help" { throw UsageError(command: self, message: "The option '--help' takes no value") }
                 guard let option = options.first(where: { $0.name == name }) else {
                     throw UsageError(
                         command: self, message: "Unknown option '\(name)'" + suggestion(for: name, among: options.map(\.name) + ["--help"]))
@@ -119,7 +123,7 @@ struct CommandSpec: Sendable {
                     guard !value.isEmpty else { throw UsageError(command: self, message: "The value for '\(name) <\(valueName)>' is empty") }
                     parsed.values[name, default: []].append(value)
                 } else {
-                    guard inline == nil else { throw UsageError(command: self, message: "Unknown option '\(argument)'") }
+                    guard inline == nil else { throw UsageError(command: self, message: "The option '\(name)' takes no value") }
                     parsed.flags.insert(name)
                 }
             } else {
@@ -249,7 +253,7 @@ struct ParsedArguments {
 /// ". Did you mean 'NAME'?" for the name among `names` nearest to
 /// `word`, when it is within two edits (the first in `names` on a tie); else "".
 func suggestion(for word: String, among names: [String]) -> String {
-    let scored = names.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= 2 }
+    let scored = names.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= 2 && $0.0 != word }
     guard let best = scored.min(by: { $0.1 < $1.1 }) else { return "" }
     return ". Did you mean '\(best.0)'?"
 }
@@ -286,8 +290,4 @@ struct UsageError: Error {
         let helpHint = command.map { "reckon \($0.name) --help" } ?? "reckon --help"
         return "Error: \(message)\nUsage: \(usage)\n  See '\(helpHint)' for more information.\n"
     }
-}
-
-extension Array where Element == String {
-    fileprivate var pairOrSingle: (String, String?) { (self[0], count > 1 ? self[1] : nil) }
 }

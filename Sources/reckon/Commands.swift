@@ -222,3 +222,14 @@ func checkedDefinition(_ path: String, console: Console) -> PipelineDefinition? 
         return nil
     }
 }
+
+extension Character {
+    /// 0 to 9, and nothing else that Unicode calls a digit.
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
+
+/// A decimal number as a person writes it (`12`, `0.5`), never hexadecimal or with an exponent.
+func decimal(_ text: String) -> Double? {
+    guard text.wholeMatch(of: /[0-9]+(\.[0-9]+)?/) != nil else { return nil }
+    return Double(text)
+}

@@ -18,23 +18,36 @@ enum CompletionScript {
         var script = """
             # bash completion for reckon \(Reckon.version), made by `reckon completions bash`.
 
-            # Replies made from $cur, the word as reckon splits it (at blanks
-            # only), cut to what bash replaces: its own word, split at = and :.
+            # Replies made from $cur (the word as reckon reads it: joined where
+            # bash split it at = and :, quoting taken off), cut to what bash
+            # replaces: its own word, after $pre.
             _reckon_reply() {
-                local prefix="${cur%"$word"}" c
+                local c
                 COMPREPLY=()
-                for c in "$@"; do COMPREPLY+=("${c#"$prefix"}"); done
+                for c in "$@"; do COMPREPLY+=("${c#"$pre"}"); done
             }
             _reckon_words() {
                 local w out=()
                 for w in $1; do [[ $w == "$cur"* ]] && out+=("$w"); done
                 _reckon_reply "${out[@]}"
             }
+            # Files (-f) or folders (-d). bash quotes them itself unless the word
+            # was split at = or :, where a folder gets its / here.
             _reckon_paths() {
-                local out
+                local out c
                 mapfile -t out < <(compgen $1 -- "$cur")
-                compopt -o filenames 2>/dev/null
-                _reckon_reply "${out[@]}"
+                if [[ -z $pre ]]; then
+                    compopt -o filenames 2>/dev/null
+                    _reckon_reply "${out[@]}"
+                    return
+                fi
+                COMPREPLY=()
+                for c in "${out[@]}"; do
+                    [[ -d $c ]] && c+=/
+                    printf -v c '%q' "${c#"$pre"}"
+                    COMPREPLY+=("$c")
+                done
+                compopt -o nospace 2>/dev/null
             }
             # A comma-separated list: the words not yet named after the last comma.
             _reckon_list() {
@@ -58,10 +71,34 @@ enum CompletionScript {
                 fi
                 _reckon_reply "${out[@]}"
             }
+            # A word with its quoting taken off (backslashes, '…' and "…"), in REPLY.
+            _reckon_dequote() {
+                local text="$1" c quote=""
+                REPLY=""
+                while [[ -n $text ]]; do
+                    c="${text:0:1}" text="${text:1}"
+                    if [[ -z $quote && $c == \\\\ ]]; then
+                        REPLY+="${text:0:1}" text="${text:1}"
+                    elif [[ -z $quote && ( $c == "'" || $c == '"' ) ]]; then
+                        quote="$c"
+                    elif [[ -n $quote && $c == "$quote" ]]; then
+                        quote=""
+                    else
+                        REPLY+="$c"
+                    fi
+                done
+            }
             _reckon() {
-                local line="${COMP_LINE:0:COMP_POINT}" words cur prev word="${COMP_WORDS[COMP_CWORD]}"
-                read -ra words <<< "$line"
-                [[ -z $line || $line == *[[:blank:]] ]] && words+=("")
+                local words=() cur prev pre="" i
+                for (( i = 0; i <= COMP_CWORD; i++ )); do
+                    _reckon_dequote "${COMP_WORDS[i]}"
+                    if (( i > 0 )) && [[ ${COMP_WORDS[i]} == [=:] || ${COMP_WORDS[i-1]} == [=:] ]]; then
+                        (( i == COMP_CWORD )) && pre="${words[${#words[@]}-1]}"
+                        words[${#words[@]}-1]+="$REPLY"
+                    else
+                        words+=("$REPLY")
+                    fi
+                done
                 cur="${words[${#words[@]}-1]}"
                 prev="${words[${#words[@]}-2]}"
                 COMPREPLY=()
@@ -109,7 +146,7 @@ enum CompletionScript {
                     compadd local remote both
                 else
                     local -a ids
-                    ids=(${(f)"$(reckon completions --memo-ids -- ${words[1,CURRENT-1]} 2>/dev/null)"})
+                    ids=(${(f)"$(reckon completions --memo-ids -- ${(Q)words[1,CURRENT-1]} 2>/dev/null)"})
                     compadd -S '=' -a ids
                 fi
             }

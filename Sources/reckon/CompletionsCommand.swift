@@ -85,8 +85,9 @@ struct CompletionsCommand: ReckonCommand {
         else { return [] }
         var ids: [String] = []
         for case .object(let difference) in differences {
-            guard case .string(let sigil)? = difference["sigil"], ["*", "-", "+"].contains(sigil), case .string(let id)? = difference["id"],
-                !ids.contains(id)
+            // Only a memo id, in its own spelling, reaches the shell: a damaged report's text never does.
+            guard case .string(let sigil)? = difference["sigil"], ["*", "-", "+"].contains(sigil), case .string(let text)? = difference["id"],
+                let id = MemoID(text)?.description, !ids.contains(id)
             else { continue }
             ids.append(id)
         }

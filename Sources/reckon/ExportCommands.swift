@@ -13,7 +13,8 @@ struct ExportCommand: ReckonCommand {
         // Each format named once, in the order first named.
         var formats: [ExportFormat] = []
         for name in text.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
-            guard let format = ExportFormat(rawValue: name) else { throw .init(text: name) }
+            // An empty piece (`json,`) is named by the whole value: '' alone says nothing.
+            guard let format = ExportFormat(rawValue: name) else { throw .init(text: name.isEmpty ? text : name) }
             if !formats.contains(format) { formats.append(format) }
         }
         return formats

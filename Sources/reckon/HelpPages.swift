@@ -3,11 +3,6 @@ import ReckonCore
 /// The help of a command in the reference's two other forms, made from the
 /// same definition as the parser and `--help`: a man page (mdoc) and the
 /// reference page in Markdown (`Commands/NAME.md` in the catalog).
-extension CommandSpec.OptionHelp {
-    /// The option as help names it: `--out <dir>`, or `--json`.
-    var label: String { value.map { "\(name) <\($0)>" } ?? name }
-}
-
 extension CommandSpec {
     /// Each argument and option as the pages list them: the words to show and what they do.
     var entries: [(label: String, help: String)] {

@@ -5,8 +5,8 @@ import ReckonCore
 /// folder, written beside its outputs, checked, and the lines that run it
 /// every night.
 struct InitCommand: ReckonCommand {
-    static let local = Option<String>(
-        "--local", value: "path", help: "This device's memos: a memo folder, the app's store file or an iPhone backup folder.", required: true)
+    /// The device's memos, as `reconcile` takes them.
+    static let local = ReconcileCommand.local
     static let remote = Option<String>(
         "--remote", value: "remote",
         help: "The cloud memo folder: a named rclone remote (gdrive:60dMemo, set up with rclone config) or a folder on disk.", required: true)
@@ -14,10 +14,10 @@ struct InitCommand: ReckonCommand {
         "--dir", value: "dir", help: "The folder to write NAME.json into; the outputs go to its out/NAME/.", required: true, completion: .directory)
     static let name = Option<String>(
         "--name", value: "name", help: "The pipeline's name, and its file's (default: reckon).",
-        expected: "letters, digits, '-' and '_', starting with a letter or digit"
+        expected: "up to 100 letters, digits, '-' and '_', starting with a letter or digit"
     ) { text in
         let allowed = text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
-        return allowed && text.first.map { $0.isLetter || $0.isNumber } == true ? text : nil
+        return allowed && text.count <= 100 && text.first.map { $0.isLetter || $0.isNumber } == true ? text : nil
     }
 
     static let spec = CommandSpec(
@@ -45,9 +45,12 @@ struct InitCommand: ReckonCommand {
     }
 
     func run(_ console: Console) throws(UsageError) -> ExitCode {
-        guard Rclone.masked(remote) == remote else {
+        // A connection string's parameters may hold a secret in any of many
+        // shapes (pass=, a password in a URL, a header): a definition file
+        // keeps none of them, and the message shows none of them.
+        if let parameters = remote.wholeMatch(of: /:?[^:\/]*,[^:]*:.*/), parameters.output.isEmpty == false {
             throw arguments.usage(
-                "'--remote' \(Rclone.masked(remote)) holds a secret, which a definition file must not keep; set the remote up with 'rclone config' and give its name (gdrive:60dMemo)"
+                "'--remote' is a connection string with parameters, which may hold a secret that a definition file must not keep; set the remote up with 'rclone config' and give its name (gdrive:60dMemo)"
             )
         }
         let folder = outputURL(dir)
@@ -59,6 +62,18 @@ struct InitCommand: ReckonCommand {
         let strings = Strings.forLanguage("en")
         let localSide = try side(.local, name: "device", label: strings.defaultLocalLabel, path: local, app: app, arguments: arguments)
         let remoteSide = try side(.remote, name: "drive", label: strings.defaultRemoteLabel, path: remote, app: app, arguments: arguments)
+        guard localSide.kind.place != remoteSide.kind.place else {
+            throw arguments.usage("'--local' and '--remote' name the same place, \(local); a side is always in sync with itself")
+        }
+        // A side on this machine is read now (its index only), so a
+        // definition that cannot run is never written.
+        for (option, spec) in [("--local", localSide), ("--remote", remoteSide)] where spec.kind.localURL != nil {
+            let counted = spec.store(limits: ReadLimits()).count()
+            if counted.status == .failed {
+                let why = counted.problems.first.map { "\(joinPath(spec.path, $0.path)): \($0.message)" } ?? "it cannot be read"
+                throw arguments.usage("'\(option)' \(why); nothing was written")
+            }
+        }
         func entry(_ side: SideSpec) -> JSONValue {
             .object(side.kind.definitionEntry(relativeTo: folder).merging(["name": .string(side.name), "label": .string(side.label)]) { a, _ in a })
         }
@@ -76,6 +91,10 @@ struct InitCommand: ReckonCommand {
             try AtomicFile.makeFolder(folder)
             try AtomicFile.write(JSONWriter.data(definition) + [0x0A], to: file, replacing: false)
         } catch {
+            // Another init of the same name came first.
+            if FileKind(path: file.path) != .missing {
+                throw arguments.usage("\(shown) exists; reckon init never replaces a definition, so nothing was written")
+            }
             console.err("Error: \(errorWords(error))\n")
             return .trouble
         }
@@ -85,23 +104,28 @@ struct InitCommand: ReckonCommand {
         }
         let reckon = realPath("/proc/self/exe")
         let unit = "reckon-\(name)"
+        // The lines as a shell, cron (where % ends the command) and systemd
+        // (where % and $ are its own, and arguments are quoted C-style) read them.
+        let shell = "\(shellQuoted(reckon)) run --quiet \(shellQuoted(file.path))"
+        let cron = shell.replacingOccurrences(of: "%", with: "\\%")
+        let exec = "\(systemdQuoted(reckon)) run --quiet \(systemdQuoted(file.path))"
         console.out(
             """
             Wrote \(escapedForDisplay(shown)): \(escapedForDisplay(loaded.local.label)) against \(escapedForDisplay(loaded.remotes[0].label)), \
             reports in \(escapedForDisplay(joinPath(dir, outputs + "/reports"))), exports in \(escapedForDisplay(joinPath(dir, outputs + "/export"))).
 
             Run it now:
-              \(reckon) run \(file.path)
+              \(shellQuoted(reckon)) run \(shellQuoted(file.path))
 
             Every night at 03:15, from cron (crontab -e):
-              15 3 * * * \(reckon) run --quiet \(file.path)
+              15 3 * * * \(cron)
 
             Or with systemd, as ~/.config/systemd/user/\(unit).service:
               [Unit]
               Description=reckon: check the memos of \(name)
               [Service]
               Type=oneshot
-              ExecStart=\(reckon) run --quiet \(file.path)
+              ExecStart=\(exec)
             and ~/.config/systemd/user/\(unit).timer:
               [Unit]
               Description=Run \(unit) every night
@@ -115,4 +139,27 @@ struct InitCommand: ReckonCommand {
             """)
         return .done
     }
+}
+
+/// `text` as one word for a POSIX shell: as it is when it holds only
+/// characters no shell reads specially, else in single quotes.
+func shellQuoted(_ text: String) -> String {
+    let plain = text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "/._-+:,@=".contains($0)) }
+    return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+}
+
+/// `text` as one argument of a systemd `ExecStart=` line: in double quotes,
+/// with its escapes, its specifier `%` and its variable `$` doubled.
+func systemdQuoted(_ text: String) -> String {
+    var quoted = ""
+    for character in text {
+        switch character {
+        case "\\": quoted += "\\\\"
+        case "\"": quoted += "\\\""
+        case "%": quoted += "%%"
+        case "$": quoted += "$$"
+        default: quoted.append(character)
+        }
+    }
+    return "\"" + quoted + "\""
 }

@@ -149,10 +149,10 @@ struct ApplyCommand: ReckonCommand {
     static let maxDelete = Option<Double>(
         "--max-delete", value: "percent", help: "Refuse a plan that deletes more than this percent of a side's memos (default 50).",
         expected: "a number from 0 to 100"
-    ) { text in Double(text).flatMap { $0 >= 0 && $0 <= 100 ? $0 : nil } }
+    ) { text in decimal(text).flatMap { $0 <= 100 ? $0 : nil } }
     static let maxAge = Option<Int64>(
         "--max-age", value: "age", help: "Refuse a plan older than this: hours, or a number with s, m, h or d (default 24h).",
-        expected: "hours, or a number with s, m, h or d (such as 90m)", convert: seconds(inAge:))
+        expected: "hours, or a number with s, m, h or d (such as 90m), more than 0 and at most 3650 days", convert: seconds(inAge:))
     static let keepBackups = Option<Int>(
         "--keep-backups", value: "n", help: "Keep the backups of this many apply runs (default 10).", expected: "a whole number from 1 to 10000"
     ) { text in Int(text).flatMap { (1...10_000).contains($0) ? $0 : nil } }
@@ -281,10 +281,12 @@ private func confirmAtTerminal(_ plan: Plan, console: Console) -> Bool {
     return readLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes"
 }
 
-/// `--max-age`: hours, or a number with s, m, h or d, in seconds.
+/// `--max-age`: hours, or a number with s, m, h or d, in whole seconds:
+/// at least one, and at most 3650 days.
 private func seconds(inAge text: String) -> Int64? {
     let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
     let unit = text.last.flatMap { units[$0] }
-    guard let number = Double(unit == nil ? text : String(text.dropLast())), number > 0, number <= 3_650 * 24 else { return nil }
-    return Int64(number * (unit ?? 3600))
+    guard let number = decimal(unit == nil ? text : String(text.dropLast())) else { return nil }
+    let seconds = (number * (unit ?? 3600)).rounded(.down)
+    return seconds >= 1 && seconds <= 3_650 * 86_400 ? Int64(seconds) : nil
 }

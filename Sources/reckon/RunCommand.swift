@@ -14,7 +14,7 @@ struct RunCommand: ReckonCommand {
     )
     static let jobs = Option<Int>(
         "--jobs", value: "n", help: "How many pipelines of a fleet run at once (default: the number of cores).", expected: "a whole number from 1"
-    ) { text in Int(text).flatMap { $0 >= 1 && text.allSatisfy(\.isASCII) ? $0 : nil } }
+    ) { text in text.allSatisfy(\.isASCIIDigit) ? Int(text).flatMap { $0 >= 1 ? $0 : nil } : nil }
     static let shard = Option<FleetShard>(
         "--shard", value: "k/n", help: "Run only the pipelines whose name, hashed with FNV-1a 64, gives k modulo n (k from 0).",
         expected: "k/n with n at least 1 and k from 0 to n-1, such as 0/4", convert: FleetShard.init)

@@ -77,6 +77,10 @@ import Testing
         #expect(try Self.bash("reckon plan --take \(ids[0])=re", setup) == ["remote"])
         #expect(try Self.bash("reckon counts ou", setup) == ["out"])
         #expect(try Self.bash("reckon completions ", setup) == ["bash", "zsh", "fish"])
+        // A path bash splits at : or = is completed after it, a folder with its /.
+        try FileManager.default.createDirectory(at: setup.folder.appendingPathComponent("c:d/x"), withIntermediateDirectories: true)
+        #expect(try Self.bash("reckon counts c:", setup) == [":d/"])
+        #expect(try Self.bash("reckon counts c:d", setup) == ["d/"])
     }
 
     @Test(.needs(.tool("fish"))) func fishCompletesCommandsOptionsValuesAndPaths() throws {
@@ -133,6 +137,18 @@ import Testing
         #expect(try complete("reckon plan --prefer ").sorted() == ["local", "newer", "remote"])
         #expect(try complete("reckon plan --take ").sorted() == ids.map { $0 + "=" }.sorted())
         #expect(try complete("reckon plan --take \(ids[0])=").sorted() == ["both", "local", "remote"].map { "\(ids[0])=" + $0 })
+    }
+
+    @Test func onlyMemoIDsOfADamagedReportReachTheShell() throws {
+        let folder = temporaryFolder()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let id = "e4eaaaf2-d142-11e1-b3e4-080027620cdd"
+        let report =
+            #"{"differences": [{"sigil": "-", "id": "x\u001b[31mred"}, {"sigil": "*", "id": "a\nb"}, {"sigil": "+", "id": "E4EAAAF2-D142-11E1-B3E4-080027620CDD"}, {"sigil": "=", "id": "0f8fad5b-d9cb-469f-a165-70867728950e"}]}"#
+        try Data(report.utf8).write(to: folder.appendingPathComponent("report.json"))
+        let result = try runArray(["completions", "--memo-ids"], in: folder)
+        #expect(result.code == 0)
+        #expect(result.stdout == id + "\n")
     }
 
     @Test func anUnknownShellIsAUsageError() throws {

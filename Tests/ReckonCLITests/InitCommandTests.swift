@@ -20,7 +20,7 @@ import Testing
         #expect((definition["export"] as! [String: Any])["dir"] as? String == "out/reckon/export")
         #expect(try reckon("validate", file.path).code == 0)
         #expect(result.stdout.contains("15 3 * * * \(reckonBinary.path) run --quiet \(file.path)\n"))
-        #expect(result.stdout.contains("ExecStart=\(reckonBinary.path) run --quiet \(file.path)\n"))
+        #expect(result.stdout.contains("ExecStart=\"\(reckonBinary.path)\" run --quiet \"\(file.path)\"\n"))
         #expect(result.stdout.contains("OnCalendar=*-*-* 03:15:00\n"))
         // The definition runs, and its outputs land under out/NAME/ beside it.
         let run = try reckon("run", file.path, "--quiet")
@@ -55,7 +55,7 @@ import Testing
             "init", "--local", "Samples/drift/device", "--remote", ":sftp,host=127.0.0.1,user=u,pass=c2VjcmV0:memos", "--dir", dir.path,
             "--name", "other")
         #expect(secret.code == 64)
-        #expect(secret.stderr.contains("holds a secret"))
+        #expect(secret.stderr.contains("may hold a secret"))
         #expect(!secret.stderr.contains("c2VjcmV0"), "the secret itself is never shown")
         #expect(secret.stderr.contains("rclone config"))
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("other.json").path))
@@ -63,5 +63,43 @@ import Testing
         let name = try reckon("init", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--dir", dir.path, "--name", "../x")
         #expect(name.code == 64)
         #expect(name.stderr.hasPrefix("Error: The value '../x' is invalid for '--name <name>'"))
+    }
+
+    @Test func everyConnectionStringWithParametersIsRefusedWhateverShapeItsSecretTakes() throws {
+        let dir = temporaryFolder()
+        for remote in [
+            ":webdav,url=\"http://u:SECRETPW@127.0.0.1/dav\",vendor=other:60dMemo",
+            ":http,url=\"http://127.0.0.1\",headers=\"Authorization,Bearer SECRETPW\":60dMemo",
+            "gdrive,client_secret=SECRETPW:60dMemo"
+        ] {
+            let result = try reckon("init", "--local", "Samples/drift/device", "--remote", remote, "--dir", dir.path)
+            #expect(result.code == 64, "\(remote)")
+            #expect(!result.stderr.contains("SECRETPW") && !result.stdout.contains("SECRETPW"))
+            #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("reckon.json").path))
+        }
+    }
+
+    @Test func theLinesItPrintsQuoteAPathThatAShellCronOrSystemdWouldSplit() throws {
+        let dir = temporaryFolder().appendingPathComponent("my memos 100%")
+        let result = try reckon("init", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--dir", dir.path)
+        #expect(result.code == 0, "\(result.stderr)")
+        let file = dir.appendingPathComponent("reckon.json").path
+        #expect(result.stdout.contains("run --quiet '\(file.replacingOccurrences(of: "%", with: "\\%"))'\n"), "cron: % escaped, quoted")
+        #expect(result.stdout.contains("ExecStart=\"\(reckonBinary.path)\" run --quiet \"\(file.replacingOccurrences(of: "%", with: "%%"))\"\n"))
+        // The "run it now" line, given to a shell, runs the definition.
+        let line = try #require(result.stdout.split(separator: "\n").first { $0.hasSuffix("reckon.json'") && !$0.contains("*") })
+        let run = try runTool("sh", ["-c", String(line.drop { $0 == " " }).replacingOccurrences(of: " run ", with: " run --dry-run ")])
+        #expect(run.code == 0, "\(line): \(run.stderr)")
+    }
+
+    @Test func aSideThatCannotBeReadOrTheSamePlaceTwiceIsRefused() throws {
+        let dir = temporaryFolder()
+        let missing = try reckon("init", "--local", "Samples/nowhere", "--remote", "Samples/drift/drive", "--dir", dir.path)
+        #expect(missing.code == 64)
+        #expect(missing.stderr.contains("Samples/nowhere"))
+        let same = try reckon("init", "--local", "Samples/drift/drive", "--remote", "Samples/drift/drive", "--dir", dir.path)
+        #expect(same.code == 64)
+        #expect(same.stderr.contains("the same place"))
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("reckon.json").path))
     }
 }

@@ -101,6 +101,15 @@ import Testing
         #expect(command.stderr.hasPrefix("Error: Unknown subcommand 'reconcil'. Did you mean 'reconcile'?\n"))
         let far = try reckon("reconcile", "--local", "a", "--remote", "b", "--colour")
         #expect(far.stderr.hasPrefix("Error: Unknown option '--colour'\n"), "nothing within two edits: no guess")
+        let flag = try reckon("run", "Pipelines/sample.json", "--dry-run=")
+        #expect(flag.code == 64)
+        #expect(flag.stderr.hasPrefix("Error: The option '--dry-run' takes no value\n"))
+        #expect(try reckon("help", "run", "--help=").stderr.hasPrefix("Error: The option '--help' takes no value\n"))
+        for age in ["87601h", "3651d", "0x10h", "1e3", "0.5s"] {
+            let apply = try reckon("apply", "plan.json", "--max-age", age)
+            #expect(apply.code == 64)
+            #expect(apply.stderr.hasPrefix("Error: The value '\(age)' is invalid for '--max-age <age>'"), "\(age)")
+        }
         let missing = try reckon("export", "Samples/drift/device", "--out")
         #expect(missing.stderr.hasPrefix("Error: Missing value for '--out <dir>'\n"))
     }
