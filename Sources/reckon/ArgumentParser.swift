@@ -81,7 +81,7 @@ struct CommandSpec: Sendable {
         lines.append(helpLine("-h, --help", "Show help information."))
         if let discussion { lines += ["", discussion] }
         if !exitCodes.isEmpty {
-            lines += ["", "EXIT CODES:"] + exitCodes.map { "  \(String($0.code).padding(toLength: 3, withPad: " ", startingAt: 0))\($0.meaning)" }
+            lines += ["", "EXIT CODES:"] + exitCodes.map(exitCodeLine)
             if let exitCodesNote { lines.append("  " + exitCodesNote) }
         }
         return lines.joined(separator: "\n") + "\n"
@@ -260,16 +260,21 @@ func suggestion(for word: String, among names: [String]) -> String {
 
 /// The Levenshtein distance: how many characters must be inserted, deleted or replaced to make `a` into `b`.
 func editDistance(_ a: String, _ b: String) -> Int {
-    let (a, b) = (Array(a), Array(b))
+    let b = Array(b)
     var previous = Array(0...b.count)
-    for i in 1...max(a.count, 1) where !a.isEmpty {
-        var current = [i] + Array(repeating: 0, count: b.count)
-        for j in stride(from: 1, through: b.count, by: 1) {
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+    for (i, x) in a.enumerated() {
+        var current = [i + 1] + Array(repeating: 0, count: b.count)
+        for (j, y) in b.enumerated() {
+            current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
         }
         previous = current
     }
     return previous[b.count]
+}
+
+/// One exit code as help lists it: `  64 usage error`.
+func exitCodeLine(_ code: (code: Int32, meaning: String)) -> String {
+    "  " + String(code.code).padding(toLength: 3, withPad: " ", startingAt: 0) + code.meaning
 }
 
 func helpLine(_ left: String, _ right: String) -> String {

@@ -62,7 +62,7 @@ enum Commands {
         for command in all { lines.append(helpLine(command.spec.name, command.spec.abstract)) }
         lines.append(helpLine(help.name, help.abstract))
         lines += ["", "  See 'reckon help <subcommand>' for detailed help.", "", "EXIT CODES:"]
-        lines += exitCodes.map { "  \(String($0.code).padding(toLength: 3, withPad: " ", startingAt: 0))\($0.meaning)" }
+        lines += exitCodes.map(exitCodeLine)
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -112,7 +112,7 @@ enum Commands {
             "## Topics", "", "### Subcommands", ""
         ]
         page += all.map { "- <doc:\($0.spec.name)>" } + ["- <doc:help>", ""]
-        page += ["## Exit codes", "", "| Code | Meaning |", "| --- | --- |"] + exitCodes.map { "| \($0.code) | \($0.meaning) |" } + [""]
+        page += ["## Exit codes", ""] + exitCodesTable(exitCodes) + [""]
         return page.joined(separator: "\n")
     }
 

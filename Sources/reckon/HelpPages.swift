@@ -4,13 +4,6 @@ import ReckonCore
 /// same definition as the parser and `--help`: a man page (mdoc) and the
 /// reference page in Markdown (`Commands/NAME.md` in the catalog).
 extension CommandSpec {
-    /// Each argument and option as the pages list them: the words to show and what they do.
-    var entries: [(label: String, help: String)] {
-        let arguments = (positionals + optionalPositionals).map { argument in ("<\(argument.name)>", argument.help) }
-        let named = options.map { option in (option.label, option.help) }
-        return arguments + named + [("-h, --help", "Show help information.")]
-    }
-
     /// The reference page: what `reckon help NAME --markdown` prints.
     var markdown: String {
         var page = ["# reckon \(name)", "", abstract, "", "## Usage", "", "```", usage, "```", ""]
@@ -22,8 +15,7 @@ extension CommandSpec {
         page += options.map { option in "- `\(option.label)`: \(option.help)" }
         page += ["- `-h, --help`: Show help information.", ""]
         if let discussion { page += ["## Discussion", "", discussion.split(separator: "\n").joined(separator: " "), ""] }
-        page += ["## Exit codes", "", "| Code | Meaning |", "| --- | --- |"]
-        page += exitCodes.map { "| \($0.code) | \($0.meaning) |" }
+        page += ["## Exit codes", ""] + exitCodesTable(exitCodes)
         if let exitCodesNote { page += ["", exitCodesNote] }
         page += ["", "The man page of this command is `reckon help \(name) --man`; see <doc:Commands> for every command.", ""]
         return page.joined(separator: "\n")
@@ -38,17 +30,22 @@ extension CommandSpec {
         for positional in positionals { page.macro("Ar", positional.name + (lastPositionalRepeats ? " ..." : "")) }
         for positional in optionalPositionals { page.macro("Op", "Ar \(positional.name)") }
         for option in options {
-            let words = ManPage.flag(option.name) + (option.value.map { " Ar \($0)" } ?? "")
-            if option.required { page.macro("Fl", words) } else { page.macro("Op", "Fl " + words + (option.repeats ? " ..." : "")) }
+            if option.required { page.macro(option.mdoc) } else { page.macro("Op", option.mdoc + (option.repeats ? " ..." : "")) }
         }
         page.macro("Sh", "DESCRIPTION")
         page.text(abstract)
         if let discussion { page.text(discussion.split(separator: "\n").joined(separator: " ")) }
         page.macro("Bl", "-tag -width 6n")
-        for entry in entries {
-            page.macro("It", ManPage.item(entry.label))
-            page.text(entry.help)
+        for argument in positionals + optionalPositionals {
+            page.macro("It", "Ar \(argument.name)")
+            page.text(argument.help)
         }
+        for option in options {
+            page.macro("It", option.mdoc)
+            page.text(option.help)
+        }
+        page.macro("It", "Fl h , Fl -help")
+        page.text("Show help information.")
         page.macro("El")
         page.exitStatus(exitCodes, note: exitCodesNote)
         page.macro("Sh", "SEE ALSO")
@@ -107,17 +104,16 @@ struct ManPage {
         }
         return text.hasPrefix(".") || text.hasPrefix("'") ? "\\&" + text : text
     }
+}
 
-    /// An option's name for `Fl`, which writes one dash itself.
-    static func flag(_ name: String) -> String { String(name.dropFirst()) }
+extension CommandSpec.OptionHelp {
+    /// The option in mdoc: `Fl -out Ar dir` (`Fl` writes one dash itself).
+    var mdoc: String { "Fl " + name.dropFirst() + (value.map { " Ar \($0)" } ?? "") }
+}
 
-    /// A list item's head: `Fl` for an option (with `Ar` for its value), `Ar` for an argument.
-    static func item(_ label: String) -> String {
-        if label == "-h, --help" { return "Fl h , Fl \(flag("--help"))" }
-        if label.hasPrefix("<") { return "Ar " + label.dropFirst().dropLast() }
-        let parts = label.split(separator: " ", maxSplits: 1).map(String.init)
-        return "Fl \(flag(parts[0]))" + (parts.count > 1 ? " Ar " + parts[1].dropFirst().dropLast() : "")
-    }
+/// Exit codes as a Markdown table.
+func exitCodesTable(_ codes: [(code: Int32, meaning: String)]) -> [String] {
+    ["| Code | Meaning |", "| --- | --- |"] + codes.map { "| \($0.code) | \($0.meaning) |" }
 }
 
 extension String {
