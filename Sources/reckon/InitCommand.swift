@@ -54,6 +54,10 @@ struct InitCommand: ReckonCommand {
             )
         }
         let folder = outputURL(dir)
+        // A link to a folder is the user's choice; one that leads nowhere is never written through, as for export --out.
+        if FileKind(path: fileURL(dir).path) == .link, FileKind(path: folder.path) == .missing {
+            throw arguments.usage("'--dir' \(dir) is a link that leads nowhere; reckon does not write through it, so nothing was written")
+        }
         let file = folder.appendingPathComponent(name + ".json")
         let shown = joinPath(dir, name + ".json")
         guard FileKind(path: file.path) == .missing else {

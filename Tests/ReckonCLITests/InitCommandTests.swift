@@ -60,6 +60,13 @@ import Testing
         #expect(secret.stderr.contains("rclone config"))
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("other.json").path))
 
+        let dead = dir.appendingPathComponent("dead")
+        try FileManager.default.createSymbolicLink(atPath: dead.path, withDestinationPath: "nowhere")
+        let link = try reckon("init", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--dir", dead.path)
+        #expect(link.code == 64)
+        #expect(link.stderr.contains("is a link that leads nowhere"))
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("nowhere").path), "nothing is made through the link")
+
         let name = try reckon("init", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--dir", dir.path, "--name", "../x")
         #expect(name.code == 64)
         #expect(name.stderr.hasPrefix("Error: The value '../x' is invalid for '--name <name>'"))
