@@ -169,6 +169,12 @@ enum SharedOptions {
     static let acceptDeletions = Flag(
         "--accept-deletions", help: "For this run, accept the deletions an alarm names: say so in the report and let the baseline move on.")
     static let refresh = Flag("--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache.")
+    /// `--report-content`, for the commands that write pages of memos.
+    static let reportContent = Option<ReportContent>(
+        "--report-content", value: "level",
+        help: "How much of the memos the pages show: full (bodies, the default), titles (titles and tags) or none (ids, fields, dates).",
+        expected: "one of: full, titles, none", completion: .oneOf(ReportContent.allCases.map(\.rawValue))
+    ) { ReportContent(rawValue: $0) }
     /// A side given as a path, as `counts`, `export` and `verify` take it.
     static let sidePath = CommandSpec.Argument(
         name: "path", help: "A memo folder (holding index.json, or above 60dMemo/), the app's store file or an iPhone backup folder.")

@@ -22,8 +22,7 @@ struct ReconcileCommand: ReckonCommand {
         name: "reconcile", abstract: "Compare the memos on this device with a cloud folder, memo by memo.",
         options: [
             Self.local.help, Self.remote.help, Self.out.help, Self.json.help, Self.quick.help, Self.language.help, SharedOptions.refresh.help,
-            SharedOptions.app.help,
-            SharedOptions.acceptDeletions.help
+            SharedOptions.app.help, SharedOptions.acceptDeletions.help, SharedOptions.reportContent.help
         ],
         exitCodes: Commands.exitCodes)
 
@@ -31,10 +30,12 @@ struct ReconcileCommand: ReckonCommand {
     var json: Bool
     var language: String
     var acceptDeletions: Bool
+    var reportContent: ReportContent
     var arguments: ParsedArguments
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         language = try arguments.value(Self.language) ?? "en"
+        reportContent = try arguments.value(SharedOptions.reportContent) ?? .full
         sides = OneShotSides(
             local: arguments.required(Self.local), remote: arguments.required(Self.remote), out: try arguments.value(Self.out),
             app: try arguments.value(SharedOptions.app), refresh: arguments[SharedOptions.refresh], quick: arguments[Self.quick])
@@ -44,9 +45,11 @@ struct ReconcileCommand: ReckonCommand {
     }
 
     func run(_ console: Console) throws(UsageError) -> ExitCode {
-        let definition = try sides.definition("reconcile", language: language, quarantines: true, arguments: arguments)
+        var definition = try sides.definition("reconcile", language: language, quarantines: true, arguments: arguments)
+        definition.reportContent = reportContent
         var pipeline = Pipeline(startedAt: runStart())
         pipeline.settings.acceptDeletions = acceptDeletions
+        pipeline.settings.repairCommand = sides.repairCommand(definition)
         let published = execute(pipeline, definition, console: console, json: json, quiet: false)
         return ExitCode(rawValue: published.exitCode(driftFails: true))!
     }
@@ -91,6 +94,15 @@ struct OneShotSides {
             throw arguments.usage("'--out' \(error.message)")
         }
         return definition
+    }
+
+    /// The plan and apply lines for the choices made in the report of
+    /// `definition` (made by `definition(…)`), each side by its absolute
+    /// path; nil without `out`.
+    func repairCommand(_ definition: PipelineDefinition) -> RepairCommand? {
+        guard let reports = definition.reportDir else { return nil }
+        func shown(_ spec: SideSpec) -> String { spec.kind.localURL == nil ? spec.path : realPath(fileURL(spec.path).path) }
+        return .sides(local: shown(definition.local), remote: shown(definition.remotes[0]), out: realPath(reports.path), app: app)
     }
 }
 

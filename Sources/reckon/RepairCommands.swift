@@ -30,7 +30,10 @@ struct PlanCommand: ReckonCommand {
     static let spec = CommandSpec(
         name: "plan", abstract: "Plan what would make a cloud folder and this device the same, memo by memo, and write plan.json.",
         optionalPositionals: [.init(name: "pipeline", help: "A pipeline definition (JSON), instead of --local and --remote paths.")],
-        options: [Self.local.help, Self.remote.help, Self.out.help, Self.take.help, Self.prefer.help, Self.json.help, SharedOptions.app.help],
+        options: [
+            Self.local.help, Self.remote.help, Self.out.help, Self.take.help, Self.prefer.help, Self.json.help, SharedOptions.app.help,
+            SharedOptions.reportContent.help
+        ],
         exitCodes: [
             (0, "nothing to do"), (1, "actions or conflicts planned"),
             (2, "trouble: a side could not be read, or plan.json could not be written"), (64, "usage or definition error; nothing done")
@@ -43,9 +46,11 @@ struct PlanCommand: ReckonCommand {
     var app: String?
     var choices = ConflictChoices()
     var json: Bool
+    var reportContent: ReportContent?
     var arguments: ParsedArguments
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
+        reportContent = try arguments.value(SharedOptions.reportContent)
         for (id, side) in try arguments.values(Self.take) {
             if let earlier = choices.take[id], earlier != side {
                 throw arguments.usage("'--take' names the memo \(id) twice, as \(earlier.rawValue) and as \(side.rawValue); choose one")
@@ -116,7 +121,7 @@ struct PlanCommand: ReckonCommand {
             onNote: { [progress = console.progress, err = console.err] note in
                 if progress { err("reckon: \(note)\n") }
             }, onProgress: progressPrinter(console, quiet: false))
-        let made: Plan
+        var made: Plan
         do {
             made = try Pipeline(startedAt: runStart()).plan(
                 target.definition, remote: target.remote, choices: choices, definitionPath: target.definitionPath,
@@ -126,6 +131,7 @@ struct PlanCommand: ReckonCommand {
             return .trouble
         }
         if let refusal = choices.refusal(by: made) { throw arguments.usage("'--take' \(refusal)") }
+        made.showing(reportContent ?? target.definition.reportContent)
         do {
             try made.write(into: target.out)
         } catch {

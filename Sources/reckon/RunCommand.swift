@@ -81,6 +81,7 @@ struct RunCommand: ReckonCommand {
         pipeline.settings.keepsHistory = true
         pipeline.settings.acceptDeletions = acceptDeletions
         pipeline.settings.readsEveryMemo = refresh
+        pipeline.settings.repairCommand = .pipeline(definition)
         var lock: RunLock?
         if pipeline.settings.writeFiles, let url = definition.lockURL {
             do {

@@ -95,3 +95,32 @@ package struct Difference: Sendable, Equatable, Codable {
         changed = sigil == .cannotCompare ? nil : .unknown
     }
 }
+
+extension Difference {
+    /// The side that alone moved since the baseline, which a plan follows
+    /// without asking; nil when both or neither moved, or no baseline tells.
+    package var movedAlone: SideRole? {
+        switch changed {
+        case .local?: .local
+        case .remote?: .remote
+        default: nil
+        }
+    }
+
+    /// A plan cannot settle this memo without a person's choice: it can be
+    /// compared, and no side alone moved since the last run.
+    package var needsChoice: Bool { sigil != .cannotCompare && movedAlone == nil }
+
+    /// The side whose version is newer, by its deletion or modification
+    /// time; a side without the memo has no time and loses. Nil when both
+    /// times are the same.
+    package var newerSide: SideRole? {
+        func time(_ state: SideState) -> Timestamp? { state.deletedAt ?? state.modifiedTime }
+        switch (time(local), time(remoteState)) {
+        case (let l?, let r?): return l == r ? nil : (l > r ? .local : .remote)
+        case (_?, nil): return .local
+        case (nil, _?): return .remote
+        case (nil, nil): return nil
+        }
+    }
+}

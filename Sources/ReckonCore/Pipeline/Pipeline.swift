@@ -17,6 +17,8 @@ package struct RunSettings: Sendable {
     /// Whether the export reads every memo, even one whose file the
     /// previous run read and is unchanged (`--refresh`).
     package var readsEveryMemo = false
+    /// How the report's page writes the commands that carry out choices.
+    package var repairCommand: RepairCommand?
 
     package init(startedAt: Timestamp) { self.startedAt = startedAt }
 }

@@ -45,6 +45,8 @@ package struct ExportSpec: Sendable, Equatable {
 /// A pipeline definition: the sides, what to check, where reports and exports go.
 package struct PipelineDefinition: Sendable, Equatable {
     package var name: String
+    /// The file the definition was read from; nil for one made on the command line.
+    package var file: URL?
     package var local: SideSpec
     package var remotes: [SideSpec]
     package var check: CheckMode
@@ -68,6 +70,8 @@ package struct PipelineDefinition: Sendable, Equatable {
     package var language: String
     /// The IANA time zone reports show times in.
     package var timeZone = "UTC"
+    /// How much of the memos the report pages show (`reports.content`).
+    package var reportContent = ReportContent.full
     /// Whether drift makes `reckon run` exit 1.
     package var failOnDrift: Bool
 
@@ -144,7 +148,9 @@ extension PipelineDefinition {
         } catch {
             throw DefinitionError(file: displayPath, message: FileKind(path: url.path) == .missing ? "no such file" : error.message)
         }
-        return try parse(data, file: displayPath, base: url.deletingLastPathComponent(), environment: environment)
+        var definition = try parse(data, file: displayPath, base: url.deletingLastPathComponent(), environment: environment)
+        definition.file = url
+        return definition
     }
 
     /// Parses a definition; `base` is the folder relative paths start from.
@@ -305,11 +311,18 @@ package struct DefinitionReader {
 
         var reportDir: URL?
         var reportPath: String?
+        var content = ReportContent.full
         var quarantine: (URL, String)?
         var state: (URL, String)?
         if top["reports"] != nil {
-            let reports = try object(top["reports"], "reports", allowed: PipelineDefinition.reportKeys)
+            let reports = try object(top["reports"], "reports", allowed: PipelineDefinition.reportKeys.union(["content"]))
             let path = try string(reports, "dir", in: "reports", required: true)!
+            if let text = try string(reports, "content", in: "reports", required: false) {
+                guard let value = ReportContent(rawValue: text) else {
+                    throw fail("reports.content", "must be \"full\", \"titles\" or \"none\", found \"\(text)\"")
+                }
+                content = value
+            }
             reportDir = outputURL(path)
             reportPath = path
             quarantine = (outputURL(path).appendingPathComponent("quarantine"), joinPath(path, "quarantine"))
@@ -378,6 +391,7 @@ package struct DefinitionReader {
         definition.alarm = alarm
         definition.limits = limits
         definition.timeZone = timeZone
+        definition.reportContent = content
         if ([local] + remotes).contains(where: \.kind.needsCache) {
             let (dir, temporary) =
                 cache ?? reportDir.map { ($0.appendingPathComponent("cache"), false) } ?? SideKinds.oneShotCache(environment: environment)

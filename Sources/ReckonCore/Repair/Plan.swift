@@ -355,3 +355,17 @@ extension [PlanSide] {
     /// The side that plays `role`: a plan's sides are the local one, then the remote.
     package func side(_ role: SideRole) -> PlanSide { self[role == .local ? 0 : 1] }
 }
+
+extension Plan {
+    /// Keeps only what `content` lets the plan's pages show of each
+    /// version: no body's first lines below `full`, no title at `none`.
+    package mutating func showing(_ content: ReportContent) {
+        guard content != .full else { return }
+        for index in actions.indices {
+            for role in actions[index].versions.keys {
+                actions[index].versions[role]!.firstLines = []
+                if content == .none { actions[index].versions[role]!.title = nil }
+            }
+        }
+    }
+}

@@ -136,7 +136,7 @@ package struct Planner {
             case .remote:
                 return .follow(from: .remote, to: .local, choice: "--take \(id)=remote: \(labels[.remote]!)'s version is kept", keepLoser: false)
             case .both:
-                guard let newer = newerSide(difference) else {
+                guard let newer = difference.newerSide else {
                     return .conflict("--take \(id)=both cannot tell which version is newer (the same time on both sides); take local or remote")
                 }
                 return .follow(
@@ -145,11 +145,7 @@ package struct Planner {
                     keepLoser: true)
             }
         }
-        switch difference.changed ?? .unknown {
-        case .local: return .follow(from: .local, to: .remote, choice: nil, keepLoser: false)
-        case .remote: return .follow(from: .remote, to: .local, choice: nil, keepLoser: false)
-        case .both, .neither, .unknown: break
-        }
+        if let moved = difference.movedAlone { return .follow(from: moved, to: moved.other, choice: nil, keepLoser: false) }
         // --prefer chooses between two versions; a memo one side never had is not one, and is never deleted by it.
         let absent: SideRole? =
             difference.sigil == .onlyOnRemote && listings[.local]!.entries[id] == nil
@@ -164,7 +160,7 @@ package struct Planner {
         case .local?: return .follow(from: .local, to: .remote, choice: "--prefer local: \(labels[.local]!)'s version is kept", keepLoser: false)
         case .remote?: return .follow(from: .remote, to: .local, choice: "--prefer remote: \(labels[.remote]!)'s version is kept", keepLoser: false)
         case .newer?:
-            guard let newer = newerSide(difference) else {
+            guard let newer = difference.newerSide else {
                 return .conflict("--prefer newer cannot tell which version is newer (the same time on both sides); choose with --take")
             }
             return .follow(
@@ -174,24 +170,12 @@ package struct Planner {
         }
     }
 
-    /// The side whose version is newer: its deletion or modification time; a side without the memo has no time and loses.
-    func newerSide(_ difference: Difference) -> SideRole? {
-        func time(_ state: Difference.SideState) -> Timestamp? { state.deletedAt ?? state.modifiedTime }
-        switch (time(difference.local), time(difference.remoteState)) {
-        case (let l?, let r?): return l == r ? nil : (l > r ? SideRole.local : .remote)
-        case (_?, nil): return .local
-        case (nil, _?): return .remote
-        case (nil, nil): return nil
-        }
-    }
-
     // MARK: - Building actions
 
     func planSide(_ listing: SideListing, index: FileTag?) -> PlanSide {
         let identity = SideIdentity(listing.spec)
         let planned = listing.spec.kind.planned(label: listing.spec.label)
-        var notWritable = planned.notWritable
-        if listing.spec.readOnly { notWritable = "\(listing.spec.label) is marked \"readOnly\": true" }
+        let notWritable = listing.spec.notWritable
         return PlanSide(
             role: listing.spec.role, name: listing.spec.name, label: listing.spec.label, path: listing.spec.path,
             kind: identity.kind, place: identity.place, location: planned.location, rcloneConfig: planned.rcloneConfig,

@@ -29,6 +29,14 @@ package struct Report: Sendable, Equatable, Codable {
     package var history: [HistoryEntry] = []
     /// The IANA time zone times are shown in (`UTC` unless the definition says).
     package var timeZone = "UTC"
+    /// Each difference's memos as read, fingerprints and choices, in the
+    /// order of `differences`; empty when the memos were not looked up.
+    package var details: [MemoDetail] = []
+    /// How much of the memos the pages show.
+    package var content = ReportContent.full
+    /// The commands that carry out choices made in the page; nil when the
+    /// run does not say how its sides are planned for.
+    package var repair: RepairCommand?
 
     enum CodingKeys: String, CodingKey {
         case schemaVersion, reckonVersion, pipeline, check, sides, inSync, outcome, differences, quarantined, exports

@@ -4,6 +4,9 @@ import Foundation
 package enum SideRole: String, Sendable, Codable, CaseIterable {
     case local
     case remote
+
+    /// The side across from this one.
+    package var other: SideRole { self == .local ? .remote : .local }
 }
 
 /// Where one side is and what to call it.
@@ -36,6 +39,12 @@ package struct SideSpec: Sendable, Equatable {
 
     /// The store that reads this side.
     package func store(limits: ReadLimits) -> any MemoStore { kind.open(self, limits: limits) }
+
+    /// Why `reckon apply` may never write this side (the app's own store,
+    /// a side marked read-only); nil when it may.
+    package var notWritable: String? {
+        readOnly ? "\(label) is marked \"readOnly\": true" : kind.planned(label: label).notWritable
+    }
 }
 
 /// How a remote's memo files were had in one run.
@@ -131,6 +140,11 @@ package struct SideListing: Sendable {
 }
 
 extension SideListing {
+    /// The fingerprint of one memo as this listing holds it; nil when the side has no entry for it.
+    package func fingerprint(of id: MemoID) -> Fingerprint? {
+        entries[id].map { Fingerprint($0, digest: memos[id].map(Fingerprint.digest)) }
+    }
+
     /// What `counts --json` prints: the counts (null when the index could
     /// not be read), the side's path, its status and its problems, each
     /// named under `given`, the path as the user gave it.

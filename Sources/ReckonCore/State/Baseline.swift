@@ -491,3 +491,40 @@ private struct LineReader {
         return rest.starts(with: prefix.utf8)
     }
 }
+
+extension Fingerprint {
+    /// The fingerprint as a report and a choices file carry it:
+    /// `seconds.nanoseconds-state-rowVersion-changeTag-digest`, with `_` for
+    /// what a side has not (a row version off a store, a digest in a quick
+    /// check). Read back by `init(token:)`.
+    package var token: String {
+        func hex(_ value: UInt64?) -> String {
+            guard let value else { return "_" }
+            let digits = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }
+        let nanoseconds = String(modifiedTime.nanoseconds)
+        let state = (archived ? 1 : 0) + (deleted ? 2 : 0)
+        return "\(modifiedTime.seconds).\(String(repeating: "0", count: 9 - nanoseconds.count))\(nanoseconds)-\(state)-"
+            + "\(rowVersion.map(String.init) ?? "_")-\(hex(changeTag))-\(hex(digest))"
+    }
+
+    /// A fingerprint read back from its `token`; nil when the text is not one.
+    package init?(token: String) {
+        let parts = token.split(separator: "-", omittingEmptySubsequences: false)
+        let time = parts.first?.split(separator: ".", omittingEmptySubsequences: false) ?? []
+        guard parts.count == 5, time.count == 2, time[1].count == 9, let seconds = Int64(time[0]), let nanoseconds = Int32(time[1]),
+            nanoseconds >= 0, let state = Int(parts[1]), (0...3).contains(state), parts[1].count == 1
+        else { return nil }
+        func optional<Value>(_ part: Substring, _ read: (Substring) -> Value?) -> Value?? {
+            part == "_" ? .some(nil) : read(part).map { .some($0) }
+        }
+        guard let rowVersion = optional(parts[2], { Int64($0) }),
+            let changeTag = optional(parts[3], { $0.count == 16 ? UInt64($0, radix: 16) : nil }),
+            let digest = optional(parts[4], { $0.count == 16 ? UInt64($0, radix: 16) : nil })
+        else { return nil }
+        self.init(
+            modifiedTime: Timestamp(seconds: seconds, nanoseconds: nanoseconds), archived: state & 1 == 1, deleted: state & 2 == 2,
+            rowVersion: rowVersion, changeTag: changeTag, digest: digest)
+    }
+}

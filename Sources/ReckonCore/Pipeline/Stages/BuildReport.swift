@@ -13,7 +13,15 @@ extension Pipeline {
     /// Builds the report from what the earlier stages found; writes nothing.
     package static var reporting: Stage<ReportInput, Report> {
         Stage("report") { input, run in
-            Report.build(input, definition: run.definition, startedAt: run.settings.startedAt)
+            var report = Report.build(input, definition: run.definition, startedAt: run.settings.startedAt)
+            report.repair = run.settings.repairCommand
+            // Only the pages show the memos, so they are read only when pages are written.
+            if run.definition.reportDir != nil {
+                report.details = MemoDetail.read(
+                    input.reconciliation.differences, sides: input.sides, deep: run.definition.check == .deep,
+                    content: run.definition.reportContent)
+            }
+            return report
         }
     }
 }
@@ -38,6 +46,7 @@ extension Report {
             differences: differences, quarantined: input.sides.quarantined, exports: exports)
         report.startedAt = startedAt
         report.timeZone = definition.timeZone
+        report.content = definition.reportContent
         report.timings = input.timings.map {
             StageTiming(stage: $0.stage, seconds: Double($0.duration.components.seconds) + Double($0.duration.components.attoseconds) / 1e18)
         }
