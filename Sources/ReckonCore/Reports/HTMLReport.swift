@@ -1,8 +1,9 @@
 import Foundation
 
 /// `report.html`: one self-contained page in the manner of the notes app's
-/// export screen. Inline CSS, no script, no network, a Content-Security-Policy
-/// that forbids scripts; every string from a memo or a path is escaped.
+/// export screen. Inline CSS, no network, a Content-Security-Policy that
+/// allows one script, by its hash, and only on a page where a person
+/// chooses versions; every string from a memo or a path is escaped.
 package struct HTMLReport {
     package var strings: Strings
     /// Paths under this folder are shown relative to it.
@@ -65,7 +66,8 @@ package struct HTMLReport {
         out.append(sources(report))
         if !report.differences.isEmpty { out.append(differences(report)) }
         out += [problems(report), quarantined(report), exports(report), timings(report)].compactMap { $0 }
-        return Self.page(language: s.code, title: s.title(report.pipeline), body: out)
+        let choosing = report.repair != nil && report.details.contains { $0.choice != nil }
+        return Self.page(language: s.code, title: s.title(report.pipeline), body: out, script: choosing ? Self.script : nil)
     }
 
     /// One side's Active and Archived counts, each marked where it
@@ -154,25 +156,29 @@ package struct HTMLReport {
     }
 
     /// One self-contained page: the head with its policy and style, the
-    /// title as heading, then `body`'s lines (already escaped HTML).
-    static func page(language: String, title: String, body: [String]) -> String {
+    /// title as heading, then `body`'s lines (already escaped HTML), then
+    /// `script`, the one script the policy allows (by its hash), if any.
+    static func page(language: String, title: String, body: [String], script: String? = nil) -> String {
+        let scripts = script.map { " script-src '\(policyHash(of: $0))';" } ?? ""
         let head = """
             <!DOCTYPE html>
             <html lang="\(language)">
             <head>
             <meta charset="utf-8">
-            <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">
+            <meta http-equiv="Content-Security-Policy" content="default-src 'none';\(scripts) style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(html(title))</title>
             <style>
             \(style)
+            \(reviewStyle)
             </style>
             </head>
             <body>
             <main>
             <h1>\(html(title))</h1>
             """
-        return ([head] + body + ["</main>\n</body>\n</html>\n"]).joined(separator: "\n")
+        let end = (script.map { "<script>\($0)</script>\n" } ?? "") + "</main>\n</body>\n</html>\n"
+        return ([head] + body + [end]).joined(separator: "\n")
     }
 
     /// A titled table whose cells are already escaped HTML.
@@ -186,27 +192,6 @@ package struct HTMLReport {
         out += headers.map { "<th>\(html($0))</th>" }.joined() + "</tr></thead><tbody>"
         out += rows.map { "<tr>" + $0.map { "<td>\($0)</td>" }.joined() + "</tr>" }.joined()
         return out + "</tbody></table></div>"
-    }
-
-    /// The differences, one stacked row per memo so that a phone needs no
-    /// sideways scrolling: sign, short id and title; what differs in words;
-    /// what each side holds. A legend says what the signs mean.
-    func differences(_ report: Report) -> String {
-        let s = strings
-        var out = "<section><h2>\(html("\(s.differencesHeading) (\(report.differences.count))"))</h2><ul class=\"diffs\">"
-        for d in report.differences {
-            let id = d.id.value
-            out +=
-                "<li><span class=\"sigil\">\(html(d.sigil.rawValue))</span> <code class=\"id\" title=\"\(html(id))\">\(html(String(id.prefix(8))))</code>"
-            if let title = d.title, !title.isEmpty { out += " <span class=\"memo-title\">\(html(title))</span>" }
-            out += "<br><span class=\"what\">\(html(report.whatDiffers(d, s)))</span>"
-            let remote = report.label(ofRemote: d.remote)
-            out += "<br><span class=\"state\">\(html(report.local.label)): \(html(report.describe(d.local, s)))</span>"
-            out += "<br><span class=\"state\">\(html(remote)): \(html(report.describe(d.remoteState, s)))</span></li>"
-        }
-        let meanings = s.sigilMeanings(report.local.label, report.remotes.map(\.label).joined(separator: " / "))
-        let legend = zip(["=", "-", "+", "*", "!"], meanings).map { "<code>\(html($0))</code> \(html($1))" }
-        return out + "</ul><p class=\"legend\">\(html(s.legendHeading)): " + legend.joined(separator: " · ") + "</p></section>"
     }
 
     /// Active and Archived per side over the last runs, as an inline SVG

@@ -45,11 +45,12 @@ package struct MarkdownReport {
             ]
             for d in report.differences {
                 out.append(
-                    "| \(code(d.sigil.rawValue)) | \(code(d.id.value)) | \(escape(d.title ?? "")) | \(escape(report.whatDiffers(d, s))) | "
+                    "| \(code(d.sigil.rawValue)) | \(code(d.id.value)) | \(escape(report.content == .none ? "" : d.title ?? "")) | \(escape(report.whatDiffers(d, s))) | "
                         + "\(escape(report.describe(d.local, s))) | \(escape(report.describeRemote(d, s))) |")
             }
             let legend = zip(["=", "-", "+", "*", "!"], s.sigilMeanings(report.local.label, report.remotes.map(\.label).joined(separator: " / ")))
             out += ["", "\(s.legendHeading): " + legend.map { "\(code($0)) \(escape($1))" }.joined(separator: " · "), ""]
+            out += review(report)
         }
         let problems = report.sides.flatMap { side in side.problems.map { (side, $0) } }
         if !problems.isEmpty {
@@ -134,6 +135,45 @@ package struct MarkdownReport {
         "`"
             + escapedForDisplay(text).replacingOccurrences(of: "`", with: "'").replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(
                 of: "\n", with: " ") + "`"
+    }
+
+    /// After the differences: what the report leaves out, each memo's text
+    /// as a line diff (in a fence longer than any run of backticks in it),
+    /// and how to carry out choices with `--take`.
+    func review(_ report: Report) -> [String] {
+        let r = ReviewStrings.forLanguage(strings.code)
+        var out: [String] = []
+        if report.content != .full { out += [escape(r.hidden(report.content)), ""] }
+        var budget = HTMLReport.textBudget
+        for (d, detail) in zip(report.differences, report.details) where report.content == .full {
+            guard let local = detail.local, let remote = detail.remote else { continue }
+            let diff = LineDiff(old: local.body ?? "", new: remote.body ?? "")
+            guard !diff.isEmpty else { continue }
+            out += ["### \(code(d.id.value)) \(escape(r.field("body")))", ""]
+            guard budget > 0 else {
+                out += [escape(r.notShownBudget("reckon show \(d.id.value)")), ""]
+                continue
+            }
+            let text = diff.text(colour: false)
+            // The longest run of backticks anywhere in the text: the fence is longer.
+            var longest = 0
+            var run = 0
+            for character in text {
+                run = character == "`" ? run + 1 : 0
+                longest = max(longest, run)
+            }
+            let fence = String(repeating: "`", count: max(3, longest + 1))
+            out += ["\(fence)diff", text + fence, ""]
+            budget -= text.utf8.count
+        }
+        if let repair = report.repair, report.details.contains(where: { $0.choice != nil }) {
+            out += ["## \(escape(r.carryOutHeading))", "", escape(r.takeSyntax), ""]
+            for remote in report.remotes
+            where zip(report.differences, report.details).contains(where: { $0.remote == remote.name && $1.choice != nil }) {
+                out += ["```sh", repair.planWithoutChoices(remote: remote.name) + " --take ID=local", repair.apply, "```", ""]
+            }
+        }
+        return out
     }
 }
 

@@ -44,6 +44,12 @@ package final class SHA256 {
             return String(decoding: text, as: UTF8.self)
         }
 
+        /// The digest in base64, as a Content-Security-Policy names a script by it.
+        package var base64: String {
+            Data([words.0, words.1, words.2, words.3].flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> UInt64(56 - 8 * $0)) } })
+                .base64EncodedString()
+        }
+
         package static func == (a: Digest, b: Digest) -> Bool { a.words == b.words }
         package func hash(into hasher: inout Hasher) {
             hasher.combine(words.0)
