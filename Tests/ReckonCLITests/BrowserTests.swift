@@ -74,45 +74,6 @@ struct BrowserTests {
         #expect(!dom.stdout.contains("<script"))
     }
 
-    /// At a phone's width (390 px) nothing scrolls sideways: neither the
-    /// page nor any box inside it. Headless Chromium keeps a window at least
-    /// 500 px wide, so the page, unchanged, is shown in a 390 px frame of a
-    /// page whose script writes the widths into the DOM for `--dump-dom`.
-    @Test(arguments: ["drift", "pipeline"])
-    func nothingScrollsSidewaysOnAPhone(_ which: String) throws {
-        let page: URL
-        if which == "drift" {
-            page = try reportPage(local: "Samples/drift/device", remote: "Samples/drift/drive")
-        } else {
-            let folder = try reportFixture()
-            _ = try runReportFixture(folder)
-            page = folder.appendingPathComponent("out/reports/report.html")
-        }
-        let frame = """
-            <!DOCTYPE html>
-            <html><body style="margin:0">
-            <iframe width="390" height="844" style="border:0" srcdoc="\(try read(page).replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;"))"></iframe>
-            <script>
-            window.onload = () => {
-              const d = frames[0].document;
-              const wide = [...d.querySelectorAll('body *')]
-                .filter(e => e.scrollWidth > e.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
-                .map(e => e.tagName.toLowerCase() + '.' + e.className);
-              document.body.setAttribute('data-measured', `view=${d.documentElement.clientWidth} page=${d.documentElement.scrollWidth} wide=${wide.join(',')};`);
-            };
-            </script>
-            </body></html>
-            """
-        let copy = temporaryFolder().appendingPathComponent("frame.html")
-        try Data(frame.utf8).write(to: copy)
-        let dom = try headless(copy, ["--dump-dom"])
-        let measured = try #require(
-            dom.stdout.firstMatch(of: /data-measured="view=([0-9]+) page=([0-9]+) wide=([^;]*);"/), "\(dom.stdout.suffix(400))")
-        #expect(measured.1 == "390", "the frame is a phone's width")
-        #expect(measured.2 == "390", "the page is \(measured.2) px wide")
-        #expect(measured.3.isEmpty, "boxes that scroll sideways: \(measured.3)")
-    }
-
     @Test func aPhoneSizedScreenshotIsNotBlank() throws {
         let picture = temporaryFolder().appendingPathComponent("report.png")
         let shot = try headless(
@@ -139,6 +100,232 @@ struct BrowserTests {
         #expect(parts.count == 3)
         #expect(parts.prefix(2) == [390, 844])
         #expect(parts.last ?? 0 > 50, "many distinct byte values: the page drew something")
+    }
+}
+
+/// The pages measured on a phone and on a desktop: the drift sample's
+/// report and the report fixture's (exports, problems, a file set aside and
+/// the history chart of two runs), each in English and Japanese, and the
+/// drift sample's plan.
+func measuredPages() throws -> [(name: String, page: URL)] {
+    var pages: [(name: String, page: URL)] = []
+    for language in ["en", "ja"] {
+        pages.append(("drift-\(language)", try reportPage(local: "Samples/drift/device", remote: "Samples/drift/drive", language: language)))
+        let folder = try reportFixture(language: language)
+        _ = try runReportFixture(folder)
+        pages.append(("pipeline-\(language)", folder.appendingPathComponent("out/reports/report.html")))
+    }
+    let plan = temporaryFolder()
+    _ = try runArray(
+        ["plan", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--out", plan.path],
+        environment: ["SOURCE_DATE_EPOCH": "1776600000"])
+    pages.append(("plan", plan.appendingPathComponent("plan.html")))
+    return pages
+}
+
+/// What the page says of itself, measured by a script in the browser.
+struct PageMeasurement: Sendable {
+    var name: String
+    /// The viewport's width (`innerWidth`: on a phone it grows past 390
+    /// when the page is zoomed out to fit what is too wide), the width shown
+    /// (the document's `clientWidth`, without a scroll bar) and the width
+    /// the page's content needs (its `scrollWidth`), in CSS pixels.
+    var viewport: Double
+    var visible: Double
+    var pageWidth: Double
+    /// Boxes inside `main` whose left or right edge passes the visible
+    /// width, and boxes that scroll sideways: tag, class, text and edge.
+    var pastTheEdge: [String]
+    /// How many table headers, and the words in them placed on more than one line.
+    var headers: Int
+    var brokenHeaderWords: [String]
+    /// Each chart's smallest text as drawn, in CSS pixels.
+    var chartText: [Double]
+    /// How many controls, and those smaller than 44 × 44 CSS pixels.
+    var controls: Int
+    var smallControls: [String]
+
+    /// Runs `script` on the page the browser shows.
+    init(_ name: String, in browser: Browser) throws {
+        let value = try browser.script(Self.script)
+        func texts(_ key: String) -> [String] { value[key].arrayValue.compactMap(\.stringValue) }
+        self.name = name
+        viewport = value["viewport"].double ?? 0
+        visible = value["visible"].double ?? 0
+        pageWidth = value["pageWidth"].double ?? .infinity
+        pastTheEdge = texts("pastTheEdge")
+        headers = Int(value["headers"].double ?? 0)
+        brokenHeaderWords = texts("brokenHeaderWords")
+        chartText = value["chartText"].arrayValue.compactMap(\.double)
+        controls = Int(value["controls"].double ?? 0)
+        smallControls = texts("smallControls")
+    }
+
+    /// The measuring script. A word in a header is each run of non-spaces,
+    /// placed in a Range: its boxes on more than one line (tops more than
+    /// half a box apart) mean the word was broken. A control is `a[href]`,
+    /// `button`, `input`, `select`, `textarea`, `summary` or `label` inside
+    /// `main`, shown; a link in running text (`p a`) is not one. A radio
+    /// button or checkbox is tapped through its labels too, so its box is
+    /// taken together with theirs.
+    static let script = """
+        const visible = document.documentElement.clientWidth;
+        const main = document.querySelector('main');
+        const name = e => {
+          const classes = typeof e.className === 'string' && e.className.trim() ? '.' + e.className.trim().split(/\\s+/).join('.') : '';
+          return `${e.tagName.toLowerCase()}${classes} "${(e.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 40)}"`;
+        };
+        const shown = e => {
+          const box = e.getBoundingClientRect();
+          return box.width > 0 && box.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+        };
+        const inside = [...main.querySelectorAll('*')].filter(shown);
+        const pastTheEdge = inside.flatMap(e => {
+          const box = e.getBoundingClientRect();
+          const found = [];
+          if (box.right > visible + 0.5 || box.left < -0.5) found.push(`${name(e)} from ${Math.round(box.left)} to ${Math.round(box.right)} px`);
+          if (['auto', 'scroll'].includes(getComputedStyle(e).overflowX) && e.scrollWidth > e.clientWidth + 1)
+            found.push(`${name(e)} scrolls sideways: ${e.scrollWidth} px in ${e.clientWidth}`);
+          return found;
+        });
+        const headers = [...document.querySelectorAll('th')];
+        const brokenHeaderWords = headers.flatMap(th => {
+          const broken = [];
+          const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const word of node.data.matchAll(/\\S+/g)) {
+              const range = document.createRange();
+              range.setStart(node, word.index);
+              range.setEnd(node, word.index + word[0].length);
+              const boxes = [...range.getClientRects()].filter(r => r.width > 0).sort((a, b) => a.top - b.top);
+              let lines = boxes.length ? 1 : 0;
+              for (let i = 1; i < boxes.length; i++) if (boxes[i].top > boxes[i - 1].top + boxes[i - 1].height / 2) lines++;
+              if (lines > 1) broken.push(`"${word[0]}" on ${lines} lines, ${Math.round(th.getBoundingClientRect().width)} px wide`);
+            }
+          }
+          return broken;
+        });
+        const chartText = [...main.querySelectorAll('svg')].map(svg => {
+          const sizes = [...svg.querySelectorAll('text')].map(t => parseFloat(getComputedStyle(t).fontSize));
+          return Math.min(...sizes) * svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+        });
+        const controls = [...main.querySelectorAll('a[href], button, input, select, textarea, summary, label')]
+          .filter(e => !e.matches('p a'))
+          .filter(e => shown(e) || [...(e.labels || [])].some(shown));
+        const smallControls = controls.flatMap(e => {
+          const boxes = [e, ...(e.matches('input[type=radio], input[type=checkbox]') ? e.labels : [])].filter(shown).map(x => x.getBoundingClientRect());
+          const width = Math.max(...boxes.map(b => b.right)) - Math.min(...boxes.map(b => b.left));
+          const height = Math.max(...boxes.map(b => b.bottom)) - Math.min(...boxes.map(b => b.top));
+          return width < 44 || height < 44 ? [`${name(e)} ${Math.round(width)} × ${Math.round(height)} px`] : [];
+        });
+        return {
+          viewport: window.innerWidth, visible, pageWidth: document.documentElement.scrollWidth, pastTheEdge,
+          headers: headers.length, brokenHeaderWords, chartText, controls: controls.length, smallControls
+        };
+        """
+}
+
+/// Where the screenshots go: `RECKON_TEST_SCREENSHOTS` when set (a folder
+/// that stays, to look at), else the test's scratch folder.
+let screenshotFolder: URL = {
+    guard let kept = ProcessInfo.processInfo.environment["RECKON_TEST_SCREENSHOTS"], !kept.isEmpty else { return scratchFolder("screens") }
+    let folder = URL(fileURLWithPath: kept, isDirectory: true)
+    try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder
+}()
+
+/// Every page of `measuredPages()` opened in Chromium on `screen`, measured,
+/// and shot whole into `screenshotFolder` as `<page>-<width>.png`.
+func measure(on screen: Screen) throws -> [PageMeasurement] {
+    let pages = try measuredPages()
+    let browser = try Browser(screen)
+    defer { browser.close() }
+    return try pages.map { name, page in
+        try browser.open(page)
+        let measured = try PageMeasurement(name, in: browser)
+        try browser.screenshot(to: screenshotFolder.appendingPathComponent("\(name)-\(screen.width).png"), wholePage: true)
+        return measured
+    }
+}
+
+/// Each screen's measurements, made once per test process for the tests below.
+private let phoneMeasurements = Result { try measure(on: .phone) }
+private let desktopMeasurements = Result { try measure(on: .desktop) }
+
+func measurements(on screen: Screen) throws -> [PageMeasurement] {
+    try (screen == .phone ? phoneMeasurements : desktopMeasurements).get()
+}
+
+/// The report and the plan at a phone's size (390 × 844 CSS pixels, in
+/// Chromium's mobile emulation) and at a desktop's, driven through
+/// chromedriver, checked by the pages' own measurements.
+@Suite(.needs(.chromium, .chromedriver))
+struct PhoneTests {
+    @Test(arguments: Screen.allCases)
+    func nothingScrollsSideways(on screen: Screen) throws {
+        for page in try measurements(on: screen) {
+            #expect(page.viewport == Double(screen.width), "\(page.name): the screen's width")
+            #expect(page.pageWidth <= page.visible, "\(page.name) is \(page.pageWidth) px wide in \(page.visible)")
+            #expect(page.pastTheEdge.isEmpty, "\(page.name): \(page.pastTheEdge.joined(separator: "; "))")
+        }
+    }
+
+    @Test(arguments: Screen.allCases)
+    func noWordIsBrokenInATableHeader(on screen: Screen) throws {
+        for page in try measurements(on: screen) {
+            #expect(page.headers > 0, "\(page.name) has a table")
+            #expect(page.brokenHeaderWords.isEmpty, "\(page.name): \(page.brokenHeaderWords.joined(separator: "; "))")
+        }
+    }
+
+    /// The chart's text is drawn at 11 CSS px or more.
+    @Test(arguments: Screen.allCases)
+    func theHistoryChartCanBeRead(on screen: Screen) throws {
+        for page in try measurements(on: screen) {
+            if page.name.hasPrefix("pipeline") { #expect(page.chartText.count == 1, "\(page.name) draws the chart of its two runs") }
+            for size in page.chartText { #expect(size >= 11, "\(page.name): chart text \(size) px") }
+        }
+    }
+
+    @Test(arguments: Screen.allCases)
+    func everyControlCanBeTapped(on screen: Screen) throws {
+        for page in try measurements(on: screen) {
+            #expect(page.smallControls.isEmpty, "\(page.name): \(page.smallControls.joined(separator: "; "))")
+        }
+    }
+
+    /// The pages have no control yet: the style gives the ones to come (a
+    /// button, radio buttons with labels, a choice, a select, a text area,
+    /// a summary) 44 px, here added to the drift report on a phone and used.
+    @Test func controlsToComeCanBeTappedOnAPhone() throws {
+        let browser = try Browser(.phone)
+        defer { browser.close() }
+        try browser.open(reportPage(local: "Samples/drift/device", remote: "Samples/drift/drive"))
+        try browser.script(
+            """
+            const section = document.createElement('section');
+            section.innerHTML = `<button type="button">OK</button>
+              <input type="radio" name="take" id="take-local"><label for="take-local">this device</label>
+              <input type="radio" name="take" id="take-remote"><label for="take-remote">Drive</label>
+              <label class="choice"><input type="checkbox" id="both"> both</label>
+              <select><option>newer</option></select>
+              <textarea id="note">a note</textarea>
+              <details><summary>More</summary>hidden</details>`;
+            document.querySelector('main').append(section);
+            """)
+        let measured = try PageMeasurement("drift-en with controls", in: browser)
+        try browser.screenshot(to: screenshotFolder.appendingPathComponent("controls-390.png"), wholePage: true)
+        #expect(measured.controls == 10)
+        #expect(measured.smallControls.isEmpty, "\(measured.smallControls.joined(separator: "; "))")
+        #expect(measured.pastTheEdge.isEmpty, "\(measured.pastTheEdge.joined(separator: "; "))")
+        try browser.click("label[for=take-remote]")
+        #expect(try browser.property("checked", of: "#take-remote").boolValue == true, "a tap on the label chose it")
+        #expect(try browser.property("checked", of: "#take-local").boolValue == false)
+        try browser.click("label.choice")
+        #expect(try browser.property("checked", of: "#both").boolValue == true)
+        #expect(try browser.value(of: "#note") == "a note")
+        #expect(try browser.text(of: "summary") == "More")
+        #expect(try browser.attribute("for", of: "label") == "take-local")
     }
 }
 

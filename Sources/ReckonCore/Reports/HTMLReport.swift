@@ -34,7 +34,7 @@ package struct HTMLReport {
         .scroll { overflow-x: auto; background: #fff; border-radius: 12px; }
         table { border-collapse: collapse; width: 100%; font-size: .85rem; }
         th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid #ececf0; vertical-align: top; overflow-wrap: anywhere; }
-        th { color: #6c6c70; font-weight: 600; }
+        th { color: #6c6c70; font-weight: 600; overflow-wrap: normal; word-break: keep-all; hyphens: none; }
         code { font: .8rem ui-monospace, "DejaVu Sans Mono", monospace; overflow-wrap: anywhere; }
         code.id { white-space: nowrap; }
         .diffs { list-style: none; margin: 0; padding: 0; background: #fff; border-radius: 12px; font-size: .9rem; }
@@ -49,6 +49,12 @@ package struct HTMLReport {
         .degraded { color: #b35900; font-weight: 600; }
         svg { width: 100%; height: auto; background: #fff; border-radius: 12px; }
         .legend { font-size: .8rem; color: #6c6c70; }
+        button, select, textarea, input:not([type=radio]):not([type=checkbox]) { font: inherit; min-height: 44px; box-sizing: border-box; }
+        button, select { min-width: 44px; padding: 8px 14px; }
+        textarea { width: 100%; min-height: 88px; padding: 8px; }
+        input[type=radio], input[type=checkbox] { width: 22px; height: 22px; margin: 11px 6px 11px 0; vertical-align: middle; }
+        input[type=radio] + label, input[type=checkbox] + label, .choice { display: inline-flex; flex-wrap: wrap; align-items: center; min-height: 44px; min-width: 44px; padding-right: 12px; box-sizing: border-box; vertical-align: middle; }
+        summary { min-height: 44px; padding: 10px 0; box-sizing: border-box; }
         """
 
     /// The whole page: what needs attention first (alarms, each side's
@@ -117,34 +123,35 @@ package struct HTMLReport {
             })
     }
 
-    /// Every file set aside, with its copy and SHA-256; nil when there is none.
+    /// Every file set aside, one stacked row each (four columns do not fit
+    /// a phone): the file, why, its copy and SHA-256; nil when there is none.
     func quarantined(_ report: Report) -> String? {
         let s = strings
         guard !report.quarantined.isEmpty else { return nil }
-        return table(
-            "\(s.quarantinedHeading) (\(report.quarantined.count))", [s.fileColumn, s.copyColumn, "SHA-256", s.whyColumn],
+        return list(
+            "\(s.quarantinedHeading) (\(report.quarantined.count))",
             report.quarantined.map { q in
-                [
-                    "<code>\(html(report.shownSource(q, from: currentFolder)))</code>",
-                    "<code>\(html(report.shownPath(q, from: currentFolder)))</code>", "<code>\(html(q.sha256))</code>", html(q.reason)
-                ]
+                "<code>\(html(report.shownSource(q, from: currentFolder)))</code><br><span class=\"what\">\(html(q.reason))</span>"
+                    + "<br><span class=\"state\">\(html(s.copyColumn)): <code>\(html(report.shownPath(q, from: currentFolder)))</code></span>"
+                    + "<br><span class=\"state\">SHA-256: <code>\(html(q.sha256))</code></span>"
             })
     }
 
-    /// The files the export wrote, after what it could not; nil without an export.
+    /// The files the export wrote, after what it could not, one stacked row
+    /// each (four columns do not fit a phone): the file, its memos and
+    /// bytes, its SHA-256; nil without an export.
     func exports(_ report: Report) -> String? {
         let s = strings
         guard !report.exports.isEmpty else { return nil }
         let written = report.exports.filter { $0.failure == nil }
         let failures = report.exportFailures.map { "<p class=\"failed\">⚠ \(html(s.exportFailed($0)))</p>" }
         if written.isEmpty { return "<section><h2>\(html(s.exportsHeading))</h2>\(failures.joined())</section>" }
-        return table(
-            s.exportsHeading, [s.fileColumn, s.memosColumn, s.bytesColumn, "SHA-256"],
+        return list(
+            s.exportsHeading,
             written.map { e in
-                [
-                    "<code>\(html(report.shownPath(e, from: currentFolder)))</code>", String(e.memos), String(e.bytes),
-                    e.sha256.map { "<code>\(html($0))</code>" } ?? ""
-                ]
+                "<code>\(html(report.shownPath(e, from: currentFolder)))</code>"
+                    + "<br><span class=\"state\">\(html(s.memosColumn)): \(e.memos) · \(html(s.bytesColumn)): \(e.bytes)</span>"
+                    + (e.sha256.map { "<br><span class=\"state\">SHA-256: <code>\(html($0))</code></span>" } ?? "")
             }, before: failures.joined())
     }
 
@@ -184,6 +191,12 @@ package struct HTMLReport {
     /// A titled table whose cells are already escaped HTML.
     func table(_ title: String, _ headers: [String], _ rows: [[String]], before: String = "") -> String {
         "<section><h2>\(html(title))</h2>\(before)" + Self.grid(headers, rows) + "</section>"
+    }
+
+    /// A titled list of files, one stacked row each, as the differences are;
+    /// the items are already escaped HTML.
+    func list(_ title: String, _ items: [String], before: String = "") -> String {
+        "<section><h2>\(html(title))</h2>\(before)<ul class=\"diffs files\">" + items.map { "<li>\($0)</li>" }.joined() + "</ul></section>"
     }
 
     /// A table that scrolls sideways on a narrow screen; headers are text, cells already escaped HTML.
