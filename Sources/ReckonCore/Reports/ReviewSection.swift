@@ -290,7 +290,7 @@ extension HTMLReport {
         .carry { background: #fff; border-radius: 12px; padding: 12px 16px; margin: 12px 0; }
         .carry h2 { margin-top: 0; }
         .carry .line { margin: 8px 0; }
-        .carry label { display: block; font-size: .85rem; color: #6c6c70; }
+        .carry label { display: flex; align-items: flex-end; min-height: 44px; box-sizing: border-box; padding-bottom: 4px; font-size: .85rem; color: #6c6c70; }
         .carry textarea { display: block; width: 100%; box-sizing: border-box; font: .8rem ui-monospace, "DejaVu Sans Mono", monospace; }
         .carry button, .carry a.save { display: inline-flex; align-items: center; justify-content: center; min-height: 44px; min-width: 44px; box-sizing: border-box; padding: 0 14px; margin: 6px 6px 0 0; border: 1px solid #c7c7cc; border-radius: 8px; background: #f4f4f6; color: #1c1c1e; font: inherit; text-decoration: none; cursor: pointer; }
         [hidden] { display: none !important; }
