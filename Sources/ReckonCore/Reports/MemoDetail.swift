@@ -47,10 +47,19 @@ package struct MemoDetail: Sendable, Equatable {
 
 /// The choices a report offers for one memo a plan cannot settle alone.
 package struct ChoiceOffer: Sendable, Equatable {
-    /// One choice not offered, and why, in words for a person.
+    /// One choice not offered, and why.
     package struct Refusal: Sendable, Equatable {
+        package enum Why: Sendable, Equatable {
+            /// It would write a side reckon may not write, for this reason (the side's own words).
+            case notWritable(String)
+            /// "Both" keeps two versions, and only one side holds one.
+            case oneVersion
+            /// "Both" keeps the newer version under the id, and the times are the same.
+            case sameTime
+        }
+
         package var take: ConflictChoices.Take
-        package var why: String
+        package var why: Why
     }
 
     /// The choices offered, in the order local, remote, both.
@@ -71,11 +80,11 @@ package struct ChoiceOffer: Sendable, Equatable {
         let bothLive = difference.sigil == .differs && difference.kind != .deletedOnOneSide
         for take in ConflictChoices.Take.allCases {
             if let blocked = writes[take]!.first(where: { $0.notWritable != nil }) {
-                refused.append(Refusal(take: take, why: blocked.notWritable!))
+                refused.append(Refusal(take: take, why: .notWritable(blocked.notWritable!)))
             } else if take == .both && !bothLive {
-                refused.append(Refusal(take: take, why: "only one side holds a version to keep"))
+                refused.append(Refusal(take: take, why: .oneVersion))
             } else if take == .both && newer == nil {
-                refused.append(Refusal(take: take, why: "both versions have the same time, so neither is the newer one"))
+                refused.append(Refusal(take: take, why: .sameTime))
             } else {
                 offered.append(take)
             }

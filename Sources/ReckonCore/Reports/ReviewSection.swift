@@ -159,7 +159,7 @@ extension HTMLReport {
             out += "<input type=\"radio\" name=\"choice-\(number)\" id=\"\(control)\" value=\"\(value)\"\(value.isEmpty ? " checked" : "")>"
             out += "<label for=\"\(control)\">\(html(label))</label>"
         }
-        out += offer.refused.map { "<p class=\"why\">\(html(r.notOffered(labels[$0.take]!, $0.why)))</p>" }.joined()
+        out += offer.refused.map { "<p class=\"why\">\(html(r.notOffered(labels[$0.take]!, r.refusal($0.why))))</p>" }.joined()
         if !offer.offered.isEmpty {
             out += "<code class=\"take\">--take \(html(d.id.value))=\(offer.offered.map(\.rawValue).joined(separator: "|"))</code>"
         }

@@ -30,6 +30,8 @@ package struct ReviewStrings: Sendable {
     package var chooseLegend: String
     /// (choice, why) a choice that is not offered.
     package var notOffered: @Sendable (String, String) -> String
+    /// Why a choice is not offered, in words.
+    package var refusal: @Sendable (ChoiceOffer.Refusal.Why) -> String
     /// The sentence above the built commands.
     package var carryOutHeading: String
     /// (remote label) when the pipeline has several remotes.
@@ -75,7 +77,15 @@ package struct ReviewStrings: Sendable {
                 : "This report shows no titles, tags or text of memos (reports.content: none)."
         },
         keep: { label in "Keep \(label)'s" }, keepBoth: "Keep both", leave: "Leave it", chooseLegend: "Which version to keep",
-        notOffered: { choice, why in "\(choice) is not offered: \(why)." }, carryOutHeading: "Carry out your choices",
+        notOffered: { choice, why in "\(choice) is not offered: \(why)." },
+        refusal: { why in
+            switch why {
+            case .notWritable(let reason): reason
+            case .oneVersion: "only one side holds a version to keep"
+            case .sameTime: "both versions have the same time, so neither is the newer one"
+            }
+        },
+        carryOutHeading: "Carry out your choices",
         carryOutFor: { label in "For \(label)" },
         carryOutHelp:
             "Choose for each memo above, then run the plan line in a terminal; it changes no memo. Read the plan it prints, then run the apply line, which asks before it overwrites or deletes.",
@@ -108,7 +118,15 @@ package struct ReviewStrings: Sendable {
                 : "このレポートはメモのタイトル・タグ・本文を載せていません（reports.content: none）。"
         },
         keep: { label in "\(label)の版を残す" }, keepBoth: "両方残す", leave: "そのままにする", chooseLegend: "どちらの版を残すか",
-        notOffered: { choice, why in "「\(choice)」は選べません: \(why)。" }, carryOutHeading: "選んだとおりに直す",
+        notOffered: { choice, why in "「\(choice)」は選べません: \(why)。" },
+        refusal: { why in
+            switch why {
+            case .notWritable(let reason): "書き込めない側です（\(reason)）"
+            case .oneVersion: "版があるのは片方だけです"
+            case .sameTime: "両方の版の時刻が同じで、どちらが新しいか決められません"
+            }
+        },
+        carryOutHeading: "選んだとおりに直す",
         carryOutFor: { label in "\(label)について" },
         carryOutHelp:
             "上でメモごとに選び、計画の行を端末で実行してください。計画の行はメモを変えません。表示された計画を読んでから適用の行を実行してください。上書きや削除の前に確認を求めます。",
