@@ -192,3 +192,62 @@ func runReportFixture(_ folder: URL, from current: URL? = nil, epoch: String = "
         #expect(page.components(separatedBy: "stroke=\"#c0392b\" stroke-dasharray").count - 1 == 2, "both runs ended in trouble")
     }
 }
+
+/// `reports.content` and `--report-content`: how much of the memos the pages show.
+@Suite struct ReportContentTests {
+    func fixtureSides() throws -> (URL, URL) {
+        let folder = temporaryFolder()
+        for side in ["device", "drive"] {
+            try FileManager.default.copyItem(at: fixtures.appendingPathComponent("report/\(side)"), to: folder.appendingPathComponent(side))
+        }
+        return (folder.appendingPathComponent("device"), folder.appendingPathComponent("drive"))
+    }
+
+    @Test(arguments: ["full", "titles", "none"])
+    func theReportPagesShowWhatTheLevelAllows(_ level: String) throws {
+        let (device, drive) = try fixtureSides()
+        let out = temporaryFolder()
+        let result = try reckon("reconcile", "--local", device.path, "--remote", drive.path, "--out", out.path, "--report-content", level)
+        #expect(result.code == 2, "the fixture holds a damaged memo: \(result.stderr)")
+        for name in ["report.html", "report.md"] {
+            let page = try read(out.appendingPathComponent(name))
+            #expect(page.contains("then Osaka") == (level == "full"), "\(name) at \(level): the text")
+            #expect(page.contains("Trip plan") == (level != "none"), "\(name) at \(level): the title")
+        }
+        let json = try read(out.appendingPathComponent("report.json"))
+        #expect(!json.contains("then Osaka"), "report.json never holds a memo's text")
+    }
+
+    @Test func aDefinitionSaysItAndAWrongLevelIsRefused() throws {
+        let folder = try reportFixture()
+        let definition = folder.appendingPathComponent("pipelines/p.json")
+        let text = try read(definition).replacingOccurrences(
+            of: #""dir": "../out/reports" }"#, with: #""dir": "../out/reports", "content": "titles" }"#)
+        try Data(text.utf8).write(to: definition)
+        _ = try runReportFixture(folder)
+        let page = try read(folder.appendingPathComponent("out/reports/report.html"))
+        #expect(page.contains("Trip plan") && !page.contains("then Osaka"))
+        #expect(page.contains("reports.content: titles"))
+
+        try Data(text.replacingOccurrences(of: #""content": "titles""#, with: #""content": "bodies""#).utf8).write(to: definition)
+        let refused = try runReportFixture(folder)
+        #expect(refused.code == 64)
+        #expect(refused.stderr.contains("reports.content"), "\(refused.stderr)")
+        #expect(refused.stderr.contains(#"must be "full", "titles" or "none", found "bodies""#), "\(refused.stderr)")
+        let option = try reckon("reconcile", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--report-content", "some")
+        #expect(option.code == 64)
+        #expect(option.stderr.contains("--report-content") && option.stderr.contains("full, titles, none"), "\(option.stderr)")
+    }
+
+    /// The plan's pages (and plan.json, which they are made from) keep no first lines below `full`.
+    @Test func thePlanShowsWhatTheLevelAllows() throws {
+        let (device, drive) = try fixtureSides()
+        for level in ["full", "titles", "none"] {
+            let out = temporaryFolder()
+            _ = try reckon("plan", "--local", device.path, "--remote", drive.path, "--out", out.path, "--report-content", level)
+            let page = try read(out.appendingPathComponent("plan.html"))
+            #expect(page.contains("then Osaka") == (level == "full"), "plan.html at \(level): the text")
+            #expect(page.contains("Trip plan") == (level != "none"), "plan.html at \(level): the title")
+        }
+    }
+}
