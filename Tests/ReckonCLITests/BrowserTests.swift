@@ -32,6 +32,14 @@ func reportPage(local: String, remote: String, language: String = "en") throws -
         #expect(page.contains(#"content="default-src 'none'; script-src 'sha256-\#(hash)'; style-src 'unsafe-inline'"#))
         #expect(page.components(separatedBy: "<script").count == 2)
         #expect(page.firstMatch(of: /\son[a-z]+=/) == nil, "no inline handler")
+        // Without the script the page still shows the versions, the plan line and the `--take` syntax, and hides what needs it.
+        #expect(page.contains("<th>Google Drive</th>"))
+        #expect(page.contains("--take e4eaaaf2-d142-11e1-b3e4-080027620cdd=local|remote</code>"))
+        #expect(page.contains("To choose by hand, add --take ID=local, --take ID=remote or --take ID=both to the plan line for each memo."))
+        #expect(
+            page.contains(#"<div class="tools" hidden>"#)
+                && page.contains(#"<button type="button" class="copy" data-for="plan-0" data-done="Copied" hidden>"#))
+        #expect(page.contains(#"<div class="line scripted" hidden>"#), "the choices file is made by the script")
         #expect(!page.contains("http://") && !page.contains("https://"), "no network")
         #expect(page.contains(#"<meta name="viewport" content="width=device-width, initial-scale=1">"#))
     }
