@@ -229,6 +229,26 @@ func checkedDefinition(_ path: String, console: Console) -> PipelineDefinition? 
     }
 }
 
+extension PipelineDefinition {
+    /// The name of the remote `given` by `--remote`, which must be one of
+    /// this definition's, read from `pipeline`; without one, its only remote.
+    /// `purpose` says what the remote is for ("plan for").
+    func remoteNamed(_ given: String?, pipeline: String, for purpose: String, arguments: ParsedArguments) throws(UsageError) -> String {
+        let names = remotes.map(\.name)
+        if let given {
+            guard names.contains(given) else {
+                throw arguments.usage("'--remote' \(given) is not a remote of \(pipeline) (its remotes: \(names.joined(separator: ", ")))")
+            }
+            return given
+        }
+        guard names.count == 1 else {
+            throw arguments.usage(
+                "\(pipeline) has \(names.count) remotes; name the one to \(purpose) with '--remote <name>' (\(names.joined(separator: ", ")))")
+        }
+        return names[0]
+    }
+}
+
 extension Character {
     /// 0 to 9, and nothing else that Unicode calls a digit.
     var isASCIIDigit: Bool { ("0"..."9").contains(self) }
