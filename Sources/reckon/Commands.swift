@@ -30,7 +30,7 @@ enum Commands {
     /// Every subcommand, in the order help lists them.
     static var all: [any ReckonCommand.Type] {
         [
-            RunCommand.self, ReconcileCommand.self, CountsCommand.self, ExportCommand.self, ValidateCommand.self,
+            RunCommand.self, ReconcileCommand.self, ShowCommand.self, CountsCommand.self, ExportCommand.self, ValidateCommand.self,
             VerifyCommand.self, DiffCommand.self, RestoreCommand.self, PlanCommand.self, ApplyCommand.self, UndoCommand.self,
             InitCommand.self, CompletionsCommand.self
         ]

@@ -97,7 +97,7 @@ package struct ChoicesFile: Sendable, Equatable {
             let object = try reader.object(item, key, allowed: choiceKeys)
             let text = try reader.string(object, "id", in: key, required: true)!
             guard let id = MemoID(text) else {
-                throw fail("\(key).id", "must be a memo id (a UUID such as 3f2504e0-4f89-11d3-9a0c-0305e82c3301), found \"\(quoted(text))\"")
+                throw fail("\(key).id", "must be a memo id (a UUID such as 3f2504e0-4f89-11d3-9a0c-0305e82c3301), found \(quoted(text))")
             }
             if let earlier = seen[id] {
                 throw fail("\(key).id", "names the memo \(id), which choices[\(earlier)] names already; choose each memo once")
@@ -106,7 +106,7 @@ package struct ChoicesFile: Sendable, Equatable {
             let side = try reader.string(object, "take", in: key, required: true)!
             guard let take = ConflictChoices.Take(rawValue: side) else {
                 let names = ConflictChoices.Take.allCases.map(\.rawValue).joined(separator: ", ")
-                throw fail("\(key).take", "must be one of \(names), found \"\(quoted(side))\"")
+                throw fail("\(key).take", "must be one of \(names), found \(quoted(side))")
             }
             var prints: [SideRole: Fingerprint] = [:]
             for role in SideRole.allCases {
@@ -118,7 +118,7 @@ package struct ChoicesFile: Sendable, Equatable {
                     guard let print = Fingerprint(token: token) else {
                         throw fail(
                             "\(key).\(role.rawValue)",
-                            "must be a fingerprint as a report gives it (seconds.nanoseconds-state-rowVersion-changeTag-digest), or null; found \"\(quoted(token))\""
+                            "must be a fingerprint as a report gives it (seconds.nanoseconds-state-rowVersion-changeTag-digest), or null; found \(quoted(token))"
                         )
                     }
                     prints[role] = print

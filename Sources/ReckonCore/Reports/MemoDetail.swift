@@ -94,7 +94,7 @@ extension MemoDetail {
             for (listing, store) in zip(sides.sides, sides.stores) {
                 let remote = listing.spec.role == .remote ? listing.spec.name : nil
                 let ids = Set(differences.filter { remote == nil || $0.remote == remote }.map(\.id)).sorted()
-                memos[listing.spec.name] = readMemos(ids, of: listing, store: store)
+                memos[listing.spec.name] = readMemos(ids, of: listing, store: store).compactMapValues { try? $0.get() }
             }
         }
         return differences.map { difference in
@@ -108,12 +108,14 @@ extension MemoDetail {
         }
     }
 
-    /// The memos of `ids` that `listing`'s side holds, read through its store.
-    static func readMemos(_ ids: [MemoID], of listing: SideListing, store: any MemoStore) -> [MemoID: Memo] {
+    /// The memos of `ids` that `listing`'s side holds, read through its
+    /// store: each memo, or the problem that makes it unusable (a damaged
+    /// file, named with why). An id the side has no file or row of is left out.
+    static func readMemos(_ ids: [MemoID], of listing: SideListing, store: any MemoStore) -> [MemoID: Result<Memo, Problem>] {
         let holdsFiles = type(of: listing.spec.kind).holdsFiles
         let wanted = ids.compactMap { id in holdsFiles ? listing.files[id].map { (id, $0) } : listing.entries[id].map { _ in (id, .capital) } }
-        var result: [MemoID: Memo] = [:]
-        for case .success(let memo) in store.read(wanted, chunkSize: 64, as: .memo, then: { $0 }) { result[memo.id] = memo }
+        var result: [MemoID: Result<Memo, Problem>] = [:]
+        for ((id, _), read) in zip(wanted, store.read(wanted, chunkSize: 64, as: .memo, then: { $0 })) { result[id] = read }
         return result
     }
 }
