@@ -168,6 +168,10 @@ extension BaselinePipeline {
         #expect(
             twice.stderr.hasPrefix("Error: '--take' and choices.json both choose the memo \(id(3)); choose it in one place\n"), "\(twice.stderr)")
         #expect(try Data(contentsOf: pipeline.planFile) == planBefore)
+        // A --take's id cut to fewer than 8 hex digits is refused before a side is read.
+        let short = try pipeline.reckon(["plan", "p.json", "--choices", "choices.json", "--take", "0000008=local"])
+        #expect(short.code == 64)
+        #expect(short.stderr.hasPrefix("Error: '--take' '0000008' is too short to name a memo: give at least 8 hex digits of its id\n"))
         // What passes is taken: memo 3 from the file, memo 8 (edited since) by a --take.
         let taken = try pipeline.reckon(["plan", "p.json", "--choices", "choices.json", "--take", EditableSide.id(8) + "=local"])
         #expect(taken.code == 1, "\(taken.stderr)")

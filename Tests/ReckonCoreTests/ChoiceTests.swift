@@ -106,6 +106,35 @@ import Testing
                 == "c.json: 'remote' is given twice; give it once")
     }
 
+    /// A memo soft-deleted on a side where the report saw none is no change;
+    /// one live when the report was made and deleted since is.
+    @Test func softDeletedAndAbsentAreTheSameToAChoice() throws {
+        let local = TempFolder()
+        let remote = TempFolder()
+        local.index([entry(idA, deleted: "2026-04-20T00:00:00Z")])
+        local.write("memos/\(idA).json", memo(idA))
+        remote.index([entry(idA)])
+        remote.write("memos/\(idA).json", memo(idA))
+        let sides = [MemoFolder(local.spec(.local)).load(deep: true), MemoFolder(remote.spec(.remote)).load(deep: true)]
+        let differences = Reconciler.differences(local: sides[0], remote: sides[1], deep: true)
+        let id = MemoID(idA)!
+        let live = sides[1].fingerprint(of: id)
+        func request(local print: Fingerprint?) -> ChoiceRequest {
+            let file = ChoicesFile(
+                shown: "c.json", pipeline: "p", remote: "remote", choices: [.init(id: id, take: .remote, local: print, remote: live)])
+            return ChoiceRequest(file: file, pipeline: "p")
+        }
+        let taken = try request(local: nil).choices(local: sides[0], remote: sides[1], differences: differences)
+        #expect(taken.take == [id: .remote])
+        #expect(throws: PlanError.self) { try request(local: live).choices(local: sides[0], remote: sides[1], differences: differences) }
+        do {
+            _ = try request(local: live).choices(local: sides[0], remote: sides[1], differences: differences)
+        } catch {
+            #expect(error.description == "c.json: 1 of its choices cannot be carried out as made:\n  \(id): changed on this device since the report")
+            #expect(error.refusesChoices && error.advice == ChoiceRequest.chooseAgain)
+        }
+    }
+
     /// The fingerprints `reckon show` reads (a quick listing, then the memo)
     /// are the ones a plan's deep check makes, so that a choices file filled
     /// from show is taken; and a memo the same on both sides has no difference.
