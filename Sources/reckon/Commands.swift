@@ -30,7 +30,7 @@ enum Commands {
     /// Every subcommand, in the order help lists them.
     static var all: [any ReckonCommand.Type] {
         [
-            RunCommand.self, ReconcileCommand.self, CountsCommand.self, ExportCommand.self, ValidateCommand.self,
+            RunCommand.self, ReconcileCommand.self, ShowCommand.self, CountsCommand.self, ExportCommand.self, ValidateCommand.self,
             VerifyCommand.self, DiffCommand.self, RestoreCommand.self, PlanCommand.self, ApplyCommand.self, UndoCommand.self,
             InitCommand.self, CompletionsCommand.self
         ]
@@ -226,6 +226,26 @@ func checkedDefinition(_ path: String, console: Console) -> PipelineDefinition? 
     } catch {
         console.err("Error: \(error)\n")
         return nil
+    }
+}
+
+extension PipelineDefinition {
+    /// The name of the remote `given` by `--remote`, which must be one of
+    /// this definition's, read from `pipeline`; without one, its only remote.
+    /// `purpose` says what the remote is for ("plan for").
+    func remoteNamed(_ given: String?, pipeline: String, for purpose: String, arguments: ParsedArguments) throws(UsageError) -> String {
+        let names = remotes.map(\.name)
+        if let given {
+            guard names.contains(given) else {
+                throw arguments.usage("'--remote' \(given) is not a remote of \(pipeline) (its remotes: \(names.joined(separator: ", ")))")
+            }
+            return given
+        }
+        guard names.count == 1 else {
+            throw arguments.usage(
+                "\(pipeline) has \(names.count) remotes; name the one to \(purpose) with '--remote <name>' (\(names.joined(separator: ", ")))")
+        }
+        return names[0]
     }
 }
 

@@ -57,6 +57,9 @@ struct ReconcileCommand: ReckonCommand {
 
 /// The two sides and the output folder of a one-shot command (`reconcile`, `plan`).
 struct OneShotSides {
+    /// The remote's name in the definition these make.
+    static let remoteName = "remote"
+
     var local: String
     var remote: String
     var out: String?
@@ -76,7 +79,8 @@ struct OneShotSides {
             name: name,
             local: try side(.local, name: "local", label: strings.defaultLocalLabel, path: local, app: app, refresh: refresh, arguments: arguments),
             remotes: [
-                try side(.remote, name: "remote", label: strings.defaultRemoteLabel, path: remote, app: app, refresh: refresh, arguments: arguments)
+                try side(
+                    .remote, name: Self.remoteName, label: strings.defaultRemoteLabel, path: remote, app: app, refresh: refresh, arguments: arguments)
             ],
             check: quick ? .quick : .deep, reportDir: out.map(outputURL), language: language, failOnDrift: true)
         if let out {

@@ -14,16 +14,21 @@ struct PlanCommand: ReckonCommand {
         "--out", value: "dir",
         help: "Write plan.json, plan.md and plan.html here (default: the pipeline's state folder). Baselines are read from its state/ folder.",
         completion: .directory)
-    static let take = Option<(MemoID, ConflictChoices.Take)>(
+    static let take = Option<(String, ConflictChoices.Take)>(
         "--take", value: "id=side",
         help:
-            "Choose one memo's version: local, remote, or both (the older version is kept as a conflict copy); it wins even over the side that alone changed.",
-        repeats: true, expected: "a memo id, '=', and local, remote or both", completion: .memoChoice
-    ) { text -> (MemoID, ConflictChoices.Take)? in
-        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
-        guard parts.count == 2, let id = MemoID(parts[0]), let side = ConflictChoices.Take(rawValue: parts[1]) else { return nil }
-        return (id, side)
+            "Choose one memo's version: local, remote, or both (the older version is kept as a conflict copy); it wins even over the side that alone changed. The id may be cut to its first 8 or more hex digits.",
+        repeats: true, expected: "a memo id (or its first 8 or more hex digits), '=', and local, remote or both", completion: .memoChoice
+    ) { text -> (String, ConflictChoices.Take)? in
+        let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 2, !parts[0].isEmpty, let side = ConflictChoices.Take(rawValue: parts[1]) else { return nil }
+        return (parts[0], side)
     }
+    static let choices = Option<String>(
+        "--choices", value: "file",
+        help:
+            "Take the choices saved from a report's page (JSON): each memo's side, and its fingerprints as the report saw them. A memo changed since is refused."
+    )
     static let prefer = Option<ConflictChoices.Prefer>("--prefer", value: "side", help: "Settle every conflict: newer, local or remote.")
     static let json = Flag("--json", help: "Print plan.json instead of the table.")
 
@@ -31,12 +36,13 @@ struct PlanCommand: ReckonCommand {
         name: "plan", abstract: "Plan what would make a cloud folder and this device the same, memo by memo, and write plan.json.",
         optionalPositionals: [.init(name: "pipeline", help: "A pipeline definition (JSON), instead of --local and --remote paths.")],
         options: [
-            Self.local.help, Self.remote.help, Self.out.help, Self.take.help, Self.prefer.help, Self.json.help, SharedOptions.app.help,
-            SharedOptions.reportContent.help
+            Self.local.help, Self.remote.help, Self.out.help, Self.take.help, Self.choices.help, Self.prefer.help, Self.json.help,
+            SharedOptions.app.help, SharedOptions.reportContent.help
         ],
         exitCodes: [
             (0, "nothing to do"), (1, "actions or conflicts planned"),
-            (2, "trouble: a side could not be read, or plan.json could not be written"), (64, "usage or definition error; nothing done")
+            (2, "trouble: a side could not be read, or plan.json could not be written"),
+            (64, "usage or definition error, or a choice that cannot be carried out as made; nothing done")
         ])
 
     var pipeline: String?
@@ -44,20 +50,24 @@ struct PlanCommand: ReckonCommand {
     var remote: String?
     var out: String?
     var app: String?
-    var choices = ConflictChoices()
+    var takes: [(id: MemoIDPrefix, take: ConflictChoices.Take)] = []
+    var prefer: ConflictChoices.Prefer?
+    var choicesFile: String?
     var json: Bool
     var reportContent: ReportContent?
     var arguments: ParsedArguments
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         reportContent = try arguments.value(SharedOptions.reportContent)
-        for (id, side) in try arguments.values(Self.take) {
-            if let earlier = choices.take[id], earlier != side {
-                throw arguments.usage("'--take' names the memo \(id) twice, as \(earlier.rawValue) and as \(side.rawValue); choose one")
+        for (text, side) in try arguments.values(Self.take) {
+            do {
+                takes.append((try MemoIDPrefix(text), side))
+            } catch {
+                throw arguments.usage("'--take' \(error)")
             }
-            choices.take[id] = side
         }
-        choices.prefer = try arguments.value(Self.prefer)
+        prefer = try arguments.value(Self.prefer)
+        choicesFile = try arguments.value(Self.choices)
         pipeline = arguments.positionals.first
         local = try arguments.value(Self.local)
         remote = try arguments.value(Self.remote)
@@ -75,6 +85,8 @@ struct PlanCommand: ReckonCommand {
         var out: URL
         var outShown: String
         var definitionPath: String?
+        /// The pipeline a report of these sides names: a one-shot pair's is reconcile's.
+        var reportedAs: String
     }
 
     /// The target a pipeline names, or `--local`/`--remote`/`--out`; nil
@@ -89,34 +101,32 @@ struct PlanCommand: ReckonCommand {
             }
             let definition = try OneShotSides(local: local, remote: remote, out: out, app: app).definition(
                 "plan", quarantines: false, arguments: arguments)
-            return Target(definition: definition, remote: "remote", out: outputURL(out), outShown: out)
+            return Target(
+                definition: definition, remote: OneShotSides.remoteName, out: outputURL(out), outShown: out,
+                reportedAs: ReconcileCommand.spec.name)
         }
         if local != nil { throw arguments.usage("'--local' is read from the pipeline \(pipeline); give one or the other") }
         guard let definition = checkedDefinition(pipeline, console: console) else { return nil }
-        let names = definition.remotes.map(\.name)
-        let remoteName: String
-        if let remote {
-            guard names.contains(remote) else {
-                throw arguments.usage("'--remote' \(remote) is not a remote of \(pipeline) (its remotes: \(names.joined(separator: ", ")))")
-            }
-            remoteName = remote
-        } else {
-            guard names.count == 1 else {
-                throw arguments.usage(
-                    "\(pipeline) has \(names.count) remotes; name the one to plan for with '--remote <name>' (\(names.joined(separator: ", ")))")
-            }
-            remoteName = names[0]
-        }
+        let remoteName = try definition.remoteNamed(remote, pipeline: pipeline, for: "plan for", arguments: arguments)
         guard let state = definition.stateDir else {
             throw arguments.usage("\(pipeline) keeps no state folder (give \"reports\" or \"state\"), so no baseline tells which side changed")
         }
         return Target(
             definition: definition, remote: remoteName, out: out.map(outputURL) ?? state, outShown: out ?? definition.statePath ?? state.path,
-            definitionPath: realPath(fileURL(pipeline).path))
+            definitionPath: realPath(fileURL(pipeline).path), reportedAs: definition.name)
     }
 
     func run(_ console: Console) throws(UsageError) -> ExitCode {
         guard let target = try target(console) else { return .usage }
+        var request = ChoiceRequest(takes: takes, prefer: prefer, pipeline: target.reportedAs)
+        if let choicesFile {
+            do {
+                request.file = try ChoicesFile.read(fileURL(choicesFile), shown: choicesFile)
+            } catch {
+                console.err("Error: \(error)\n")
+                return .usage
+            }
+        }
         let context = RunContext(
             onNote: { [progress = console.progress, err = console.err] note in
                 if progress { err("reckon: \(note)\n") }
@@ -124,13 +134,17 @@ struct PlanCommand: ReckonCommand {
         var made: Plan
         do {
             made = try Pipeline(startedAt: runStart()).plan(
-                target.definition, remote: target.remote, choices: choices, definitionPath: target.definitionPath,
+                target.definition, remote: target.remote, choices: request, definitionPath: target.definitionPath,
                 stateDir: target.definition.stateDir!, context: context)
         } catch {
-            console.err("Error: \(error)\n")
-            return .trouble
+            guard error.refusesChoices else {
+                console.err("Error: \(error)\n")
+                return .trouble
+            }
+            guard let advice = error.advice else { throw arguments.usage("'--take' \(error)") }
+            console.err("Error: \(error)\n\(advice)\n")
+            return .usage
         }
-        if let refusal = choices.refusal(by: made) { throw arguments.usage("'--take' \(refusal)") }
         made.showing(reportContent ?? target.definition.reportContent)
         do {
             try made.write(into: target.out)

@@ -89,3 +89,36 @@ struct ReviewBrowserTests {
         #expect(kept.contains("Kyoto, then Nara.\\n"), "this device's version was kept: \(kept)")
     }
 }
+
+extension ReviewBrowserTests {
+    /// After a run that recorded a baseline, a memo edited on Google Drive
+    /// alone is chosen at first in the page, as a plan made before that run
+    /// would have followed it; the copied lines carry it over although the
+    /// baselines moved on with the run.
+    @Test func whatChangedOnOneSideAloneIsChosenAtFirst() throws {
+        let memo = (Self.edited, "Trip", "Kyoto.", "2026-04-12T10:00:00Z")
+        let local = try memoFolder([memo])
+        let remote = try memoFolder([memo])
+        let out = temporaryFolder()
+        #expect(try reckon("reconcile", "--local", local.path, "--remote", remote.path, "--out", out.path).code == 0)
+        let edited = try memoFolder([(Self.edited, "Trip", "Kyoto, then Osaka.", "2026-04-13T18:30:00Z")])
+        try FileManager.default.removeItem(at: remote)
+        try FileManager.default.copyItem(at: edited, to: remote)
+        let drift = try reckon("reconcile", "--local", local.path, "--remote", remote.path, "--out", out.path)
+        #expect(drift.code == 1)
+        #expect(drift.stdout.contains("changed on Google Drive since the last run"))
+
+        let browser = try Browser(.desktop)
+        defer { browser.close() }
+        try browser.open(out.appendingPathComponent("report.html"))
+        #expect(try browser.property("checked", of: "#choice-0-remote").boolValue == true)
+        #expect(try browser.text(of: "li.memo fieldset p.why")?.hasPrefix("Chosen at first: only Google Drive changed since the last run") == true)
+        let plan = try #require(try browser.value(of: "textarea.plan"))
+        #expect(plan.hasSuffix(" --take \(Self.edited.lowercased())=remote"))
+        #expect(try runCopied(plan).code == 1)
+        let applied = try runCopied(try #require(try browser.value(of: "textarea.apply")) + " --yes")
+        #expect(applied.code == 0, "\(applied.stdout)\(applied.stderr)")
+        #expect(try reckon("reconcile", "--local", local.path, "--remote", remote.path, "--out", out.path).code == 0)
+        #expect(try read(local.appendingPathComponent("memos/\(Self.edited).json")).contains("then Osaka"))
+    }
+}

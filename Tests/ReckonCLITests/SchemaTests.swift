@@ -9,7 +9,8 @@ let schemaFolder = packageRoot.appendingPathComponent("Sources/ReckonCore/Reckon
 /// Every schema file: one for each kind of JSON reckon reads or prints.
 let schemaFiles = [
     "pipeline.schema.json", "report.schema.json", "history.schema.json", "plan.schema.json", "manifest.schema.json",
-    "counts.schema.json", "verify.schema.json", "diff.schema.json", "apply.schema.json", "undo.schema.json"
+    "counts.schema.json", "verify.schema.json", "diff.schema.json", "apply.schema.json", "undo.schema.json", "show.schema.json",
+    "choices.schema.json"
 ]
 
 extension Requirement {
@@ -296,6 +297,15 @@ struct SchemaCorpus {
         #expect(schemaEnum(verify, "$defs", "exportChange", "properties", "change") == raw(ExportChange.Kind.self))
         #expect(schemaEnum(verify, "$defs", "exportPlace") == raw(ExportManifest.Place.self))
 
+        let show = try schemaObject("show.schema.json")
+        #expect(schemaEnum(show, "properties", "sigil") == raw(Difference.Sigil.self))
+        #expect(schemaEnum(show, "properties", "differs", "items") == Set(MemoShow.keys))
+        #expect(schemaEnum(show, "$defs", "differenceKind") == raw(Difference.Kind.self))
+        let choices = try schemaObject("choices.schema.json")
+        #expect(schemaKeys(choices) == ChoicesFile.topKeys)
+        #expect(schemaKeys(choices, "$defs", "choice") == ChoicesFile.choiceKeys)
+        #expect(schemaEnum(choices, "$defs", "choice", "properties", "take") == raw(ConflictChoices.Take.self))
+
         let pipeline = try schemaObject("pipeline.schema.json")
         #expect(schemaKeys(pipeline) == PipelineDefinition.topKeys)
         #expect(schemaKeys(pipeline, "$defs", "side") == PipelineDefinition.sideKeys)
@@ -488,6 +498,53 @@ struct SchemaCorpus {
             try corpus.written(undo, folder.appendingPathComponent("undo-report.json"))
         }
         try corpus.validate([plan, apply, undo])
+    }
+
+    /// show --json of a memo the same on both sides, one on one side only,
+    /// one whose body differs by a line among many (a fold), one damaged on
+    /// a side, and one of the app's store; and choices files that reckon
+    /// plan takes, one with a side's fingerprint null.
+    @Test(.needs(.python3, .jsonschema)) func showOutputsAndChoicesFilesAreValid() throws {
+        var corpus = try SchemaCorpus()
+        let show = "show.schema.json"
+        let choices = "choices.schema.json"
+        let drift = ["--local", "Samples/drift/device", "--remote", "Samples/drift/drive"]
+        let inSync = ["--local", "Samples/in-sync/device", "--remote", "Samples/in-sync/drive"]
+        try corpus.printed(show, ["show", "7c9e6679", "--json"] + drift, code: 0)
+        let only = try corpus.printed(show, ["show", "E4EAAAF2", "--json"] + drift, code: 1).json
+        try corpus.printed(show, ["show", "3f2504e0", "--json", "--local", "Samples/store/default.store", "--remote", "Samples/drift/drive"], code: 0)
+        // One line of twenty changed on the drive: the unchanged runs around it are folded.
+        let memo = corpus.url("Samples/in-sync/drive/60dMemo/memos/7c9e6679-7425-40de-944b-e07fc1f90ae7.json")
+        var fields = try json(read(memo))
+        let lines = (1...20).map { "Day \($0)" }
+        fields["body"] = lines.joined(separator: "\n")
+        try JSONSerialization.data(withJSONObject: fields).write(to: memo)
+        let device = corpus.url("Samples/in-sync/device/60dMemo/memos/7C9E6679-7425-40DE-944B-E07FC1F90AE7.json")
+        var local = try json(read(device))
+        local["body"] = lines.map { $0 == "Day 10" ? "Day ten" : $0 }.joined(separator: "\n")
+        try JSONSerialization.data(withJSONObject: local).write(to: device)
+        let edited = try corpus.printed(show, ["show", "7c9e6679-7425", "--json"] + inSync, code: 1).json
+        let pieces = (edited["diff"] as? [String: Any])?["pieces"] as? [[String: Any]] ?? []
+        #expect(pieces.filter { $0["folded"] != nil }.count == 2, "\(pieces)")
+
+        // Choices files made from what show prints, each taken by plan.
+        func prints(_ shown: [String: Any]) -> (String?, String?) {
+            ((shown["local"] as? [String: Any])?["fingerprint"] as? String, (shown["remote"] as? [String: Any])?["fingerprint"] as? String)
+        }
+        for (sides, shown, take, out) in [(inSync, edited, "local", "out/in-sync"), (drift, only, "remote", "out/drift")] {
+            try corpus.reckon(["reconcile"] + sides + ["--out", out], code: 1)
+            let (l, r) = prints(shown)
+            let file = corpus.url("\(out)/choices.json")
+            try Data(choicesFile(pipeline: "reconcile", remote: "remote", [(shown["id"] as! String, take, l, r)]).utf8).write(to: file)
+            try corpus.reckon(["plan"] + sides + ["--out", out, "--choices", file.path], code: 1)
+            try corpus.written(choices, file)
+        }
+        #expect(prints(only).0 == nil, "a side without the memo: null")
+
+        try Data("{ not json".utf8).write(to: corpus.url("Samples/in-sync/drive/60dMemo/memos/a3bb189e-8bf9-3888-9912-ace4e6543002.json"))
+        let damaged = try corpus.printed(show, ["show", "a3bb189e", "--json"] + inSync, code: 2).json
+        #expect(((damaged["remote"] as? [String: Any])?["problems"] as? [String])?.count == 1)
+        try corpus.validate([show, choices])
     }
 
     /// A definition reckon refuses, and the key `reckon validate` names.

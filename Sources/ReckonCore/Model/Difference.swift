@@ -107,10 +107,6 @@ extension Difference {
         }
     }
 
-    /// A plan cannot settle this memo without a person's choice: it can be
-    /// compared, and no side alone moved since the last run.
-    package var needsChoice: Bool { sigil != .cannotCompare && movedAlone == nil }
-
     /// The side whose version is newer, by its deletion or modification
     /// time; a side without the memo has no time and loses. Nil when both
     /// times are the same.

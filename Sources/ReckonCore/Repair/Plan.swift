@@ -348,7 +348,28 @@ func words(_ error: DecodingError) -> String {
 /// Why a plan cannot be made, read or carried out, in one sentence.
 package struct PlanError: Error, Sendable, Equatable, CustomStringConvertible {
     package var description: String
+    /// The choices given cannot be carried out (a usage error, exit 64):
+    /// nothing was planned or written.
+    package var refusesChoices = false
+    /// What to do about it, said after the description: for a choices file
+    /// that no longer fits the sides. Nil for a `--take`, whose description
+    /// starts after "'--take' ".
+    package var advice: String?
+
     package init(_ description: String) { self.description = description }
+
+    /// A `--take` that cannot be carried out.
+    package init(take description: String) {
+        self.description = description
+        refusesChoices = true
+    }
+
+    /// A choices file that cannot be carried out: make the report again and choose again.
+    package init(choicesFile description: String) {
+        self.description = description
+        refusesChoices = true
+        advice = ChoiceRequest.chooseAgain
+    }
 }
 
 extension [PlanSide] {

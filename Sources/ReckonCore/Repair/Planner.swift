@@ -17,20 +17,6 @@ package struct ConflictChoices: Sendable, Equatable {
         self.take = take
         self.prefer = prefer
     }
-
-    /// Why a `take` cannot be carried out by `plan`, starting with "names
-    /// the memo": a memo that does not differ, or one that cannot be
-    /// compared. Nil when every choice is one the plan needs.
-    package func refusal(by plan: Plan) -> String? {
-        let differing = Set(plan.actions.map(\.id))
-        if let unknown = take.keys.sorted().first(where: { !differing.contains($0) }) {
-            return "names the memo \(unknown), which does not differ between the sides; nothing was written"
-        }
-        if let broken = plan.actions.first(where: { take[$0.id] != nil && $0.sigil == .cannotCompare }) {
-            return "names the memo \(broken.id), which cannot be compared (\(broken.reason)); mend it first; nothing was written"
-        }
-        return nil
-    }
 }
 
 /// Makes a plan from a deep reconciliation of the local side with one
@@ -73,16 +59,23 @@ package struct Planner {
         case none
     }
 
-    package func plan() throws(PlanError) -> Plan {
+    /// The local side and the remote planned for, each with its store;
+    /// throws when there is no such remote or either side could not be read.
+    package func pair() throws(PlanError) -> (listings: [SideRole: SideListing], stores: [SideRole: any MemoStore]) {
         guard let remote = sides.remotes.firstIndex(where: { $0.spec.name == remoteName }) else {
             throw PlanError("there is no remote named '\(remoteName)'")
         }
         let listings: [SideRole: SideListing] = [.local: sides.local, .remote: sides.remotes[remote]]
-        let stores: [SideRole: any MemoStore] = [.local: sides.stores[0], .remote: sides.stores[remote + 1]]
-        for listing in listings.values where listing.status == .failed {
+        for role in SideRole.allCases where listings[role]!.status == .failed {
+            let listing = listings[role]!
             let why = listing.problems.first.map { "\(joinPath(listing.spec.path, $0.path)): \($0.message)" } ?? "it could not be read"
             throw PlanError("nothing can be planned: \(listing.spec.label) (\(listing.spec.path)) could not be read: \(why)")
         }
+        return (listings, [.local: sides.stores[0], .remote: sides.stores[remote + 1]])
+    }
+
+    package func plan() throws(PlanError) -> Plan {
+        let (listings, stores) = try pair()
         let differences = reconciliation.differences.filter { $0.remote == remoteName }
         let decided = differences.map { ($0, decide($0, listings)) }
 
@@ -482,10 +475,14 @@ struct SideFiles {
 extension Pipeline {
     /// Reads the local side and one remote in full (a deep check, nothing
     /// written) and plans what would make them the same.
+    /// The choices are checked against the sides as read (`ChoiceRequest`)
+    /// before anything is planned; a choices file made for another pipeline
+    /// or remote is refused before any side is read.
     package func plan(
-        _ definition: PipelineDefinition, remote: String, choices: ConflictChoices, definitionPath: String?, stateDir: URL,
+        _ definition: PipelineDefinition, remote: String, choices: ChoiceRequest, definitionPath: String?, stateDir: URL,
         context: RunContext
     ) throws(PlanError) -> Plan {
+        try choices.checkFile(remote: remote)
         var definition = definition
         definition.check = .deep
         definition.remotes = definition.remotes.filter { $0.name == remote }
@@ -493,9 +490,12 @@ extension Pipeline {
         let run = PipelineRun(definition: definition, settings: settings, context: context)
         let loaded = load.run(definition, in: run)
         let reconciled = reconcile.run(loaded, in: run)
-        return try Planner(
-            sides: loaded, reconciliation: reconciled, pipeline: definition.name, remoteName: remote, choices: choices,
-            createdAt: settings.startedAt, definitionPath: definitionPath, stateDir: stateDir
-        ).plan()
+        var planner = Planner(
+            sides: loaded, reconciliation: reconciled, pipeline: definition.name, remoteName: remote, choices: ConflictChoices(),
+            createdAt: settings.startedAt, definitionPath: definitionPath, stateDir: stateDir)
+        let listings = try planner.pair().listings
+        planner.choices = try choices.choices(
+            local: listings[.local]!, remote: listings[.remote]!, differences: reconciled.differences.filter { $0.remote == remote })
+        return try planner.plan()
     }
 }

@@ -26,7 +26,7 @@ package struct MemoDetail: Sendable, Equatable {
     package var remotePrint: String?
     /// The memo files were read: false after a quick check.
     package var read: Bool
-    /// What a person may choose for the memo; nil when a plan needs no choice.
+    /// What a person may choose for the memo; nil when it cannot be compared.
     package var choice: ChoiceOffer?
 
     package init(
@@ -68,6 +68,10 @@ package struct ChoiceOffer: Sendable, Equatable {
     /// The side whose version is newer ("newer for all" takes it); nil when
     /// both times are the same.
     package var newer: SideRole?
+    /// The side that alone changed since the last run, whose version the
+    /// page chooses at first, as a plan made before the run would; nil
+    /// when a person must choose.
+    package var preselected: SideRole?
 
     /// The choices for `difference`: a choice that would write a side
     /// reckon may not write is refused with that side's reason; "both"
@@ -89,6 +93,7 @@ package struct ChoiceOffer: Sendable, Equatable {
                 offered.append(take)
             }
         }
+        preselected = difference.movedAlone.flatMap { offered.contains(ConflictChoices.Take(rawValue: $0.rawValue)!) ? $0 : nil }
     }
 }
 
@@ -103,7 +108,7 @@ extension MemoDetail {
             for (listing, store) in zip(sides.sides, sides.stores) {
                 let remote = listing.spec.role == .remote ? listing.spec.name : nil
                 let ids = Set(differences.filter { remote == nil || $0.remote == remote }.map(\.id)).sorted()
-                memos[listing.spec.name] = readMemos(ids, of: listing, store: store)
+                memos[listing.spec.name] = readMemos(ids, of: listing, store: store).compactMapValues { try? $0.get() }
             }
         }
         return differences.map { difference in
@@ -113,16 +118,18 @@ extension MemoDetail {
                 local: memos[local.spec.name]?[difference.id], remote: memos[remote.spec.name]?[difference.id],
                 localPrint: local.fingerprint(of: difference.id)?.token, remotePrint: remote.fingerprint(of: difference.id)?.token,
                 read: deep,
-                choice: difference.needsChoice ? ChoiceOffer(difference, local: local.spec, remote: remote.spec) : nil)
+                choice: difference.sigil == .cannotCompare ? nil : ChoiceOffer(difference, local: local.spec, remote: remote.spec))
         }
     }
 
-    /// The memos of `ids` that `listing`'s side holds, read through its store.
-    static func readMemos(_ ids: [MemoID], of listing: SideListing, store: any MemoStore) -> [MemoID: Memo] {
+    /// The memos of `ids` that `listing`'s side holds, read through its
+    /// store: each memo, or the problem that makes it unusable (a damaged
+    /// file, named with why). An id the side has no file or row of is left out.
+    static func readMemos(_ ids: [MemoID], of listing: SideListing, store: any MemoStore) -> [MemoID: Result<Memo, Problem>] {
         let holdsFiles = type(of: listing.spec.kind).holdsFiles
         let wanted = ids.compactMap { id in holdsFiles ? listing.files[id].map { (id, $0) } : listing.entries[id].map { _ in (id, .capital) } }
-        var result: [MemoID: Memo] = [:]
-        for case .success(let memo) in store.read(wanted, chunkSize: 64, as: .memo, then: { $0 }) { result[memo.id] = memo }
+        var result: [MemoID: Result<Memo, Problem>] = [:]
+        for ((id, _), read) in zip(wanted, store.read(wanted, chunkSize: 64, as: .memo, then: { $0 })) { result[id] = read }
         return result
     }
 }

@@ -145,8 +145,8 @@ extension HTMLReport {
         }
     }
 
-    /// The choices offered for one memo as radio buttons, "leave it" chosen
-    /// at first; those not offered are named with why; then the `--take`
+    /// The choices offered for one memo as radio buttons, chosen at first
+    /// the side that alone changed since the last run, else "leave it"; those not offered are named with why; then the `--take`
     /// syntax for this memo, which a page without scripts still shows.
     func choice(_ d: Difference, number: Int, _ offer: ChoiceOffer, _ report: Report) -> String {
         let r = ReviewStrings.forLanguage(strings.code)
@@ -154,10 +154,14 @@ extension HTMLReport {
             .local: r.keep(report.local.label), .remote: r.keep(report.label(ofRemote: d.remote)), .both: r.keepBoth
         ]
         var out = "<fieldset class=\"choice\"><legend>\(html(r.chooseLegend))</legend>"
+        let first = offer.preselected?.rawValue ?? ""
         for (value, label) in offer.offered.map({ ($0.rawValue, labels[$0]!) }) + [("", r.leave)] {
             let control = "choice-\(number)-\(value.isEmpty ? "leave" : value)"
-            out += "<input type=\"radio\" name=\"choice-\(number)\" id=\"\(control)\" value=\"\(value)\"\(value.isEmpty ? " checked" : "")>"
+            out += "<input type=\"radio\" name=\"choice-\(number)\" id=\"\(control)\" value=\"\(value)\"\(value == first ? " checked" : "")>"
             out += "<label for=\"\(control)\">\(html(label))</label>"
+        }
+        if let moved = offer.preselected {
+            out += "<p class=\"why\">\(html(r.preselected(moved == .local ? report.local.label : report.label(ofRemote: d.remote))))</p>"
         }
         out += offer.refused.map { "<p class=\"why\">\(html(r.notOffered(labels[$0.take]!, r.refusal($0.why))))</p>" }.joined()
         if !offer.offered.isEmpty {

@@ -30,6 +30,8 @@ package struct ReviewStrings: Sendable {
     package var chooseLegend: String
     /// (choice, why) a choice that is not offered.
     package var notOffered: @Sendable (String, String) -> String
+    /// (side label) why a choice is made at first: only that side changed since the last run.
+    package var preselected: @Sendable (String) -> String
     /// Why a choice is not offered, in words.
     package var refusal: @Sendable (ChoiceOffer.Refusal.Why) -> String
     /// The sentence above the built commands.
@@ -78,6 +80,9 @@ package struct ReviewStrings: Sendable {
         },
         keep: { label in "Keep \(label)'s" }, keepBoth: "Keep both", leave: "Leave it", chooseLegend: "Which version to keep",
         notOffered: { choice, why in "\(choice) is not offered: \(why)." },
+        preselected: { label in
+            "Chosen at first: only \(label) changed since the last run, so its version is kept unless you choose otherwise."
+        },
         refusal: { why in
             switch why {
             case .notWritable(let reason): reason
@@ -119,6 +124,7 @@ package struct ReviewStrings: Sendable {
         },
         keep: { label in "\(label)の版を残す" }, keepBoth: "両方残す", leave: "そのままにする", chooseLegend: "どちらの版を残すか",
         notOffered: { choice, why in "「\(choice)」は選べません: \(why)。" },
+        preselected: { label in "前回から変わったのは\(label)だけなので、はじめからその版を選んでいます。別の版も選べます。" },
         refusal: { why in
             switch why {
             case .notWritable(let reason): "書き込めない側です（\(reason)）"
