@@ -169,6 +169,13 @@ enum SharedOptions {
     static let acceptDeletions = Flag(
         "--accept-deletions", help: "For this run, accept the deletions an alarm names: say so in the report and let the baseline move on.")
     static let refresh = Flag("--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache.")
+    /// `--lang`, for every command that writes for people: one declaration, with each command's words for what it sets.
+    static func language(_ help: String) -> Option<String> {
+        Option<String>(
+            "--lang", value: "lang", help: help, expected: "one of: " + Strings.languages.joined(separator: ", "),
+            completion: .oneOf(Strings.languages)
+        ) { Strings.languages.contains($0) ? $0 : nil }
+    }
     /// A side given as a path, as `counts`, `export` and `verify` take it.
     static let sidePath = CommandSpec.Argument(
         name: "path", help: "A memo folder (holding index.json, or above 60dMemo/), the app's store file or an iPhone backup folder.")
