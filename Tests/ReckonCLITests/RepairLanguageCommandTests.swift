@@ -181,7 +181,7 @@ extension BaselinePipeline {
             .orphanFile(path: "p", side: "a"), .orphanUnreadable(path: "p", side: "a"), .followed(move: .added, side: "a", other: "b"),
             .replaced(move: .edited, side: "a", other: "b", deletes: false),
             .settled(changed: .both, local: "a", remote: "b", from: "a", to: "b", deletes: false, keepsCopy: false),
-            .notPossible(side: "a", why: .store, would: .addEntry), .sourceUnreadable(side: "a"), .targetUnreadable(side: "a")
+            .notPossible(side: "a", why: .readOnly, would: .addEntry), .sourceUnreadable(side: "a"), .targetUnreadable(side: "a")
         ]
         let choices: [PlanChoice] = [
             .take(id: id, side: .local, label: "a"), .takeBoth(id: id, newer: "a"), .takeBothNoCopy(id: id, holder: "a", taken: "b"),

@@ -409,11 +409,11 @@ enum JapaneseRepairFixture {
                 "not possible: this device is marked \"readOnly\": true; it would copy Google Drive's version there"
             ),
             (
-                .notPossible(side: local, why: .store, would: .markDeleted),
+                .notPossible(side: local, why: .kind(SideKindName(AppStoreSide.self)), would: .markDeleted),
                 "not possible: this device is the app's own store, which reckon never writes; it would mark the memo deleted there"
             ),
             (
-                .notPossible(side: local, why: .store, would: .addEntry),
+                .notPossible(side: local, why: .kind(SideKindName(AppStoreSide.self)), would: .addEntry),
                 "not possible: this device is the app's own store, which reckon never writes; it would add an index entry"
             ),
             (
@@ -441,7 +441,9 @@ enum JapaneseRepairFixture {
         for (choice, sentence) in choices { #expect(en.choice(choice) == sentence) }
         // The store's words are the ones its kind gives when a plan is made.
         let store = AppStoreSide(url: URL(fileURLWithPath: "/x/default.store"), isBackup: false, app: nil)
-        #expect(store.planned(label: local).notWritable == en.notWritable(.store, local))
+        let storeKind = NotWritable.kind(SideKindName(AppStoreSide.self))
+        #expect(store.planned(label: local).notWritable == en.notWritable(storeKind, local))
+        #expect(RepairStrings.ja.notWritable(storeKind, "この端末") == "この端末はアプリ自身のデータベースで、reckon は書き込みません")
 
         let failure = PutBackFailure(path: "memos/A.json", error: "EIO", backup: "backups/r/drive/memos/A.json")
         let details: [(ApplyDetail, String)] = [

@@ -91,11 +91,11 @@ package enum PlanChoice: Sendable, Equatable, Codable {
 
 /// Why apply may never write a side.
 package enum NotWritable: Sendable, Equatable, Codable {
-    /// The app's own store.
-    case store
     /// Marked `"readOnly": true` in its definition.
     case readOnly
-    /// Another reason, in the side kind's own words (English).
+    /// Of a kind apply never writes (the app's store), whose words say why.
+    case kind(SideKindName)
+    /// Another reason, in English words as a plan recorded them.
     case other(String)
 }
 
@@ -104,7 +104,7 @@ extension PlanSide {
     /// sentence, which the planner made from it); nil when it may.
     package var whyNotWritable: NotWritable? {
         guard !writable, let notWritable else { return nil }
-        return [NotWritable.readOnly, .store].first { RepairStrings.en.notWritable($0, label) == notWritable } ?? .other(notWritable)
+        return [NotWritable.readOnly, .kind(kind)].first { RepairStrings.en.notWritable($0, label) == notWritable } ?? .other(notWritable)
     }
 }
 

@@ -136,8 +136,8 @@ extension RepairStrings {
         }
         @Sendable func notWritable(_ why: NotWritable, _ label: String) -> String {
             switch why {
-            case .store: "\(label) is the app's own store, which reckon never writes"
             case .readOnly: "\(label) is marked \"readOnly\": true"
+            case .kind(let kind): kind.kind?.neverWritten(label, language: "en") ?? "\(label) is \(kind.words), which reckon never writes"
             case .other(let words): words
             }
         }
@@ -373,8 +373,8 @@ extension RepairStrings {
         }
         @Sendable func notWritable(_ why: NotWritable, _ label: String) -> String {
             switch why {
-            case .store: "\(label)はアプリ自身のデータベースで、reckon は書き込みません"
             case .readOnly: "\(label)には \"readOnly\": true が指定されています"
+            case .kind(let kind): kind.kind?.neverWritten(label, language: "ja") ?? "\(label)（\(kind.name)）には reckon は書き込みません"
             case .other(let words): words
             }
         }
@@ -527,16 +527,7 @@ extension RepairStrings {
             made: { "作成日時: \($0)" },
             runLine: { run, resumed in "実行 \(run)" + (resumed ? "（中断のあとに再開しました）" : "") },
             sidesHeading: "両側", sideColumns: ["場所", "パス", "書き込み"],
-            kind: { kind in
-                let words =
-                    switch kind.name {
-                    case MemoFolderSide.name: "メモフォルダ"
-                    case AppStoreSide.name: "アプリのデータベース"
-                    case RcloneSide.name: "rclone のリモート"
-                    default: kind.words
-                    }
-                return "（\(words)）"
-            },
+            kind: { "（\($0.kind?.japaneseDescription ?? $0.name)）" },
             writable: "可", notWritableWord: "不可", notWritableSuffix: { "（\($0)）" },
             actionsHeading: { "操作（\($0)件）" },
             actionColumns: ["ID", "タイトル", "操作", "結果", "理由"], choiceColumn: "選択", happenedColumn: "詳細",
