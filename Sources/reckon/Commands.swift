@@ -175,6 +175,13 @@ enum SharedOptions {
         help: "How much of the memos the pages show: full (bodies, the default), titles (titles and tags) or none (ids, fields, dates).",
         expected: "one of: full, titles, none", completion: .oneOf(ReportContent.allCases.map(\.rawValue))
     ) { ReportContent(rawValue: $0) }
+    /// `--lang`, for every command that writes for people: one declaration, with each command's words for what it sets.
+    static func language(_ help: String) -> Option<String> {
+        Option<String>(
+            "--lang", value: "lang", help: help, expected: "one of: " + Strings.languages.joined(separator: ", "),
+            completion: .oneOf(Strings.languages)
+        ) { Strings.languages.contains($0) ? $0 : nil }
+    }
     /// A side given as a path, as `counts`, `export` and `verify` take it.
     static let sidePath = CommandSpec.Argument(
         name: "path", help: "A memo folder (holding index.json, or above 60dMemo/), the app's store file or an iPhone backup folder.")

@@ -13,10 +13,7 @@ struct ReconcileCommand: ReckonCommand {
         completion: .directory)
     static let json = Flag("--json", help: "Print the report JSON instead of the summary.")
     static let quick = Flag("--quick", help: "Compare index.json entries and the folder listing only; do not read memo files.")
-    static let language = Option<String>(
-        "--lang", value: "lang", help: "The language of the summary and reports: en or ja.",
-        expected: "one of: " + Strings.languages.joined(separator: ", "), completion: .oneOf(Strings.languages)
-    ) { Strings.languages.contains($0) ? $0 : nil }
+    static let language = SharedOptions.language("The language of the summary and reports: en or ja.")
 
     static let spec = CommandSpec(
         name: "reconcile", abstract: "Compare the memos on this device with a cloud folder, memo by memo.",

@@ -31,13 +31,15 @@ struct PlanCommand: ReckonCommand {
     )
     static let prefer = Option<ConflictChoices.Prefer>("--prefer", value: "side", help: "Settle every conflict: newer, local or remote.")
     static let json = Flag("--json", help: "Print plan.json instead of the table.")
+    static let language = SharedOptions.language(
+        "The language of the table, plan.md and plan.html, which apply and undo follow: en or ja (default: the pipeline's, else en).")
 
     static let spec = CommandSpec(
         name: "plan", abstract: "Plan what would make a cloud folder and this device the same, memo by memo, and write plan.json.",
         optionalPositionals: [.init(name: "pipeline", help: "A pipeline definition (JSON), instead of --local and --remote paths.")],
         options: [
             Self.local.help, Self.remote.help, Self.out.help, Self.take.help, Self.choices.help, Self.prefer.help, Self.json.help,
-            SharedOptions.app.help, SharedOptions.reportContent.help
+            Self.language.help, SharedOptions.app.help, SharedOptions.reportContent.help
         ],
         exitCodes: [
             (0, "nothing to do"), (1, "actions or conflicts planned"),
@@ -55,6 +57,7 @@ struct PlanCommand: ReckonCommand {
     var choicesFile: String?
     var json: Bool
     var reportContent: ReportContent?
+    var language: String?
     var arguments: ParsedArguments
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -74,6 +77,7 @@ struct PlanCommand: ReckonCommand {
         out = try arguments.value(Self.out)
         app = try arguments.value(SharedOptions.app)
         json = arguments[Self.json]
+        language = try arguments.value(Self.language)
         self.arguments = arguments
     }
 
@@ -100,13 +104,14 @@ struct PlanCommand: ReckonCommand {
                 )
             }
             let definition = try OneShotSides(local: local, remote: remote, out: out, app: app).definition(
-                "plan", quarantines: false, arguments: arguments)
+                "plan", language: language ?? "en", quarantines: false, arguments: arguments)
             return Target(
                 definition: definition, remote: OneShotSides.remoteName, out: outputURL(out), outShown: out,
                 reportedAs: ReconcileCommand.spec.name)
         }
         if local != nil { throw arguments.usage("'--local' is read from the pipeline \(pipeline); give one or the other") }
-        guard let definition = checkedDefinition(pipeline, console: console) else { return nil }
+        guard var definition = checkedDefinition(pipeline, console: console) else { return nil }
+        if let language { definition.language = language }
         let remoteName = try definition.remoteNamed(remote, pipeline: pipeline, for: "plan for", arguments: arguments)
         guard let state = definition.stateDir else {
             throw arguments.usage("\(pipeline) keeps no state folder (give \"reports\" or \"state\"), so no baseline tells which side changed")
@@ -177,11 +182,14 @@ struct ApplyCommand: ReckonCommand {
         "--keep-backups", value: "n", help: "Keep the backups of this many apply runs (default 10).", expected: "a whole number from 1 to 10000"
     ) { text in Int(text).flatMap { (1...10_000).contains($0) ? $0 : nil } }
     static let json = Flag("--json", help: "Print the result as JSON.")
+    static let language = SharedOptions.language("The language of the text, report.md and report.html: en or ja (default: the plan's).")
 
     static let spec = CommandSpec(
         name: "apply", abstract: "Carry out a plan: re-check each target, back it up, write atomically, and keep a journal.",
         positionals: [.init(name: "plan", help: "The plan.json that reckon plan wrote.")],
-        options: [Self.yes.help, Self.resume.help, Self.maxDelete.help, Self.maxAge.help, Self.keepBackups.help, Self.json.help],
+        options: [
+            Self.yes.help, Self.resume.help, Self.maxDelete.help, Self.maxAge.help, Self.keepBackups.help, Self.json.help, Self.language.help
+        ],
         exitCodes: [
             (0, "everything planned was done"), (1, "some actions were skipped: changed since the plan, not confirmed, conflicts, not possible"),
             (2, "trouble: a backup or a write failed"), (64, "the plan was refused (its sides, its age, a guard) or usage error; nothing done")
@@ -190,6 +198,7 @@ struct ApplyCommand: ReckonCommand {
     var path: String
     var options: Applier.Options
     var json: Bool
+    var language: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         path = arguments.positionals[0]
@@ -200,6 +209,7 @@ struct ApplyCommand: ReckonCommand {
         if let seconds = try arguments.value(Self.maxAge) { options.maxAge = seconds }
         if let keep = try arguments.value(Self.keepBackups) { options.keepBackups = keep }
         json = arguments[Self.json]
+        language = try arguments.value(Self.language)
     }
 
     func run(_ console: Console) -> ExitCode {
@@ -212,16 +222,21 @@ struct ApplyCommand: ReckonCommand {
             console.err("Error: \(error)\n")
             return .usage
         }
-        let result: ApplyResult
+        var result: ApplyResult
         var wroteReport = false
         do {
             result = try Applier(plan: plan, planData: planData, options: options).run(
-                confirm: { confirmAtTerminal(plan, console: console) },
-                publish: { wroteReport = writeReports($0, stateDir: plan.stateDir, console: console) })
+                confirm: { confirmAtTerminal(plan, language: language ?? plan.languageCode, console: console) },
+                publish: { [language] run in
+                    var run = run
+                    if let language { run.language = language }
+                    wroteReport = writeReports(run, stateDir: plan.stateDir, console: console)
+                })
         } catch {
             console.err("Error: \(path): \(error.description)\n")
             return error.isTrouble ? .trouble : .usage
         }
+        if let language { result.language = language }
         return show(result, wroteReport: wroteReport, json: json, console: console)
     }
 }
@@ -231,6 +246,8 @@ struct UndoCommand: ReckonCommand {
     static let state = Option<String>(
         "--state", value: "dir", help: "The state folder the apply used (reckon apply prints it).", required: true, completion: .directory)
     static let json = Flag("--json", help: "Print the result as JSON.")
+    static let language = SharedOptions.language(
+        "The language of the text, undo-report.md and undo-report.html: en or ja (default: the language of the run's plan).")
 
     static let spec = CommandSpec(
         name: "undo", abstract: "Put back, byte for byte, every file an apply run replaced, unless it changed since.",
@@ -238,7 +255,7 @@ struct UndoCommand: ReckonCommand {
             .init(
                 name: "run", help: "The apply run's id (its UTC start time, such as 20261201T173000Z), which reckon apply prints.", completion: .text)
         ],
-        options: [Self.state.help, Self.json.help],
+        options: [Self.state.help, Self.json.help, Self.language.help],
         exitCodes: [
             (0, "everything was put back"), (1, "something changed after the apply and was left as it is"),
             (2, "trouble: a file could not be read or put back"), (64, "usage error, or no such run; nothing done")
@@ -247,22 +264,25 @@ struct UndoCommand: ReckonCommand {
     var run: String
     var state: String
     var json: Bool
+    var language: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         run = arguments.positionals[0]
         state = arguments.required(Self.state)
         json = arguments[Self.json]
+        language = try arguments.value(Self.language)
     }
 
     func run(_ console: Console) -> ExitCode {
         let stateDir = outputURL(state)
-        let result: ApplyResult
+        var result: ApplyResult
         do {
             result = try Undoer.undo(run: run, stateDir: stateDir, environment: ProcessInfo.processInfo.environment)
         } catch {
             console.err("Error: \(error.description)\n")
             return error.isTrouble ? .trouble : .usage
         }
+        if let language { result.language = language }
         return show(result, wroteReport: writeReports(result, stateDir: stateDir.path, console: console), json: json, console: console)
     }
 }
@@ -290,14 +310,9 @@ private func show(_ result: ApplyResult, wroteReport: Bool, json: Bool, console:
 }
 
 /// "yes" typed at a terminal, after the destructive actions are listed; false in cron.
-private func confirmAtTerminal(_ plan: Plan, console: Console) -> Bool {
+private func confirmAtTerminal(_ plan: Plan, language: String, console: Console) -> Bool {
     guard isatty(STDIN_FILENO) == 1 else { return false }
-    let destructive = plan.actions.filter(\.needsConfirmation)
-    var text = "These actions delete or overwrite:\n"
-    for action in destructive {
-        text += "  \(action.action.rawValue) \(action.id) on \(plan.side(action.to ?? .remote).label): \(action.reason)\n"
-    }
-    console.err(text + "Type yes to carry them out (anything else skips them): ")
+    console.err(RepairReport.confirmation(plan, language: language))
     return readLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes"
 }
 

@@ -315,7 +315,9 @@ struct SchemaCorpus {
         #expect(schemaKeys(pipeline, "$defs", "side", "properties", "timeouts") == PipelineDefinition.timeoutKeys)
         #expect(schemaKeys(pipeline, "$defs", "storeModel") == PipelineDefinition.modelKeys)
         #expect(schemaKeys(pipeline, "$defs", "storeModel", "properties", "attributes") == Set(StoreModel.fieldNames))
-        for key in ["reports", "quarantine", "state", "cache"] {
+        #expect(schemaKeys(pipeline, "properties", "reports") == PipelineDefinition.reportsKeys)
+        #expect(schemaEnum(pipeline, "properties", "reports", "properties", "content") == Set(ReportContent.allCases.map(\.rawValue)))
+        for key in ["quarantine", "state", "cache"] {
             #expect(schemaKeys(pipeline, "properties", key) == PipelineDefinition.reportKeys, "\(key)")
         }
         #expect(schemaEnum(pipeline, "properties", "language") == Set(Strings.languages))

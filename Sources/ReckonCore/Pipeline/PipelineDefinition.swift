@@ -135,6 +135,8 @@ extension PipelineDefinition {
     package static let modelKeys: Set<String> = ["entity", "attributes", "tagEntity", "tagAttribute"]
     package static let exportKeys: Set<String> = ["from", "formats", "includeArchived", "dir", "keep"]
     package static let reportKeys: Set<String> = ["dir"]
+    /// The `reports` object's keys: its folder, and how much of the memos its pages show.
+    package static let reportsKeys: Set<String> = ["dir", "content"]
     package static let alarmKeys: Set<String> = ["deletedPercent", "deletedCount"]
 
     /// Reads and checks a definition file. Relative paths in it are taken
@@ -315,7 +317,7 @@ package struct DefinitionReader {
         var quarantine: (URL, String)?
         var state: (URL, String)?
         if top["reports"] != nil {
-            let reports = try object(top["reports"], "reports", allowed: PipelineDefinition.reportKeys.union(["content"]))
+            let reports = try object(top["reports"], "reports", allowed: PipelineDefinition.reportsKeys)
             let path = try string(reports, "dir", in: "reports", required: true)!
             if let text = try string(reports, "content", in: "reports", required: false) {
                 guard let value = ReportContent(rawValue: text) else {

@@ -437,12 +437,12 @@ package struct Applier {
                 if let before = write.before { known.insert(before.sha256) }
             }
         }
-        var notes: [String] = ApplyJournal.removeLeftovers(
+        var notes: [RunNote] = ApplyJournal.removeLeftovers(
             stateDir, plan: plan, sides: specs.compactMap { $0?.kind.localURL.map { realPath($0.path) } })
         for (role, writer) in writers {
             // Under the lock, no other reckon writes here: a temporary file of reckon's bytes is one a killed run left.
             for name in writer.removeLeftovers(known: known) {
-                notes.append("removed \(name) on \(plan.side(role).label), a temporary file a killed run left")
+                notes.append(.removedTemporary(name: name, side: plan.side(role).label))
             }
             try checkDeletions(plan.side(role), writer)
         }
@@ -457,9 +457,11 @@ package struct Applier {
         execution.notes = notes
         execution.carryOut()
         execution.updateBaselines()
-        let result = ApplyResult(
+        var result = ApplyResult(
             mode: .apply, run: run, resumed: options.resume, pipeline: plan.pipeline, sides: plan.sides,
-            stateDir: plan.stateDir, actions: execution.results, notes: execution.notes)
+            stateDir: plan.stateDir, actions: execution.results)
+        for note in execution.notes { result.note(note) }
+        result.language = plan.languageCode
         publish(result)
         journal.record(["event": .string("end")])
         ApplyJournal.prune(stateDir, keep: options.keepBackups, current: run)
@@ -476,7 +478,7 @@ struct Execution {
     let readers: [SideRole: MemoFolderReader]
     let confirmed: Bool
     var results: [ApplyResult.ActionResult] = []
-    var notes: [String] = []
+    var notes: [RunNote] = []
     /// Each side's index.json as read when the run began: entries checked against the plan.
     var indexes: [SideRole: (file: FileRead?, entries: [MemoID: IndexEntry])] = [:]
     /// The index changes of the actions done, per side, with the action's place in `results`.
@@ -502,8 +504,7 @@ struct Execution {
             case .none: results.append(.init(action, outcome: .nothing))
             case .copy, .softDelete, .fixIndex:
                 if action.needsConfirmation && !confirmed {
-                    results.append(
-                        .init(action, outcome: .notConfirmed, detail: "it deletes or overwrites, and was not confirmed (--yes); nothing was written"))
+                    results.append(.init(action, outcome: .notConfirmed, happened: .notConfirmed))
                     journal.record(["event": .string("skip"), "id": .string(action.id.value), "why": .string("not confirmed")])
                     continue
                 }
@@ -525,9 +526,10 @@ struct Execution {
 
     mutating func carryOut(_ action: PlanAction) {
         let place = results.count
-        func skip(_ outcome: ApplyResult.Outcome, _ detail: String) {
-            results.append(.init(action, outcome: outcome, detail: detail))
-            journal.record(["event": .string("skip"), "id": .string(action.id.value), "why": .string(detail)])
+        func skip(_ outcome: ApplyResult.Outcome, _ happened: ApplyDetail) {
+            let result = ApplyResult.ActionResult(action, outcome: outcome, happened: happened)
+            results.append(result)
+            journal.record(["event": .string("skip"), "id": .string(action.id.value), "why": .string(result.detail!)])
         }
         // 1. Read every target again: it must still be as planned, or already as the plan leaves it.
         var pending: [(write: PlannedWrite, current: FileRead?)] = []
@@ -537,32 +539,23 @@ struct Execution {
                 let current = try writers[write.side]!.reader.read([write.path])[write.path] ?? nil
                 if current?.tag.sha256 == write.sha256 { continue }
                 guard Self.matches(current?.tag, write.before) else {
-                    return skip(
-                        .changedSince,
-                        "\(write.path) on \(label(write.side)) changed since the plan (\(Self.describe(write.before)) then, \(Self.describe(current?.tag)) now); left as it is"
-                    )
+                    return skip(.changedSince, .fileChanged(path: write.path, side: label(write.side), then: write.before, now: current?.tag))
                 }
                 // The version copied must still be the one planned on the side it comes from.
                 if let source = write.source, let from = action.from, let reader = readers[from] {
                     let now = try reader.read([source.path])[source.path] ?? nil
                     guard Self.matches(now?.tag, source.tag) else {
-                        return skip(
-                            .changedSince, "\(source.path) on \(label(from)), the version to copy, changed since the plan; nothing was written")
+                        return skip(.changedSince, .sourceChanged(path: source.path, side: label(from)))
                     }
                     // So must its entry, which is copied with it.
                     if let change = action.indexChanges.first(where: { $0.side == write.side && MemoID($0.id) == action.id }),
                         !change.after.matches(try index(from).entries[action.id])
                     {
-                        return skip(
-                            .changedSince,
-                            "the index.json entry of \(action.id) on \(label(from)), the version to copy, changed since the plan; nothing was written"
-                        )
+                        return skip(.changedSince, .sourceEntryChanged(id: "\(action.id)", side: label(from)))
                     }
                 }
                 if write.before == nil, let other = try otherSpelling(of: write) {
-                    return skip(
-                        .changedSince,
-                        "\(other) on \(label(write.side)) holds this memo under another spelling of its id since the plan; nothing was written")
+                    return skip(.changedSince, .otherSpelling(path: other, side: label(write.side)))
                 }
                 pending.append((write, current))
             }
@@ -573,8 +566,7 @@ struct Execution {
                     guard Self.matches(current?.tag, described.tag) else {
                         return skip(
                             .changedSince,
-                            "\(described.path) on \(label(change.side)) changed since the plan (\(Self.describe(described.tag)) then, \(Self.describe(current?.tag)) now); its entry was not added"
-                        )
+                            .describedFileChanged(path: described.path, side: label(change.side), then: described.tag, now: current?.tag))
                     }
                 }
                 let entry = try index(change.side).entries[MemoID(change.id)!]
@@ -582,12 +574,11 @@ struct Execution {
                 entryToWrite = true
                 let asPlanned = change.before.map { $0.matches(entry) } ?? (entry == nil)
                 guard asPlanned else {
-                    return skip(
-                        .changedSince, "the index.json entry of \(change.id) on \(label(change.side)) changed since the plan; nothing was written")
+                    return skip(.changedSince, .entryChanged(id: change.id, side: label(change.side)))
                 }
             }
         } catch {
-            return skip(.failed, "could not be read again before writing: \(error); nothing was written")
+            return skip(.failed, .unreadable(error: "\(error)"))
         }
         // 2. Back up what will be replaced, and verify the copy.
         var backups: [String: String] = [:]
@@ -596,8 +587,7 @@ struct Execution {
             do {
                 backups[write.side.rawValue + write.path] = try journal.backUp(current.data, side: plan.side(write.side).name, path: write.path)
             } catch {
-                return skip(
-                    .failed, "the backup of \(write.path) on \(label(write.side)) could not be made (\(error)); nothing was written for this memo")
+                return skip(.failed, .backupFailed(path: write.path, side: label(write.side), error: "\(error)"))
             }
         }
         // 3. Write, each step in the journal before and after.
@@ -609,20 +599,17 @@ struct Execution {
                 "backup": backups[write.side.rawValue + write.path].map { .string($0) } ?? .null
             ])
             guard intent else {
-                let putBack = putBackFiles(done)
-                return skip(.failed, "the journal cannot be written, so nothing more is written" + (putBack.isEmpty ? "" : "; \(putBack)"))
+                return skip(.failed, .journalFailed(failures: putBackFiles(done)))
             }
             do {
                 try writers[write.side]!.write(write.data, to: write.path, expecting: current?.tag.sha256)
             } catch {
-                let putBack = putBackFiles(done)
-                let undone = putBack.isEmpty ? (done.isEmpty ? "" : "; what was written for this memo was put back") : "; \(putBack)"
+                let failures = putBackFiles(done)
+                let undone: ApplyDetail.Undone = !failures.isEmpty ? .failures(failures) : done.isEmpty ? .nothing : .putBack
                 if error.changedSince {
-                    return skip(
-                        .changedSince,
-                        "\(write.path) on \(label(write.side)) changed while it was being written; it was left as the other writer left it" + undone)
+                    return skip(.changedSince, .changedWhileWriting(path: write.path, side: label(write.side), undone: undone))
                 }
-                return skip(.failed, "\(write.path) on \(label(write.side)) could not be written (\(error))" + undone)
+                return skip(.failed, .writeFailed(path: write.path, side: label(write.side), error: "\(error)", undone: undone))
             }
             journal.record(["event": .string("wrote"), "side": .string(write.side.rawValue), "path": .string(write.path)])
             done.append((write, current?.data))
@@ -643,8 +630,8 @@ struct Execution {
     }
 
     /// Puts back files this run wrote (their backups, or removes a file it created); says what could not be.
-    func putBackFiles(_ files: [(write: PlannedWrite, backup: Data?)]) -> String {
-        var failures: [String] = []
+    func putBackFiles(_ files: [(write: PlannedWrite, backup: Data?)]) -> [PutBackFailure] {
+        var failures: [PutBackFailure] = []
         for (write, backup) in files.reversed() {
             do {
                 if let backup {
@@ -655,11 +642,11 @@ struct Execution {
                 journal.record(["event": .string("put-back"), "side": .string(write.side.rawValue), "path": .string(write.path)])
             } catch {
                 failures.append(
-                    "\(write.path) could not be put back (\(error)); its backup is in \(journal.backupPath(side: plan.side(write.side).name, path: write.path))"
-                )
+                    PutBackFailure(
+                        path: write.path, error: "\(error)", backup: journal.backupPath(side: plan.side(write.side).name, path: write.path)))
             }
         }
-        return failures.joined(separator: "; ")
+        return failures
     }
 
     /// Re-reads the side's index.json, merges the done actions' entries into
@@ -669,7 +656,7 @@ struct Execution {
         for _ in 0..<3 {
             guard let changedMeanwhile = mergeIndexOnce(role), changedMeanwhile else { return }
         }
-        failIndex(role, "index.json kept changing while reckon merged into it")
+        failIndex(role, .keptChanging)
     }
 
     /// One merge; true when index.json changed between its read and its write (nothing written), nil when done or failed.
@@ -681,17 +668,17 @@ struct Execution {
         do {
             file = try writer.reader.read(["index.json"])["index.json"] ?? nil
         } catch {
-            failIndex(role, "index.json could not be read again (\(error))")
+            failIndex(role, .unreadableAgain(error: "\(error)"))
             return nil
         }
         guard let file else {
-            failIndex(role, "index.json is gone")
+            failIndex(role, .gone)
             return nil
         }
         do {
             entries = try IndexReader.read(file.data).firstEntries
         } catch {
-            failIndex(role, "index.json cannot be read now (\(error.message))")
+            failIndex(role, .unreadableNow(error: error.message))
             return nil
         }
         var changing: [MemoID: [(key: String, value: JSONValue)]] = [:]
@@ -701,11 +688,8 @@ struct Execution {
             let entry = entries[id]
             if change.after.matches(entry) { continue }
             guard change.before.map({ $0.matches(entry) }) ?? (entry == nil) else {
-                let putBack = putBackFiles(written[place] ?? [])
                 results[place].outcome = .changedSince
-                results[place].detail =
-                    "the index.json entry of \(change.id) on \(side.label) changed while the memo was written; "
-                    + (putBack.isEmpty ? "the memo file was put back as it was" : putBack)
+                results[place].tell(.entryChangedWhileWriting(id: change.id, side: side.label, failures: putBackFiles(written[place] ?? [])))
                 continue
             }
             func time(_ t: Timestamp?) -> JSONValue { t.map { .string($0.iso8601) } ?? .null }
@@ -730,14 +714,14 @@ struct Execution {
         do {
             merged = try JSONEdit.index(file.data, changing: changing, appending: appending)
         } catch {
-            failIndex(role, "index.json could not be edited (\(error))")
+            failIndex(role, .notEditable(error: "\(error)"))
             return nil
         }
         let backup: String
         do {
             backup = try journal.backUp(file.data, side: side.name, path: "index.json")
         } catch {
-            failIndex(role, "the backup of index.json could not be made (\(error))")
+            failIndex(role, .backupFailed(error: "\(error)"))
             return nil
         }
         let intent = journal.record([
@@ -745,7 +729,7 @@ struct Execution {
             "before": .string(file.tag.sha256), "after": .string(SHA256.hex(of: merged)), "backup": .string(backup)
         ])
         guard intent else {
-            failIndex(role, "the journal cannot be written")
+            failIndex(role, .journal)
             return nil
         }
         do {
@@ -755,7 +739,7 @@ struct Execution {
                 journal.record(["event": .string("not-written"), "side": .string(role.rawValue), "path": .string("index.json")])
                 return true
             }
-            failIndex(role, "index.json could not be written (\(error))")
+            failIndex(role, .writeFailed(error: "\(error)"))
             return nil
         }
         journal.record(["event": .string("wrote"), "side": .string(role.rawValue), "path": .string("index.json")])
@@ -763,11 +747,10 @@ struct Execution {
     }
 
     /// The side's index.json cannot take the done actions' entries: their memo files are put back.
-    mutating func failIndex(_ role: SideRole, _ why: String) {
+    mutating func failIndex(_ role: SideRole, _ why: ApplyDetail.IndexTrouble) {
         for (place, _) in queued[role]! where results[place].outcome == .applied {
-            let putBack = putBackFiles(written[place] ?? [])
             results[place].outcome = .failed
-            results[place].detail = "\(why) on \(label(role)); " + (putBack.isEmpty ? "the memo file was put back as it was" : putBack)
+            results[place].tell(.indexFailed(why, side: label(role), failures: putBackFiles(written[place] ?? [])))
         }
     }
 

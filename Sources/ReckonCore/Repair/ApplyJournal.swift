@@ -106,7 +106,7 @@ final class ApplyJournal {
     /// with a note for each: those of the plan's sides' baselines, and any
     /// under `apply/` and `backups/`, reckon's own. Nothing else: a side
     /// (`sides`, real paths) is never walked into.
-    static func removeLeftovers(_ stateDir: URL, plan: Plan, sides: [String]) -> [String] {
+    static func removeLeftovers(_ stateDir: URL, plan: Plan, sides: [String]) -> [RunNote] {
         let ownNames = plan.sides.map { "." + Baseline.url(in: stateDir, side: $0.name).lastPathComponent + "." }
         let baselines = ((try? FileManager.default.contentsOfDirectory(atPath: stateDir.path)) ?? []).sorted().filter { name in
             ownNames.contains { name.hasPrefix($0) } && AtomicFile.isLeftover(name)
@@ -116,7 +116,7 @@ final class ApplyJournal {
         let ownFolders = ["apply", "backups"].flatMap { folder in
             AtomicFile.removeLeftovers(under: stateDir.appendingPathComponent(folder), skipping: sides).map { folder + "/" + $0 }
         }
-        return (baselines + ownFolders).map { "removed \($0) in the state folder, a temporary file a killed run left" }
+        return (baselines + ownFolders).map { .removedStateTemporary(path: $0) }
     }
 
     /// Every SHA-256 the journals in the state folder name: the bytes

@@ -43,6 +43,15 @@ package struct ApplyResult: Sendable, Equatable, Codable {
         package var detail: String?
         package var choice: String?
         package var versions: [String: MemoVersion]
+        /// The plan's reason and choice, and the detail, as structures each
+        /// language says in its own words; report.json keeps the English sentences alone.
+        package var why: PlanReason?
+        package var chosen: PlanChoice?
+        package var happened: ApplyDetail?
+
+        enum CodingKeys: String, CodingKey {
+            case id, action, from, to, outcome, reason, detail, choice, versions
+        }
 
         package init(_ action: PlanAction, outcome: Outcome, detail: String? = nil) {
             id = action.id
@@ -54,6 +63,20 @@ package struct ApplyResult: Sendable, Equatable, Codable {
             self.detail = detail
             choice = action.choice
             versions = Dictionary(uniqueKeysWithValues: action.versions.map { ($0.key.rawValue, $0.value) })
+            why = action.why
+            chosen = action.chosen
+        }
+
+        /// Says what became of the action: the structure, and its English sentence.
+        package mutating func tell(_ happened: ApplyDetail) {
+            self.happened = happened
+            detail = RepairStrings.en.detail(happened)
+        }
+
+        /// What became of `action`, said by `happened` (its English sentence is `detail`).
+        package init(_ action: PlanAction, outcome: Outcome, happened: ApplyDetail) {
+            self.init(action, outcome: outcome, detail: RepairStrings.en.detail(happened))
+            self.happened = happened
         }
     }
 
@@ -75,6 +98,15 @@ package struct ApplyResult: Sendable, Equatable, Codable {
     package var leftAlone: [String] = []
     /// A file could not be read, written or put back (said in `notes`).
     package var trouble = false
+    /// `notes` as structures each language says in its own words, when every
+    /// note was made as one (report.json keeps the English sentences alone).
+    package var runNotes: [RunNote] = []
+    /// The language of the run's text and pages: the plan's, unless `--lang` said another.
+    package var language = "en"
+
+    enum CodingKeys: String, CodingKey {
+        case schemaVersion, mode, run, resumed, pipeline, sides, stateDir, backups, actions, notes, leftAlone, trouble
+    }
 
     package init(
         mode: Mode, run: String, resumed: Bool, pipeline: String, sides: [PlanSide], stateDir: String,
@@ -99,6 +131,12 @@ package struct ApplyResult: Sendable, Equatable, Codable {
         if !leftAlone.isEmpty { return 1 }
         let settled: Set<Outcome> = [.applied, .alreadyDone, .nothing, .restored]
         return actions.allSatisfy { settled.contains($0.outcome) } ? 0 : 1
+    }
+
+    /// Adds a sentence about the run as a whole.
+    package mutating func note(_ note: RunNote) {
+        notes.append(RepairStrings.en.note(note))
+        runNotes.append(note)
     }
 
     /// How many actions ended each way.

@@ -20,6 +20,10 @@ package struct Plan: Sendable, Equatable, Codable {
     /// The local side, then the remote.
     package var sides: [PlanSide]
     package var actions: [PlanAction]
+    /// The language the plan was made in (`ja`), which its pages, and apply's
+    /// and undo's, are in unless `--lang` says otherwise; nil for English, so
+    /// that an English plan.json is what it always was.
+    package var language: String?
 
     package init(createdAt: Timestamp, pipeline: String, definition: String?, stateDir: String, sides: [PlanSide], actions: [PlanAction]) {
         self.createdAt = createdAt
@@ -40,6 +44,9 @@ package struct Plan: Sendable, Equatable, Codable {
 
     /// Whether there is anything to do or to choose.
     package var isEmpty: Bool { actions.isEmpty }
+
+    /// The language's code: `en` when none is recorded.
+    package var languageCode: String { language ?? "en" }
 }
 
 /// One side as the plan saw it.
@@ -93,10 +100,14 @@ package struct PlanAction: Sendable, Equatable, Codable {
     /// The side whose version wins, and the side written.
     package var from: SideRole?
     package var to: SideRole?
-    /// Why, in words.
+    /// Why, in words (English).
     package var reason: String
-    /// The choice that settled a conflict (`--take ID=local`, `--prefer newer`), said in so many words.
+    /// The choice that settled a conflict (`--take ID=local`, `--prefer newer`), said in so many words (English).
     package var choice: String?
+    /// `reason` and `choice` as structures, which each language says in its
+    /// own words; kept in plan.json only by a plan made in another language than English.
+    package var why: PlanReason?
+    package var chosen: PlanChoice?
     /// Whether it deletes or overwrites, and so needs `--yes`.
     package var destructive: Bool
     /// For a conflict settled with `both`: the new id of the conflict copy.
@@ -109,7 +120,7 @@ package struct PlanAction: Sendable, Equatable, Codable {
     package var versions: [SideRole: MemoVersion]
 
     enum CodingKeys: String, CodingKey {
-        case id, sigil, kind, changed, action, from, to, reason, choice, destructive, conflictCopy, writes, indexChanges, versions
+        case id, sigil, kind, changed, action, from, to, reason, choice, why, chosen, destructive, conflictCopy, writes, indexChanges, versions
     }
 
     package init(id: MemoID, sigil: Difference.Sigil, kind: Difference.Kind, changed: Difference.Changed?, action: Kind, reason: String) {
@@ -136,6 +147,9 @@ package struct PlanAction: Sendable, Equatable, Codable {
         to = try container.decodeIfPresent(SideRole.self, forKey: .to)
         reason = try container.decode(String.self, forKey: .reason)
         choice = try container.decodeIfPresent(String.self, forKey: .choice)
+        // Words only: a structure this reckon cannot read leaves the English sentences.
+        why = try? container.decodeIfPresent(PlanReason.self, forKey: .why)
+        chosen = try? container.decodeIfPresent(PlanChoice.self, forKey: .chosen)
         destructive = try container.decode(Bool.self, forKey: .destructive)
         conflictCopy = try container.decodeIfPresent(MemoID.self, forKey: .conflictCopy)
         writes = try container.decode([PlannedWrite].self, forKey: .writes)
@@ -155,6 +169,8 @@ package struct PlanAction: Sendable, Equatable, Codable {
         try container.encode(to, forKey: .to)
         try container.encode(reason, forKey: .reason)
         try container.encode(choice, forKey: .choice)
+        try container.encodeIfPresent(why, forKey: .why)
+        try container.encodeIfPresent(chosen, forKey: .chosen)
         try container.encode(destructive, forKey: .destructive)
         try container.encode(conflictCopy, forKey: .conflictCopy)
         try container.encode(writes, forKey: .writes)

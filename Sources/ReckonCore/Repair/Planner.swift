@@ -35,6 +35,8 @@ package struct Planner {
     /// The definition file's real path, when the plan is made from one.
     package var definitionPath: String?
     package var stateDir: URL
+    /// The language the plan is made in: its pages, and apply's and undo's.
+    package var language = "en"
 
     package init(
         sides: LoadedSides, reconciliation: Reconciliation, pipeline: String, remoteName: String, choices: ConflictChoices,
@@ -53,9 +55,9 @@ package struct Planner {
     /// What was decided for one memo, before any file is read.
     enum Decision {
         /// Make `to` hold `from`'s version (a copy, or a soft deletion when `from` has it deleted).
-        case follow(from: SideRole, to: SideRole, choice: String?, keepLoser: Bool)
+        case follow(from: SideRole, to: SideRole, choice: PlanChoice?, keepLoser: Bool)
         case fixIndex(SideRole)
-        case conflict(String?)
+        case conflict(ConflictNote?)
         case none
     }
 
@@ -101,9 +103,19 @@ package struct Planner {
         for (difference, decision) in decided {
             actions.append(action(for: difference, decision, listings: listings, files: files, sides: sides))
         }
-        return Plan(
+        var plan = Plan(
             createdAt: createdAt, pipeline: pipeline, definition: definitionPath, stateDir: realPath(stateDir.path),
             sides: sides, actions: actions)
+        // An English plan keeps its reasons as sentences alone, as plan.json always has.
+        if language != "en" {
+            plan.language = language
+        } else {
+            for index in plan.actions.indices {
+                plan.actions[index].why = nil
+                plan.actions[index].chosen = nil
+            }
+        }
+        return plan
     }
 
     // MARK: - Deciding
@@ -125,16 +137,16 @@ package struct Planner {
         if let take = choices.take[id] {
             switch take {
             case .local:
-                return .follow(from: .local, to: .remote, choice: "--take \(id)=local: \(labels[.local]!)'s version is kept", keepLoser: false)
+                return .follow(from: .local, to: .remote, choice: .take(id: id, side: .local, label: labels[.local]!), keepLoser: false)
             case .remote:
-                return .follow(from: .remote, to: .local, choice: "--take \(id)=remote: \(labels[.remote]!)'s version is kept", keepLoser: false)
+                return .follow(from: .remote, to: .local, choice: .take(id: id, side: .remote, label: labels[.remote]!), keepLoser: false)
             case .both:
                 guard let newer = difference.newerSide else {
-                    return .conflict("--take \(id)=both cannot tell which version is newer (the same time on both sides); take local or remote")
+                    return .conflict(.takeBothSameTime(id: id))
                 }
                 return .follow(
                     from: newer, to: newer == .local ? .remote : .local,
-                    choice: "--take \(id)=both: \(labels[newer]!)'s newer version keeps the id, the older one is kept as a conflict copy",
+                    choice: .takeBoth(id: id, newer: labels[newer]!),
                     keepLoser: true)
             }
         }
@@ -145,19 +157,17 @@ package struct Planner {
             ? .local
             : difference.sigil == .onlyOnLocal && listings[.remote]!.entries[id] == nil ? .remote : nil
         if let prefer = choices.prefer, prefer != .newer, absent?.rawValue == prefer.rawValue {
-            return .conflict(
-                "--prefer \(prefer.rawValue) does not delete a memo \(labels[absent!]!) never had; choose with --take \(id)=\(prefer.rawValue) to delete it"
-            )
+            return .conflict(.preferWouldDelete(side: absent!, label: labels[absent!]!, id: id))
         }
         switch choices.prefer {
-        case .local?: return .follow(from: .local, to: .remote, choice: "--prefer local: \(labels[.local]!)'s version is kept", keepLoser: false)
-        case .remote?: return .follow(from: .remote, to: .local, choice: "--prefer remote: \(labels[.remote]!)'s version is kept", keepLoser: false)
+        case .local?: return .follow(from: .local, to: .remote, choice: .prefer(side: .local, label: labels[.local]!), keepLoser: false)
+        case .remote?: return .follow(from: .remote, to: .local, choice: .prefer(side: .remote, label: labels[.remote]!), keepLoser: false)
         case .newer?:
             guard let newer = difference.newerSide else {
-                return .conflict("--prefer newer cannot tell which version is newer (the same time on both sides); choose with --take")
+                return .conflict(.preferNewerSameTime)
             }
             return .follow(
-                from: newer, to: newer == .local ? .remote : .local, choice: "--prefer newer: \(labels[newer]!)'s version is newer",
+                from: newer, to: newer == .local ? .remote : .local, choice: .preferNewer(label: labels[newer]!),
                 keepLoser: false)
         case nil: return .conflict(nil)
         }
@@ -168,7 +178,13 @@ package struct Planner {
     func planSide(_ listing: SideListing, index: FileTag?) -> PlanSide {
         let identity = SideIdentity(listing.spec)
         let planned = listing.spec.kind.planned(label: listing.spec.label)
-        let notWritable = listing.spec.notWritable
+        // Said from the case, so that each language can say it again (PlanSide.whyNotWritable).
+        let kind = type(of: listing.spec.kind)
+        let why: NotWritable? =
+            listing.spec.readOnly
+            ? .readOnly
+            : planned.notWritable.map { kind.neverWritten(listing.spec.label, language: "en") == $0 ? .kind(SideKindName(kind)) : .other($0) }
+        let notWritable = why.map { RepairStrings.en.notWritable($0, listing.spec.label) }
         return PlanSide(
             role: listing.spec.role, name: listing.spec.name, label: listing.spec.label, path: listing.spec.path,
             kind: identity.kind, place: identity.place, location: planned.location, rcloneConfig: planned.rcloneConfig,
@@ -197,16 +213,14 @@ package struct Planner {
         switch decision {
         case .none:
             let problems = [SideRole.local, .remote].compactMap { role in
-                listings[role]!.brokenIDs[id].map { "\(labels[role]!): \($0.joined(separator: "; "))" }
+                listings[role]!.brokenIDs[id].map { PlanReason.SideProblems(side: labels[role]!, problems: $0) }
             }
-            action.reason = "cannot be compared (\(problems.joined(separator: "; "))); nothing is done"
+            action.say(.cannotCompare(problems: problems))
             return action
 
         case .conflict(let note):
             action.action = .conflict
-            action.reason =
-                conflictReason(difference.changed ?? .unknown, labels) + "; choose with --take \(id)=local|remote|both or --prefer"
-                + (note.map { ". \($0)" } ?? "")
+            action.say(.conflict(changed: difference.changed ?? .unknown, local: labels[.local]!, remote: labels[.remote]!, id: id, note: note))
             return action
         case .fixIndex(let role):
             return fixIndex(action, on: role, listings: listings, files: files, sides: sides, labels: labels)
@@ -217,12 +231,13 @@ package struct Planner {
         }
     }
 
-    /// The action made not possible: `role`'s side cannot be written, so it would not `reason`.
-    func notPossible(_ action: PlanAction, _ role: SideRole, sides: [PlanSide], _ reason: String) -> PlanAction {
+    /// The action made not possible: `role`'s side cannot be written, so it would not do `would`.
+    func notPossible(_ action: PlanAction, _ role: SideRole, sides: [PlanSide], _ would: PlanReason.Would) -> PlanAction {
         var result = action
         result.action = .notPossible
         result.to = role
-        result.reason = "not possible: \(sides.side(role).notWritable!); it would \(reason)"
+        let side = sides.side(role)
+        result.say(.notPossible(side: side.label, why: side.whyNotWritable!, would: would))
         result.writes = []
         result.indexChanges = []
         return result
@@ -237,16 +252,14 @@ package struct Planner {
         let id = action.id
         action.action = .fixIndex
         action.to = role
-        action.reason =
-            "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) is a valid memo with no entry in index.json; its entry is added"
-        guard sides.side(role).writable else { return notPossible(action, role, sides: sides, "add an index entry") }
+        let path = "memos/" + listings[role]!.files[id]!.fileName(of: id)
+        action.say(.orphanFile(path: path, side: labels[role]!))
+        guard sides.side(role).writable else { return notPossible(action, role, sides: sides, .addEntry) }
         guard let memo = files[role]!.memos[id] else {
             action.action = .none
-            action.reason =
-                "memos/\(listings[role]!.files[id]!.fileName(of: id)) on \(labels[role]!) has no entry in index.json, and cannot be read as a memo; nothing is done"
+            action.say(.orphanUnreadable(path: path, side: labels[role]!))
             return action
         }
-        let path = "memos/" + listings[role]!.files[id]!.fileName(of: id)
         action.indexChanges = [
             PlannedIndexChange(
                 side: role, id: listings[role]!.files[id]!.text(of: id), before: nil,
@@ -260,14 +273,14 @@ package struct Planner {
     /// `from` has the memo deleted; with `keepLoser`, `to`'s older version
     /// lives on as a conflict copy.
     func follow(
-        _ action: PlanAction, _ difference: Difference, from: SideRole, to: SideRole, choice: String?, keepLoser: Bool,
+        _ action: PlanAction, _ difference: Difference, from: SideRole, to: SideRole, choice: PlanChoice?, keepLoser: Bool,
         listings: [SideRole: SideListing], files: [SideRole: SideFiles], sides: [PlanSide], labels: [SideRole: String]
     ) -> PlanAction {
         var action = action
         let id = action.id
         action.from = from
         action.to = to
-        action.choice = choice
+        action.choose(choice)
         let source = listings[from]!
         let target = listings[to]!
         let sourceEntry = source.entries[id]
@@ -276,27 +289,24 @@ package struct Planner {
         // `both` keeps the older version only where there is one: a live memo on the side that loses.
         let keepsCopy = keepLoser && files[to]!.memos[id] != nil && targetEntry.map { !$0.isDeleted } == true
         if keepLoser && !keepsCopy {
-            action.choice = "--take \(id)=both: \(labels[to]!) holds no live version to keep as a conflict copy, so \(labels[from]!)'s is taken"
+            action.choose(.takeBothNoCopy(id: id, holder: labels[to]!, taken: labels[from]!))
         }
         let moved = difference.changed.flatMap { SideRole(rawValue: $0.rawValue) }
         if moved == from {
-            let reason = followReason(difference, from: from, to: to, sourceLive: sourceLive, labels)
-            action.reason = "\(reason.moved): \(reason.outcome)"
+            action.say(.followed(move: move(difference, live: sourceLive), side: labels[from]!, other: labels[to]!))
         } else if moved == to {
             // A person took the side that did not move: what moved is replaced, in so many words.
             let movedLive = target.entries[id].map { !$0.isDeleted } ?? false
-            action.reason =
-                followReason(difference, from: to, to: from, sourceLive: movedLive, labels).moved + "; "
-                + (sourceLive ? "\(labels[from]!)'s version is copied to \(labels[to]!) instead" : "marked deleted on \(labels[to]!) instead")
+            action.say(.replaced(move: move(difference, live: movedLive), side: labels[to]!, other: labels[from]!, deletes: !sourceLive))
         } else {
             // A conflict settled by a choice says so, never that one side alone moved.
-            action.reason =
-                conflictReason(difference.changed ?? .unknown, labels) + "; "
-                + (sourceLive ? "\(labels[from]!)'s version is copied to \(labels[to]!)" : "marked deleted on \(labels[to]!)")
-                + (keepsCopy ? ", and \(labels[to]!)'s older version is kept as a conflict copy" : "")
+            action.say(
+                .settled(
+                    changed: difference.changed ?? .unknown, local: labels[.local]!, remote: labels[.remote]!, from: labels[from]!,
+                    to: labels[to]!, deletes: !sourceLive, keepsCopy: keepsCopy))
         }
         guard sides.side(to).writable else {
-            return notPossible(action, to, sides: sides, sourceLive ? "copy \(labels[from]!)'s version there" : "mark the memo deleted there")
+            return notPossible(action, to, sides: sides, sourceLive ? .copy(from: labels[from]!) : .markDeleted)
         }
         let spelled = targetEntry?.spelledAs.text(of: id) ?? target.files[id]?.text(of: id) ?? spelling(of: target, for: id, like: source)
         let path = "memos/" + (target.files[id]?.fileName(of: id) ?? spelled + ".json")
@@ -304,7 +314,7 @@ package struct Planner {
         if sourceLive {
             guard let content = files[from]!.memos[id]?.data, let entry = sourceEntry else {
                 action.action = .none
-                action.reason = "\(labels[from]!)'s version could not be read; nothing is done"
+                action.say(.sourceUnreadable(side: labels[from]!))
                 return action
             }
             action.action = .copy
@@ -315,7 +325,7 @@ package struct Planner {
         } else {
             guard let targetEntry, let current = files[to]!.memos[id]?.data else {
                 action.action = .none
-                action.reason = "\(labels[to]!)'s memo file could not be read; nothing is done"
+                action.say(.targetUnreadable(side: labels[to]!))
                 return action
             }
             let deletedAt = sourceEntry?.deletedAt ?? createdAt
@@ -343,27 +353,12 @@ package struct Planner {
         return action
     }
 
-    func conflictReason(_ changed: Difference.Changed, _ labels: [SideRole: String]) -> String {
-        switch changed {
-        case .both: "changed on both \(labels[.local]!) and \(labels[.remote]!) since the last run"
-        case .neither: "already different at the last run, and neither side changed since"
-        default: "no baseline tells which side changed (a deep reconcile with a state folder records one)"
-        }
-    }
-
-    /// Why `to` follows `from`, which alone moved since the last run.
-    func followReason(_ difference: Difference, from: SideRole, to: SideRole, sourceLive: Bool, _ labels: [SideRole: String]) -> (
-        moved: String, outcome: String
-    ) {
-        let since = " since the last run; unchanged on \(labels[to]!)"
-        guard sourceLive else { return ("deleted on \(labels[from]!)\(since)", "marked deleted on \(labels[to]!) too") }
+    /// What moved on the one side that moved since the last run, whose version is `live` or deleted.
+    func move(_ difference: Difference, live: Bool) -> PlanReason.Move {
+        guard live else { return .deleted }
         switch difference.sigil {
-        case .onlyOnLocal, .onlyOnRemote: return ("added on \(labels[from]!)\(since)", "copied to \(labels[to]!)")
-        default:
-            let what =
-                difference.kind == .deletedOnOneSide
-                ? "kept (not deleted)" : difference.kind == .archivedOnOneSide ? "archived or unarchived" : "edited"
-            return ("\(what) on \(labels[from]!)\(since)", "copied to \(labels[to]!)")
+        case .onlyOnLocal, .onlyOnRemote: return .added
+        default: return difference.kind == .deletedOnOneSide ? .kept : difference.kind == .archivedOnOneSide ? .archived : .edited
         }
     }
 
@@ -427,6 +422,20 @@ package struct Planner {
             String(text[text.index(text.startIndex, offsetBy: range.lowerBound)..<text.index(text.startIndex, offsetBy: range.upperBound)])
         }
         return MemoID(parts.joined(separator: "-"))!
+    }
+}
+
+extension PlanAction {
+    /// Gives the action its reason: the structure, and its English sentence.
+    mutating func say(_ why: PlanReason) {
+        self.why = why
+        reason = RepairStrings.en.reason(why)
+    }
+
+    /// Gives the action the choice that settled it: the structure, and its English sentence.
+    mutating func choose(_ choice: PlanChoice?) {
+        chosen = choice
+        self.choice = choice.map(RepairStrings.en.choice)
     }
 }
 
@@ -496,6 +505,7 @@ extension Pipeline {
         let listings = try planner.pair().listings
         planner.choices = try choices.choices(
             local: listings[.local]!, remote: listings[.remote]!, differences: reconciled.differences.filter { $0.remote == remote })
+        planner.language = definition.language
         return try planner.plan()
     }
 }

@@ -64,7 +64,8 @@ package enum Undoer {
         var result = ApplyResult(
             mode: .undo, run: run, resumed: false, pipeline: plan.pipeline, sides: plan.sides,
             stateDir: plan.stateDir)
-        result.notes = leftovers
+        result.language = plan.languageCode
+        for note in leftovers { result.note(note) }
         // A side where any file the run wrote changed after it (the app saved) is left whole, its
         // memo files, its index.json and its baseline alike, so that its files and entries still agree.
         var wholeSides: Set<String> = []
@@ -79,9 +80,7 @@ package enum Undoer {
                 let label = result.sides.first { $0.role.rawValue == side }?.label ?? side
                 result.leftAlone.append("\(path) on \(label)")
                 if wholeSides.insert(side).inserted {
-                    result.notes.append(
-                        "\(path) on \(label) changed after the apply; nothing of \(label) was put back (nor its baseline), so that its memo files and index entries still agree"
-                    )
+                    result.note(.sideLeftWhole(path: path, side: label))
                 }
             }
         }
@@ -129,8 +128,11 @@ package enum Undoer {
         return FileKind(path: url.path) == .missing ? nil : try readRegularFile(atPath: url.path, limit: 1 << 30)
     }
 
-    static func shown(_ file: Written, sides: [PlanSide]) -> String {
-        "\(file.path) on \(sides.first { $0.role.rawValue == file.side }?.label ?? "the state folder")"
+    static func shown(_ file: Written, sides: [PlanSide]) -> String { RepairStrings.en.place(place(file, sides: sides)) }
+
+    /// Where `file` is: on a side (its label), or in the state folder.
+    static func place(_ file: Written, sides: [PlanSide]) -> FilePlace {
+        FilePlace(path: file.path, side: sides.first { $0.role.rawValue == file.side }?.label)
     }
 
     /// The backups putting `files` back needs, read and checked against the
@@ -181,25 +183,26 @@ package enum Undoer {
         result: inout ApplyResult
     ) -> ApplyResult.Outcome {
         let shown = Self.shown(file, sides: result.sides)
+        let place = Self.place(file, sides: result.sides)
         let current: Data?
         do {
             current = try Self.current(file, writers: writers, stateDir: stateDir)
         } catch {
-            result.notes.append("\(shown) could not be read (\(error)); it was not put back")
+            result.note(.unreadable(place, error: "\(error)"))
             return .failed
         }
         let now = current.map { SHA256.hex(of: $0) }
         if now == file.before { return .alreadyDone }
         guard now == file.after else {
             result.leftAlone.append(shown)
-            result.notes.append("\(shown) changed after the apply; it was left as it is" + (file.backup.map { ", and its backup is \($0)" } ?? ""))
+            result.note(.changedAfterApply(place, backup: file.backup))
             return .changedSince
         }
         do {
             if let backup = file.backup, let before = file.before {
                 let data = try backups[backup] ?? readRegularFile(atPath: stateDir.appendingPathComponent(backup).path, limit: 1 << 30)
                 guard SHA256.hex(of: data) == before else {
-                    result.notes.append("the backup \(backup) is not the file it was made from; \(shown) was left as it is")
+                    result.note(.backupNotTheFile(backup: backup, place))
                     return .failed
                 }
                 if let writer = writers[file.side] {
@@ -211,7 +214,7 @@ package enum Undoer {
                 try writer.remove(file.path)
             }
         } catch {
-            result.notes.append("\(shown) could not be put back (\(error))" + (file.backup.map { "; its backup is \($0)" } ?? ""))
+            result.note(.notPutBack(place, error: "\(error)", backup: file.backup))
             return .failed
         }
         return .restored

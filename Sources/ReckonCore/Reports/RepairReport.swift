@@ -3,32 +3,32 @@ import Foundation
 /// How `reckon plan`, `reckon apply` and `reckon undo` read, for people: the
 /// plan as a table for the terminal and as `plan.md` / `plan.html`, a run's
 /// result as text and as `report.md` / `report.html`. Conflicts show both
-/// versions side by side. English only, as the plan's reasons are. Nothing
-/// read from a memo or a path reaches a terminal or a page raw, and the same
-/// plan or result gives the same bytes (times in UTC, ISO 8601).
+/// versions side by side. In the plan's language (`Plan.language`), or the
+/// run's (`ApplyResult.language`), with words from `RepairStrings`: a reason,
+/// a choice, a detail or a note made as a structure is said in that language,
+/// one read back as an English sentence alone (an English plan.json) stays
+/// one. Nothing read from a memo or a path reaches a terminal or a page raw,
+/// and the same plan or result gives the same bytes (times in UTC, ISO 8601).
 package enum RepairReport {
     /// The plan as a table for the terminal: one line per action — sigil, id (small letters), action
     /// (copy → / ← , soft-delete, fix-index, CONFLICT, not possible, nothing), and the reason; then a
     /// totals line ("3 actions: 1 copy, 1 soft-delete, 1 fix-index; 1 conflict to choose") and where
     /// plan.json is. Colour only when `color` (as TextSummary does). Escaped for display.
     package static func table(_ plan: Plan, planPath: String, color: Bool) -> String {
-        var out = [escapedForDisplay("Plan for \(plan.pipeline), made \(plan.createdAt.iso8601) (\(directions(plan.sides))):")]
+        let s = RepairStrings.forLanguage(plan.languageCode)
+        var out = [escapedForDisplay(s.planHeader(plan.pipeline, plan.createdAt.iso8601, directions(plan.sides, s)))]
         for action in plan.actions {
             out.append(
                 "  \(action.sigil.rawValue) \(action.id.value)  "
-                    + cell(actionLabel(action.action, from: action.from), width: 15, mark: color ? actionMark(action.action) : nil)
-                    + escapedForDisplay(action.reason))
+                    + cell(s.actionLabel(action.action, action.from), width: s.actionWidth, mark: color ? actionMark(action.action) : nil)
+                    + escapedForDisplay(reason(action.why, action.reason, s)))
         }
         out.append("")
-        out += planTotals(plan).map(escapedForDisplay)
-        let command = shellWord(planPath)
-        if plan.actions.contains(where: { doing.keys.contains($0.action) }) {
-            out.append(escapedForDisplay("Plan written to \(planPath); carry it out with: reckon apply \(command)"))
-        } else {
-            out.append(escapedForDisplay("Plan written to \(planPath)."))
-        }
+        out += planTotals(plan, s).map(escapedForDisplay)
+        let command = plan.actions.contains(where: { doing.contains($0.action) }) ? "reckon apply \(shellWord(planPath))" : nil
+        out.append(escapedForDisplay(s.planWritten(planPath, command)))
         if plan.actions.contains(where: { $0.action == .conflict }) {
-            out.append("Choose for each conflict with --take ID=local|remote|both, or --prefer newer|local|remote, and plan again.")
+            out.append(s.chooseConflicts)
         }
         return out.joined(separator: "\n") + "\n"
     }
@@ -36,32 +36,56 @@ package enum RepairReport {
     /// plan.md / plan.html: the sides (label, path, kind, writable or why not), every action with its
     /// reason and choice, and for each conflict both versions side by side: title, time, first lines of
     /// the body (MemoVersion) — in HTML a two-column table, in Markdown a table with a column per side.
-    package static func markdown(_ plan: Plan) -> String { markdown(title: planTitle(plan), document(plan)) }
+    package static func markdown(_ plan: Plan) -> String {
+        let s = RepairStrings.forLanguage(plan.languageCode)
+        return markdown(title: s.planTitle(plan.pipeline), document(plan, s), s)
+    }
 
-    package static func html(_ plan: Plan) -> String { page(title: planTitle(plan), document(plan)) }
+    package static func html(_ plan: Plan) -> String {
+        let s = RepairStrings.forLanguage(plan.languageCode)
+        return page(title: s.planTitle(plan.pipeline), document(plan, s), s)
+    }
 
     /// The apply / undo result for the terminal: run id, one line per action with its outcome and
     /// detail, totals, and where the backups are ("undo it with: reckon undo <run>").
     package static func text(_ result: ApplyResult, color: Bool) -> String {
-        let run = (result.mode == .apply ? "Apply" : "Undo") + " run \(result.run) of \(result.pipeline)" + (result.resumed ? ", resumed" : "")
-        var out = [escapedForDisplay("\(run) (\(directions(result.sides))):")]
+        let s = RepairStrings.forLanguage(result.language)
+        var out = [escapedForDisplay(s.runHeader(result.mode, result.run, result.pipeline, result.resumed, directions(result.sides, s)))]
         for action in result.actions {
             out.append(
-                "  \(action.id.value)  " + cell(actionLabel(action.action, from: action.from), width: 15, mark: nil)
-                    + cell(outcomeLabel(action.outcome, result.mode), width: 25, mark: color ? outcomeMark(action.outcome) : nil)
-                    + escapedForDisplay(action.detail ?? action.reason))
+                "  \(action.id.value)  " + cell(s.actionLabel(action.action, action.from), width: s.actionWidth, mark: nil)
+                    + cell(s.outcomeLabel(action.outcome, result.mode), width: s.outcomeWidth, mark: color ? outcomeMark(action.outcome) : nil)
+                    + escapedForDisplay(detail(action, s) ?? reason(action.why, action.reason, s)))
         }
         out.append("")
-        out.append(escapedForDisplay(resultTotals(result)))
-        out += result.notes.map(escapedForDisplay)
-        out.append(escapedForDisplay(backupsSentence(result).map(\.plain).joined()))
+        out.append(escapedForDisplay(resultTotals(result, s)))
+        out += notes(result, s).map(escapedForDisplay)
+        out.append(escapedForDisplay(backupsSentence(result, s).map(\.plain).joined()))
         return out.joined(separator: "\n") + "\n"
     }
 
     /// report.md / report.html of an apply or undo run: the same, with conflicts side by side as above.
-    package static func markdown(_ result: ApplyResult) -> String { markdown(title: resultTitle(result), document(result)) }
+    package static func markdown(_ result: ApplyResult) -> String {
+        let s = RepairStrings.forLanguage(result.language)
+        return markdown(title: s.runTitle(result.mode, result.pipeline), document(result, s), s)
+    }
 
-    package static func html(_ result: ApplyResult) -> String { page(title: resultTitle(result), document(result)) }
+    package static func html(_ result: ApplyResult) -> String {
+        let s = RepairStrings.forLanguage(result.language)
+        return page(title: s.runTitle(result.mode, result.pipeline), document(result, s), s)
+    }
+
+    /// What apply asks a person at a terminal before it deletes or overwrites: each such action, with
+    /// its side and reason, then the question. Escaped for display.
+    package static func confirmation(_ plan: Plan, language: String) -> String {
+        let s = RepairStrings.forLanguage(language)
+        var lines = [s.confirmHeading]
+        for action in plan.actions where action.needsConfirmation {
+            let word = s.code == "en" ? action.action.rawValue : s.actionLabel(action.action, nil)
+            lines.append(s.confirmLine(word, action.id.description, plan.side(action.to ?? .remote).label, reason(action.why, action.reason, s)))
+        }
+        return lines.map(escapedForDisplay).joined(separator: "\n") + "\n" + s.confirmQuestion
+    }
 }
 
 // MARK: - What the pages say
@@ -114,98 +138,136 @@ extension RepairReport {
         var note: [Span]
     }
 
-    /// The actions that do something, with their singular and plural names for the totals.
-    static let doing: [PlanAction.Kind: (String, String)] = [
-        .copy: ("copy", "copies"), .softDelete: ("soft-delete", "soft-deletes"),
-        .fixIndex: ("fix-index", "fix-indexes")
-    ]
+    /// One conflict shown side by side: the memo, its action, its reason and choice in words, both versions.
+    struct ConflictShown {
+        var id: MemoID
+        var action: PlanAction.Kind
+        var reason: String
+        var choice: String?
+        var versions: [SideRole: MemoVersion]
+    }
 
-    static func planTitle(_ plan: Plan) -> String { "reckon plan: \(plan.pipeline)" }
+    /// The actions that do something.
+    static let doing: Set<PlanAction.Kind> = [.copy, .softDelete, .fixIndex]
 
-    static func resultTitle(_ result: ApplyResult) -> String { "reckon \(result.mode.rawValue): \(result.pipeline)" }
+    /// A reason in `s`'s language: its structure said there, or the English
+    /// sentence when there is no structure (a plan that keeps none).
+    static func reason(_ why: PlanReason?, _ english: String, _ s: RepairStrings) -> String {
+        s.code == "en" ? english : why.map(s.reason) ?? english
+    }
 
-    static func document(_ plan: Plan) -> [Block] {
-        var blocks: [Block] = [.paragraph([.text("Made \(plan.createdAt.iso8601).")])]
-        blocks += sides(plan.sides)
-        blocks.append(.heading("Actions (\(plan.actions.count))"))
+    static func choice(_ chosen: PlanChoice?, _ english: String?, _ s: RepairStrings) -> String? {
+        s.code == "en" ? english : chosen.map(s.choice) ?? english
+    }
+
+    static func detail(_ action: ApplyResult.ActionResult, _ s: RepairStrings) -> String? {
+        s.code == "en" ? action.detail : action.happened.map(s.detail) ?? action.detail
+    }
+
+    /// The run's notes in `s`'s language, when each was made as a structure.
+    static func notes(_ result: ApplyResult, _ s: RepairStrings) -> [String] {
+        s.code == "en" || result.runNotes.count != result.notes.count ? result.notes : result.runNotes.map(s.note)
+    }
+
+    static func document(_ plan: Plan, _ s: RepairStrings) -> [Block] {
+        var blocks: [Block] = [.paragraph([.text(s.made(plan.createdAt.iso8601))])]
+        blocks += sides(plan.sides, s)
+        blocks.append(.heading(s.actionsHeading(plan.actions.count)))
         if !plan.actions.isEmpty {
             blocks.append(
                 .actions(
                     plan.actions.map { action in
-                        var choice: [Span] = action.choice.map { [.text($0)] } ?? []
+                        var choice: [Span] = Self.choice(action.chosen, action.choice, s).map { [.text($0)] } ?? []
                         if let copy = action.conflictCopy {
-                            choice += [.text(choice.isEmpty ? "conflict copy " : "; conflict copy "), .code(copy.value)]
+                            choice += [.text(s.conflictCopy(!choice.isEmpty)), .code(copy.value)]
                         }
                         return ActionRow(
                             sigil: action.sigil.rawValue, id: action.id, title: title(action.versions, action.from),
-                            action: marked(actionLabel(action.action, from: action.from), actionMark(action.action)), outcome: nil,
-                            reason: action.reason, note: choice)
-                    }, note: "Choice"))
+                            action: marked(s.actionLabel(action.action, action.from), actionMark(action.action)), outcome: nil,
+                            reason: reason(action.why, action.reason, s), note: choice)
+                    }, note: s.choiceColumn))
         }
-        blocks += planTotals(plan).map { .paragraph([.text($0)]) }
-        blocks.append(.paragraph([.text(directions(plan.sides) + ".")]))
-        return blocks + conflicts(plan.actions.map { ($0.id, $0.action, $0.reason, $0.choice, $0.versions) }, sides: plan.sides)
+        blocks += planTotals(plan, s).map { .paragraph([.text($0)]) }
+        blocks.append(.paragraph([.text(directionsSentence(plan.sides, s))]))
+        return blocks
+            + conflicts(
+                plan.actions.map {
+                    ConflictShown(
+                        id: $0.id, action: $0.action, reason: reason($0.why, $0.reason, s), choice: choice($0.chosen, $0.choice, s),
+                        versions: $0.versions)
+                }, sides: plan.sides, s)
     }
 
-    static func document(_ result: ApplyResult) -> [Block] {
-        var blocks: [Block] = [.paragraph([.text("Run \(result.run)" + (result.resumed ? ", resumed after an interruption." : "."))])]
-        blocks += sides(result.sides)
-        blocks.append(.heading("Actions (\(result.actions.count))"))
+    static func document(_ result: ApplyResult, _ s: RepairStrings) -> [Block] {
+        var blocks: [Block] = [.paragraph([.text(s.runLine(result.run, result.resumed))])]
+        blocks += sides(result.sides, s)
+        blocks.append(.heading(s.actionsHeading(result.actions.count)))
         if !result.actions.isEmpty {
             blocks.append(
                 .actions(
                     result.actions.map { action in
                         ActionRow(
                             sigil: nil, id: action.id, title: title(roles(action.versions), action.from),
-                            action: marked(actionLabel(action.action, from: action.from), actionMark(action.action)),
-                            outcome: marked(outcomeLabel(action.outcome, result.mode), outcomeMark(action.outcome)), reason: action.reason,
-                            note: action.detail.map { [.text($0)] } ?? [])
-                    }, note: "What happened"))
+                            action: marked(s.actionLabel(action.action, action.from), actionMark(action.action)),
+                            outcome: marked(s.outcomeLabel(action.outcome, result.mode), outcomeMark(action.outcome)),
+                            reason: reason(action.why, action.reason, s), note: detail(action, s).map { [.text($0)] } ?? [])
+                    }, note: s.happenedColumn))
         }
-        blocks.append(.paragraph([.text(resultTotals(result))]))
-        blocks.append(.paragraph([.text(directions(result.sides) + ".")]))
-        blocks += [.heading("Backups"), .paragraph(backupsSentence(result))]
-        if !result.notes.isEmpty { blocks += [.heading("Notes")] + result.notes.map { .paragraph([.text($0)]) } }
-        return blocks + conflicts(result.actions.map { ($0.id, $0.action, $0.reason, $0.choice, roles($0.versions)) }, sides: result.sides)
+        blocks.append(.paragraph([.text(resultTotals(result, s))]))
+        blocks.append(.paragraph([.text(directionsSentence(result.sides, s))]))
+        blocks += [.heading(s.backupsHeading), .paragraph(backupsSentence(result, s))]
+        let notes = notes(result, s)
+        if !notes.isEmpty { blocks += [.heading(s.notesHeading)] + notes.map { .paragraph([.text($0)]) } }
+        return blocks
+            + conflicts(
+                result.actions.map {
+                    ConflictShown(
+                        id: $0.id, action: $0.action, reason: reason($0.why, $0.reason, s), choice: choice($0.chosen, $0.choice, s),
+                        versions: roles($0.versions))
+                }, sides: result.sides, s)
     }
 
     /// The sides: label, path and kind, and whether apply may write there.
-    static func sides(_ sides: [PlanSide]) -> [Block] {
+    static func sides(_ sides: [PlanSide], _ s: RepairStrings) -> [Block] {
         return [
-            .heading("Sides"),
+            .heading(s.sidesHeading),
             .table(
-                ["Side", "Path", "Writable"],
+                s.sideColumns,
                 sides.map { side in
                     [
-                        [.text(side.label)], [.code(side.path), .text(" (\(side.kind.words))")],
-                        side.writable ? [.text("yes")] : [.marked("no", .warning), .text(side.notWritable.map { ": \($0)" } ?? "")]
+                        [.text(side.label)], [.code(side.path), .text(s.kind(side.kind))],
+                        side.writable
+                            ? [.text(s.writable)]
+                            : [.marked(s.notWritableWord, .warning), .text(notWritable(side, s).map(s.notWritableSuffix) ?? "")]
                     ]
                 })
         ]
     }
 
+    /// Why apply may not write `side`, in `s`'s language.
+    static func notWritable(_ side: PlanSide, _ s: RepairStrings) -> String? {
+        s.code == "en" ? side.notWritable : side.whyNotWritable.map { s.notWritable($0, side.label) } ?? side.notWritable
+    }
+
     /// Every conflict, open or settled by a choice, with both versions side by side.
-    static func conflicts(
-        _ actions: [(id: MemoID, action: PlanAction.Kind, reason: String, choice: String?, versions: [SideRole: MemoVersion])],
-        sides: [PlanSide]
-    ) -> [Block] {
+    static func conflicts(_ actions: [ConflictShown], sides: [PlanSide], _ s: RepairStrings) -> [Block] {
         let shown = actions.filter { $0.action == .conflict || $0.choice != nil }
         guard !shown.isEmpty else { return [] }
-        var blocks: [Block] = [.heading("Conflicts (\(shown.count))")]
+        var blocks: [Block] = [.heading(s.conflictsHeading(shown.count))]
         for action in shown {
             var heading: [Span] = [.code(action.id.value)]
             if let title = title(action.versions, nil) { heading.append(.text(" " + title)) }
             blocks += [.subheading(heading), .paragraph([.text(action.reason)])]
-            if let choice = action.choice { blocks.append(.paragraph([.text("Chosen: \(choice)")])) }
-            let local = column(action.versions[.local])
-            let remote = column(action.versions[.remote])
-            var rows = zip(["Title", "Modified", "Archived", "Deleted"], zip(local.fields, remote.fields)).map { name, pair in
+            if let choice = action.choice { blocks.append(.paragraph([.text(s.chosen(choice))])) }
+            let local = column(action.versions[.local], s)
+            let remote = column(action.versions[.remote], s)
+            var rows = zip(s.versionRows, zip(local.fields, remote.fields)).map { name, pair in
                 [[Span.text(name)], [.text(pair.0)], [.text(pair.1)]]
             }
             for line in 0..<max(local.lines.count, remote.lines.count, 1) {
                 // A side with no text at all says so in its first row.
                 func text(_ lines: [String]) -> [Span] { [.text(lines.indices.contains(line) ? lines[line] : line == 0 ? "–" : "")] }
-                rows.append([[.text(line == 0 ? "Text" : "")], text(local.lines), text(remote.lines)])
+                rows.append([[.text(line == 0 ? s.textRow : "")], text(local.lines), text(remote.lines)])
             }
             blocks.append(.table(["", label(.local, sides), label(.remote, sides)], rows))
         }
@@ -213,12 +275,12 @@ extension RepairReport {
     }
 
     /// One side's version as rows: title, modified, archived, deleted; and the body's first lines.
-    static func column(_ version: MemoVersion?) -> (fields: [String], lines: [String]) {
-        guard let version else { return (["absent", "–", "–", "–"], []) }
+    static func column(_ version: MemoVersion?, _ s: RepairStrings) -> (fields: [String], lines: [String]) {
+        guard let version else { return ([s.absent, "–", "–", "–"], []) }
         return (
             [
                 version.title.flatMap { $0.isEmpty ? nil : $0 } ?? "–", version.modifiedTime?.iso8601 ?? "–",
-                version.archivedAt?.iso8601 ?? "no", version.deletedAt?.iso8601 ?? "no"
+                version.archivedAt?.iso8601 ?? s.no, version.deletedAt?.iso8601 ?? s.no
             ], version.firstLines
         )
     }
@@ -237,22 +299,12 @@ extension RepairReport {
     }
 
     /// What the arrows mean.
-    static func directions(_ sides: [PlanSide]) -> String {
-        let local = label(.local, sides)
-        let remote = label(.remote, sides)
-        return "→ from \(local) to \(remote), ← from \(remote) to \(local)"
+    static func directions(_ sides: [PlanSide], _ s: RepairStrings) -> String {
+        s.directions(label(.local, sides), label(.remote, sides))
     }
 
-    static func actionLabel(_ action: PlanAction.Kind, from: SideRole?) -> String {
-        let arrow = from.map { $0 == .local ? " →" : " ←" } ?? ""
-        return switch action {
-        case .copy: "copy" + arrow
-        case .softDelete: "soft-delete" + arrow
-        case .fixIndex: "fix-index"
-        case .conflict: "CONFLICT"
-        case .notPossible: "not possible"
-        case .none: "nothing"
-        }
+    static func directionsSentence(_ sides: [PlanSide], _ s: RepairStrings) -> String {
+        s.directionsSentence(label(.local, sides), label(.remote, sides))
     }
 
     static func actionMark(_ action: PlanAction.Kind) -> Mark? {
@@ -265,20 +317,6 @@ extension RepairReport {
         .nothing, .failed
     ]
 
-    static func outcomeLabel(_ outcome: ApplyResult.Outcome, _ mode: ApplyResult.Mode) -> String {
-        switch outcome {
-        case .applied: "applied"
-        case .alreadyDone: "already done"
-        case .changedSince: mode == .undo ? "changed since the apply" : "changed since the plan"
-        case .notConfirmed: "not confirmed"
-        case .failed: "FAILED"
-        case .conflict: "CONFLICT"
-        case .notPossible: "not possible"
-        case .nothing: "nothing done"
-        case .restored: "restored"
-        }
-    }
-
     static func outcomeMark(_ outcome: ApplyResult.Outcome) -> Mark? {
         switch outcome {
         case .failed: .failure
@@ -290,55 +328,29 @@ extension RepairReport {
     static func marked(_ text: String, _ mark: Mark?) -> Span { mark.map { .marked(text, $0) } ?? .text(text) }
 
     /// "3 actions: 1 copy, 1 soft-delete, 1 fix-index; 1 conflict to choose", and how many need confirming.
-    static func planTotals(_ plan: Plan) -> [String] {
-        guard !plan.isEmpty else { return ["Nothing to do: every memo is the same on both sides."] }
-        let totals = plan.totals
-        let kinds: [PlanAction.Kind] = [.copy, .softDelete, .fixIndex]
-        let done = kinds.reduce(0) { $0 + totals[$1, default: 0] }
-        var line =
-            done == 0
-            ? "No action"
-            : counted(done, "action", "actions") + ": "
-                + kinds.compactMap { kind in totals[kind].map { counted($0, doing[kind]!.0, doing[kind]!.1) } }.joined(separator: ", ")
-        let others: [(PlanAction.Kind, String, String)] = [
-            (.conflict, "conflict to choose", "conflicts to choose"),
-            (.notPossible, "not possible", "not possible"), (.none, "left alone", "left alone")
-        ]
-        for (kind, one, many) in others { if let n = totals[kind] { line += "; " + counted(n, one, many) } }
-        let destructive = plan.actions.filter(\.destructive).count
-        guard destructive > 0 else { return [line] }
-        return [
-            line,
-            (destructive == 1 ? "1 of them overwrites or deletes" : "\(destructive) of them overwrite or delete")
-                + " a memo, so apply asks to confirm (or --yes)."
-        ]
+    static func planTotals(_ plan: Plan, _ s: RepairStrings) -> [String] {
+        guard !plan.isEmpty else { return [s.nothingToDo] }
+        return s.planTotals(plan.totals, plan.actions.filter(\.destructive).count)
     }
 
     /// "5 actions: 2 applied, 1 changed since the plan, …".
-    static func resultTotals(_ result: ApplyResult) -> String {
-        guard !result.actions.isEmpty else { return "No action in the plan: nothing was done." }
+    static func resultTotals(_ result: ApplyResult, _ s: RepairStrings) -> String {
+        guard !result.actions.isEmpty else { return s.nothingDone }
         let totals = result.totals
-        return counted(result.actions.count, "action", "actions") + ": "
-            + outcomes.compactMap { outcome in totals[outcome].map { "\($0) \(outcomeLabel(outcome, result.mode).lowercased())" } }.joined(
-                separator: ", ")
+        return s.resultTotals(result.actions.count, outcomes.compactMap { outcome in totals[outcome].map { (outcome, $0) } }, result.mode)
     }
 
     /// Where the backups are, and how to undo the run.
-    static func backupsSentence(_ result: ApplyResult) -> [Span] {
+    static func backupsSentence(_ result: ApplyResult, _ s: RepairStrings) -> [Span] {
         if result.mode == .undo {
-            guard result.actions.contains(where: { $0.outcome == .restored }) else { return [.text("Nothing was put back.")] }
-            return [.text("Restored from the backups in "), .code(result.backups), .text(".")]
+            guard result.actions.contains(where: { $0.outcome == .restored }) else { return [.text(s.nothingPutBack)] }
+            return s.restoredFrom(result.backups)
         }
         guard result.actions.contains(where: { $0.outcome == .applied || $0.outcome == .alreadyDone }) else {
-            return [.text("Nothing was written, so nothing was backed up.")]
+            return [.text(s.nothingBackedUp)]
         }
-        return [
-            .text("Backups are in "), .code(result.backups), .text("; undo it with: "),
-            .code("reckon undo \(shellWord(result.run)) --state \(shellWord(result.stateDir))")
-        ]
+        return s.backupsAt(result.backups, "reckon undo \(shellWord(result.run)) --state \(shellWord(result.stateDir))")
     }
-
-    static func counted(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
 
     /// A word as a shell reads it back: as it is when plain, else in single quotes.
     static func shellWord(_ text: String) -> String {
@@ -355,12 +367,12 @@ extension RepairReport {
     /// A table cell for the terminal: escaped, coloured when marked, padded to `width`.
     static func cell(_ text: String, width: Int, mark: Mark?) -> String {
         let shown = escapedForDisplay(text)
-        let padding = String(repeating: " ", count: max(2, width - shown.count))
+        let padding = String(repeating: " ", count: max(2, width - displayWidth(shown)))
         guard let mark else { return shown + padding }
         return "\u{1B}[\(mark == .failure ? "1;31" : "38;5;208")m\(shown)\u{1B}[0m" + padding
     }
 
-    static func markdown(title: String, _ blocks: [Block]) -> String {
+    static func markdown(title: String, _ blocks: [Block], _ s: RepairStrings) -> String {
         let md = MarkdownReport()
         func inline(_ spans: [Span]) -> String {
             spans.map { span in
@@ -384,7 +396,8 @@ extension RepairReport {
             case .actions(let rows, let note):
                 let sigils = rows.first?.sigil != nil
                 let outcomes = rows.first?.outcome != nil
-                let headers = (sigils ? [""] : []) + ["Id", "Title", "Action"] + (outcomes ? ["Outcome"] : []) + ["Why", note]
+                let columns = s.actionColumns
+                let headers = (sigils ? [""] : []) + columns[0..<3] + (outcomes ? [columns[3]] : []) + [columns[4], note]
                 out.append("| " + headers.joined(separator: " | ") + " |")
                 out.append("|" + String(repeating: " --- |", count: headers.count))
                 for row in rows {
@@ -401,7 +414,7 @@ extension RepairReport {
         return out.joined(separator: "\n")
     }
 
-    static func page(title: String, _ blocks: [Block]) -> String {
+    static func page(title: String, _ blocks: [Block], _ s: RepairStrings) -> String {
         func inline(_ spans: [Span]) -> String {
             spans.map { span in
                 switch span {
@@ -430,7 +443,7 @@ extension RepairReport {
                     }.joined() + "</ul>"
             }
         }
-        return HTMLReport.page(language: "en", title: title, body: body)
+        return HTMLReport.page(language: s.code, title: title, body: body)
     }
 }
 

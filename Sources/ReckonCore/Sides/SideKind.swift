@@ -9,6 +9,11 @@ package protocol SideKind: Sendable, Equatable {
     static var name: String { get }
     /// What a person calls a side of this kind ("memo folder").
     static var description: String { get }
+    /// The same in Japanese ("メモフォルダ").
+    static var japaneseDescription: String { get }
+    /// Why apply never writes a side of this kind, said of the side named
+    /// `label` in `language` (`en`, `ja`); nil when apply may write it.
+    static func neverWritten(_ label: String, language: String) -> String?
     /// The definition keys that only a side of this kind reads.
     static var definitionKeys: [String] { get }
     /// Reads a side of this kind from its object in a pipeline definition:
@@ -65,6 +70,7 @@ package protocol SideKind: Sendable, Equatable {
 
 extension SideKind {
     package static func join(_ root: String, _ inside: String) -> String? { nil }
+    package static func neverWritten(_ label: String, language: String) -> String? { nil }
     package var needsCache: Bool { false }
     package var ambiguity: String? { nil }
     package var lastingCache: URL? { nil }

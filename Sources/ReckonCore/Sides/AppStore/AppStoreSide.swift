@@ -5,6 +5,7 @@ import Foundation
 package struct AppStoreSide: SideKind, Hashable {
     package static let name = "store"
     package static let description = "the app's store"
+    package static let japaneseDescription = "アプリのデータベース"
     package static let definitionKeys = ["app", "model"]
     /// Its memos are rows, read only through the store.
     package static let holdsFiles = false
@@ -74,8 +75,12 @@ package struct AppStoreSide: SideKind, Hashable {
 
     package var place: String { realPath(url.path) + (app.map { "#app=" + $0 } ?? "") }
 
+    package static func neverWritten(_ label: String, language: String) -> String? {
+        language == "ja" ? "\(label)はアプリ自身のデータベースで、reckon は書き込みません" : "\(label) is the app's own store, which reckon never writes"
+    }
+
     package func planned(label: String) -> PlannedPlace {
-        PlannedPlace(notWritable: "\(label) is the app's own store, which reckon never writes")
+        PlannedPlace(notWritable: Self.neverWritten(label, language: "en"))
     }
 
     package func fileAccess(shown: String, limits: ReadLimits) throws(MemoFolderError) -> any FileAccess {

@@ -4,6 +4,7 @@ import Foundation
 package struct MemoFolderSide: SideKind, Hashable {
     package static let name = "folder"
     package static let description = "memo folder"
+    package static let japaneseDescription = "メモフォルダ"
     package static let definitionKeys: [String] = []
     package static let holdsFiles = true
 

@@ -5,6 +5,7 @@ import Foundation
 package struct RcloneSide: SideKind, Hashable {
     package static let name = "rclone"
     package static let description = "rclone remote"
+    package static let japaneseDescription = "rclone のリモート"
     package static let definitionKeys = ["remote", "config", "flags", "timeouts"]
     package static let holdsFiles = true
 
