@@ -18,7 +18,7 @@ let usage = """
       run           runs each pair alternately (a warm-up, then A B A B …) and prints a table;
                     builds nothing: build reckon first with 'swift build -c release';
                     --only keeps the rows whose name holds the text ("reconcile", "10k", "store", "sftp",
-                    "archive", "export", "nightly", "fleet", "floor"), or one of several texts
+                    "archive", "export", "nightly", "fleet", "floor", "report page"), or one of several texts
                     parted by '|' ("nightly|floor"); the archive rows (verify, restore) export pair-100k/drive/60dMemo once first;
                     the sftp rows serve pair-100k/drive/60dMemo (and a copy with 1% changed) and
                     index-1m with 'rclone serve sftp' on 127.0.0.1 themselves, as the remote srv:;
@@ -27,7 +27,10 @@ let usage = """
                     the binary at <path> (an old reckon) against the same command run by --reckon:
                     a warm-up of each, then old new old new … for --rounds rounds (as given, not
                     raised to 5), and flags a row whose new median is more than 5% slower; rows
-                    whose timed command is not reckon's (the floor row) are left out
+                    whose timed command is not reckon's (the floor row, the report page row) are left out;
+                    the report page row ("report page") runs a deep reconcile --out of pair-100k once,
+                    prints its differences and report.html's size, and times Chromium loading that page
+                    (/usr/bin/chromium through /usr/bin/chromedriver) against pages of its size that run nothing
       decode-index  decodes an index.json with Foundation's JSONDecoder (a peer for counting)
 
     """
@@ -315,12 +318,21 @@ do {
                         : "new median more than 5% slower than the old: \(slower.joined(separator: "; "))")
             break
         }
-        say(
-            "reckon-bench: \(rounds) rounds after a warm-up, A B alternately, each run from a warm page cache; medians of wall time, peak RSS of the child"
-        )
-        say("")
-        say("| comparison | reckon | peer | peer time | ratio (peer / reckon) | reckon peak RSS | peer peak RSS |")
-        say("| --- | --- | --- | --- | --- | --- | --- |")
+        // The report page row is a figure of its own, printed after the table (or alone).
+        var pageRuns = wanted(ReportPageRow.name, only: only)
+        if pageRuns, let missing = ["/usr/bin/chromium", "/usr/bin/chromedriver"].first(where: { !FileManager.default.isExecutableFile(atPath: $0) })
+        {
+            say("the report page row needs \(missing) (apt-get install chromium chromium-driver): skipped")
+            pageRuns = false
+        }
+        if !pageRuns || !selected.isEmpty {
+            say(
+                "reckon-bench: \(rounds) rounds after a warm-up, A B alternately, each run from a warm page cache; medians of wall time, peak RSS of the child"
+            )
+            say("")
+            say("| comparison | reckon | peer | peer time | ratio (peer / reckon) | reckon peak RSS | peer peak RSS |")
+            say("| --- | --- | --- | --- | --- | --- | --- |")
+        }
         for pair in selected {
             if let missing = ([pair.peer] + pair.peerAfter + (pair.peerPipedInto.map { [$0] } ?? [])).map({ $0[0] }).first(where: {
                 which($0) == nil && !FileManager.default.isExecutableFile(atPath: $0)
@@ -338,6 +350,10 @@ do {
             if let failed = (a + b).first(where: { $0.exitCode > 1 }) {
                 say("|  | note: a run of this row exited with \(failed.exitCode) | | | | | |")
             }
+        }
+        if pageRuns {
+            if !selected.isEmpty { say("") }
+            try ReportPageRow.run(data: data, scratch: scratch, reckon: reckon, rounds: rounds)
         }
     default:
         print(usage, terminator: "")
