@@ -87,6 +87,19 @@ import Testing
         #expect(!markdown.contains("secret-") && !markdown.contains("Secret title"))
     }
 
+    /// Texts that differ only past the 256 KiB compared are never called the same.
+    @Test func textsThatDifferPastTheCutAreNotCalledTheSame() {
+        let long = String(repeating: "a line of a long memo\n", count: 14_000)
+        let page = HTMLReport().render(report(localBody: long, remoteBody: long + "changed at the end\n"))
+        #expect(!page.contains("The text is the same on both sides."))
+        #expect(page.contains("≠ The texts differ past what is compared here: after their first 256 KiB, or only in a last line break."))
+        #expect(page.contains("The text is 308000 bytes long; only its first 256 KiB are compared here."))
+        let markdown = MarkdownReport().render(report(localBody: long, remoteBody: long + "changed at the end\n"))
+        #expect(markdown.contains("≠ The texts differ past what is compared here"))
+        #expect(LineDiff(old: "a", new: "a\n").differsUnseen)
+        #expect(!LineDiff(old: "a\nb", new: "a\nb").differsUnseen)
+    }
+
     @Test func aQuickCheckSaysWhatWasNotRead() {
         let page = HTMLReport().render(report(read: false))
         #expect(page.contains("<tr><th>Title</th><td>not read in a quick check</td><td>not read in a quick check</td></tr>"))

@@ -38,6 +38,9 @@ package struct LineDiff: Sendable, Equatable {
     package var newCutFrom: Int?
     /// Both texts are the same (after any cut).
     package var isEmpty: Bool { removed == 0 && added == 0 }
+    /// The texts differ where these pieces cannot show it: past the cut, or
+    /// only in a last line break.
+    package var differsUnseen: Bool
 
     package static let contextLines = 3
     /// Unchanged runs longer than this are folded.
@@ -55,6 +58,7 @@ package struct LineDiff: Sendable, Equatable {
         added = compared.steps.count { if case .added = $0 { true } else { false } }
         oldCutFrom = compared.old.cutFrom
         newCutFrom = compared.new.cutFrom
+        differsUnseen = removed == 0 && added == 0 && old.utf8.elementsEqual(new.utf8) == false
     }
 
     /// The whole edit script, nothing folded: every line of `old` as `.same`

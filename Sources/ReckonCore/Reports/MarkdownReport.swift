@@ -148,8 +148,12 @@ package struct MarkdownReport {
         for (d, detail) in zip(report.differences, report.details) where report.content == .full {
             guard let local = detail.local, let remote = detail.remote else { continue }
             let diff = LineDiff(old: local.body ?? "", new: remote.body ?? "")
-            guard !diff.isEmpty else { continue }
+            guard !diff.isEmpty || diff.differsUnseen else { continue }
             out += ["### \(code(d.id.value)) \(escape(r.field("body")))", ""]
+            if diff.differsUnseen {
+                out += [escape(r.differsUnseen("reckon show \(d.id.value)")), ""]
+                continue
+            }
             guard budget > 0 else {
                 out += [escape(r.notShownBudget("reckon show \(d.id.value)")), ""]
                 continue

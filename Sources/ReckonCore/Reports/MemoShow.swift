@@ -66,10 +66,7 @@ extension Pipeline {
     package func show(_ prefix: MemoIDPrefix, _ definition: PipelineDefinition, remote: String, context: RunContext) throws(ShowError)
         -> MemoShow
     {
-        var definition = definition
-        definition.check = .quick
-        definition.remotes = definition.remotes.filter { $0.name == remote }
-        definition.quarantineDir = nil
+        let definition = definition.reading(remote: remote, check: .quick)
         let run = PipelineRun(definition: definition, settings: settings, context: context)
         let loaded = load.run(definition, in: run)
         guard let other = loaded.remotes.first else { throw ShowError(description: "there is no remote named '\(remote)'", isTrouble: false) }
@@ -102,7 +99,8 @@ extension MemoShow {
             var one = SideListing(spec: listing.spec, status: listing.status)
             if let entry = listing.entries[id] { one.entries = IDMap(sortedKeys: [id], values: [entry]) }
             if let file = listing.files[id] { one.files = IDMap(sortedKeys: [id], values: [file]) }
-            one.problems = listing.problems.filter { $0.id == id }
+            // The memo's own problems, and those of the whole side (a damaged index.json), which make the side untrustworthy.
+            one.problems = listing.problems.filter { $0.id == id || ($0.id == nil && $0.severity == .error) }
             switch read {
             case .success(let memo)?: one.memos = IDMap(sortedKeys: [id], values: [MemoSummary(memo)])
             case .failure(var problem)?:
@@ -216,7 +214,9 @@ extension MemoShow {
         out.append("")
         let labels = "- \(local.spec.label), + \(remote.spec.label)"
         if let diff {
-            if diff.isEmpty {
+            if diff.differsUnseen {
+                out.append("body: differs past what is compared here (after its first 256 KiB, or only in a last line break)")
+            } else if diff.isEmpty {
                 out.append("body: the same on both sides")
             } else {
                 out.append(escapedForDisplay("body (\(labels); \(diff.removed) removed, \(diff.added) added):"))

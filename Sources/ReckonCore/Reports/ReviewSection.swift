@@ -123,6 +123,10 @@ extension HTMLReport {
         switch (detail.local, detail.remote) {
         case (let local?, let remote?):
             let diff = LineDiff(old: local.body ?? "", new: remote.body ?? "")
+            if diff.differsUnseen {
+                return heading + "<p class=\"cut\">\(html(r.differsUnseen("reckon show \(d.id.value)")))</p>"
+                    + [diff.oldCutFrom, diff.newCutFrom].compactMap { $0 }.map { "<p class=\"cut\">\(html(r.cut($0)))</p>" }.joined()
+            }
             if diff.isEmpty { return "<p class=\"same-text\">\(html(r.bodySame))</p>" }
             var out = heading + "<pre class=\"diff\">"
             for piece in diff.pieces {

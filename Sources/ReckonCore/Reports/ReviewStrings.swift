@@ -21,6 +21,8 @@ package struct ReviewStrings: Sendable {
     package var firstLines: String
     /// The bodies are the same on both sides.
     package var bodySame: String
+    /// (command) the bodies differ only past what is compared, or in a last line break.
+    package var differsUnseen: @Sendable (String) -> String
     /// (content level) what the report leaves out.
     package var hidden: @Sendable (ReportContent) -> String
     /// (side label) the choice that keeps that side's version.
@@ -73,6 +75,9 @@ package struct ReviewStrings: Sendable {
         cut: { bytes in "The text is \(bytes) bytes long; only its first 256 KiB are compared here." },
         notShownBudget: { command in "Shown short: this page already holds as much as it shows of memos. See this one with: \(command)" },
         firstLines: "First lines", bodySame: "The text is the same on both sides.",
+        differsUnseen: { command in
+            "≠ The texts differ past what is compared here: after their first 256 KiB, or only in a last line break. \(command) shows where the comparison stops."
+        },
         hidden: { content in
             content == .titles
                 ? "This report shows titles and tags, not the text of memos (reports.content: titles)."
@@ -117,6 +122,7 @@ package struct ReviewStrings: Sendable {
         cut: { bytes in "本文は\(bytes)バイトあります。ここでは最初の256 KiBだけを比べています。" },
         notShownBudget: { command in "短く表示しています。このページに載せられるメモの量を超えました。次のコマンドで見られます: \(command)" },
         firstLines: "最初の行", bodySame: "本文は両方で同じです。",
+        differsUnseen: { command in "≠ 本文は、ここで比べた範囲の先（最初の256 KiBより後、または最後の改行だけ）で異なります。\(command) で比べた範囲がわかります。" },
         hidden: { content in
             content == .titles
                 ? "このレポートはタイトルとタグだけを載せ、メモの本文は載せていません（reports.content: titles）。"
