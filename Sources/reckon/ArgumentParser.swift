@@ -121,6 +121,10 @@ struct CommandSpec: Sendable {
                         throw UsageError(command: self, message: "Missing value for '\(name) <\(valueName)>'")
                     }
                     guard !value.isEmpty else { throw UsageError(command: self, message: "The value for '\(name) <\(valueName)>' is empty") }
+                    // An option that takes one value, given twice, would lose one of them without a word.
+                    guard option.repeats || parsed.values[name] == nil else {
+                        throw UsageError(command: self, message: "The option '\(name)' is given twice; give it once")
+                    }
                     parsed.values[name, default: []].append(value)
                 } else {
                     guard inline == nil else { throw UsageError(command: self, message: "The option '\(name)' takes no value") }
@@ -217,7 +221,7 @@ struct ParsedArguments {
     /// Whether `flag` was given.
     subscript(flag: Flag) -> Bool { flags.contains(flag.help.name) }
 
-    /// The value of `option` (its last, when given more than once), or nil when it was not given.
+    /// The value of `option`, or nil when it was not given (an option that does not repeat is refused when given twice).
     func value<Value>(_ option: Option<Value>) throws(UsageError) -> Value? {
         guard let text = values[option.help.name]?.last else { return nil }
         return try converted(text, by: option)

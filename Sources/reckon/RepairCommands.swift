@@ -103,8 +103,10 @@ struct PlanCommand: ReckonCommand {
                     "Missing expected argument '--out <dir>': without a pipeline, plan.json goes to --out, and baselines are read from its state/ folder"
                 )
             }
-            let definition = try OneShotSides(local: local, remote: remote, out: out, app: app).definition(
-                "plan", language: language ?? "en", quarantines: false, arguments: arguments)
+            // The sides keep their English labels: plan.json says its reasons in English whatever the language of its pages.
+            var definition = try OneShotSides(local: local, remote: remote, out: out, app: app).definition(
+                "plan", language: "en", quarantines: false, arguments: arguments)
+            definition.language = language ?? "en"
             return Target(
                 definition: definition, remote: OneShotSides.remoteName, out: outputURL(out), outShown: out,
                 reportedAs: ReconcileCommand.spec.name)
@@ -117,7 +119,7 @@ struct PlanCommand: ReckonCommand {
             throw arguments.usage("\(pipeline) keeps no state folder (give \"reports\" or \"state\"), so no baseline tells which side changed")
         }
         return Target(
-            definition: definition, remote: remoteName, out: out.map(outputURL) ?? state, outShown: out ?? definition.statePath ?? state.path,
+            definition: definition, remote: remoteName, out: out.map(outputURL) ?? state, outShown: out ?? state.path,
             definitionPath: realPath(fileURL(pipeline).path), reportedAs: definition.name)
     }
 

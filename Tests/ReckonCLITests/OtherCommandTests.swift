@@ -27,6 +27,13 @@ import Testing
 }
 
 @Suite struct UsageTests {
+    /// An option that takes one value is refused when given twice, rather than losing one of them.
+    @Test func anOptionGivenTwiceIsRefused() throws {
+        let result = try reckon("plan", "--local", "a", "--remote", "b", "--out", "c", "--choices", "x.json", "--choices", "y.json")
+        #expect(result.code == 64)
+        #expect(result.stderr.hasPrefix("Error: The option '--choices' is given twice; give it once\n"), "\(result.stderr)")
+    }
+
     @Test func unknownOptionIsUsageError() throws {
         let result = try reckon("reconcile", "--local", "a", "--remote", "b", "--foo")
         #expect(result.code == 64)

@@ -153,10 +153,13 @@ import Testing
         for name in ["report.json", "combined.txt"] {
             #expect(try Data(contentsOf: first.appendingPathComponent(name)) == Data(contentsOf: second.appendingPathComponent(name)))
         }
+        // The pages' commands name the output folder, which is all that differs besides the time.
+        func shown(_ folder: URL, _ name: String) throws -> String {
+            try maskTimings(read(folder.appendingPathComponent(name))).replacing(/Checked [^<\n]*\./, with: "")
+                .replacingOccurrences(of: folder.path, with: "/OUT")
+        }
         for name in ["report.md", "report.html"] {
-            #expect(
-                try maskTimings(read(first.appendingPathComponent(name))).replacing(/Checked [^<\n]*\./, with: "")
-                    == maskTimings(read(second.appendingPathComponent(name))).replacing(/Checked [^<\n]*\./, with: ""))
+            #expect(try shown(first, name) == shown(second, name))
         }
     }
 

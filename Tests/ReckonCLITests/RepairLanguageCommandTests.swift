@@ -198,6 +198,19 @@ extension BaselinePipeline {
         #expect(schemaEnum(schema, "$defs", "planAction", "properties", "chosen", "propertyNames") == (try cases(choices)))
     }
 
+    /// A one-shot plan in Japanese keeps plan.json in English: its sides' labels and its reasons.
+    @Test func aOneShotPlanInJapaneseKeepsItsJSONInEnglish() throws {
+        let folder = temporaryFolder()
+        let out = folder.appendingPathComponent("out")
+        let planned = try reckon(
+            "plan", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--out", out.path, "--lang", "ja")
+        #expect(planned.code == 1, "\(planned.stderr)")
+        let plan = try read(out.appendingPathComponent("plan.json"))
+        #expect(plan.contains(#""label" : "this device""#))
+        #expect(!plan.contains("この端末"))
+        #expect(try read(out.appendingPathComponent("plan.html")).contains("<html lang=\"ja\">"))
+    }
+
     /// `--lang` takes en or ja on every command that has it, and says so.
     @Test func anUnknownLanguageIsRefused() throws {
         let folder = temporaryFolder()

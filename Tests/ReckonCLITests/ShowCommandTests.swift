@@ -234,6 +234,19 @@ struct FolderMemo {
         #expect(gone.stderr.hasPrefix("Error: nothing can be shown: Google Drive (drive) could not be read: "), "\(gone.stderr)")
     }
 
+    /// A damaged index.json is trouble even where the memo itself reads the same on both sides, and an
+    /// id typed with a line break is shown escaped.
+    @Test func aDamagedIndexIsTroubleAndAnIdIsShownEscaped() throws {
+        let folder = try Self.sides()
+        try Data(#"{"schemaVersion":1,"entries":["#.utf8).write(to: folder.appendingPathComponent("drive/index.json"))
+        let shown = try Self.show(["3f2504e0"], in: folder)
+        #expect(shown.code == 2, "\(shown.stdout)\(shown.stderr)")
+        #expect(shown.stderr.contains("drive/index.json: "), "\(shown.stderr)")
+        let typed = try Self.show(["3f2504e0\n"], in: folder)
+        #expect(typed.code == 64)
+        #expect(typed.stderr.contains(#"'3f2504e0\u{a}'"#), "\(typed.stderr)")
+    }
+
     /// The app's store (made with SQLite) against a memo folder.
     @Test func aStoreAgainstAFolder() throws {
         let folder = temporaryFolder()

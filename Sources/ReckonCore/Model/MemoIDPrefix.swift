@@ -41,7 +41,8 @@ package struct MemoIDPrefix: Sendable, Hashable, CustomStringConvertible {
         }
         guard digits.count <= 32 else { throw Self.notAnID(text) }
         guard digits.count >= Self.fewestDigits else {
-            throw Refusal(description: "'\(text)' is too short to name a memo: give at least \(Self.fewestDigits) hex digits of its id")
+            throw Refusal(
+                description: "'\(escapedForDisplay(text))' is too short to name a memo: give at least \(Self.fewestDigits) hex digits of its id")
         }
         self.digits = digits
     }
@@ -49,7 +50,8 @@ package struct MemoIDPrefix: Sendable, Hashable, CustomStringConvertible {
     private static func notAnID(_ text: String) -> Refusal {
         Refusal(
             description:
-                "'\(text)' is not a memo id: give its id, or at least its first \(fewestDigits) hex digits (with the id's dashes, or none)")
+                "'\(escapedForDisplay(text))' is not a memo id: give its id, or at least its first \(fewestDigits) hex digits (with the id's dashes, or none)"
+        )
     }
 
     /// Whether `id` starts with these digits.
@@ -89,9 +91,10 @@ package struct MemoIDPrefix: Sendable, Hashable, CustomStringConvertible {
             return .failure(
                 Refusal(
                     description: isWhole
-                        ? "'\(text)' is not the id of any memo on \(sides)" : "'\(text)' is not the start of the id of any memo on \(sides)"))
+                        ? "'\(escapedForDisplay(text))' is not the id of any memo on \(sides)"
+                        : "'\(escapedForDisplay(text))' is not the start of the id of any memo on \(sides)"))
         case .several(let found):
-            var lines = ["'\(text)' starts the ids of \(found.count) memos; give more of its digits:"]
+            var lines = ["'\(escapedForDisplay(text))' starts the ids of \(found.count) memos; give more of its digits:"]
             lines += found.prefix(10).map { "  \($0.value)" }
             if found.count > 10 { lines.append("  and \(found.count - 10) more") }
             return .failure(Refusal(description: lines.joined(separator: "\n")))

@@ -80,6 +80,16 @@ package struct PipelineDefinition: Sendable, Equatable {
         changeSides { $0.refreshCache() }
     }
 
+    /// The definition that reads the local side and one remote, as `check`
+    /// says, and copies nothing aside: what `plan` and `show` read.
+    package func reading(remote: String, check: CheckMode) -> PipelineDefinition {
+        var definition = self
+        definition.check = check
+        definition.remotes = remotes.filter { $0.name == remote }
+        definition.quarantineDir = nil
+        return definition
+    }
+
     /// Changes every side's kind.
     mutating func changeSides(_ change: (inout any SideKind) -> Void) {
         change(&local.kind)

@@ -492,10 +492,7 @@ extension Pipeline {
         context: RunContext
     ) throws(PlanError) -> Plan {
         try choices.checkFile(remote: remote)
-        var definition = definition
-        definition.check = .deep
-        definition.remotes = definition.remotes.filter { $0.name == remote }
-        definition.quarantineDir = nil
+        let definition = definition.reading(remote: remote, check: .deep)
         let run = PipelineRun(definition: definition, settings: settings, context: context)
         let loaded = load.run(definition, in: run)
         let reconciled = reconcile.run(loaded, in: run)
