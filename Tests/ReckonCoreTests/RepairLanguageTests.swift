@@ -218,7 +218,7 @@ enum JapaneseRepairFixture {
         let lines = table.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.first == "nightlyの修復計画（2026-12-01T16:30:00Z 作成。→ はこの端末からGoogle Driveへ、← はGoogle Driveからこの端末へ）:")
         #expect(lines.contains("計画を out/plan.json に書き出しました。実行するには: reckon apply out/plan.json"))
-        #expect(lines.contains("競合ごとに --take ID=local|remote|both か --prefer newer|local|remote で選んでから、もう一度計画してください。"))
+        #expect(lines.contains("競合ごとに --take ID=local|remote|both、--choices FILE（レポートのページで保存したもの）か --prefer newer|local|remote で選んでから、もう一度計画してください。"))
         for action in J.plan.actions {
             let reason = RepairStrings.ja.reason(action.why!)
             let line = lines.first { $0.hasSuffix(reason) }

@@ -138,7 +138,7 @@ func holdsRawControl(_ text: String) -> Bool {
             5 actions: 3 copies, 1 soft-delete, 1 fix-index; 1 conflict to choose; 1 not possible; 1 left alone
             2 of them overwrite or delete a memo, so apply asks to confirm (or --yes).
             Plan written to out/plan.json; carry it out with: reckon apply out/plan.json
-            Choose for each conflict with --take ID=local|remote|both, or --prefer newer|local|remote, and plan again.
+            Choose for each conflict with --take ID=local|remote|both, --choices FILE (saved from the report's page), or --prefer newer|local|remote, and plan again.
 
             """
         #expect(table.split(separator: "\n", omittingEmptySubsequences: false) == expected.split(separator: "\n", omittingEmptySubsequences: false))
@@ -162,7 +162,7 @@ func holdsRawControl(_ text: String) -> Bool {
         #expect(
             Array(onlyConflict) == [
                 "No action; 1 conflict to choose", "Plan written to out/plan.json.",
-                "Choose for each conflict with --take ID=local|remote|both, or --prefer newer|local|remote, and plan again."
+                "Choose for each conflict with --take ID=local|remote|both, --choices FILE (saved from the report's page), or --prefer newer|local|remote, and plan again."
             ])
     }
 

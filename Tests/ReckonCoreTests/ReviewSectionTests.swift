@@ -125,6 +125,32 @@ import Testing
         #expect(storePage.contains("--take \(Self.id.value)=local</code>"))
     }
 
+    /// With two remotes, each has its own plan line naming it with `--remote`, and its memos' choices only.
+    @Test func eachRemoteHasItsOwnPlanLine() throws {
+        var two = report()
+        let office = SideSpec(role: .remote, name: "office", label: "Office NAS", path: "nas", kind: .folder(Self.folder))
+        two.sides.append(SideReport(SideListing(spec: office)))
+        var other = two.differences[0]
+        other.remote = "office"
+        two.differences.append(other)
+        two.details.append(two.details[0])
+        two.repair = .pipeline(
+            {
+                var definition = PipelineDefinition(name: "p", local: Self.local, remotes: [Self.remote, office])
+                definition.file = URL(fileURLWithPath: "/home/me/p.json")
+                definition.stateDir = URL(fileURLWithPath: "/home/me/state")
+                return definition
+            }())
+        let page = HTMLReport().render(two)
+        let plans = page.matches(of: /data-plan="(?<plan>[^"]*)"/).map { String($0.plan) }
+        #expect(
+            plans == [
+                "reckon plan &#39;/home/me/p.json&#39; --remote &#39;drive&#39;", "reckon plan &#39;/home/me/p.json&#39; --remote &#39;office&#39;"
+            ])
+        #expect(page.contains("<p><strong>For Office NAS</strong></p>"))
+        #expect(page.components(separatedBy: "data-remote=\"office\"").count == 3, "one memo and one block")
+    }
+
     /// 1,500 differences with long texts: the page stays under 5 MB, and
     /// the memos past its budget are shown short, saying how to see them.
     @Test func thePageGrowsWithTheDifferencesNotTheMemos() {

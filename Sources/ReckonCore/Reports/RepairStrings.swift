@@ -326,7 +326,8 @@ extension RepairStrings {
             planWritten: { path, command in
                 command.map { "Plan written to \(path); carry it out with: \($0)" } ?? "Plan written to \(path)."
             },
-            chooseConflicts: "Choose for each conflict with --take ID=local|remote|both, or --prefer newer|local|remote, and plan again.",
+            chooseConflicts:
+                "Choose for each conflict with --take ID=local|remote|both, --choices FILE (saved from the report's page), or --prefer newer|local|remote, and plan again.",
             backupsHeading: "Backups", notesHeading: "Notes",
             nothingPutBack: "Nothing was put back.",
             restoredFrom: { [.text("Restored from the backups in "), .code($0), .text(".")] },
@@ -555,7 +556,7 @@ extension RepairStrings {
             planWritten: { path, command in
                 "計画を \(path) に書き出しました。" + (command.map { "実行するには: \($0)" } ?? "")
             },
-            chooseConflicts: "競合ごとに --take ID=local|remote|both か --prefer newer|local|remote で選んでから、もう一度計画してください。",
+            chooseConflicts: "競合ごとに --take ID=local|remote|both、--choices FILE（レポートのページで保存したもの）か --prefer newer|local|remote で選んでから、もう一度計画してください。",
             backupsHeading: "バックアップ", notesHeading: "注記",
             nothingPutBack: "何も戻していません。",
             restoredFrom: { [.code($0), .text(" のバックアップから戻しました。")] },
