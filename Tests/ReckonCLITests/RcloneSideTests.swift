@@ -60,6 +60,25 @@ import Testing
         #expect(try fingerprint(served) == before, "the served folder was written")
     }
 
+    /// `reckon show` and the report's page read a memo over rclone as they read it from the folder.
+    @Test(.needs(.rclone)) func showAndTheReportPageReadTheRemoteAsTheFolder() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let device = packageRoot.appendingPathComponent("Samples/drift/device").path
+        for (id, code) in [("e4eaaaf2", Int32(1)), ("3f2504e0", 0)] {
+            let remote = try reckon(["show", id, "--local", device, "--remote", server.remote], server)
+            let onDisk = try reckon(["show", id, "--local", device, "--remote", served.path], server)
+            #expect(remote.code == code, "\(remote.stdout)\(remote.stderr)")
+            #expect(remote.stdout == onDisk.stdout)
+        }
+        let out = folder.appendingPathComponent("page")
+        let result = try reckon(["reconcile", "--local", device, "--remote", server.remote, "--out", out.path], server)
+        #expect(result.code == 1, "\(result.stderr)")
+        let page = try read(out.appendingPathComponent("report.html"))
+        #expect(page.contains("<pre class=\"diff\">A memo app that lets you doubt it.</pre>"), "the first lines, read through the cache")
+        #expect(page.contains("--remote &#39;\(server.remote)&#39;"), "the remote as given")
+    }
+
     @Test(.needs(.rclone)) func aPipelineReadsTheRemoteAndKeepsItsCacheInTheReportFolder() throws {
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
