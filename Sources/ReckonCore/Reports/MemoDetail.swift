@@ -65,8 +65,8 @@ package struct ChoiceOffer: Sendable, Equatable {
     /// The choices offered, in the order local, remote, both.
     package var offered: [ConflictChoices.Take]
     package var refused: [Refusal]
-    /// The side whose version is newer ("newer for all" takes it); nil when
-    /// both times are the same.
+    /// The side whose version is newer, where keeping it is offered ("newer
+    /// for all" takes it); nil when both times are the same, or it is not offered.
     package var newer: SideRole?
     /// The side that alone changed since the last run, whose version the
     /// page chooses at first, as a plan made before the run would; nil
@@ -93,7 +93,9 @@ package struct ChoiceOffer: Sendable, Equatable {
                 offered.append(take)
             }
         }
-        preselected = difference.movedAlone.flatMap { offered.contains(ConflictChoices.Take(rawValue: $0.rawValue)!) ? $0 : nil }
+        let kept = Set(offered.map(\.rawValue))
+        newer = newer.flatMap { kept.contains($0.rawValue) ? $0 : nil }
+        preselected = difference.movedAlone.flatMap { kept.contains($0.rawValue) ? $0 : nil }
     }
 }
 

@@ -2,7 +2,7 @@ import Foundation
 
 /// The part of `report.html` where a person reviews each memo that differs:
 /// both versions side by side, the text as a line diff, and for each memo
-/// a plan cannot settle alone, the choice of which version to keep. The
+/// that can be compared, the choice of which version to keep. The
 /// page's one script, allowed by its hash, turns the choices into the
 /// `reckon plan` and `reckon apply` lines; without it the page shows the
 /// same versions and the `--take` syntax. Ids, fingerprints and commands
@@ -45,8 +45,7 @@ extension HTMLReport {
         if let offer {
             attributes += " data-id=\"\(html(id))\" data-remote=\"\(html(d.remote))\""
             attributes += " data-local-print=\"\(html(detail?.localPrint ?? ""))\" data-remote-print=\"\(html(detail?.remotePrint ?? ""))\""
-            attributes +=
-                " data-newer=\"\(offer.newer.map { offer.offered.contains(ConflictChoices.Take(rawValue: $0.rawValue)!) ? $0.rawValue : "" } ?? "")\""
+            attributes += " data-newer=\"\(offer.newer?.rawValue ?? "")\""
         }
         var out =
             "<li \(attributes)><span class=\"sigil\">\(html(d.sigil.rawValue))</span> <code class=\"id\" title=\"\(html(id))\">\(html(String(id.prefix(8))))</code>"
