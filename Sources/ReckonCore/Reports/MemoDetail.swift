@@ -17,7 +17,7 @@ package enum ReportContent: String, Sendable, CaseIterable {
 /// choices a plan would offer for it.
 package struct MemoDetail: Sendable, Equatable {
     /// Each side's memo as read; nil where the side has no usable file, or
-    /// where it was not read (a quick check, or `reports.content: none`).
+    /// where it was not read (a quick check).
     package var local: Memo?
     package var remote: Memo?
     /// Each side's fingerprint of the memo (`Fingerprint.token`); nil where
@@ -101,12 +101,12 @@ package struct ChoiceOffer: Sendable, Equatable {
 
 extension MemoDetail {
     /// The details of `differences`, in their order: both sides' memos
-    /// read (unless `deep` is false or `content` is `none`), with their
-    /// fingerprints and the choices a plan would offer.
-    package static func read(_ differences: [Difference], sides: LoadedSides, deep: Bool, content: ReportContent) -> [MemoDetail] {
-        let reading = deep && content != .none
+    /// read (in a deep check: the pages leave out what `reports.content`
+    /// hides, and show the dates), with their fingerprints and the choices
+    /// a plan would offer.
+    package static func read(_ differences: [Difference], sides: LoadedSides, deep: Bool) -> [MemoDetail] {
         var memos: [String: [MemoID: Memo]] = [:]
-        if reading {
+        if deep {
             for (listing, store) in zip(sides.sides, sides.stores) {
                 let remote = listing.spec.role == .remote ? listing.spec.name : nil
                 let ids = Set(differences.filter { remote == nil || $0.remote == remote }.map(\.id)).sorted()

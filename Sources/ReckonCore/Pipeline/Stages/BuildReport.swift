@@ -17,9 +17,7 @@ extension Pipeline {
             report.repair = run.settings.repairCommand
             // Only the pages show the memos, so they are read only when pages are written.
             if run.definition.reportDir != nil {
-                report.details = MemoDetail.read(
-                    input.reconciliation.differences, sides: input.sides, deep: run.definition.check == .deep,
-                    content: run.definition.reportContent)
+                report.details = MemoDetail.read(input.reconciliation.differences, sides: input.sides, deep: run.definition.check == .deep)
             }
             return report
         }
