@@ -179,12 +179,7 @@ package struct Planner {
         let identity = SideIdentity(listing.spec)
         let planned = listing.spec.kind.planned(label: listing.spec.label)
         // Said from the case, so that each language can say it again (PlanSide.whyNotWritable).
-        let kind = type(of: listing.spec.kind)
-        let why: NotWritable? =
-            listing.spec.readOnly
-            ? .readOnly
-            : planned.notWritable.map { kind.neverWritten(listing.spec.label, language: "en") == $0 ? .kind(SideKindName(kind)) : .other($0) }
-        let notWritable = why.map { RepairStrings.en.notWritable($0, listing.spec.label) }
+        let notWritable = listing.spec.whyNotWritable.map { RepairStrings.en.notWritable($0, listing.spec.label) }
         return PlanSide(
             role: listing.spec.role, name: listing.spec.name, label: listing.spec.label, path: listing.spec.path,
             kind: identity.kind, place: identity.place, location: planned.location, rcloneConfig: planned.rcloneConfig,

@@ -50,8 +50,8 @@ package struct ChoiceOffer: Sendable, Equatable {
     /// One choice not offered, and why.
     package struct Refusal: Sendable, Equatable {
         package enum Why: Sendable, Equatable {
-            /// It would write a side reckon may not write, for this reason (the side's own words).
-            case notWritable(String)
+            /// It would write this side, which reckon may not write, for this reason.
+            case notWritable(label: String, NotWritable)
             /// "Both" keeps two versions, and only one side holds one.
             case oneVersion
             /// "Both" keeps the newer version under the id, and the times are the same.
@@ -83,8 +83,8 @@ package struct ChoiceOffer: Sendable, Equatable {
         let writes: [ConflictChoices.Take: [SideSpec]] = [.local: [remote], .remote: [local], .both: [local, remote]]
         let bothLive = difference.sigil == .differs && difference.kind != .deletedOnOneSide
         for take in ConflictChoices.Take.allCases {
-            if let blocked = writes[take]!.first(where: { $0.notWritable != nil }) {
-                refused.append(Refusal(take: take, why: .notWritable(blocked.notWritable!)))
+            if let blocked = writes[take]!.first(where: { $0.whyNotWritable != nil }) {
+                refused.append(Refusal(take: take, why: .notWritable(label: blocked.label, blocked.whyNotWritable!)))
             } else if take == .both && !bothLive {
                 refused.append(Refusal(take: take, why: .oneVersion))
             } else if take == .both && newer == nil {

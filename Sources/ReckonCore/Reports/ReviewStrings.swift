@@ -90,7 +90,7 @@ package struct ReviewStrings: Sendable {
         },
         refusal: { why in
             switch why {
-            case .notWritable(let reason): reason
+            case .notWritable(let label, let why): RepairStrings.en.notWritable(why, label)
             case .oneVersion: "only one side holds a version to keep"
             case .sameTime: "both versions have the same time, so neither is the newer one"
             }
@@ -133,7 +133,7 @@ package struct ReviewStrings: Sendable {
         preselected: { label in "前回から変わったのは\(label)だけなので、はじめからその版を選んでいます。別の版も選べます。" },
         refusal: { why in
             switch why {
-            case .notWritable(let reason): "書き込めない側です（\(reason)）"
+            case .notWritable(let label, let why): RepairStrings.ja.notWritable(why, label)
             case .oneVersion: "版があるのは片方だけです"
             case .sameTime: "両方の版の時刻が同じで、どちらが新しいか決められません"
             }

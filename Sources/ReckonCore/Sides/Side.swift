@@ -40,10 +40,15 @@ package struct SideSpec: Sendable, Equatable {
     /// The store that reads this side.
     package func store(limits: ReadLimits) -> any MemoStore { kind.open(self, limits: limits) }
 
-    /// Why `reckon apply` may never write this side (the app's own store,
-    /// a side marked read-only); nil when it may.
-    package var notWritable: String? {
-        readOnly ? "\(label) is marked \"readOnly\": true" : kind.planned(label: label).notWritable
+    /// Why `reckon apply` may never write this side (a side marked
+    /// read-only, the app's own store), as a case each language says; nil
+    /// when it may.
+    package var whyNotWritable: NotWritable? {
+        if readOnly { return .readOnly }
+        let kind = type(of: kind)
+        return self.kind.planned(label: label).notWritable.map {
+            kind.neverWritten(label, language: "en") == $0 ? .kind(SideKindName(kind)) : .other($0)
+        }
     }
 }
 
