@@ -88,7 +88,6 @@ struct PlanCommand: ReckonCommand {
         var remote: String
         var out: URL
         var outShown: String
-        var definitionPath: String?
         /// The pipeline a report of these sides names: a one-shot pair's is reconcile's.
         var reportedAs: String
     }
@@ -120,7 +119,7 @@ struct PlanCommand: ReckonCommand {
         }
         return Target(
             definition: definition, remote: remoteName, out: out.map(outputURL) ?? state, outShown: out ?? state.path,
-            definitionPath: realPath(fileURL(pipeline).path), reportedAs: definition.name)
+            reportedAs: definition.name)
     }
 
     func run(_ console: Console) throws(UsageError) -> ExitCode {
@@ -141,8 +140,7 @@ struct PlanCommand: ReckonCommand {
         var made: Plan
         do {
             made = try Pipeline(startedAt: runStart()).plan(
-                target.definition, remote: target.remote, choices: request, definitionPath: target.definitionPath,
-                stateDir: target.definition.stateDir!, context: context)
+                target.definition, remote: target.remote, choices: request, stateDir: target.definition.stateDir!, context: context)
         } catch {
             guard error.refusesChoices else {
                 console.err("Error: \(error)\n")

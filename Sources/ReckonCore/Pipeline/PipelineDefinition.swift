@@ -169,17 +169,8 @@ extension PipelineDefinition {
     package static func parse(_ data: Data, file: String, base: URL, environment: [String: String] = [:]) throws(DefinitionError)
         -> PipelineDefinition
     {
-        let root: JSONValue
-        do {
-            root = try JSONValue.parse(data)
-        } catch {
-            throw DefinitionError(file: file, message: "is not valid JSON (\(describe(error)))")
-        }
-        if let repeated = JSONValue.firstRepeatedKey(in: data) {
-            throw DefinitionError(file: file, key: repeated, message: "is given twice; give it once")
-        }
         let reader = DefinitionReader(file: file, base: base, environment: environment)
-        return try reader.definition(root)
+        return try reader.definition(reader.root(of: data))
     }
 }
 
@@ -191,6 +182,26 @@ package struct DefinitionReader {
 
     func fail(_ key: String?, _ message: String) -> DefinitionError {
         DefinitionError(file: file, key: key, message: message)
+    }
+
+    /// The file's JSON, read strictly: not JSON, or a key given twice in one object, is refused.
+    func root(of data: Data) throws(DefinitionError) -> JSONValue {
+        let root: JSONValue
+        do {
+            root = try JSONValue.parse(data)
+        } catch {
+            throw fail(nil, "is not valid JSON (\(describe(error)))")
+        }
+        if let repeated = JSONValue.firstRepeatedKey(in: data) { throw fail(repeated, "is given twice; give it once") }
+        return root
+    }
+
+    /// An editor's pointer to the file's schema: a string, never read further.
+    func schemaPointer(in top: [String: JSONValue]) throws(DefinitionError) {
+        guard let schema = top["$schema"] else { return }
+        guard case .string = schema else {
+            throw fail("$schema", "must be a string (the address of a JSON Schema, which reckon ignores), found \(schema.typeName)")
+        }
     }
 
     func object(_ value: JSONValue?, _ key: String?, allowed: Set<String>) throws(DefinitionError) -> [String: JSONValue] {
@@ -279,12 +290,7 @@ package struct DefinitionReader {
 
     func definition(_ root: JSONValue) throws(DefinitionError) -> PipelineDefinition {
         let top = try object(root, nil, allowed: PipelineDefinition.topKeys)
-        // An editor's pointer to the definition's schema: a string, never read further.
-        if let schema = top["$schema"] {
-            guard case .string = schema else {
-                throw fail("$schema", "must be a string (the address of a JSON Schema, which reckon ignores), found \(schema.typeName)")
-            }
-        }
+        try schemaPointer(in: top)
         if let version = top["schemaVersion"], version.double != 1 {
             throw fail("schemaVersion", "must be 1, the version this reckon reads")
         }

@@ -66,22 +66,12 @@ package struct ChoicesFile: Sendable, Equatable {
     /// Parses a choices file; every mistake names the file, the key (such
     /// as `choices[2].take`) and what was expected there.
     package static func parse(_ data: Data, shown: String) throws(DefinitionError) -> ChoicesFile {
-        func fail(_ key: String?, _ message: String) -> DefinitionError { DefinitionError(file: shown, key: key, message: message) }
-        let root: JSONValue
-        do {
-            root = try JSONValue.parse(data)
-        } catch {
-            throw fail(nil, "is not valid JSON (\(describe(error)))")
-        }
-        if let repeated = JSONValue.firstRepeatedKey(in: data) { throw fail(repeated, "is given twice; give it once") }
         let reader = DefinitionReader(file: shown, base: URL(fileURLWithPath: "/"), environment: [:])
+        let fail = reader.fail
+        let root = try reader.root(of: data)
         guard case .object = root else { throw fail(nil, "must be a JSON object of choices, found \(root.typeName)") }
         let top = try reader.object(root, nil, allowed: topKeys)
-        if let schema = top["$schema"] {
-            guard case .string = schema else {
-                throw fail("$schema", "must be a string (the address of a JSON Schema, which reckon ignores), found \(schema.typeName)")
-            }
-        }
+        try reader.schemaPointer(in: top)
         guard let version = top["schemaVersion"] else { throw fail("schemaVersion", "is missing (it must be \(currentSchemaVersion))") }
         guard version.double == Double(currentSchemaVersion) else {
             throw fail("schemaVersion", "must be \(currentSchemaVersion), the version this reckon reads")

@@ -483,8 +483,7 @@ extension Pipeline {
     /// before anything is planned; a choices file made for another pipeline
     /// or remote is refused before any side is read.
     package func plan(
-        _ definition: PipelineDefinition, remote: String, choices: ChoiceRequest, definitionPath: String?, stateDir: URL,
-        context: RunContext
+        _ definition: PipelineDefinition, remote: String, choices: ChoiceRequest, stateDir: URL, context: RunContext
     ) throws(PlanError) -> Plan {
         try choices.checkFile(remote: remote)
         let definition = definition.reading(remote: remote, check: .deep)
@@ -493,7 +492,7 @@ extension Pipeline {
         let reconciled = reconcile.run(loaded, in: run)
         var planner = Planner(
             sides: loaded, reconciliation: reconciled, pipeline: definition.name, remoteName: remote, choices: ConflictChoices(),
-            createdAt: settings.startedAt, definitionPath: definitionPath, stateDir: stateDir)
+            createdAt: settings.startedAt, definitionPath: definition.file.map { realPath($0.path) }, stateDir: stateDir)
         let listings = try planner.pair().listings
         planner.choices = try choices.choices(
             local: listings[.local]!, remote: listings[.remote]!, differences: reconciled.differences.filter { $0.remote == remote })

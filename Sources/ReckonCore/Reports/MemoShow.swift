@@ -116,7 +116,7 @@ extension MemoShow {
             let memo = try? read?.get()
             return Side(
                 spec: listing.spec, entry: listing.entries[id], memo: memo,
-                fingerprint: listing.entries[id].map { Fingerprint($0, digest: memo.map { Fingerprint.digest(MemoSummary($0)) }) },
+                fingerprint: listing.fingerprint(of: id),
                 problems: listing.problems, holds: !listing.entries.isEmpty || !listing.files.isEmpty || !listing.problems.isEmpty)
         }
         self.id = id

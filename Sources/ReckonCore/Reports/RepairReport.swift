@@ -357,7 +357,7 @@ extension RepairReport {
         let plain =
             !text.isEmpty
             && text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "/._-:+=@,%".unicodeScalars.contains($0)) }
-        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return plain ? text : RepairCommand.quoted(text)
     }
 }
 
