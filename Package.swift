@@ -5,6 +5,9 @@ let package = Package(
     name: "reckon",
     products: [
         .executable(name: "reckon", targets: ["reckon"]),
+        // The fault sweep's counting preload, loaded into the reckon a test
+        // runs (LD_PRELOAD); nothing links it.
+        .library(name: "ReckonFaults", type: .dynamic, targets: ["ReckonFaults"]),
     ],
     targets: [
         .systemLibrary(
@@ -36,6 +39,7 @@ let package = Package(
         // The benchmark generates its data with the tests' seeded generator.
         .executableTarget(name: "reckon-bench", dependencies: ["ReckonCore", "TestSupport"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "ReckonFaults", path: "Tests/FaultInjection", linkerSettings: [.linkedLibrary("dl")]),
         .testTarget(
             name: "ReckonCoreTests",
             dependencies: ["ReckonCore", "TestSupport"]

@@ -109,15 +109,18 @@ func json(_ text: String) throws -> [String: Any] {
     try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
 }
 
-/// Every file under a folder with its SHA-256, to show nothing was written.
+/// Every file under a folder with its SHA-256, to show nothing was written:
+/// a folder is "folder", and a link "link to" its target, never followed.
 func fingerprint(_ folder: URL) throws -> [String: String] {
     var result: [String: String] = [:]
     let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)!
     for case let url as URL in enumerator {
         let relative = String(url.path.dropFirst(folder.path.count))
-        var isFolder: ObjCBool = false
-        _ = FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder)
-        result[relative] = isFolder.boolValue ? "folder" : SHA256.hex(of: try Data(contentsOf: url))
+        switch FileKind(path: url.path) {
+        case .directory: result[relative] = "folder"
+        case .link: result[relative] = "link to " + (try FileManager.default.destinationOfSymbolicLink(atPath: url.path))
+        default: result[relative] = SHA256.hex(of: try Data(contentsOf: url))
+        }
     }
     return result
 }

@@ -38,7 +38,7 @@ public func scratchFolder(_ prefix: String) -> URL {
 /// Removes `path` and everything under it, never following a link. Names
 /// are kept as bytes, so one that is not UTF-8 goes too. Folders are made
 /// writable first: some tests take that right away.
-private func removeTree(_ path: String) {
+public func removeTree(_ path: String) {
     removeTree(bytes: Array(path.utf8CString))
 }
 
