@@ -90,9 +90,10 @@ struct RunCommand: ReckonCommand {
                 console.err("Error: \(busy)\n")
                 return (.trouble, nil)
             } catch {
-                // The folder cannot hold the lock, so it cannot hold reports
-                // either: the run goes on, and its outputs say what failed.
-                console.err("warning: running without a lock: \(errorWords(error))\n")
+                // A run that cannot lock its folder cannot write it safely
+                // either: it stops before reading or writing anything.
+                console.err("Error: cannot lock the run: \(errorWords(error)); nothing was done\n")
+                return (.trouble, nil)
             }
             // The process may have died, or its id been reused by another
             // program: either way it no longer holds the lock.
