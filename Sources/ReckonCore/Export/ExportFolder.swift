@@ -12,21 +12,27 @@ import Synchronization
 package enum ExportFolder {
     static let stagingPattern = #"^\.reckon-(export|run|restore)-([0-9]+)\.partial$"#
     static let runPattern = #"^[0-9]{8}T[0-9]{6}Z(-[0-9]+)?$"#
-    /// Whether `path` is a staging folder or lies inside one: its name holds
-    /// a process id, so messages name the export's own folder instead.
-    package static func isStaging(_ path: String) -> Bool {
-        path.split(separator: "/").contains { $0.wholeMatch(of: try! Regex(stagingPattern)) != nil }
+    /// Where `path` lies inside a staging folder: the rest of its path
+    /// (empty for the staging folder itself); nil when it lies in none. Its
+    /// name holds a process id, so messages name the export's own folder
+    /// instead.
+    static func insideStaging(_ path: String) -> String? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard let staging = parts.firstIndex(where: { $0.wholeMatch(of: try! Regex(stagingPattern)) != nil }) else { return nil }
+        return parts[(staging + 1)...].joined(separator: "/")
     }
 
     /// Why writing failed, when it failed on a file in a staging folder (a
-    /// zip's error gives its path before a colon); nil for any other error.
-    package static func stagingFailure(_ error: any Error) -> String? {
+    /// zip's error gives its path before a colon): the file's path inside
+    /// the export (empty for the folder itself) and the reason; nil for any
+    /// other error.
+    package static func stagingFailure(_ error: any Error) -> (file: String, reason: String)? {
         var parts = fileErrorParts(error)
         if let archive = error as? ArchiveError, let colon = archive.message.range(of: ": ") {
             parts = (String(archive.message[..<colon.lowerBound]), String(archive.message[colon.upperBound...]))
         }
-        guard let (file, reason) = parts, let file, isStaging(file) else { return nil }
-        return reason
+        guard let (path, reason) = parts, let path, let file = insideStaging(path) else { return nil }
+        return (file, reason)
     }
 
     /// The stable name of the newest run folder.

@@ -141,14 +141,14 @@ package struct ExportJob {
 }
 
 /// Why an export into `dir` (a pipeline's, or `reckon export --out`) failed,
-/// with `dir` spelled as the user gave it (`path`). A failure inside the pid-named staging folder is told as one
-/// of `dir` itself ("cannot write the export into out/export: No space left
-/// on device"), so the same input gives the same words.
+/// with `dir` spelled as the user gave it (`path`). A failure inside the
+/// pid-named staging folder is told of the export's file ("cannot write
+/// memos.json of the export into out/export: No space left on device"), so
+/// the same input gives the same words.
 package func exportFailure(_ error: any Error, dir: URL, as path: String) -> String {
-    if let reason = ExportFolder.stagingFailure(error) {
-        return "cannot write the export into \(path.hasSuffix("/") ? String(path.dropLast()) : path): \(reason)"
-    }
-    return shownUnder(errorWords(error), dir: dir, as: path)
+    let folder = path.hasSuffix("/") ? String(path.dropLast()) : path
+    guard let (file, reason) = ExportFolder.stagingFailure(error) else { return shownUnder(errorWords(error), dir: dir, as: path) }
+    return "cannot write \(file.isEmpty ? "" : file + " of ")the export into \(folder): \(reason)"
 }
 
 /// A message with the resolved folder `dir` spelled as the user gave it.

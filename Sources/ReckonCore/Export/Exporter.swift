@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -384,6 +385,9 @@ package struct Exporter {
         var run = Run(self, formats: formats, includeArchived: includeArchived, staging: staging)
         let plan = try run.plan(known: known, listMemos: listMemos)
         let outputs = try run.writeMemos(plan, progress: progress)
+        // A memo the disk failed to give is not left out: the export fails,
+        // so the earlier one stays, and the next run exports it whole.
+        if let trouble = run.diskTrouble { throw ReadFailure(message: "\(trouble.path): \(trouble.message)") }
         return try run.finish(plan, outputs)
     }
 
@@ -409,6 +413,8 @@ package struct Exporter {
         let fingerprinted: Bool
         /// Memos that should have been exported but could not be read, or whose id is held twice.
         var missing: [ExportManifest.Missing] = []
+        /// The first memo the disk failed to give (`Problem.Kind.diskTrouble`).
+        var diskTrouble: Problem?
 
         init(_ exporter: Exporter, formats: [ExportFormat], includeArchived: Bool, staging: URL) {
             let spec = exporter.store.spec
@@ -435,6 +441,7 @@ package struct Exporter {
                 switch outcome {
                 case .success(let output): return (memo, output)
                 case .failure(let problem):
+                    if problem.kind == .diskTrouble, diskTrouble == nil { diskTrouble = problem }
                     missing.append(.init(id: memo.0, path: problem.path, reason: problem.message))
                     return nil
                 }
@@ -825,8 +832,13 @@ package struct Exporter {
             try zipWriter.add([.init(name: Exporter.manifestName, modified: time, contents: .file(innerURL, size: inner.size))])
             // What is written so far goes to disk while the last entries are
             // deflated, so the flush before publishing has little more than the zip left.
+            // Its failure fails the export: the pages it could not write may
+            // be gone, and a later flush on another descriptor is not told.
             let earlyFlush = DispatchGroup()
-            Workers.async(group: earlyFlush) { try? ExportFolder.flush(staging) }
+            let earlyFlushFailure = Mutex<OutputError?>(nil)
+            Workers.async(group: earlyFlush) {
+                do throws(OutputError) { try ExportFolder.flush(staging) } catch { earlyFlushFailure.withLock { $0 = error } }
+            }
             defer { earlyFlush.wait() }
             var zipFile: Written?
             let folderManifest = try Exporter.writeManifest(manifest, to: manifestURL) { list, later in
@@ -841,8 +853,11 @@ package struct Exporter {
                     try Exporter.makeReadOnly(staging.appendingPathComponent(Exporter.zipName))
                     zipFile = Written(path: Exporter.zipName, size: size, digest: digest, modified: time)
                     // Files only the zip needed go now, before the manifest is whole.
-                    if !formats.contains(.json) { unlink(staging.appendingPathComponent(Exporter.jsonName).path) }
-                    if !formats.contains(.markdown) { try? FileManager.default.removeItem(at: staging.appendingPathComponent(Exporter.markdownName)) }
+                    if !formats.contains(.json) {
+                        let json = staging.appendingPathComponent(Exporter.jsonName)
+                        guard unlink(json.path) == 0 else { throw OutputError(path: json.path, reason: AtomicFile.lastError()) }
+                    }
+                    if !formats.contains(.markdown) { try ExportFolder.removeTree(staging.appendingPathComponent(Exporter.markdownName).path) }
                     TestStop.at("zip-written")
                     return zipFile!
                 }
@@ -850,6 +865,8 @@ package struct Exporter {
                 let entries = try written.sorted()
                 while let file = try entries.next() { try list(.zip, file) }
             }
+            earlyFlush.wait()
+            if let failure = earlyFlushFailure.withLock({ $0 }) { throw failure }
             return (folderManifest, zipFile)
         }
     }
