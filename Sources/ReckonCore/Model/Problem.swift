@@ -21,6 +21,10 @@ package struct Problem: Error, Sendable, Equatable, Codable {
         case notRegularFile = "not-regular-file"
         case link
         case unreadableFile = "unreadable-file"
+        /// The disk failed a read, a copy or the private copy of a store (an
+        /// I/O error, a full disk): it says nothing of the side's data, and
+        /// an export does not go on past it.
+        case diskTrouble = "disk-trouble"
         case corruptMemo = "corrupt-memo"
         case idMismatch = "id-mismatch"
         case nameSpelling = "name-spelling"

@@ -363,6 +363,7 @@ package struct Strings: Sendable {
                 case .notRegularFile: "通常のファイルではありません"
                 case .link: "リンクです（たどりません）"
                 case .unreadableFile: "ファイルを読み込めません"
+                case .diskTrouble: "ディスクの読み書きに失敗しました"
                 case .corruptMemo: "メモのファイルが壊れています"
                 case .idMismatch: "ファイル名と中身の ID が違います"
                 case .nameSpelling: "ファイル名の ID の書き方が index.json と違います"

@@ -117,7 +117,8 @@ package struct CoreDataStore: MemoStore {
                 // Each chunk has its own connection to the copy: a connection never crosses threads.
                 let reader: OpenedStore.RowReader
                 do { reader = try opened.rowReader() } catch {
-                    return chunk.map { .failure(Problem(.corruptStore, path: opened.snapshot.name, id: $0.0, error.storeWords)) }
+                    let problem = OpenedStore.Failed(reading: opened.snapshot, error).problem
+                    return chunk.map { .failure(Problem(problem.kind, path: problem.path, id: $0.0, problem.message)) }
                 }
                 return chunk.map { id, _ in
                     if let repeated = rows.repeated[id] { return .failure(repeated) }
@@ -138,8 +139,8 @@ final class OpenedStore: Sendable {
     /// Problems of the store as a whole that do not fail it (a `-wal` ending in a partial frame).
     let notes: [Problem]
     /// SQLite's check of the whole copy, run on another core while the rows
-    /// are read: nil when it passes, else why the store is damaged.
-    private let check: Pending<String?>
+    /// are read: nil when it passes, else why the side failed.
+    private let check: Pending<Failed?>
     /// `Z_PK` of each usable id, and the problem of each id held by several rows, found by the first listing.
     private let rows = Mutex<(numbers: IDMap<Int64>, repeated: [MemoID: Problem])?>(nil)
 
@@ -150,29 +151,46 @@ final class OpenedStore: Sendable {
         check = Pending {
             do {
                 guard try snapshot.open().rows("PRAGMA quick_check(1)").compactMap(\.first?.text) == ["ok"] else {
-                    return "the database is damaged: SQLite's own check of it (quick_check) fails"
+                    return Failed(
+                        problem: Problem(.corruptStore, path: snapshot.name, "the database is damaged: SQLite's own check of it (quick_check) fails"),
+                        damaged: snapshot.damagedFiles())
                 }
                 return nil
             } catch {
-                return "the database is damaged: SQLite cannot read it (\(error.storeWords))"
+                return Failed(reading: snapshot, error)
             }
         }
     }
 
-    /// The side failed as damaged, when SQLite's check of the copy did not pass; waits for the check.
-    func damage() -> Failed? {
-        check.wait().map { Failed(problem: Problem(.corruptStore, path: snapshot.name, $0), damaged: snapshot.damagedFiles()) }
-    }
+    /// Why the side failed, when SQLite's check of the copy did not pass; waits for the check.
+    func damage() -> Failed? { check.wait() }
 
-    /// Why reading the rows failed: the damage SQLite's check found, else the error itself.
-    func failed(by error: any Error) -> Failed {
-        damage() ?? Failed(problem: Problem(.corruptStore, path: snapshot.name, error.storeWords))
-    }
+    /// Why reading the rows failed: what SQLite's check found, else the error itself.
+    func failed(by error: any Error) -> Failed { damage() ?? Failed(reading: snapshot, error) }
 
     /// Why a store side failed: the problem, and what the quarantine keeps.
     struct Failed: Error {
         var problem: Problem
         var damaged: [DamagedFile] = []
+
+        init(problem: Problem, damaged: [DamagedFile] = []) {
+            self.problem = problem
+            self.damaged = damaged
+        }
+
+        /// SQLite failed reading the private copy: damage when SQLite says
+        /// the database is damaged (its files are quarantined), else the
+        /// copy's file trouble (a disk error, a full disk), which says
+        /// nothing of the store and quarantines nothing.
+        init(reading snapshot: StoreSnapshot, _ error: any Error) {
+            if let failure = error as? SQLite.Failure, failure.isFileTrouble {
+                self.init(problem: Problem(.diskTrouble, path: snapshot.name, snapshot.troubleWords(failure)))
+            } else {
+                self.init(
+                    problem: Problem(.corruptStore, path: snapshot.name, "the database is damaged: SQLite cannot read it (\(error.storeWords))"),
+                    damaged: snapshot.damagedFiles())
+            }
+        }
 
         func listing(_ spec: SideSpec) -> SideListing {
             var side = SideListing(spec: spec, status: .failed, problems: [problem])
@@ -248,8 +266,8 @@ final class OpenedStore: Sendable {
             return .success(OpenedStore(snapshot: snapshot, schema: schema, notes: notes))
         } catch let failure as StoreSchema.Failure {
             return .failure(Failed(problem: Problem(.storeModel, path: files.name, failure.message)))
-        } catch let failure as SQLite.Failure where failure.isDamage {
-            return damaged("the database is damaged: SQLite cannot read it (\(failure.message))")
+        } catch let failure as SQLite.Failure where failure.isDamage || failure.isFileTrouble {
+            return .failure(Failed(reading: snapshot, failure))
         } catch let failure as SQLite.Failure where failure.isLock {
             return damaged("the database is locked in a way a copy cannot get past (SQLite: \(failure.message))")
         } catch {

@@ -10,6 +10,8 @@ package final class SQLite {
     package struct Failure: Error, CustomStringConvertible {
         package var message: String
         package var code: Int32
+        /// The operating system's error behind it (`sqlite3_system_errno`), or 0.
+        package var systemError: Int32 = 0
 
         package var description: String { message }
 
@@ -19,6 +21,12 @@ package final class SQLite {
         package var isLock: Bool { code == SQLITE_BUSY || code == SQLITE_LOCKED }
         /// The disk or the database is full.
         package var isFull: Bool { code == SQLITE_FULL }
+        /// A file could not be read, written or opened (`SQLITE_IOERR`,
+        /// `SQLITE_FULL`, `SQLITE_CANTOPEN`, `SQLITE_READONLY`): the disk's
+        /// trouble, not the database's damage.
+        package var isFileTrouble: Bool { [SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_READONLY].contains(code) }
+        /// What failed, in the system's words when it said why ("Input/output error").
+        package var words: String { systemError != 0 ? String(cString: strerror(systemError)) : message }
     }
 
     /// How a database is opened.
@@ -38,8 +46,9 @@ package final class SQLite {
         let code = sqlite3_open_v2(path, &opened, flags, nil)
         guard code == SQLITE_OK, let opened else {
             let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            let systemError = opened.map { sqlite3_system_errno($0) } ?? 0
             sqlite3_close(opened)
-            throw Failure(message: message, code: code & 0xff)
+            throw Failure(message: message, code: code & 0xff, systemError: systemError)
         }
         handle = opened
         sqlite3_extended_result_codes(handle, 0)
@@ -75,7 +84,7 @@ package final class SQLite {
 
     fileprivate func check(_ code: Int32) throws(Failure) {
         guard code == SQLITE_OK || code == SQLITE_ROW || code == SQLITE_DONE else {
-            throw Failure(message: String(cString: sqlite3_errmsg(handle)), code: code & 0xff)
+            throw Failure(message: String(cString: sqlite3_errmsg(handle)), code: code & 0xff, systemError: sqlite3_system_errno(handle))
         }
     }
 

@@ -109,6 +109,12 @@ package final class StoreSnapshot: Sendable {
 
     /// The bytes of every copied file, as they were judged, for the
     /// quarantine (mapped, not read into memory).
+    /// Why SQLite could not go on with the copy, a file's trouble in its
+    /// private folder (a disk error, a full disk), said of that folder.
+    func troubleWords(_ failure: SQLite.Failure) -> String {
+        "cannot read it through its private copy in \(folder.path): \(failure.words); check that folder's disk (TMPDIR) and run again"
+    }
+
     package func damagedFiles() -> [DamagedFile] {
         copied.compactMap { copyName, _ in
             guard let bytes = try? Data(contentsOf: folder.appendingPathComponent(copyName), options: .alwaysMapped) else { return nil }
