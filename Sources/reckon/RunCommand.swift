@@ -66,14 +66,15 @@ struct RunCommand: ReckonCommand {
     func run(_ console: Console) -> ExitCode {
         guard paths.count > 1 || shard != nil || FileKind(path: fileURL(paths[0]).path) == .directory else {
             guard let definition = checkedDefinition(paths[0], console: console) else { return .usage }
-            return run(definition, console: console, json: json, quiet: quiet).code
+            return run(definition, file: paths[0], console: console, json: json, quiet: quiet).code
         }
         return runFleet(console)
     }
 
-    /// Runs a checked definition under its lock and prints what `execute`
-    /// prints; the report is nil when the run could not start.
-    func run(_ loaded: PipelineDefinition, console: Console, json: Bool, quiet: Bool) -> (code: ExitCode, published: Published?) {
+    /// Runs a checked definition (read from `file`, as given) under its
+    /// locks and prints what `execute` prints; the report is nil when the
+    /// run could not start.
+    func run(_ loaded: PipelineDefinition, file: String, console: Console, json: Bool, quiet: Bool) -> (code: ExitCode, published: Published?) {
         var definition = loaded
         if refresh { definition.refreshCaches() }
         var pipeline = Pipeline(startedAt: runStart())
@@ -82,25 +83,28 @@ struct RunCommand: ReckonCommand {
         pipeline.settings.acceptDeletions = acceptDeletions
         pipeline.settings.readsEveryMemo = refresh
         pipeline.settings.repairCommand = .pipeline(definition)
-        var lock: RunLock?
-        if pipeline.settings.writeFiles, let url = definition.lockURL {
-            do {
-                lock = try RunLock(at: url)
-            } catch let busy as RunLock.Busy {
-                console.err("Error: \(busy)\n")
-                return (.trouble, nil)
-            } catch {
-                // The folder cannot hold the lock, so it cannot hold reports
-                // either: the run goes on, and its outputs say what failed.
-                console.err("warning: running without a lock: \(errorWords(error))\n")
+        var locks: [RunLock] = []
+        defer { for lock in locks { lock.release() } }
+        do {
+            // The export folder's lock first: it lies outside the folder, so
+            // a run refused for another pipeline's runs there writes nothing.
+            if pipeline.settings.writeFiles, let export = definition.export,
+                let lock = try takeLock(console: console, { try TargetLock.lock(exportFolder: export.dir, shown: export.path) })
+            {
+                locks.append(lock)
             }
-            // The process may have died, or its id been reused by another
-            // program: either way it no longer holds the lock.
-            if let holder = lock?.staleHolder {
-                console.err("warning: took over the lock \(url.path) left by process \(holder), which no longer holds it\n")
+            try definition.checkExportFolderIsOwn(file: file)
+            if pipeline.settings.writeFiles, let url = definition.lockURL, let lock = try takeLock(console: console, { try RunLock(at: url) }) {
+                locks.append(lock)
             }
+        } catch let busy as RunLock.Busy {
+            console.err("Error: \(busy)\n")
+            return (.trouble, nil)
+        } catch {
+            console.err("Error: \(error)\n")
+            return (.usage, nil)
         }
-        defer { lock?.release() }
+        TestStop.wait(at: "run-locked")
         let published = execute(pipeline, definition, console: console, json: json, quiet: quiet)
         return (ExitCode(rawValue: published.exitCode(driftFails: definition.failOnDrift))!, published)
     }
@@ -136,12 +140,12 @@ struct RunCommand: ReckonCommand {
         let results = Fleet.run(
             members.count, jobs: jobs,
             { n in
-                let definition = members[n].definition
+                let (file, definition) = (members[n].file, members[n].definition)
                 let errors = FleetText()
                 var collecting = Console(out: { _ in }, err: { errors.append($0) })
                 collecting.color = false
                 collecting.progress = false
-                let (code, published) = run(definition, console: collecting, json: false, quiet: true)
+                let (code, published) = run(definition, file: file, console: collecting, json: false, quiet: true)
                 let line = Fleet.line(
                     name: definition.name, width: width, published: published, exitCode: code.rawValue, dryRun: dryRun,
                     reportDir: definition.reportDir, from: current)
