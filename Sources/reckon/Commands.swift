@@ -236,29 +236,6 @@ func checkedDefinition(_ path: String, console: Console) -> PipelineDefinition? 
     }
 }
 
-/// Takes a lock as every run takes one. Held by another run, it throws
-/// `RunLock.Busy`, and the command stops (exit 2). A lock left by a process
-/// that died is taken over with a warning. A place that cannot hold the
-/// lock gives a warning and nil: the command goes on without it, and its
-/// outputs say what could not be written.
-func takeLock(console: Console, _ take: () throws -> RunLock) throws(RunLock.Busy) -> RunLock? {
-    let lock: RunLock
-    do {
-        lock = try take()
-    } catch let busy as RunLock.Busy {
-        throw busy
-    } catch {
-        console.err("warning: running without a lock: \(errorWords(error))\n")
-        return nil
-    }
-    // The process may have died, or its id been reused by another
-    // program: either way it no longer holds the lock.
-    if let holder = lock.staleHolder {
-        console.err("warning: took over the lock \(lock.url.path) left by process \(holder), which no longer holds it\n")
-    }
-    return lock
-}
-
 extension PipelineDefinition {
     /// The name of the remote `given` by `--remote`, which must be one of
     /// this definition's, read from `pipeline`; without one, its only remote.

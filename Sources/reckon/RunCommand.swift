@@ -83,27 +83,41 @@ struct RunCommand: ReckonCommand {
         pipeline.settings.acceptDeletions = acceptDeletions
         pipeline.settings.readsEveryMemo = refresh
         pipeline.settings.repairCommand = .pipeline(definition)
-        var locks: [RunLock] = []
-        defer { for lock in locks { lock.release() } }
+        var exportLock: RunLock?
+        defer { exportLock?.release() }
         do {
             // The export folder's lock first: it lies outside the folder, so
             // a run refused for another pipeline's runs there writes nothing.
-            if pipeline.settings.writeFiles, let export = definition.export,
-                let lock = try takeLock(console: console, { try TargetLock.lock(exportFolder: export.dir, shown: export.path) })
-            {
-                locks.append(lock)
+            if pipeline.settings.writeFiles, let export = definition.export {
+                exportLock = try TargetLock.lock(exportFolder: export.dir, shown: export.path)
             }
             try definition.checkExportFolderIsOwn(file: file)
-            if pipeline.settings.writeFiles, let url = definition.lockURL, let lock = try takeLock(console: console, { try RunLock(at: url) }) {
-                locks.append(lock)
-            }
-        } catch let busy as RunLock.Busy {
-            console.err("Error: \(busy)\n")
-            return (.trouble, nil)
-        } catch {
+        } catch let error as DefinitionError {
             console.err("Error: \(error)\n")
             return (.usage, nil)
+        } catch {
+            console.err("Error: \(error)\n")
+            return (.trouble, nil)
         }
+        var lock: RunLock?
+        if pipeline.settings.writeFiles, let url = definition.lockURL {
+            do {
+                lock = try RunLock(at: url)
+            } catch let busy as RunLock.Busy {
+                console.err("Error: \(busy)\n")
+                return (.trouble, nil)
+            } catch {
+                // The folder cannot hold the lock, so it cannot hold reports
+                // either: the run goes on, and its outputs say what failed.
+                console.err("warning: running without a lock: \(errorWords(error))\n")
+            }
+            // The process may have died, or its id been reused by another
+            // program: either way it no longer holds the lock.
+            if let holder = lock?.staleHolder {
+                console.err("warning: took over the lock \(url.path) left by process \(holder), which no longer holds it\n")
+            }
+        }
+        defer { lock?.release() }
         TestStop.wait(at: "run-locked")
         let published = execute(pipeline, definition, console: console, json: json, quiet: quiet)
         return (ExitCode(rawValue: published.exitCode(driftFails: definition.failOnDrift))!, published)

@@ -29,14 +29,18 @@ package enum TargetLock {
     /// lock per folder by its real path, whichever definition or command
     /// names it, so two runs never write one export folder at once. It
     /// lies with the targets' locks, not in the folder, which `reckon
-    /// export` replaces whole and which may be another pipeline's.
-    /// `shown` is the folder as the user spelled it, for the message.
+    /// export` replaces whole and which may be another pipeline's. A lock
+    /// folder that cannot be used is an error, as for apply: without the
+    /// lock nothing keeps another run out. `shown` is the folder as the
+    /// user spelled it, for the messages.
     package static func lock(exportFolder dir: URL, shown: String, in folder: URL? = nil) throws -> RunLock {
         do {
             return try lock(name: lockName(place: "export " + realPath(dir.path)), in: folder)
         } catch var busy as RunLock.Busy {
             busy.guarding = "the export folder \(shown)"
             throw busy
+        } catch let error as OutputError {
+            throw OutputError(path: error.path, reason: "\(error.reason); it is the lock of the export folder \(shown), so nothing was written")
         }
     }
 
