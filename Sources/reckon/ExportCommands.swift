@@ -66,6 +66,10 @@ struct ExportCommand: ReckonCommand {
         let printer = progressPrinter(console, quiet: false)
         let outcome: ExportJob.Outcome
         do {
+            // Two exports into one folder take turns: the second is refused.
+            let lock = try TargetLock.lock(exportFolder: folder, shown: out)
+            defer { lock.release() }
+            TestStop.wait(at: "export-locked")
             outcome = try job.run(nil, makeExporter: { Exporter(store: store) }, progress: { printer("exporting", $0, $1) })
         } catch {
             console.err("Error: \(error)\n")

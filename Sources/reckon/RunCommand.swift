@@ -66,14 +66,15 @@ struct RunCommand: ReckonCommand {
     func run(_ console: Console) -> ExitCode {
         guard paths.count > 1 || shard != nil || FileKind(path: fileURL(paths[0]).path) == .directory else {
             guard let definition = checkedDefinition(paths[0], console: console) else { return .usage }
-            return run(definition, console: console, json: json, quiet: quiet).code
+            return run(definition, file: paths[0], console: console, json: json, quiet: quiet).code
         }
         return runFleet(console)
     }
 
-    /// Runs a checked definition under its lock and prints what `execute`
-    /// prints; the report is nil when the run could not start.
-    func run(_ loaded: PipelineDefinition, console: Console, json: Bool, quiet: Bool) -> (code: ExitCode, published: Published?) {
+    /// Runs a checked definition (read from `file`, as given) under its
+    /// locks and prints what `execute` prints; the report is nil when the
+    /// run could not start.
+    func run(_ loaded: PipelineDefinition, file: String, console: Console, json: Bool, quiet: Bool) -> (code: ExitCode, published: Published?) {
         var definition = loaded
         if refresh { definition.refreshCaches() }
         var pipeline = Pipeline(startedAt: runStart())
@@ -82,6 +83,22 @@ struct RunCommand: ReckonCommand {
         pipeline.settings.acceptDeletions = acceptDeletions
         pipeline.settings.readsEveryMemo = refresh
         pipeline.settings.repairCommand = .pipeline(definition)
+        var exportLock: RunLock?
+        defer { exportLock?.release() }
+        do {
+            // The export folder's lock first: it lies outside the folder, so
+            // a run refused for another pipeline's runs there writes nothing.
+            if pipeline.settings.writeFiles, let export = definition.export {
+                exportLock = try TargetLock.lock(exportFolder: export.dir, shown: export.path)
+            }
+            try definition.checkExportFolderIsOwn(file: file)
+        } catch let error as DefinitionError {
+            console.err("Error: \(error)\n")
+            return (.usage, nil)
+        } catch {
+            console.err("Error: \(error)\n")
+            return (.trouble, nil)
+        }
         var lock: RunLock?
         if pipeline.settings.writeFiles, let url = definition.lockURL {
             do {
@@ -102,6 +119,7 @@ struct RunCommand: ReckonCommand {
             }
         }
         defer { lock?.release() }
+        TestStop.wait(at: "run-locked")
         let published = execute(pipeline, definition, console: console, json: json, quiet: quiet)
         return (ExitCode(rawValue: published.exitCode(driftFails: definition.failOnDrift))!, published)
     }
@@ -137,12 +155,12 @@ struct RunCommand: ReckonCommand {
         let results = Fleet.run(
             members.count, jobs: jobs,
             { n in
-                let definition = members[n].definition
+                let (file, definition) = (members[n].file, members[n].definition)
                 let errors = FleetText()
                 var collecting = Console(out: { _ in }, err: { errors.append($0) })
                 collecting.color = false
                 collecting.progress = false
-                let (code, published) = run(definition, console: collecting, json: false, quiet: true)
+                let (code, published) = run(definition, file: file, console: collecting, json: false, quiet: true)
                 let line = Fleet.line(
                     name: definition.name, width: width, published: published, exitCode: code.rawValue, dryRun: dryRun,
                     reportDir: definition.reportDir, from: current)

@@ -80,6 +80,23 @@ import Testing
         #expect(throws: ExportReadError.self) { try ExportManifest.read(Data(newer.utf8), shown: "m.json") }
     }
 
+    /// A pipeline's run names its pipeline; `reckon export` and older runs name none.
+    @Test func aManifestNamesItsPipelineOrNone() throws {
+        let none = #"""
+            {"counts": {"active": 0, "archived": 0}, "files": [], "formats": ["json"], "generator": "reckon", "includeArchived": false,
+             "missing": [], "reckonVersion": "0.1", "schemaVersion": 2, "source": {"label": "l", "name": "n", "path": "p"}}
+            """#
+        #expect(try ExportManifest.read(Data(none.utf8), shown: "m.json").pipeline == nil)
+        let named = none.replacingOccurrences(of: #""missing""#, with: #""pipeline": "nightly", "missing""#)
+        #expect(try ExportManifest.read(Data(named.utf8), shown: "m.json").pipeline == "nightly")
+        let wrong = none.replacingOccurrences(of: #""missing""#, with: #""pipeline": 3, "missing""#)
+        #expect {
+            try ExportManifest.read(Data(wrong.utf8), shown: "m.json")
+        } throws: { error in
+            "\(error)" == "m.json: the key pipeline is missing or has a value reckon never writes there"
+        }
+    }
+
     @Test func markdownFrontMatterGivesTheIDAndTheArchivedState() {
         let memo = Memo(
             id: MemoID("3F2504E0-4F89-11D3-9A0C-0305E82C3301")!, title: "id: not this one\n---", body: "id: 16fd2706-8baf-433b-82eb-8c7fada847da\n",

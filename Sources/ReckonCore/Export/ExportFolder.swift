@@ -259,17 +259,23 @@ package enum ExportFolder {
 
     /// Run folders reckon made in `dir`, newest first: named by a UTC time
     /// and holding reckon's manifest.
-    package static func runFolders(in dir: URL) -> [String] {
+    package static func runFolders(in dir: URL) -> [String] { runs(in: dir).map(\.name) }
+
+    /// Run folders reckon made in `dir`, newest first, each with the
+    /// pipeline its manifest names (nil when it names none: a run written
+    /// before manifests recorded their pipeline).
+    package static func runs(in dir: URL) -> [(name: String, pipeline: String?)] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
-        return names.filter { name in
+        return names.compactMap { name -> (name: String, pipeline: String?)? in
             guard name.wholeMatch(of: try! Regex(runPattern)) != nil,
                 FileKind(path: dir.appendingPathComponent(name).path) == .directory,
                 let data = try? readRegularFile(
                     atPath: dir.appendingPathComponent(name).appendingPathComponent(Exporter.manifestName).path, limit: 1 << 30),
-                case .object(let manifest)? = try? JSONValue.parse(data)
-            else { return false }
-            return manifest["generator"] == .string("reckon")
-        }.sorted { runOrder($0)! > runOrder($1)! }
+                case .object(let manifest)? = try? JSONValue.parse(data), manifest["generator"] == .string("reckon")
+            else { return nil }
+            guard case .string(let pipeline)? = manifest["pipeline"] else { return (name, nil) }
+            return (name, pipeline)
+        }.sorted { runOrder($0.name)! > runOrder($1.name)! }
     }
 
     /// A run folder's time and its number within that second, for ordering.

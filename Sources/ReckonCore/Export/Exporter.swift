@@ -52,6 +52,9 @@ package struct ExportManifest: Sendable, Equatable, Codable {
     /// 2 since each file says where it is (`in`) and `memos.zip` is listed.
     package var schemaVersion = 2
     package var source: Source
+    /// The pipeline whose run wrote the export (its `name`); nil for
+    /// `reckon export`, and in exports written before runs recorded it.
+    package var pipeline: String? = nil
     /// The newest modification time among the exported memos: the export's
     /// time that depends on its input only, so the same input gives the same bytes.
     package var exportedAt: Timestamp?
@@ -103,6 +106,8 @@ package struct Exporter {
     package var index: MarkdownIndex.Writer?
     /// Whether a reused file is hard-linked (else copied, as on a file system without links).
     package var linksReusedFiles = true
+    /// The pipeline whose run this export is, named in the manifest; nil for `reckon export`.
+    package var pipeline: String?
 
     package init(store: any MemoStore) {
         self.store = store
@@ -783,7 +788,7 @@ package struct Exporter {
             TestStop.at("memos-written")
 
             let manifest = ExportManifest(
-                source: source, exportedAt: plan.exportedAt, includeArchived: includeArchived, formats: formats,
+                source: source, pipeline: exporter.pipeline, exportedAt: plan.exportedAt, includeArchived: includeArchived, formats: formats,
                 counts: outputs.counts, files: [], missing: missing.sorted { $0.id < $1.id })
             let manifestURL = staging.appendingPathComponent(Exporter.manifestName)
             let folderManifest: (size: Int, digest: SHA256.Digest)

@@ -10,8 +10,11 @@ package final class RunLock {
     package struct Busy: Error, CustomStringConvertible {
         package var path: String
         package var holder: String
+        /// What the lock guards, when its path does not say (`the export folder out/export`).
+        package var guarding: String?
         package var description: String {
-            "another reckon run (process \(holder)) holds the lock \(path); try again when it has finished"
+            let lock = guarding.map { "the lock of \($0) (\(path))" } ?? "the lock \(path)"
+            return "another reckon run (process \(holder)) holds \(lock); try again when it has finished"
         }
     }
 

@@ -4,13 +4,14 @@ import Foundation
     import Glibc
 #endif
 
-/// The lock apply and undo hold on a memo folder they write: one per
-/// target, not per pipeline, so two pipelines naming one folder never write
-/// it at once. The locks lie in one folder shared by every pipeline —
+/// The lock apply and undo hold on a memo folder they write, and a run or
+/// `reckon export` on the export folder it writes: one per target, not per
+/// pipeline, so two pipelines naming one folder never write it at once. The locks lie in one folder shared by every pipeline —
 /// `/run/lock/reckon/` when it can be used, else `$TMPDIR/reckon-locks/` —
 /// each named by the first 16 hex digits of the SHA-256 of the target's
-/// real path (the folder holding `index.json`) or, for a remote, of how
-/// `SideIdentity` names it (a hash, so no secret shows).
+/// real path (the folder holding `index.json`), for a remote of how
+/// `SideIdentity` names it (a hash, so no secret shows), and for an export
+/// folder of `export ` and its real path.
 package enum TargetLock {
     /// Why no lock folder can be used, or why a side is never a target.
     package struct Refusal: Error, CustomStringConvertible {
@@ -20,7 +21,30 @@ package enum TargetLock {
     /// Takes the target's lock, or throws `RunLock.Busy` naming the process
     /// that holds it. `folder` is the lock folder (tests give their own).
     package static func lock(_ side: SideSpec, in folder: URL? = nil) throws -> RunLock {
-        let name = try lockName(side)
+        try lock(name: lockName(side), in: folder)
+    }
+
+    /// Takes the lock of an export folder (a pipeline's `export.dir`, or
+    /// the folder `reckon export` replaces), or throws `RunLock.Busy`: one
+    /// lock per folder by its real path, whichever definition or command
+    /// names it, so two runs never write one export folder at once. It
+    /// lies with the targets' locks, not in the folder, which `reckon
+    /// export` replaces whole and which may be another pipeline's. A lock
+    /// folder that cannot be used is an error, as for apply: without the
+    /// lock nothing keeps another run out. `shown` is the folder as the
+    /// user spelled it, for the messages.
+    package static func lock(exportFolder dir: URL, shown: String, in folder: URL? = nil) throws -> RunLock {
+        do {
+            return try lock(name: lockName(place: "export " + realPath(dir.path)), in: folder)
+        } catch var busy as RunLock.Busy {
+            busy.guarding = "the export folder \(shown)"
+            throw busy
+        } catch let error as OutputError {
+            throw OutputError(path: error.path, reason: "\(error.reason); it is the lock of the export folder \(shown), so nothing was written")
+        }
+    }
+
+    private static func lock(name: String, in folder: URL?) throws -> RunLock {
         let folder = try folder ?? lockFolder()
         try checkPrivate(folder)
         return try RunLock(at: folder.appendingPathComponent(name + ".lock"))
@@ -28,8 +52,12 @@ package enum TargetLock {
 
     /// The lock file's name for a side: 16 hex digits.
     package static func lockName(_ side: SideSpec) throws(Refusal) -> String {
-        let place = try side.kind.lockPlace(shown: Rclone.masked(side.path))
-        return String(SHA256.hex(of: Data(place.utf8)).prefix(16))
+        lockName(place: try side.kind.lockPlace(shown: Rclone.masked(side.path)))
+    }
+
+    /// The lock file's name for a place: the first 16 hex digits of its SHA-256.
+    private static func lockName(place: String) -> String {
+        String(SHA256.hex(of: Data(place.utf8)).prefix(16))
     }
 
     /// `/run/lock/reckon` when it is, or can be made, a folder of this

@@ -160,6 +160,22 @@ package struct Fleet: Sendable {
 }
 
 extension PipelineDefinition {
+    /// Refuses an `export.dir` that holds a run another pipeline exported
+    /// (its manifest names another pipeline): this run's retention would
+    /// delete it. What a fleet refuses before it runs, told from the runs
+    /// already there, so two definitions run apart (two cron lines) are
+    /// caught too. A run whose manifest names no pipeline (written before
+    /// manifests named one) is taken as this pipeline's: the folder was
+    /// used so until now, and is claimed by the first run that names it.
+    package func checkExportFolderIsOwn(file: String) throws(DefinitionError) {
+        guard let export, let other = ExportFolder.runs(in: export.dir).first(where: { $0.pipeline.map { $0 != name } ?? false }) else { return }
+        throw DefinitionError(
+            file: file, key: "export.dir",
+            message:
+                "is \(export.path), which holds a run of the pipeline '\(other.pipeline!)' (\(joinPath(export.path, other.name))); each pipeline needs folders of its own, so nothing was run"
+        )
+    }
+
     /// Every folder the pipeline writes into, with the key that names it,
     /// as the definition spells it, and its real path.
     var outputFolders: [(key: String, shown: String, real: String)] {

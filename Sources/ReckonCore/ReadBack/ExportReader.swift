@@ -88,6 +88,7 @@ extension ExportManifest {
             files: files, missing: missing)
         manifest.schemaVersion = version
         if case .string(let text)? = fields["reckonVersion"] { manifest.reckonVersion = text }
+        if let pipeline = fields["pipeline"] { manifest.pipeline = try string(pipeline, "pipeline") }
         return manifest
     }
 

@@ -41,6 +41,7 @@ extension Pipeline {
                     side,
                     makeExporter: {
                         var exporter = Exporter(store: store)
+                        exporter.pipeline = run.definition.name
                         // The newest run's unchanged Markdown files are reused; this
                         // run's index is put in place once the run is published.
                         exporter.previous = MarkdownIndex.previous(in: spec.dir, limits: limits)

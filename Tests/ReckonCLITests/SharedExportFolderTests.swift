@@ -1,0 +1,176 @@
+import Foundation
+import ReckonCore
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Every entry under a folder, links not followed: a file's mode and
+/// SHA-256, a link's target, a folder as such. Equal trees are the same
+/// bytes, modes and links.
+func tree(_ folder: URL) throws -> [String: String] {
+    var result: [String: String] = [:]
+    for relative in try FileManager.default.subpathsOfDirectory(atPath: folder.path) {
+        let url = folder.appendingPathComponent(relative)
+        var info = stat()
+        lstat(url.path, &info)
+        switch FileKind(path: url.path) {
+        case .link: result[relative] = "link to " + (try FileManager.default.destinationOfSymbolicLink(atPath: url.path))
+        case .directory: result[relative] = "folder"
+        default: result[relative] = String(info.st_mode & 0o7777, radix: 8) + " " + SHA256.hex(of: try Data(contentsOf: url))
+        }
+    }
+    return result
+}
+
+/// Starts reckon held at the step `step` (`RECKON_TEST_WAIT_AT`) until the
+/// gate file it is given is removed; returns once it is there.
+func heldRun(_ arguments: [String], at step: String, in folder: URL) throws -> (run: BackgroundRun, gate: URL) {
+    let gate = folder.appendingPathComponent("gate-\(UUID().uuidString)")
+    try Data().write(to: gate)
+    let run = try BackgroundRun(arguments, environment: ["RECKON_TEST_WAIT_AT": step, "RECKON_TEST_WAIT_FILE": gate.path], in: folder)
+    for _ in 0..<600 where !FileManager.default.fileExists(atPath: gate.path + ".reached") { usleep(50_000) }
+    #expect(FileManager.default.fileExists(atPath: gate.path + ".reached"), "the run reached \(step)")
+    return (run, gate)
+}
+
+/// Two pipeline definitions (two cron lines), each with reports of its
+/// own, naming one `export.dir`.
+struct TwoPipelines {
+    let folder = temporaryFolder()
+    var exports: URL { folder.appendingPathComponent("exports") }
+
+    init(keep: Int) throws {
+        let samples = packageRoot.appendingPathComponent("Samples/drift").path
+        for name in ["first", "second"] {
+            let text = """
+                {"name": "\(name)", "local": {"path": "\(samples)/device"}, "remotes": [{"name": "drive", "path": "\(samples)/drive"}],
+                 "reports": {"dir": "reports-\(name)"}, "export": {"dir": "exports", "keep": \(keep)}}
+                """
+            try Data(text.utf8).write(to: folder.appendingPathComponent("\(name).json"))
+        }
+    }
+
+    func run(_ name: String, _ options: [String] = ["--quiet"]) throws -> RunResult {
+        try runArray(["run", "\(name).json"] + options, in: folder)
+    }
+
+    /// The pipeline a run folder's manifest names.
+    func pipeline(of run: String) throws -> String? {
+        try json(read(exports.appendingPathComponent("\(run)/manifest.json")))["pipeline"] as? String
+    }
+}
+
+@Suite struct SharedExportFolderTests {
+    /// The second of two cron lines sharing `export.dir` used to delete the
+    /// first's export by retention, with exit 0. Now it is refused before it
+    /// writes anything, naming the other pipeline and its run.
+    @Test func aPipelineIsRefusedAnExportFolderHoldingAnotherPipelinesRun() throws {
+        let pipelines = try TwoPipelines(keep: 1)
+        #expect(try pipelines.run("first").code == 0)
+        let run = try #require(ExportFolder.runFolders(in: pipelines.exports).first)
+        #expect(try pipelines.pipeline(of: run) == "first")
+        let before = try tree(pipelines.exports)
+        for options in [["--quiet"], ["--dry-run"]] {
+            let refused = try pipelines.run("second", options)
+            #expect(refused.code == 64)
+            #expect(
+                refused.stderr
+                    == "Error: second.json: 'export.dir' is exports, which holds a run of the pipeline 'first' (exports/\(run)); each pipeline needs folders of its own, so nothing was run\n"
+            )
+            #expect(refused.stdout.isEmpty)
+        }
+        #expect(try tree(pipelines.exports) == before, "the first pipeline's export is untouched")
+        #expect(FileKind(path: pipelines.folder.appendingPathComponent("reports-second").path) == .missing, "nothing written")
+        #expect(try runArray(["verify", pipelines.exports.appendingPathComponent(run).path]).code == 0)
+    }
+
+    /// One pipeline's runs are its own: retention goes on as before.
+    @Test func aPipelineRunningAgainKeepsItsNewestRuns() throws {
+        let pipelines = try TwoPipelines(keep: 2)
+        var made: [String] = []
+        for _ in 0..<3 {
+            #expect(try pipelines.run("first").code == 0)
+            made.append(try FileManager.default.destinationOfSymbolicLink(atPath: pipelines.exports.appendingPathComponent("latest").path))
+        }
+        #expect(ExportFolder.runFolders(in: pipelines.exports) == [made[2], made[1]])
+        #expect(try made.dropFirst().allSatisfy { try pipelines.pipeline(of: $0) == "first" })
+    }
+
+    /// A run an older reckon wrote names no pipeline: it is taken as the
+    /// folder's own, so an upgrade breaks no one, and the first run that
+    /// names a pipeline claims the folder.
+    @Test func aRunThatNamesNoPipelineBelongsToWhicheverUsesTheFolder() throws {
+        let pipelines = try TwoPipelines(keep: 1)
+        #expect(try pipelines.run("first").code == 0)
+        let old = try #require(ExportFolder.runFolders(in: pipelines.exports).first)
+        let manifest = pipelines.exports.appendingPathComponent("\(old)/manifest.json")
+        let text = try read(manifest)
+        #expect(text.contains(#""pipeline" : "first","#))
+        #expect(chmod(manifest.path, 0o644) == 0)
+        try Data(text.replacingOccurrences(of: #""pipeline" : "first","#, with: "").utf8).write(to: manifest)
+        #expect(chmod(manifest.path, 0o444) == 0)
+        #expect(try pipelines.pipeline(of: old) == nil)
+
+        #expect(try pipelines.run("second").code == 0)
+        let runs = ExportFolder.runFolders(in: pipelines.exports)
+        #expect(runs.count == 1 && !runs.contains(old), "keep: 1 removed the older run, as before")
+        let refused = try pipelines.run("first")
+        #expect(refused.code == 64)
+        #expect(refused.stderr.contains("which holds a run of the pipeline 'second' (exports/\(runs[0]))"), "\(refused.stderr)")
+    }
+
+    /// Two runs at once into one `export.dir`, of one pipeline or of two:
+    /// the second is refused by the export folder's lock while the first
+    /// holds it (which used to give both a warning about a vanished index
+    /// file), and writes nothing; the first finishes, warning of nothing.
+    @Test(arguments: ["first", "second"])
+    func aSecondRunIntoTheExportFolderWhileOneIsGoingIsRefused(_ second: String) throws {
+        let pipelines = try TwoPipelines(keep: 2)
+        #expect(try pipelines.run("first").code == 0)
+        let old = try #require(ExportFolder.runFolders(in: pipelines.exports).first)
+        let oldTree = try tree(pipelines.exports.appendingPathComponent(old))
+        let held = try heldRun(["run", "first.json", "--quiet"], at: "run-locked", in: pipelines.folder)
+        let during = try tree(pipelines.exports)
+        let refused = try pipelines.run(second)
+        #expect(refused.code == 2)
+        #expect(refused.stderr.hasPrefix("Error: another reckon run (process "), "\(refused.stderr)")
+        #expect(refused.stderr.hasSuffix("; try again when it has finished\n"), "\(refused.stderr)")
+        #expect(refused.stderr.contains(") holds the lock of the export folder exports ("), "\(refused.stderr)")
+        #expect(try tree(pipelines.exports) == during, "the refused run wrote nothing")
+        try FileManager.default.removeItem(at: held.gate)
+        let first = held.run.wait()
+        #expect(first.code == 0)
+        #expect(first.stderr.isEmpty, "no warning: \(first.stderr)")
+        let runs = ExportFolder.runFolders(in: pipelines.exports)
+        #expect(runs.count == 2 && runs[1] == old)
+        #expect(try tree(pipelines.exports.appendingPathComponent(old)) == oldTree, "nothing lost")
+        for run in runs { #expect(try runArray(["verify", pipelines.exports.appendingPathComponent(run).path]).code == 0) }
+    }
+
+    /// Two `reckon export` into one folder at once, even spelled through a
+    /// link: the second is refused while the first holds the folder's lock,
+    /// and leaves the folder and its parent as they were.
+    @Test func aSecondExportIntoTheFolderWhileOneIsGoingIsRefused() throws {
+        let folder = temporaryFolder()
+        let device = packageRoot.appendingPathComponent("Samples/drift/device").path
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("alias").path, withDestinationPath: folder.path)
+        let out = folder.appendingPathComponent("out")
+        #expect(try runArray(["export", device, "--out", "out"], in: folder).code == 0)
+        let held = try heldRun(["export", device, "--out", "out"], at: "export-locked", in: folder)
+        let before = try tree(out)
+        let parent = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        let refused = try runArray(["export", device, "--out", "alias/out"], in: folder)
+        #expect(refused.code == 2)
+        #expect(refused.stderr.hasPrefix("Error: another reckon run (process "), "\(refused.stderr)")
+        #expect(refused.stderr.contains(") holds the lock of the export folder alias/out ("), "\(refused.stderr)")
+        #expect(refused.stdout.isEmpty)
+        #expect(try tree(out) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == parent, "no staging folder left")
+        try FileManager.default.removeItem(at: held.gate)
+        let first = held.run.wait()
+        #expect(first.code == 0, "\(first.stderr)")
+        #expect(try runArray(["verify", out.path]).code == 0)
+    }
+}
