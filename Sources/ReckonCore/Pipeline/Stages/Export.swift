@@ -56,11 +56,14 @@ extension Pipeline {
                 index?.discard()
                 return fail("\(error)")
             }
+            exported.failures = outcome.retention.failures
             if let index {
-                // Without it the next run reads every memo; nothing else is lost.
+                // The export is whole without it, but a write failed, so the
+                // run is trouble; the next run reads every memo.
                 do { try index.install(in: spec.dir) } catch {
                     index.discard()
-                    context.warn("the next run will read every memo: \(shownUnder(errorWords(error), dir: spec.dir, as: spec.path))")
+                    let failure = error as? OutputError ?? OutputError(path: spec.dir.appendingPathComponent(MarkdownIndex.fileName).path, reason: errorWords(error))
+                    exported.failures.append(failure)
                 }
             } else {
                 unlink(spec.dir.appendingPathComponent(MarkdownIndex.fileName).path)
@@ -69,7 +72,6 @@ extension Pipeline {
             for (name, why) in outcome.retention.kept {
                 context.warn("kept the old export \(spec.path)/\(name), which keep: \(spec.keep!) would remove: \(why)")
             }
-            exported.failures = outcome.retention.failures
             exported.exports = ExportRecord.records(outcome.summary!, folder: outcome.published!, displayPath: "")
             return exported
         }
