@@ -139,6 +139,36 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path) == [], "the partial copy is removed")
     }
 
+    @Test(.needs(.tool("python3"))) func aStoreBeingWrittenFailsUnquarantinedAndAfterItsWriterCrashesOnlySavedRowsAreRead() throws {
+        try StoreBuilder().make(at: store, rows: StoreBuilder.manyRows(200))
+        let healthy = folder.appendingPathComponent("healthy/default.store").path
+        try FileManager.default.createDirectory(atPath: (healthy as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: store, toPath: healthy)
+        let writer = try RollbackJournalWriter(store: store)
+        try #require(try StoreBuilder.unsavedTitlesWithoutJournal(store) != [[.integer(0)]], "the store file alone is torn")
+        let drive = packageRoot.path + "/Samples/drift/drive"
+        let out = folder.appendingPathComponent("out")
+        let busy = try runArray(["reconcile", "--local", store, "--remote", drive, "--out", out.path])
+        #expect(busy.code == 2)
+        #expect(
+            busy.stdout.contains(
+                "\(store): the store was being written while reckon read it, on each of 3 tries a second apart; close the app and run again"),
+            "\(busy.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("quarantine").path))
+
+        writer.kill()
+        try #require(FileManager.default.fileExists(atPath: store + "-journal"), "the crashed writer left its journal")
+        let before = try fingerprint(device)
+        let expected = try runArray(["reconcile", "--local", healthy, "--remote", drive, "--out", folder.appendingPathComponent("expected").path])
+        let crashed = try runArray(["reconcile", "--local", store, "--remote", drive, "--out", out.path])
+        #expect(crashed.code == expected.code, "\(crashed.stdout)")
+        #expect(
+            try read(out.appendingPathComponent("combined.txt")) == read(folder.appendingPathComponent("expected/combined.txt")),
+            "only the saved rows are read")
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("quarantine").path))
+        #expect(try fingerprint(device) == before, "the journal is rolled back in the private copy only")
+    }
+
     @Test func aDamagedStoreIsQuarantinedByteForByteAndTheSideFails() throws {
         try StoreBuilder().make(at: store, rows: driftDeviceRows)
         // Page 2 onward overwritten: the header still says SQLite, the b-trees are gone.

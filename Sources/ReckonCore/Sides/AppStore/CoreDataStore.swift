@@ -203,7 +203,7 @@ final class OpenedStore: Sendable {
             case .failure(let failed): return .failure(failed)
             }
         }
-        let stamps = [StoreSnapshot.Stamp(path: files.store), StoreSnapshot.Stamp(path: files.wal)]
+        let stamps = [files.store, files.wal, files.journal].map { StoreSnapshot.Stamp(path: $0) }
         if let cached = kept.opened.withLock({ $0 }), cached.stamps == stamps { return .success(cached.store) }
         let result = make(files, model: source.model)
         if case .success(let store) = result { kept.opened.withLock { $0 = (stamps, store) } }
@@ -218,10 +218,14 @@ final class OpenedStore: Sendable {
         switch FileKind(path: files.store) {
         case .regular: break
         case .missing: return failed(.unreadableFile, "the store file does not exist")
+        case .link: return failed(.link, "is a link; links are not followed")
         case let other: return failed(.notRegularFile, "is \(other.description), not a store file")
         }
         let snapshot: StoreSnapshot
-        do { snapshot = try StoreSnapshot.take(store: files.store, wal: files.wal, named: files.name, walNamed: files.walName) } catch {
+        do {
+            snapshot = try StoreSnapshot.take(store: files.store, wal: files.wal, journal: files.journal, named: files.name, walNamed: files.walName)
+        } catch {
+            // Never quarantined: a store being written or that cannot be copied is not damaged.
             return failed(.unreadableFile, error.message)
         }
         TestStop.at("store-copied")
@@ -523,10 +527,12 @@ final class OpenedStore: Sendable {
     }
 }
 
-/// The files of one store on disk: the store and where its `-wal` would be.
+/// The files of one store on disk: the store and where its `-wal` and `-journal` would be.
 struct StoreFiles {
     var store: String
     var wal: String
+    /// Beside the store, where SQLite looks for it: an iPhone backup lists none.
+    var journal: String { store + "-journal" }
     /// The store and its `-wal` as problems name them, inside the side's path:
     /// the file's own name, or, in an iPhone backup, `<xx>/<fileID>`.
     var name: String

@@ -159,8 +159,8 @@ package enum PhoneBackup {
         }
         let snapshot: StoreSnapshot
         do { snapshot = try StoreSnapshot.take(store: path, wal: path + "-wal", named: "Manifest.db") } catch {
-            if error.message.contains("kept changing") {
-                throw Failure(message: "\(path) kept changing while it was read; wait until the backup has finished, then try again")
+            if error.beingWritten {
+                throw Failure(message: "\(path) was being written while reckon read it; wait until the backup has finished, then try again")
             }
             throw Failure(message: "\(path) could not be copied to be read: \(error.message)")
         }
