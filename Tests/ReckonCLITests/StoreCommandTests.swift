@@ -218,10 +218,27 @@ import Testing
         #expect(result.stdout.contains("Active    5 (local 4)"))
         let chosen = try runArray(["counts", "--app", "group.com.example.sixtydmemo", backup.path])
         #expect(chosen.stdout == "Memos in \(backup.path)\n  Active    4\n  Archived  1\n")
-        let wrongApp = try runArray(["counts", "--app", "com.example.sixtydmemo", backup.path])
-        #expect(wrongApp.code == 2)
-        #expect(wrongApp.stderr.contains("this iPhone backup holds no store of com.example.sixtydmemo"))
         #expect(try fingerprint(backup) == before)
+    }
+
+    @Test func appOutsideABackupOrNamingNoAppInItIsAUsageErrorListingTheAppsFound() throws {
+        let backup = packageRoot.appendingPathComponent("Samples/backup/iphone").path
+        let wrongApp = try runArray(["counts", "--app", "com.example.sixtydmemo", backup])
+        #expect(wrongApp.code == 64)
+        #expect(
+            wrongApp.stderr.hasPrefix(
+                "Error: \(backup): this iPhone backup holds no store of com.example.sixtydmemo (AppDomain-com.example.sixtydmemo or AppDomainGroup-com.example.sixtydmemo) at Library/Application Support/default.store; it holds the stores of group.com.example.sixtydmemo: choose one with --app ID or \"app\" in the definition\n"
+            ), "\(wrongApp.stderr)")
+        try makeDriftStore()
+        let onStore = try runArray(["counts", "--app", "group.com.example.sixtydmemo", store])
+        #expect(onStore.code == 64)
+        #expect(
+            onStore.stderr.hasPrefix(
+                "Error: \(store): '--app' picks an app's store in an iPhone backup, and this is the app's store file itself; leave '--app' out\n"),
+            "\(onStore.stderr)")
+        let onFolder = try runArray(["counts", "--app", "group.com.example.sixtydmemo", packageRoot.path + "/Samples/drift/drive"])
+        #expect(onFolder.code == 64)
+        #expect(onFolder.stderr.contains("'--app' picks an app's store in an iPhone backup, and this is a memo folder"), "\(onFolder.stderr)")
     }
 
     /// A copy of the sample backup that a test may change.
@@ -229,6 +246,17 @@ import Testing
         let copy = folder.appendingPathComponent("iphone")
         try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/backup/iphone"), to: copy)
         return copy
+    }
+
+    @Test func aBackupWithoutManifestDBIsCalledABackupMissingItNotAFolderWithoutIndexJSON() throws {
+        let backup = try copyOfSampleBackup()
+        try FileManager.default.removeItem(at: backup.appendingPathComponent("Manifest.db"))
+        let result = try runArray(["counts", backup.path])
+        #expect(result.code == 2)
+        #expect(
+            result.stderr
+                == "error: \(backup.path): is an iPhone backup (it holds Manifest.plist) without Manifest.db, the backup's list of its files, so it cannot be read: the backup is unfinished, or was made before iOS 10, which reckon does not read; make a new backup\n"
+        )
     }
 
     @Test func anEncryptedBackupIsRefusedInOneSentence() throws {
@@ -261,7 +289,7 @@ import Testing
         let result = try runArray(["counts", backup.path])
         #expect(result.code == 64)
         #expect(
-            result.stderr.contains("several stores with memos (AppDomain-com.example.memo2, AppDomainGroup-group.com.example.sixtydmemo)"),
+            result.stderr.contains("several stores with memos, of com.example.memo2, group.com.example.sixtydmemo; choose one with --app ID"),
             "\(result.stderr)")
         let chosen = try runArray(["counts", "--app", "com.example.memo2", backup.path])
         #expect(chosen.code == 0, "\(chosen.stderr)")

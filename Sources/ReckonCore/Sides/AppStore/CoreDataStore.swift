@@ -551,7 +551,10 @@ struct StoreFiles {
         do {
             let found = try PhoneBackup.appStores(in: source.url, app: source.app, entity: source.model.entity)
             guard found.count == 1 else {
-                return .failure(OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", PhoneBackup.notOne(found, app: source.app))))
+                let all =
+                    found.isEmpty && source.app != nil ? (try? PhoneBackup.appStores(in: source.url, app: nil, entity: source.model.entity)) : nil
+                return .failure(
+                    OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", PhoneBackup.notOne(found, app: source.app, all: all ?? []))))
             }
             return .success(StoreFiles(store: found[0].store, wal: found[0].wal, name: inside(found[0].store), walName: inside(found[0].wal)))
         } catch {
@@ -576,14 +579,22 @@ extension PhoneBackup {
         }
     }
 
-    /// Why a backup gave no store, or several: one sentence.
-    package static func notOne(_ found: [StoreFiles], app: String?) -> String {
+    /// Why a backup gave no store, or several: one sentence, naming the
+    /// apps whose stores it holds (`all`, found without `--app`) by the ids `--app` takes.
+    package static func notOne(_ found: [StoreFiles], app: String?, all: [StoreFiles] = []) -> String {
+        func ids(_ stores: [StoreFiles]) -> String { stores.map { appID($0.domain) }.joined(separator: ", ") }
+        let choose = "choose one with --app ID or \"app\" in the definition"
         guard !found.isEmpty else {
             let whose = app.map { "of \($0) (AppDomain-\($0) or AppDomainGroup-\($0))" } ?? "of any app"
-            return "this iPhone backup holds no store \(whose) at Library/Application Support/default.store"
+            let others = all.isEmpty ? "" : "; it holds the stores of \(ids(all)): \(choose)"
+            return "this iPhone backup holds no store \(whose) at Library/Application Support/default.store" + others
         }
-        return
-            "this iPhone backup holds several stores with memos (\(found.map(\.domain).joined(separator: ", "))); choose one with --app ID or \"app\" in the definition"
+        return "this iPhone backup holds several stores with memos, of \(ids(found)); \(choose)"
+    }
+
+    /// The bundle or group id a domain belongs to, as `--app` takes it.
+    static func appID(_ domain: String) -> String {
+        appDomainPrefixes.first { domain.hasPrefix($0) }.map { String(domain.dropFirst($0.count)) } ?? domain
     }
 }
 
