@@ -60,6 +60,22 @@ import Testing
         #expect(differences.map { $0["fields"] as? [String] } == [["modifiedTime", "modifiedAt"], ["body"]])
     }
 
+    @Test func aBadRowIsCalledARowOfTheStoreAndItsTagsSaidInPlainWords() throws {
+        var rows = driftDeviceRows
+        rows[0]["ZTAGS"] = .blob(Data([0xde, 0xad, 0xbe, 0xef]))
+        rows[0]["Z_PK"] = .integer(12)
+        try StoreBuilder().make(at: store, rows: rows)
+        let out = folder.appendingPathComponent("out")
+        let result = try runArray(["reconcile", "--local", store, "--remote", try copyOfDeviceFolder().path, "--out", out.path])
+        #expect(result.code == 2)
+        #expect(result.stdout.contains("because a row of the app's store or a file is damaged, missing or duplicated."), "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                "error: \(store)#Z_PK=12: the memo's tags (column ZTAGS) are 4 bytes in no form the app saves tags in"),
+            "\(result.stdout)")
+        #expect(try read(out.appendingPathComponent("report.md")).contains("a row of the app's store or a file is damaged or missing"))
+    }
+
     @Test func exportFromAStoreGivesTheSameMemosAsFromTheFolder() throws {
         try makeDriftStore()
         let other = try copyOfDeviceFolder()

@@ -86,12 +86,19 @@ import Testing
         var row = StoreBuilder.memo(id, modified: "2026-04-01T00:00:00Z")
         row["ZTAGS"] = .blob(Data([0xde, 0xad, 0xbe, 0xef]))
         row["Z_PK"] = .integer(12)
-        let side = try load([row, StoreBuilder.memo("7C9E6679-7425-40DE-944B-E07FC1F90AE7", modified: "2026-04-19T14:32:00Z")])
-        #expect(side.problems.map(\.path) == ["default.store#Z_PK=12"])
-        #expect(side.problems.first?.message == "ZTAGS holds 4 bytes, which is neither a property list, a keyed archive nor a JSON array of strings")
-        #expect(side.problems.first?.id == MemoID(id))
+        var dictionary = StoreBuilder.memo("16FD2706-8BAF-433B-82EB-8C7FADA847DA", modified: "2026-04-01T00:00:00Z")
+        dictionary["ZTAGS"] = .blob(try PropertyListSerialization.data(fromPropertyList: ["home": 1], format: .binary, options: 0))
+        dictionary["Z_PK"] = .integer(13)
+        let side = try load([row, dictionary, StoreBuilder.memo("7C9E6679-7425-40DE-944B-E07FC1F90AE7", modified: "2026-04-19T14:32:00Z")])
+        #expect(side.problems.map(\.path) == ["default.store#Z_PK=13", "default.store#Z_PK=12"])
+        #expect(
+            side.problems.map(\.message) == [
+                "the memo's tags (column ZTAGS) are saved as an Apple property list that holds something other than a list of tags",
+                "the memo's tags (column ZTAGS) are 4 bytes in no form the app saves tags in (a list saved as an Apple property list, an archive or JSON), so they cannot be read"
+            ])
+        #expect(side.problems.last?.id == MemoID(id))
         #expect(side.brokenIDs.keys.contains(MemoID(id)!))
-        #expect(side.entries.count == 2, "the row is still counted from its entry")
+        #expect(side.entries.count == 3, "the row is still counted from its entry")
     }
 
     @Test func badRowsAreProblemsOfTheirOwnAndDuplicatesAsInAnIndex() throws {
@@ -329,7 +336,10 @@ import Testing
         row["Z_PK"] = .integer(2)
         try StoreBuilder().make(at: path, rows: [row])
         let side = CoreDataStore(storeSide(path)).load(deep: true)
-        #expect(side.problems.map(\.message) == ["ZTAGS holds a keyed archive that is not an array of strings"])
+        #expect(
+            side.problems.map(\.message) == [
+                "the memo's tags (column ZTAGS) are saved as an archive (NSKeyedArchiver) that holds something other than a list of tags"
+            ])
         #expect(side.problems.map(\.path) == ["default.store#Z_PK=2"])
         #expect(side.counts == MemoCounts(active: 1, archived: 0), "the row is still counted from its entry, as a damaged memo file is")
     }
