@@ -207,14 +207,16 @@ func runStart() -> Timestamp {
 /// A side named on the command line: its kind follows from what the path
 /// is. A file starting with SQLite's header is a store, a folder holding
 /// `Manifest.db` an iPhone backup, anything else a memo folder. Throws
-/// the usage error when it is an iPhone backup holding several apps'
-/// stores with memos and no `--app` says which.
+/// the usage error when `--app` is given for anything but an iPhone
+/// backup, or the backup holds several apps' stores with memos and no
+/// `--app` says which, or none of the app `--app` names.
 func side(
     _ role: SideRole, name: String, label: String, path: String, app: String?, refresh: Bool = false, arguments: ParsedArguments
 ) throws(UsageError) -> SideSpec {
     let environment = ProcessInfo.processInfo.environment
     let (shown, kind) = SideKinds.fromCommandLine(
         path, url: fileURL(path), app: app, refresh: refresh, cache: { SideKinds.oneShotCache(environment: environment) })
+    if let misplaced = AppStoreSide.misplacedAppOption(app, on: kind) { throw arguments.usage("\(shown): \(misplaced)") }
     if let ambiguity = kind.ambiguity { throw arguments.usage("\(shown): \(ambiguity)") }
     return SideSpec(role: role, name: name, label: label, path: shown, kind: kind)
 }

@@ -1,6 +1,10 @@
 import Foundation
 import ReckonCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Builds a store laid out as Core Data lays one out (`Z_PRIMARYKEY`,
 /// `Z_METADATA`, `Z_MODELCACHE`, an entity table with `Z_PK`, `Z_ENT`,
 /// `Z_OPT`), through reckon's SQLite wrapper over the C library.
@@ -127,4 +131,83 @@ func storeSide(_ path: String, model: StoreModel = StoreModel(), role: SideRole 
     SideSpec(
         role: role, name: role == .local ? "device" : "drive", label: "this device", path: path,
         kind: .store(AppStoreSide(url: URL(fileURLWithPath: path), isBackup: false, model: model)))
+}
+
+extension StoreBuilder {
+    /// Rows that fill many pages: the drift rows and `count` more saved memos with long bodies.
+    static func manyRows(_ count: Int) -> [Row] {
+        driftDeviceRows
+            + (1...count).map {
+                memo(
+                    String(format: "00000000-0000-4000-8000-%012d", $0), title: "saved", body: String(repeating: "x", count: 2000),
+                    modified: "2026-04-01T00:00:00Z")
+            }
+    }
+
+    /// Makes at `path` what a writer in rollback-journal mode leaves when it
+    /// crashes mid-transaction: `rows` saved, then every title changed to
+    /// "never saved", part of that written into the store file itself (a page
+    /// cache of one page spills), and the `-journal` that undoes it beside it.
+    /// Both files are copied while the transaction is open, then it is undone.
+    func makeCrashedWriter(at path: String, rows: [Row]) throws {
+        let work = temporaryFolder().appendingPathComponent("default.store").path
+        try make(at: work, rows: rows)
+        let writer = try SQLite(path: work, mode: .create)
+        try writer.execute("PRAGMA journal_mode=DELETE")
+        try writer.execute("PRAGMA cache_size=1")
+        try writer.execute("BEGIN")
+        try writer.execute("UPDATE \(table) SET ZTITLE = 'never saved'")
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        for suffix in ["", "-journal"] { try FileManager.default.copyItem(atPath: work + suffix, toPath: path + suffix) }
+        try writer.execute("ROLLBACK")
+    }
+
+    /// How many rows of the store file at `path`, read alone (its journal
+    /// not beside it), hold a title that was never saved.
+    static func unsavedTitlesWithoutJournal(_ path: String) throws -> [[SQLite.Value]] {
+        let alone = temporaryFolder().appendingPathComponent("default.store").path
+        try FileManager.default.copyItem(atPath: path, toPath: alone)
+        return try SQLite(path: alone).rows("SELECT count(*) FROM ZMEMO WHERE ZTITLE = 'never saved'")
+    }
+}
+
+/// Another process writing a store in rollback-journal mode, as an app
+/// would: python3's sqlite3 begins a transaction, changes every title to
+/// "never saved" with a page cache of one page (so the changes spill into
+/// the store file, under SQLite's exclusive lock, the `-journal` beside it),
+/// and waits, holding the lock, until it is killed: then it is a crashed writer.
+final class RollbackJournalWriter {
+    let process = Process()
+
+    /// Starts the writer on the store at `path` and returns once its changes are on disk.
+    init(store path: String) throws {
+        let script = """
+            import sqlite3, sys, time
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("PRAGMA journal_mode=DELETE")
+            db.execute("PRAGMA cache_size=1")
+            db.execute("BEGIN")
+            db.execute("UPDATE ZMEMO SET ZTITLE = 'never saved'")
+            print("ready", flush=True)
+            time.sleep(600)
+            """
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let said = output.fileHandleForReading.readData(ofLength: 6)
+        guard said == Data("ready\n".utf8) else {
+            kill()
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the writer did not start: \(said)"])
+        }
+    }
+
+    /// Kills the writer with SIGKILL, as a crash would, and waits for it to end.
+    func kill() {
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    deinit { if process.isRunning { kill() } }
 }

@@ -60,6 +60,22 @@ import Testing
         #expect(differences.map { $0["fields"] as? [String] } == [["modifiedTime", "modifiedAt"], ["body"]])
     }
 
+    @Test func aBadRowIsCalledARowOfTheStoreAndItsTagsSaidInPlainWords() throws {
+        var rows = driftDeviceRows
+        rows[0]["ZTAGS"] = .blob(Data([0xde, 0xad, 0xbe, 0xef]))
+        rows[0]["Z_PK"] = .integer(12)
+        try StoreBuilder().make(at: store, rows: rows)
+        let out = folder.appendingPathComponent("out")
+        let result = try runArray(["reconcile", "--local", store, "--remote", try copyOfDeviceFolder().path, "--out", out.path])
+        #expect(result.code == 2)
+        #expect(result.stdout.contains("because a row of the app's store or a file is damaged, missing or duplicated."), "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                "error: \(store)#Z_PK=12: the memo's tags (column ZTAGS) are 4 bytes in no form the app saves tags in"),
+            "\(result.stdout)")
+        #expect(try read(out.appendingPathComponent("report.md")).contains("a row of the app's store or a file is damaged or missing"))
+    }
+
     @Test func exportFromAStoreGivesTheSameMemosAsFromTheFolder() throws {
         try makeDriftStore()
         let other = try copyOfDeviceFolder()
@@ -139,6 +155,36 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path) == [], "the partial copy is removed")
     }
 
+    @Test(.needs(.tool("python3"))) func aStoreBeingWrittenFailsUnquarantinedAndAfterItsWriterCrashesOnlySavedRowsAreRead() throws {
+        try StoreBuilder().make(at: store, rows: StoreBuilder.manyRows(200))
+        let healthy = folder.appendingPathComponent("healthy/default.store").path
+        try FileManager.default.createDirectory(atPath: (healthy as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: store, toPath: healthy)
+        let writer = try RollbackJournalWriter(store: store)
+        try #require(try StoreBuilder.unsavedTitlesWithoutJournal(store) != [[.integer(0)]], "the store file alone is torn")
+        let drive = packageRoot.path + "/Samples/drift/drive"
+        let out = folder.appendingPathComponent("out")
+        let busy = try runArray(["reconcile", "--local", store, "--remote", drive, "--out", out.path])
+        #expect(busy.code == 2)
+        #expect(
+            busy.stdout.contains(
+                "\(store): the store was being written while reckon read it, on each of 3 tries a second apart; close the app and run again"),
+            "\(busy.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("quarantine").path))
+
+        writer.kill()
+        try #require(FileManager.default.fileExists(atPath: store + "-journal"), "the crashed writer left its journal")
+        let before = try fingerprint(device)
+        let expected = try runArray(["reconcile", "--local", healthy, "--remote", drive, "--out", folder.appendingPathComponent("expected").path])
+        let crashed = try runArray(["reconcile", "--local", store, "--remote", drive, "--out", out.path])
+        #expect(crashed.code == expected.code, "\(crashed.stdout)")
+        #expect(
+            try read(out.appendingPathComponent("combined.txt")) == read(folder.appendingPathComponent("expected/combined.txt")),
+            "only the saved rows are read")
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("quarantine").path))
+        #expect(try fingerprint(device) == before, "the journal is rolled back in the private copy only")
+    }
+
     @Test func aDamagedStoreIsQuarantinedByteForByteAndTheSideFails() throws {
         try StoreBuilder().make(at: store, rows: driftDeviceRows)
         // Page 2 onward overwritten: the header still says SQLite, the b-trees are gone.
@@ -188,10 +234,27 @@ import Testing
         #expect(result.stdout.contains("Active    5 (local 4)"))
         let chosen = try runArray(["counts", "--app", "group.com.example.sixtydmemo", backup.path])
         #expect(chosen.stdout == "Memos in \(backup.path)\n  Active    4\n  Archived  1\n")
-        let wrongApp = try runArray(["counts", "--app", "com.example.sixtydmemo", backup.path])
-        #expect(wrongApp.code == 2)
-        #expect(wrongApp.stderr.contains("this iPhone backup holds no store of com.example.sixtydmemo"))
         #expect(try fingerprint(backup) == before)
+    }
+
+    @Test func appOutsideABackupOrNamingNoAppInItIsAUsageErrorListingTheAppsFound() throws {
+        let backup = packageRoot.appendingPathComponent("Samples/backup/iphone").path
+        let wrongApp = try runArray(["counts", "--app", "com.example.sixtydmemo", backup])
+        #expect(wrongApp.code == 64)
+        #expect(
+            wrongApp.stderr.hasPrefix(
+                "Error: \(backup): this iPhone backup holds no store of com.example.sixtydmemo (AppDomain-com.example.sixtydmemo or AppDomainGroup-com.example.sixtydmemo) at Library/Application Support/default.store; it holds the stores of group.com.example.sixtydmemo: choose one with --app ID or \"app\" in the definition\n"
+            ), "\(wrongApp.stderr)")
+        try makeDriftStore()
+        let onStore = try runArray(["counts", "--app", "group.com.example.sixtydmemo", store])
+        #expect(onStore.code == 64)
+        #expect(
+            onStore.stderr.hasPrefix(
+                "Error: \(store): '--app' picks an app's store in an iPhone backup, and this is the app's store file itself; leave '--app' out\n"),
+            "\(onStore.stderr)")
+        let onFolder = try runArray(["counts", "--app", "group.com.example.sixtydmemo", packageRoot.path + "/Samples/drift/drive"])
+        #expect(onFolder.code == 64)
+        #expect(onFolder.stderr.contains("'--app' picks an app's store in an iPhone backup, and this is a memo folder"), "\(onFolder.stderr)")
     }
 
     /// A copy of the sample backup that a test may change.
@@ -199,6 +262,17 @@ import Testing
         let copy = folder.appendingPathComponent("iphone")
         try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/backup/iphone"), to: copy)
         return copy
+    }
+
+    @Test func aBackupWithoutManifestDBIsCalledABackupMissingItNotAFolderWithoutIndexJSON() throws {
+        let backup = try copyOfSampleBackup()
+        try FileManager.default.removeItem(at: backup.appendingPathComponent("Manifest.db"))
+        let result = try runArray(["counts", backup.path])
+        #expect(result.code == 2)
+        #expect(
+            result.stderr
+                == "error: \(backup.path): is an iPhone backup (it holds Manifest.plist) without Manifest.db, the backup's list of its files, so it cannot be read: the backup is unfinished, or was made before iOS 10, which reckon does not read; make a new backup\n"
+        )
     }
 
     @Test func anEncryptedBackupIsRefusedInOneSentence() throws {
@@ -231,7 +305,7 @@ import Testing
         let result = try runArray(["counts", backup.path])
         #expect(result.code == 64)
         #expect(
-            result.stderr.contains("several stores with memos (AppDomain-com.example.memo2, AppDomainGroup-group.com.example.sixtydmemo)"),
+            result.stderr.contains("several stores with memos, of com.example.memo2, group.com.example.sixtydmemo; choose one with --app ID"),
             "\(result.stderr)")
         let chosen = try runArray(["counts", "--app", "com.example.memo2", backup.path])
         #expect(chosen.code == 0, "\(chosen.stderr)")

@@ -356,7 +356,7 @@ final class BackupFolder {
         let message = backup.failure()
         #expect(message.contains("holds no Manifest.db"))
         try FileManager.default.createDirectory(at: backup.url.appendingPathComponent("Manifest.db"), withIntermediateDirectories: false)
-        #expect(!PhoneBackup.isBackup(backup.url))
+        #expect(PhoneBackup.isBackup(backup.url), "a Manifest.db that is not a file is named, not passed over")
         #expect(backup.failure().contains("a folder, not a file"))
     }
 }

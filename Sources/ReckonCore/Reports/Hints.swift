@@ -3,6 +3,9 @@ import Foundation
 /// What every rendering of a report shares: the sentences, the count rows,
 /// the run's time, a difference in words.
 extension Report {
+    /// Whether a side is the app's store, whose memos are rows rather than files.
+    package var readsStore: Bool { sides.contains { $0.countsFrom == .store } }
+
     /// One line per remote read through a cache: how many memo files were
     /// downloaded and how many came from the cache.
     package func cacheLines(_ s: Strings) -> [String] {
@@ -60,7 +63,7 @@ extension Report {
                 lines.append(sentence(count, localLabel, remote.label))
             }
             let uncomparable = mine.filter { $0.kind == .cannotCompare }.count
-            if uncomparable > 0 { lines.append(s.cannotCompare(uncomparable, remote.label)) }
+            if uncomparable > 0 { lines.append(s.cannotCompare(uncomparable, remote.label, readsStore)) }
         }
         if !quarantined.isEmpty { lines.append(s.quarantined(quarantined.count)) }
         let notCopied = sides.flatMap(\.problems).filter { $0.kind == .quarantineFailed }.count

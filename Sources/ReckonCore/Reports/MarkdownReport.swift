@@ -48,7 +48,9 @@ package struct MarkdownReport {
                     "| \(code(d.sigil.rawValue)) | \(code(d.id.value)) | \(escape(report.content == .none ? "" : d.title ?? "")) | \(escape(report.whatDiffers(d, s))) | "
                         + "\(escape(report.describe(d.local, s))) | \(escape(report.describeRemote(d, s))) |")
             }
-            let legend = zip(["=", "-", "+", "*", "!"], s.sigilMeanings(report.local.label, report.remotes.map(\.label).joined(separator: " / ")))
+            let legend = zip(
+                ["=", "-", "+", "*", "!"],
+                s.sigilMeanings(report.local.label, report.remotes.map(\.label).joined(separator: " / "), report.readsStore))
             out += ["", "\(s.legendHeading): " + legend.map { "\(code($0)) \(escape($1))" }.joined(separator: " · "), ""]
             out += review(report)
         }

@@ -29,7 +29,7 @@ extension HTMLReport {
             budget -= shown.utf8.count
             out += shown
         }
-        let meanings = s.sigilMeanings(report.local.label, report.remotes.map(\.label).joined(separator: " / "))
+        let meanings = s.sigilMeanings(report.local.label, report.remotes.map(\.label).joined(separator: " / "), report.readsStore)
         let legend = zip(["=", "-", "+", "*", "!"], meanings).map { "<code>\(html($0))</code> \(html($1))" }
         out += "</ul><p class=\"legend\">\(html(s.legendHeading)): " + legend.joined(separator: " · ") + "</p></section>"
         return out + carryOut(report)

@@ -25,8 +25,8 @@ package struct Strings: Sendable {
     package var archivedOnOneSide: Drift
     package var deletedOnOneSide: Drift
     package var changed: Drift
-    /// (number of memos, remote label)
-    package var cannotCompare: @Sendable (Int, String) -> String
+    /// (number of memos, remote label, whether a side is the app's store, whose memos are rows)
+    package var cannotCompare: @Sendable (Int, String, Bool) -> String
     /// (label, reason)
     package var sideFailed: @Sendable (String, String) -> String
     /// (label, number of problems)
@@ -58,10 +58,10 @@ package struct Strings: Sendable {
     package var statusWithProblems: @Sendable (SideStatus, Int) -> String
     /// (what went wrong): the export could not be written.
     package var exportFailed: @Sendable (String) -> String
-    /// The heading of the sigils' legend, and (local label, remote labels)
-    /// each sigil's meaning, in the order `=`, `-`, `+`, `*`, `!`.
+    /// The heading of the sigils' legend, and (local label, remote labels,
+    /// whether a side is the app's store) each sigil's meaning, in the order `=`, `-`, `+`, `*`, `!`.
     package var legendHeading: String
-    package var sigilMeanings: @Sendable (String, String) -> [String]
+    package var sigilMeanings: @Sendable (String, String, Bool) -> [String]
     /// A run in the chart that ended in trouble.
     package var troubleRun: String
     /// "error" or "warning".
@@ -153,8 +153,8 @@ package struct Strings: Sendable {
             changed: { n, local, remote in
                 "\(upper(memos(n))) \(n == 1 ? "differs" : "differ") between \(local) and \(remote). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you."
             },
-            cannotCompare: { n, remote in
-                "\(upper(memos(n))) could not be compared with \(remote) because a file is damaged, missing or duplicated. The problems are listed below; nothing was changed."
+            cannotCompare: { n, remote, store in
+                "\(upper(memos(n))) could not be compared with \(remote) because \(store ? "a row of the app's store or a file" : "a file") is damaged, missing or duplicated. The problems are listed below; nothing was changed."
             },
             sideFailed: { label, reason in
                 "\(upper(label)) could not be read: \(reason). Its counts are left out; fix what the problem names and run again."
@@ -209,10 +209,10 @@ package struct Strings: Sendable {
             statusWithProblems: { status, n in n == 0 ? status.rawValue : "\(status.rawValue), \(n == 1 ? "1 problem" : "\(n) problems")" },
             exportFailed: { "The export could not be written: \($0)" },
             legendHeading: "Signs",
-            sigilMeanings: { local, remote in
+            sigilMeanings: { local, remote, store in
                 [
                     "same on both sides", "only on \(remote)", "only on \(local)", "on both sides, different",
-                    "cannot be compared (a file is damaged or missing)"
+                    "cannot be compared (\(store ? "a row of the app's store or a file" : "a file") is damaged or missing)"
                 ]
             },
             troubleRun: "ended in trouble",
@@ -283,7 +283,9 @@ package struct Strings: Sendable {
         archivedOnOneSide: { n, local, remote in "\(n)件のメモが片方でだけアーカイブされています。\(local)を同期して、\(local)と\(remote)のアーカイブをそろえてください。" },
         deletedOnOneSide: { n, _, _ in "\(n)件のメモが片方でだけ削除されています。同期して削除を反映するか、残っている側から復元してください。" },
         changed: { n, local, remote in "\(n)件のメモが\(local)と\(remote)で異なります。両方を開いて、残す版を選んでください。reckon が勝手に選ぶことはありません。" },
-        cannotCompare: { n, remote in "\(n)件のメモは、ファイルが壊れている・見つからない・重複しているため\(remote)と比較できませんでした。下の問題一覧を確認してください。何も変更していません。" },
+        cannotCompare: { n, remote, store in
+            "\(n)件のメモは、\(store ? "アプリのデータベースの行かファイル" : "ファイル")が壊れている・見つからない・重複しているため\(remote)と比較できませんでした。下の問題一覧を確認してください。何も変更していません。"
+        },
         sideFailed: { label, reason in "\(label)を読み込めませんでした（\(reason)）。件数は表示していません。問題の箇所を確認して、もう一度実行してください。" },
         sideHasProblems: { label, n in "\(label)に確認が必要な問題が\(n)件あります。下の一覧を見てください。" },
         inSync: { local, remotes in "\(local)と\(remotes.joined(separator: "・"))は一致しています。すべてのメモが両側で同じです。" },
@@ -343,8 +345,8 @@ package struct Strings: Sendable {
         },
         exportFailed: { "エクスポートを書き出せませんでした: \($0)" },
         legendHeading: "記号",
-        sigilMeanings: { local, remote in
-            ["両方で同じ", "\(remote)にだけある", "\(local)にだけある", "両方にあるが異なる", "比較できない（ファイルが壊れているか、見つからない）"]
+        sigilMeanings: { local, remote, store in
+            ["両方で同じ", "\(remote)にだけある", "\(local)にだけある", "両方にあるが異なる", "比較できない（\(store ? "アプリのデータベースの行かファイル" : "ファイル")が壊れているか、見つからない）"]
         },
         troubleRun: "問題あり",
         severity: { $0 == .error ? "エラー" : "警告" },

@@ -49,9 +49,24 @@ package struct AppStoreSide: SideKind, Hashable {
         return slash.map { root[...$0] + inside } ?? inside
     }
 
+    /// An iPhone backup that holds several apps' stores with memos and no
+    /// app chosen, or none of the app chosen while it holds others': the
+    /// user must choose, so the command line calls it a usage error.
     package var ambiguity: String? {
-        guard isBackup, let found = try? PhoneBackup.appStores(in: url, app: app, entity: model.entity), found.count > 1 else { return nil }
-        return PhoneBackup.notOne(found, app: app)
+        guard isBackup, let found = try? PhoneBackup.appStores(in: url, app: app, entity: model.entity) else { return nil }
+        if found.count > 1 { return PhoneBackup.notOne(found, app: app) }
+        guard found.isEmpty, app != nil, let all = try? PhoneBackup.appStores(in: url, app: nil, entity: model.entity), !all.isEmpty else {
+            return nil
+        }
+        return PhoneBackup.notOne(found, app: app, all: all)
+    }
+
+    /// Why `--app` does not fit the side named on the command line: it
+    /// picks an app's store in an iPhone backup, and means nothing elsewhere.
+    package static func misplacedAppOption(_ app: String?, on kind: any SideKind) -> String? {
+        guard app != nil, (kind as? AppStoreSide)?.isBackup != true else { return nil }
+        let what = kind is AppStoreSide ? "the app's store file itself" : "a \(type(of: kind).description)"
+        return "'--app' picks an app's store in an iPhone backup, and this is \(what); leave '--app' out"
     }
 
     package func open(_ spec: SideSpec, limits: ReadLimits) -> any MemoStore { CoreDataStore(spec) }

@@ -221,7 +221,7 @@ final class OpenedStore: Sendable {
             case .failure(let failed): return .failure(failed)
             }
         }
-        let stamps = [StoreSnapshot.Stamp(path: files.store), StoreSnapshot.Stamp(path: files.wal)]
+        let stamps = [files.store, files.wal, files.journal].map { StoreSnapshot.Stamp(path: $0) }
         if let cached = kept.opened.withLock({ $0 }), cached.stamps == stamps { return .success(cached.store) }
         let result = make(files, model: source.model)
         if case .success(let store) = result { kept.opened.withLock { $0 = (stamps, store) } }
@@ -236,10 +236,14 @@ final class OpenedStore: Sendable {
         switch FileKind(path: files.store) {
         case .regular: break
         case .missing: return failed(.unreadableFile, "the store file does not exist")
+        case .link: return failed(.link, "is a link; links are not followed")
         case let other: return failed(.notRegularFile, "is \(other.description), not a store file")
         }
         let snapshot: StoreSnapshot
-        do { snapshot = try StoreSnapshot.take(store: files.store, wal: files.wal, named: files.name, walNamed: files.walName) } catch {
+        do {
+            snapshot = try StoreSnapshot.take(store: files.store, wal: files.wal, journal: files.journal, named: files.name, walNamed: files.walName)
+        } catch {
+            // Never quarantined: a store being written or that cannot be copied is not damaged.
             return failed(.unreadableFile, error.message)
         }
         TestStop.at("store-copied")
@@ -541,10 +545,12 @@ final class OpenedStore: Sendable {
     }
 }
 
-/// The files of one store on disk: the store and where its `-wal` would be.
+/// The files of one store on disk: the store and where its `-wal` and `-journal` would be.
 struct StoreFiles {
     var store: String
     var wal: String
+    /// Beside the store, where SQLite looks for it: an iPhone backup lists none.
+    var journal: String { store + "-journal" }
     /// The store and its `-wal` as problems name them, inside the side's path:
     /// the file's own name, or, in an iPhone backup, `<xx>/<fileID>`.
     var name: String
@@ -563,7 +569,10 @@ struct StoreFiles {
         do {
             let found = try PhoneBackup.appStores(in: source.url, app: source.app, entity: source.model.entity)
             guard found.count == 1 else {
-                return .failure(OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", PhoneBackup.notOne(found, app: source.app))))
+                let all =
+                    found.isEmpty && source.app != nil ? (try? PhoneBackup.appStores(in: source.url, app: nil, entity: source.model.entity)) : nil
+                return .failure(
+                    OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", PhoneBackup.notOne(found, app: source.app, all: all ?? []))))
             }
             return .success(StoreFiles(store: found[0].store, wal: found[0].wal, name: inside(found[0].store), walName: inside(found[0].wal)))
         } catch {
@@ -588,14 +597,22 @@ extension PhoneBackup {
         }
     }
 
-    /// Why a backup gave no store, or several: one sentence.
-    package static func notOne(_ found: [StoreFiles], app: String?) -> String {
+    /// Why a backup gave no store, or several: one sentence, naming the
+    /// apps whose stores it holds (`all`, found without `--app`) by the ids `--app` takes.
+    package static func notOne(_ found: [StoreFiles], app: String?, all: [StoreFiles] = []) -> String {
+        func ids(_ stores: [StoreFiles]) -> String { stores.map { appID($0.domain) }.joined(separator: ", ") }
+        let choose = "choose one with --app ID or \"app\" in the definition"
         guard !found.isEmpty else {
             let whose = app.map { "of \($0) (AppDomain-\($0) or AppDomainGroup-\($0))" } ?? "of any app"
-            return "this iPhone backup holds no store \(whose) at Library/Application Support/default.store"
+            let others = all.isEmpty ? "" : "; it holds the stores of \(ids(all)): \(choose)"
+            return "this iPhone backup holds no store \(whose) at Library/Application Support/default.store" + others
         }
-        return
-            "this iPhone backup holds several stores with memos (\(found.map(\.domain).joined(separator: ", "))); choose one with --app ID or \"app\" in the definition"
+        return "this iPhone backup holds several stores with memos, of \(ids(found)); \(choose)"
+    }
+
+    /// The bundle or group id a domain belongs to, as `--app` takes it.
+    static func appID(_ domain: String) -> String {
+        appDomainPrefixes.first { domain.hasPrefix($0) }.map { String(domain.dropFirst($0.count)) } ?? domain
     }
 }
 

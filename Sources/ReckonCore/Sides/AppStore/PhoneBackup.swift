@@ -15,9 +15,19 @@ package enum PhoneBackup {
     /// The domains apps own: the app's container and its app groups.
     static let appDomainPrefixes = ["AppDomain-", "AppDomainGroup-"]
 
-    /// Whether `folder` looks like a backup: it holds a regular file `Manifest.db`.
+    /// Whether `folder` is an iPhone backup: it holds `Manifest.db`, whatever
+    /// that is, or, holding neither `index.json` nor `60dMemo`, a file only a
+    /// backup holds (`backupMark`), so a backup without its manifest is
+    /// called one rather than a memo folder without `index.json`.
     package static func isBackup(_ folder: URL) -> Bool {
-        FileKind(path: folder.appendingPathComponent("Manifest.db").path).isRegular
+        if FileKind(path: manifest(folder)) != .missing { return true }
+        guard ["index.json", "60dMemo"].allSatisfy({ FileKind(path: folder.appendingPathComponent($0).path) == .missing }) else { return false }
+        return backupMark(folder) != nil
+    }
+
+    /// The first file beside `Manifest.db` that only an iPhone backup holds, if the folder has one.
+    static func backupMark(_ folder: URL) -> String? {
+        ["Manifest.plist", "Status.plist", "Manifest.mbdb"].first { FileKind(path: folder.appendingPathComponent($0).path) != .missing }
     }
 
     /// One app's store found in a backup: where its files are on disk.
@@ -145,10 +155,16 @@ package enum PhoneBackup {
         let path = manifest(folder)
         let kind = FileKind(path: path)
         guard kind.isRegular else {
+            if kind == .missing, let mark = backupMark(folder) {
+                throw Failure(
+                    message:
+                        "is an iPhone backup (it holds \(mark)) without Manifest.db, the backup's list of its files, so it cannot be read: the backup is unfinished, or was made before iOS 10, which reckon does not read; make a new backup"
+                )
+            }
             if kind == .missing {
                 throw Failure(
                     message:
-                        "\(folder.path) holds no Manifest.db, so it is not an iPhone backup that reckon can read (backups from before iOS 10 are not read)"
+                        "holds no Manifest.db, so it is not an iPhone backup that reckon can read (backups from before iOS 10 are not read)"
                 )
             }
             throw Failure(message: "\(path) is \(kind.description), not a file, so the backup cannot be read")
@@ -159,8 +175,8 @@ package enum PhoneBackup {
         }
         let snapshot: StoreSnapshot
         do { snapshot = try StoreSnapshot.take(store: path, wal: path + "-wal", named: "Manifest.db") } catch {
-            if error.message.contains("kept changing") {
-                throw Failure(message: "\(path) kept changing while it was read; wait until the backup has finished, then try again")
+            if error.beingWritten {
+                throw Failure(message: "\(path) was being written while reckon read it; wait until the backup has finished, then try again")
             }
             throw Failure(message: "\(path) could not be copied to be read: \(error.message)")
         }

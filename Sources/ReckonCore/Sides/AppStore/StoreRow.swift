@@ -78,7 +78,7 @@ enum StoreRow {
         case .null: return []
         case .text(let text): bytes = Data(text.utf8)
         case .blob(let blob): bytes = blob
-        default: throw Failure(message: "\(column) holds \(found(value)), not tags")
+        default: throw Failure(message: "the memo's tags (column \(column)) are \(found(value)), not a list of tags")
         }
         if bytes.starts(with: Array("bplist00".utf8)) {
             let top = try? PropertyListSerialization.propertyList(from: bytes, format: nil)
@@ -86,17 +86,26 @@ enum StoreRow {
             if let archive = top as? [String: Any], archive["$archiver"] as? String == "NSKeyedArchiver" {
                 guard isFlatArrayOfStrings(archive),
                     let strings = (try? NSKeyedUnarchiver.unarchivedObject(ofClasses: [NSArray.self, NSString.self], from: bytes)) as? [String]
-                else { throw Failure(message: "\(column) holds a keyed archive that is not an array of strings") }
+                else {
+                    throw Failure(
+                        message:
+                            "the memo's tags (column \(column)) are saved as an archive (NSKeyedArchiver) that holds something other than a list of tags"
+                    )
+                }
                 return strings
             }
-            throw Failure(message: "\(column) holds a property list that is not an array of strings")
+            throw Failure(
+                message: "the memo's tags (column \(column)) are saved as an Apple property list that holds something other than a list of tags")
         }
         if bytes.first == UInt8(ascii: "["), let document = try? JSONParser.parse(bytes), case .array(let items) = document.value {
             let strings = items.compactMap { item -> String? in if case .string(let text) = item { text } else { nil } }
             if strings.count == items.count { return strings }
-            throw Failure(message: "\(column) holds a JSON array that is not all strings")
+            throw Failure(message: "the memo's tags (column \(column)) are a JSON list in which not every tag is text")
         }
-        throw Failure(message: "\(column) holds \(found(value)), which is neither a property list, a keyed archive nor a JSON array of strings")
+        throw Failure(
+            message:
+                "the memo's tags (column \(column)) are \(found(value)) in no form the app saves tags in (a list saved as an Apple property list, an archive or JSON), so they cannot be read"
+        )
     }
 
     /// Whether a keyed archive's root is an array whose every member is a

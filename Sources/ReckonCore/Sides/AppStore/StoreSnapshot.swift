@@ -5,13 +5,16 @@ import Foundation
     import Glibc
 #endif
 
-/// A private copy of a SQLite store and its `-wal`, the only files SQLite
-/// ever opens for a store side: the user's files are read as bytes, never
-/// by SQLite, so nothing of theirs is locked, checkpointed or rebuilt.
+/// A private copy of a SQLite store with its `-wal` and `-journal`, the
+/// only files SQLite ever opens for a store side: the user's files are read
+/// as bytes, never by SQLite, so nothing of theirs is locked, checkpointed,
+/// rolled back or rebuilt.
 ///
 /// The copy lives in a folder only reckon uses (`$TMPDIR/reckon-store-<pid>-…`,
 /// mode 0700), removed when reckon exits. `-shm` is never copied: SQLite
-/// rebuilds it, and a running app touches it all the time.
+/// rebuilds it, and a running app touches it all the time. A `-journal` left
+/// by a writer that crashed (a hot journal) is rolled back in the copy, as
+/// SQLite would roll it back in the store, so only saved changes are read.
 package final class StoreSnapshot: Sendable {
     /// The private folder.
     package let folder: URL
@@ -36,65 +39,136 @@ package final class StoreSnapshot: Sendable {
     /// Why a store could not be copied.
     package struct Failure: Error, CustomStringConvertible {
         package var message: String
+        /// The store was being written on every try: nothing is wrong with it, it is busy.
+        package var beingWritten = false
         package var description: String { message }
     }
 
-    /// How many times a store that changes while it is copied is tried.
+    /// How many times a store that is being written is tried, a second apart.
     static let tries = 3
-    /// The copy's names: SQLite finds the `-wal` beside the database by name.
+    /// The copy's names: SQLite finds the `-wal` and `-journal` beside the database by name.
     static let storeName = "default.store"
 
-    /// Copies `store` and `wal` (when it exists) into a new private folder,
-    /// checking that each file's size and modification time stay the same
-    /// while it is copied; a store that keeps changing fails after `tries`.
-    /// Tests change the store in `afterCopy`, which gets each source copied.
+    /// Copies `store`, its `wal` and its `journal` (those that exist) into a
+    /// new private folder. A store being written (one of its files changes
+    /// size, time or inode while they are copied, or a writer holds its
+    /// lock) is tried again a second later, `tries` times in all, and then
+    /// fails with `beingWritten`. The `-wal` and `-journal` must be regular
+    /// files: a link beside a store is not followed, as the store itself is
+    /// not. Tests act on the store in `eachTry`, which gets each try's number
+    /// after its copy.
     package static func take(
-        store: String, wal: String, named name: String, walNamed walName: String? = nil,
-        afterCopy: (String) -> Void = { _ in }
+        store: String, wal: String, journal: String? = nil, named name: String, walNamed walName: String? = nil,
+        eachTry: (Int) -> Void = { _ in }
     ) throws(Failure) -> StoreSnapshot {
         let walName = walName ?? name + "-wal"
-        var info = stat()
-        if stat(wal, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
-            throw Failure(message: "\(walName), the store's write-ahead log, is not a regular file, so the store cannot be read whole")
+        let journal = journal ?? store + "-journal"
+        for (path, shown, what) in [(wal, walName, "write-ahead log"), (journal, name + "-journal", "rollback journal")] {
+            switch FileKind(path: path) {
+            case .missing, .regular: continue
+            case .link: throw Failure(message: "\(shown), the store's \(what), is a link; links are not followed, so the store cannot be read whole")
+            default: throw Failure(message: "\(shown), the store's \(what), is not a regular file, so the store cannot be read whole")
+            }
         }
         let folder: URL
         do { folder = try PrivateFolder.make(prefix: "reckon-store") } catch { throw Failure(message: error.description) }
-        let files = [(storeName, store), (storeName + "-wal", wal)]
-        for _ in 0..<tries {
+        let files = [(storeName, store), (storeName + "-wal", wal), (storeName + "-journal", journal)]
+        for attempt in 1...tries {
+            if attempt > 1 { sleep(1) }
+            let before = files.map { Stamp(path: $0.1) }
+            guard before[0] != nil else {
+                PrivateFolder.remove(folder)
+                throw Failure(message: "cannot be read: \(String(cString: strerror(errno)))")
+            }
+            let locked = isLockedForWriting(store)
             var copied: [(name: String, from: String)] = []
-            var stable = true
-            for (copyName, source) in files {
-                let before = Stamp(path: source)
-                guard let before else {
-                    if copyName == storeName {
+            if !locked {
+                for ((copyName, source), stamp) in zip(files, before) where stamp != nil {
+                    let target = folder.appendingPathComponent(copyName).path
+                    unlink(target)
+                    do { try copyFile(source, to: target) } catch {
                         PrivateFolder.remove(folder)
-                        throw Failure(message: "cannot be read: \(String(cString: strerror(errno)))")
+                        throw error
                     }
-                    continue
+                    copied.append((copyName, source))
                 }
-                let target = folder.appendingPathComponent(copyName).path
-                unlink(target)
-                do { try copyFile(source, to: target) } catch {
-                    PrivateFolder.remove(folder)
-                    throw error
-                }
-                copied.append((copyName, source))
-                afterCopy(source)
-                if Stamp(path: source) != before { stable = false }
             }
-            // The `-wal` may appear, go or change while the store was copied.
-            if stable,
-                files.allSatisfy({ copyName, source in
-                    let now = Stamp(path: source)
-                    let copy = Stamp(path: folder.appendingPathComponent(copyName).path)
-                    return now?.size == copy?.size
-                })
-            {
-                return StoreSnapshot(folder: folder, name: name, walName: walName, copied: copied)
+            eachTry(attempt)
+            // A file that appeared, went or changed while the others were copied is a new try.
+            guard !locked, files.map({ Stamp(path: $0.1) }) == before, !isLockedForWriting(store) else { continue }
+            for (copyName, _) in files where !copied.contains(where: { $0.name == copyName }) {
+                unlink(folder.appendingPathComponent(copyName).path)
             }
+            let snapshot = StoreSnapshot(folder: folder, name: name, walName: walName, copied: copied)
+            if copied.contains(where: { $0.name == storeName + "-journal" }) { snapshot.rollBack() }
+            return snapshot
         }
         PrivateFolder.remove(folder)
-        throw Failure(message: "the store kept changing while it was read; close the app or copy the store yourself")
+        throw Failure(
+            message:
+                "the store was being written while reckon read it, on each of \(tries) tries a second apart; close the app and run again",
+            beingWritten: true)
+    }
+
+    /// Whether another connection holds a write lock on the store (SQLite's
+    /// RESERVED, PENDING or EXCLUSIVE lock, taken in rollback-journal mode
+    /// while a transaction writes). Asked with `F_OFD_GETLK`, which takes no
+    /// lock: a reader's shared lock does not count.
+    static func isLockedForWriting(_ path: String) -> Bool {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        // SQLite's lock bytes: PENDING at 1 GiB, then RESERVED, then 510 SHARED bytes.
+        var lock = flock()
+        lock.l_type = Int16(F_RDLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = 0x4000_0000
+        lock.l_len = 512
+        /// `F_OFD_GETLK`, which Swift's Glibc module does not name.
+        let getOpenFileDescriptionLock: Int32 = 36
+        guard fcntl(fd, getOpenFileDescriptionLock, &lock) == 0 else { return false }
+        return lock.l_type != Int16(F_UNLCK)
+    }
+
+    /// Rolls back, in the copy, the transaction a `-journal` holds, as
+    /// SQLite does when it opens a store with a hot journal; a journal that
+    /// is not hot is left alone by SQLite. A journal of a transaction over
+    /// several databases names a super-journal outside the copy, which SQLite
+    /// would read and may delete: reckon decides as SQLite would (the
+    /// transaction is undone only while that file exists) and takes the name
+    /// out of the copy, so SQLite reaches nothing outside the private folder.
+    private func rollBack() {
+        let journal = folder.appendingPathComponent(Self.storeName + "-journal").path
+        if let superJournal = Self.superJournal(journal) {
+            if access(superJournal.name, F_OK) != 0 {
+                unlink(journal)
+                return
+            }
+            let fd = Glibc.open(journal, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { return }
+            let zeros = [UInt8](repeating: 0, count: 8)
+            _ = pwrite(fd, zeros, zeros.count, off_t(superJournal.magicAt))
+            close(fd)
+        }
+        // Any read makes SQLite roll a hot journal back; it needs to write the copy to do so.
+        _ = try? SQLite(path: database.path, mode: .create).rows("PRAGMA schema_version")
+    }
+
+    /// The super-journal a rollback journal names at its end, read as
+    /// SQLite's `readSuperJournal` reads it (a name of at most 512 bytes, its
+    /// checksum, the journal's magic number), and where that magic number is.
+    static func superJournal(_ journal: String) -> (name: String, magicAt: Int)? {
+        guard let bytes = try? Data(contentsOf: URL(fileURLWithPath: journal), options: .alwaysMapped), bytes.count >= 16 else { return nil }
+        func number(_ at: Int) -> UInt32 { bytes[(bytes.startIndex + at)..<(bytes.startIndex + at + 4)].reduce(0) { $0 << 8 | UInt32($1) } }
+        let magic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
+        let end = bytes.count
+        let length = Int(number(end - 16))
+        guard bytes.suffix(8).elementsEqual(magic), length > 0, length <= 512, length <= end - 16 else { return nil }
+        let name = bytes[(bytes.startIndex + end - 16 - length)..<(bytes.startIndex + end - 16)]
+        // SQLite's checksum adds each byte as a C char, signed on the machines reckon runs on.
+        let sum = name.reduce(UInt32(0)) { $0 &+ UInt32(bitPattern: Int32(Int8(bitPattern: $1))) }
+        guard sum == number(end - 12) else { return nil }
+        return (String(decoding: name.prefix { $0 != 0 }, as: UTF8.self), end - 8)
     }
 
     /// Opens the copy for reading, mapped into memory: SQLite then reads its
@@ -153,26 +227,33 @@ package final class StoreSnapshot: Sendable {
         return (log.count - 32) % (Int(storePageSize) + 24) == 0 ? .whole : .partialFrame
     }
 
-    /// A file's size and modification time, to tell whether it changed.
+    /// A regular file's size, modification time and inode, to tell whether
+    /// it changed or was replaced; nil for a file that is missing or is not
+    /// a regular file (a link is not followed).
     struct Stamp: Equatable {
         var size: Int64
         var seconds: Int
         var nanoseconds: Int
+        var inode: UInt64
 
         init?(path: String) {
             var info = stat()
-            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
             size = Int64(info.st_size)
             seconds = info.st_mtim.tv_sec
             nanoseconds = info.st_mtim.tv_nsec
+            inode = UInt64(info.st_ino)
         }
     }
 
     /// Copies one file's bytes; a full disk names the private folder.
     private static func copyFile(_ source: String, to target: String) throws(Failure) {
-        // O_NONBLOCK: a FIFO put where the store was must not hang the run.
-        let input = Glibc.open(source, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard input >= 0 else { throw Failure(message: "\(source) cannot be read: \(String(cString: strerror(errno)))") }
+        // O_NONBLOCK: a FIFO put where the store was must not hang the run; O_NOFOLLOW: nor a link put there be followed.
+        let input = Glibc.open(source, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
+        guard input >= 0 else {
+            if errno == ELOOP { throw Failure(message: "\(source) is a link; links are not followed") }
+            throw Failure(message: "\(source) cannot be read: \(String(cString: strerror(errno)))")
+        }
         defer { close(input) }
         var info = stat()
         guard fstat(input, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
