@@ -47,6 +47,13 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
     /// What finishes a run a fault stopped, in turn, until one exits as the
     /// clean run did; the swept command itself when empty.
     var recovery: [[String]] = []
+    /// An apply's record of its run (journal, backups, reports): what a run
+    /// stopped part way leaves there is what `--resume` and `undo` read, so
+    /// it is neither as before nor as a clean run; the targets are.
+    var journaled: [String] = []
+    /// What the run after a failed one must leave exactly as a clean run
+    /// does: an apply's or an undo's targets; the whole folder when empty.
+    var compared: [String] = []
     /// The time the swept command runs at.
     var epoch = FaultCase.day(2)
 
@@ -57,6 +64,7 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
     static let storePipeline = "Pipelines/store.json"
     static let pairPipeline = "Pipelines/pair.json"
     static let plan = "out/pair/reports/state/plan.json"
+    static let journaled = ["out/pair/reports/state/apply", "out/pair/reports/state/backups"]
 
     static let all: [FaultCase] = [
         FaultCase(
@@ -77,7 +85,7 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
             setUp: [(day(1), ["run", pairPipeline]), (day(2), ["plan", pairPipeline, "--prefer", "newer"])],
             arguments: ["apply", plan, "--yes"],
             untouched: ["Samples/store", "Pipelines", "out/pair/export"],
-            recovery: [["apply", plan, "--yes", "--resume"], ["apply", plan, "--yes"]]),
+            recovery: [["apply", plan, "--yes", "--resume"], ["apply", plan, "--yes"]], journaled: journaled, compared: ["Samples/drift"]),
         FaultCase(
             name: "undo",
             setUp: [
@@ -85,7 +93,7 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
                 (day(2), ["apply", plan, "--yes"])
             ],
             arguments: ["undo", "20251203T000000Z", "--state", "out/pair/reports/state"],
-            untouched: ["Samples/store", "Pipelines", "out/pair/export"], epoch: day(3)),
+            untouched: ["Samples/store", "Pipelines", "out/pair/export"], journaled: journaled, compared: ["Samples/drift"], epoch: day(3)),
         FaultCase(
             name: "restore", setUp: [(day(1), ["export", "Samples/drift/device", "--out", "out/export"])],
             arguments: ["restore", "out/export", "--to", "out/restored"],
@@ -247,9 +255,10 @@ struct FaultSweep {
     }
 
     /// Whether a call removes a file (reckon's own temporary or retention
-    /// file: it removes nothing else).
+    /// file: it removes nothing else), or empties a lock file as the lock is
+    /// let go (what the file says is only which process held it).
     static func removes(_ call: Call) -> Bool {
-        ["unlink", "unlinkat", "rmdir", "remove"].contains(call.function)
+        ["unlink", "unlinkat", "rmdir", "remove"].contains(call.function) || (call.function == "ftruncate" && call.path.hasSuffix(".lock"))
     }
 
     /// The promises held to after run `result` failed `call` with `errno`.
@@ -285,7 +294,9 @@ struct FaultSweep {
         for path in Set(before.keys).union(after.keys).union(clean.keys).sorted() {
             if sweep.untouched.contains(where: { path == "/" + $0 || path.hasPrefix("/" + $0 + "/") }) {
                 if after[path] != before[path] { failures.append("\(path) changed; it is a source or an earlier export") }
-            } else if !Self.isReport(path), before[path] != nil || clean[path] != nil, after[path] != before[path], after[path] != clean[path] {
+            } else if !Self.isReport(path), !sweep.journaled.contains(where: { path.hasPrefix("/" + $0 + "/") }),
+                before[path] != nil || clean[path] != nil, after[path] != before[path], after[path] != clean[path]
+            {
                 failures.append("\(path) is neither as before the run nor as a clean run leaves it")
             }
         }
@@ -319,17 +330,20 @@ struct FaultSweep {
         let after = Self.asLatest(try Self.comparable(fingerprint(work)))
         let cleanLatest = Self.asLatest(clean)
         var failures: [String] = []
-        for path in Set(after.keys).union(cleanLatest.keys).sorted() where after[path] != cleanLatest[path] && !Self.isReport(path) {
+        let compared = { (path: String) in sweep.compared.isEmpty || sweep.compared.contains { path.hasPrefix("/" + $0 + "/") } }
+        for path in Set(after.keys).union(cleanLatest.keys).sorted()
+        where after[path] != cleanLatest[path] && !Self.isReport(path) && compared(path) {
             if cleanLatest[path] == nil && leftoversAllowed { continue }
             failures.append("after a clean run again, \(path) is not as a clean run leaves it")
         }
         return failures
     }
 
-    /// A tree without the Markdown index of a runs' folder: it records the
-    /// files' identities (inode, times), which differ between any two copies.
+    /// A tree without the Markdown index of a runs' folder, which records
+    /// the files' identities (inode, times) that differ between any two
+    /// copies, and without lock files, which name the process holding them.
     static func comparable(_ tree: [String: String]) -> [String: String] {
-        tree.filter { !$0.key.hasSuffix("/.reckon-markdown-index") }
+        tree.filter { !$0.key.hasSuffix("/.reckon-markdown-index") && !$0.key.hasSuffix(".lock") }
     }
 
     /// A tree with each runs' folder's newest run (the one `latest` leads

@@ -34,11 +34,12 @@ package enum AtomicFile {
             unlink(temporary.path)
             throw OutputError(path: url.path, reason: failure)
         }
+        // The rename is on disk only once the folder is flushed: a failure
+        // there fails the write too.
         let folderFD = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folderFD >= 0 {
-            fsync(folderFD)
-            close(folderFD)
-        }
+        guard folderFD >= 0 else { throw OutputError(path: url.path, reason: lastError()) }
+        defer { close(folderFD) }
+        guard fsync(folderFD) == 0 else { throw OutputError(path: url.path, reason: lastError()) }
     }
 
     /// Whether `name` is a temporary file `write` names (`.<name>.<pid>.<number>.tmp`)

@@ -38,10 +38,13 @@ package final class RunLock {
             throw Busy(path: url.path, holder: previous.isEmpty ? "unknown" : previous)
         }
         staleHolder = previous.isEmpty ? nil : previous
-        ftruncate(fd, 0)
         let text = "\(getpid())\n"
-        _ = text.withCString { pwrite(fd, $0, strlen($0), 0) }
-        fsync(fd)
+        let written = ftruncate(fd, 0) == 0 && text.withCString { pwrite(fd, $0, strlen($0), 0) } == text.utf8.count && fsync(fd) == 0
+        guard written else {
+            let reason = AtomicFile.lastError()
+            close(fd)
+            throw OutputError(path: url.path, reason: reason)
+        }
     }
 
     /// Empties the file and lets the lock go.

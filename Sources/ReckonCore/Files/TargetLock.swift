@@ -66,7 +66,11 @@ package enum TargetLock {
     package static func lockFolder() throws -> URL {
         let shared = URL(fileURLWithPath: "/run/lock/reckon")
         if access("/run/lock", W_OK) == 0 || FileKind(path: shared.path) == .directory {
-            if (try? made(shared)) != nil { return shared }
+            // A folder this user may not make, or not use, sends the lock to
+            // TMPDIR; a disk's failure is said.
+            let madeShared = mkdir(shared.path, 0o700) == 0 || errno == EEXIST
+            if !madeShared, ![EACCES, EPERM, EROFS].contains(errno) { throw OutputError(path: shared.path, reason: AtomicFile.lastError()) }
+            if madeShared, (try? checkPrivate(shared)) != nil { return shared }
         }
         return try made(URL(fileURLWithPath: PrivateFolder.temporaryRoot).appendingPathComponent("reckon-locks"))
     }

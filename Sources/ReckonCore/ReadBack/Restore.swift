@@ -18,11 +18,13 @@ package enum ExportRestore {
     /// `shownDir` names it in messages. Returns the memos restored.
     package static func restore(_ export: ExportOnDisk, to dir: URL, shownDir: String) throws -> MemoCounts {
         let staging = try ExportFolder.makeStaging(beside: dir, kind: "restore")
+        let intoExisting = FileKind(path: dir.path) == .directory
+        var published = false
         do {
             let counts = try write(export, into: staging, shownDir: shownDir)
             try ExportFolder.flush(staging)
             TestStop.at("restore-checked")
-            if FileKind(path: dir.path) == .directory {
+            if intoExisting {
                 // A folder that exists (empty) keeps its inode, owner and permissions: the two
                 // entries move into it, index.json last, and never over anything put there since.
                 guard reckon_rename_no_replace(staging.appendingPathComponent("memos").path, dir.appendingPathComponent("memos").path) == 0 else {
@@ -35,14 +37,26 @@ package enum ExportRestore {
                     _ = rename(dir.appendingPathComponent("memos").path, staging.appendingPathComponent("memos").path)
                     throw OutputError(path: shownDir + "/index.json", reason: reason)
                 }
-                try ExportFolder.removeTree(staging.path)
+                published = true
                 try ExportFolder.flush(dir)
+                try ExportFolder.removeTree(staging.path)
             } else {
                 guard reckon_rename_no_replace(staging.path, dir.path) == 0 else { throw OutputError(path: shownDir, reason: AtomicFile.lastError()) }
+                published = true
             }
             try ExportFolder.flush(dir.deletingLastPathComponent())
             return counts
         } catch {
+            // A restore whose last flush failed may not be on disk: what it
+            // put at `dir` goes, so the same restore can be run again.
+            if published {
+                if intoExisting {
+                    try? ExportFolder.removeTree(dir.appendingPathComponent("memos").path)
+                    unlink(dir.appendingPathComponent("index.json").path)
+                } else {
+                    try? ExportFolder.removeTree(dir.path)
+                }
+            }
             try? ExportFolder.removeTree(staging.path)
             throw error
         }

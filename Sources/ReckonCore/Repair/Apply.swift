@@ -462,8 +462,18 @@ package struct Applier {
             stateDir: plan.stateDir, actions: execution.results)
         for note in execution.notes { result.note(note) }
         result.language = plan.languageCode
+        if let failure = journal.failure {
+            result.trouble = true
+            result.note(.journalNotWritten(path: failure.path, error: failure.reason))
+        }
         publish(result)
-        journal.record(["event": .string("end")])
+        // Its reports are written by the time the run counts as finished: one
+        // killed before then is resumed. A failure to record the end is
+        // told in what the command prints, and its exit code.
+        if !journal.broken, !journal.record(["event": .string("end")]), let failure = journal.failure {
+            result.trouble = true
+            result.note(.journalNotWritten(path: failure.path, error: failure.reason))
+        }
         ApplyJournal.prune(stateDir, keep: options.keepBackups, current: run)
         return result
     }

@@ -15,6 +15,8 @@ final class ApplyJournal {
     private var lines = 0
     /// Whether a line could not be written: no write may follow.
     private(set) var broken = false
+    /// Why the journal broke: its path and the system's words.
+    private(set) var failure: OutputError?
 
     static func folder(_ stateDir: URL, run: String) -> URL { stateDir.appendingPathComponent("apply/\(run)") }
     static func journalURL(_ stateDir: URL, run: String) -> URL { folder(stateDir, run: run).appendingPathComponent("journal.jsonl") }
@@ -45,6 +47,7 @@ final class ApplyJournal {
         let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == line.count, fsync(fd) == 0 else {
             broken = true
+            failure = OutputError(path: Self.journalURL(stateDir, run: run).path, reason: AtomicFile.lastError())
             return false
         }
         lines += 1

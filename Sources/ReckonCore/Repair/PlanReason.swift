@@ -182,6 +182,9 @@ package enum RunNote: Sendable, Equatable {
     case changedAfterApply(FilePlace, backup: String?)
     case backupNotTheFile(backup: String, FilePlace)
     case notPutBack(FilePlace, error: String, backup: String?)
+    /// The journal could not be written: the run is trouble, and what it
+    /// did is in the journal up to its last line.
+    case journalNotWritten(path: String, error: String)
 }
 
 /// A file on a side (its label), or in the state folder (`side` nil).

@@ -116,7 +116,14 @@ package enum Undoer {
             result.actions.append(.init(action, outcome: outcome))
         }
         if result.exitCode == 0 {
-            _ = try? ApplyJournal(stateDir: stateDir, run: run, plan: Data(), planSHA256: "", resuming: true).record(["event": .string("undone")])
+            // Undone only once the journal says so: a failure to record it is trouble.
+            do throws(OutputError) {
+                let journal = try ApplyJournal(stateDir: stateDir, run: run, plan: Data(), planSHA256: "", resuming: true)
+                if !journal.record(["event": .string("undone")]), let failure = journal.failure { throw failure }
+            } catch {
+                result.trouble = true
+                result.note(.journalNotWritten(path: error.path, error: error.reason))
+            }
         }
         return result
     }

@@ -281,6 +281,8 @@ extension RepairStrings {
                     "the backup \(backup) is not the file it was made from; \(shown(place)) was left as it is"
                 case .notPutBack(let place, let error, let backup):
                     "\(shown(place)) could not be put back (\(error))" + (backup.map { "; its backup is \($0)" } ?? "")
+                case .journalNotWritten(let path, let error):
+                    "the journal \(path) could not be written (\(error)); finish with reckon apply --resume, or undo the run"
                 }
             },
             describe: { Execution.describe($0) },
@@ -515,6 +517,8 @@ extension RepairStrings {
                 case .backupNotTheFile(let backup, let place): "バックアップ \(backup) は元のファイルと一致しません。\(shown(place)) はそのままにしています。"
                 case .notPutBack(let place, let error, let backup):
                     "\(shown(place)) を元に戻せませんでした（\(error)）。" + (backup.map { "バックアップは \($0) にあります。" } ?? "")
+                case .journalNotWritten(let path, let error):
+                    "記録 \(path) を書き込めませんでした（\(error)）。reckon apply --resume で続けるか、取り消してください。"
                 }
             },
             describe: describe,

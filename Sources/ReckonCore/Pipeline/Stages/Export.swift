@@ -62,7 +62,9 @@ extension Pipeline {
                 // run is trouble; the next run reads every memo.
                 do { try index.install(in: spec.dir) } catch {
                     index.discard()
-                    let failure = error as? OutputError ?? OutputError(path: spec.dir.appendingPathComponent(MarkdownIndex.fileName).path, reason: errorWords(error))
+                    let failure =
+                        error as? OutputError
+                        ?? OutputError(path: spec.dir.appendingPathComponent(MarkdownIndex.fileName).path, reason: errorWords(error))
                     exported.failures.append(failure)
                 }
             } else {

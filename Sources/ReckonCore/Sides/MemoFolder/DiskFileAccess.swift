@@ -34,7 +34,7 @@ package struct DiskFileAccess: FileAccess {
         guard let folder = try openFolder(of: file, in: root) else { return }
         guard try existingMode(of: file, in: folder) != nil else { return }
         guard unlinkat(folder.fd, file.name, 0) == 0 else { throw failure(file.path, "cannot be removed: \(AtomicFile.lastError())") }
-        fsync(folder.fd)
+        try flush(folder, after: file.path)
     }
 
     package func removeLeftovers(known: Set<String>, grant: WriteGrant) -> [String] {
@@ -140,7 +140,7 @@ package struct DiskFileAccess: FileAccess {
             guard mkdirat(rootFolder.fd, name, 0o755) == 0 || errno == EEXIST else {
                 throw failure(name, "cannot be made: \(AtomicFile.lastError())")
             }
-            fsync(rootFolder.fd)
+            try flush(rootFolder, after: name)
         }
         guard let folder = try openFolder(of: file, in: root) else { throw failure(file.folder ?? "", "disappeared while being made") }
         var old = stat()
@@ -173,7 +173,7 @@ package struct DiskFileAccess: FileAccess {
                 if appeared { throw changed(file, now: "") }
                 throw failure(file.path, "cannot be written: \(reason)")
             }
-            fsync(folder.fd)
+            try flush(folder, after: file.path)
             return
         }
         guard reckon_renameat2(folder.fd, temporary, file.name, 2) == 0 else {
@@ -192,7 +192,13 @@ package struct DiskFileAccess: FileAccess {
             throw changed(file, now: swappedOut)
         }
         unlinkat(folder.fd, temporary, 0)
-        fsync(folder.fd)
+        try flush(folder, after: file.path)
+    }
+
+    /// Flushes a folder after `path` in it was written, renamed or removed:
+    /// a failed flush fails the write, which may not be on disk.
+    func flush(_ folder: OpenFolder, after path: String) throws(MemoFolderError) {
+        guard fsync(folder.fd) == 0 else { throw failure(path, "cannot be flushed to disk: \(AtomicFile.lastError())") }
     }
 
     /// The SHA-256 of a regular file in an open folder, nil when it cannot be read.
