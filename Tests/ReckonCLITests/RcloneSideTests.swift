@@ -276,6 +276,111 @@ import Testing
         #expect(!names.contains { $0.contains(obscured) || $0.contains("pass") })
     }
 
+    /// An `rclone` first on `PATH`, in `folder`, that appends each call's
+    /// arguments (one a line, then an empty line) to `calls` and runs the
+    /// real rclone: the environment to run reckon with.
+    func recordingRclone(in folder: URL, calls: URL) throws -> [String: String] {
+        let bin = folder.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let script = bin.appendingPathComponent("rclone")
+        try Data(
+            """
+            #!/bin/sh
+            for argument in "$@"; do printf '%s\\n' "$argument" >> '\(calls.path)'; done
+            printf '\\n' >> '\(calls.path)'
+            exec '\(try SFTPServer.rclonePath())' "$@"
+
+            """.utf8
+        ).write(to: script)
+        chmod(script.path, 0o755)
+        return ["PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")]
+    }
+
+    /// Every rclone call recorded, each its list of arguments.
+    func recordedCalls(_ calls: URL) throws -> [[String]] {
+        try read(calls).components(separatedBy: "\n\n").filter { !$0.isEmpty }.map { $0.components(separatedBy: "\n") }
+    }
+
+    /// A password given in a connection string, or in a config file, reaches
+    /// rclone only through its environment: no argument of any call holds it
+    /// or its obscured form, and every command still reads the remote.
+    @Test(.needs(.rclone)) func noSecretIsEverOnRclonesCommandLine() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let obscured = try SFTPServer.obscure(server.password)
+        let secrets = [server.password, obscured, try #require(server.environment["RCLONE_CONFIG_RECKONTEST_PASS"])]
+        let calls = folder.appendingPathComponent("calls.txt")
+        let recording = try recordingRclone(in: folder, calls: calls)
+        // Only an empty config file: the remote is the connection string alone.
+        let empty = ["RCLONE_CONFIG": try #require(server.environment["RCLONE_CONFIG"]), "XDG_CACHE_HOME": cache.path]
+        func check(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let recorded = try recordedCalls(calls)
+            #expect(recorded.count >= 2, "\(what): rclone was not run through the recording one", sourceLocation: sourceLocation)
+            for call in recorded {
+                for argument in call {
+                    #expect(
+                        !secrets.contains { argument.contains($0) } && !argument.contains("pass="), "\(what): \(Rclone.masked(argument))",
+                        sourceLocation: sourceLocation)
+                }
+            }
+            try FileManager.default.removeItem(at: calls)
+        }
+
+        let remote = ":sftp,host=127.0.0.1,port=\(server.port),user=\(server.user),pass=\(obscured):"
+        let environment = empty.merging(recording) { $1 }
+        let counts = try runArray(["counts", remote], environment: environment)
+        #expect(counts.code == 0, "\(counts.stdout)\(counts.stderr)")
+        try check("counts")
+        let quick = try runArray(["reconcile", "--quick", "--local", store, "--remote", remote], environment: environment)
+        #expect(quick.code == 1, "\(quick.stdout)\(quick.stderr)")
+        try check("reconcile --quick")
+        let deep = try runArray(["reconcile", "--local", store, "--remote", remote], environment: environment)
+        #expect(deep.code == 1, "\(deep.stdout)\(deep.stderr)")
+        #expect(deep.stdout.contains("7 memo files downloaded, 0 from the cache."), "\(deep.stdout)")
+        try check("reconcile")
+        let export = try runArray(["export", remote, "--out", folder.appendingPathComponent("export").path, "--refresh"], environment: environment)
+        #expect(export.code == 0, "\(export.stdout)\(export.stderr)")
+        #expect(
+            try json(read(folder.appendingPathComponent("export/memos.json")))["memos"].map { ($0 as? [Any])?.count } == 5,
+            "the sample holds 5 memos not archived")
+        try check("export")
+
+        // A remote named in a config file, read by a pipeline.
+        let config = folder.appendingPathComponent("rclone.conf")
+        try Data("[secretdrive]\ntype = sftp\nhost = 127.0.0.1\nport = \(server.port)\nuser = \(server.user)\npass = \(obscured)\n".utf8)
+            .write(to: config)
+        let pipeline = folder.appendingPathComponent("pipeline.json")
+        try Data(
+            """
+            {"name": "t", "local": {"name": "device", "kind": "store", "path": "\(store)"},
+             "remotes": [{"name": "drive", "kind": "rclone", "remote": "secretdrive:", "config": "\(config.path)"}],
+             "reports": {"dir": "reports"}}
+            """.utf8
+        ).write(to: pipeline)
+        let run = try runArray(["run", pipeline.path], environment: empty.merging(recording) { $1 })
+        #expect(run.code == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("7 memo files downloaded, 0 from the cache."), "\(run.stdout)")
+        try check("run")
+    }
+
+    /// Writes to a remote (apply's `copyto`, `moveto`, `deletefile`) keep the password off the command line too.
+    @Test(.needs(.rclone)) func applyOverRcloneNeverPutsThePasswordOnTheCommandLine() throws {
+        let (pipeline, started) = try driftedSince(servingDrive: true)
+        let server = try #require(started)
+        defer { server.stop() }
+        let calls = folder.appendingPathComponent("calls.txt")
+        let environment = server.environment.merging(try recordingRclone(in: folder, calls: calls)) { $1 }
+        #expect(try pipeline.reckon(["plan", "p.json"], environment: environment).code == 1)
+        let applied = try pipeline.apply(["--yes"], environment: environment)
+        #expect(applied.code == 1, "\(applied.stdout)\(applied.stderr)")
+        let recorded = try recordedCalls(calls)
+        #expect(recorded.contains { $0.contains("moveto") }, "apply wrote through rclone")
+        let secrets = [server.password, try #require(server.environment["RCLONE_CONFIG_RECKONTEST_PASS"])]
+        for argument in recorded.joined() {
+            #expect(!secrets.contains { argument.contains($0) }, "\(argument)")
+        }
+    }
+
     @Test(.needs(.rclone)) func aCacheOrOutputInsideALocalRemoteIsRefused() throws {
         let remote = ":local:" + served.path
         let pipeline = folder.appendingPathComponent("pipeline.json")

@@ -404,6 +404,37 @@ import Testing
         #expect(Rclone.masked("bypass=1,monkey=2") == "bypass=1,monkey=2")
     }
 
+    @Test func aConnectionStringsSecretsMoveIntoTheEnvironment() throws {
+        let onTheFly = Rclone.secretsMoved(["lsjson", "--", ":sftp,host=h,user=u,pass=OBSC,port=22:memos", "/tmp/x"])
+        let name = try #require(onTheFly.arguments[2].split(separator: ",").first.map(String.init))
+        #expect(name.hasPrefix("reckon") && name.count == 22)
+        #expect(onTheFly.arguments == ["lsjson", "--", "\(name),host=h,user=u,port=22:memos", "/tmp/x"])
+        let variable = "RCLONE_CONFIG_" + name.uppercased()
+        #expect(onTheFly.environment == [variable + "_TYPE": "sftp", variable + "_PASS": "OBSC"])
+        // The same remote, its secret aside, is named alike; another is not.
+        #expect(Rclone.secretsMoved([":sftp,host=h,user=u,pass=OTHER,port=22:"]).arguments == ["\(name),host=h,user=u,port=22:"])
+        #expect(Rclone.secretsMoved([":sftp,host=k,pass=OBSC:"]).arguments[0].hasPrefix(name + ",") == false)
+
+        // A named remote's own variables; a quoted value as rclone reads it; a bare key is `true`.
+        let named = Rclone.secretsMoved([#"my-drive,client_secret="a,""b:c",scope=drive,key_file_pass='x''y',fast:60dMemo/memos"#])
+        #expect(named.arguments == ["my-drive,scope=drive,fast:60dMemo/memos"])
+        #expect(named.environment == ["RCLONE_CONFIG_MY_DRIVE_CLIENT_SECRET": #"a,"b:c"#, "RCLONE_CONFIG_MY_DRIVE_KEY_FILE_PASS": "x'y"])
+
+        // What holds no secret parameter is left as it is: a plain remote, a local path, a flag, a path named like a parameter.
+        for unchanged in [
+            ["gdrive:60dMemo"], ["/tmp/pass=x"], ["--sftp-pass=x"], [":sftp,host=h,key_file=/k:p"], ["gdrive:a,pass=b"], [":local:/x,pass=y"],
+            [":sftp,pass=\"unclosed:p"]
+        ] {
+            #expect(Rclone.secretsMoved(unchanged).arguments == unchanged)
+            #expect(Rclone.secretsMoved(unchanged).environment.isEmpty)
+        }
+        // One rclone could not read is refused rather than passed with its secret.
+        let refused = #expect(throws: Rclone.Failure.self) { try Rclone().lsjson(":sftp,pass=\"unclosed:p", filesOnly: true, hash: false) }
+        #expect(refused?.kind == .refused)
+        #expect(refused?.message.contains("reckon puts no secret on rclone's command line") == true)
+        #expect(refused?.message.contains("unclosed") == false)
+    }
+
     @Test func onlyReadOnlyFlagsArePassed() throws {
         let allowed = ["--fast-list", "--drive-shared-with-me", "--drive-root-folder-id", "0AbC", "--tpslimit=5", "--bwlimit", "1M"]
         #expect(try Rclone(flags: allowed).flags == allowed)

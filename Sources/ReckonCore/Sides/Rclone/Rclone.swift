@@ -297,8 +297,7 @@ package struct Rclone: Sendable {
             return String(rest.prefix { $0 != "," && $0 != ":" })
         }
         let name = String(remote.prefix { $0 != "," && $0 != ":" })
-        let variable = "RCLONE_CONFIG_" + name.uppercased().replacingOccurrences(of: "-", with: "_") + "_TYPE"
-        if let type = mergedEnvironment[variable], !type.isEmpty { return type }
+        if let type = mergedEnvironment[Self.configVariable(name, "type")], !type.isEmpty { return type }
         let output = try run(["config", "dump"])
         guard case .object(let remotes)? = try? JSONParser.parse(output.stdout).value,
             case .object(let fields)? = remotes[name], case .string(let type)? = fields["type"]
@@ -324,6 +323,116 @@ package struct Rclone: Sendable {
     package static func joined(_ remote: String, _ relative: String) -> String {
         guard !relative.isEmpty else { return remote }
         return remote.hasSuffix(":") || remote.hasSuffix("/") ? remote + relative : remote + "/" + relative
+    }
+
+    /// A connection string as rclone reads one (its `fspath.Parse`):
+    /// `name,key=value,…:path` or `:backend,key=value,…:path`, a value in
+    /// `"` or `'` when it holds `,` or `:` (a doubled quote inside is one).
+    struct ConnectionString: Equatable {
+        /// `gdrive`, or `:sftp` for a backend made on the fly.
+        var name: String
+        /// Each parameter's key, its text as written, and its value (quotes undone; `true` for a bare key).
+        var parameters: [Parameter]
+        var path: Substring
+
+        struct Parameter: Equatable {
+            var key: String
+            var written: Substring
+            var value: String
+        }
+
+        /// nil for a text that is not a remote with parameters (a plain
+        /// `gdrive:path`, a local path, a flag) or that rclone would refuse.
+        init?(_ text: String) {
+            let nameStart = text.hasPrefix(":") ? text.index(after: text.startIndex) : text.startIndex
+            guard let comma = text[nameStart...].firstIndex(where: { $0 == "," || $0 == ":" }), text[comma] == ",", comma > nameStart,
+                text[nameStart..<comma].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == " ") }),
+                text[nameStart] != "-"
+            else { return nil }
+            name = String(text[..<comma])
+            parameters = []
+            var rest = text[text.index(after: comma)...]
+            while true {
+                guard let stop = rest.firstIndex(where: { $0 == "=" || $0 == "," || $0 == ":" }) else { return nil }
+                let key = rest[..<stop]
+                guard !key.isEmpty, key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else { return nil }
+                var end = stop
+                var value = "true"
+                if rest[stop] == "=" {
+                    let start = rest.index(after: stop)
+                    if let quote = rest[start...].first, quote == "\"" || quote == "'" {
+                        value = ""
+                        var index = rest.index(after: start)
+                        while true {
+                            guard index < rest.endIndex else { return nil }
+                            let next = rest.index(after: index)
+                            if rest[index] == quote {
+                                guard next < rest.endIndex, rest[next] == quote else {
+                                    end = next
+                                    break
+                                }
+                                value.append(quote)
+                                index = rest.index(after: next)
+                                continue
+                            }
+                            value.append(rest[index])
+                            index = next
+                        }
+                        guard end < rest.endIndex, rest[end] == "," || rest[end] == ":" else { return nil }
+                    } else {
+                        guard let found = rest[start...].firstIndex(where: { $0 == "," || $0 == ":" }) else { return nil }
+                        end = found
+                        value = String(rest[start..<end])
+                    }
+                }
+                parameters.append(Parameter(key: String(key), written: rest[..<end], value: value))
+                let after = rest.index(after: end)
+                if rest[end] == ":" {
+                    path = rest[after...]
+                    return
+                }
+                rest = rest[after...]
+            }
+        }
+    }
+
+    /// Whether a parameter's key names a secret, as `masked` finds them.
+    static func isSecret(key: String) -> Bool {
+        ("," + key + "=").firstMatch(of: secretName) != nil
+    }
+
+    /// The arguments with every secret parameter of a connection string
+    /// taken out, and the variables that give them to rclone instead: a
+    /// process's arguments are readable by any local user (`ps`), its
+    /// environment only by its owner. `gdrive,token=T:path` becomes
+    /// `gdrive:path` with `RCLONE_CONFIG_GDRIVE_TOKEN=T`; a backend made on
+    /// the fly, which has no such variables, becomes a remote named for the
+    /// hash of its other parameters: `:sftp,host=h,pass=P:path` is
+    /// `reckon1a2b…,host=h:path` with `RCLONE_CONFIG_RECKON1A2B…_TYPE=sftp`
+    /// and `…_PASS=P`.
+    package static func secretsMoved(_ arguments: [String]) -> (arguments: [String], environment: [String: String]) {
+        var environment: [String: String] = [:]
+        let moved = arguments.map { argument -> String in
+            guard !argument.hasPrefix("-"), let parsed = ConnectionString(argument), parsed.parameters.contains(where: { isSecret(key: $0.key) })
+            else { return argument }
+            let kept = ([parsed.name] + parsed.parameters.filter { !isSecret(key: $0.key) }.map { String($0.written) }).joined(separator: ",")
+            var name = parsed.name
+            if name.hasPrefix(":") {
+                // Named for what stays on the command line, never for a secret.
+                name = "reckon" + SHA256.hex(of: Data(kept.utf8)).prefix(16)
+                environment[configVariable(name, "type")] = String(parsed.name.dropFirst())
+            }
+            for parameter in parsed.parameters where isSecret(key: parameter.key) {
+                environment[configVariable(name, parameter.key)] = parameter.value
+            }
+            return name + kept.dropFirst(parsed.name.count) + ":" + parsed.path
+        }
+        return (moved, environment)
+    }
+
+    /// rclone's variable for one key of a named remote (its `ConfigToEnv`).
+    static func configVariable(_ remote: String, _ key: String) -> String {
+        "RCLONE_CONFIG_" + (remote + "_" + key).uppercased().replacingOccurrences(of: "-", with: "_")
     }
 
     /// Text with the value of every secret parameter masked: `pass=`,
@@ -504,11 +613,20 @@ package struct Rclone: Sendable {
     }
 
     private func launch(_ arguments: [String], stdoutFile: URL?) throws(Failure) -> Output {
+        // No secret on the command line: every local user can read it.
+        let secretsMoved = Self.secretsMoved(arguments)
+        // Flags are on the read-only list, which takes no secret; a local path starts with `/`.
+        if let left = secretsMoved.arguments.first(where: { !$0.hasPrefix("-") && !$0.hasPrefix("/") && Self.masked($0) != $0 }) {
+            throw Failure(
+                .refused,
+                "reckon puts no secret on rclone's command line, and cannot pass the one in \(Self.masked(left)) otherwise: give it as name,key=value:path or in an rclone config file"
+            )
+        }
         let path = try resolvedExecutable()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = globalFlags + arguments
-        process.environment = mergedEnvironment
+        process.arguments = globalFlags + secretsMoved.arguments
+        process.environment = mergedEnvironment.merging(secretsMoved.environment) { _, secret in secret }
         process.standardInput = FileHandle.nullDevice
         let errPipe = Pipe()
         let outPipe = Pipe()
@@ -601,7 +719,13 @@ package struct Rclone: Sendable {
         }
 
         let secrets = arguments.flatMap(Self.secretValues(in:))
-        let (log, info) = Self.split(stderr, secrets: secrets)
+        var (log, info) = Self.split(stderr, secrets: secrets)
+        // rclone names a remote as it was run: shown as the user gave it, masked.
+        for (given, run) in zip(arguments, secretsMoved.arguments) where given != run {
+            let pathLength = ConnectionString(given)?.path.count ?? 0
+            let shown = Self.masked(String(given.dropLast(pathLength)))
+            log = log.map { $0.replacingOccurrences(of: String(run.dropLast(pathLength)), with: shown) }
+        }
         let last = log.last ?? ""
         if tooManyErrors {
             throw Failure(
