@@ -240,6 +240,36 @@ import Testing
         #expect(result.stdout.contains("Google Drive: 6 memo files downloaded, 0 from the cache."))
     }
 
+    /// Files rewritten on the remote between the listing and the download
+    /// are `!` for that reason alone; every other is downloaded and cached,
+    /// so the next run downloads only the rewritten ones.
+    @Test(.needs(.rclone)) func filesRewrittenAfterTheListingAreNamedAndTheRestIsCached() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let rewritten = ["3f2504e0-4f89-11d3-9a0c-0305e82c3301", "886313e1-3b8a-5372-9b90-0c9aee199e5d"]
+        let result = try reconcile(pausingAfterTheListing: server) {
+            for name in rewritten {
+                let file = served.appendingPathComponent("60dMemo/memos/\(name).json")
+                try Data(try read(file).replacingOccurrences(of: "\"title\"", with: "\"title\" ").utf8).write(to: file)
+            }
+        }
+        #expect(result.code == 2, "\(result.stdout)\(result.stderr)")
+        let marked = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  ! ") }.map { String($0.dropFirst(4).prefix(36)) }
+        #expect(marked.sorted() == rewritten, "\(result.stdout)")
+        for name in rewritten {
+            #expect(result.stdout.contains("memos/\(name).json: changed on the remote after it was listed (listed as "), "\(result.stdout)")
+        }
+        #expect(result.stdout.contains("bytes downloaded), so it was not kept; run reckon again to read it"), "\(result.stdout)")
+        #expect(result.stdout.contains("Google Drive: 5 memo files downloaded, 0 from the cache."), "\(result.stdout)")
+        let cached = cache.appendingPathComponent("reckon/\(Rclone.cacheName(of: server.remote))/memos")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: cached.path).sorted()
+        #expect(kept.count == 5 && !kept.contains { name in rewritten.contains { name.hasPrefix($0) } }, "\(kept)")
+
+        let next = try reckon(["reconcile", "--local", store, "--remote", server.remote], server)
+        #expect(next.code == 1, "\(next.stdout)\(next.stderr)")
+        #expect(next.stdout.contains("Google Drive: 2 memo files downloaded, 5 from the cache."), "\(next.stdout)")
+    }
+
     @Test(.needs(.rclone)) func aWrongPasswordAndAMissingRcloneFailTheSideInWords() throws {
         let server = try SFTPServer(serving: served)
         defer { server.stop() }

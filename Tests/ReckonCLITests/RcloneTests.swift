@@ -298,7 +298,11 @@ import Testing
         let folder = temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let script = folder.appendingPathComponent("rclone")
+        // Files that changed while rclone read them say nothing of the connection: they are not counted.
         var lines = ""
+        for index in 1...5 {
+            lines += #"echo '{"level":"error","msg":"corrupted on transfer: sizes differ 10 vs 12","object":"c\#(index).json"}' >&2"# + "\n"
+        }
         for index in 1...3 {
             lines += #"echo '{"level":"error","msg":"Failed to copy: connection refused","object":"m\#(index).json"}' >&2"# + "\nsleep 0.1\n"
         }
@@ -433,6 +437,29 @@ import Testing
         #expect(refused?.kind == .refused)
         #expect(refused?.message.contains("reckon puts no secret on rclone's command line") == true)
         #expect(refused?.message.contains("unclosed") == false)
+    }
+
+    /// rclone 1.60's own lines (sftp and local sources): each file's last
+    /// error is kept, and a source that changed while it was read is told apart.
+    @Test func eachFilesErrorIsKeptAndASourceThatChangedIsToldApart() {
+        let stderr = Data(
+            """
+            {"level":"error","msg":"Failed to copy: corrupted on transfer: sizes differ 288 vs 289","object":"a.json","objectType":"*sftp.Object","source":"operations/copy.go:217","time":"2026-12-01T11:54:12Z"}
+            {"level":"error","msg":"Failed to copy: can't copy - source file is being updated (size changed from 10 to 12)","object":"b.json","objectType":"*local.Object"}
+            {"level":"error","msg":"Failed to copy: permission denied","object":"c.json"}
+            {"level":"error","msg":"Failed to copy: permission denied again","object":"c.json"}
+            {"level":"info","msg":"Copied (new)","object":"d.json"}
+            {"level":"error","msg":"Attempt 1/1 failed with 3 errors and: permission denied"}
+            """.utf8)
+        let split = Rclone.split(stderr, secrets: [])
+        #expect(
+            split.objectErrors == [
+                "a.json": "Failed to copy: corrupted on transfer: sizes differ 288 vs 289",
+                "b.json": "Failed to copy: can't copy - source file is being updated (size changed from 10 to 12)",
+                "c.json": "Failed to copy: permission denied again"
+            ])
+        #expect(split.info.map(\.text) == ["d.json: Copied (new)"])
+        #expect(split.objectErrors.filter { Rclone.saysTheSourceChanged($0.value) }.keys.sorted() == ["a.json", "b.json"])
     }
 
     @Test func onlyReadOnlyFlagsArePassed() throws {

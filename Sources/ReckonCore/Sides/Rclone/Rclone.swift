@@ -34,6 +34,18 @@ package struct Rclone: Sendable {
         package var sentence: String
         /// rclone's last non-empty stderr line (masked), or "".
         package var lastLine: String
+        /// The last error rclone logged for each file it named (masked), e.g.
+        /// `a.json`: "Failed to copy: corrupted on transfer: sizes differ 10 vs 12".
+        package var objectErrors: [String: String] = [:]
+
+        /// Whether reckon stopped rclone, or a signal ended it, rather than rclone ending by itself.
+        package var wasStopped: Bool {
+            switch kind {
+            case .timedOut, .tooManyErrors: true
+            case .exit(let code): code >= 128
+            default: false
+            }
+        }
 
         /// rclone's exit code, when it ran to an exit.
         package var exitCode: Int32? {
@@ -663,7 +675,8 @@ package struct Rclone: Sendable {
         var tooManyErrors = false
         var errors = 0
         let errorMarks = [Data(#""level":"error""#.utf8), Data(#""level":"critical""#.utf8)]
-        var scanned = [0, 0]
+        let newline = Data([UInt8(ascii: "\n")])
+        var scanned = 0
         // One loop reads both pipes and watches the clock: it ends when rclone
         // has exited and closed its pipes, or a bounded time after SIGKILL
         // (a child that left the group may hold a pipe open forever).
@@ -695,15 +708,17 @@ package struct Rclone: Sendable {
                     if entry.fd == errPipe.fileHandleForReading.fileDescriptor {
                         stderr.append(contentsOf: buffer[0..<count])
                         if errorLimit != nil {
-                            // Counts error lines as they come; a mark cut between two reads is found on the next.
-                            for (index, mark) in errorMarks.enumerated() {
-                                var from = scanned[index]
-                                // Over the raw bytes: Foundation's range(of:in:) copies the whole buffer on each call.
-                                while let found = Self.firstIndex(of: mark, in: stderr, from: from) {
+                            // Counts whole error lines as they come (over the raw bytes: Foundation's
+                            // range(of:in:) copies the whole buffer on each call). A file that changed
+                            // while rclone read it says nothing of the connection: it is not counted.
+                            while let end = Self.firstIndex(of: newline, in: stderr, from: scanned) {
+                                let line = stderr.subdata(in: scanned..<end)
+                                if errorMarks.contains(where: { Self.firstIndex(of: $0, in: line, from: 0) != nil }),
+                                    !Self.saysTheSourceChanged(String(decoding: line, as: UTF8.self))
+                                {
                                     errors += 1
-                                    from = found + mark.count
                                 }
-                                scanned[index] = max(from, stderr.count - mark.count + 1)
+                                scanned = end + 1
                             }
                         }
                     } else {
@@ -719,24 +734,28 @@ package struct Rclone: Sendable {
         }
 
         let secrets = arguments.flatMap(Self.secretValues(in:))
-        var (log, info) = Self.split(stderr, secrets: secrets)
+        let (shownLog, info, objectErrors) = Self.split(stderr, secrets: secrets)
+        var log = shownLog
         // rclone names a remote as it was run: shown as the user gave it, masked.
         for (given, run) in zip(arguments, secretsMoved.arguments) where given != run {
             let pathLength = ConnectionString(given)?.path.count ?? 0
             let shown = Self.masked(String(given.dropLast(pathLength)))
             log = log.map { $0.replacingOccurrences(of: String(run.dropLast(pathLength)), with: shown) }
         }
-        let last = log.last ?? ""
+        func failure(_ kind: Failure.Kind, _ sentence: String) -> Failure {
+            var failure = Failure(kind, sentence, lastLine: log.last ?? "")
+            failure.objectErrors = objectErrors
+            return failure
+        }
         if tooManyErrors {
-            throw Failure(
-                .tooManyErrors, "rclone was stopped after \(errors) errors in one call (the remote may have stopped answering)", lastLine: last)
+            throw failure(.tooManyErrors, "rclone was stopped after \(errors) errors in one call (the remote may have stopped answering)")
         }
         if timedOut {
-            throw Failure(.timedOut, "rclone took longer than the \(Self.seconds(callLimit)) reckon gives one call, and was stopped", lastLine: last)
+            throw failure(.timedOut, "rclone took longer than the \(Self.seconds(callLimit)) reckon gives one call, and was stopped")
         }
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         guard status == 0 else {
-            throw Failure(.exit(status), Self.sentence(exit: status, signalled: process.terminationReason == .uncaughtSignal), lastLine: last)
+            throw failure(.exit(status), Self.sentence(exit: status, signalled: process.terminationReason == .uncaughtSignal))
         }
         return Output(stdout: stdout, log: log, info: info)
     }
@@ -754,10 +773,18 @@ package struct Rclone: Sendable {
         if getpgid(pid) == pid { kill(-pid, signal) } else { kill(pid, signal) }
     }
 
-    /// stderr split into lines a problem may show (masked) and info lines.
-    static func split(_ stderr: Data, secrets: [String]) -> (log: [String], info: [LogLine]) {
+    /// Whether rclone's error for a file says the file changed while rclone
+    /// read it (rclone 1.60's size check after a copy, and its local backend's check).
+    package static func saysTheSourceChanged(_ error: String) -> Bool {
+        ["corrupted on transfer", "source file is being updated"].contains { error.contains($0) }
+    }
+
+    /// stderr split into lines a problem may show (masked), info lines, and
+    /// the last error rclone logged for each object (file) it named (masked).
+    package static func split(_ stderr: Data, secrets: [String]) -> (log: [String], info: [LogLine], objectErrors: [String: String]) {
         var log: [String] = []
         var info: [LogLine] = []
+        var objectErrors: [String: String] = [:]
         for raw in stderr.split(separator: UInt8(ascii: "\n")) {
             let text = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             guard !text.isEmpty else { continue }
@@ -771,13 +798,14 @@ package struct Rclone: Sendable {
                     info.append(line)
                 } else {
                     log.append(mask(line.text, secrets))
+                    if ["error", "critical"].contains(level), let object = line.object { objectErrors[object] = mask(line.message, secrets) }
                 }
             } else {
                 // A plain line (a fatal error): drop Go's "2026/12/01 11:54:12 " prefix.
                 log.append(mask(text.replacing(#/^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(\.\d+)? /#, with: ""), secrets))
             }
         }
-        return (log, info)
+        return (log, info, objectErrors)
     }
 
     private static func mask(_ text: String, _ secrets: [String]) -> String {
