@@ -460,6 +460,32 @@ import Testing
         #expect(cached.sorted() == small.sorted())
     }
 
+    /// An `index.json` whose listed size is over the limit is refused
+    /// before any of it is downloaded: rclone is never asked for it.
+    @Test(.needs(.rclone)) func anIndexListedOverTheLimitIsNeverDownloaded() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let size = try #require(
+            try FileManager.default.attributesOfItem(atPath: served.appendingPathComponent("60dMemo/index.json").path)[.size] as? Int)
+        let calls = folder.appendingPathComponent("calls.txt")
+        let pipeline = folder.appendingPathComponent("pipeline.json")
+        try Data(
+            """
+            {"name": "t", "local": {"name": "device", "kind": "store", "path": "\(store)"},
+             "remotes": [{"name": "drive", "kind": "rclone", "remote": "reckontest:"}], "reports": {"dir": "reports"},
+             "limits": {"indexBytes": \(size - 1)}}
+            """.utf8
+        ).write(to: pipeline)
+        let run = try reckon(["run", pipeline.path], server, environment: try recordingRclone(in: folder, calls: calls))
+        #expect(run.code == 2, "\(run.stdout)\(run.stderr)")
+        #expect(
+            (run.stdout + run.stderr).contains("60dMemo/index.json: is \(size) bytes, over the limit of \(size - 1) bytes, so it is not downloaded"),
+            "\(run.stdout)\(run.stderr)")
+        let recorded = try recordedCalls(calls)
+        #expect(recorded.contains { $0.contains("lsjson") }, "the remote was listed")
+        #expect(!recorded.contains { $0.contains("cat") || $0.contains("copy") }, "\(recorded)")
+    }
+
     @Test func aRemoteWithAControlCharacterIsRefused() throws {
         let pipeline = folder.appendingPathComponent("pipeline.json")
         try Data(

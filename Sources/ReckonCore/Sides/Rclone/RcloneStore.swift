@@ -266,6 +266,12 @@ package struct RcloneStore: MemoStore {
                 try? FileManager.default.removeItem(at: indexCopy)
                 return nil
             }
+            // The listed size is asked first: an index over the limit is never downloaded.
+            if listed[0].size > limits.indexSizeLimit {
+                return Problem(
+                    .unreadableFile, path: "index.json",
+                    "is \(listed[0].size) bytes, over the limit of \(limits.indexSizeLimit) bytes, so it is not downloaded")
+            }
             do {
                 let data = try rclone.cat(Rclone.joined(root, "index.json"), limit: limits.indexSizeLimit)
                 guard Int64(data.count) <= limits.indexSizeLimit else {
