@@ -240,6 +240,36 @@ import Testing
         #expect(result.stdout.contains("Google Drive: 6 memo files downloaded, 0 from the cache."))
     }
 
+    /// Files rewritten on the remote between the listing and the download
+    /// are `!` for that reason alone; every other is downloaded and cached,
+    /// so the next run downloads only the rewritten ones.
+    @Test(.needs(.rclone)) func filesRewrittenAfterTheListingAreNamedAndTheRestIsCached() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let rewritten = ["3f2504e0-4f89-11d3-9a0c-0305e82c3301", "886313e1-3b8a-5372-9b90-0c9aee199e5d"]
+        let result = try reconcile(pausingAfterTheListing: server) {
+            for name in rewritten {
+                let file = served.appendingPathComponent("60dMemo/memos/\(name).json")
+                try Data(try read(file).replacingOccurrences(of: "\"title\"", with: "\"title\" ").utf8).write(to: file)
+            }
+        }
+        #expect(result.code == 2, "\(result.stdout)\(result.stderr)")
+        let marked = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  ! ") }.map { String($0.dropFirst(4).prefix(36)) }
+        #expect(marked.sorted() == rewritten, "\(result.stdout)")
+        for name in rewritten {
+            #expect(result.stdout.contains("memos/\(name).json: changed on the remote after it was listed (listed as "), "\(result.stdout)")
+        }
+        #expect(result.stdout.contains("bytes downloaded), so it was not kept; run reckon again to read it"), "\(result.stdout)")
+        #expect(result.stdout.contains("Google Drive: 5 memo files downloaded, 0 from the cache."), "\(result.stdout)")
+        let cached = cache.appendingPathComponent("reckon/\(Rclone.cacheName(of: server.remote))/memos")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: cached.path).sorted()
+        #expect(kept.count == 5 && !kept.contains { name in rewritten.contains { name.hasPrefix($0) } }, "\(kept)")
+
+        let next = try reckon(["reconcile", "--local", store, "--remote", server.remote], server)
+        #expect(next.code == 1, "\(next.stdout)\(next.stderr)")
+        #expect(next.stdout.contains("Google Drive: 2 memo files downloaded, 5 from the cache."), "\(next.stdout)")
+    }
+
     @Test(.needs(.rclone)) func aWrongPasswordAndAMissingRcloneFailTheSideInWords() throws {
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
@@ -274,6 +304,111 @@ import Testing
         #expect(!result.stdout.contains(obscured))
         let names = try FileManager.default.subpathsOfDirectory(atPath: cache.path)
         #expect(!names.contains { $0.contains(obscured) || $0.contains("pass") })
+    }
+
+    /// An `rclone` first on `PATH`, in `folder`, that appends each call's
+    /// arguments (one a line, then an empty line) to `calls` and runs the
+    /// real rclone: the environment to run reckon with.
+    func recordingRclone(in folder: URL, calls: URL) throws -> [String: String] {
+        let bin = folder.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let script = bin.appendingPathComponent("rclone")
+        try Data(
+            """
+            #!/bin/sh
+            for argument in "$@"; do printf '%s\\n' "$argument" >> '\(calls.path)'; done
+            printf '\\n' >> '\(calls.path)'
+            exec '\(try SFTPServer.rclonePath())' "$@"
+
+            """.utf8
+        ).write(to: script)
+        chmod(script.path, 0o755)
+        return ["PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")]
+    }
+
+    /// Every rclone call recorded, each its list of arguments.
+    func recordedCalls(_ calls: URL) throws -> [[String]] {
+        try read(calls).components(separatedBy: "\n\n").filter { !$0.isEmpty }.map { $0.components(separatedBy: "\n") }
+    }
+
+    /// A password given in a connection string, or in a config file, reaches
+    /// rclone only through its environment: no argument of any call holds it
+    /// or its obscured form, and every command still reads the remote.
+    @Test(.needs(.rclone)) func noSecretIsEverOnRclonesCommandLine() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let obscured = try SFTPServer.obscure(server.password)
+        let secrets = [server.password, obscured, try #require(server.environment["RCLONE_CONFIG_RECKONTEST_PASS"])]
+        let calls = folder.appendingPathComponent("calls.txt")
+        let recording = try recordingRclone(in: folder, calls: calls)
+        // Only an empty config file: the remote is the connection string alone.
+        let empty = ["RCLONE_CONFIG": try #require(server.environment["RCLONE_CONFIG"]), "XDG_CACHE_HOME": cache.path]
+        func check(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let recorded = try recordedCalls(calls)
+            #expect(recorded.count >= 2, "\(what): rclone was not run through the recording one", sourceLocation: sourceLocation)
+            for call in recorded {
+                for argument in call {
+                    #expect(
+                        !secrets.contains { argument.contains($0) } && !argument.contains("pass="), "\(what): \(Rclone.masked(argument))",
+                        sourceLocation: sourceLocation)
+                }
+            }
+            try FileManager.default.removeItem(at: calls)
+        }
+
+        let remote = ":sftp,host=127.0.0.1,port=\(server.port),user=\(server.user),pass=\(obscured):"
+        let environment = empty.merging(recording) { $1 }
+        let counts = try runArray(["counts", remote], environment: environment)
+        #expect(counts.code == 0, "\(counts.stdout)\(counts.stderr)")
+        try check("counts")
+        let quick = try runArray(["reconcile", "--quick", "--local", store, "--remote", remote], environment: environment)
+        #expect(quick.code == 1, "\(quick.stdout)\(quick.stderr)")
+        try check("reconcile --quick")
+        let deep = try runArray(["reconcile", "--local", store, "--remote", remote], environment: environment)
+        #expect(deep.code == 1, "\(deep.stdout)\(deep.stderr)")
+        #expect(deep.stdout.contains("7 memo files downloaded, 0 from the cache."), "\(deep.stdout)")
+        try check("reconcile")
+        let export = try runArray(["export", remote, "--out", folder.appendingPathComponent("export").path, "--refresh"], environment: environment)
+        #expect(export.code == 0, "\(export.stdout)\(export.stderr)")
+        #expect(
+            try json(read(folder.appendingPathComponent("export/memos.json")))["memos"].map { ($0 as? [Any])?.count } == 5,
+            "the sample holds 5 memos not archived")
+        try check("export")
+
+        // A remote named in a config file, read by a pipeline.
+        let config = folder.appendingPathComponent("rclone.conf")
+        try Data("[secretdrive]\ntype = sftp\nhost = 127.0.0.1\nport = \(server.port)\nuser = \(server.user)\npass = \(obscured)\n".utf8)
+            .write(to: config)
+        let pipeline = folder.appendingPathComponent("pipeline.json")
+        try Data(
+            """
+            {"name": "t", "local": {"name": "device", "kind": "store", "path": "\(store)"},
+             "remotes": [{"name": "drive", "kind": "rclone", "remote": "secretdrive:", "config": "\(config.path)"}],
+             "reports": {"dir": "reports"}}
+            """.utf8
+        ).write(to: pipeline)
+        let run = try runArray(["run", pipeline.path], environment: empty.merging(recording) { $1 })
+        #expect(run.code == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("7 memo files downloaded, 0 from the cache."), "\(run.stdout)")
+        try check("run")
+    }
+
+    /// Writes to a remote (apply's `copyto`, `moveto`, `deletefile`) keep the password off the command line too.
+    @Test(.needs(.rclone)) func applyOverRcloneNeverPutsThePasswordOnTheCommandLine() throws {
+        let (pipeline, started) = try driftedSince(servingDrive: true)
+        let server = try #require(started)
+        defer { server.stop() }
+        let calls = folder.appendingPathComponent("calls.txt")
+        let environment = server.environment.merging(try recordingRclone(in: folder, calls: calls)) { $1 }
+        #expect(try pipeline.reckon(["plan", "p.json"], environment: environment).code == 1)
+        let applied = try pipeline.apply(["--yes"], environment: environment)
+        #expect(applied.code == 1, "\(applied.stdout)\(applied.stderr)")
+        let recorded = try recordedCalls(calls)
+        #expect(recorded.contains { $0.contains("moveto") }, "apply wrote through rclone")
+        let secrets = [server.password, try #require(server.environment["RCLONE_CONFIG_RECKONTEST_PASS"])]
+        for argument in recorded.joined() {
+            #expect(!secrets.contains { argument.contains($0) }, "\(argument)")
+        }
     }
 
     @Test(.needs(.rclone)) func aCacheOrOutputInsideALocalRemoteIsRefused() throws {
@@ -323,6 +458,32 @@ import Testing
                 <= 300
         }
         #expect(cached.sorted() == small.sorted())
+    }
+
+    /// An `index.json` whose listed size is over the limit is refused
+    /// before any of it is downloaded: rclone is never asked for it.
+    @Test(.needs(.rclone)) func anIndexListedOverTheLimitIsNeverDownloaded() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let size = try #require(
+            try FileManager.default.attributesOfItem(atPath: served.appendingPathComponent("60dMemo/index.json").path)[.size] as? Int)
+        let calls = folder.appendingPathComponent("calls.txt")
+        let pipeline = folder.appendingPathComponent("pipeline.json")
+        try Data(
+            """
+            {"name": "t", "local": {"name": "device", "kind": "store", "path": "\(store)"},
+             "remotes": [{"name": "drive", "kind": "rclone", "remote": "reckontest:"}], "reports": {"dir": "reports"},
+             "limits": {"indexBytes": \(size - 1)}}
+            """.utf8
+        ).write(to: pipeline)
+        let run = try reckon(["run", pipeline.path], server, environment: try recordingRclone(in: folder, calls: calls))
+        #expect(run.code == 2, "\(run.stdout)\(run.stderr)")
+        #expect(
+            (run.stdout + run.stderr).contains("60dMemo/index.json: is \(size) bytes, over the limit of \(size - 1) bytes, so it is not downloaded"),
+            "\(run.stdout)\(run.stderr)")
+        let recorded = try recordedCalls(calls)
+        #expect(recorded.contains { $0.contains("lsjson") }, "the remote was listed")
+        #expect(!recorded.contains { $0.contains("cat") || $0.contains("copy") }, "\(recorded)")
     }
 
     @Test func aRemoteWithAControlCharacterIsRefused() throws {

@@ -298,7 +298,11 @@ import Testing
         let folder = temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let script = folder.appendingPathComponent("rclone")
+        // Files that changed while rclone read them say nothing of the connection: they are not counted.
         var lines = ""
+        for index in 1...5 {
+            lines += #"echo '{"level":"error","msg":"corrupted on transfer: sizes differ 10 vs 12","object":"c\#(index).json"}' >&2"# + "\n"
+        }
         for index in 1...3 {
             lines += #"echo '{"level":"error","msg":"Failed to copy: connection refused","object":"m\#(index).json"}' >&2"# + "\nsleep 0.1\n"
         }
@@ -402,6 +406,60 @@ import Testing
             Rclone.masked(#":drive,token={"access_token":"ya29","n":{"a":1}},scope=drive.readonly:x"#) == ":drive,token=***,scope=drive.readonly:x")
         #expect(Rclone.masked("gdrive:60dMemo") == "gdrive:60dMemo")
         #expect(Rclone.masked("bypass=1,monkey=2") == "bypass=1,monkey=2")
+    }
+
+    @Test func aConnectionStringsSecretsMoveIntoTheEnvironment() throws {
+        let onTheFly = Rclone.secretsMoved(["lsjson", "--", ":sftp,host=h,user=u,pass=OBSC,port=22:memos", "/tmp/x"])
+        let name = try #require(onTheFly.arguments[2].split(separator: ",").first.map(String.init))
+        #expect(name.hasPrefix("reckon") && name.count == 22)
+        #expect(onTheFly.arguments == ["lsjson", "--", "\(name),host=h,user=u,port=22:memos", "/tmp/x"])
+        let variable = "RCLONE_CONFIG_" + name.uppercased()
+        #expect(onTheFly.environment == [variable + "_TYPE": "sftp", variable + "_PASS": "OBSC"])
+        // The same remote, its secret aside, is named alike; another is not.
+        #expect(Rclone.secretsMoved([":sftp,host=h,user=u,pass=OTHER,port=22:"]).arguments == ["\(name),host=h,user=u,port=22:"])
+        #expect(Rclone.secretsMoved([":sftp,host=k,pass=OBSC:"]).arguments[0].hasPrefix(name + ",") == false)
+
+        // A named remote's own variables; a quoted value as rclone reads it; a bare key is `true`.
+        let named = Rclone.secretsMoved([#"my-drive,client_secret="a,""b:c",scope=drive,key_file_pass='x''y',fast:60dMemo/memos"#])
+        #expect(named.arguments == ["my-drive,scope=drive,fast:60dMemo/memos"])
+        #expect(named.environment == ["RCLONE_CONFIG_MY_DRIVE_CLIENT_SECRET": #"a,"b:c"#, "RCLONE_CONFIG_MY_DRIVE_KEY_FILE_PASS": "x'y"])
+
+        // What holds no secret parameter is left as it is: a plain remote, a local path, a flag, a path named like a parameter.
+        for unchanged in [
+            ["gdrive:60dMemo"], ["/tmp/pass=x"], ["--sftp-pass=x"], [":sftp,host=h,key_file=/k:p"], ["gdrive:a,pass=b"], [":local:/x,pass=y"],
+            [":sftp,pass=\"unclosed:p"]
+        ] {
+            #expect(Rclone.secretsMoved(unchanged).arguments == unchanged)
+            #expect(Rclone.secretsMoved(unchanged).environment.isEmpty)
+        }
+        // One rclone could not read is refused rather than passed with its secret.
+        let refused = #expect(throws: Rclone.Failure.self) { try Rclone().lsjson(":sftp,pass=\"unclosed:p", filesOnly: true, hash: false) }
+        #expect(refused?.kind == .refused)
+        #expect(refused?.message.contains("reckon puts no secret on rclone's command line") == true)
+        #expect(refused?.message.contains("unclosed") == false)
+    }
+
+    /// rclone 1.60's own lines (sftp and local sources): each file's last
+    /// error is kept, and a source that changed while it was read is told apart.
+    @Test func eachFilesErrorIsKeptAndASourceThatChangedIsToldApart() {
+        let stderr = Data(
+            """
+            {"level":"error","msg":"Failed to copy: corrupted on transfer: sizes differ 288 vs 289","object":"a.json","objectType":"*sftp.Object","source":"operations/copy.go:217","time":"2026-12-01T11:54:12Z"}
+            {"level":"error","msg":"Failed to copy: can't copy - source file is being updated (size changed from 10 to 12)","object":"b.json","objectType":"*local.Object"}
+            {"level":"error","msg":"Failed to copy: permission denied","object":"c.json"}
+            {"level":"error","msg":"Failed to copy: permission denied again","object":"c.json"}
+            {"level":"info","msg":"Copied (new)","object":"d.json"}
+            {"level":"error","msg":"Attempt 1/1 failed with 3 errors and: permission denied"}
+            """.utf8)
+        let split = Rclone.split(stderr, secrets: [])
+        #expect(
+            split.objectErrors == [
+                "a.json": "Failed to copy: corrupted on transfer: sizes differ 288 vs 289",
+                "b.json": "Failed to copy: can't copy - source file is being updated (size changed from 10 to 12)",
+                "c.json": "Failed to copy: permission denied again"
+            ])
+        #expect(split.info.map(\.text) == ["d.json: Copied (new)"])
+        #expect(split.objectErrors.filter { Rclone.saysTheSourceChanged($0.value) }.keys.sorted() == ["a.json", "b.json"])
     }
 
     @Test func onlyReadOnlyFlagsArePassed() throws {

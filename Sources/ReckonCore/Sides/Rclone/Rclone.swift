@@ -34,6 +34,18 @@ package struct Rclone: Sendable {
         package var sentence: String
         /// rclone's last non-empty stderr line (masked), or "".
         package var lastLine: String
+        /// The last error rclone logged for each file it named (masked), e.g.
+        /// `a.json`: "Failed to copy: corrupted on transfer: sizes differ 10 vs 12".
+        package var objectErrors: [String: String] = [:]
+
+        /// Whether reckon stopped rclone, or a signal ended it, rather than rclone ending by itself.
+        package var wasStopped: Bool {
+            switch kind {
+            case .timedOut, .tooManyErrors: true
+            case .exit(let code): code >= 128
+            default: false
+            }
+        }
 
         /// rclone's exit code, when it ran to an exit.
         package var exitCode: Int32? {
@@ -297,8 +309,7 @@ package struct Rclone: Sendable {
             return String(rest.prefix { $0 != "," && $0 != ":" })
         }
         let name = String(remote.prefix { $0 != "," && $0 != ":" })
-        let variable = "RCLONE_CONFIG_" + name.uppercased().replacingOccurrences(of: "-", with: "_") + "_TYPE"
-        if let type = mergedEnvironment[variable], !type.isEmpty { return type }
+        if let type = mergedEnvironment[Self.configVariable(name, "type")], !type.isEmpty { return type }
         let output = try run(["config", "dump"])
         guard case .object(let remotes)? = try? JSONParser.parse(output.stdout).value,
             case .object(let fields)? = remotes[name], case .string(let type)? = fields["type"]
@@ -324,6 +335,116 @@ package struct Rclone: Sendable {
     package static func joined(_ remote: String, _ relative: String) -> String {
         guard !relative.isEmpty else { return remote }
         return remote.hasSuffix(":") || remote.hasSuffix("/") ? remote + relative : remote + "/" + relative
+    }
+
+    /// A connection string as rclone reads one (its `fspath.Parse`):
+    /// `name,key=value,…:path` or `:backend,key=value,…:path`, a value in
+    /// `"` or `'` when it holds `,` or `:` (a doubled quote inside is one).
+    struct ConnectionString: Equatable {
+        /// `gdrive`, or `:sftp` for a backend made on the fly.
+        var name: String
+        /// Each parameter's key, its text as written, and its value (quotes undone; `true` for a bare key).
+        var parameters: [Parameter]
+        var path: Substring
+
+        struct Parameter: Equatable {
+            var key: String
+            var written: Substring
+            var value: String
+        }
+
+        /// nil for a text that is not a remote with parameters (a plain
+        /// `gdrive:path`, a local path, a flag) or that rclone would refuse.
+        init?(_ text: String) {
+            let nameStart = text.hasPrefix(":") ? text.index(after: text.startIndex) : text.startIndex
+            guard let comma = text[nameStart...].firstIndex(where: { $0 == "," || $0 == ":" }), text[comma] == ",", comma > nameStart,
+                text[nameStart..<comma].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == " ") }),
+                text[nameStart] != "-"
+            else { return nil }
+            name = String(text[..<comma])
+            parameters = []
+            var rest = text[text.index(after: comma)...]
+            while true {
+                guard let stop = rest.firstIndex(where: { $0 == "=" || $0 == "," || $0 == ":" }) else { return nil }
+                let key = rest[..<stop]
+                guard !key.isEmpty, key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else { return nil }
+                var end = stop
+                var value = "true"
+                if rest[stop] == "=" {
+                    let start = rest.index(after: stop)
+                    if let quote = rest[start...].first, quote == "\"" || quote == "'" {
+                        value = ""
+                        var index = rest.index(after: start)
+                        while true {
+                            guard index < rest.endIndex else { return nil }
+                            let next = rest.index(after: index)
+                            if rest[index] == quote {
+                                guard next < rest.endIndex, rest[next] == quote else {
+                                    end = next
+                                    break
+                                }
+                                value.append(quote)
+                                index = rest.index(after: next)
+                                continue
+                            }
+                            value.append(rest[index])
+                            index = next
+                        }
+                        guard end < rest.endIndex, rest[end] == "," || rest[end] == ":" else { return nil }
+                    } else {
+                        guard let found = rest[start...].firstIndex(where: { $0 == "," || $0 == ":" }) else { return nil }
+                        end = found
+                        value = String(rest[start..<end])
+                    }
+                }
+                parameters.append(Parameter(key: String(key), written: rest[..<end], value: value))
+                let after = rest.index(after: end)
+                if rest[end] == ":" {
+                    path = rest[after...]
+                    return
+                }
+                rest = rest[after...]
+            }
+        }
+    }
+
+    /// Whether a parameter's key names a secret, as `masked` finds them.
+    static func isSecret(key: String) -> Bool {
+        ("," + key + "=").firstMatch(of: secretName) != nil
+    }
+
+    /// The arguments with every secret parameter of a connection string
+    /// taken out, and the variables that give them to rclone instead: a
+    /// process's arguments are readable by any local user (`ps`), its
+    /// environment only by its owner. `gdrive,token=T:path` becomes
+    /// `gdrive:path` with `RCLONE_CONFIG_GDRIVE_TOKEN=T`; a backend made on
+    /// the fly, which has no such variables, becomes a remote named for the
+    /// hash of its other parameters: `:sftp,host=h,pass=P:path` is
+    /// `reckon1a2b…,host=h:path` with `RCLONE_CONFIG_RECKON1A2B…_TYPE=sftp`
+    /// and `…_PASS=P`.
+    package static func secretsMoved(_ arguments: [String]) -> (arguments: [String], environment: [String: String]) {
+        var environment: [String: String] = [:]
+        let moved = arguments.map { argument -> String in
+            guard !argument.hasPrefix("-"), let parsed = ConnectionString(argument), parsed.parameters.contains(where: { isSecret(key: $0.key) })
+            else { return argument }
+            let kept = ([parsed.name] + parsed.parameters.filter { !isSecret(key: $0.key) }.map { String($0.written) }).joined(separator: ",")
+            var name = parsed.name
+            if name.hasPrefix(":") {
+                // Named for what stays on the command line, never for a secret.
+                name = "reckon" + SHA256.hex(of: Data(kept.utf8)).prefix(16)
+                environment[configVariable(name, "type")] = String(parsed.name.dropFirst())
+            }
+            for parameter in parsed.parameters where isSecret(key: parameter.key) {
+                environment[configVariable(name, parameter.key)] = parameter.value
+            }
+            return name + kept.dropFirst(parsed.name.count) + ":" + parsed.path
+        }
+        return (moved, environment)
+    }
+
+    /// rclone's variable for one key of a named remote (its `ConfigToEnv`).
+    static func configVariable(_ remote: String, _ key: String) -> String {
+        "RCLONE_CONFIG_" + (remote + "_" + key).uppercased().replacingOccurrences(of: "-", with: "_")
     }
 
     /// Text with the value of every secret parameter masked: `pass=`,
@@ -504,11 +625,20 @@ package struct Rclone: Sendable {
     }
 
     private func launch(_ arguments: [String], stdoutFile: URL?) throws(Failure) -> Output {
+        // No secret on the command line: every local user can read it.
+        let secretsMoved = Self.secretsMoved(arguments)
+        // Flags are on the read-only list, which takes no secret; a local path starts with `/`.
+        if let left = secretsMoved.arguments.first(where: { !$0.hasPrefix("-") && !$0.hasPrefix("/") && Self.masked($0) != $0 }) {
+            throw Failure(
+                .refused,
+                "reckon puts no secret on rclone's command line, and cannot pass the one in \(Self.masked(left)) otherwise: give it as name,key=value:path or in an rclone config file"
+            )
+        }
         let path = try resolvedExecutable()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = globalFlags + arguments
-        process.environment = mergedEnvironment
+        process.arguments = globalFlags + secretsMoved.arguments
+        process.environment = mergedEnvironment.merging(secretsMoved.environment) { _, secret in secret }
         process.standardInput = FileHandle.nullDevice
         let errPipe = Pipe()
         let outPipe = Pipe()
@@ -545,7 +675,8 @@ package struct Rclone: Sendable {
         var tooManyErrors = false
         var errors = 0
         let errorMarks = [Data(#""level":"error""#.utf8), Data(#""level":"critical""#.utf8)]
-        var scanned = [0, 0]
+        let newline = Data([UInt8(ascii: "\n")])
+        var scanned = 0
         // One loop reads both pipes and watches the clock: it ends when rclone
         // has exited and closed its pipes, or a bounded time after SIGKILL
         // (a child that left the group may hold a pipe open forever).
@@ -577,15 +708,17 @@ package struct Rclone: Sendable {
                     if entry.fd == errPipe.fileHandleForReading.fileDescriptor {
                         stderr.append(contentsOf: buffer[0..<count])
                         if errorLimit != nil {
-                            // Counts error lines as they come; a mark cut between two reads is found on the next.
-                            for (index, mark) in errorMarks.enumerated() {
-                                var from = scanned[index]
-                                // Over the raw bytes: Foundation's range(of:in:) copies the whole buffer on each call.
-                                while let found = Self.firstIndex(of: mark, in: stderr, from: from) {
+                            // Counts whole error lines as they come (over the raw bytes: Foundation's
+                            // range(of:in:) copies the whole buffer on each call). A file that changed
+                            // while rclone read it says nothing of the connection: it is not counted.
+                            while let end = Self.firstIndex(of: newline, in: stderr, from: scanned) {
+                                let line = stderr.subdata(in: scanned..<end)
+                                if errorMarks.contains(where: { Self.firstIndex(of: $0, in: line, from: 0) != nil }),
+                                    !Self.saysTheSourceChanged(String(decoding: line, as: UTF8.self))
+                                {
                                     errors += 1
-                                    from = found + mark.count
                                 }
-                                scanned[index] = max(from, stderr.count - mark.count + 1)
+                                scanned = end + 1
                             }
                         }
                     } else {
@@ -601,18 +734,28 @@ package struct Rclone: Sendable {
         }
 
         let secrets = arguments.flatMap(Self.secretValues(in:))
-        let (log, info) = Self.split(stderr, secrets: secrets)
-        let last = log.last ?? ""
+        let (shownLog, info, objectErrors) = Self.split(stderr, secrets: secrets)
+        var log = shownLog
+        // rclone names a remote as it was run: shown as the user gave it, masked.
+        for (given, run) in zip(arguments, secretsMoved.arguments) where given != run {
+            let pathLength = ConnectionString(given)?.path.count ?? 0
+            let shown = Self.masked(String(given.dropLast(pathLength)))
+            log = log.map { $0.replacingOccurrences(of: String(run.dropLast(pathLength)), with: shown) }
+        }
+        func failure(_ kind: Failure.Kind, _ sentence: String) -> Failure {
+            var failure = Failure(kind, sentence, lastLine: log.last ?? "")
+            failure.objectErrors = objectErrors
+            return failure
+        }
         if tooManyErrors {
-            throw Failure(
-                .tooManyErrors, "rclone was stopped after \(errors) errors in one call (the remote may have stopped answering)", lastLine: last)
+            throw failure(.tooManyErrors, "rclone was stopped after \(errors) errors in one call (the remote may have stopped answering)")
         }
         if timedOut {
-            throw Failure(.timedOut, "rclone took longer than the \(Self.seconds(callLimit)) reckon gives one call, and was stopped", lastLine: last)
+            throw failure(.timedOut, "rclone took longer than the \(Self.seconds(callLimit)) reckon gives one call, and was stopped")
         }
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         guard status == 0 else {
-            throw Failure(.exit(status), Self.sentence(exit: status, signalled: process.terminationReason == .uncaughtSignal), lastLine: last)
+            throw failure(.exit(status), Self.sentence(exit: status, signalled: process.terminationReason == .uncaughtSignal))
         }
         return Output(stdout: stdout, log: log, info: info)
     }
@@ -630,10 +773,18 @@ package struct Rclone: Sendable {
         if getpgid(pid) == pid { kill(-pid, signal) } else { kill(pid, signal) }
     }
 
-    /// stderr split into lines a problem may show (masked) and info lines.
-    static func split(_ stderr: Data, secrets: [String]) -> (log: [String], info: [LogLine]) {
+    /// Whether rclone's error for a file says the file changed while rclone
+    /// read it (rclone 1.60's size check after a copy, and its local backend's check).
+    package static func saysTheSourceChanged(_ error: String) -> Bool {
+        ["corrupted on transfer", "source file is being updated"].contains { error.contains($0) }
+    }
+
+    /// stderr split into lines a problem may show (masked), info lines, and
+    /// the last error rclone logged for each object (file) it named (masked).
+    package static func split(_ stderr: Data, secrets: [String]) -> (log: [String], info: [LogLine], objectErrors: [String: String]) {
         var log: [String] = []
         var info: [LogLine] = []
+        var objectErrors: [String: String] = [:]
         for raw in stderr.split(separator: UInt8(ascii: "\n")) {
             let text = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             guard !text.isEmpty else { continue }
@@ -647,13 +798,14 @@ package struct Rclone: Sendable {
                     info.append(line)
                 } else {
                     log.append(mask(line.text, secrets))
+                    if ["error", "critical"].contains(level), let object = line.object { objectErrors[object] = mask(line.message, secrets) }
                 }
             } else {
                 // A plain line (a fatal error): drop Go's "2026/12/01 11:54:12 " prefix.
                 log.append(mask(text.replacing(#/^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(\.\d+)? /#, with: ""), secrets))
             }
         }
-        return (log, info)
+        return (log, info, objectErrors)
     }
 
     private static func mask(_ text: String, _ secrets: [String]) -> String {

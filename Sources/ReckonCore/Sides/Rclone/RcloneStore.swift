@@ -109,6 +109,8 @@ package struct RcloneStore: MemoStore {
         var problems: [Problem] = []
         /// Names listed but not downloaded, with rclone's reason.
         var unfetched: [String: String] = [:]
+        /// Names whose file changed on the remote after the listing, with how it showed.
+        var changed: [String: String] = [:]
         /// Names whose listed size is over the limit, so they are not downloaded.
         var oversized: [String: String] = [:]
         var cacheUse: CacheUse?
@@ -118,6 +120,10 @@ package struct RcloneStore: MemoStore {
             guard problem.path.hasPrefix("memos/") else { return problem }
             let name = String(problem.path.dropFirst(6))
             if let reason = oversized[name] { return Problem(.unreadableFile, path: problem.path, id: problem.id, reason) }
+            if let how = changed[name] {
+                return Problem(
+                    .unreachable, path: problem.path, id: problem.id, "changed on the remote \(how), so it was not kept; run reckon again to read it")
+            }
             guard let reason = unfetched[name] else { return problem }
             return Problem(.unreachable, path: problem.path, id: problem.id, "could not be downloaded from the remote (\(reason))")
         }
@@ -126,7 +132,7 @@ package struct RcloneStore: MemoStore {
             var side = side
             side.problems = side.problems.map(marked)
             side.cacheUse = cacheUse
-            if !unfetched.isEmpty && side.status == .ok { side.status = .degraded }
+            if !(unfetched.isEmpty && changed.isEmpty) && side.status == .ok { side.status = .degraded }
             return side
         }
     }
@@ -259,6 +265,12 @@ package struct RcloneStore: MemoStore {
             guard !listed.isEmpty else {
                 try? FileManager.default.removeItem(at: indexCopy)
                 return nil
+            }
+            // The listed size is asked first: an index over the limit is never downloaded.
+            if listed[0].size > limits.indexSizeLimit {
+                return Problem(
+                    .unreadableFile, path: "index.json",
+                    "is \(listed[0].size) bytes, over the limit of \(limits.indexSizeLimit) bytes, so it is not downloaded")
             }
             do {
                 let data = try rclone.cat(Rclone.joined(root, "index.json"), limit: limits.indexSizeLimit)
@@ -455,7 +467,6 @@ package struct RcloneStore: MemoStore {
 
             TestStop.wait(at: "rclone-listed")
             var fetched = 0
-            var failure: String?
             if !wanted.isEmpty {
                 // A file fetched early is kept when it is the listed one; every other is fetched now.
                 let remaining = wanted.filter { entry in
@@ -465,26 +476,43 @@ package struct RcloneStore: MemoStore {
                     unlink(staged)
                     return true
                 }
+                // A copy that fails still leaves what it fetched: each file is judged on its own.
+                var failure: Rclone.Failure?
                 do {
                     try AtomicFile.makeFolder(staging)
                     if !remaining.isEmpty {
                         _ = try rclone.copy(from: memos, files: remaining.map(\.name), into: staging, checksum: false)
                     }
                 } catch let error as Rclone.Failure {
-                    failure = error.message
+                    failure = error
                 } catch {
-                    failure = errorWords(error)
+                    failure = Rclone.Failure(.local, "the staging folder cannot be made", lastLine: errorWords(error))
                 }
                 // Each file is checked against the listing before it replaces a cached one.
                 for entry in wanted {
                     let staged = staging.appendingPathComponent(entry.name)
+                    let rcloneError = failure?.objectErrors[entry.name]
                     guard let bytes = try? Data(contentsOf: staged) else {
-                        listed.unfetched[entry.name] = failure ?? "rclone did not download it; it may have been deleted since the listing"
+                        if let rcloneError, Rclone.saysTheSourceChanged(rcloneError) {
+                            listed.changed[entry.name] = "while it was being read (rclone: \(rcloneError))"
+                        } else {
+                            listed.unfetched[entry.name] =
+                                rcloneError.map { "rclone: \($0)" }
+                                ?? failure.map { "it was not downloaded: \($0.message)" }
+                                ?? "rclone did not download it; it may have been deleted since the listing"
+                        }
                         continue
                     }
                     guard Int64(bytes.count) == entry.size, entry.md5.map({ $0 == SHA256.md5Hex(of: bytes) }) ?? true else {
-                        listed.unfetched[entry.name] =
-                            "the downloaded bytes do not match the listing's size or MD5; it may have changed since the listing"
+                        if let failure, failure.wasStopped, rcloneError == nil {
+                            // A call that was stopped may leave a file half written.
+                            listed.unfetched[entry.name] = "it was not downloaded whole: \(failure.message)"
+                        } else {
+                            listed.changed[entry.name] =
+                                Int64(bytes.count) == entry.size
+                                ? "after it was listed (its MD5 is not the listed one)"
+                                : "after it was listed (listed as \(entry.size) bytes, \(bytes.count) bytes downloaded)"
+                        }
                         continue
                     }
                     guard rename(staged.path, memosFolder.appendingPathComponent(entry.name).path) == 0 else {
@@ -497,7 +525,7 @@ package struct RcloneStore: MemoStore {
                     fetched += 1
                 }
                 // An older copy of a file that could not be downloaded is not the remote's file: it is never read.
-                for name in listed.unfetched.keys {
+                for name in Array(listed.unfetched.keys) + listed.changed.keys {
                     try? FileManager.default.removeItem(at: memosFolder.appendingPathComponent(name))
                     cached[name] = nil
                 }
