@@ -235,10 +235,12 @@ struct FaultSweep {
         ["SOURCE_DATE_EPOCH": String(epoch), "RECKON_TEST_WORKERS": "1", "TMPDIR": work.appendingPathComponent("tmp").path]
     }
 
-    func reckonRun(_ arguments: [String], fault: (Int, Int32)?, log: URL) throws -> RunResult {
+    func reckonRun(_ arguments: [String], fault: (Int, Int32)?, log: URL?) throws -> RunResult {
         var environment = environment(epoch: sweep.epoch)
-        environment["LD_PRELOAD"] = Self.preload.path
-        environment["RECKON_FAULT_LOG"] = log.path
+        if let log {
+            environment["LD_PRELOAD"] = Self.preload.path
+            environment["RECKON_FAULT_LOG"] = log.path
+        }
         if let (point, number) = fault {
             environment["RECKON_FAULT_AT"] = String(point)
             environment["RECKON_FAULT_ERRNO"] = String(number)
@@ -261,36 +263,44 @@ struct FaultSweep {
         ["unlink", "unlinkat", "rmdir", "remove"].contains(call.function) || (call.function == "ftruncate" && call.path.hasSuffix(".lock"))
     }
 
-    /// The promises held to after run `result` failed `call` with `errno`.
+    /// The promises held to after run `result` failed `call` with `errno`
+    /// (a full disk: no call, and ENOSPC); `beforeRecovery` readies the
+    /// disk for the run after it.
     func check(
-        _ result: RunResult, call: Call, errno number: Int32, before: [String: String], clean: [String: String], cleanCode: Int32, log: URL
+        _ result: RunResult, call: Call?, errno number: Int32, before: [String: String], clean: [String: String], cleanCode: Int32, log: URL?,
+        beforeRecovery: () throws -> Void = {}
     ) throws -> [String] {
         var failures: [String] = []
-        let removal = Self.removes(call)
+        let removal = call.map(Self.removes) ?? false
         let after = try Self.comparable(fingerprint(work))
         // SQLite opens a file of the store's private copy that it cannot
         // open for writing again to read it only, and goes on: such a run,
         // exiting as the clean run did and leaving every file as the clean
         // run leaves it, hid nothing. No other failed call may pass unsaid.
+        // A full disk a run happens to fit on harms nothing either.
         let unharmed =
-            call.function.hasPrefix("open") && call.path.contains("/reckon-store-") && result.code == cleanCode
+            (call.map { $0.function.hasPrefix("open") && $0.path.contains("/reckon-store-") } ?? true) && result.code == cleanCode
             && after.filter { !Self.isReport($0.key) } == clean.filter { !Self.isReport($0.key) }
         if result.code != 2 && !(removal && result.code == cleanCode) && !unharmed {
             failures.append("exit \(result.code), not 2: \(result.stderr.prefix(300))")
         }
         if result.code == 2 {
             let words = String(cString: strerror(number))
-            let name = URL(fileURLWithPath: call.path).lastPathComponent
-            let folder = URL(fileURLWithPath: call.path).deletingLastPathComponent().lastPathComponent
             let said = result.stderr + result.stdout
-            // SQLite, refused a file of the private copy, tries it again to
-            // read only, and reports that try's error in place of the first.
-            let saysWhy = said.contains(words) || (call.function.hasPrefix("open") && call.path.contains("/reckon-store-"))
-            if !saysWhy || !(said.contains(name) || said.contains(folder)) {
-                failures.append("did not name the file and say \"\(words)\": \(said.suffix(400))")
+            if let call {
+                let name = URL(fileURLWithPath: call.path).lastPathComponent
+                let folder = URL(fileURLWithPath: call.path).deletingLastPathComponent().lastPathComponent
+                // SQLite, refused a file of the private copy, tries it again to
+                // read only, and reports that try's error in place of the first.
+                let saysWhy = said.contains(words) || (call.function.hasPrefix("open") && call.path.contains("/reckon-store-"))
+                if !saysWhy || !(said.contains(name) || said.contains(folder)) {
+                    failures.append("did not name the file and say \"\(words)\": \(said.suffix(400))")
+                }
+            } else if !said.contains(words) {
+                failures.append("did not say \"\(words)\": \(said.suffix(400))")
             }
         }
-        if try read(log).contains("retried a failed flush") { failures.append("a failed flush was retried on the same descriptor") }
+        if let log, try read(log).contains("retried a failed flush") { failures.append("a failed flush was retried on the same descriptor") }
         for path in Set(before.keys).union(after.keys).union(clean.keys).sorted() {
             if sweep.untouched.contains(where: { path == "/" + $0 || path.hasPrefix("/" + $0 + "/") }) {
                 if after[path] != before[path] { failures.append("\(path) changed; it is a source or an earlier export") }
@@ -303,6 +313,7 @@ struct FaultSweep {
         // A run that failed only to remove a file of its own may have
         // finished: then it is compared as it stands.
         let finished = (removal || unharmed) && result.code == cleanCode
+        try beforeRecovery()
         failures += try recover(clean: clean, cleanCode: cleanCode, runAgain: !finished, leftoversAllowed: removal)
         return failures
     }

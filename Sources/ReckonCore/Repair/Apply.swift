@@ -466,6 +466,7 @@ package struct Applier {
             result.trouble = true
             result.note(.journalNotWritten(path: failure.path, error: failure.reason))
         }
+        if execution.notes.contains(where: { if case .stateNotWritten = $0 { true } else { false } }) { result.trouble = true }
         publish(result)
         // Its reports are written by the time the run counts as finished: one
         // killed before then is resumed. A failure to record the end is
@@ -766,7 +767,7 @@ struct Execution {
 
     /// Moves each target side's baseline on by what was applied, so the next
     /// run does not report reckon's own writes as another device's changes.
-    func updateBaselines() {
+    mutating func updateBaselines() {
         let stateDir = URL(fileURLWithPath: plan.stateDir)
         for role in [SideRole.local, .remote] {
             let side = plan.side(role)
@@ -801,8 +802,9 @@ struct Execution {
                 try AtomicFile.write(data, to: url)
                 journal.record(["event": .string("wrote"), "side": .string("state"), "path": .string(url.lastPathComponent)])
             } catch {
-                // The baseline only tells direction; the next deep run saves a new one.
-                continue
+                // The baseline only tells direction, and the next deep run
+                // saves a new one; but a write failed, so the run is trouble.
+                notes.append(.stateNotWritten(path: url.path, error: errorWords(error)))
             }
         }
     }

@@ -185,6 +185,9 @@ package enum RunNote: Sendable, Equatable {
     /// The journal could not be written: the run is trouble, and what it
     /// did is in the journal up to its last line.
     case journalNotWritten(path: String, error: String)
+    /// A file of the state folder (a baseline) could not be written: the
+    /// sides are as the apply left them, and the next deep run saves it again.
+    case stateNotWritten(path: String, error: String)
 }
 
 /// A file on a side (its label), or in the state folder (`side` nil).

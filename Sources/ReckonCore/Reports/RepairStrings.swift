@@ -283,6 +283,8 @@ extension RepairStrings {
                     "\(shown(place)) could not be put back (\(error))" + (backup.map { "; its backup is \($0)" } ?? "")
                 case .journalNotWritten(let path, let error):
                     "the journal \(path) could not be written (\(error)); finish with reckon apply --resume, or undo the run"
+                case .stateNotWritten(let path, let error):
+                    "\(path) could not be written (\(error)); the sides are as this run left them, and the next deep run saves it again"
                 }
             },
             describe: { Execution.describe($0) },
@@ -519,6 +521,8 @@ extension RepairStrings {
                     "\(shown(place)) を元に戻せませんでした（\(error)）。" + (backup.map { "バックアップは \($0) にあります。" } ?? "")
                 case .journalNotWritten(let path, let error):
                     "記録 \(path) を書き込めませんでした（\(error)）。reckon apply --resume で続けるか、取り消してください。"
+                case .stateNotWritten(let path, let error):
+                    "\(path) を書き込めませんでした（\(error)）。両側はこの実行のとおりで、次の詳しい確認で保存し直します。"
                 }
             },
             describe: describe,

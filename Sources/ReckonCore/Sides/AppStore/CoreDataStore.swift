@@ -350,6 +350,8 @@ final class OpenedStore: Sendable {
         guard let last = rows.numbers.values.max() else { return [] }
         let stretch = max(1024, (last + 63) / 64)
         let starts = Array(stride(from: Int64(0), through: last, by: Int(stretch)))
+        // Why a stretch could not be read: its rows are said to have failed for that.
+        let failure = Mutex<Problem?>(nil)
         let found = mapOnEveryCore(starts, chunkSize: 1) { chunk in
             chunk.flatMap { start -> [(MemoID, Result<MemoSummary, Problem>)] in
                 do {
@@ -366,16 +368,21 @@ final class OpenedStore: Sendable {
                     }
                     return read
                 } catch {
+                    failure.withLock { $0 = $0 ?? Failed(reading: snapshot, error).problem }
                     return []
                 }
             }
         }.joined()
         var byID = Dictionary(found.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+        let why = failure.withLock { $0 }
         return rows.numbers.keys.filter { rows.repeated[$0] == nil }.map { id in
             (
                 id,
                 byID.removeValue(forKey: id)
-                    ?? .failure(Problem(.corruptStore, path: rowPath(rows.numbers[id]!), id: id, "the row could not be read again"))
+                    ?? .failure(
+                        Problem(
+                            why?.kind ?? .corruptStore, path: rowPath(rows.numbers[id]!), id: id,
+                            why.map { "the row could not be read again: \($0.message)" } ?? "the row could not be read again"))
             )
         }
     }
