@@ -299,6 +299,51 @@ func expectRoundTrip(_ side: String, export: URL, restoredFolder: URL, sourceLoc
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).isEmpty)
     }
 
+    @Test(arguments: ["memos.json", "manifest.json", "markdown/"])
+    func aZipHoldingANameTwiceIsNotRestoredAndSaysSo(_ doubled: String) throws {
+        let export = try exportFolder("Samples/drift/device")
+        let entries = try ArchiveReader.entries(of: export.appendingPathComponent("memos.zip"))
+        let name = try #require(entries.first { $0.name.hasPrefix(doubled) }).name
+        let twice = temporaryFolder().appendingPathComponent("twice.zip")
+        let writer = try ZipWriter(url: twice)
+        // The second entry right after the first, so it is read before the zip's manifest.
+        for entry in entries.flatMap({ $0.name == name ? [$0, $0] : [$0] }) {
+            try writer.add(name: entry.name, modified: Timestamp(seconds: entry.modified), size: entry.data.count) { try $0(entry.data) }
+        }
+        try writer.finish()
+        let parent = temporaryFolder()
+        let result = try runArray(["restore", twice.path, "--to", parent.appendingPathComponent("restored").path])
+        #expect(result.code == 2)
+        #expect(
+            result.stderr
+                == "Error: \(twice.path): holds two entries named '\(name)'; reckon never writes a zip like that, "
+                + "and which of the two is the export cannot be told: the export is damaged\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).isEmpty, "nothing restored, no staging left")
+    }
+
+    /// A write that fails (a file over the size limit `ulimit -f` sets) is
+    /// told of the folder restored into, as the user named it, never of
+    /// reckon's staging folder beside it.
+    @Test func aFailedWriteNamesTheFolderRestoredIntoNotTheStagingFolder() throws {
+        let source = temporaryFolder()
+        try FileManager.default.createDirectory(at: source.appendingPathComponent("memos"), withIntermediateDirectories: true)
+        let id = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+        let body = String(repeating: "a long line of a memo\n", count: 20_000)
+        try Data(#"{"id":"\#(id)","title":"Long","body":\#(jsonString(body)),"modifiedAt":"2026-04-18T09:15:00Z"}"#.utf8)
+            .write(to: source.appendingPathComponent("memos/\(id).json"))
+        try Data(#"{"schemaVersion":1,"entries":[{"id":"\#(id)","modifiedTime":"2026-04-18T09:15:00Z"}]}"#.utf8)
+            .write(to: source.appendingPathComponent("index.json"))
+        let export = try exportFolder(source.path, extra: ["--format", "json"])
+        let parent = temporaryFolder()
+        // Files are limited to 100 blocks (50 or 100 KiB), and the signal a write past that sends is ignored: it fails with EFBIG.
+        let result = try runArray(
+            ["-c", #"ulimit -f 100 && trap '' XFSZ && exec "$0" restore "$1" --to restored"#, reckonBinary.path, export.path], in: parent,
+            executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(result.code == 2)
+        #expect(result.stderr == "Error: cannot write restored/memos/\(id).json: File too large\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).isEmpty, "nothing restored, no staging left")
+    }
+
     @Test func aKilledRestoreLeavesNothingAndTheNextOneCleansUp() throws {
         let export = try exportFolder("Samples/drift/device")
         let parent = temporaryFolder()

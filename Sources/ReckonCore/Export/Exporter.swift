@@ -69,6 +69,14 @@ package struct ExportManifest: Sendable, Equatable, Codable {
     package var files: [File]
     /// Memos that should have been exported but could not be read.
     package var missing: [Missing]
+    /// The most bytes one memo's entry in `memos.json` takes, which is what
+    /// reading the export back allows one memo: 64 MiB (the read limit of a
+    /// memo file), or the longest entry when one is longer (a store's rows
+    /// have no size limit). A manifest without it means 64 MiB.
+    package var memoBytes = Self.defaultMemoBytes
+
+    /// `memoBytes` of a manifest that does not give it.
+    package static let defaultMemoBytes = Int(ReadLimits().memoSizeLimit)
 }
 
 /// What an export wrote, in short: the manifest's facts without its list of
@@ -172,7 +180,12 @@ package struct Exporter {
         var archived: Bool
         /// The memo as read; nil when it was taken from the previous run unread.
         var memo: Memo?
+        /// Its entry in `memos.json`; empty when the memo is `streamed`.
         var json: Data
+        /// Whether the memo is long (`streamedBytes` or more of body): then
+        /// its entry and Markdown file are written straight from its text, in
+        /// pieces, and never held whole.
+        var streamed = false
         /// The SHA-256 of `json`, which holds everything the Markdown file is
         /// made from: an unchanged fingerprint means an unchanged file. Nil
         /// when no index is read or written.
@@ -188,8 +201,17 @@ package struct Exporter {
             modified = memo.modifiedAt
             archived = memo.archivedAt != nil
             self.memo = memo
-            json = JSONExport.entry(of: memo)
-            fingerprint = fingerprinted ? json.withUnsafeBytes { SHA256.digest(of: $0) } : nil
+            streamed = (memo.body?.utf8.count ?? 0) >= Exporter.streamedBytes
+            json = streamed ? Data() : JSONExport.entry(of: memo)
+            if !fingerprinted {
+                fingerprint = nil
+            } else if streamed {
+                let hasher = SHA256()
+                JSONExport.write(memo, depth: 2) { hasher.update($0) }
+                fingerprint = hasher.finalize()
+            } else {
+                fingerprint = json.withUnsafeBytes { SHA256.digest(of: $0) }
+            }
             let names = MarkdownExport.fileNames(memo)
             shortName = "\(Exporter.markdownName)/\(names.short)"
             longName = "\(Exporter.markdownName)/\(names.long)"
@@ -231,17 +253,29 @@ package struct Exporter {
                 return reused
             }
             guard let memo else { throw NeedsReading() }
-            let data = Data(MarkdownExport.render(memo).utf8)
+            // A long memo's file is written from its text in pieces, and the zip reads it back from the file.
+            var data = Data()
+            var size = 0
+            func write(_ path: String) throws -> (digest: SHA256.Digest, inode: UInt64)? {
+                (data, size) = (Data(), 0)
+                return try OutputFile.writeReadOnly(toNew: staging + "/" + path) { write in
+                    try MarkdownExport.write(memo) { bytes in
+                        if !streamed { data.append(contentsOf: bytes) }
+                        size += bytes.count
+                        try write(bytes)
+                    }
+                }
+            }
             var path = shortName
-            var created = mayTakeShortName ? try OutputFile.writeReadOnly(data, toNew: staging + "/" + path) : nil
+            var created = mayTakeShortName ? try write(path) : nil
             if created == nil {
                 path = longName
-                created = try OutputFile.writeReadOnly(data, toNew: staging + "/" + path)
+                created = try write(path)
                 guard created != nil else { throw OutputError(path: staging + "/" + path, reason: "something already stands there") }
             }
             return MarkdownFile(
-                written: Written(path: path, size: data.count, digest: created!.digest, modified: modified),
-                inode: created!.inode, data: data)
+                written: Written(path: path, size: size, digest: created!.digest, modified: modified),
+                inode: created!.inode, data: streamed ? nil : data)
         }
 
         /// Puts the previous run's file into `staging` when this run
@@ -283,7 +317,7 @@ package struct Exporter {
                     }
                     return MarkdownFile(
                         written: Written(path: entry.path, size: data.count, digest: entry.digest, modified: modified),
-                        inode: entry.inode, data: data)
+                        inode: entry.inode, data: forZip(data))
                 }
                 // The name taken: rendered. Another file system, or one without links: copied.
                 guard errno != EEXIST else { return nil }
@@ -291,17 +325,24 @@ package struct Exporter {
             guard let created = try OutputFile.writeReadOnly(data, toNew: target) else { return nil }
             return MarkdownFile(
                 written: Written(path: entry.path, size: data.count, digest: created.digest, modified: modified),
-                inode: created.inode, data: data)
+                inode: created.inode, data: forZip(data))
         }
+
+        /// A reused file's bytes, kept for the zip unless they are a long
+        /// memo's, which the zip reads from the file instead.
+        private func forZip(_ data: Data) -> Data? { data.count >= Exporter.streamedBytes ? nil : data }
     }
 
     /// A Markdown file written, with its inode (for the next run's index)
-    /// and its bytes for the zip.
+    /// and its bytes for the zip (nil for a long memo's: the zip reads the file).
     struct MarkdownFile: Sendable {
         var written: Written
         var inode: UInt64
-        var data: Data
+        var data: Data?
     }
+
+    /// How long a memo's body is, in bytes, from which it is `streamed`.
+    static let streamedBytes = 4 << 20
 
     /// One file written: its path in the export folder, and what the
     /// manifest and the zip say of it; in the order of the paths' bytes.
@@ -574,6 +615,8 @@ package struct Exporter {
             let zipWriter: BackgroundZipWriter?
             var counts = MemoCounts()
             var markdownBytes = 0
+            /// The most bytes one memo's entry in `memos.json` takes.
+            var largestEntry = 0
             /// How many memos were taken whole from the previous run, unread.
             var reusedMemos = 0
 
@@ -581,13 +624,21 @@ package struct Exporter {
             /// Markdown file, when it has one, and gives `index` its record.
             mutating func record(_ memo: Rendered, planned: Planned, markdown: MarkdownFile?, index: MarkdownIndex.Writer?) throws {
                 var entryRange = 0..<0
-                if let json {
+                if let json, memo.streamed {
+                    // The comma and indent before the entry, then the entry in pieces.
+                    writer.written(Data())
+                    try json.write(writer.take())
+                    let start = json.size
+                    try JSONExport.write(memo.memo!, depth: 2) { try json.write($0) }
+                    entryRange = start..<json.size
+                } else if let json {
                     writer.written(memo.json)
                     let bytes = writer.take()
                     let start = json.size + bytes.count - memo.json.count
                     entryRange = start..<start + memo.json.count
                     try json.write(bytes)
                 }
+                largestEntry = max(largestEntry, entryRange.count)
                 if memo.archived { counts.archived += 1 } else { counts.active += 1 }
                 if memo.memo == nil { reusedMemos += 1 }
                 if let markdown {
@@ -683,7 +734,14 @@ package struct Exporter {
             let kept = try writeMarkdownFiles(memos, reusable: reusable, spread: spread)
             reusable.removeAll(keepingCapacity: true)
             try outputs.zipWriter?.add(
-                kept.compactMap { _, _, file in file.map { .init(name: $0.written.path, modified: $0.written.modified, data: $0.data) } })
+                kept.compactMap { _, _, file in
+                    file.map { file in
+                        .init(
+                            name: file.written.path, modified: file.written.modified,
+                            contents: file.data.map { .data($0) }
+                                ?? .file(staging.appending(path: file.written.path, directoryHint: .notDirectory), size: file.written.size))
+                    }
+                })
             for (planned, memo, markdown) in kept {
                 try outputs.record(memo, planned: planned, markdown: markdown, index: exporter.index)
             }
@@ -787,9 +845,10 @@ package struct Exporter {
             let jsonFile = try outputs.closeJSON(source: source, time: time)
             TestStop.at("memos-written")
 
-            let manifest = ExportManifest(
+            var manifest = ExportManifest(
                 source: source, pipeline: exporter.pipeline, exportedAt: plan.exportedAt, includeArchived: includeArchived, formats: formats,
                 counts: outputs.counts, files: [], missing: missing.sorted { $0.id < $1.id })
+            manifest.memoBytes = max(manifest.memoBytes, outputs.largestEntry)
             let manifestURL = staging.appendingPathComponent(Exporter.manifestName)
             let folderManifest: (size: Int, digest: SHA256.Digest)
             let zipFile: Written?

@@ -26,21 +26,39 @@ package enum JSONExport {
     }
 
     /// The memo as `memos.json` holds it: `value(of:)`, two levels deep in
-    /// the file, for `JSONWriter.written(_:)`. A memo without unknown
-    /// keys (nearly every memo) is written field by field, in sorted order,
-    /// without building the value first; the tests hold both ways to the
-    /// same bytes.
+    /// the file, for `JSONWriter.written(_:)`.
     package static func entry(of memo: Memo) -> Data {
-        var writer = JSONWriter(depth: 2)
+        var entry = Data()
+        write(memo, depth: 2) { entry.append($0) }
+        return entry
+    }
+
+    /// How many bytes of a body are escaped at a time: a long body goes
+    /// out in pieces, never held escaped whole.
+    static let bodyPiece = 1 << 20
+
+    /// Writes `value(of:)` as it stands `depth` levels deep in a file,
+    /// handing the bytes to `out` in order: the body in pieces of
+    /// `bodyPiece` bytes. A memo without unknown keys (nearly every memo)
+    /// is written field by field, in sorted order, without building the
+    /// value first; the tests hold both ways to the same bytes.
+    package static func write(_ memo: Memo, depth: Int, to out: (Data) throws -> Void) rethrows {
+        var writer = JSONWriter(depth: depth)
         guard memo.otherFields.isEmpty else {
-            writer.value(value(of: memo))
-            return writer.take()
+            guard case .object(let fields) = value(of: memo) else { return }
+            writer.beginObject()
+            for name in fields.keys.sorted() {
+                writer.key(name)
+                if name == "body" { try writer.string(memo.body, inPiecesOf: bodyPiece, to: out) } else { writer.value(fields[name]!) }
+            }
+            writer.endObject()
+            return try out(writer.take())
         }
         writer.beginObject()
         writer.key("archivedAt")
         writer.string(memo.archivedAt?.iso8601)
         writer.key("body")
-        writer.string(memo.body)
+        try writer.string(memo.body, inPiecesOf: bodyPiece, to: out)
         writer.key("changeTag")
         writer.string(memo.changeTag)
         writer.key("createdAt")
@@ -60,7 +78,7 @@ package enum JSONExport {
         writer.key("title")
         writer.string(memo.title)
         writer.endObject()
-        return writer.take()
+        try out(writer.take())
     }
 
     /// The order memos are exported in: creation time (memos without one

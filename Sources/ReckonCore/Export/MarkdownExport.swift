@@ -8,8 +8,17 @@ package enum MarkdownExport {
     package static let version: UInt64 = 2
 
     package static func render(_ memo: Memo) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256 + (memo.body?.utf8.count ?? 0))
+        write(memo) { bytes.append(contentsOf: $0) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Writes what `render` makes, handing the bytes to `out` in order: the
+    /// front matter, then the body as it is (never copied), then a last line
+    /// break when the body lacks one.
+    static func write(_ memo: Memo, to out: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         var text = "---\n"
-        text.reserveCapacity(256 + (memo.body?.utf8.count ?? 0))
         if let title = memo.title, !title.isEmpty { text += "title: " + yamlQuoted(title) + "\n" }
         text += "id: \(memo.id)\n"
         if let created = memo.createdAt { text += "created: " + created.iso8601 + "\n" }
@@ -21,10 +30,10 @@ package enum MarkdownExport {
             for tag in tags { text += "  - " + yamlQuoted(tag) + "\n" }
         }
         text += "---\n\n"
-        let body = memo.body ?? ""
-        text += body
-        if !body.isEmpty && body.utf8.last != UInt8(ascii: "\n") { text += "\n" }
-        return text
+        try text.withUTF8 { try out(UnsafeRawBufferPointer($0)) }
+        guard var body = memo.body, !body.isEmpty else { return }
+        try body.withUTF8 { try out(UnsafeRawBufferPointer($0)) }
+        if body.utf8.last != UInt8(ascii: "\n") { try [UInt8(ascii: "\n")].withUnsafeBytes { try out($0) } }
     }
 
     /// A YAML double-quoted scalar: quotes, backslashes and control

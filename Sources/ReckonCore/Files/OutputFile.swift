@@ -39,27 +39,57 @@ package final class OutputFile {
     /// Writes `data` as a new read-only (0444) file at `path` in one go, for
     /// the many small files of an export; gives its SHA-256 and inode, or
     /// nil when something already stands at the path.
-    package static func writeReadOnly(_ data: Data, toNew path: String) throws(OutputError) -> (digest: SHA256.Digest, inode: UInt64)? {
+    package static func writeReadOnly(_ data: Data, toNew path: String) throws -> (digest: SHA256.Digest, inode: UInt64)? {
+        try writeReadOnly(toNew: path) { write in try data.withUnsafeBytes { try write($0) } }
+    }
+
+    /// Writes a new read-only (0444) file at `path` from the bytes
+    /// `produce` hands over in order, through a buffer of 64 KiB (larger
+    /// pieces go straight to the file); gives its SHA-256 and inode, or nil
+    /// when something already stands at the path.
+    package static func writeReadOnly(
+        toNew path: String, _ produce: (_ write: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws -> (digest: SHA256.Digest, inode: UInt64)? {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
         if fd < 0 && errno == EEXIST { return nil }
         guard fd >= 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
         defer { close(fd) }
-        guard data.withUnsafeBytes({ writeAll(fd, $0) }) else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
+        let hasher = SHA256()
+        var buffer: [UInt8] = []
+        func flush() throws(OutputError) {
+            guard buffer.withUnsafeBytes({ writeAll(fd, $0) }) else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
+            buffer.removeAll(keepingCapacity: true)
+        }
+        try produce { bytes in
+            hasher.update(bytes)
+            if buffer.count + bytes.count <= 1 << 16 { return buffer.append(contentsOf: bytes) }
+            try flush()
+            guard bytes.count >= 1 << 16 else { return buffer.append(contentsOf: bytes) }
+            guard writeAll(fd, bytes) else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
+        }
+        try flush()
         // Whatever the umask took away: exactly read-only for everyone.
         var info = stat()
         guard fchmod(fd, 0o444) == 0, fstat(fd, &info) == 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
-        return (data.withUnsafeBytes { SHA256.digest(of: $0) }, UInt64(info.st_ino))
+        return (hasher.finalize(), UInt64(info.st_ino))
     }
 
     package func write(_ text: String) throws(OutputError) {
         try write(Data(text.utf8))
     }
 
+    /// Writes `data` after what was written; a piece of 64 KiB or more goes
+    /// straight to the file, never copied into the buffer.
     package func write(_ data: Data) throws(OutputError) {
         data.withUnsafeBytes { hasher.update($0) }
         size += data.count
-        buffer.append(contentsOf: data)
-        if buffer.count >= 1 << 16 { try flush() }
+        guard data.count >= 1 << 16 else {
+            buffer.append(contentsOf: data)
+            if buffer.count >= 1 << 16 { try flush() }
+            return
+        }
+        try flush()
+        guard data.withUnsafeBytes({ writeAll(fd, $0) }) else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
     }
 
     private func flush() throws(OutputError) {

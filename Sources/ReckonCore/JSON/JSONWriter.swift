@@ -79,6 +79,25 @@ package struct JSONWriter {
         Self.appendQuoted(text, to: &bytes)
     }
 
+    /// A string (or null) as `string(_:)` writes it, escaped `piece` bytes
+    /// of its text at a time: after each piece what is written so far goes
+    /// to `out`, so a long text is never held escaped whole.
+    package mutating func string(_ text: String?, inPiecesOf piece: Int, to out: (Data) throws -> Void) rethrows {
+        guard var text else { return scalar("null") }
+        member()
+        bytes.append(0x22)
+        try text.withUTF8 { utf8 in
+            var start = 0
+            while start < utf8.count {
+                let end = min(start + piece, utf8.count)
+                Self.appendEscaped(UnsafeBufferPointer(rebasing: utf8[start..<end]), to: &bytes)
+                try out(take())
+                start = end
+            }
+        }
+        bytes.append(0x22)
+    }
+
     /// A value already written by a writer made with this one's layout at
     /// the depth this value stands at (work done on another core, say).
     package mutating func written(_ data: Data) {
@@ -128,24 +147,28 @@ package struct JSONWriter {
     package static func appendQuoted(_ text: String, to out: inout [UInt8]) {
         var text = text
         out.append(0x22)
-        text.withUTF8 { bytes in
-            var run = 0
-            for (position, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<position]))
-                run = position + 1
-                switch byte {
-                case 0x08: out += [0x5C, 0x62]
-                case 0x09: out += [0x5C, 0x74]
-                case 0x0A: out += [0x5C, 0x6E]
-                case 0x0C: out += [0x5C, 0x66]
-                case 0x0D: out += [0x5C, 0x72]
-                case 0x22, 0x5C: out += [0x5C, byte]
-                default: out += [0x5C, 0x75, 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
-                }
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
-        }
+        text.withUTF8 { appendEscaped($0, to: &out) }
         out.append(0x22)
+    }
+
+    /// UTF-8 bytes as they stand between a JSON string's quotes. Only ASCII
+    /// bytes are escaped, so a text may be escaped in pieces cut anywhere.
+    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        var run = 0
+        for (position, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<position]))
+            run = position + 1
+            switch byte {
+            case 0x08: out += [0x5C, 0x62]
+            case 0x09: out += [0x5C, 0x74]
+            case 0x0A: out += [0x5C, 0x6E]
+            case 0x0C: out += [0x5C, 0x66]
+            case 0x0D: out += [0x5C, 0x72]
+            case 0x22, 0x5C: out += [0x5C, byte]
+            default: out += [0x5C, 0x75, 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
+            }
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)

@@ -87,6 +87,10 @@ extension ExportManifest {
             counts: MemoCounts(active: try int(counts["active"], "counts.active"), archived: try int(counts["archived"], "counts.archived")),
             files: files, missing: missing)
         manifest.schemaVersion = version
+        if let limit = fields["memoBytes"] {
+            guard case .number(let text) = limit, let bytes = Int(text), bytes >= 1 else { throw wrong("memoBytes") }
+            manifest.memoBytes = bytes
+        }
         if case .string(let text)? = fields["reckonVersion"] { manifest.reckonVersion = text }
         if let pipeline = fields["pipeline"] { manifest.pipeline = try string(pipeline, "pipeline") }
         return manifest
@@ -104,6 +108,9 @@ extension ExportManifest {
 /// a file of any size is read in little memory, and one damaged memo
 /// spoils only itself.
 struct MemosSplitter {
+    /// The most bytes one memo, or the file outside its memos, may take:
+    /// the manifest's `memoBytes`.
+    var memoBytes = ExportManifest.defaultMemoBytes
     private var depth = 0
     private var inString = false
     private var escaped = false
@@ -149,6 +156,12 @@ struct MemosSplitter {
                 }
                 continue
             }
+            if inMemos && depth == 2 && (byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09) {
+                // Space around a memo is not part of it, and is not kept.
+                flush(upTo: index, into: &element)
+                runStart = index + 1
+                continue
+            }
             switch byte {
             case 0x22:
                 inString = true
@@ -190,22 +203,20 @@ struct MemosSplitter {
         if inMemos { flush(upTo: count, into: &element) } else { flush(upTo: count, into: &skeleton) }
         offset += count
         // Memory stays bounded whatever the file holds (gigabytes of spaces between two brackets).
-        if element.count > Self.partLimit || skeleton.count > Self.partLimit {
-            failure = "holds a memo, or bytes outside the memos, longer than \(Self.partLimit) bytes (by byte \(offset)); reckon never writes one"
+        if element.count > memoBytes || skeleton.count > memoBytes {
+            failure =
+                "holds a memo, or bytes outside the memos, longer than \(memoBytes) bytes (by byte \(offset)), "
+                + "the most manifest.json allows one (memoBytes); reckon never writes one"
         }
     }
-
-    /// The most bytes one memo, or the file outside its memos, may take: the memo size limit.
-    static let partLimit = Int(ReadLimits().memoSizeLimit)
 
     /// Hands over the element read so far; an empty one is a stray comma,
     /// but an empty array has none.
     private mutating func emit(_ each: ([UInt8]) throws -> Void, last: Bool) rethrows {
         defer { element.removeAll(keepingCapacity: true) }
-        let blank = element.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
-        if blank && last && elements == 0 { return }
+        if element.isEmpty && last && elements == 0 { return }
         elements += 1
-        try each(blank ? [] : element)
+        try each(element)
     }
 
     /// The file without its memos (`"memos": []`), once every byte is read;
@@ -247,6 +258,12 @@ package final class MemosJSONReader {
     /// The size manifest.json lists, when known: a file growing past it is
     /// damaged, and is not read further.
     package var expectedSize: Int?
+
+    /// The most bytes one memo may take: the manifest's `memoBytes`.
+    package var memoBytes: Int {
+        get { splitter.memoBytes }
+        set { splitter.memoBytes = newValue }
+    }
 
     package func feed(_ bytes: UnsafeRawBufferPointer) throws {
         hasher.update(bytes)
@@ -414,6 +431,7 @@ package struct ExportOnDisk: Sendable {
         if !isZip {
             let folder = try folderManifest()
             manifest = folder
+            reader.memoBytes = folder.memoBytes
             if let record = folder.record(.folder, Exporter.jsonName) {
                 place = .folder
                 reader.expectedSize = Int(record.size)
@@ -432,13 +450,21 @@ package struct ExportOnDisk: Sendable {
         }
         if facts == nil {
             do {
+                if let name = try ArchiveReader.nameHeldTwice(in: zipURL) {
+                    throw ExportReadError(path: zipShown, reason: ArchiveReader.heldTwiceWords(name))
+                }
+                // A zip's own manifest comes last: it is read first, on its own, for the memo size it allows.
+                if isZip, let data = try ArchiveReader.entry(named: Exporter.manifestName, of: zipURL) {
+                    manifest = try ExportManifest.read(data, shown: joinPath(zipShown, Exporter.manifestName))
+                    reader.memoBytes = manifest!.memoBytes
+                }
                 // Only memos.json and the manifest are read: damage in another entry does not stop it.
                 try ArchiveReader.stream(zipURL, skippingUnread: true) { name, _, readAll in
                     if name == Exporter.jsonName {
                         reader.expectedSize = manifest?.record(.zip, Exporter.jsonName).map { Int($0.size) }
                         try readAll { try reader.feed($0) }
                         facts = reader.finish()
-                    } else if isZip && name == Exporter.manifestName {
+                    } else if isZip && manifest == nil && name == Exporter.manifestName {
                         var data = Data()
                         try readAll { data.append(contentsOf: $0) }
                         manifest = try ExportManifest.read(data, shown: joinPath(zipShown, name))
@@ -465,6 +491,25 @@ package struct ExportOnDisk: Sendable {
         }
         if let problem = facts.problems.first { throw ExportReadError(path: jsonShown, reason: problem) }
         return (manifest, facts)
+    }
+}
+
+extension ArchiveReader {
+    /// The first entry name the zip at `url` holds twice, if any; only the
+    /// names are read. A zip that cannot be read throws.
+    package static func nameHeldTwice(in url: URL) throws -> String? {
+        var seen = Set<String>()
+        var twice: String?
+        try stream(url, skippingUnread: true) { name, _, _ in
+            if twice == nil && !seen.insert(name).inserted { twice = name }
+        }
+        return twice
+    }
+
+    /// Why a zip holding two entries named `name` is not read, after the zip's name.
+    package static func heldTwiceWords(_ name: String) -> String {
+        "holds two entries named \(quoted(name, limit: 200)); reckon never writes a zip like that, "
+            + "and which of the two is the export cannot be told: the export is damaged"
     }
 }
 

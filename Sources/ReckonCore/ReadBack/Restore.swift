@@ -17,7 +17,12 @@ package enum ExportRestore {
     /// Restores `export` as `dir`, which must be absent or an empty folder;
     /// `shownDir` names it in messages. Returns the memos restored.
     package static func restore(_ export: ExportOnDisk, to dir: URL, shownDir: String) throws -> MemoCounts {
-        let staging = try ExportFolder.makeStaging(beside: dir, kind: "restore")
+        let staging: URL
+        do {
+            staging = try ExportFolder.makeStaging(beside: dir, kind: "restore")
+        } catch {
+            throw shownInTarget(error, shownDir: shownDir)
+        }
         let intoExisting = FileKind(path: dir.path) == .directory
         var published = false
         do {
@@ -58,8 +63,17 @@ package enum ExportRestore {
                 }
             }
             try? ExportFolder.removeTree(staging.path)
-            throw error
+            throw shownInTarget(error, shownDir: shownDir)
         }
+    }
+
+    /// `error`, when it names a file in the staging folder (or the folder
+    /// itself), told of the same file in the folder restored into, as the
+    /// user named it (`shownDir`): the staging folder is reckon's own, and
+    /// gone by the time the message is read.
+    private static func shownInTarget(_ error: any Error, shownDir: String) -> any Error {
+        guard case (let path?, let reason)? = fileErrorParts(error), let inside = ExportFolder.insideStaging(path) else { return error }
+        return OutputError(path: joinPath(shownDir, inside), reason: reason)
     }
 
     /// Writes the memo folder into `staging` and checks it against the export.
@@ -77,9 +91,10 @@ package enum ExportRestore {
         func writeBatch() throws {
             let written = mapOnEveryCore(batch, chunkSize: 64) { chunk in
                 chunk.map { memo in
-                    Result { () throws(OutputError) in
+                    Result { () throws in
                         let file = try OutputFile(memosFolder.appendingPathComponent("\(memo.id.value).json"))
-                        try file.write(JSONWriter.data(JSONExport.value(of: memo)) + [0x0A])
+                        try JSONExport.write(memo, depth: 0) { try file.write($0) }
+                        try file.write(Data([0x0A]))
                         _ = try file.finish()
                     }
                 }
@@ -116,7 +131,10 @@ package enum ExportRestore {
         }
         // Read back as any memo folder is read, and compared memo by memo.
         let spec = SideSpec(role: .remote, name: "restored", label: "the restored folder", path: shownDir, kind: .folder(staging))
-        let side = spec.store(limits: ReadLimits()).load(deep: true)
+        // A memo file restored is never longer than its entry in memos.json, which the manifest's memoBytes allows.
+        var limits = ReadLimits()
+        limits.memoSizeLimit = max(limits.memoSizeLimit, Int64(manifest.memoBytes))
+        let side = spec.store(limits: limits).load(deep: true)
         if let problem = side.problems.first(where: { $0.severity == .error }) ?? (side.status == .ok ? nil : side.problems.first) {
             throw ExportReadError(
                 path: shownDir, reason: "the restored folder does not read back whole (\(problem.path): \(problem.message)); nothing was restored")

@@ -93,7 +93,7 @@ package struct ExportVerifier {
         var result = ExportVerification(isZip: export.isZip)
         var memos = Memos()
         if export.isZip {
-            verifyZip(at: export.url, expected: nil, memos: &memos, into: &result)
+            verifyZip(at: export.url, folderManifest: nil, memos: &memos, into: &result)
         } else {
             verifyFolder(memos: &memos, into: &result)
         }
@@ -136,7 +136,7 @@ package struct ExportVerifier {
                 continue
             }
             if record.path == Exporter.jsonName {
-                let reader = memosJSONReader()
+                let reader = memosJSONReader(memoBytes: manifest.memoBytes)
                 do {
                     let facts = try reader.read(url)
                     memos.json = facts
@@ -178,8 +178,7 @@ package struct ExportVerifier {
         }
         result.files += checks.values.sorted { utf8Precedes($0.path, $1.path) }
         if let zip = checks[Exporter.zipName], zip.status == .ok || zip.status == .changed {
-            let expected = manifest.files.filter { $0.place == .zip }
-            verifyZip(at: export.url.appendingPathComponent(Exporter.zipName), expected: expected, memos: &memos, into: &result)
+            verifyZip(at: export.url.appendingPathComponent(Exporter.zipName), folderManifest: manifest, memos: &memos, into: &result)
         }
     }
 
@@ -211,10 +210,12 @@ package struct ExportVerifier {
         return .init(place: record.place, path: record.path, status: problem == nil ? .ok : .changed, size: size, sha256: sha256, problem: problem)
     }
 
-    /// A reader of `memos.json` that keeps each memo's state when asked.
-    private func memosJSONReader() -> MemosJSONReader {
-        guard let kept else { return MemosJSONReader() }
-        return MemosJSONReader { memo in kept.states[memo.id] = MemoState(memo) }
+    /// A reader of `memos.json` that allows one memo `memoBytes` (its
+    /// manifest's) and keeps each memo's state when asked.
+    private func memosJSONReader(memoBytes: Int) -> MemosJSONReader {
+        let reader = kept.map { kept in MemosJSONReader { memo in kept.states[memo.id] = MemoState(memo) } } ?? MemosJSONReader()
+        reader.memoBytes = memoBytes
+        return reader
     }
 
     /// Why a path the manifest lists is never read or trusted.
@@ -222,10 +223,11 @@ package struct ExportVerifier {
 
     // MARK: The zip
 
-    /// Reads every entry of the zip at `url` and checks it against
-    /// `expected` (the folder manifest's zip records), or, for a zip on its
-    /// own (`expected` nil), against the manifest it holds.
-    private func verifyZip(at url: URL, expected: [ExportManifest.File]?, memos: inout Memos, into result: inout ExportVerification) {
+    /// Reads every entry of the zip at `url` and checks it against the
+    /// zip records of `folderManifest`, or, for a zip on its own
+    /// (`folderManifest` nil), against the manifest it holds.
+    private func verifyZip(at url: URL, folderManifest: ExportManifest?, memos: inout Memos, into result: inout ExportVerification) {
+        let expected = folderManifest?.files.filter { $0.place == .zip }
         let zipShown = export.isZip ? "" : Exporter.zipName
         let readJSON = memos.json == nil
         let readMarkdown = memos.markdown == nil
@@ -239,7 +241,13 @@ package struct ExportVerifier {
         var current: String?
         /// Each entry libarchive read, in order, for the central directory check.
         var streamed: [StreamedEntry] = []
-        let reader = readJSON ? memosJSONReader() : nil
+        // A zip's own manifest comes last: the memo size it allows is read from it first, on its own.
+        let memoBytes =
+            folderManifest?.memoBytes
+            ?? (try? ArchiveReader.entry(named: Exporter.manifestName, of: url)).flatMap { data in
+                data.flatMap { try? ExportManifest.read($0, shown: Exporter.manifestName).memoBytes }
+            } ?? ExportManifest.defaultMemoBytes
+        let reader = readJSON ? memosJSONReader(memoBytes: memoBytes) : nil
         do {
             try ArchiveReader.stream(url) { name, entry, readAll in
                 current = name
@@ -247,15 +255,19 @@ package struct ExportVerifier {
                 let hasher = SHA256()
                 var size = 0
                 var kept: Data?
-                let keep = (expected == nil && name == Exporter.manifestName) || (readMarkdown && name.hasPrefix(Exporter.markdownName + "/"))
+                // A second entry of a name is checked, but its bytes are not read as the export's.
+                let first = seen[name] == nil
+                let keep =
+                    first && ((expected == nil && name == Exporter.manifestName) || (readMarkdown && name.hasPrefix(Exporter.markdownName + "/")))
+                let feed = first && readJSON && name == Exporter.jsonName
                 if keep { kept = Data() }
                 try readAll { chunk in
                     hasher.update(chunk)
                     size += chunk.count
                     if keep { kept!.append(contentsOf: chunk) }
-                    if readJSON && name == Exporter.jsonName { try reader!.feed(chunk) }
+                    if feed { try reader!.feed(chunk) }
                 }
-                if readJSON && name == Exporter.jsonName {
+                if feed {
                     memos.json = reader!.finish()
                     memos.jsonPath = joinPath(zipShown, Exporter.jsonName)
                 }
@@ -272,7 +284,7 @@ package struct ExportVerifier {
                     twice.append(
                         .init(
                             place: .zip, path: name, status: .unlisted, size: found.size, sha256: found.sha256,
-                            problem: "the zip holds a second entry of this name"))
+                            problem: "\(export.isZip ? export.shown : export.shown(Exporter.zipName)) \(ArchiveReader.heldTwiceWords(name))"))
                 }
                 current = nil
             }
