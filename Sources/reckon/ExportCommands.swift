@@ -101,7 +101,8 @@ func exportOnDisk(_ path: String, console: Console) -> ExportOnDisk? {
 /// `reckon verify`: an export checked against its manifest, and perhaps against a side.
 struct VerifyCommand: ReckonCommand {
     static let against = Option<String>(
-        "--against", value: "path", help: "Also check that every memo this side would export is in the export, with equal fields.")
+        "--against", value: "path", help: "Also check that every memo this side would export is in the export, with equal fields.",
+        namesSide: true)
     static let json = Flag("--json", help: "Print the result as JSON.")
     static let spec = CommandSpec(
         name: "verify",

@@ -15,6 +15,15 @@ package enum FileKind: Equatable, Sendable {
 
     /// Looks at a path with `lstat`, so links are seen as links.
     package init(path: String) {
+        self = path.withCString { FileKind(cPath: $0) }
+    }
+
+    /// Looks at a path given as its bytes, which may not be UTF-8.
+    package init(bytes: [UInt8]) {
+        self = (bytes.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { FileKind(cPath: $0.baseAddress!) }
+    }
+
+    private init(cPath path: UnsafePointer<CChar>) {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             self = .missing
