@@ -77,7 +77,8 @@ struct ExportCommand: ReckonCommand {
         guard let summary = outcome.summary else { return .trouble }
         for record in ExportRecord.records(summary, folder: folder, displayPath: out) {
             console.out(
-                "\(escapedForDisplay(record.path))  \(record.memos) memos, \(record.bytes) bytes\(record.sha256.map { ", sha256 \($0)" } ?? "")\n")
+                "\(escapedForDisplay(record.path))  \(counted(record.memos, "memo")), \(counted(record.bytes, "byte"))\(record.sha256.map { ", sha256 \($0)" } ?? "")\n"
+            )
         }
         for missing in summary.missing {
             console.err("error: \(joinPath(path, missing.path)): not exported: \(missing.reason)\n")

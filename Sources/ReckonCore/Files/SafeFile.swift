@@ -141,7 +141,7 @@ package func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, 
     }
     let size = Int64(info.st_size)
     guard size <= limit else {
-        throw ReadFailure(message: "is \(size) bytes, over the limit of \(limit) bytes")
+        throw ReadFailure(message: "is \(counted(size, "byte")), over the limit of \(counted(limit, "byte"))")
     }
     try readWhole(fd, size: Int(size), into: &data)
 }

@@ -190,7 +190,8 @@ struct MemosSplitter {
         offset += count
         // Memory stays bounded whatever the file holds (gigabytes of spaces between two brackets).
         if element.count > Self.partLimit || skeleton.count > Self.partLimit {
-            failure = "holds a memo, or bytes outside the memos, longer than \(Self.partLimit) bytes (by byte \(offset)); reckon never writes one"
+            failure =
+                "holds a memo, or bytes outside the memos, longer than \(counted(Self.partLimit, "byte")) (by byte \(offset)); reckon never writes one"
         }
     }
 
@@ -252,7 +253,7 @@ package final class MemosJSONReader {
         facts.size += bytes.count
         if let expectedSize, facts.size > expectedSize {
             throw ReadFailure(
-                message: "is larger than the \(expectedSize) bytes manifest.json lists: the export is damaged; 'reckon verify' says more")
+                message: "is larger than the \(counted(expectedSize, "byte")) manifest.json lists: the export is damaged; 'reckon verify' says more")
         }
         try splitter.feed(bytes) { element in
             defer { position += 1 }

@@ -101,7 +101,6 @@ package struct RepairStrings: Sendable {
     /// The table for a language code; English for any code not known.
     package static func forLanguage(_ code: String) -> RepairStrings { code == "ja" ? .ja : .en }
 
-    static func counted(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
 }
 
 // MARK: - English

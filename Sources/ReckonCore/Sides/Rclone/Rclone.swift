@@ -605,7 +605,8 @@ package struct Rclone: Sendable {
         let last = log.last ?? ""
         if tooManyErrors {
             throw Failure(
-                .tooManyErrors, "rclone was stopped after \(errors) errors in one call (the remote may have stopped answering)", lastLine: last)
+                .tooManyErrors, "rclone was stopped after \(counted(errors, "error")) in one call (the remote may have stopped answering)",
+                lastLine: last)
         }
         if timedOut {
             throw Failure(.timedOut, "rclone took longer than the \(Self.seconds(callLimit)) reckon gives one call, and was stopped", lastLine: last)
