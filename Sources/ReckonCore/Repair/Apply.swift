@@ -460,6 +460,7 @@ package struct Applier {
         var result = ApplyResult(
             mode: .apply, run: run, resumed: options.resume, pipeline: plan.pipeline, sides: plan.sides,
             stateDir: plan.stateDir, actions: execution.results)
+        result.withoutDefinition = plan.definition == nil
         for note in execution.notes { result.note(note) }
         result.language = plan.languageCode
         publish(result)
