@@ -40,7 +40,11 @@ package enum TargetLock {
         if access("/run/lock", W_OK) == 0 || FileKind(path: shared.path) == .directory {
             if (try? made(shared)) != nil { return shared }
         }
-        return try made(URL(fileURLWithPath: PrivateFolder.temporaryRoot).appendingPathComponent("reckon-locks"))
+        do {
+            return try made(URL(fileURLWithPath: PrivateFolder.temporaryRoot).appendingPathComponent("reckon-locks"))
+        } catch let error as OutputError {
+            throw OutputError(path: error.path, reason: PrivateFolder.namingTMPDIR(error.reason))
+        }
     }
 
     /// The folder, made with mode 0700 when missing, and checked.
