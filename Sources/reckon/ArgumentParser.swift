@@ -31,6 +31,8 @@ struct CommandSpec: Sendable {
         var repeats = false
         /// What a shell offers for the value.
         var completion = Completion.path
+        /// Names a side to read, whose path is taken as its bytes, UTF-8 or not.
+        var namesSide = false
 
         /// The option as help names it: `--out <dir>`, or `--json`.
         var label: String { value.map { "\(name) <\($0)>" } ?? name }
@@ -42,6 +44,8 @@ struct CommandSpec: Sendable {
         var help: String
         /// What a shell offers for it.
         var completion = Completion.path
+        /// Names a side to read, whose path is taken as its bytes, UTF-8 or not.
+        var namesSide = false
     }
 
     var name: String
@@ -87,9 +91,21 @@ struct CommandSpec: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Parses the arguments after the command name.
-    func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments {
+    /// Parses the arguments after the command name; `notUTF8` holds the
+    /// bytes of each word that is not UTF-8, by the text that stands for it.
+    func parse(_ arguments: [String], notUTF8: [String: [UInt8]] = [:]) throws(UsageError) -> ParsedArguments {
         var parsed = ParsedArguments(command: self)
+        /// A value that is not UTF-8 is taken, as its bytes, only where it names a side.
+        func checkBytes(_ value: String, of word: String, namesSide: Bool, for label: String) throws(UsageError) {
+            guard let bytes = notUTF8[word] else { return }
+            guard namesSide else {
+                throw UsageError(
+                    command: self,
+                    message: "The value '\(value)' for '\(label)' is not UTF-8; only a side to read may be named by a path that is not UTF-8")
+            }
+            // `--local=VALUE`: the value's bytes follow the first `=`, which the shown text keeps where the bytes have it.
+            parsed.notUTF8[value] = value == word ? bytes : Array(bytes[(bytes.firstIndex(of: UInt8(ascii: "="))! + 1)...])
+        }
         var index = 0
         var optionsEnded = false
         while index < arguments.count {
@@ -114,9 +130,11 @@ struct CommandSpec: Sendable {
                     var value: String
                     if let inline {
                         value = inline
+                        try checkBytes(value, of: argument, namesSide: option.namesSide, for: option.label)
                     } else if index < arguments.count, !arguments[index].hasPrefix("--") {
                         value = arguments[index]
                         index += 1
+                        try checkBytes(value, of: value, namesSide: option.namesSide, for: option.label)
                     } else {
                         throw UsageError(command: self, message: "Missing value for '\(name) <\(valueName)>'")
                     }
@@ -135,9 +153,9 @@ struct CommandSpec: Sendable {
                 guard parsed.positionals.count < all.count || lastPositionalRepeats else {
                     throw UsageError(command: self, message: "Unexpected argument '\(argument)'")
                 }
-                guard !argument.isEmpty else {
-                    throw UsageError(command: self, message: "The value for '<\(all[min(parsed.positionals.count, all.count - 1)].name)>' is empty")
-                }
+                let positional = all[min(parsed.positionals.count, all.count - 1)]
+                guard !argument.isEmpty else { throw UsageError(command: self, message: "The value for '<\(positional.name)>' is empty") }
+                try checkBytes(argument, of: argument, namesSide: positional.namesSide, for: "<\(positional.name)>")
                 parsed.positionals.append(argument)
             }
         }
@@ -194,10 +212,13 @@ struct Option<Value>: Sendable {
 
 extension Option where Value == String {
     /// An option whose value is taken as it is written (a path, a name).
+    /// `namesSide`: the value names a side to read, taken as its bytes, UTF-8 or not.
     init(
-        _ name: String, value: String, help: String, required: Bool = false, repeats: Bool = false, completion: CommandSpec.Completion = .path
+        _ name: String, value: String, help: String, required: Bool = false, repeats: Bool = false, completion: CommandSpec.Completion = .path,
+        namesSide: Bool = false
     ) {
         self.init(name, value: value, help: help, required: required, repeats: repeats, completion: completion) { text throws(Refused) in text }
+        self.help.namesSide = namesSide
     }
 }
 
@@ -215,6 +236,8 @@ extension Option where Value: RawRepresentable & CaseIterable & Sendable, Value.
 struct ParsedArguments {
     var command: CommandSpec
     var positionals: [String] = []
+    /// The bytes of each value that names a side by a path that is not UTF-8, by the text that stands for it.
+    var notUTF8: [String: [UInt8]] = [:]
     fileprivate var values: [String: [String]] = [:]
     fileprivate var flags: Set<String> = []
 

@@ -17,8 +17,18 @@ enum Commands {
     /// Runs the command `arguments` name, as `main` does; when its output
     /// could not be written, says so and exits with 2 (64 stays 64): the
     /// work is done, but whoever reads the output has not got it.
-    static func run(_ arguments: [String]) -> ExitCode {
-        let code = main(arguments)
+    static func run(_ words: CommandLineWords) -> ExitCode {
+        let code =
+            if let lookalike = words.lookalike {
+                Console().usage(
+                    UsageError(
+                        command: nil,
+                        message:
+                            "'\(lookalike)' is typed as it is and is also how another word's bytes that are not UTF-8 are shown; "
+                            + "the two cannot be told apart (rename the folder)"))
+            } else {
+                main(words.words, notUTF8: words.notUTF8)
+            }
         let failure = outputFailure.load(ordering: .relaxed)
         guard failure != 0 else { return code }
         writeToStandardError("Error: cannot write to standard output: \(String(cString: strerror(failure)))\n")
@@ -117,7 +127,7 @@ enum Commands {
     }
 
     /// Runs one command line and returns its exit code.
-    static func main(_ arguments: [String], console: Console = Console()) -> ExitCode {
+    static func main(_ arguments: [String], notUTF8: [String: [UInt8]] = [:], console: Console = Console()) -> ExitCode {
         guard let first = arguments.first else {
             return console.usage(UsageError(command: nil, message: "Missing expected argument '<subcommand>'"))
         }
@@ -149,7 +159,7 @@ enum Commands {
                 return console.usage(UsageError(command: nil, message: message))
             }
             do {
-                return try command.init(command.spec.parse(rest)).run(console)
+                return try command.init(command.spec.parse(rest, notUTF8: notUTF8)).run(console)
             } catch {
                 if error.message == nil {
                     console.out(error.text)
@@ -184,7 +194,8 @@ enum SharedOptions {
     }
     /// A side given as a path, as `counts`, `export` and `verify` take it.
     static let sidePath = CommandSpec.Argument(
-        name: "path", help: "A memo folder (holding index.json, or above 60dMemo/), the app's store file or an iPhone backup folder.")
+        name: "path", help: "A memo folder (holding index.json, or above 60dMemo/), the app's store file or an iPhone backup folder.",
+        namesSide: true)
 }
 
 /// An output folder named on the command line, by its real path: links
@@ -214,8 +225,21 @@ func side(
     _ role: SideRole, name: String, label: String, path: String, app: String?, refresh: Bool = false, arguments: ParsedArguments
 ) throws(UsageError) -> SideSpec {
     let environment = ProcessInfo.processInfo.environment
+    var url = fileURL(path)
+    if let bytes = arguments.notUTF8[path] {
+        // A path that is not UTF-8 is reached through the folder that holds it, opened by its bytes.
+        let (reached, whyNot) = reachablePath(bytes)
+        if let whyNot, whyNot != .missing {
+            throw arguments.usage("\(path) is \(whyNot.description); a side whose own name is not UTF-8 can only be a folder")
+        }
+        if let reached {
+            url = URL(fileURLWithPath: reached)
+        } else if RcloneSide.isRemote(path) {
+            throw arguments.usage("\(path) is not on this machine, and an rclone remote is named in UTF-8 only")
+        }
+    }
     let (shown, kind) = SideKinds.fromCommandLine(
-        path, url: fileURL(path), app: app, refresh: refresh, cache: { SideKinds.oneShotCache(environment: environment) })
+        path, url: url, app: app, refresh: refresh, cache: { SideKinds.oneShotCache(environment: environment) })
     if let misplaced = AppStoreSide.misplacedAppOption(app, on: kind) { throw arguments.usage("\(shown): \(misplaced)") }
     if let ambiguity = kind.ambiguity { throw arguments.usage("\(shown): \(ambiguity)") }
     return SideSpec(role: role, name: name, label: label, path: shown, kind: kind)

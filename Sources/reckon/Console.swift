@@ -55,6 +55,6 @@ func progressPrinter(_ console: Console, quiet: Bool) -> @Sendable (String, Int,
     guard console.progress && !quiet else { return { _, _, _ in } }
     return { what, done, total in
         guard done == total || done % 100 == 0 else { return }
-        writeToStandardError("\rreckon: \(what) \(done)/\(total) memos" + (done == total ? "\n" : ""))
+        writeToStandardError("\rreckon: \(what) \(done)/\(counted(total, "memo"))" + (done == total ? "\n" : ""))
     }
 }

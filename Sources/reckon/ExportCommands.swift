@@ -81,7 +81,8 @@ struct ExportCommand: ReckonCommand {
         guard let summary = outcome.summary else { return .trouble }
         for record in ExportRecord.records(summary, folder: folder, displayPath: out) {
             console.out(
-                "\(escapedForDisplay(record.path))  \(record.memos) memos, \(record.bytes) bytes\(record.sha256.map { ", sha256 \($0)" } ?? "")\n")
+                "\(escapedForDisplay(record.path))  \(counted(record.memos, "memo")), \(counted(record.bytes, "byte"))\(record.sha256.map { ", sha256 \($0)" } ?? "")\n"
+            )
         }
         for missing in summary.missing {
             console.err("error: \(joinPath(path, missing.path)): not exported: \(missing.reason)\n")
@@ -105,7 +106,8 @@ func exportOnDisk(_ path: String, console: Console) -> ExportOnDisk? {
 /// `reckon verify`: an export checked against its manifest, and perhaps against a side.
 struct VerifyCommand: ReckonCommand {
     static let against = Option<String>(
-        "--against", value: "path", help: "Also check that every memo this side would export is in the export, with equal fields.")
+        "--against", value: "path", help: "Also check that every memo this side would export is in the export, with equal fields.",
+        namesSide: true)
     static let json = Flag("--json", help: "Print the result as JSON.")
     static let spec = CommandSpec(
         name: "verify",

@@ -4,10 +4,12 @@ import ReckonCore
 /// `reckon reconcile`: one run of a pipeline made from the command line.
 struct ReconcileCommand: ReckonCommand {
     static let local = Option<String>(
-        "--local", value: "path", help: "This device's memos: a memo folder, the app's store file or an iPhone backup folder.", required: true)
+        "--local", value: "path", help: "This device's memos: a memo folder, the app's store file or an iPhone backup folder.", required: true,
+        namesSide: true)
     static let remote = Option<String>(
         "--remote", value: "path",
-        help: "The cloud memo folder (holding index.json and memos/), on disk or as an rclone remote (gdrive:60dMemo).", required: true)
+        help: "The cloud memo folder (holding index.json and memos/), on disk or as an rclone remote (gdrive:60dMemo).", required: true,
+        namesSide: true)
     static let out = Option<String>(
         "--out", value: "dir", help: "Write report.json, report.md, report.html and combined.txt here, and copy damaged files to quarantine/.",
         completion: .directory)
@@ -46,7 +48,8 @@ struct ReconcileCommand: ReckonCommand {
         definition.reportContent = reportContent
         var pipeline = Pipeline(startedAt: runStart())
         pipeline.settings.acceptDeletions = acceptDeletions
-        pipeline.settings.repairCommand = sides.repairCommand(definition)
+        // A plan is JSON, which cannot name a path that is not UTF-8: the pages then offer no plan line.
+        pipeline.settings.repairCommand = arguments.notUTF8.isEmpty ? sides.repairCommand(definition) : nil
         let published = execute(pipeline, definition, console: console, json: json, quiet: false)
         return ExitCode(rawValue: published.exitCode(driftFails: true))!
     }

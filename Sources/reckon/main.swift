@@ -11,4 +11,4 @@ import Foundation
 // and never read the process's.
 setenv("TZ", "UTC", 1)
 tzset()
-exit(Commands.run(Array(CommandLine.arguments.dropFirst())).rawValue)
+exit(Commands.run(CommandLineWords.current).rawValue)

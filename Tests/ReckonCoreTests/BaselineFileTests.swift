@@ -79,7 +79,7 @@ import Testing
         ("reckon-baseline 1\nkind folder\nplace /a\nshown a\ntime yesterday\nmemos 0\n", "line 5: not a time"),
         (
             "reckon-baseline 1\nkind folder\nplace /a\nshown a\ntime 2026-04-19T12:00:00Z\nmemos 2\n"
-                + "7c9e6679742540de944be07fc1f90ae7 1776600000 0 0 - - -\n", "it lists 1 memos where its header says 2"
+                + "7c9e6679742540de944be07fc1f90ae7 1776600000 0 0 - - -\n", "it lists 1 memo where its header says 2"
         ),
         (
             "reckon-baseline 1\nkind folder\nplace /a\nshown a\ntime 2026-04-19T12:00:00Z\nmemos 2\n"

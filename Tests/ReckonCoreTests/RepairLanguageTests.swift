@@ -77,7 +77,7 @@ enum JapaneseRepairFixture {
                 changed: .unknown, local: device, remote: drive, id: MemoID(F.id(8))!,
                 note: .preferWouldDelete(side: .local, label: device, id: MemoID(F.id(8))!)))
         var plan = Plan(
-            createdAt: F.time("2026-12-01T16:30:00Z"), pipeline: "nightly", definition: nil, stateDir: "/x/state", sides: sides,
+            createdAt: F.time("2026-12-01T16:30:00Z"), pipeline: "nightly", definition: "/x/nightly.json", stateDir: "/x/state", sides: sides,
             actions: [copy, softDelete, fixIndex, conflict, notPossible, nothing, settled, kept])
         plan.language = "ja"
         return plan

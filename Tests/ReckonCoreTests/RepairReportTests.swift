@@ -82,7 +82,7 @@ enum RepairFixture {
             id(7), .onlyOnLocal, .onlyOnLocal, .copy, from: .local, to: .remote,
             "added on this device since the last run; unchanged on Google Drive: copied to Google Drive")
         return Plan(
-            createdAt: time("2026-12-01T16:30:00Z"), pipeline: "nightly", definition: nil, stateDir: "/x/state", sides: sides,
+            createdAt: time("2026-12-01T16:30:00Z"), pipeline: "nightly", definition: "/x/nightly.json", stateDir: "/x/state", sides: sides,
             actions: [copy, softDelete, fixIndex, conflict, notPossible, nothing, settled, failing])
     }
 
@@ -121,6 +121,40 @@ func holdsRawControl(_ text: String) -> Bool {
 
 @Suite struct RepairReportTests {
     typealias F = RepairFixture
+
+    /// A plan made with `--local` and `--remote` has no pipeline's name, and one
+    /// whose remote is a connection string with a secret says up front that
+    /// apply cannot carry it out, and how to instead.
+    @Test func aPlanWithoutADefinitionSaysWhatApplyCanDoWithIt() {
+        var plan = F.plan
+        plan.definition = nil
+        plan.pipeline = "plan"
+        var sides = plan.sides
+        sides[1].path = ":sftp,host=h,pass=***:60dMemo"
+        plan.sides = sides
+        let table = RepairReport.table(plan, planPath: "out/plan.json", color: false).split(separator: "\n").map(String.init)
+        #expect(table[0].hasPrefix("Plan, made 2026-12-01T16:30:00Z (→ from this device"), "\(table[0])")
+        #expect(
+            table[1]
+                == "reckon apply cannot carry out this plan: Google Drive is given as a connection string that holds a secret, which a plan never keeps. "
+                + "To apply, name the remote in an rclone config (rclone config create NAME …) and give it as NAME:path, "
+                + "or use a pipeline definition, then plan again.")
+        #expect(table.contains("Plan written to out/plan.json."))
+        #expect(!table.joined().contains("carry it out with"))
+        #expect(RepairReport.markdown(plan).hasPrefix("# reckon plan\n"))
+        #expect(RepairReport.text(F.applied, color: false).hasPrefix("Apply run 20261201T173000Z of nightly ("))
+        var oneShot = F.applied
+        oneShot.withoutDefinition = true
+        #expect(RepairReport.text(oneShot, color: false).hasPrefix("Apply run 20261201T173000Z ("))
+        // Japanese says the same.
+        plan.language = "ja"
+        let ja = RepairReport.table(plan, planPath: "out/plan.json", color: false).split(separator: "\n").map(String.init)
+        #expect(ja[0].hasPrefix("修復計画（2026-12-01T16:30:00Z 作成。"), "\(ja[0])")
+        #expect(ja[1].hasPrefix("この計画は reckon apply で実行できません。Google Driveは秘密を含む接続文字列"))
+        // Given with a definition, apply reads the remote from it again.
+        plan.definition = "/x/nightly.json"
+        #expect(plan.sideApplyCannotReach == nil)
+    }
 
     @Test func thePlanTableHasALinePerActionThenTheTotals() {
         let table = RepairReport.table(F.plan, planPath: "out/plan.json", color: false)

@@ -13,6 +13,23 @@ import Testing
         #expect(displayName([0xE3, 0x81, 0x82, 0x80]) == #"あ\x{80}"#)
     }
 
+    /// English says one thing in the singular: never "1 memos" nor "(1 seconds)".
+    @Test func oneIsSaidInTheSingular() {
+        #expect(counted(1, "memo") == "1 memo")
+        #expect(counted(0, "memo") == "0 memos")
+        #expect(counted(Int64(2), "entry", "entries") == "2 entries")
+        #expect(counted(UInt64(1), "entry", "entries") == "1 entry")
+        let en = Strings.en
+        #expect(en.exportSize(1, 1) == "1 memo, 1 byte")
+        #expect(en.exportSize(2, 900) == "2 memos, 900 bytes")
+        #expect(en.statusWithProblems(.degraded, 1) == "degraded, 1 problem")
+        #expect(en.sideHasProblems("the drive", 1) == "The drive has 1 problem that needs a look; see below.")
+        #expect(en.sideHasProblems("the drive", 3) == "The drive has 3 problems that need a look; see below.")
+        #expect(Applier.duration(1) == "1 second")
+        #expect(Applier.duration(90) == "90 seconds")
+        #expect(Strings.ja.exportSize(1, 1) == "メモ1件、1バイト", "Japanese has no plural")
+    }
+
     @Test func controlAndFormatCharactersAreEscaped() {
         #expect(escapedForDisplay("\u{1B}[31mred\u{7}\r\n") == #"\u{1b}[31mred\u{7}\u{d}\u{a}"#)
         #expect(escapedForDisplay("abc\u{202E}txt.exe") == #"abc\u{202e}txt.exe"#)

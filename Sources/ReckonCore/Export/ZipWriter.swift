@@ -163,7 +163,7 @@ package final class ZipWriter {
             let count = data.withUnsafeBytes { archive_write_data(archive, $0.baseAddress, $0.count) }
             guard count >= 0 else { throw ArchiveError(message: errorMessage()) }
         }
-        guard written == size else { throw ArchiveError(message: "\(path): \(name): \(written) bytes written, \(size) announced") }
+        guard written == size else { throw ArchiveError(message: "\(path): \(name): \(counted(written, "byte")) written, \(size) announced") }
         try check(archive_write_finish_entry(archive))
     }
 
@@ -237,7 +237,7 @@ package enum ArchiveReader {
                 let status = archive_read_next_header(archive, &entry)
                 if status == ARCHIVE_EOF { break }
                 guard status == ARCHIVE_OK || status == ARCHIVE_WARN, let entry else {
-                    throw failure("is damaged or cut short after \(count) entries")
+                    throw failure("is damaged or cut short after \(counted(count, "entry", "entries"))")
                 }
                 let name = archive_entry_pathname_utf8(entry).map { String(cString: $0) } ?? ""
                 var done = false
@@ -253,7 +253,9 @@ package enum ArchiveReader {
                 }
                 try body(name, entry, readAll)
                 if !done && skippingUnread {
-                    guard archive_read_data_skip(archive) >= ARCHIVE_WARN else { throw failure("is damaged or cut short after \(count) entries") }
+                    guard archive_read_data_skip(archive) >= ARCHIVE_WARN else {
+                        throw failure("is damaged or cut short after \(counted(count, "entry", "entries"))")
+                    }
                 } else {
                     try readAll { _ in }
                 }
@@ -310,7 +312,7 @@ package enum ArchiveReader {
             return "its bytes are not the ones it was written with (their CRC-32 is \(crc.1), the zip says \(crc.2))"
         }
         if let size = message.firstMatch(of: /ZIP uncompressed data is wrong size \(read ([0-9]+), expected ([0-9]+)\)/) {
-            return "it holds \(size.1) bytes, but the zip says \(size.2)"
+            return "it holds \(Int(size.1).map { counted($0, "byte") } ?? "\(size.1) bytes"), but the zip says \(size.2)"
         }
         return "libarchive says: " + message
     }

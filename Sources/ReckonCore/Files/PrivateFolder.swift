@@ -18,7 +18,9 @@ package enum PrivateFolder {
         sweep(prefix: prefix, in: parent)
         var template = Array("\(parent)/\(prefix)-\(getpid())-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
-        guard made else { throw OutputError(path: parent, reason: "cannot make a private folder there: \(AtomicFile.lastError())") }
+        guard made else {
+            throw OutputError(path: parent, reason: namingTMPDIR("cannot make a private folder there: \(AtomicFile.lastError())"))
+        }
         let path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         madeHere.withLock { $0.append(path) }
         return URL(fileURLWithPath: path)
@@ -28,6 +30,14 @@ package enum PrivateFolder {
     package static func remove(_ folder: URL) {
         try? ExportFolder.removeTree(folder.path)
         madeHere.withLock { $0.removeAll { $0 == folder.path } }
+    }
+
+    /// `reason`, why something could not be made in `temporaryRoot`, and,
+    /// when `TMPDIR` chose that folder, that it did and what to do: a person
+    /// who set it long ago would not think of it from the path alone.
+    package static func namingTMPDIR(_ reason: String) -> String {
+        guard let value = ProcessInfo.processInfo.environment["TMPDIR"], !value.isEmpty else { return reason }
+        return reason + "; the folder is TMPDIR's (TMPDIR=\(value)): set TMPDIR to a folder you can write in, or unset it to use /tmp"
     }
 
     /// `$TMPDIR`, or `/tmp`.

@@ -30,6 +30,13 @@ package func realPath(_ path: String) -> String {
     return "/" + resolved.joined(separator: "/")
 }
 
+/// A path as a person can read it: one reached through `/proc/self/fd/N`
+/// (a side named on the command line by a path that is not UTF-8) by the
+/// real path it stands for, with `\x{e9}` for such a byte; any other as it is.
+package func readablePath(_ path: String) -> String {
+    path.hasPrefix("/proc/self/fd/") ? realPath(path) : path
+}
+
 /// An output folder named by `path` (taken from `base` when relative), by
 /// its real path, so that what is checked against the sources is what is
 /// written to.
@@ -37,12 +44,13 @@ package func outputFolder(_ path: String, from base: String) -> URL {
     URL(fileURLWithPath: realPath(path.hasPrefix("/") ? path : base + "/" + path))
 }
 
-/// What a link holds, as written.
+/// What a link holds, as written; a byte that is not UTF-8 as `\x{e9}`, so
+/// that a folder reached through `/proc/self/fd` keeps a name of its own.
 private func linkTarget(_ path: String) -> String? {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let count = readlink(path, &buffer, buffer.count - 1)
     guard count > 0 else { return nil }
-    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return displayName(buffer[..<count].map { UInt8(bitPattern: $0) })
 }
 
 /// Whether `inner` is `outer` or lies inside it, both real paths: by their

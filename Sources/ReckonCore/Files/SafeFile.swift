@@ -15,6 +15,15 @@ package enum FileKind: Equatable, Sendable {
 
     /// Looks at a path with `lstat`, so links are seen as links.
     package init(path: String) {
+        self = path.withCString { FileKind(cPath: $0) }
+    }
+
+    /// Looks at a path given as its bytes, which may not be UTF-8.
+    package init(bytes: [UInt8]) {
+        self = (bytes.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { FileKind(cPath: $0.baseAddress!) }
+    }
+
+    private init(cPath path: UnsafePointer<CChar>) {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             self = .missing
@@ -132,7 +141,7 @@ package func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, 
     }
     let size = Int64(info.st_size)
     guard size <= limit else {
-        throw ReadFailure(message: "is \(size) bytes, over the limit of \(limit) bytes")
+        throw ReadFailure(message: "is \(counted(size, "byte")), over the limit of \(counted(limit, "byte"))")
     }
     try readWhole(fd, size: Int(size), into: &data)
 }

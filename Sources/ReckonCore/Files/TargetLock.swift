@@ -72,7 +72,11 @@ package enum TargetLock {
             if !madeShared, ![EACCES, EPERM, EROFS].contains(errno) { throw OutputError(path: shared.path, reason: AtomicFile.lastError()) }
             if madeShared, (try? checkPrivate(shared)) != nil { return shared }
         }
-        return try made(URL(fileURLWithPath: PrivateFolder.temporaryRoot).appendingPathComponent("reckon-locks"))
+        do {
+            return try made(URL(fileURLWithPath: PrivateFolder.temporaryRoot).appendingPathComponent("reckon-locks"))
+        } catch let error as OutputError {
+            throw OutputError(path: error.path, reason: PrivateFolder.namingTMPDIR(error.reason))
+        }
     }
 
     /// The folder, made with mode 0700 when missing, and checked.

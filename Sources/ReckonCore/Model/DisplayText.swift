@@ -1,5 +1,12 @@
 import Foundation
 
+/// A count and its noun in English, singular for 1: `1 memo`, `2 memos`;
+/// `plural` where an added s is wrong (`entries`). Every English sentence
+/// that says how many uses this (Japanese has no plural).
+package func counted(_ n: some BinaryInteger, _ noun: String, _ plural: String? = nil) -> String {
+    "\(n) " + (n == 1 ? noun : plural ?? noun + "s")
+}
+
 /// A file name's bytes as text: valid UTF-8 as it is, and each byte that is
 /// not part of valid UTF-8 as `\x{ff}`, so the real bytes can still be found
 /// (`String(decoding:as:)` would turn them all into U+FFFD).

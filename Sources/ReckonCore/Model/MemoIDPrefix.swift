@@ -94,7 +94,7 @@ package struct MemoIDPrefix: Sendable, Hashable, CustomStringConvertible {
                         ? "'\(escapedForDisplay(text))' is not the id of any memo on \(sides)"
                         : "'\(escapedForDisplay(text))' is not the start of the id of any memo on \(sides)"))
         case .several(let found):
-            var lines = ["'\(escapedForDisplay(text))' starts the ids of \(found.count) memos; give more of its digits:"]
+            var lines = ["'\(escapedForDisplay(text))' starts the ids of \(counted(found.count, "memo")); give more of its digits:"]
             lines += found.prefix(10).map { "  \($0.value)" }
             if found.count > 10 { lines.append("  and \(found.count - 10) more") }
             return .failure(Refusal(description: lines.joined(separator: "\n")))

@@ -235,20 +235,19 @@ extension Published {
     /// line per pipeline: `drift: 3 differences`, `trouble: drive failed,
     /// 2 problems, 1 file set aside`.
     package var fleetWords: String {
-        func count(_ number: Int, _ one: String, _ many: String) -> String { "\(number) \(number == 1 ? one : many)" }
         var details: [String] = []
         for side in report.sides where side.status == .failed { details.append("\(side.name) failed") }
         for side in report.sides where side.alarm.map({ !$0.accepted }) ?? false { details.append("deletion alarm on \(side.name)") }
-        if !report.differences.isEmpty { details.append(count(report.differences.count, "difference", "differences")) }
+        if !report.differences.isEmpty { details.append(counted(report.differences.count, "difference", "differences")) }
         let problems = report.sides.reduce(0) { $0 + $1.problems.count }
-        if problems > 0 { details.append(count(problems, "problem", "problems")) }
-        if !report.quarantined.isEmpty { details.append(count(report.quarantined.count, "file set aside", "files set aside")) }
+        if problems > 0 { details.append(counted(problems, "problem", "problems")) }
+        if !report.quarantined.isEmpty { details.append(counted(report.quarantined.count, "file set aside", "files set aside")) }
         if report.exports.contains(where: { $0.failure != nil }) {
             details.append("export failed")
         } else if let missing = report.exports.first?.missing, !missing.isEmpty {
-            details.append(count(missing.count, "memo not exported", "memos not exported"))
+            details.append(counted(missing.count, "memo not exported", "memos not exported"))
         }
-        if !failures.isEmpty { details.append(count(failures.count, "output not written", "outputs not written")) }
+        if !failures.isEmpty { details.append(counted(failures.count, "output not written", "outputs not written")) }
         if fleetOutcome == .inSync, let counts = report.local.counts {
             details.append("\(counts.active) active, \(counts.archived) archived")
         }
@@ -295,7 +294,7 @@ extension Fleet {
         }
         let notRun = outcomes.filter { $0 == nil }.count
         if notRun > 0 { tally.append("\(notRun) not run") }
-        let of = shard.map { "\(outcomes.count) of \(total) pipelines (shard \($0))" } ?? "\(outcomes.count) pipelines"
+        let of = shard.map { "\(outcomes.count) of \(counted(total, "pipeline")) (shard \($0))" } ?? counted(outcomes.count, "pipeline")
         return "\(of)\(tally.isEmpty ? "" : ": " + tally.joined(separator: ", ")); exit \(exitCode)\n"
     }
 }

@@ -109,7 +109,9 @@ package struct CentralDirectoryEnd: Equatable {
     /// Finds and reads the end records of `file`: the end record is the
     /// last 22 bytes, or before a comment that ends the file.
     package static func read(_ file: ZipFile) throws(ZipStructureError) -> CentralDirectoryEnd {
-        guard file.size >= 22 else { throw ZipStructureError(words: "the file is \(file.size) bytes, too short to end with a zip's end record") }
+        guard file.size >= 22 else {
+            throw ZipStructureError(words: "the file is \(counted(file.size, "byte")), too short to end with a zip's end record")
+        }
         let tailLength = Int(min(file.size, 22 + 0xFFFF))
         let tailStart = file.size - UInt64(tailLength)
         let tail = try file.bytes(tailLength, at: tailStart, "the end record")
@@ -148,7 +150,7 @@ package struct CentralDirectoryEnd: Equatable {
             }
             guard record.le64(4) == locatorAt - recordAt - 12 else {
                 throw ZipStructureError(
-                    words: "the zip64 end record at byte \(recordAt) says it is \(record.le64(4)) bytes long, "
+                    words: "the zip64 end record at byte \(recordAt) says it is \(counted(record.le64(4), "byte")) long, "
                         + "but it does not end where the zip64 locator starts, at byte \(locatorAt)")
             }
             guard record.le32(16) == 0, record.le32(20) == 0 else {
@@ -156,7 +158,8 @@ package struct CentralDirectoryEnd: Equatable {
             }
             result = CentralDirectoryEnd(offset: record.le64(48), size: record.le64(40), count: record.le64(32), isZip64: true)
             guard record.le64(24) == result.count else {
-                throw ZipStructureError(words: "the zip64 end record counts \(record.le64(24)) entries on this disk but \(result.count) in all")
+                throw ZipStructureError(
+                    words: "the zip64 end record counts \(counted(record.le64(24), "entry", "entries")) on this disk but \(result.count) in all")
             }
             // The end record's own fields hold the same numbers, or all ones where they are in the zip64 record.
             func agrees(_ value: UInt64, _ wide: UInt64, allOnes: UInt64) -> Bool { value == wide || value == allOnes }
@@ -164,10 +167,12 @@ package struct CentralDirectoryEnd: Equatable {
                 throw ZipStructureError(words: "the end record says the zip spans several disks; reckon writes a zip as one file")
             }
             guard agrees(onDisk, result.count, allOnes: 0xFFFF), agrees(count, result.count, allOnes: 0xFFFF) else {
-                throw ZipStructureError(words: "the end record counts \(count) entries, but the zip64 end record \(result.count)")
+                throw ZipStructureError(
+                    words: "the end record counts \(counted(count, "entry", "entries")), but the zip64 end record \(result.count)")
             }
             guard agrees(size, result.size, allOnes: 0xFFFF_FFFF) else {
-                throw ZipStructureError(words: "the end record says the central directory is \(size) bytes, but the zip64 end record \(result.size)")
+                throw ZipStructureError(
+                    words: "the end record says the central directory is \(counted(size, "byte")), but the zip64 end record \(result.size)")
             }
             guard agrees(offset, result.offset, allOnes: 0xFFFF_FFFF) else {
                 throw ZipStructureError(
@@ -179,17 +184,19 @@ package struct CentralDirectoryEnd: Equatable {
                 throw ZipStructureError(words: "the end record says the zip spans several disks; reckon writes a zip as one file")
             }
             guard onDisk == count else {
-                throw ZipStructureError(words: "the end record counts \(onDisk) entries on this disk but \(count) in all")
+                throw ZipStructureError(words: "the end record counts \(counted(onDisk, "entry", "entries")) on this disk but \(count) in all")
             }
         }
         guard result.offset <= directoryEnd, result.size == directoryEnd - result.offset else {
             throw ZipStructureError(
-                words: "the end record says the central directory is \(result.size) bytes from byte \(result.offset), "
+                words: "the end record says the central directory is \(counted(result.size, "byte")) from byte \(result.offset), "
                     + "which does not end at byte \(directoryEnd), where the end records begin")
         }
         guard result.count <= result.size / 46 else {
             throw ZipStructureError(
-                words: "the end record counts \(result.count) entries, more than a central directory of \(result.size) bytes can hold")
+                words:
+                    "the end record counts \(counted(result.count, "entry", "entries")), more than a central directory of \(counted(result.size, "byte")) can hold"
+            )
         }
         return result
     }

@@ -136,9 +136,9 @@ extension ExportDiff {
 
         /// What `diff` prints.
         package var text: String {
-            guard !changes.isEmpty else { return "No memo changed: \(new.memos.count) memos in both.\n" }
+            guard !changes.isEmpty else { return "No memo changed: \(counted(new.memos.count, "memo")) in both.\n" }
             return ExportChange.lines(changes)
-                + "\n\(ExportChange.totalsText(changes)) (\(old.memos.count) memos before, \(new.memos.count) after).\n"
+                + "\n\(ExportChange.totalsText(changes)) (\(counted(old.memos.count, "memo")) before, \(new.memos.count) after).\n"
         }
 
         /// What `diff --json` prints (schema version 1, on <doc:Formats#verify-json-and-diff-json>).

@@ -205,7 +205,7 @@ struct MemosSplitter {
         // Memory stays bounded whatever the file holds (gigabytes of spaces between two brackets).
         if element.count > memoBytes || skeleton.count > memoBytes {
             failure =
-                "holds a memo, or bytes outside the memos, longer than \(memoBytes) bytes (by byte \(offset)), "
+                "holds a memo, or bytes outside the memos, longer than \(counted(memoBytes, "byte")) (by byte \(offset)), "
                 + "the most manifest.json allows one (memoBytes); reckon never writes one"
         }
     }
@@ -270,7 +270,7 @@ package final class MemosJSONReader {
         facts.size += bytes.count
         if let expectedSize, facts.size > expectedSize {
             throw ReadFailure(
-                message: "is larger than the \(expectedSize) bytes manifest.json lists: the export is damaged; 'reckon verify' says more")
+                message: "is larger than the \(counted(expectedSize, "byte")) manifest.json lists: the export is damaged; 'reckon verify' says more")
         }
         try splitter.feed(bytes) { element in
             defer { position += 1 }

@@ -205,7 +205,7 @@ package struct ExportVerifier {
     static func compare(_ record: ExportManifest.File, size: Int, sha256: String) -> ExportVerification.FileCheck {
         let problem: String? =
             size != record.size
-            ? "is \(size) bytes; manifest.json lists \(record.size)"
+            ? "is \(counted(size, "byte")); manifest.json lists \(record.size)"
             : sha256 != record.sha256 ? "its SHA-256 is not what manifest.json lists" : nil
         return .init(place: record.place, path: record.path, status: problem == nil ? .ok : .changed, size: size, sha256: sha256, problem: problem)
     }
@@ -564,7 +564,9 @@ package struct ExportVerifier {
         directory end: CentralDirectoryEnd, file: ZipFile
     ) -> (problems: [String], ends: UInt64?) {
         guard compressedSize <= end.offset - header.dataOffset else {
-            return (["\(says) says this entry is \(compressedSize) bytes compressed, which runs past the start of the central directory"], nil)
+            return (
+                ["\(says) says this entry is \(counted(compressedSize, "byte")) compressed, which runs past the start of the central directory"], nil
+            )
         }
         var problems: [String] = []
         let central = valuesWords(record.crc32, compressedSize, uncompressedSize)
@@ -593,7 +595,7 @@ package struct ExportVerifier {
         do throws(ZipStructureError) {
             descriptor = try DataDescriptor.read(at: dataEnd, wide: header.hasZip64Field, before: end.offset, in: file)
         } catch {
-            problems.append("\(says) says this entry is \(compressedSize) bytes compressed, but after that many bytes \(error.words)")
+            problems.append("\(says) says this entry is \(counted(compressedSize, "byte")) compressed, but after that many bytes \(error.words)")
             return (problems, nil)
         }
         if (descriptor.crc32, descriptor.compressedSize, descriptor.uncompressedSize) != (record.crc32, compressedSize, uncompressedSize) {
@@ -607,7 +609,7 @@ package struct ExportVerifier {
     /// An entry's CRC-32 and sizes as words: `CRC-32 6b807e78, 140 bytes
     /// compressed and 178 uncompressed`.
     private static func valuesWords(_ crc: UInt32, _ compressed: UInt64, _ uncompressed: UInt64) -> String {
-        "CRC-32 \(crcWords(crc)), \(compressed) bytes compressed and \(uncompressed) uncompressed"
+        "CRC-32 \(crcWords(crc)), \(counted(compressed, "byte")) compressed and \(uncompressed) uncompressed"
     }
 
     /// The central directory's records against the entries libarchive
@@ -615,7 +617,9 @@ package struct ExportVerifier {
     /// sizes, and each a regular file.
     static func compare(_ central: [CentralDirectoryCheck.Entry], with streamed: [StreamedEntry], into check: inout CentralDirectoryCheck) {
         guard central.count == streamed.count else {
-            check.zipProblems.append("the zip's central directory lists \(central.count) entries, but \(streamed.count) were read from the zip")
+            check.zipProblems.append(
+                "the zip's central directory lists \(counted(central.count, "entry", "entries")), but \(streamed.count) \(streamed.count == 1 ? "was" : "were") read from the zip"
+            )
             return
         }
         let says = "the zip's central directory"
@@ -629,7 +633,7 @@ package struct ExportVerifier {
                         + differingByte(record.name, read.name) + "; unzip would see the first")
             }
             if let other = [Int64(read.size), read.declaredSize].compactMap({ $0 }).first(where: { Int64(exactly: record.size) != $0 }) {
-                found("\(says) says this entry is \(record.size) bytes, but reading it gives \(other)")
+                found("\(says) says this entry is \(counted(record.size, "byte")), but reading it gives \(other)")
             }
             if read.mode & 0o170000 != 0o100000 {
                 found(
@@ -801,15 +805,16 @@ extension ExportVerification {
         let inZip = files.count { $0.place == .zip && !(isZip && $0.path == Exporter.manifestName) }
         let placeWords =
             isZip
-            ? "\(inZip) entries of the zip match its manifest.json"
-            : "\(beside) files beside manifest.json" + (inZip > 0 ? " and \(inZip) entries of memos.zip" : "") + " match it"
+            ? "\(counted(inZip, "entry", "entries")) of the zip \(inZip == 1 ? "matches" : "match") its manifest.json"
+            : "\(counted(beside, "file")) beside manifest.json" + (inZip > 0 ? " and \(counted(inZip, "entry", "entries")) of memos.zip" : "")
+                + (beside == 1 && inZip == 0 ? " matches it" : " match it")
         if damaged {
             let bad = files.count { $0.status != .ok }
             var parts = ["\(bad) of \(files.count) files differ from manifest.json"]
             // A problem named on the zip itself is the zip's (its structure, libarchive's failure); the rest are the memos'.
             let ofZip = problems.count { $0.path == (isZip ? "" : Exporter.zipName) }
             for (count, what) in [(ofZip, "the zip"), (problems.count - ofZip, "the memos")] where count > 0 {
-                parts.append("\(count) problem\(count == 1 ? "" : "s") with \(what)")
+                parts.append("\(counted(count, "problem")) with \(what)")
             }
             lines.append("\(escapedForDisplay(shown)): DAMAGED: \(parts.joined(separator: ", and ")).")
         } else {

@@ -307,7 +307,7 @@ package struct Applier {
         if percent > options.maxDeletePercent {
             throw Refusal(
                 description:
-                    "the plan would delete \(deletions) of \(live) memos on \(side.label) (\(Int(percent.rounded()))%), more than --max-delete allows (\(options.maxDeletePercent.formatted())%); nothing was done"
+                    "the plan would delete \(deletions) of \(counted(live, "memo")) on \(side.label) (\(Int(percent.rounded()))%), more than --max-delete allows (\(options.maxDeletePercent.formatted())%); nothing was done"
             )
         }
     }
@@ -344,13 +344,13 @@ package struct Applier {
         for (_, need) in byDevice.sorted(by: { $0.key < $1.key }) where need.free < need.bytes {
             throw Refusal(
                 description:
-                    "\(need.path) has \(need.free) bytes free, and this apply needs about \(need.bytes) on that disk for its files, backups and journal; nothing was done",
+                    "\(need.path) has \(counted(need.free, "byte")) free, and this apply needs about \(need.bytes) on that disk for its files, backups and journal; nothing was done",
                 isTrouble: true)
         }
     }
 
     static func duration(_ seconds: Int64) -> String {
-        seconds >= 7200 ? "\(seconds / 3600) hours" : seconds >= 120 ? "\(seconds / 60) minutes" : "\(seconds) seconds"
+        seconds >= 7200 ? "\(seconds / 3600) hours" : seconds >= 120 ? "\(seconds / 60) minutes" : counted(seconds, "second")
     }
 
     // MARK: - Running
@@ -460,6 +460,7 @@ package struct Applier {
         var result = ApplyResult(
             mode: .apply, run: run, resumed: options.resume, pipeline: plan.pipeline, sides: plan.sides,
             stateDir: plan.stateDir, actions: execution.results)
+        result.withoutDefinition = plan.definition == nil
         for note in execution.notes { result.note(note) }
         result.language = plan.languageCode
         if let failure = journal.failure {
@@ -817,6 +818,6 @@ struct Execution {
 
     static func describe(_ tag: FileTag?) -> String {
         guard let tag else { return "absent" }
-        return "\(tag.size) bytes, sha256 \(tag.sha256.prefix(12))…" + (tag.modified.map { ", modified \($0.iso8601)" } ?? "")
+        return "\(counted(tag.size, "byte")), sha256 \(tag.sha256.prefix(12))…" + (tag.modified.map { ", modified \($0.iso8601)" } ?? "")
     }
 }

@@ -82,7 +82,7 @@ final class ApplyJournal {
             throw OutputError(path: url.path, reason: "the copy cannot be read back (\(error.message))")
         }
         guard copy.count == data.count, SHA256.hex(of: copy) == sha256 else {
-            throw OutputError(path: url.path, reason: "the copy read back is not the file (\(copy.count) of \(data.count) bytes)")
+            throw OutputError(path: url.path, reason: "the copy read back is not the file (\(copy.count) of \(counted(data.count, "byte")))")
         }
         guard
             record([

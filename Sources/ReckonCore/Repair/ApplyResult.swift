@@ -86,6 +86,11 @@ package struct ApplyResult: Sendable, Equatable, Codable {
     package var run: String
     package var resumed: Bool
     package var pipeline: String
+    /// Whether the plan was made without a definition (`--local`, `--remote`),
+    /// so that its pipeline's name is only the command's.
+    package var withoutDefinition = false
+    /// The pipeline's name as the pages and the text say it: nil without a definition.
+    package var named: String? { withoutDefinition ? nil : pipeline }
     /// The local side, then the remote, as the plan names them.
     package var sides: [PlanSide]
     /// The state folder (its real path) and where this run's backups are in it.

@@ -85,7 +85,7 @@ package struct ChoiceRequest: Sendable {
             }
         }
         guard refused.isEmpty else {
-            let count = refused.count == 1 ? "1 of its choices" : "\(refused.count) of its choices"
+            let count = "\(refused.count) of its choices"
             throw PlanError(choicesFile: "\(file.shown): \(count) cannot be carried out as made:\n" + refused.joined(separator: "\n"))
         }
         return result

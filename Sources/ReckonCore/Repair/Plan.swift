@@ -15,6 +15,17 @@ package struct Plan: Sendable, Equatable, Codable {
     /// plan was made from one (apply reads the sides from it again).
     package var pipeline: String
     package var definition: String?
+    /// The pipeline's name as the pages and the text say it: nil for a plan
+    /// made without a definition, whose name is only the command's.
+    package var named: String? { definition == nil ? nil : pipeline }
+
+    /// A side apply could not reach again, so that it refuses the plan: in a
+    /// plan made without a definition, a side apply would write given as a
+    /// connection string that holds a secret, which a plan never keeps.
+    package var sideApplyCannotReach: PlanSide? {
+        guard definition == nil else { return nil }
+        return sides.first { side in side.writable && side.kind.kind.map { $0.holdsFiles && $0.reopen(side) == nil } == true }
+    }
     /// The real path of the state folder: backups, journals and baselines go there.
     package var stateDir: String
     /// The local side, then the remote.

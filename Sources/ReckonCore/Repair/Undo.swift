@@ -64,6 +64,7 @@ package enum Undoer {
         var result = ApplyResult(
             mode: .undo, run: run, resumed: false, pipeline: plan.pipeline, sides: plan.sides,
             stateDir: plan.stateDir)
+        result.withoutDefinition = plan.definition == nil
         result.language = plan.languageCode
         for note in leftovers { result.note(note) }
         // A side where any file the run wrote changed after it (the app saved) is left whole, its

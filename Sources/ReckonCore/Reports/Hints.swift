@@ -202,7 +202,7 @@ extension Report {
 
     /// A resolved path relative to `current` when under it (`.` for it), else absolute.
     package func shownPath(_ url: URL, from current: URL) -> String {
-        let path = url.standardizedFileURL.path
+        let path = readablePath(url.standardizedFileURL.path)
         let base = current.standardizedFileURL.path
         if path == base { return "." }
         let prefix = base.hasSuffix("/") ? base : base + "/"

@@ -16,7 +16,9 @@ package enum RepairReport {
     /// plan.json is. Colour only when `color` (as TextSummary does). Escaped for display.
     package static func table(_ plan: Plan, planPath: String, color: Bool) -> String {
         let s = RepairStrings.forLanguage(plan.languageCode)
-        var out = [escapedForDisplay(s.planHeader(plan.pipeline, plan.createdAt.iso8601, directions(plan.sides, s)))]
+        var out = [escapedForDisplay(s.planHeader(plan.named, plan.createdAt.iso8601, directions(plan.sides, s)))]
+        let unreachable = plan.sideApplyCannotReach
+        if let unreachable { out.append(escapedForDisplay(s.cannotApply(unreachable.label))) }
         for action in plan.actions {
             out.append(
                 "  \(action.sigil.rawValue) \(action.id.value)  "
@@ -25,7 +27,8 @@ package enum RepairReport {
         }
         out.append("")
         out += planTotals(plan, s).map(escapedForDisplay)
-        let command = plan.actions.contains(where: { doing.contains($0.action) }) ? "reckon apply \(shellWord(planPath))" : nil
+        let command =
+            unreachable == nil && plan.actions.contains(where: { doing.contains($0.action) }) ? "reckon apply \(shellWord(planPath))" : nil
         out.append(escapedForDisplay(s.planWritten(planPath, command)))
         if plan.actions.contains(where: { $0.action == .conflict }) {
             out.append(s.chooseConflicts)
@@ -38,19 +41,19 @@ package enum RepairReport {
     /// the body (MemoVersion) — in HTML a two-column table, in Markdown a table with a column per side.
     package static func markdown(_ plan: Plan) -> String {
         let s = RepairStrings.forLanguage(plan.languageCode)
-        return markdown(title: s.planTitle(plan.pipeline), document(plan, s), s)
+        return markdown(title: s.planTitle(plan.named), document(plan, s), s)
     }
 
     package static func html(_ plan: Plan) -> String {
         let s = RepairStrings.forLanguage(plan.languageCode)
-        return page(title: s.planTitle(plan.pipeline), document(plan, s), s)
+        return page(title: s.planTitle(plan.named), document(plan, s), s)
     }
 
     /// The apply / undo result for the terminal: run id, one line per action with its outcome and
     /// detail, totals, and where the backups are ("undo it with: reckon undo <run>").
     package static func text(_ result: ApplyResult, color: Bool) -> String {
         let s = RepairStrings.forLanguage(result.language)
-        var out = [escapedForDisplay(s.runHeader(result.mode, result.run, result.pipeline, result.resumed, directions(result.sides, s)))]
+        var out = [escapedForDisplay(s.runHeader(result.mode, result.run, result.named, result.resumed, directions(result.sides, s)))]
         for action in result.actions {
             out.append(
                 "  \(action.id.value)  " + cell(s.actionLabel(action.action, action.from), width: s.actionWidth, mark: nil)
@@ -67,12 +70,12 @@ package enum RepairReport {
     /// report.md / report.html of an apply or undo run: the same, with conflicts side by side as above.
     package static func markdown(_ result: ApplyResult) -> String {
         let s = RepairStrings.forLanguage(result.language)
-        return markdown(title: s.runTitle(result.mode, result.pipeline), document(result, s), s)
+        return markdown(title: s.runTitle(result.mode, result.named), document(result, s), s)
     }
 
     package static func html(_ result: ApplyResult) -> String {
         let s = RepairStrings.forLanguage(result.language)
-        return page(title: s.runTitle(result.mode, result.pipeline), document(result, s), s)
+        return page(title: s.runTitle(result.mode, result.named), document(result, s), s)
     }
 
     /// What apply asks a person at a terminal before it deletes or overwrites: each such action, with

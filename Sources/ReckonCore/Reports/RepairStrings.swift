@@ -25,14 +25,15 @@ package struct RepairStrings: Sendable {
     /// A file on a side, or in the state folder.
     package var place: @Sendable (FilePlace) -> String
 
-    /// (pipeline): the plan's page title.
-    var planTitle: @Sendable (String) -> String
+    /// (pipeline): the plan's page title. The pipeline is nil for a plan made
+    /// without a definition (`--local`, `--remote`), which has no name.
+    var planTitle: @Sendable (String?) -> String
     /// (mode, pipeline): a run's page title.
-    var runTitle: @Sendable (ApplyResult.Mode, String) -> String
+    var runTitle: @Sendable (ApplyResult.Mode, String?) -> String
     /// (pipeline, made at, what the arrows mean): the table's first line.
-    var planHeader: @Sendable (String, String, String) -> String
+    var planHeader: @Sendable (String?, String, String) -> String
     /// (mode, run, pipeline, resumed, what the arrows mean): the run text's first line.
-    var runHeader: @Sendable (ApplyResult.Mode, String, String, Bool, String) -> String
+    var runHeader: @Sendable (ApplyResult.Mode, String, String?, Bool, String) -> String
     /// (made at): the plan page's first line.
     var made: @Sendable (String) -> String
     /// (run, resumed): the run page's first line.
@@ -75,6 +76,9 @@ package struct RepairStrings: Sendable {
     var directionsSentence: @Sendable (String, String) -> String
     /// (where plan.json is, the command that applies it, or nil when there is nothing to apply).
     var planWritten: @Sendable (String, String?) -> String
+    /// (the side's label): said before a plan's actions when apply cannot reach
+    /// that side again (its connection string holds a secret), and how to apply instead.
+    var cannotApply: @Sendable (String) -> String
     var chooseConflicts: String
     var backupsHeading: String
     var notesHeading: String
@@ -101,7 +105,6 @@ package struct RepairStrings: Sendable {
     /// The table for a language code; English for any code not known.
     package static func forLanguage(_ code: String) -> RepairStrings { code == "ja" ? .ja : .en }
 
-    static func counted(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
 }
 
 // MARK: - English
@@ -289,11 +292,12 @@ extension RepairStrings {
             },
             describe: { Execution.describe($0) },
             place: shown,
-            planTitle: { "reckon plan: \($0)" },
-            runTitle: { mode, pipeline in "reckon \(mode.rawValue): \(pipeline)" },
-            planHeader: { pipeline, made, directions in "Plan for \(pipeline), made \(made) (\(directions)):" },
+            planTitle: { "reckon plan" + ($0.map { ": \($0)" } ?? "") },
+            runTitle: { mode, pipeline in "reckon \(mode.rawValue)" + (pipeline.map { ": \($0)" } ?? "") },
+            planHeader: { pipeline, made, directions in "Plan" + (pipeline.map { " for \($0)" } ?? "") + ", made \(made) (\(directions)):" },
             runHeader: { mode, run, pipeline, resumed, directions in
-                (mode == .apply ? "Apply" : "Undo") + " run \(run) of \(pipeline)" + (resumed ? ", resumed" : "") + " (\(directions)):"
+                (mode == .apply ? "Apply" : "Undo") + " run \(run)" + (pipeline.map { " of \($0)" } ?? "") + (resumed ? ", resumed" : "")
+                    + " (\(directions)):"
             },
             made: { "Made \($0)." },
             runLine: { run, resumed in "Run \(run)" + (resumed ? ", resumed after an interruption." : ".") },
@@ -329,6 +333,11 @@ extension RepairStrings {
             directionsSentence: { directions($0, $1) + "." },
             planWritten: { path, command in
                 command.map { "Plan written to \(path); carry it out with: \($0)" } ?? "Plan written to \(path)."
+            },
+            cannotApply: { label in
+                "reckon apply cannot carry out this plan: \(label) is given as a connection string that holds a secret, which a plan never keeps. "
+                    + "To apply, name the remote in an rclone config (rclone config create NAME …) and give it as NAME:path, "
+                    + "or use a pipeline definition, then plan again."
             },
             chooseConflicts:
                 "Choose for each conflict with --take ID=local|remote|both, --choices FILE (saved from the report's page), or --prefer newer|local|remote, and plan again.",
@@ -527,11 +536,11 @@ extension RepairStrings {
             },
             describe: describe,
             place: shown,
-            planTitle: { "reckon 修復計画: \($0)" },
-            runTitle: { mode, pipeline in "reckon \(mode == .apply ? "適用" : "取り消し"): \(pipeline)" },
-            planHeader: { pipeline, made, directions in "\(pipeline)の修復計画（\(made) 作成。\(directions)）:" },
+            planTitle: { "reckon 修復計画" + ($0.map { ": \($0)" } ?? "") },
+            runTitle: { mode, pipeline in "reckon \(mode == .apply ? "適用" : "取り消し")" + (pipeline.map { ": \($0)" } ?? "") },
+            planHeader: { pipeline, made, directions in (pipeline.map { "\($0)の" } ?? "") + "修復計画（\(made) 作成。\(directions)）:" },
             runHeader: { mode, run, pipeline, resumed, directions in
-                "\(pipeline)の\(mode == .apply ? "適用" : "取り消し") \(run)" + (resumed ? "（中断のあとに再開）" : "") + "（\(directions)）:"
+                (pipeline.map { "\($0)の" } ?? "") + "\(mode == .apply ? "適用" : "取り消し") \(run)" + (resumed ? "（中断のあとに再開）" : "") + "（\(directions)）:"
             },
             made: { "作成日時: \($0)" },
             runLine: { run, resumed in "実行 \(run)" + (resumed ? "（中断のあとに再開しました）" : "") },
@@ -563,6 +572,11 @@ extension RepairStrings {
             directionsSentence: { directions($0, $1) + "。" },
             planWritten: { path, command in
                 "計画を \(path) に書き出しました。" + (command.map { "実行するには: \($0)" } ?? "")
+            },
+            cannotApply: { label in
+                "この計画は reckon apply で実行できません。\(label)は秘密を含む接続文字列で指定されていて、計画はそれを保存しません。"
+                    + "適用するには、rclone の設定にリモートを名前で登録して（rclone config create 名前 …）名前:パス で指定するか、"
+                    + "パイプライン定義を使い、計画し直してください。"
             },
             chooseConflicts: "競合ごとに --take ID=local|remote|both、--choices FILE（レポートのページで保存したもの）か --prefer newer|local|remote で選んでから、もう一度計画してください。",
             backupsHeading: "バックアップ", notesHeading: "注記",

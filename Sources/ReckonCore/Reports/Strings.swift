@@ -129,7 +129,7 @@ package struct Strings: Sendable {
     package static let languages = ["en", "ja"]
 
     package static let en: Strings = {
-        @Sendable func memos(_ n: Int) -> String { n == 1 ? "1 memo" : "\(n) memos" }
+        @Sendable func memos(_ n: Int) -> String { counted(n, "memo") }
         @Sendable func isAre(_ n: Int) -> String { n == 1 ? "is" : "are" }
         @Sendable func itThem(_ n: Int) -> String { n == 1 ? "it" : "them" }
         @Sendable func upper(_ text: String) -> String { text.prefix(1).uppercased() + text.dropFirst() }
@@ -159,19 +159,19 @@ package struct Strings: Sendable {
             sideFailed: { label, reason in
                 "\(upper(label)) could not be read: \(reason). Its counts are left out; fix what the problem names and run again."
             },
-            sideHasProblems: { label, n in "\(upper(label)) has \(n == 1 ? "1 problem that needs" : "\(n) problems that need") a look; see below." },
+            sideHasProblems: { label, n in "\(upper(label)) has \(counted(n, "problem")) that \(n == 1 ? "needs" : "need") a look; see below." },
             inSync: { local, remotes in "\(upper(local)) and \(remotes.joined(separator: ", ")) agree: every memo is the same on each side." },
             empty: { local, remotes in "There are no memos yet, on \(local) or on \(remotes.joined(separator: ", "))." },
             rebuiltFromMemoFiles: { label, reason in
                 "The index.json of \(label) could not be used (\(reason)), so its counts were rebuilt from the memo files."
             },
             quarantined: { n in
-                "\(n == 1 ? "1 file" : "\(n) files") could not be used and \(n == 1 ? "was" : "were") copied aside (listed below); the \(n == 1 ? "original was" : "originals were") left exactly as \(n == 1 ? "it was" : "they were")."
+                "\(counted(n, "file")) could not be used and \(n == 1 ? "was" : "were") copied aside (listed below); the \(n == 1 ? "original was" : "originals were") left exactly as \(n == 1 ? "it was" : "they were")."
             },
             quarantineFailed: { n in
-                "\(n == 1 ? "1 damaged file" : "\(n) damaged files") could not be copied aside; the \(n == 1 ? "original is" : "originals are") untouched. See the problems below."
+                "\(counted(n, "damaged file")) could not be copied aside; the \(n == 1 ? "original is" : "originals are") untouched. See the problems below."
             },
-            exportMissing: { n in "The export could not be written in full: \(n == 1 ? "1 memo" : "\(n) memos") could not be read." },
+            exportMissing: { n in "The export could not be written in full: \(memos(n)) could not be read." },
             checkedAt: { "Checked \($0)." },
             kind: { kind, local, remote in
                 switch kind {
@@ -202,11 +202,11 @@ package struct Strings: Sendable {
             andMore: { n, file in "… and \(n) more (see \(file))" },
             andMoreUnlisted: { n in "… and \(n) more" },
             cacheUse: { label, fetched, cached, temporary in
-                "\(upper(label)): \(fetched == 1 ? "1 memo file" : "\(fetched) memo files") downloaded, \(cached) from the cache"
+                "\(upper(label)): \(counted(fetched, "memo file")) downloaded, \(cached) from the cache"
                     + (temporary ? " (a temporary folder, so the next run downloads them all again)." : ".")
             },
             status: { $0.rawValue },
-            statusWithProblems: { status, n in n == 0 ? status.rawValue : "\(status.rawValue), \(n == 1 ? "1 problem" : "\(n) problems")" },
+            statusWithProblems: { status, n in n == 0 ? status.rawValue : "\(status.rawValue), \(counted(n, "problem"))" },
             exportFailed: { "The export could not be written: \($0)" },
             legendHeading: "Signs",
             sigilMeanings: { local, remote, store in
@@ -219,7 +219,7 @@ package struct Strings: Sendable {
             severity: { $0.rawValue },
             reason: { $0.message },
             notExported: "not exported",
-            exportSize: { memos, bytes in "\(memos) memos, \(bytes) bytes" },
+            exportSize: { n, bytes in "\(memos(n)), \(counted(bytes, "byte"))" },
             differencesHeading: "Differences", problemsHeading: "Problems", sourcesHeading: "Sources", exportsHeading: "Exports",
             quarantinedHeading: "Set aside", timingsHeading: "Timings", historyHeading: "Last runs",
             sideColumn: "Side", pathColumn: "Path", statusColumn: "Status", titleColumn: "Title", whatDiffersColumn: "What differs",

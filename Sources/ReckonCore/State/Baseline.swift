@@ -283,7 +283,7 @@ package struct Baseline: Sendable {
             ids.append(id)
             fingerprints.append(fingerprint)
         }
-        guard ids.count == count else { throw ParseError(message: "it lists \(ids.count) memos where its header says \(count)") }
+        guard ids.count == count else { throw ParseError(message: "it lists \(counted(ids.count, "memo")) where its header says \(count)") }
         return Baseline(
             side: SideIdentity(kind: SideKindName(decoding: unescaped(kind)), place: unescaped(place), shown: unescaped(shown)), time: time,
             alarmSince: alarmSince, memos: IDMap(sortedKeys: ids, values: fingerprints))

@@ -106,7 +106,7 @@ package struct DiskFileAccess: FileAccess {
                 throw failure(file.path, "is no longer a regular file")
             }
             guard Int64(info.st_size) <= limit(file) else {
-                throw failure(file.path, "is \(info.st_size) bytes, over the limit of \(limit(file)) bytes")
+                throw failure(file.path, "is \(counted(info.st_size, "byte")), over the limit of \(counted(limit(file), "byte"))")
             }
             let data: Data
             do { data = try FileHandle(fileDescriptor: fd, closeOnDealloc: false).readToEnd() ?? Data() } catch {

@@ -748,7 +748,7 @@ package struct Rclone: Sendable {
             return failure
         }
         if tooManyErrors {
-            throw failure(.tooManyErrors, "rclone was stopped after \(errors) errors in one call (the remote may have stopped answering)")
+            throw failure(.tooManyErrors, "rclone was stopped after \(counted(errors, "error")) in one call (the remote may have stopped answering)")
         }
         if timedOut {
             throw failure(.timedOut, "rclone took longer than the \(Self.seconds(callLimit)) reckon gives one call, and was stopped")

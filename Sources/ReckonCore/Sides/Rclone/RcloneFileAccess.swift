@@ -115,7 +115,7 @@ package struct RcloneFileAccess: FileAccess {
             }
             if entries[0].isDir { throw failure(file.path, "is a folder, not a file") }
             guard entries[0].size <= limit(file) else {
-                throw failure(file.path, "is \(entries[0].size) bytes, over the limit of \(limit(file)) bytes")
+                throw failure(file.path, "is \(counted(entries[0].size, "byte")), over the limit of \(counted(limit(file), "byte"))")
             }
             wanted[file] = entries[0]
         }
@@ -136,7 +136,7 @@ package struct RcloneFileAccess: FileAccess {
                 throw failure(file.path, "was listed but could not be downloaded; it may have been removed just now")
             }
             guard Int64(data.count) == entry.size else {
-                throw failure(file.path, "changed while it was being read (listed as \(entry.size) bytes, \(data.count) came); try again")
+                throw failure(file.path, "changed while it was being read (listed as \(counted(entry.size, "byte")), \(data.count) came); try again")
             }
             result[file.path] = FileRead(
                 data: data,

@@ -275,7 +275,8 @@ package struct RcloneStore: MemoStore {
             do {
                 let data = try rclone.cat(Rclone.joined(root, "index.json"), limit: limits.indexSizeLimit)
                 guard Int64(data.count) <= limits.indexSizeLimit else {
-                    return Problem(.unreadableFile, path: "index.json", "is larger than the limit of \(limits.indexSizeLimit) bytes; it is not read")
+                    return Problem(
+                        .unreadableFile, path: "index.json", "is larger than the limit of \(counted(limits.indexSizeLimit, "byte")); it is not read")
                 }
                 try AtomicFile.write(data, to: indexCopy)
                 return nil
@@ -440,7 +441,7 @@ package struct RcloneStore: MemoStore {
             var memoFiles: [Rclone.Entry] = []
             for entry in entries where entry.name.hasSuffix(".json") && MemoID(entry.name.dropLast(5)) != nil {
                 guard entry.size <= sizeLimit else {
-                    listed.oversized[entry.name] = "is larger than the limit of \(sizeLimit) bytes, so it is neither kept nor read"
+                    listed.oversized[entry.name] = "is larger than the limit of \(counted(sizeLimit, "byte")), so it is neither kept nor read"
                     continue
                 }
                 memoFiles.append(entry)
