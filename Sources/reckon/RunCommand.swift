@@ -100,6 +100,7 @@ struct RunCommand: ReckonCommand {
             return (.trouble, nil)
         }
         var lock: RunLock?
+        var lockFailure: OutputError?
         if pipeline.settings.writeFiles, let url = definition.lockURL {
             do {
                 lock = try RunLock(at: url)
@@ -107,10 +108,11 @@ struct RunCommand: ReckonCommand {
                 console.err("Error: \(busy)\n")
                 return (.trouble, nil)
             } catch {
-                // A run that cannot lock its folder cannot write it safely
-                // either: it stops before reading or writing anything.
-                console.err("Error: cannot lock the run: \(errorWords(error)); nothing was done\n")
-                return (.trouble, nil)
+                // The folder cannot hold the lock, so it cannot hold reports
+                // either: the run goes on, its outputs say what failed, and
+                // it is trouble, since a write failed.
+                console.err("warning: running without a lock: \(errorWords(error))\n")
+                lockFailure = error as? OutputError ?? OutputError(path: url.path, reason: errorWords(error))
             }
             // The process may have died, or its id been reused by another
             // program: either way it no longer holds the lock.
@@ -120,7 +122,8 @@ struct RunCommand: ReckonCommand {
         }
         defer { lock?.release() }
         TestStop.wait(at: "run-locked")
-        let published = execute(pipeline, definition, console: console, json: json, quiet: quiet)
+        var published = execute(pipeline, definition, console: console, json: json, quiet: quiet)
+        if let lockFailure { published.failures.append(lockFailure) }
         return (ExitCode(rawValue: published.exitCode(driftFails: definition.failOnDrift))!, published)
     }
 

@@ -597,7 +597,7 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
         let result = try runArray(["export", packageRoot.appendingPathComponent("Samples/drift/device").path, "--out", "disk/out"], in: parent)
         #expect(result.code == 2)
         #expect(
-            result.stderr == "Error: cannot write the export into disk/out: No space left on device\n",
+            result.stderr == "Error: cannot write memos.json of the export into disk/out: No space left on device\n",
             "the message must name --out as given, not the staging folder: \(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).isEmpty, "the staging folder is cleaned away")
     }

@@ -245,18 +245,19 @@ func markdownFiles(_ run: URL) throws -> [String] {
 
     /// A folder where the index goes: the run publishes its export, and
     /// says on stderr, even with `--quiet`, that the next run will read
-    /// every memo, since it could not leave its index.
-    @Test func anIndexThatCannotBeLeftIsNamedInAWarning() throws {
+    /// every memo, since it could not leave its index; a write failed, so
+    /// the run is trouble.
+    @Test func anIndexThatCannotBeLeftIsNamedAndTheRunIsTrouble() throws {
         let source = temporaryFolder()
         try writeMemoFolder(twelveMemos(), to: source)
         let definition = try exportPipeline(source: source)
         let index = definition.deletingLastPathComponent().appendingPathComponent("exports/\(MarkdownIndex.fileName)")
         try FileManager.default.createDirectory(at: index.appendingPathComponent("sub"), withIntermediateDirectories: true)
         let result = try runArray(["run", definition.path, "--quiet"])
-        #expect(result.code == 0)
-        #expect(result.stderr.hasPrefix("warning: the next run will read every memo: "), "\(result.stderr)")
+        #expect(result.code == 2)
         #expect(
-            result.stderr.hasSuffix("cannot write exports/\(MarkdownIndex.fileName): Is a directory\n"),
+            result.stderr
+                == "error: cannot write exports/\(MarkdownIndex.fileName): Is a directory; the export is whole, and the next run reads every memo again\n",
             "named as the definition spells it: \(result.stderr)")
         let exports = index.deletingLastPathComponent()
         let run = exports.appendingPathComponent(

@@ -271,7 +271,7 @@ func pipelineFile(in folder: URL, _ extra: String = "") throws -> URL {
         defer { umount(export.path) }
         _ = try pipelineFile(in: folder, #", "export": {"dir": "export"}"#)
         let failure = try expectReportsDespiteAFailedExport(folder, failure: "No space left on device")
-        #expect(failure == "cannot write the export into export: No space left on device")
+        #expect(failure == "cannot write memos.json of the export into export: No space left on device")
         let left = try FileManager.default.contentsOfDirectory(atPath: export.path).filter { !$0.hasPrefix(".reckon.lock") }
         #expect(left.isEmpty, "the partial export is cleaned away: \(left)")
     }

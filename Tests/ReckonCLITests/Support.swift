@@ -111,17 +111,23 @@ func json(_ text: String) throws -> [String: Any] {
 
 /// Every file under a folder with its SHA-256, to show nothing was written:
 /// a folder is "folder", and a link "link to" its target, never followed.
+/// Mount points are walked into (FileManager's enumerator stops at them).
 func fingerprint(_ folder: URL) throws -> [String: String] {
     var result: [String: String] = [:]
-    let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)!
-    for case let url as URL in enumerator {
-        let relative = String(url.path.dropFirst(folder.path.count))
-        switch FileKind(path: url.path) {
-        case .directory: result[relative] = "folder"
-        case .link: result[relative] = "link to " + (try FileManager.default.destinationOfSymbolicLink(atPath: url.path))
-        default: result[relative] = SHA256.hex(of: try Data(contentsOf: url))
+    func walk(_ url: URL, _ relative: String) throws {
+        for name in try FileManager.default.contentsOfDirectory(atPath: url.path) {
+            let child = url.appendingPathComponent(name)
+            let path = relative + "/" + name
+            switch FileKind(path: child.path) {
+            case .directory:
+                result[path] = "folder"
+                try walk(child, path)
+            case .link: result[path] = "link to " + (try FileManager.default.destinationOfSymbolicLink(atPath: child.path))
+            default: result[path] = SHA256.hex(of: try Data(contentsOf: child))
+            }
         }
     }
+    try walk(folder, "")
     return result
 }
 

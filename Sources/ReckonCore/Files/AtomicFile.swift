@@ -10,6 +10,11 @@ package struct OutputError: Error, CustomStringConvertible {
     package var path: String
     package var reason: String
     package var description: String { "cannot write \(path): \(reason)" }
+
+    package init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
 }
 
 /// Writes files so that a run killed at any moment leaves either the old file

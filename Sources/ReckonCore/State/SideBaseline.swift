@@ -71,6 +71,10 @@ package struct SideBaseline: Sendable {
     package var alarm: DeletionAlarm?
     /// Whether the side could be read at all.
     var failed = false
+    /// Whether the disk failed to give some of the side's memos: its
+    /// baseline is kept as it was, as for a side that failed, since what
+    /// the run saw of it is not what it holds.
+    var diskTrouble = false
 
     /// The baseline's time, when one was used.
     package var time: Timestamp? { previous?.time }
@@ -97,6 +101,7 @@ package struct SideBaseline: Sendable {
             }
         }
         failed = side.status == .failed
+        diskTrouble = side.problems.contains { $0.kind == .diskTrouble }
         // Without a state folder there is nothing to compare with or to save.
         guard !failed, url != nil else { return }
         unread = side.brokenIDs.keys.sorted()
@@ -167,11 +172,11 @@ package struct SideBaseline: Sendable {
 
     /// What to write to the side's baseline file after this run, if anything.
     /// A deep run saves the side's listing, each memo that could not be read
-    /// keeping its previous fingerprint, unless the side failed or an alarm
-    /// holds it back. An alarm only marks the kept baseline with the time
+    /// keeping its previous fingerprint, unless the side failed, the disk
+    /// failed to give some of it, or an alarm holds it back. An alarm only marks the kept baseline with the time
     /// it first sounded. A quick run saves nothing else.
     func toSave(deep: Bool, side: SideSpec, startedAt: Timestamp) -> Baseline? {
-        guard url != nil, !failed else { return nil }
+        guard url != nil, !failed, !diskTrouble else { return nil }
         if alarmHolds {
             guard var kept = previous, kept.alarmSince == nil else { return nil }
             kept.alarmSince = alarm?.since

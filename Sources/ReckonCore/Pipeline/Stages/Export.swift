@@ -62,10 +62,11 @@ extension Pipeline {
                 // run is trouble; the next run reads every memo.
                 do { try index.install(in: spec.dir) } catch {
                     index.discard()
-                    let failure =
-                        error as? OutputError
-                        ?? OutputError(path: spec.dir.appendingPathComponent(MarkdownIndex.fileName).path, reason: errorWords(error))
-                    exported.failures.append(failure)
+                    let reason = (error as? OutputError)?.reason ?? errorWords(error)
+                    exported.failures.append(
+                        OutputError(
+                            path: joinPath(spec.path, MarkdownIndex.fileName),
+                            reason: "\(reason); the export is whole, and the next run reads every memo again"))
                 }
             } else {
                 unlink(spec.dir.appendingPathComponent(MarkdownIndex.fileName).path)
