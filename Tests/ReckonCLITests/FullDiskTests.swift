@@ -49,6 +49,7 @@ extension FaultSweep {
             _ = try mountDisk(size: size)
             defer { unmountDisk() }
             let result = try reckonRun(sweep.arguments, fault: nil, log: nil)
+            print("full disk, \(sweep.name), \(size) bytes (\(fraction)%): exit \(result.code)")
             let found = try check(
                 result, call: nil, errno: ENOSPC, before: before, clean: cleanTree, cleanCode: clean.code, log: nil,
                 beforeRecovery: { try remountDisk(size: Self.roomy) })
