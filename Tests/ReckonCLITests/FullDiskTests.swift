@@ -10,7 +10,8 @@ import Testing
 /// A full disk for real (issue 33): each command of the fault sweep runs
 /// with its outputs, state, cache and the store's private copy (`TMPDIR`)
 /// on a tmpfs sized to what it held before plus 25%, 50% and 75% of what a
-/// clean run adds to it, and is held to the sweep's promises. The disk is
+/// clean run writes (the files it leaves new or changed, in pages, and the
+/// store's private copy), and is held to the sweep's promises. The disk is
 /// then made roomy and the command run again, to leave what a clean run
 /// leaves. Mounting needs root.
 @Suite(.serialized, .needs(.root)) struct FullDiskTests {
@@ -38,9 +39,18 @@ extension FaultSweep {
         let held = try mountDisk(size: Self.roomy)
         let clean = try reckonRun(sweep.arguments, fault: nil, log: nil)
         let cleanTree = try Self.comparable(fingerprint(work))
-        // What the run wrote: what the disk holds more afterwards, and the
+        // What the run wrote: each file it left new or changed, in the
+        // tmpfs's pages (an export that replaces another adds little to
+        // what the disk holds, but writes the whole new one first), and the
         // store's private copy, which is gone by then.
-        let written = try used() - held + privateCopyBytes()
+        let page = 4096
+        let written =
+            try cleanTree.filter { $0.value != before[$0.key] && $0.value != "folder" && !$0.value.hasPrefix("link to ") }.keys.reduce(0) {
+                total, path in
+                let size = (try FileManager.default.attributesOfItem(atPath: work.path + path)[.size] as? Int) ?? 0
+                return total + (size + page - 1) / page * page
+            } + privateCopyBytes()
+
         unmountDisk()
         var failures: [String] = []
         for (index, fraction) in fractions.enumerated() {
@@ -101,7 +111,7 @@ extension FaultSweep {
 
     /// The store's files, which a run reading the store copies to `TMPDIR`.
     func privateCopyBytes() throws -> Int {
-        guard sweep.arguments.contains(where: { $0.contains("store") }) else { return 0 }
+        guard sweep.arguments.contains(FaultCase.storePipeline) else { return 0 }
         let store = work.appendingPathComponent("Samples/store")
         return try FileManager.default.contentsOfDirectory(atPath: store.path).reduce(0) { total, name in
             total + ((try FileManager.default.attributesOfItem(atPath: store.appendingPathComponent(name).path)[.size] as? Int) ?? 0)
