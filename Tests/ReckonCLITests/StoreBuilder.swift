@@ -17,6 +17,8 @@ struct StoreBuilder {
         "ZPINNED INTEGER", "ZARCHIVEDAT TIMESTAMP", "ZCREATEDAT TIMESTAMP", "ZDELETEDAT TIMESTAMP", "ZMODIFIEDAT TIMESTAMP",
         "ZBODY VARCHAR", "ZCHANGETAG VARCHAR", "ZTITLE VARCHAR", "ZID BLOB", "ZTAGS BLOB"
     ]
+    /// How the store keeps text (`PRAGMA encoding`); Core Data keeps UTF-8.
+    var encoding = "UTF-8"
     /// More statements run after the tables are made (join tables, tags).
     var extra: [String] = []
 
@@ -30,7 +32,7 @@ struct StoreBuilder {
     func make(at path: String, rows: [Row], walRows: [Row] = []) throws {
         let work = temporaryFolder().appendingPathComponent("default.store").path
         let db = try SQLite(path: work, mode: .create)
-        try db.execute("PRAGMA journal_mode=WAL")
+        try db.execute("PRAGMA encoding = '\(encoding)'; PRAGMA journal_mode=WAL")
         try db.execute(
             """
             CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);

@@ -393,6 +393,43 @@ import Testing
         #expect(side.problems.map(\.message) == ["ZTITLE holds 9 bytes of text that is not UTF-8, not text"])
     }
 
+    /// Every body a row can hold, read whole as an export reads it: text in
+    /// pieces straight into the string where the store keeps UTF-8 and has
+    /// rowids, else as selected (a store keeping UTF-16, a table with a column named `_rowid_`).
+    @Test(arguments: ["UTF-8", "UTF-16le", "_rowid_"]) func aBodyIsReadWholeWhateverTheRowHolds(layout: String) throws {
+        // Over 300 KB, so the text spans many overflow pages and several pieces.
+        let long = String(repeating: "Line with \"quotes\", a\ttab and 京都 text.\n", count: 6_000)
+        let bodies: [SQLite.Value] = [.text(long), .text(""), .null, .blob(Data([1, 2, 3])), .text("not UTF-8")]
+        let ids = bodies.indices.map { MemoID(String(format: "00000000-0000-4000-8000-%012d", $0))! }
+        var builder = StoreBuilder()
+        if layout == "_rowid_" { builder.columns.append("_rowid_ INTEGER") } else { builder.encoding = layout }
+        try builder.make(
+            at: path,
+            rows: zip(ids, bodies).enumerated().map { number, memo in
+                var row = StoreBuilder.memo(memo.0.description, modified: "2026-04-01T00:00:00Z")
+                row["ZBODY"] = memo.1
+                row["Z_PK"] = .integer(Int64(number + 1))
+                if layout == "_rowid_" { row["_rowid_"] = .integer(Int64(100 + number)) }
+                return row
+            })
+        let expected: [String] = ["(the long text)", "", "(no body)", "ZBODY holds 3 bytes, not text"]
+        var last = "not UTF-8"
+        if layout != "UTF-16le" {
+            // Bytes that are not UTF-8 cannot be text of a UTF-16 store.
+            let db = try SQLite(path: path, mode: .create)
+            try db.execute("UPDATE ZMEMO SET ZBODY = CAST(X'47726F6365FF' AS TEXT) WHERE Z_PK = 5; PRAGMA journal_mode=DELETE")
+            last = "ZBODY holds 6 bytes of text that is not UTF-8, not text"
+        }
+        let read = CoreDataStore(storeSide(path)).read(ids.map { ($0, .small) }, chunkSize: 2, as: .memo) { $0 }
+        let found = read.map { result in
+            switch result {
+            case .success(let memo): memo.body == long ? "(the long text)" : memo.body.map { String($0.prefix(80)) } ?? "(no body)"
+            case .failure(let problem): problem.message
+            }
+        }
+        #expect(found == expected + [last])
+    }
+
     @Test func aWALThatIsNotSQLitesLogFailsTheSideAndIsQuarantined() throws {
         try StoreBuilder().make(at: path, rows: Array(driftDeviceRows.dropFirst()), walRows: [driftDeviceRows[0]])
         var wal = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))

@@ -116,7 +116,7 @@ package struct CoreDataStore: MemoStore {
             mapOnEveryCore(memos, chunkSize: chunkSize) { chunk in
                 // Each chunk has its own connection to the copy: a connection never crosses threads.
                 let reader: OpenedStore.RowReader
-                do { reader = try opened.rowReader() } catch {
+                do { reader = try opened.rowReader(mapped: false) } catch {
                     let problem = OpenedStore.Failed(reading: opened.snapshot, error).problem
                     return chunk.map { .failure(Problem(problem.kind, path: problem.path, id: $0.0, problem.message)) }
                 }
@@ -340,7 +340,7 @@ final class OpenedStore: Sendable {
         return rows.withLock { $0 } ?? (IDMap(), [:])
     }
 
-    func rowReader() throws -> RowReader { try RowReader(self) }
+    func rowReader(mapped: Bool = true) throws -> RowReader { try RowReader(self, mapped: mapped) }
 
     /// The summary of each listed id's row, in id order: the rows are read
     /// in stretches of `Z_PK`, one stretch per task, on every core, as
@@ -395,6 +395,10 @@ final class OpenedStore: Sendable {
         let db: SQLite
         let store: OpenedStore
         private let byRow: SQLite.Statement
+        /// Whether `byRow` gives the body's type and the rowid, the body then read
+        /// in pieces; not for a table without rowids or with a column named
+        /// `_rowid_`, nor for a store whose text is not kept as UTF-8 (pieces are its stored bytes).
+        private let bodyInPieces: Bool
         private let tagsByRow: SQLite.Statement?
         /// Each field's column name, for messages, by the field's place in `Field.allCases`.
         private let columns: [String]
@@ -403,11 +407,17 @@ final class OpenedStore: Sendable {
         /// How many rows had a date read as nanoseconds.
         private(set) var nanosecondRows = 0
 
-        init(_ store: OpenedStore) throws {
+        init(_ store: OpenedStore, mapped: Bool = true) throws {
             self.store = store
-            let db = try store.snapshot.open()
+            let db = try store.snapshot.open(mapped: mapped)
             self.db = db
-            byRow = try db.prepare(store.schema.select(StoreSchema.Field.allCases, where: " AND Z_PK = ?"))
+            let schema = store.schema
+            let inPieces =
+                try db.rows("PRAGMA encoding").first?.first == .text("UTF-8")
+                && StoreSchema.columnNames(of: schema.table, in: db).allSatisfy { $0.lowercased() != "_rowid_" }
+                ? try? db.prepare(schema.select(StoreSchema.Field.allCases, where: " AND Z_PK = ?", bodyType: true)) : nil
+            byRow = try inPieces ?? db.prepare(schema.select(StoreSchema.Field.allCases, where: " AND Z_PK = ?"))
+            bodyInPieces = inPieces != nil
             tagsByRow = try store.schema.tagQuery.map { try db.prepare($0) }
             columns = StoreSchema.Field.allCases.map { store.schema.columns[$0] ?? $0.rawValue }
         }
@@ -420,13 +430,28 @@ final class OpenedStore: Sendable {
                 guard let row = try byRow.step() else {
                     return .failure(Problem(.unreadableFile, path: store.rowPath(number), id: id, "the row is gone from the store"))
                 }
-                return entry(row).flatMap { memo(row, entry: $0.0) }
+                switch entry(row) {
+                case .failure(let problem): return .failure(problem)
+                case .success(let (entry, _)): return memo(row, entry: entry, body: try body(row))
+                }
             } catch {
                 return .failure(Problem(.corruptStore, path: store.rowPath(number), id: id, error.storeWords))
             }
         }
 
         private func value(_ row: SQLite.Row, _ field: StoreSchema.Field) -> SQLite.Value { row[field.place] }
+
+        /// The body of a row of `byRow`: as selected, or, when `byRow` gave
+        /// its type, text read in pieces by the rowid and anything else read whole.
+        private func body(_ row: SQLite.Row) throws -> SQLite.Value {
+            guard bodyInPieces, case .text(let type) = value(row, .body), let column = store.schema.columns[.body],
+                let rowid = row[StoreSchema.Field.allCases.count + 2].integer
+            else { return value(row, .body) }
+            if type == "null" { return .null }
+            if type == "text" { return try db.text(table: store.schema.table, column: column, rowid: rowid) }
+            let select = "SELECT \(StoreSchema.quoted(column)) FROM \(StoreSchema.quoted(store.schema.table)) WHERE _rowid_ = ?"
+            return try db.rows(select, [.integer(rowid)]).first?.first ?? .null
+        }
 
         private func column(_ field: StoreSchema.Field) -> String { columns[field.place] }
 
@@ -502,15 +527,15 @@ final class OpenedStore: Sendable {
             }
         }
 
-        /// The rest of a memo whose entry was read from `row`.
-        func memo(_ row: SQLite.Row, entry: IndexEntry) -> Result<Memo, Problem> {
+        /// The rest of a memo whose entry was read from `row`, with its `body`.
+        func memo(_ row: SQLite.Row, entry: IndexEntry, body: SQLite.Value) -> Result<Memo, Problem> {
             let number = row[StoreSchema.Field.allCases.count].integer ?? 0
             do throws(StoreRow.Failure) {
                 var nanoseconds = false
                 return .success(
                     Memo(
                         id: entry.id, title: try StoreRow.text(value(row, .title), column: column(.title)),
-                        body: try StoreRow.text(value(row, .body), column: column(.body)),
+                        body: try StoreRow.text(body, column: column(.body)),
                         createdAt: try date(row, .createdAt, nanoseconds: &nanoseconds), modifiedAt: entry.modifiedTime,
                         archivedAt: entry.archivedAt, deletedAt: entry.deletedAt,
                         tags: try readTags(value(row, .tags), row: number),

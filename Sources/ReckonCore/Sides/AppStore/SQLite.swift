@@ -1,4 +1,5 @@
 import CSQLite
+import CSimdJSON
 import Foundation
 
 /// One connection to a SQLite database through libsqlite3, in the manner of
@@ -80,6 +81,40 @@ package final class SQLite {
         var rows: [[Value]] = []
         while let row = try statement.step() { rows.append((0..<row.count).map { row[$0] }) }
         return rows
+    }
+
+    /// The text in one column of the row with `rowid`, read in pieces
+    /// straight into the string (`sqlite3_blob_read`), so the text is held
+    /// once, not also as SQLite's copy of the column; `.notUTF8` for bytes
+    /// that are not UTF-8. `table` and `column` are names, not quoted.
+    package func text(table: String, column: String, rowid: Int64) throws(Failure) -> Value {
+        var blob: OpaquePointer?
+        defer { sqlite3_blob_close(blob) }
+        try check(sqlite3_blob_open(handle, "main", table, column, rowid, 0, &blob))
+        let count = Int(sqlite3_blob_bytes(blob))
+        func read(into buffer: UnsafeMutableRawBufferPointer) -> Int32 {
+            var done = 0
+            while done < count {
+                let piece = min(count - done, 1 << 20)
+                let code = sqlite3_blob_read(blob, buffer.baseAddress! + done, Int32(piece), Int32(done))
+                guard code == SQLITE_OK else { return code }
+                done += piece
+            }
+            return SQLITE_OK
+        }
+        guard count > 0 else { return .text("") }
+        var code = SQLITE_OK
+        var valid = false
+        let text = String(unsafeUninitializedCapacity: count) { buffer in
+            code = read(into: UnsafeMutableRawBufferPointer(buffer))
+            valid = code == SQLITE_OK && reckon_valid_utf8(UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self), count) == 1
+            return valid ? count : 0
+        }
+        try check(code)
+        if valid { return .text(text) }
+        var bytes = Data(count: count)
+        try check(bytes.withUnsafeMutableBytes { read(into: $0) })
+        return .notUTF8(bytes)
     }
 
     fileprivate func check(_ code: Int32) throws(Failure) {

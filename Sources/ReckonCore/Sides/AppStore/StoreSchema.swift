@@ -218,10 +218,15 @@ struct StoreSchema: Sendable {
     /// `SELECT` of every field in `Field.allCases` order (NULL for one not
     /// wanted or not in the store), then `Z_PK` and the row version, from
     /// the memo entity's rows.
-    func select(_ wanted: [Field], where condition: String = "") -> String {
-        let list =
-            Field.allCases.map { field in wanted.contains(field) ? columns[field].map(Self.quoted) ?? "NULL" : "NULL" }
-            + ["Z_PK", rowVersionColumn.map(Self.quoted) ?? "NULL"]
+    /// With `bodyType`, the body's column gives only its type (`typeof`,
+    /// which SQLite answers without reading the text) and the row's rowid
+    /// follows, for reading the body in pieces (`SQLite.text(table:column:rowid:)`).
+    func select(_ wanted: [Field], where condition: String = "", bodyType: Bool = false) -> String {
+        func column(_ field: Field) -> String {
+            guard wanted.contains(field), let name = columns[field].map(Self.quoted) else { return "NULL" }
+            return bodyType && field == .body ? "typeof(\(name))" : name
+        }
+        let list = Field.allCases.map(column) + ["Z_PK", rowVersionColumn.map(Self.quoted) ?? "NULL"] + (bodyType ? ["_rowid_"] : [])
         let entities = entityNumbers.map(String.init).joined(separator: ", ")
         return "SELECT \(list.joined(separator: ", ")) FROM \(Self.quoted(table)) WHERE Z_ENT IN (\(entities))\(condition)"
     }

@@ -171,13 +171,15 @@ package final class StoreSnapshot: Sendable {
         return (String(decoding: name.prefix { $0 != 0 }, as: UTF8.self), end - 8)
     }
 
-    /// Opens the copy for reading, mapped into memory: SQLite then reads its
-    /// pages without copying each one out of the page cache, which halves
-    /// the check and the scan of a large store. Only the private copy is
-    /// mapped, and nothing else can shorten it while it is read.
-    package func open() throws(SQLite.Failure) -> SQLite {
+    /// Opens the copy for reading, mapped into memory unless `mapped` is
+    /// false: SQLite then reads its pages without copying each one out of the
+    /// page cache, which halves the check and the scan of a large store. Only
+    /// the private copy is mapped, and nothing else can shorten it while it
+    /// is read. Whole memos are read unmapped: every page of a long body read
+    /// through the map would stay in the process's memory beside the body.
+    package func open(mapped: Bool = true) throws(SQLite.Failure) -> SQLite {
         let db = try SQLite(path: database.path)
-        try db.execute("PRAGMA mmap_size = \(1 << 40)")
+        if mapped { try db.execute("PRAGMA mmap_size = \(1 << 40)") }
         return db
     }
 
