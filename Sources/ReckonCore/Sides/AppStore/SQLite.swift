@@ -58,7 +58,14 @@ package final class SQLite {
         sqlite3_busy_timeout(handle, 10_000)
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    /// The blob handle `text` reads through, moved from row to row with
+    /// `sqlite3_blob_reopen`, so a memo costs no newly compiled program.
+    private var textBlob: (table: String, column: String, handle: OpaquePointer)?
+
+    deinit {
+        if let textBlob { sqlite3_blob_close(textBlob.handle) }
+        sqlite3_close_v2(handle)
+    }
 
     /// Runs statements that return no rows.
     package func execute(_ sql: String) throws(Failure) {
@@ -88,9 +95,7 @@ package final class SQLite {
     /// once, not also as SQLite's copy of the column; `.notUTF8` for bytes
     /// that are not UTF-8. `table` and `column` are names, not quoted.
     package func text(table: String, column: String, rowid: Int64) throws(Failure) -> Value {
-        var blob: OpaquePointer?
-        defer { sqlite3_blob_close(blob) }
-        try check(sqlite3_blob_open(handle, "main", table, column, rowid, 0, &blob))
+        let blob = try textBlob(table: table, column: column, rowid: rowid)
         let count = Int(sqlite3_blob_bytes(blob))
         func read(into buffer: UnsafeMutableRawBufferPointer) -> Int32 {
             var done = 0
@@ -115,6 +120,32 @@ package final class SQLite {
         var bytes = Data(count: count)
         try check(bytes.withUnsafeMutableBytes { read(into: $0) })
         return .notUTF8(bytes)
+    }
+
+    /// The blob handle on `column` of the row `rowid`: the one kept, moved
+    /// to that row, or a new one. A handle that failed to move is spent,
+    /// and closed.
+    private func textBlob(table: String, column: String, rowid: Int64) throws(Failure) -> OpaquePointer {
+        if let kept = textBlob, kept.table == table, kept.column == column {
+            let code = sqlite3_blob_reopen(kept.handle, rowid)
+            if code == SQLITE_OK { return kept.handle }
+            sqlite3_blob_close(kept.handle)
+            textBlob = nil
+            try check(code)
+        }
+        if let kept = textBlob {
+            sqlite3_blob_close(kept.handle)
+            textBlob = nil
+        }
+        var opened: OpaquePointer?
+        let code = sqlite3_blob_open(handle, "main", table, column, rowid, 0, &opened)
+        guard code == SQLITE_OK, let opened else {
+            sqlite3_blob_close(opened)
+            try check(code == SQLITE_OK ? SQLITE_ERROR : code)
+            throw Failure(message: "the row's text could not be opened", code: SQLITE_ERROR)
+        }
+        textBlob = (table, column, opened)
+        return opened
     }
 
     fileprivate func check(_ code: Int32) throws(Failure) {
