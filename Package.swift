@@ -20,6 +20,10 @@ let package = Package(
         ),
         .systemLibrary(name: "CLinux"),
         .systemLibrary(
+            name: "CZip",
+            providers: [.apt(["libzip-dev"])]
+        ),
+        .systemLibrary(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
@@ -30,7 +34,7 @@ let package = Package(
         ),
         .target(
             name: "ReckonCore",
-            dependencies: ["CArchive", "CCrypto", "CLinux", "CSimdJSON", "CSQLite"]
+            dependencies: ["CArchive", "CCrypto", "CLinux", "CSimdJSON", "CSQLite", "CZip"]
         ),
         .executableTarget(
             name: "reckon",
