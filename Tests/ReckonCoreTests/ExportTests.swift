@@ -456,6 +456,48 @@ import Testing
         #expect(summary.missing == fullSummary.missing)
         _ = try sameFiles(incremental, full)
     }
+
+    /// A memo whose Markdown file is reused has its zip entry copied,
+    /// compressed, from the previous run's zip, only when that zip is the
+    /// one the previous run recorded, written with the same writer and
+    /// settings; either way the zip is the bytes a full export writes.
+    @Test(arguments: ["nothing", "one memo changed", "the previous zip's bytes changed", "the previous zip written with other settings"])
+    func unchangedMemosHaveTheirZipEntriesCopiedFromThePreviousZip(_ change: String) throws {
+        let ids = (0..<12).map { String(format: "ABCDEF%02X-0000-4000-8000-%012X", $0 + 16, $0) }
+        source.index(ids.map { entry($0) })
+        for (n, id) in ids.enumerated() { source.write("memos/\(id).json", memo(id, title: "Memo \(n)", body: "Body \(n)")) }
+        let runs = try publishPreviousRun()
+        let previousZip = runs.appendingPathComponent("20260101T000000Z/memos.zip")
+        switch change {
+        case "one memo changed": source.write("memos/\(ids[3]).json", memo(ids[3], title: "Memo 3", body: "Body changed"))
+        case "the previous zip's bytes changed":
+            // One byte of the last entry's name in the central directory, which no reader checks against a digest.
+            var bytes = try Data(contentsOf: previousZip)
+            let at = try #require(bytes.lastRange(of: Data("manifest.json".utf8))).lowerBound
+            bytes[at] = UInt8(ascii: "M")
+            chmod(previousZip.path, 0o644)
+            try bytes.write(to: previousZip)
+        case "the previous zip written with other settings":
+            // The index as a reckon with other zip settings seals it: one byte
+            // of the settings' SHA-256 changed, and the seal made again.
+            let index = runs.appendingPathComponent(MarkdownIndex.fileName)
+            var bytes = [UInt8](try Data(contentsOf: index))
+            let end = MarkdownIndex.headerSize
+            bytes[end - 60] ^= 0x01
+            let sealed = Array(bytes[(end - 56)..<(end - 40)] + bytes[end...] + bytes[(end - 120)..<(end - 56)] + bytes[(end - 40)..<(end - 32)])
+            var record = Record()
+            record.add(sealed.withUnsafeBytes { SHA256.digest(of: $0) })
+            bytes.replaceSubrange((end - 32)..<end, with: record.bytes)
+            try Data(bytes).write(to: index)
+            #expect(MarkdownIndex.previous(in: runs, limits: ReadLimits()) != nil, "the index is still used, for its Markdown files")
+        default: break
+        }
+        let (full, _, _) = try exportAll()
+        let (incremental, summary) = try exportReusing(runs, byLink: true)
+        let copied = ["nothing": ids.count, "one memo changed": ids.count - 1]
+        #expect(summary.copiedZipEntries == copied[change] ?? 0)
+        _ = try sameFiles(incremental, full)
+    }
 }
 
 @Suite struct ExportPromiseCoreTests {
@@ -612,7 +654,7 @@ import Testing
         // One record a run: the copy by id is merged from spilled runs.
         let writer = try MarkdownIndex.Writer(url: runs.appendingPathComponent("index.tmp"), limits: ReadLimits(), runLength: 1)
         for entry in entries { try writer.append(entry) }
-        try writer.finish(manifest: try Exporter.sizeAndDigest(of: run.appendingPathComponent(Exporter.manifestName)).1)
+        try writer.finish(manifest: try Exporter.sizeAndDigest(of: run.appendingPathComponent(Exporter.manifestName)).1, zip: nil)
         try writer.install(in: runs)
         let index = runs.appendingPathComponent(MarkdownIndex.fileName)
         let whole = try Data(contentsOf: index)

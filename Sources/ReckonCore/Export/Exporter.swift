@@ -74,6 +74,9 @@ package struct ExportManifest: Sendable, Equatable, Codable {
     /// memo file), or the longest entry when one is longer (a store's rows
     /// have no size limit). A manifest without it means 64 MiB.
     package var memoBytes = Self.defaultMemoBytes
+    /// The writer of `memos.zip` and its settings (`ZipBuilder.settings`),
+    /// when the export has a zip; nil in exports written before it was recorded.
+    package var zipWriter: String? = nil
 
     /// `memoBytes` of a manifest that does not give it.
     package static let defaultMemoBytes = Int(ReadLimits().memoSizeLimit)
@@ -96,6 +99,8 @@ package struct ExportSummary: Sendable, Equatable {
     /// How many memos were taken whole from the previous run, unread,
     /// because their files are the ones that run read.
     package var reusedMemos = 0
+    /// How many zip entries were copied, compressed, from the previous run's zip.
+    package var copiedZipEntries = 0
 }
 
 /// Writes one side's memos as `memos.json`, `markdown/` and `memos.zip` into a
@@ -317,7 +322,7 @@ package struct Exporter {
                     }
                     return MarkdownFile(
                         written: Written(path: entry.path, size: data.count, digest: entry.digest, modified: modified),
-                        inode: entry.inode, data: forZip(data))
+                        inode: entry.inode, data: forZip(data), reused: true)
                 }
                 // The name taken: rendered. Another file system, or one without links: copied.
                 guard errno != EEXIST else { return nil }
@@ -325,7 +330,7 @@ package struct Exporter {
             guard let created = try OutputFile.writeReadOnly(data, toNew: target) else { return nil }
             return MarkdownFile(
                 written: Written(path: entry.path, size: data.count, digest: created.digest, modified: modified),
-                inode: created.inode, data: forZip(data))
+                inode: created.inode, data: forZip(data), reused: true)
         }
 
         /// A reused file's bytes, kept for the zip unless they are a long
@@ -339,6 +344,9 @@ package struct Exporter {
         var written: Written
         var inode: UInt64
         var data: Data?
+        /// Whether it is the previous run's file, linked or copied: then its
+        /// zip entry may be copied from the previous run's zip.
+        var reused = false
     }
 
     /// How long a memo's body is, in bytes, from which it is `streamed`.
@@ -611,8 +619,8 @@ package struct Exporter {
             var writer: JSONWriter
             /// Every file written, for the manifests.
             let written: SpillSort<Written>
-            /// The zip, deflated on a thread of its own while the memos are read.
-            let zipWriter: BackgroundZipWriter?
+            /// The zip, deflated on every core while the memos are read.
+            let zipWriter: ZipBuilder?
             var counts = MemoCounts()
             var markdownBytes = 0
             /// The most bytes one memo's entry in `memos.json` takes.
@@ -688,8 +696,10 @@ package struct Exporter {
             writer.beginArray()
             let written = SpillSort<Written>(scratch: staging, runLength: exporter.sortRunLength)
             // The zip is written while the memos are read: each batch's Markdown
-            // files go to it in export order, deflated on a thread of its own.
-            let zipWriter = zipped ? try BackgroundZipWriter(url: staging.appendingPathComponent(Exporter.zipName)) : nil
+            // files go to it in export order, deflated on every core; an
+            // unchanged memo's entry is copied from the previous run's zip.
+            let zipWriter =
+                zipped ? ZipBuilder(url: staging.appendingPathComponent(Exporter.zipName), previous: exporter.previous?.zip) : nil
             var outputs = Outputs(json: json, writer: writer, written: written, zipWriter: zipWriter)
             let order = try plan.memos.sorted()
             var position = 0
@@ -733,12 +743,14 @@ package struct Exporter {
             batch.removeAll(keepingCapacity: true)
             let kept = try writeMarkdownFiles(memos, reusable: reusable, spread: spread)
             reusable.removeAll(keepingCapacity: true)
+            let previousZip = outputs.zipWriter == nil ? nil : exporter.previous?.zip
             try outputs.zipWriter?.add(
                 kept.compactMap { _, _, file in
                     file.map { file in
-                        .init(
+                        let copied = file.reused ? file.data.flatMap { previousZip?.entry(named: file.written.path, holding: $0) } : nil
+                        return .init(
                             name: file.written.path, modified: file.written.modified,
-                            contents: file.data.map { .data($0) }
+                            contents: copied.map { .copy($0) } ?? file.data.map { .data($0) }
                                 ?? .file(staging.appending(path: file.written.path, directoryHint: .notDirectory), size: file.written.size))
                     }
                 })
@@ -849,6 +861,7 @@ package struct Exporter {
                 source: source, pipeline: exporter.pipeline, exportedAt: plan.exportedAt, includeArchived: includeArchived, formats: formats,
                 counts: outputs.counts, files: [], missing: missing.sorted { $0.id < $1.id })
             manifest.memoBytes = max(manifest.memoBytes, outputs.largestEntry)
+            if zipped { manifest.zipWriter = ZipBuilder.settings }
             let manifestURL = staging.appendingPathComponent(Exporter.manifestName)
             let folderManifest: (size: Int, digest: SHA256.Digest)
             let zipFile: Written?
@@ -864,12 +877,12 @@ package struct Exporter {
                 zipFile = nil
             }
             try Exporter.makeReadOnly(manifestURL)
-            try exporter.index?.finish(manifest: folderManifest.digest)
+            try exporter.index?.finish(manifest: folderManifest.digest, zip: zipFile?.digest)
             TestStop.at("manifest-written")
             return ExportSummary(
                 formats: formats, exportedAt: plan.exportedAt, counts: outputs.counts, missing: manifest.missing,
                 json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? outputs.markdownBytes : 0, zip: zipFile?.record,
-                reusedMemos: outputs.reusedMemos)
+                reusedMemos: outputs.reusedMemos, copiedZipEntries: outputs.zipWriter?.copied ?? 0)
         }
 
         /// Writes the folder's manifest (to `manifestURL`) and finishes the
@@ -879,7 +892,7 @@ package struct Exporter {
         /// zip cut short lacks it. Gives the folder manifest's size and
         /// SHA-256, and the zip as the folder's manifest lists it.
         func finishZip(
-            _ zipWriter: BackgroundZipWriter, manifest: ExportManifest, to manifestURL: URL, json jsonFile: Written,
+            _ zipWriter: ZipBuilder, manifest: ExportManifest, to manifestURL: URL, json jsonFile: Written,
             _ written: SpillSort<Written>, time: Timestamp
         ) throws -> (manifest: (size: Int, digest: SHA256.Digest), zip: Written?) {
             let staging = staging

@@ -26,13 +26,18 @@ import Foundation
 package enum MarkdownIndex {
     /// The index's name in the runs' folder.
     package static let fileName = ".reckon-markdown-index"
-    /// The first bytes of an index: its format, version 4.
-    static let magic = Array("reckon-markdown-index 4\n".utf8)
+    /// The first bytes of an index: its format, version 5.
+    static let magic = Array("reckon-markdown-index 5\n".utf8)
     /// The magic, both renderers' versions, the run's manifest's SHA-256,
-    /// the read limits the run checked its memos against, where the records
-    /// sorted by id start, and the SHA-256 of those limits, every byte
-    /// after the header and that start.
-    package static let headerSize = magic.count + 8 + 8 + 32 + 8 + 8 + 8 + 32
+    /// the SHA-256 of its `memos.zip` and of the zip writer's settings as
+    /// that manifest lists them (zeros without a zip), the read limits the
+    /// run checked its memos against, where the records sorted by id start,
+    /// and the SHA-256 of those limits, every byte after the header, the
+    /// zip's two digests and that start.
+    package static let headerSize = magic.count + 8 + 8 + 32 + 32 + 32 + 8 + 8 + 8 + 32
+
+    /// What the header holds for the zip writer's settings.
+    static var zipSettingsDigest: SHA256.Digest { Array(ZipBuilder.settings.utf8).withUnsafeBytes { SHA256.digest(of: $0) } }
 
     /// One memo's Markdown file, as the index records it, with what lets
     /// the next run take the memo whole from this run without reading it.
@@ -153,7 +158,10 @@ package enum MarkdownIndex {
             let manifest = try? Exporter.sizeAndDigest(of: folder.appendingPathComponent(Exporter.manifestName)),
             reader.digest() == manifest.1
         else { return nil }
+        let zipDigest = reader.digest()
+        if reader.digest() == zipSettingsDigest { previous.zipDigest = zipDigest }
         // A damaged index is not used at all.
+        let zipBytes = header[(headerSize - 120)..<(headerSize - 56)]
         let limitBytes = header[(headerSize - 56)..<(headerSize - 40)]
         let startBytes = header[(headerSize - 40)..<(headerSize - 32)]
         let (sizeLimit, depthLimit, byIDStart) = (reader.int(), reader.int(), reader.int())
@@ -166,6 +174,7 @@ package enum MarkdownIndex {
             chunk.withUnsafeBytes { hasher.update($0) }
             size += chunk.count
         }
+        zipBytes.withUnsafeBytes { hasher.update($0) }
         startBytes.withUnsafeBytes { hasher.update($0) }
         guard hasher.finalize() == seal, (headerSize...size).contains(byIDStart) else { return nil }
         previous.byIDStart = byIDStart
@@ -185,6 +194,14 @@ package enum MarkdownIndex {
         /// Whether its memos were read under this run's limits, so that one
         /// whose file is unchanged may be taken unread.
         package var takesUnread = false
+        /// The SHA-256 of the run's `memos.zip` as its manifest lists it,
+        /// when it was written with this reckon's zip writer and settings.
+        fileprivate var zipDigest: SHA256.Digest?
+        /// The run's `memos.zip`, opened when asked for the first time,
+        /// when its bytes are the ones the run wrote (`zipDigest`).
+        package private(set) lazy var zip: PreviousZip? = zipDigest.flatMap {
+            PreviousZip(folder.appendingPathComponent(Exporter.zipName), digest: $0)
+        }
         /// Where the records sorted by id start, after those in export order.
         fileprivate var byIDStart = headerSize {
             didSet { inOrder = Cursor(fd: fd, at: headerSize, end: byIDStart) }
@@ -385,9 +402,17 @@ package enum MarkdownIndex {
 
         /// Writes the header, naming the run by its manifest's SHA-256 and
         /// sealing the records by theirs, and flushes the file to disk.
-        package func finish(manifest: SHA256.Digest) throws(OutputError) {
+        package func finish(manifest: SHA256.Digest, zip: SHA256.Digest?) throws(OutputError) {
             try writeByID()
             try flush()
+            var zipBytes = Record()
+            if let zip {
+                zipBytes.add(zip)
+                zipBytes.add(zipSettingsDigest)
+            } else {
+                zipBytes.bytes = [UInt8](repeating: 0, count: 64)
+            }
+            zipBytes.bytes.withUnsafeBytes { hasher.update($0) }
             var start = Record()
             start.add(byIDStart!)
             start.bytes.withUnsafeBytes { hasher.update($0) }
@@ -396,6 +421,7 @@ package enum MarkdownIndex {
             header.add(UInt64(MarkdownExport.version))
             header.add(UInt64(JSONExport.version))
             header.add(manifest)
+            header.bytes += zipBytes.bytes
             header.bytes += limitBytes
             header.bytes += start.bytes
             header.add(hasher.finalize())

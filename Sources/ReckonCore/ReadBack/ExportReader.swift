@@ -93,6 +93,7 @@ extension ExportManifest {
         }
         if case .string(let text)? = fields["reckonVersion"] { manifest.reckonVersion = text }
         if let pipeline = fields["pipeline"] { manifest.pipeline = try string(pipeline, "pipeline") }
+        if let writer = fields["zipWriter"] { manifest.zipWriter = try string(writer, "zipWriter") }
         return manifest
     }
 
