@@ -108,6 +108,76 @@ import Testing
         #expect(try fingerprint(served) == before)
     }
 
+    /// A definition's `transfers` is the `--transfers` of every download; without it, a `--transfers`
+    /// in `flags` is rclone's alone, else sftp gets reckon's 8. However many at once, a first fill
+    /// and a nightly run give the report the folder read from disk gives, and a number given
+    /// twice, or out of range, is refused before anything runs.
+    @Test(.needs(.rclone)) func theTransferCountIsTheDefinitionsAndTheResultsAreTheSameWhateverIt() throws {
+        let server = try SFTPServer(serving: served)
+        defer { server.stop() }
+        let calls = folder.appendingPathComponent("calls.txt")
+        let recording = try recordingRclone(in: folder, calls: calls)
+        let pipeline = folder.appendingPathComponent("pipeline.json")
+        func definition(_ settings: String, cache: String) throws {
+            try Data(
+                """
+                {"name": "t", "local": {"name": "device", "kind": "store", "path": "\(store)"},
+                 "remotes": [{"name": "drive", "label": "Google Drive", "kind": "rclone", "remote": "reckontest:"\(settings)}],
+                 "reports": {"dir": "reports"}, "cache": {"dir": "\(cache)"}}
+                """.utf8
+            ).write(to: pipeline)
+        }
+        /// The report of one run, and the `--transfers` values of its `copy` calls (after `copy`, and before it).
+        func run(_ settings: String, cache: String) throws -> (report: String, own: [String], global: [String]) {
+            try? FileManager.default.removeItem(at: calls)
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent("reports"))
+            try definition(settings, cache: cache)
+            let result = try reckon(["run", pipeline.path], server, environment: recording)
+            #expect(result.code == 0, "\(settings): \(result.stdout)\(result.stderr)")
+            let copies = try recordedCalls(calls).filter { $0.contains("copy") }
+            #expect(!copies.isEmpty, "\(settings): nothing was downloaded")
+            func values(_ arguments: ArraySlice<String>) -> [String] {
+                zip(arguments, arguments.dropFirst()).filter { $0.0 == "--transfers" }.map(\.1)
+            }
+            let own = copies.flatMap { values($0[$0.firstIndex(of: "copy")!...]) }
+            let global = copies.flatMap { values($0[..<$0.firstIndex(of: "copy")!]) }
+            return (try read(folder.appendingPathComponent("reports/report.json")), own, global)
+        }
+
+        let three = try run(#", "transfers": 3"#, cache: "cache-3")
+        #expect(three.own == ["3"] && three.global.isEmpty, "\(three.own) \(three.global)")
+        let byDefault = try run("", cache: "cache-default")
+        #expect(byDefault.own == ["8"] && byDefault.global.isEmpty, "sftp's own number: \(byDefault.own) \(byDefault.global)")
+        let one = try run(#", "transfers": 1"#, cache: "cache-1")
+        #expect(one.own == ["1"])
+        let flagged = try run(#", "flags": ["--transfers", "2"]"#, cache: "cache-flag")
+        #expect(flagged.own.isEmpty && flagged.global == ["2"], "the flag is rclone's only number: \(flagged.own) \(flagged.global)")
+        for other in [byDefault, one, flagged] { #expect(other.report == three.report) }
+
+        // A nightly run after a change downloads that file alone, with the same count, to the report of the folder on disk.
+        let groceries = served.appendingPathComponent("60dMemo/memos/3f2504e0-4f89-11d3-9a0c-0305e82c3301.json")
+        try Data(try read(groceries).replacingOccurrences(of: "Milk", with: "Oat milk").utf8).write(to: groceries)
+        let nightly = try run(#", "transfers": 3"#, cache: "cache-3")
+        #expect(nightly.own == ["3"])
+        try definition(#", "transfers": 3"#, cache: "cache-3")
+        let onDisk = try reckon(["reconcile", "--json", "--local", store, "--remote", served.path], server)
+        let remote = try reckon(["reconcile", "--json", "--local", store, "--remote", server.remote], server)
+        #expect(remote.stdout.contains("Oat milk") == onDisk.stdout.contains("Oat milk"))
+        #expect(comparable(remote.stdout, remotePath: server.remote) == comparable(onDisk.stdout, remotePath: served.path))
+        #expect(nightly.report != three.report, "the change shows")
+
+        for (settings, words) in [
+            (#", "transfers": 3, "flags": ["--transfers=2"]"#, "is given twice: once here and once as --transfers in \"flags\"; keep one"),
+            (#", "transfers": 0"#, "must be a whole number of parallel downloads from 1 to 64"),
+            (#", "transfers": 100"#, "must be a whole number of parallel downloads from 1 to 64")
+        ] {
+            try definition(settings, cache: "cache-refused")
+            let refused = try reckon(["run", pipeline.path], server)
+            #expect(refused.code == 64, "\(settings): \(refused.stdout)\(refused.stderr)")
+            #expect(refused.stderr.contains("pipeline.json: 'remotes[0].transfers' \(words)"), "\(refused.stderr)")
+        }
+    }
+
     @Test(.needs(.rclone)) func theCacheDownloadsOnlyWhatChangedAndWhatWasDamagedInIt() throws {
         let server = try SFTPServer(serving: served)
         defer { server.stop() }

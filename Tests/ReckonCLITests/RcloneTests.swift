@@ -161,6 +161,49 @@ import Testing
         }
     }
 
+    /// Listing the folder once (`traverse`) or looking each name up, in one transfer or several at
+    /// once, rclone fetches the same files, and names each as it lands, before the copy ends.
+    @Test(.needs(.rclone)) func copyFetchesTheSameFilesWhicheverWayAndNamesEachAsItLands() throws {
+        try withServer { _, rclone, served in
+            let names = try memoNames(served)
+            let asked = Array(names.dropFirst())
+            for (traverse, transfers) in [(false, nil), (true, 1), (true, 8), (false, 3)] as [(Bool, Int?)] {
+                let into = temporaryFolder()
+                defer { try? FileManager.default.removeItem(at: into) }
+                var copier = rclone
+                copier.transfers = transfers
+                var told: [String] = []
+                var whole: [String] = []
+                let transfer = try copier.copy(
+                    from: "reckontest:memos", files: asked, into: into, checksum: false, traverse: traverse,
+                    copied: { name in
+                        told.append(name)
+                        // Told only once the file is there whole, with the remote's time.
+                        if let bytes = try? Data(contentsOf: into.appendingPathComponent(name)),
+                            bytes == (try? Data(contentsOf: served.appendingPathComponent("memos/\(name)")))
+                        {
+                            whole.append(name)
+                        }
+                    })
+                #expect(told.sorted() == asked, "traverse \(traverse), transfers \(transfers ?? 0)")
+                #expect(whole.sorted() == asked, "traverse \(traverse), transfers \(transfers ?? 0)")
+                #expect(transfer.fetched.sorted() == asked)
+                #expect(try FileManager.default.contentsOfDirectory(atPath: into.path).sorted() == asked, "the name not asked for is not fetched")
+            }
+        }
+    }
+
+    @Test func theTransferCountIsTheFlagsElseTheBackendsOwn() throws {
+        #expect(Rclone.flagValue("--transfers", in: ["--fast-list", "--transfers", "6"]) == "6")
+        #expect(Rclone.flagValue("--transfers", in: ["--transfers=6", "--transfers", "2"]) == "2")
+        #expect(Rclone.flagValue("--transfers", in: ["--tpslimit", "--transfers"]) == nil, "a value, not a flag")
+        #expect(Rclone.flagValue("--transfers", in: ["--checkers", "6"]) == nil)
+        #expect(Rclone.transfers(backend: "sftp") == 8)
+        #expect(Rclone.transfers(backend: "local") == 8)
+        #expect(Rclone.transfers(backend: "drive") == 4)
+        #expect(Rclone.transfers(backend: nil) == 4)
+    }
+
     @Test(.needs(.rclone)) func copySkipsANameTheRemoteDoesNotHaveWithoutAnError() throws {
         try withServer { _, rclone, served in
             let name = try memoNames(served)[0]

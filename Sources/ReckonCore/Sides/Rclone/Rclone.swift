@@ -111,6 +111,9 @@ package struct Rclone: Sendable {
     package var lowLevelRetries = 3
     /// rclone's `--retries` (a whole command); 1 means one attempt, and the next run resumes.
     package var retries = 1
+    /// rclone's `--transfers` for `copy`: how many files it downloads at once.
+    /// nil leaves rclone's own (4), or the one in `flags`, which always wins.
+    package var transfers: Int?
     /// Stops a call once rclone has logged this many errors: after a
     /// connection drops, rclone 1.60 goes on trying each remaining file
     /// (tens of seconds each over sftp), so without it only `callLimit`
@@ -182,6 +185,39 @@ package struct Rclone: Sendable {
             index += 1
         }
         return flags
+    }
+
+    /// The value given to `flag` in `flags` (`--transfers 8` or `--transfers=8`), the last one if
+    /// given twice, as rclone reads them; nil when it is not given.
+    package static func flagValue(_ flag: String, in flags: [String]) -> String? {
+        var found: String?
+        var index = 0
+        while index < flags.count {
+            let name = flags[index].split(separator: "=", maxSplits: 1).first.map(String.init) ?? flags[index]
+            let inline = flags[index].count > name.count
+            if name == flag && inline { found = String(flags[index].dropFirst(flag.count + 1)) }
+            // A flag's value is never read as a flag.
+            if readOnlyFlags[name] == true && !inline {
+                if name == flag && index + 1 < flags.count { found = flags[index + 1] }
+                index += 1
+            }
+            index += 1
+        }
+        return found
+    }
+
+    /// How many files reckon has rclone download at once from a backend
+    /// when neither the definition nor its flags say: what a careful rclone
+    /// user would pick. sftp: 8, under OpenSSH's default `MaxStartups` of 10
+    /// connections being opened at once (rclone opens one per transfer).
+    /// Drive: rclone's 4, since its pacer allows about 10 calls a second
+    /// whatever the count, and more only brings 403 rate-limit errors. A
+    /// folder on this machine (`local`, `alias`): 8. Any other: rclone's 4.
+    package static func transfers(backend: String?) -> Int {
+        switch backend {
+        case "sftp", "local", "alias": 8
+        default: 4
+        }
     }
 
     /// The flags reckon puts before every command.
@@ -260,9 +296,14 @@ package struct Rclone: Sendable {
     /// `md5sum` per file; the caller checks size and MD5 itself.
     /// `maxTransfer` stops the copy once that many bytes came (`--max-transfer`;
     /// rclone 1.60 takes no size filter beside `--files-from-raw`).
+    /// `traverse: false` (`--no-traverse`) has rclone look each name up on its
+    /// own (an sftp `stat`, a Drive query); `true` has it list the folder once
+    /// and pick the names from the listing, which costs less when many of the
+    /// folder's files are asked for. `copied` is told each name as soon as
+    /// rclone logs it copied whole, while the rest are still downloading.
     package func copy(
         from remoteFolder: String, files: [String], into localFolder: URL,
-        checksum: Bool = true, maxTransfer: Int64? = nil
+        checksum: Bool = true, maxTransfer: Int64? = nil, traverse: Bool = false, copied: ((String) -> Void)? = nil
     ) throws(Failure) -> Transfer {
         for name in files where name.isEmpty || name.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\0" }) {
             throw Failure(.refused, "reckon cannot ask rclone for a file whose name is empty or holds a line break: \(name.debugDescription)")
@@ -278,9 +319,23 @@ package struct Rclone: Sendable {
             throw Failure(.local, "reckon could not write the list of files for rclone", lastLine: errorWords(error))
         }
         // The folder starts empty: rclone need not list it or look for each file in it.
+        // The definition's count, unless the flags name one (they come first, and rclone takes the last).
+        let parallel = transfers.flatMap { Self.flagValue("--transfers", in: flags) == nil ? ["--transfers", String($0)] : nil } ?? []
+        let arguments =
+            ["copy", "--files-from-raw", list.path] + (traverse ? [] : ["--no-traverse"]) + ["--no-check-dest", "-v"] + parallel
+            + (checksum ? [] : ["--ignore-checksum"]) + (maxTransfer.map { ["--max-transfer", "\($0)B"] } ?? []) + [
+                "--", remoteFolder, localFolder.path
+            ]
+        let marker = Data(#""Copied ("#.utf8)
         let output = try run(
-            ["copy", "--files-from-raw", list.path, "--no-traverse", "--no-check-dest", "-v"] + (checksum ? [] : ["--ignore-checksum"])
-                + (maxTransfer.map { ["--max-transfer", "\($0)B"] } ?? []) + ["--", remoteFolder, localFolder.path])
+            arguments,
+            eachLine: copied.map { copied in
+                { line in
+                    guard Self.firstIndex(of: marker, in: line, from: 0) != nil else { return }
+                    let logged = Self.split(line, secrets: []).info
+                    if let object = logged.first?.object, logged.first?.message.hasPrefix("Copied (") == true { copied(object) }
+                }
+            })
         var transfer = Transfer(fetched: [], transfers: 0, bytes: 0, checks: 0)
         var stats: [String: JSONValue]?
         for line in output.info {
@@ -601,15 +656,16 @@ package struct Rclone: Sendable {
     /// kept in memory, or written to `stdoutFile` (made with mode 0600) for
     /// big outputs. Throws a Failure for any exit but 0, and stops rclone's
     /// process group (SIGTERM, then SIGKILL after `grace`) at `callLimit`.
+    /// `eachLine` is given each whole line of rclone's stderr as it comes.
     @discardableResult
-    package func run(_ arguments: [String], stdoutFile: URL? = nil) throws(Failure) -> Output {
+    package func run(_ arguments: [String], stdoutFile: URL? = nil, eachLine: ((Data) -> Void)? = nil) throws(Failure) -> Output {
         guard Self.onlyReads(arguments) else {
             throw Failure(
                 .refused,
                 "reckon does not run rclone \(Self.masked(arguments.first ?? "")) here: it only reads remotes, and writes to one only in reckon apply and undo"
             )
         }
-        return try launch(arguments, stdoutFile: stdoutFile)
+        return try launch(arguments, stdoutFile: stdoutFile, eachLine: eachLine)
     }
 
     /// Runs a command that writes to a remote (`writeCommands`, and what
@@ -621,10 +677,10 @@ package struct Rclone: Sendable {
                 .refused,
                 "reckon does not run rclone \(Self.masked(arguments.first ?? "")): it writes to a remote only with copyto, moveto and deletefile")
         }
-        return try launch(arguments, stdoutFile: nil)
+        return try launch(arguments, stdoutFile: nil, eachLine: nil)
     }
 
-    private func launch(_ arguments: [String], stdoutFile: URL?) throws(Failure) -> Output {
+    private func launch(_ arguments: [String], stdoutFile: URL?, eachLine: ((Data) -> Void)?) throws(Failure) -> Output {
         // No secret on the command line: every local user can read it.
         let secretsMoved = Self.secretsMoved(arguments)
         // Flags are on the read-only list, which takes no secret; a local path starts with `/`.
@@ -707,13 +763,14 @@ package struct Rclone: Sendable {
                 if count > 0 {
                     if entry.fd == errPipe.fileHandleForReading.fileDescriptor {
                         stderr.append(contentsOf: buffer[0..<count])
-                        if errorLimit != nil {
+                        if errorLimit != nil || eachLine != nil {
                             // Counts whole error lines as they come (over the raw bytes: Foundation's
                             // range(of:in:) copies the whole buffer on each call). A file that changed
                             // while rclone read it says nothing of the connection: it is not counted.
                             while let end = Self.firstIndex(of: newline, in: stderr, from: scanned) {
                                 let line = stderr.subdata(in: scanned..<end)
-                                if errorMarks.contains(where: { Self.firstIndex(of: $0, in: line, from: 0) != nil }),
+                                eachLine?(line)
+                                if errorLimit != nil, errorMarks.contains(where: { Self.firstIndex(of: $0, in: line, from: 0) != nil }),
                                     !Self.saysTheSourceChanged(String(decoding: line, as: UTF8.self))
                                 {
                                     errors += 1

@@ -6,7 +6,7 @@ package struct RcloneSide: SideKind, Hashable {
     package static let name = "rclone"
     package static let description = "rclone remote"
     package static let japaneseDescription = "rclone のリモート"
-    package static let definitionKeys = ["remote", "config", "flags", "timeouts"]
+    package static let definitionKeys = ["remote", "config", "flags", "timeouts", "transfers"]
     package static let holdsFiles = true
 
     /// `name:path` or `:backend,options:path`, as the user gave it.
@@ -25,6 +25,12 @@ package struct RcloneSide: SideKind, Hashable {
     package var connectTimeout = 15
     package var ioTimeout = 60
     package var callLimit = 600
+    /// How many files rclone downloads at once (`--transfers`); nil: a `--transfers`
+    /// in `flags`, else reckon's number for the backend (`Rclone.transfers(backend:)`).
+    package var transfers: Int?
+
+    /// The most parallel downloads a definition may ask for.
+    package static let transfersLimit = 64
 
     package init(remote: String, cache: URL) {
         self.remote = remote
@@ -49,6 +55,15 @@ package struct RcloneSide: SideKind, Hashable {
                 side.flags.append(flag)
             }
             do { _ = try Rclone.checked(side.flags) } catch { throw reader.fail("\(key).flags", error.sentence) }
+        }
+        if let value = object["transfers"] {
+            guard let number = value.double, number == number.rounded(), (1...Double(transfersLimit)).contains(number) else {
+                throw reader.fail("\(key).transfers", "must be a whole number of parallel downloads from 1 to \(transfersLimit)")
+            }
+            guard Rclone.flagValue("--transfers", in: side.flags) == nil else {
+                throw reader.fail("\(key).transfers", "is given twice: once here and once as --transfers in \"flags\"; keep one")
+            }
+            side.transfers = Int(number)
         }
         if let value = object["timeouts"] {
             let timeouts = try reader.object(value, "\(key).timeouts", allowed: PipelineDefinition.timeoutKeys)
@@ -86,6 +101,7 @@ package struct RcloneSide: SideKind, Hashable {
     package func definitionEntry(relativeTo folder: URL) -> [String: JSONValue] {
         var entry: [String: JSONValue] = ["kind": .string(Self.name), "remote": .string(remote)]
         if let config { entry["config"] = .string(config) }
+        if let transfers { entry["transfers"] = .number(String(transfers)) }
         return entry
     }
 

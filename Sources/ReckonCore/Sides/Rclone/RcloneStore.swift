@@ -159,10 +159,16 @@ package struct RcloneStore: MemoStore {
         fileprivate let memosListing = Mutex<Pending<Result<[Rclone.Entry], Rclone.Failure>>?>(nil)
         /// The cache's record being written on another core while the cached files are read.
         private let recordWrite = Mutex<Pending<Bool>?>(nil)
+        /// The remote's backend type (`sftp`, `drive`), looked up on another core; nil until asked for.
+        private let backend: Mutex<Pending<String?>?>
 
-        private init(source: RcloneSide, rclone: Rclone, root: String, nesting: String, cacheFolder: URL, previousIndex: [MemoID: IndexEntry]?) {
+        private init(
+            source: RcloneSide, rclone: Rclone, root: String, nesting: String, cacheFolder: URL, previousIndex: [MemoID: IndexEntry]?,
+            backend: Pending<String?>?
+        ) {
             self.source = source
             self.rclone = rclone
+            self.backend = Mutex(backend)
             self.root = root
             self.nesting = nesting
             self.cacheFolder = cacheFolder
@@ -214,7 +220,8 @@ package struct RcloneStore: MemoStore {
             configured.errorLimit = 10
             // `memos/` of the remote as named starts being listed at once, before the remote is
             // known to hold it: the listing is the longest call. A nested remote lists its own.
-            let memosListed = listing ? startListing(Rclone.joined(source.remote, "memos"), rclone: configured, source: source) : nil
+            let backend = listing ? Self.lookUpBackend(source, rclone: configured) : nil
+            let memosListed = listing ? startListing(Rclone.joined(source.remote, "memos"), rclone: configured, backend: backend!) : nil
             let top: [Rclone.Entry]
             do { top = try configured.lsjson(source.remote, filesOnly: false, hash: false) } catch {
                 _ = memosListed?.wait()
@@ -233,9 +240,9 @@ package struct RcloneStore: MemoStore {
             }
             let remote = Remote(
                 source: source, rclone: configured, root: root, nesting: nested ? MemoFolder.nestedFolder : "",
-                cacheFolder: cacheFolder, previousIndex: previousIndex)
+                cacheFolder: cacheFolder, previousIndex: previousIndex, backend: backend)
             if listing {
-                remote.memosListing.withLock { $0 = nested ? startListing(remote.memos, rclone: configured, source: source) : memosListed }
+                remote.memosListing.withLock { $0 = nested ? startListing(remote.memos, rclone: configured, backend: backend!) : memosListed }
                 // The listing of a folder a nested remote does not hold fails at once; no rclone is left behind.
                 if nested { _ = memosListed?.wait() }
             }
@@ -311,18 +318,48 @@ package struct RcloneStore: MemoStore {
         private func startListing() -> Pending<Result<[Rclone.Entry], Rclone.Failure>> {
             memosListing.withLock { started in
                 if let started { return started }
-                let pending = Self.startListing(memos, rclone: rclone, source: source)
+                let pending = Self.startListing(memos, rclone: rclone, backend: backendLookup())
                 started = pending
                 return pending
             }
         }
 
         /// An `lsjson` of a memos folder on another core, with MD5 where the backend lists it for free.
-        private static func startListing(_ memos: String, rclone: Rclone, source: RcloneSide) -> Pending<Result<[Rclone.Entry], Rclone.Failure>> {
+        private static func startListing(_ memos: String, rclone: Rclone, backend: Pending<String?>) -> Pending<
+            Result<[Rclone.Entry], Rclone.Failure>
+        > {
             Pending { () -> Result<[Rclone.Entry], Rclone.Failure> in
-                let hash = (try? rclone.backendType(of: source.remote)).flatMap { $0 }.map(Rclone.listingCarriesMD5) ?? false
+                let hash = backend.wait().map(Rclone.listingCarriesMD5) ?? false
                 return Result { () throws(Rclone.Failure) in try rclone.lsjson(memos, filesOnly: true, hash: hash) }
             }
+        }
+
+        /// The backend type of the side's remote, looked up on another core (for a named remote
+        /// without `RCLONE_CONFIG_<NAME>_TYPE`, one `rclone config dump`).
+        private static func lookUpBackend(_ source: RcloneSide, rclone: Rclone) -> Pending<String?> {
+            Pending { (try? rclone.backendType(of: source.remote)) ?? nil }
+        }
+
+        /// The backend lookup, started now if it was not yet.
+        private func backendLookup() -> Pending<String?> {
+            backend.withLock { started in
+                if let started { return started }
+                let pending = Self.lookUpBackend(source, rclone: rclone)
+                started = pending
+                return pending
+            }
+        }
+
+        /// rclone as it downloads: `transfers` files at once, as the definition says, else as its
+        /// flags say, else reckon's number for the backend.
+        private var downloader: Rclone {
+            var downloader = rclone
+            if let transfers = source.transfers {
+                downloader.transfers = transfers
+            } else if Rclone.flagValue("--transfers", in: source.flags) == nil {
+                downloader.transfers = Rclone.transfers(backend: backendLookup().wait())
+            }
+            return downloader
         }
 
         /// `memos/` listed (once a run); with `deep`, its memo files downloaded into the cache.
@@ -332,33 +369,36 @@ package struct RcloneStore: MemoStore {
             var listed = Listed()
             var cached: [String: CachedFile] = [:]
             var stampsKept: Set<String> = []
-            var early: Set<String> = []
+            var early = Early()
+            let keeper = Keeper(staging: staging, memosFolder: cacheFolder.appendingPathComponent("memos"))
             if deep {
                 removeStagingOfEndedRuns()
-                // The cache's record is read, and its files' stamps checked, while the early copy runs.
+                // The cache's record is read, and its files' stamps checked, while the early copy starts.
                 let record = Pending { [source, fingerprintsURL, cacheFolder] () -> ([String: CachedFile], Set<String>) in
                     let cached = source.refresh ? [:] : CachedFile.read(fingerprintsURL)
                     return (cached, CachedFile.stampsKept(cached, in: cacheFolder.appendingPathComponent("memos")))
                 }
-                early = fetchEarly()
+                early = fetchEarly(record: record, listing: listing, keeper: keeper)
                 (cached, stampsKept) = record.wait()
             }
             let entries: [Rclone.Entry]
             switch listing.wait() {
             case .success(let listedEntries): entries = listedEntries
-            case .failure(let error) where error.exitCode == 3:
+            case .failure(let error):
+                // No rclone is left running, nor a file staged, once the side is given up.
+                _ = early.copy?.wait()
+                _ = keeper.finish()
                 try? ExportFolder.removeTree(staging.path)
+                guard error.exitCode == 3 else { return .failure(Problem(.unreadableFolder, path: "memos", error.message)) }
                 listed.names = nil
                 return .success(store(listed, deep: deep))
-            case .failure(let error):
-                try? ExportFolder.removeTree(staging.path)
-                return .failure(Problem(.unreadableFolder, path: "memos", error.message))
             }
             let (unique, duplicates) = Self.unique(entries)
             listed.problems += duplicates
             listed.names = unique.map(\.name)
             if deep {
-                listed = fetch(unique, into: listed, cached: cached, stampsKept: stampsKept, early: early, sizeLimit: limits.memoSizeLimit)
+                listed = fetch(
+                    unique, into: listed, cached: cached, stampsKept: stampsKept, early: early, keeper: keeper, sizeLimit: limits.memoSizeLimit)
             }
             return .success(store(listed, deep: deep))
         }
@@ -374,23 +414,59 @@ package struct RcloneStore: MemoStore {
             }
         }
 
-        /// While `memos/` is being listed, downloads into the staging folder
-        /// the memo files whose index entry changed since the cache's last
-        /// run; gives their names. Each is kept later only if it is what the
-        /// listing lists (size, time, MD5). None without an index from a
-        /// last run, as on a first fill.
-        private func fetchEarly() -> Set<String> {
-            guard let previousIndex else { return [] }
+        /// The copy started before `memos/` was listed, and the names it was given.
+        struct Early {
+            var names: Set<String> = []
+            var copy: Pending<Rclone.Failure?>?
+        }
+
+        /// Starts downloading into the staging folder, on another core while
+        /// `memos/` is being listed, the memo files `index.json` names that the
+        /// cache cannot hold as they are now: on a first fill (no index from
+        /// a last run) every one it does not hold, else those whose index
+        /// entry changed since. Each is kept later only if it is what the
+        /// listing lists (size, time, MD5); `keeper` is told each one copied.
+        private func fetchEarly(
+            record: Pending<([String: CachedFile], Set<String>)>, listing: Pending<Result<[Rclone.Entry], Rclone.Failure>>, keeper: Keeper
+        ) -> Early {
             var names: [String] = []
-            let clean = IndexReader.forEachClean(atPath: indexCopy.path) { entry in
-                if previousIndex[entry.id] != entry { names.append(entry.spelledAs.fileName(of: entry.id)) }
+            let clean: Bool
+            if let previousIndex {
+                clean = IndexReader.forEachClean(atPath: indexCopy.path) { entry in
+                    if previousIndex[entry.id] != entry { names.append(entry.spelledAs.fileName(of: entry.id)) }
+                }
+            } else {
+                let (cached, _) = record.wait()
+                clean = IndexReader.forEachClean(atPath: indexCopy.path) { entry in
+                    let name = entry.spelledAs.fileName(of: entry.id)
+                    if cached[name] == nil { names.append(name) }
+                }
             }
-            guard clean, !names.isEmpty, (try? AtomicFile.makeFolder(staging)) != nil else { return [] }
-            // Sizes are known only from the listing, so this copy stops after 64 KiB a file on
-            // average: a huge file is never pulled whole. A failure or a stop costs only time, as
-            // whatever is not staged whole is downloaded after the listing, over-large files excepted.
-            _ = try? rclone.copy(from: memos, files: names, into: staging, checksum: false, maxTransfer: Int64(names.count) << 16)
-            return Set(names)
+            guard clean, !names.isEmpty, (try? AtomicFile.makeFolder(staging)) != nil else { return Early() }
+            // A first fill asks for most of the folder: rclone lists it once rather than looking up each name.
+            let fill = previousIndex == nil
+            // A test that pauses after the listing (to change the remote there) gets the fill after its pause.
+            let pausing = fill && ProcessInfo.processInfo.environment["RECKON_TEST_WAIT_AT"] == "rclone-listed"
+            let copy = Pending { [downloader, memos, staging, names] () -> Rclone.Failure? in
+                if pausing {
+                    _ = listing.wait()
+                    TestStop.wait(at: "rclone-listed")
+                }
+                // Sizes are known only from the listing, so this copy stops after 64 KiB a file on
+                // average: a huge file is never pulled whole. A failure or a stop costs only time, as
+                // whatever is not staged whole is downloaded after the listing, over-large files excepted.
+                do throws(Rclone.Failure) {
+                    _ = try downloader.copy(
+                        from: memos, files: names, into: staging, checksum: false, maxTransfer: Int64(names.count) << 16, traverse: fill,
+                        copied: keeper.copied)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            // The small early copy of a nightly run is done before the listing, as it always was.
+            if !fill { _ = copy.wait() }
+            return Early(names: Set(names), copy: copy)
         }
 
         /// The entries of a listing whose names are listed once, and a problem
@@ -428,12 +504,14 @@ package struct RcloneStore: MemoStore {
         /// forgets cached files no longer listed.
         private func fetch(
             _ entries: [Rclone.Entry], into listed: Listed, cached: [String: CachedFile], stampsKept: Set<String>,
-            early: Set<String>, sizeLimit: Int64
+            early: Early, keeper: Keeper, sizeLimit: Int64
         ) -> Listed {
             var listed = listed
             var cached = cached
             let memosFolder = cacheFolder.appendingPathComponent("memos")
             do { try AtomicFile.makeFolder(memosFolder) } catch {
+                _ = early.copy?.wait()
+                _ = keeper.finish()
                 for entry in entries { listed.unfetched[entry.name] = "the cache folder cannot be made: \(error.description)" }
                 return listed
             }
@@ -466,12 +544,19 @@ package struct RcloneStore: MemoStore {
             }
             cached = cached.filter { listedNames.contains($0.key) }
 
-            TestStop.wait(at: "rclone-listed")
+            // (A first fill's early copy pauses a test by itself, after the listing.)
+            if early.copy == nil || previousIndex != nil { TestStop.wait(at: "rclone-listed") }
+            // Files rclone reports copied are checked and moved into the cache on another core from
+            // now on, while the rest download; those it finished before are checked now.
+            keeper.start(Dictionary(wanted.map { ($0.name, $0) }) { first, _ in first })
+            _ = early.copy?.wait()
+            var kept = keeper.finish()
             var fetched = 0
             if !wanted.isEmpty {
                 // A file fetched early is kept when it is the listed one; every other is fetched now.
                 let remaining = wanted.filter { entry in
-                    guard early.contains(entry.name) else { return true }
+                    guard kept[entry.name] == nil else { return false }
+                    guard early.names.contains(entry.name) else { return true }
                     let staged = staging.appendingPathComponent(entry.name).path
                     if Self.isStaged(atPath: staged, as: entry) { return false }
                     unlink(staged)
@@ -482,15 +567,24 @@ package struct RcloneStore: MemoStore {
                 do {
                     try AtomicFile.makeFolder(staging)
                     if !remaining.isEmpty {
-                        _ = try rclone.copy(from: memos, files: remaining.map(\.name), into: staging, checksum: false)
+                        _ = try downloader.copy(
+                            from: memos, files: remaining.map(\.name), into: staging, checksum: false,
+                            traverse: remaining.count * 8 >= memoFiles.count,
+                            copied: keeper.copied)
                     }
                 } catch let error as Rclone.Failure {
                     failure = error
                 } catch {
                     failure = Rclone.Failure(.local, "the staging folder cannot be made", lastLine: errorWords(error))
                 }
+                kept = keeper.finish()
                 // Each file is checked against the listing before it replaces a cached one.
                 for entry in wanted {
+                    if let file = kept[entry.name] {
+                        cached[entry.name] = file
+                        fetched += 1
+                        continue
+                    }
                     let staged = staging.appendingPathComponent(entry.name)
                     let rcloneError = failure?.objectErrors[entry.name]
                     guard let bytes = try? Data(contentsOf: staged) else {
@@ -536,6 +630,98 @@ package struct RcloneStore: MemoStore {
             recordWrite.withLock { $0 = record }
             listed.cacheUse = CacheUse(fetched: fetched, fromCache: fromCache, temporary: source.cacheIsTemporary)
             return listed
+        }
+    }
+
+    /// Checks each memo file rclone reports copied against the listing and
+    /// moves it from the staging folder into the cache, on another core while
+    /// rclone downloads the rest, so that little is left to check once the
+    /// last file came. It keeps only a file that is certainly the listed one
+    /// (size and time as staged, then size and MD5 of its bytes); any other
+    /// it leaves staged, for the check after the copy to judge and name.
+    final class Keeper: Sendable {
+        private struct State {
+            var waiting: [String] = []
+            /// The files to keep, by name: nil until the listing is known.
+            var wanted: [String: Rclone.Entry]?
+            var kept: [String: CachedFile] = [:]
+            var working = false
+
+            /// Whether the caller is to start the work: names wait, the listing is known, and none runs.
+            mutating func claim() -> Bool {
+                guard wanted != nil, !waiting.isEmpty, !working else { return false }
+                working = true
+                return true
+            }
+
+            /// The names to judge next and the listing, or nil (and the work ends) when none wait.
+            mutating func next() -> (names: [String], wanted: [String: Rclone.Entry])? {
+                guard let wanted, !waiting.isEmpty else {
+                    working = false
+                    return nil
+                }
+                defer { waiting = [] }
+                return (waiting, wanted)
+            }
+        }
+
+        private let state = Mutex(State())
+        private let work = DispatchGroup()
+        let staging: URL
+        let memosFolder: URL
+
+        init(staging: URL, memosFolder: URL) {
+            self.staging = staging
+            self.memosFolder = memosFolder
+        }
+
+        /// rclone copied `name` whole (called as it logs it).
+        func copied(_ name: String) {
+            let claimed = state.withLock { state in
+                state.waiting.append(name)
+                return state.claim()
+            }
+            if claimed { startWork() }
+        }
+
+        /// From now on, keeps the files of `wanted` that rclone copied, those already reported first.
+        func start(_ wanted: [String: Rclone.Entry]) {
+            let claimed = state.withLock { state in
+                state.wanted = wanted
+                return state.claim()
+            }
+            if claimed { startWork() }
+        }
+
+        /// Waits until every file reported so far was judged; the files kept, by name.
+        func finish() -> [String: CachedFile] {
+            work.wait()
+            return state.withLock { $0.kept }
+        }
+
+        private func startWork() {
+            Workers.async(group: work) { [self] in
+                while let next = state.withLock({ $0.next() }) {
+                    var kept: [String: CachedFile] = [:]
+                    for name in next.names {
+                        if let entry = next.wanted[name], let file = keep(entry) { kept[name] = file }
+                    }
+                    state.withLock { $0.kept.merge(kept) { _, new in new } }
+                }
+            }
+        }
+
+        /// The staged file, moved into the cache, when it is the listed one; nil leaves it staged.
+        private func keep(_ entry: Rclone.Entry) -> CachedFile? {
+            let staged = staging.appendingPathComponent(entry.name)
+            guard Remote.isStaged(atPath: staged.path, as: entry), let bytes = try? Data(contentsOf: staged), Int64(bytes.count) == entry.size,
+                entry.md5.map({ $0 == SHA256.md5Hex(of: bytes) }) ?? true
+            else { return nil }
+            let target = memosFolder.appendingPathComponent(entry.name).path
+            guard rename(staged.path, target) == 0 else { return nil }
+            var file = CachedFile(entry, sha256: SHA256.hex(of: bytes))
+            file.stamp = CachedFile.stamp(atPath: target)
+            return file
         }
     }
 
