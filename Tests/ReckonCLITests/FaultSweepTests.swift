@@ -288,7 +288,10 @@ struct FaultSweep {
             let words = String(cString: strerror(number))
             let said = result.stderr + result.stdout
             if let call {
-                let name = URL(fileURLWithPath: call.path).lastPathComponent
+                // A part of the zip, deflated into a file of its own (or
+                // libzip's temporary copy of one), is told as the zip.
+                let file = URL(fileURLWithPath: call.path).lastPathComponent
+                let name = file.hasPrefix(ZipBuilder.partPrefix) ? Exporter.zipName : file
                 let folder = URL(fileURLWithPath: call.path).deletingLastPathComponent().lastPathComponent
                 // SQLite, refused a file of the private copy, tries it again to
                 // read only, and reports that try's error in place of the first.

@@ -346,3 +346,41 @@ private let flipsScript = #"""
         #expect(count.stdout.hasSuffix(", and 1 problem with the zip.\n"), "a problem of the zip, not of the memos: \(count.stdout)")
     }
 }
+
+/// The zip reckon writes around entries deflated on every core.
+@Suite struct ZipContainerTests {
+    /// More entries than the plain end record can count (65,535): zip64's
+    /// end records hold the count, and unzip, bsdtar, Python's zipfile and
+    /// reckon's own reader all find every entry, with its bytes.
+    @Test(.needs(.unzip, .bsdtar, .python3)) func aZipOfMoreEntriesThanThePlainEndRecordCountsOpensInEveryReader() throws {
+        let url = temporaryFolder().appendingPathComponent("memos.zip")
+        let count = 70_000
+        let builder = ZipBuilder(url: url)
+        try builder.add(
+            (0..<count).map {
+                .init(name: "markdown/\($0).md", modified: Timestamp(seconds: 1_780_000_000), contents: .data(Data("memo \($0)\n".utf8)))
+            })
+        let (size, digest) = try builder.finish()
+        let bytes = try Data(contentsOf: url)
+        #expect(bytes.count == size && bytes.withUnsafeBytes { SHA256.digest(of: $0) } == digest)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path) == ["memos.zip"], "no part left")
+        let (unzipCode, unzipOutput) = try tool("/usr/bin/unzip", ["-t", url.path])
+        #expect(unzipCode == 0 && unzipOutput.contains("No errors detected"), "\(unzipOutput.suffix(300))")
+        let (tarCode, listing) = try tool("/usr/bin/bsdtar", ["-tf", url.path])
+        #expect(tarCode == 0 && listing.split(separator: "\n").count == count)
+        let (pythonCode, python) = try tool(
+            "/usr/bin/python3",
+            [
+                "-c",
+                "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); print(len(z.infolist()), z.testzip(), z.read('markdown/69999.md'))",
+                url.path
+            ])
+        #expect(pythonCode == 0 && python == "\(count) None b'memo 69999\\n'\n", "\(python)")
+        let file = try ZipFile(url: url)
+        let end = try CentralDirectoryEnd.read(file)
+        #expect(end.isZip64 && end.count == UInt64(count))
+        var names = 0
+        try CentralRecord.forEach(in: file, end) { _ in names += 1 }
+        #expect(names == count)
+    }
+}

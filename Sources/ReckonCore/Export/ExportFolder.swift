@@ -80,14 +80,18 @@ package enum ExportFolder {
     }
 
     /// Whether a folder holds only what reckon writes in a staging folder:
-    /// files ending `.json`, `.md` or `.zip`, temporary files (`.tmp`), and
-    /// the folders `markdown/` and `memos/` holding such files.
+    /// files ending `.json`, `.md` or `.zip`, temporary files (`.tmp`), the
+    /// zip's parts (`.zip-part-N`, and libzip's temporary copies of them,
+    /// with a suffix), and the folders `markdown/` and `memos/` holding such files.
     static func holdsOnlyStagedFiles(_ path: String) -> Bool {
         guard let walk = FileManager.default.enumerator(atPath: path) else { return false }
         for case let relative as String in walk {
             switch FileKind(path: path + "/" + relative) {
             case .directory: guard relative == "markdown" || relative == "memos" else { return false }
-            case .regular: guard [".json", ".md", ".zip", ".tmp"].contains(where: relative.hasSuffix) else { return false }
+            case .regular:
+                guard [".json", ".md", ".zip", ".tmp"].contains(where: relative.hasSuffix) || relative.hasPrefix(ZipBuilder.partPrefix) else {
+                    return false
+                }
             default: return false
             }
         }

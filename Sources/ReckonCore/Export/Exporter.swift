@@ -1062,7 +1062,7 @@ package struct Exporter {
     }
 
     /// Appends the bytes of the file at `url` to `output`.
-    private static func copy(_ url: URL, into output: OutputFile) throws(OutputError) {
+    static func copy(_ url: URL, into output: OutputFile) throws(OutputError) {
         let fd = open(url.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
         defer { close(fd) }

@@ -10,12 +10,12 @@ import Synchronization
 ///
 /// Entries are handed over in order and gathered into parts of 4 MiB or
 /// 1,024 entries; each part is deflated into a zip of its own
-/// (`.zip-part-N` in the staging folder) on another core. `finish` then writes the container
-/// once: each entry's compressed bytes are copied, not deflated again,
-/// from its part (or from the previous run's zip) in the order handed
-/// over, so the bytes are the same whatever the worker count. libzip
-/// renames its file into place without a flush: it writes a staging name,
-/// which is flushed and then renamed to `memos.zip` here.
+/// (`.zip-part-N` in the staging folder) on another core. `finish` then
+/// writes the container once (`ZipContainer`): each entry's compressed
+/// bytes are copied, not deflated again, from its part (or from the
+/// previous run's zip) in the order handed over, so the bytes are the same
+/// whatever the worker count. It is written under a staging name, flushed,
+/// and renamed to its name.
 ///
 /// One caller hands entries over; not `Sendable` to it.
 package final class ZipBuilder {
@@ -146,8 +146,11 @@ package final class ZipBuilder {
         }
     }
 
+    /// How a part's name starts.
+    package static let partPrefix = ".zip-part-"
+
     private func partPath(_ part: Int) -> String {
-        url.deletingLastPathComponent().appendingPathComponent(".zip-part-\(part)").path
+        url.deletingLastPathComponent().appendingPathComponent(Self.partPrefix + String(part)).path
     }
 
     /// Deflates `entries` into a new zip at `path`; a failure is told as one of the zip at `shown`.
@@ -177,9 +180,10 @@ package final class ZipBuilder {
         guard zip_close(archive) == 0 else { throw discard(archive, shown) }
     }
 
-    /// Writes the container: every entry, in the order handed over, copied
-    /// from its part or from the previous zip; then flushes it and renames
-    /// it to its name. Gives its size and SHA-256.
+    /// Writes the container: every entry, in the order handed over, its
+    /// compressed bytes copied from its part or from the previous zip, and
+    /// the central directory after them (gathered in a side file meanwhile);
+    /// then flushes it and renames it to its name. Gives its size and SHA-256.
     package func finish() throws -> (size: Int, digest: SHA256.Digest) {
         precondition(!finished, "a zip is finished once")
         finished = true
@@ -187,61 +191,60 @@ package final class ZipBuilder {
         group.wait()
         if let failure = state.failure.withLock({ $0 }) { throw failure }
         let shown = url.path
-        var code: Int32 = 0
-        var opened: [OpaquePointer] = []
-        defer { for archive in opened { zip_discard(archive) } }
-        for part in 0..<parts {
-            guard let archive = zip_open(partPath(part), ZIP_RDONLY, &code) else { throw Self.failure(code: code, shown) }
-            opened.append(archive)
-        }
-        let unsynced = url.deletingLastPathComponent().appendingPathComponent(".unsynced-" + url.lastPathComponent).path
-        guard let archive = zip_open(unsynced, ZIP_CREATE | ZIP_TRUNCATE, &code) else { throw Self.failure(code: code, shown) }
+        let folder = url.deletingLastPathComponent()
+        let output = try OutputFile(folder.appendingPathComponent(".unsynced-" + url.lastPathComponent))
+        let central = try OutputFile(folder.appendingPathComponent(".zip-central.tmp"))
+        // The parts are read in turn, one open at a time.
+        var part: (number: Int32, archive: OpaquePointer)?
+        defer { if let part { zip_discard(part.archive) } }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
         for entry in placed {
-            let from = entry.part < 0 ? previous!.archive : opened[Int(entry.part)]
-            let index = UInt64(entry.index)
-            guard let name = zip_get_name(from, index, zip_flags_t(ZIP_FL_ENC_RAW)),
-                let source = zip_source_zip(archive, from, index, 0, 0, -1)
-            else { throw Self.discard(archive, shown) }
-            let added = zip_file_add(archive, name, source, zip_flags_t(ZIP_FL_ENC_UTF_8))
-            guard added >= 0 else {
-                zip_source_free(source)
-                throw Self.discard(archive, shown)
+            if entry.part >= 0 && part?.number != entry.part {
+                if let part { zip_discard(part.archive) }
+                part = nil
+                var code: Int32 = 0
+                guard let archive = zip_open(partPath(Int(entry.part)), ZIP_RDONLY, &code) else { throw Self.failure(code: code, shown) }
+                part = (entry.part, archive)
             }
-            // A regular file, 0644, at the memo's time; libzip writes no owner.
-            guard zip_file_set_mtime(archive, UInt64(added), time_t(entry.modified), 0) == 0,
-                zip_file_set_external_attributes(archive, UInt64(added), 0, UInt8(ZIP_OPSYS_UNIX), UInt32(0o100644) << 16) == 0
-            else { throw Self.discard(archive, shown) }
+            let from = entry.part < 0 ? previous!.archive : part!.archive
+            let index = UInt64(entry.index)
+            var facts = zip_stat_t()
+            zip_stat_init(&facts)
+            guard zip_stat_index(from, index, 0, &facts) == 0, let name = zip_get_name(from, index, zip_flags_t(ZIP_FL_ENC_RAW)) else {
+                throw Self.failure(zip_get_error(from), shown)
+            }
+            var record = ZipContainer.Record(
+                name: Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name))),
+                method: facts.comp_method, modified: entry.modified, crc: facts.crc, size: facts.size, compressedSize: facts.comp_size,
+                offset: UInt64(output.size))
+            try output.write(Data(record.localHeader()))
+            guard let file = zip_fopen_index(from, index, zip_flags_t(ZIP_FL_COMPRESSED)) else { throw Self.failure(zip_get_error(from), shown) }
+            defer { zip_fclose(file) }
+            var copied: UInt64 = 0
+            while true {
+                let count = buffer.withUnsafeMutableBytes { zip_fread(file, $0.baseAddress, UInt64($0.count)) }
+                guard count >= 0 else { throw Self.failure(zip_file_get_error(file), shown) }
+                if count == 0 { break }
+                try output.write(Data(buffer[..<Int(count)]))
+                copied += UInt64(count)
+            }
+            guard copied == facts.comp_size else { throw OutputError(path: shown, reason: "an entry's compressed bytes were cut short") }
+            record.compressedSize = copied
+            try central.write(Data(record.centralRecord()))
         }
-        guard zip_close(archive) == 0 else { throw Self.discard(archive, shown) }
+        let directory = (offset: UInt64(output.size), size: UInt64(central.size), count: UInt64(placed.count))
+        _ = try central.finish()
+        try Exporter.copy(central.url, into: output)
+        guard unlink(central.url.path) == 0 else { throw OutputError(path: central.url.path, reason: AtomicFile.lastError()) }
+        try output.write(Data(ZipContainer.end(of: directory)))
+        let digest = try output.finish(sync: true)
+        guard rename(output.url.path, url.path) == 0 else { throw OutputError(path: shown, reason: AtomicFile.lastError()) }
         placed = []
-        let written = try Self.flushAndHash(unsynced, shown: shown)
-        guard rename(unsynced, url.path) == 0 else { throw OutputError(path: shown, reason: AtomicFile.lastError()) }
-        for part in 0..<parts {
-            guard unlink(partPath(part)) == 0 else { throw OutputError(path: partPath(part), reason: AtomicFile.lastError()) }
+        for number in 0..<parts {
+            guard unlink(partPath(number)) == 0 else { throw OutputError(path: partPath(number), reason: AtomicFile.lastError()) }
         }
         parts = 0
-        return written
-    }
-
-    /// Reads the file at `path` once for its size and SHA-256 and flushes it to disk.
-    private static func flushAndHash(_ path: String, shown: String) throws(OutputError) -> (size: Int, digest: SHA256.Digest) {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { throw OutputError(path: shown, reason: AtomicFile.lastError()) }
-        defer { close(fd) }
-        let hasher = SHA256()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 1)
-        defer { buffer.deallocate() }
-        var size = 0
-        while true {
-            let count = read(fd, buffer.baseAddress!, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw OutputError(path: shown, reason: AtomicFile.lastError()) }
-            if count == 0 { break }
-            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-            size += count
-        }
-        guard fsync(fd) == 0 else { throw OutputError(path: shown, reason: AtomicFile.lastError()) }
-        return (size, hasher.finalize())
+        return (output.size, digest)
     }
 
     /// libzip's error on `archive`, told as one of the zip at `shown`, after discarding the archive.
@@ -323,5 +326,136 @@ package final class PreviousZip: @unchecked Sendable {
             crc32(0, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), uInt(bytes.count))
         }
         return UInt32(crc) == facts.crc ? Int32(index) : nil
+    }
+}
+
+/// The zip container around entries deflated elsewhere (APPNOTE 6.3):
+/// local headers, the central directory and its end records, zip64 where
+/// a size, an offset or the count needs it. libzip holds every entry it
+/// adds until the zip is closed (about 70 MB more at 100,000 entries), so
+/// the container is written here, one entry at a time, while libzip
+/// deflates the parts and reads entries' compressed bytes back. Every
+/// field is fixed or comes from the entry, so the same entries give the
+/// same bytes.
+enum ZipContainer {
+    /// One entry's facts, as both its headers give them.
+    struct Record {
+        var name: [UInt8]
+        var method: UInt16
+        /// Seconds since 1970, written as a DOS time in UTC.
+        var modified: Int64
+        var crc: UInt32
+        var size: UInt64
+        var compressedSize: UInt64
+        /// Where its local header starts.
+        var offset: UInt64
+
+        /// Whether a size needs zip64's 8 bytes.
+        private var largeSizes: Bool { size >= 0xFFFF_FFFF || compressedSize >= 0xFFFF_FFFF }
+        private var flags: UInt16 { name.allSatisfy { $0 < 0x80 } ? 0 : 0x0800 }
+        private var versionNeeded: UInt16 { largeSizes || offset >= 0xFFFF_FFFF ? 45 : 20 }
+
+        /// The DOS time and date of `modified`, in UTC.
+        private var dosTime: (time: UInt16, date: UInt16) {
+            var seconds = time_t(modified)
+            var fields = tm()
+            gmtime_r(&seconds, &fields)
+            let date = (Int(fields.tm_year) - 80) << 9 | Int(fields.tm_mon + 1) << 5 | Int(fields.tm_mday)
+            let time = Int(fields.tm_hour) << 11 | Int(fields.tm_min) << 5 | Int(fields.tm_sec) / 2
+            return (UInt16(time), UInt16(date))
+        }
+
+        func localHeader() -> [UInt8] {
+            var bytes = Bytes()
+            bytes.add32(0x0403_4b50)
+            bytes.add16(versionNeeded)
+            common(&bytes, sizesInZip64: largeSizes)
+            bytes.add16(UInt16(name.count))
+            bytes.add16(largeSizes ? 20 : 0)
+            bytes.data += name
+            if largeSizes {
+                bytes.add16(0x0001)
+                bytes.add16(16)
+                bytes.add64(size)
+                bytes.add64(compressedSize)
+            }
+            return bytes.data
+        }
+
+        func centralRecord() -> [UInt8] {
+            let large = [size, compressedSize, offset].filter { $0 >= 0xFFFF_FFFF }
+            var bytes = Bytes()
+            bytes.add32(0x0201_4b50)
+            bytes.add16(3 << 8 | 63)  // made on Unix, by APPNOTE 6.3
+            bytes.add16(versionNeeded)
+            common(&bytes, sizesInZip64: false)
+            bytes.add16(UInt16(name.count))
+            bytes.add16(large.isEmpty ? 0 : UInt16(4 + 8 * large.count))
+            bytes.add16(0)  // no comment
+            bytes.add16(0)  // disk 0
+            bytes.add16(0)  // internal attributes
+            bytes.add32(UInt32(0o100644) << 16)  // a regular file, 0644
+            bytes.add32(UInt32(min(offset, 0xFFFF_FFFF)))
+            bytes.data += name
+            if !large.isEmpty {
+                bytes.add16(0x0001)
+                bytes.add16(UInt16(8 * large.count))
+                for value in large { bytes.add64(value) }
+            }
+            return bytes.data
+        }
+
+        /// Flags, method, time, CRC-32 and the sizes (all ones where zip64 holds them).
+        private func common(_ bytes: inout Bytes, sizesInZip64: Bool) {
+            bytes.add16(flags)
+            bytes.add16(method)
+            let (time, date) = dosTime
+            bytes.add16(time)
+            bytes.add16(date)
+            bytes.add32(crc)
+            bytes.add32(sizesInZip64 ? 0xFFFF_FFFF : UInt32(min(compressedSize, 0xFFFF_FFFF)))
+            bytes.add32(sizesInZip64 ? 0xFFFF_FFFF : UInt32(min(size, 0xFFFF_FFFF)))
+        }
+    }
+
+    /// The end records of a central directory: zip64's record and locator
+    /// first when a number does not fit the plain record, which then holds
+    /// all ones in its place.
+    static func end(of directory: (offset: UInt64, size: UInt64, count: UInt64)) -> [UInt8] {
+        var bytes = Bytes()
+        if directory.count >= 0xFFFF || directory.size >= 0xFFFF_FFFF || directory.offset >= 0xFFFF_FFFF {
+            let recordAt = directory.offset + directory.size
+            bytes.add32(0x0606_4b50)
+            bytes.add64(44)
+            bytes.add16(3 << 8 | 63)
+            bytes.add16(45)
+            bytes.add32(0)
+            bytes.add32(0)
+            bytes.add64(directory.count)
+            bytes.add64(directory.count)
+            bytes.add64(directory.size)
+            bytes.add64(directory.offset)
+            bytes.add32(0x0706_4b50)
+            bytes.add32(0)
+            bytes.add64(recordAt)
+            bytes.add32(1)
+        }
+        bytes.add32(0x0605_4b50)
+        bytes.add16(0)
+        bytes.add16(0)
+        bytes.add16(UInt16(min(directory.count, 0xFFFF)))
+        bytes.add16(UInt16(min(directory.count, 0xFFFF)))
+        bytes.add32(UInt32(min(directory.size, 0xFFFF_FFFF)))
+        bytes.add32(UInt32(min(directory.offset, 0xFFFF_FFFF)))
+        bytes.add16(0)  // no comment
+        return bytes.data
+    }
+
+    /// Little-endian fields, appended in order.
+    private struct Bytes {
+        var data: [UInt8] = []
+        mutating func add16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { data += $0 } }
+        mutating func add32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { data += $0 } }
+        mutating func add64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { data += $0 } }
     }
 }

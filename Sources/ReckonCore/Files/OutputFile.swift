@@ -97,9 +97,11 @@ package final class OutputFile {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// Writes what is buffered and closes; returns the SHA-256 of the contents.
-    package func finish() throws(OutputError) -> SHA256.Digest {
+    /// Writes what is buffered, flushes the file to disk when asked
+    /// (`sync`), and closes; returns the SHA-256 of the contents.
+    package func finish(sync: Bool = false) throws(OutputError) -> SHA256.Digest {
         try flush()
+        if sync, fsync(fd) != 0 { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
         close(fd)
         fd = -1
         return hasher.finalize()
