@@ -6,18 +6,18 @@ import ReckonCore
 /// against the same run exporting everything afresh. Both run the same
 /// pipeline (a quick check of the folder against itself, then the export of
 /// json, markdown and zip with archived memos) on a copy of
-/// `pair-100k/drive`. Before each nightly run, the night before is made
+/// a data set's 100k Drive folder. Before each nightly run, the night before is made
 /// again on the same folder: the 1% put back as they were and exported,
 /// then changed in place, as the app would change them during a day.
 struct IncrementalRows {
-    static let name = "export: nightly run after 1% changed, 100k"
+    static func name(_ set: DataSet) -> String { "export: nightly run after 1% changed, \(set.label)" }
 
     let pair: Pair
 
     /// Copies and changes the folder and writes the definitions (untimed).
-    init(data: String, scratch: URL, reckon: String) throws {
-        let root = scratch.appendingPathComponent("nightly")
-        let original = "\(data)/pair-100k/drive/60dMemo"
+    init(data: String, set: DataSet, scratch: URL, reckon: String) throws {
+        let root = scratch.appendingPathComponent("nightly-\(set.folder)")
+        let original = "\(data)/\(set.folder)/drive/60dMemo"
         let folder = root.appendingPathComponent("drive/60dMemo")
         try FileManager.default.createDirectory(at: folder.deletingLastPathComponent(), withIntermediateDirectories: true)
         guard try capture(["cp", "-r", original, folder.path]).code == 0 else { throw BenchError("cannot copy \(original)") }
@@ -25,7 +25,7 @@ struct IncrementalRows {
         let paths = ["index.json"] + (try SFTPRows.changeOnePercent(of: folder)).map { "memos/\($0)" }
         let before = try paths.map { try Data(contentsOf: URL(fileURLWithPath: "\(original)/\($0)")) }
         let after = try paths.map { try Data(contentsOf: folder.appendingPathComponent($0)) }
-        say("nightly row: changed \(paths.count - 1) memos in a copy of pair-100k/drive")
+        say("nightly row: changed \(paths.count - 1) memos in a copy of \(set.folder)/drive")
         /// Writes one state into the folder, in place, then waits out the
         /// second in which reckon takes a changed file's identity as proving nothing.
         func write(_ state: [Data]) {
@@ -55,7 +55,7 @@ struct IncrementalRows {
         // before, so the nightly run always finds 1% changed; the full run
         // finds no index. Old runs are kept, not deleted (see the export rows).
         pair = Pair(
-            name: Self.name, reckon: [reckon, "run", nightly.path, "--quiet"], peer: [reckon, "run", full.path, "--quiet"],
+            name: Self.name(set), reckon: [reckon, "run", nightly.path, "--quiet"], peer: [reckon, "run", full.path, "--quiet"],
             peerName: "the same run, all rendered",
             prepare: {
                 write(before)
@@ -63,6 +63,7 @@ struct IncrementalRows {
                 write(after)
                 unlink(fullIndex.path)
                 warm([folder.deletingLastPathComponent().path])
-            })
+            },
+            target: .atMost(0.5, "≤ 0.5× its time"))
     }
 }
