@@ -6,7 +6,7 @@ import TestSupport
 /// tools a user would reach for instead, printing medians, ratios and peak RSS.
 let usage = """
     USAGE: reckon-bench generate --out <dir> [--seed <n>] [--only <text>]
-           reckon-bench run --data <dir> [--rounds <n>] [--reckon <path>] [--only <text>] [--set long|short]
+           reckon-bench run --data <dir> [--rounds <n>] [--reckon <path>] [--only <text>] [--except <text>] [--set long|short]
                             [--sftp-transfers <n>] [--zip-level <n>] [--against <path>]
            reckon-bench decode-index <index.json>
 
@@ -25,6 +25,7 @@ let usage = """
                     --only keeps the rows whose name holds the text ("counts", "reconcile", "export",
                     "nightly", "archive", "sftp", "first run", "1% changed", "bsdtar", "store", "fleet",
                     "report page", "short", "100k"), or one of several texts parted by '|' ("export|nightly");
+                    --except leaves out the rows whose name holds the text, or one of several ("sftp|store");
                     each export row is timed against zip -qr of memos/ and against its floor: an export
                     of json and markdown made once, untimed, whose files a hidden subcommand writes again
                     and deflates at --zip-level (1) on every core, then flushes with syncfs; the peak RSS
@@ -190,6 +191,11 @@ do {
             }
         }
         let only = value("--only", in: arguments)
+        let except = value("--except", in: arguments)
+        /// A row is run when `--only` wants it and `--except` does not name it (both by texts parted by '|').
+        func keep(_ name: String, only: String?) -> Bool {
+            wanted(name, only: only) && !(except.map { $0.split(separator: "|").contains { name.contains($0) } } ?? false)
+        }
         // Which data sets the pair rows run on: both unless --set names one.
         let setChoice = value("--set", in: arguments)
         let sets = DataSet.all.filter { setChoice == nil || (setChoice == "short") == ($0.label == DataSet.short.label) }
@@ -247,7 +253,7 @@ do {
         let exportSizes = sets.flatMap { set in [(set, set.smallLabel, set.smallFolder), (set, set.label, set.folder)] }
         for (_, label, folder) in exportSizes {
             let name = "export json,markdown,zip, \(label)"
-            guard wanted(name, only: only) else { continue }
+            guard keep(name, only: only) else { continue }
             let source = "\(data)/\(folder)/drive/60dMemo"
             let zipRule = "≤ 1.0× zip's time, or ≤ 1.1× the floor where zip's time is under it"
             var row = Pair(
@@ -298,7 +304,7 @@ do {
             let floorName = "bsdtar alone zips the \(set.label) export's files"
             let floorExport = scratch.appendingPathComponent("libarchive-export-\(set.folder)")
             // Old against new, it has no reckon command to time: not set up.
-            let floorWanted = against == nil && wanted(floorName, only: only)
+            let floorWanted = against == nil && keep(floorName, only: only)
             if floorWanted && which("bsdtar") == nil {
                 say("the bsdtar row needs bsdtar (apt-get install libarchive-tools): skipped")
             } else if floorWanted {
@@ -324,13 +330,13 @@ do {
         }
         let storePaths = StoreRows.Paths(data: data, scratch: scratch)
         pairs += StoreRows.pairs(storePaths, reckon: reckon)
-        var selected = pairs.filter { wanted($0.name, only: only) }
+        var selected = pairs.filter { keep($0.name, only: only) }
         // The rows over a served folder start their servers only when selected, and stop them on the way out.
         var sftp: [SFTPRows] = []
         defer { for rows in sftp { rows.stop() } }
         for (n, set) in sets.enumerated() {
             // The counts row once, with the first set.
-            let sftpWanted = SFTPRows.names(set).filter { wanted($0, only: only) && (n == 0 || $0 != SFTPRows.counts) }
+            let sftpWanted = SFTPRows.names(set).filter { keep($0, only: only) && (n == 0 || $0 != SFTPRows.counts) }
             guard !sftpWanted.isEmpty else { continue }
             if which("rclone") == nil {
                 say("the sftp rows need rclone (apt-get install rclone): skipped")
@@ -349,20 +355,20 @@ do {
             say("")
         }
         for set in sets {
-            let archiveWanted = ArchiveRows.names(set).filter { wanted($0, only: only) }
+            let archiveWanted = ArchiveRows.names(set).filter { keep($0, only: only) }
             if !archiveWanted.isEmpty {
                 let archive = try ArchiveRows(data: data, set: set, scratch: scratch, reckon: reckon)
                 if !archive.check(data: data) { say("the archive rows compare commands that disagree; see above") }
                 selected += archive.pairs(wanted: archiveWanted)
             }
         }
-        let fleetWanted = FleetRows.names.filter { wanted($0, only: only) }
+        let fleetWanted = FleetRows.names.filter { keep($0, only: only) }
         if !fleetWanted.isEmpty {
             let fleet = try FleetRows(data: data, scratch: scratch, reckon: reckon)
             if !fleet.check(wanted: fleetWanted) { say("the fleet rows did not run every pipeline; see above") }
             selected += fleet.pairs(wanted: fleetWanted)
         }
-        for set in sets where wanted(IncrementalRows.name(set), only: only) {
+        for set in sets where keep(IncrementalRows.name(set), only: only) {
             selected.append(try IncrementalRows(data: data, set: set, scratch: scratch, reckon: reckon).pair)
         }
         // Once, untimed: the compared commands must give the same answers.
@@ -414,7 +420,7 @@ do {
             break
         }
         // The report page row is a figure of its own, printed after the table (or alone).
-        var pageRuns = wanted(ReportPageRow.name, only: only)
+        var pageRuns = keep(ReportPageRow.name, only: only)
         if pageRuns, let missing = ["/usr/bin/chromium", "/usr/bin/chromedriver"].first(where: { !FileManager.default.isExecutableFile(atPath: $0) })
         {
             say("the report page row needs \(missing) (apt-get install chromium chromium-driver): skipped")
