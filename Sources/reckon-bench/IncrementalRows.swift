@@ -21,19 +21,38 @@ struct IncrementalRows {
         let folder = root.appendingPathComponent("drive/60dMemo")
         try FileManager.default.createDirectory(at: folder.deletingLastPathComponent(), withIntermediateDirectories: true)
         guard try capture(["cp", "-r", original, folder.path]).code == 0 else { throw BenchError("cannot copy \(original)") }
-        // Both states of what changes: index.json and the 1% of memo files.
-        let paths = ["index.json"] + (try SFTPRows.changeOnePercent(of: folder)).map { "memos/\($0)" }
-        let before = try paths.map { try Data(contentsOf: URL(fileURLWithPath: "\(original)/\($0)")) }
-        let after = try paths.map { try Data(contentsOf: folder.appendingPathComponent($0)) }
+        // Both states of what changes, index.json and the 1% of memo files, kept on disk and
+        // copied in through a small buffer, and the change made in a child: the benchmark's
+        // own peak RSS is the least any child it spawns shows, so it holds no index.
+        let list = root.appendingPathComponent("changed.txt")
+        let changed = try capture([CommandLine.arguments[0], "change-memos", folder.path, list.path], environment: [:])
+        guard changed.code == 0 else { throw BenchError("change-memos of \(folder.path) failed: \(changed.errors)") }
+        let names = try String(contentsOf: list, encoding: .utf8).split(separator: "\n").map(String.init)
+        let paths = ["index.json"] + names.map { "memos/\($0)" }
+        let after = root.appendingPathComponent("after")
+        try FileManager.default.createDirectory(at: after.appendingPathComponent("memos"), withIntermediateDirectories: true)
+        for path in paths {
+            guard try capture(["cp", folder.appendingPathComponent(path).path, after.appendingPathComponent(path).path]).code == 0 else {
+                throw BenchError("cannot keep a copy of \(folder.appendingPathComponent(path).path)")
+            }
+        }
         say("nightly row: changed \(paths.count - 1) memos in a copy of \(set.folder)/drive")
-        /// Writes one state into the folder, in place, then waits out the
+        /// Writes one state into the folder, in place (the same inode), then waits out the
         /// second in which reckon takes a changed file's identity as proving nothing.
-        func write(_ state: [Data]) {
-            for (path, bytes) in zip(paths, state) {
-                guard let handle = try? FileHandle(forWritingTo: folder.appendingPathComponent(path)) else { continue }
-                try? handle.truncate(atOffset: 0)
-                try? handle.write(contentsOf: bytes)
-                try? handle.close()
+        func put(from state: String) {
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            for path in paths {
+                let source = open("\(state)/\(path)", O_RDONLY | O_CLOEXEC)
+                guard source >= 0 else { continue }
+                let target = open(folder.appendingPathComponent(path).path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+                if target >= 0 {
+                    while true {
+                        let count = read(source, &buffer, buffer.count)
+                        guard count > 0, write(target, buffer, count) == count else { break }
+                    }
+                    close(target)
+                }
+                close(source)
             }
             Thread.sleep(forTimeInterval: 1.1)
         }
@@ -58,9 +77,9 @@ struct IncrementalRows {
             name: Self.name(set), reckon: [reckon, "run", nightly.path, "--quiet"], peer: [reckon, "run", full.path, "--quiet"],
             peerName: "the same run, all rendered",
             prepare: {
-                write(before)
+                put(from: original)
                 _ = try? capture([reckon, "run", nightly.path, "--quiet"])
-                write(after)
+                put(from: after.path)
                 unlink(fullIndex.path)
                 warm([folder.deletingLastPathComponent().path])
             },
