@@ -2,12 +2,44 @@ import Foundation
 import ReckonCore
 import TestSupport
 
+/// A generated pair of memo folders of 100,000 memos and its sibling of
+/// 10,000, and how the rows run on it are named: every row on a pair runs
+/// on each data set, its name ending in the set's label.
+struct DataSet: Sendable {
+    /// The 100k pair's label in row names ("100k", "100k short").
+    var label: String
+    /// The 10k pair's label in row names.
+    var smallLabel: String
+    /// The folders under the data folder.
+    var folder: String
+    var smallFolder: String
+    var drift: Double
+    var bodyWords: Range<Int>
+    /// What the set is, for the table's heading.
+    var description: String
+
+    static let long = DataSet(
+        label: "100k", smallLabel: "10k", folder: "pair-100k", smallFolder: "pair-10k", drift: 0.015, bodyWords: 30..<430,
+        description: "memos of 30–429 words, ~1.5% drift")
+    /// The data: memos of 20–300 words, ~1% drift.
+    static let short = DataSet(
+        label: "100k short", smallLabel: "10k short", folder: "pair-short-100k", smallFolder: "pair-short-10k", drift: 0.01,
+        bodyWords: 20..<301, description: "memos of 20–300 words, ~1% drift")
+    static let all = [long, short]
+
+    func generator(memos: Int, seed: UInt64) -> Generator {
+        Generator(memos: memos, seed: seed, drift: drift, bodyWords: bodyWords)
+    }
+}
+
 /// Generated memo folders: a Drive copy and a device copy with controlled drift.
 struct Generator {
     var memos: Int
     var seed: UInt64
     /// Share of memos that differ on the device (missing, edited, archived on one side).
     var drift = 0.015
+    /// How many words a memo's body has (the first data set's 30 to 429).
+    var bodyWords = 30..<430
 
     static let words = [
         "memo", "note", "idea", "trip", "book", "list", "meeting", "draft", "plan", "sync", "drive", "device",
@@ -45,7 +77,7 @@ struct Generator {
         let title = (0..<3).map { _ in Self.words[Int(random.next() % UInt64(Self.words.count))] }.joined(separator: " ")
         var body = ""
         if withBody {
-            let length = 30 + Int(random.next() % 400)
+            let length = bodyWords.lowerBound + Int(random.next() % UInt64(bodyWords.count))
             body = (0..<length).map { _ in Self.words[Int(random.next() % UInt64(Self.words.count))] }.joined(separator: " ")
         }
         return Memo(

@@ -4,11 +4,18 @@ import Foundation
     import Glibc
 #endif
 
-/// One timed run of a command: wall seconds and peak RSS of the child.
+/// One timed run of a command: wall seconds, peak RSS and CPU seconds
+/// (user and system) of the child and the children it waited for.
 struct Measurement {
     var seconds: Double
     var peakKilobytes: Int
     var exitCode: Int32
+    var cpuSeconds: Double = 0
+}
+
+/// User and system CPU seconds of a rusage.
+func cpu(_ usage: rusage) -> Double {
+    Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 /// Starts a command with posix_spawn: stdout and stderr to /dev/null unless
@@ -60,7 +67,7 @@ func measure(_ command: [String], environment: [String: String] = [:]) throws ->
     let start = ContinuousClock.now
     let pid = try spawn(command, environment: environment)
     let (code, usage) = reap(pid)
-    return Measurement(seconds: seconds(since: start), peakKilobytes: usage.ru_maxrss, exitCode: code)
+    return Measurement(seconds: seconds(since: start), peakKilobytes: usage.ru_maxrss, exitCode: code, cpuSeconds: cpu(usage))
 }
 
 /// Runs `first | second` as two processes joined by a pipe (no shell), the
@@ -85,7 +92,9 @@ func measurePipeline(_ first: [String], into second: [String], environment: [Str
     close(fds[0])
     let (a, usageA) = reap(writer)
     let (b, usageB) = reap(reader)
-    return Measurement(seconds: seconds(since: start), peakKilobytes: max(usageA.ru_maxrss, usageB.ru_maxrss), exitCode: a != 0 ? a : b)
+    return Measurement(
+        seconds: seconds(since: start), peakKilobytes: max(usageA.ru_maxrss, usageB.ru_maxrss), exitCode: a != 0 ? a : b,
+        cpuSeconds: cpu(usageA) + cpu(usageB))
 }
 
 /// A pipe whose ends are close-on-exec (Glibc's pipe2 is not visible to
@@ -139,6 +148,12 @@ struct Pair {
     var environment: [String: String] = [:]
     /// A command the peer's output is piped into (`rclone cat … | jq …`), timed with it.
     var peerPipedInto: [String]? = nil
+    /// The row's target against this peer, printed beside it.
+    var target: Target? = nil
+    /// Further peers timed in the same rounds against the same runs of
+    /// reckon's command (their own `reckon` is not run): each has its own
+    /// prepare, cleanup, environment and target, and its own line.
+    var others: [Pair] = []
 
     /// The peer's commands, one after another: wall seconds add up, the
     /// peak RSS is the largest, the exit code the first that is not 0.
@@ -151,6 +166,7 @@ struct Pair {
                 : measure(command, environment: environment)
             total.seconds += step.seconds
             total.peakKilobytes = max(total.peakKilobytes, step.peakKilobytes)
+            total.cpuSeconds += step.cpuSeconds
             if total.exitCode == 0 { total.exitCode = step.exitCode }
         }
         cleanup()
@@ -174,12 +190,50 @@ struct Pair {
         return (a, b)
     }
 
+    /// Warm-up of each side (reckon's command, then each peer), then
+    /// `rounds` of reckon followed by each peer; returns reckon's
+    /// measurements and each peer's, in the order of `[self] + others`.
+    func runAll(rounds: Int) throws -> ([Measurement], [[Measurement]]) {
+        let peers = [self] + others
+        var a: [Measurement] = []
+        var b = [[Measurement]](repeating: [], count: peers.count)
+        for round in 0...rounds {
+            prepare()
+            let ours = try measure(reckon, environment: environment)
+            if round > 0 { a.append(ours) }
+            for (n, peer) in peers.enumerated() {
+                peer.prepare()
+                let theirs = try peer.measurePeer()
+                if round > 0 { b[n].append(theirs) }
+            }
+        }
+        return (a, b)
+    }
+
     /// The same row as old binary against new: reckon's command run by the
     /// binary at `old` as side A, and as it is as side B; the peer is left out.
     /// Nil when the row's timed command is not reckon's (the floor row's bsdtar).
     func against(_ old: String, new: String) -> Pair? {
         guard reckon.first == new else { return nil }
         return Pair(name: name, reckon: [old] + reckon.dropFirst(), peer: reckon, peerName: "new", prepare: prepare, environment: environment)
+    }
+}
+
+/// A row's target, as the issue words it, and whether a run met it: given
+/// reckon's median and this peer's, and the medians of every peer of the
+/// row by name (a target may depend on two of them).
+struct Target {
+    var text: String
+    var met: (_ reckon: Double, _ peer: Double, _ peers: [String: Double]) -> Bool
+
+    /// reckon's time at most `factor` times the peer's.
+    static func atMost(_ factor: Double, _ text: String) -> Target {
+        Target(text: text) { reckon, peer, _ in reckon <= factor * peer }
+    }
+
+    /// reckon at least `factor` times as fast as the peer (the peer's time at least `factor` times reckon's).
+    static func fasterBy(_ factor: Double, _ text: String) -> Target {
+        Target(text: text) { reckon, peer, _ in peer >= factor * reckon }
     }
 }
 

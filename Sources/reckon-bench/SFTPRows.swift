@@ -154,35 +154,50 @@ final class Served {
     }
 }
 
-/// The rows over a served folder (issue 15): the first deep reconcile of
-/// pair-100k's Drive folder, a deep reconcile after 1% of it changed from
-/// a cache filled before the change, each against `rclone check` of the same
-/// remote, and counts of index-1m against `rclone cat | jq`.
+/// The rows over a served folder (issues 15 and 34), on one data set: the
+/// first deep reconcile of its Drive folder with an empty cache, against
+/// `rclone copy` of the remote's memos at rclone's defaults and with
+/// reckon's own transfer count; a deep reconcile after 1% of it changed
+/// from a cache filled before the change, against the floor (`rclone
+/// lsjson` of memos/, `rclone copy` of the changed files, a deep reconcile
+/// of the two folders on disk) and against `rclone check`; and counts of
+/// index-1m against `rclone cat | jq` (one row, whatever the set).
 final class SFTPRows {
-    static let firstRun = "deep reconcile over sftp, first run, 100k"
-    static let changed = "deep reconcile over sftp, after 1% changed, 100k"
+    static func firstRun(_ set: DataSet) -> String { "deep reconcile over sftp, first run, \(set.label)" }
+    static func changed(_ set: DataSet) -> String { "deep reconcile over sftp, after 1% changed, \(set.label)" }
     static let counts = "counts over sftp, 1M-entry index"
-    static let names = [firstRun, changed, counts]
+    static func names(_ set: DataSet) -> [String] { [firstRun(set), changed(set), counts] }
+    /// rclone's own default of `--transfers`.
+    static let rcloneTransfers = 4
 
     let data: String
+    let set: DataSet
     let scratch: URL
     let reckon: String
     let jqProgram: String
+    /// How many files reckon downloads at once from an sftp remote (`--sftp-transfers`).
+    let transfers: Int
     var servers: [String: Served] = [:]
     var pairs: [Pair] = []
-    /// Caches set aside, not deleted (see `clear` in main.swift: ext4 creates files slowly right after many were deleted).
+    /// Caches and downloads set aside, not deleted (see `clear` in main.swift: ext4 creates files slowly right after many were deleted).
     private var setAside = 0
 
-    var device: String { "\(data)/pair-100k/device/60dMemo" }
-    var drive: String { "\(data)/pair-100k/drive/60dMemo" }
+    var device: String { "\(data)/\(set.folder)/device/60dMemo" }
+    var drive: String { "\(data)/\(set.folder)/drive/60dMemo" }
     var changedCopy: URL { scratch.appendingPathComponent("sftp-changed-drive/60dMemo") }
+    /// The names of the memo files the 1% row changed, one a line, for `rclone copy --files-from-raw`.
+    var changedList: URL { scratch.appendingPathComponent("sftp-changed-files.txt") }
+    var download: URL { scratch.appendingPathComponent("sftp-download") }
 
     /// Starts a server for each wanted row and prepares its state (the 1% row: a copy, a warm cache, the change).
-    init(data: String, scratch: URL, reckon: String, jqProgram: String, wanted: [String]) throws {
+    init(data: String, set: DataSet, scratch: URL, reckon: String, jqProgram: String, transfers: Int, wanted: [String]) throws {
         self.data = data
-        self.scratch = scratch
+        self.set = set
+        self.scratch = scratch.appendingPathComponent("sftp-\(set.folder)")
         self.reckon = reckon
         self.jqProgram = jqProgram
+        self.transfers = transfers
+        try FileManager.default.createDirectory(at: self.scratch, withIntermediateDirectories: true)
         Served.stopOnSignals()
         do {
             try setUp(wanted)
@@ -208,23 +223,23 @@ final class SFTPRows {
                     prepare: { warm([index]) }, environment: server.environment, peerPipedInto: ["jq", jqProgram]))
         }
         // The rows with a target first, the long first fill last.
-        if wanted.contains(Self.changed) {
+        if wanted.contains(Self.changed(set)) {
             say("sftp: copying \(drive) to \(changedCopy.path) …")
             try? FileManager.default.removeItem(at: changedCopy.deletingLastPathComponent())
             try FileManager.default.createDirectory(at: changedCopy.deletingLastPathComponent(), withIntermediateDirectories: true)
             try run(["cp", "-a", drive, changedCopy.deletingLastPathComponent().path])
             // In a child, so that the benchmark's own peak RSS (the least a child it spawns shows) stays small.
-            let changed = try capture([CommandLine.arguments[0], "change-memos", changedCopy.path], environment: [:])
+            let changed = try capture([CommandLine.arguments[0], "change-memos", changedCopy.path, changedList.path], environment: [:])
             guard changed.code == 0 else { throw BenchError("change-memos failed: \(changed.errors)") }
             say("sftp: \(changed.output.trimmingCharacters(in: .whitespacesAndNewlines))")
             let server = try Served(folder: changedCopy.path, scratch: scratch, name: "changed")
-            servers[Self.changed] = server
+            servers[Self.changed(set)] = server
             // The same remote before the change, served from the unchanged folder: a run of reckon
             // against it, untimed, brings the cache back to the night before, as a nightly run
             // leaves it (copying a saved cache instead would change every file's inode and ctime,
             // and reckon would then check each cached file's SHA-256).
             let before = try Served(folder: drive, scratch: scratch, name: "changed-before")
-            servers[Self.changed + " (before)"] = before
+            servers[Self.changed(set) + " (before)"] = before
             let revert = [reckon, "reconcile", "--local", device, "--remote", "srv:"]
             let beforeEnvironment = before.environment.merging(["XDG_CACHE_HOME": server.environment["XDG_CACHE_HOME"]!]) { $1 }
             say("sftp: filling the cache of the 1% row before the change …")
@@ -233,28 +248,62 @@ final class SFTPRows {
                 throw BenchError("reckon reconcile over sftp exited \(filled.code) while filling the cache: \(filled.errors)")
             }
             say("  \(cacheLine(filled.output))")
+            // The floor: what any tool must do after 1% changed, given a cache of the night before
+            // and the names of what changed: list the remote's memos, download those that changed,
+            // and compare the two folders on disk, deep.
+            let floor = Pair(
+                name: Self.changed(set), reckon: [], peer: ["rclone", "lsjson", "srv:memos"],
+                peerName: "floor: rclone lsjson + rclone copy of the changed + deep reconcile on disk",
+                prepare: { [unowned self] in warm([self.device, self.changedCopy.path]) },
+                peerAfter: [
+                    [
+                        "rclone", "copy", "--files-from-raw", changedList.path, "--no-traverse", "--no-check-dest", "srv:memos",
+                        download.path
+                    ],
+                    [reckon, "reconcile", "--local", device, "--remote", changedCopy.path]
+                ],
+                cleanup: { [unowned self] in self.moveAside(self.download.path) }, environment: server.environment,
+                target: .atMost(1.3, "≤ 1.3× the floor"))
             pairs.append(
                 Pair(
-                    name: Self.changed, reckon: [reckon, "reconcile", "--local", device, "--remote", "srv:"],
+                    name: Self.changed(set), reckon: [reckon, "reconcile", "--local", device, "--remote", "srv:"],
                     peer: ["rclone", "check", "\(device)/memos", "srv:memos"], peerName: "rclone check",
                     prepare: { [unowned self] in
                         _ = try? capture(revert, environment: beforeEnvironment)
                         warm([self.device, self.changedCopy.path, server.reckonCache])
                     },
-                    environment: server.environment))
+                    environment: server.environment, target: .fasterBy(3, "≥ 3× faster"), others: [floor]))
         }
-        if wanted.contains(Self.firstRun) {
+        if wanted.contains(Self.firstRun(set)) {
             let server = try Served(folder: drive, scratch: scratch, name: "first")
-            servers[Self.firstRun] = server
-            pairs.append(
+            servers[Self.firstRun(set)] = server
+            func copy(_ flags: [String], _ name: String, _ target: Target) -> Pair {
                 Pair(
-                    name: Self.firstRun, reckon: [reckon, "reconcile", "--local", device, "--remote", "srv:"],
-                    peer: ["rclone", "check", "\(device)/memos", "srv:memos"], peerName: "rclone check",
-                    prepare: { [unowned self] in
-                        self.moveAside(server.reckonCache)
-                        warm([self.device, self.drive])
-                    },
-                    environment: server.environment))
+                    name: Self.firstRun(set), reckon: [], peer: ["rclone", "copy"] + flags + ["srv:memos", download.path], peerName: name,
+                    prepare: { [unowned self] in warm([self.device, self.drive]) },
+                    cleanup: { [unowned self] in self.moveAside(self.download.path) }, environment: server.environment, target: target)
+            }
+            let defaults = copy([], "rclone copy (defaults: --transfers \(Self.rcloneTransfers))", .atMost(1.0, "≤ 1.0× its time"))
+            // With reckon's count equal to rclone's default, the second command would be the first again.
+            let own =
+                transfers == Self.rcloneTransfers
+                ? []
+                : [
+                    copy(
+                        ["--transfers", String(transfers)], "rclone copy --transfers \(transfers) (reckon's count)", .atMost(1.15, "≤ 1.15× its time")
+                    )
+                ]
+            var row = defaults
+            row.reckon = [reckon, "reconcile", "--local", device, "--remote", "srv:"]
+            row.prepare = { [unowned self] in
+                self.moveAside(server.reckonCache)
+                warm([self.device, self.drive])
+            }
+            row.others = own
+            // The first peer's own prepare (warm only) runs before it: `others` keep theirs, the row's
+            // first peer shares the row's, which also sets the cache aside (it holds nothing rclone reads).
+            row.cleanup = { [unowned self] in self.moveAside(self.download.path) }
+            pairs.append(row)
         }
     }
 
@@ -269,12 +318,12 @@ final class SFTPRows {
         let aside = scratch.appendingPathComponent("set-aside")
         try? FileManager.default.createDirectory(at: aside, withIntermediateDirectories: true)
         setAside += 1
-        rename(folder, aside.appendingPathComponent("\(setAside)-sftp-cache").path)
+        rename(folder, aside.appendingPathComponent("\(setAside)-\((folder as NSString).lastPathComponent)").path)
     }
 
     /// Rewrites every 100th memo file (by name) with a longer body and a new
     /// modifiedAt, same id, and its entry's modifiedTime in index.json;
-    /// gives the names of the files changed.
+    /// gives the names of the files changed (1% of any data set, whatever its drift).
     static func changeOnePercent(of folder: URL) throws -> [String] {
         let memos = folder.appendingPathComponent("memos")
         let names = try FileManager.default.contentsOfDirectory(atPath: memos.path).filter { $0.hasSuffix(".json") }.sorted()
@@ -341,7 +390,7 @@ final class SFTPRows {
                 let ours = try capture(pair.reckon + ["--out", out.path], environment: environment)
                 let combined = (try? String(contentsOf: out.appendingPathComponent("combined.txt"), encoding: .utf8)) ?? ""
                 try? FileManager.default.removeItem(at: out)
-                let theirs = try capture(pair.peer + ["--combined", "-"], environment: environment)
+                let theirs = try capture(["rclone", "check", "\(device)/memos", "srv:memos", "--combined", "-"], environment: environment)
                 func different(_ text: String, stripping suffix: String) -> [String: String] {
                     var result: [String: String] = [:]
                     for line in text.split(separator: "\n") where line.count > 2 && !line.hasPrefix("=") {

@@ -6,28 +6,42 @@ import TestSupport
 /// tools a user would reach for instead, printing medians, ratios and peak RSS.
 let usage = """
     USAGE: reckon-bench generate --out <dir> [--seed <n>] [--only <text>]
-           reckon-bench run --data <dir> [--rounds <n>] [--reckon <path>] [--only <text>] [--against <path>]
+           reckon-bench run --data <dir> [--rounds <n>] [--reckon <path>] [--only <text>] [--except <text>] [--set long|short]
+                            [--sftp-transfers <n>] [--zip-level <n>] [--against <path>]
            reckon-bench decode-index <index.json>
 
-      generate      writes <dir>/index-1m (1,000,000 index entries), <dir>/pair-10k and
-                    <dir>/pair-100k (a Drive copy and a device copy with ~1.5% drift),
-                    <dir>/store-1m/default.store (1,000,000 memos in the app's Core Data
-                    store, about 2 GB) and <dir>/pair-100k/store/default.store (the device
-                    copy of pair-100k as a store); --only writes the parts whose name holds
-                    the text ("store")
-      run           runs each pair alternately (a warm-up, then A B A B …) and prints a table;
-                    builds nothing: build reckon first with 'swift build -c release';
-                    --only keeps the rows whose name holds the text ("reconcile", "10k", "store", "sftp",
-                    "archive", "export", "nightly", "fleet", "floor", "report page"), or one of several texts
-                    parted by '|' ("nightly|floor"); the archive rows (verify, restore) export pair-100k/drive/60dMemo once first;
-                    the sftp rows serve pair-100k/drive/60dMemo (and a copy with 1% changed) and
+      generate      writes <dir>/index-1m (1,000,000 index entries), two data sets of pairs
+                    (a Drive copy and a device copy): <dir>/pair-10k and <dir>/pair-100k (memos of
+                    30–429 words, ~1.5% drift) and <dir>/pair-short-10k and <dir>/pair-short-100k
+                    (memos of 20–300 words, ~1% drift), <dir>/store-1m/default.store (1,000,000
+                    memos in the app's Core Data store, about 2 GB) and <dir>/pair-100k/store/default.store
+                    (the device copy of pair-100k as a store); --only writes the parts whose name holds
+                    the text ("store", "short")
+      run           runs each row's sides in turn (a warm-up of each, then reckon and each peer, for
+                    --rounds rounds, 5 unless given) and prints a table with each row's target and
+                    whether it was met; builds nothing: build reckon first with 'swift build -c release';
+                    every row on a pair runs on both data sets, its name ending in "100k" or "100k short"
+                    ("10k", "10k short"); --set long or --set short keeps one;
+                    --only keeps the rows whose name holds the text ("counts", "reconcile", "export",
+                    "nightly", "archive", "sftp", "first run", "1% changed", "bsdtar", "store", "fleet",
+                    "report page", "short", "100k"), or one of several texts parted by '|' ("export|nightly");
+                    --except leaves out the rows whose name holds the text, or one of several ("sftp|store");
+                    each export row is timed against zip -qr of memos/ and against its floor: an export
+                    of json and markdown made once, untimed, whose files a hidden subcommand writes again
+                    and deflates at --zip-level (1) on every core, then flushes with syncfs; the peak RSS
+                    rows come from the export rows of 10k and 100k of a set, run together;
+                    the archive rows (verify, restore) export the set's Drive folder once first;
+                    the sftp rows serve a set's Drive folder (and a copy with 1% changed) and
                     index-1m with 'rclone serve sftp' on 127.0.0.1 themselves, as the remote srv:;
+                    the first run's peers are rclone copy of srv:memos at rclone's defaults and with
+                    --transfers <n> (--sftp-transfers, 8: reckon's own count for sftp; give 4 for a
+                    reckon that leaves rclone's default, and the second peer is left out);
                     the store and sftp rows first check once that the compared commands agree;
                     --against <path> times, instead of the peers, each row's reckon command run by
                     the binary at <path> (an old reckon) against the same command run by --reckon:
-                    a warm-up of each, then old new old new … for --rounds rounds (as given, not
-                    raised to 5), and flags a row whose new median is more than 5% slower; rows
-                    whose timed command is not reckon's (the floor row, the report page row) are left out;
+                    a warm-up of each, then old new old new … for --rounds rounds, and flags a row
+                    whose new median is more than 5% slower; rows whose timed command is not reckon's
+                    (the bsdtar row, the report page row) are left out;
                     the report page row ("report page") runs a deep reconcile --out of pair-100k once,
                     prints its differences and report.html's size, and times Chromium loading that page
                     (/usr/bin/chromium through /usr/bin/chromedriver) against pages of its size that run nothing
@@ -81,6 +95,18 @@ do {
             ("index-1m", nil, { try Generator(memos: scaled(1_000_000), seed: seed).writeIndexOnly(to: root.appendingPathComponent("index-1m")) }),
             ("pair-10k", nil, { try Generator(memos: scaled(10_000), seed: seed).writePair(to: root.appendingPathComponent("pair-10k")) }),
             ("pair-100k", nil, { try Generator(memos: scaled(100_000), seed: seed).writePair(to: root.appendingPathComponent("pair-100k")) }),
+            // The second data set (issue 34): memos of 20–300 words, ~1% drift.
+            (
+                DataSet.short.smallFolder, nil,
+                {
+                    try DataSet.short.generator(memos: scaled(10_000), seed: seed).writePair(
+                        to: root.appendingPathComponent(DataSet.short.smallFolder))
+                }
+            ),
+            (
+                DataSet.short.folder, nil,
+                { try DataSet.short.generator(memos: scaled(100_000), seed: seed).writePair(to: root.appendingPathComponent(DataSet.short.folder)) }
+            ),
             // Bodies as in the pairs (30 to 429 words, 1.5 kB on average):
             // a row rarely shares its 4 kB page, so a million make about 2 GB.
             (
@@ -115,8 +141,22 @@ do {
     case "change-memos":
         // Hidden, for the sftp rows: changes 1% of a generated memo folder in place.
         guard arguments.count > 1 else { throw BenchError("change-memos needs a memo folder") }
-        let count = try SFTPRows.changeOnePercent(of: URL(fileURLWithPath: arguments[1])).count
-        say("changed \(count) memo files (body and modifiedAt, and index.json's modifiedTime) in the served copy")
+        let changed = try SFTPRows.changeOnePercent(of: URL(fileURLWithPath: arguments[1]))
+        // With a second path: the names changed, one a line, for rclone's --files-from-raw.
+        if arguments.count > 2 { try Data(changed.map { $0 + "\n" }.joined().utf8).write(to: URL(fileURLWithPath: arguments[2])) }
+        say("changed \(changed.count) memo files (body and modifiedAt, and index.json's modifiedTime) in the served copy")
+    case "manifest-sums":
+        // Hidden, for the archive rows: sha256sum's list of every file an export's manifest lists.
+        guard arguments.count > 2 else { throw BenchError("manifest-sums needs an export folder and a list to write") }
+        try ArchiveRows.writeSums(export: URL(fileURLWithPath: arguments[1]), to: URL(fileURLWithPath: arguments[2]))
+    case "floor":
+        // Hidden, the export's floor: writes an export's files again and deflates them on every core (see Floor).
+        guard let from = value("--from", in: arguments), let to = value("--to", in: arguments) else {
+            throw BenchError("floor needs --from <export> --to <folder>")
+        }
+        let level = Int32(value("--level", in: arguments) ?? "1") ?? 1
+        let jobs = Int(value("--jobs", in: arguments) ?? "") ?? ProcessInfo.processInfo.activeProcessorCount
+        try Floor.run(from: URL(fileURLWithPath: from), to: URL(fileURLWithPath: to), level: level, jobs: jobs)
     case "decode-index":
         guard arguments.count > 1 else { throw BenchError("decode-index needs a path") }
         let index = try JSONDecoder().decode(DecodedIndex.self, from: Data(contentsOf: URL(fileURLWithPath: arguments[1])))
@@ -126,9 +166,8 @@ do {
         guard let data = value("--data", in: arguments) else { throw BenchError("run needs --data <dir>") }
         let reckon = value("--reckon", in: arguments) ?? ".build/release/reckon"
         let against = value("--against", in: arguments)
-        // Against the peers at least 5 rounds; old against new as many as asked (a change's check may ask for 3).
-        let asked = Int(value("--rounds", in: arguments) ?? "5") ?? 5
-        let rounds = against == nil ? max(5, asked) : max(1, asked)
+        // 5 rounds unless asked otherwise (the longest rows may be run alone with fewer; the table's heading says how many).
+        let rounds = max(1, Int(value("--rounds", in: arguments) ?? "5") ?? 5)
         let bench = CommandLine.arguments[0]
         guard FileManager.default.isExecutableFile(atPath: reckon) else {
             throw BenchError("\(reckon) is not built; run 'swift build -c release' first")
@@ -152,123 +191,185 @@ do {
             }
         }
         let only = value("--only", in: arguments)
+        let except = value("--except", in: arguments)
+        /// A row is run when `--only` wants it and `--except` does not name it (both by texts parted by '|').
+        func keep(_ name: String, only: String?) -> Bool {
+            wanted(name, only: only) && !(except.map { $0.split(separator: "|").contains { name.contains($0) } } ?? false)
+        }
+        // Which data sets the pair rows run on: both unless --set names one.
+        let setChoice = value("--set", in: arguments)
+        let sets = DataSet.all.filter { setChoice == nil || (setChoice == "short") == ($0.label == DataSet.short.label) }
+        guard setChoice == nil || setChoice == "short" || setChoice == "long" else { throw BenchError("--set takes 'long' or 'short'") }
+        let sftpTransfers = Int(value("--sftp-transfers", in: arguments) ?? "8") ?? 8
+        let zipLevel = value("--zip-level", in: arguments) ?? "1"
+        let cores = ProcessInfo.processInfo.activeProcessorCount
         let index = "\(data)/index-1m"
-        let device = "\(data)/pair-100k/device/60dMemo"
-        let drive = "\(data)/pair-100k/drive/60dMemo"
         var pairs: [Pair] = []
         let jqProgram = "[.entries[] | select(.deletedAt == null)] | group_by(.archivedAt != null) | map(length)"
+        // Counts read index.json alone, which holds no bodies: one row, whatever the data set.
         pairs.append(
             Pair(
                 name: "counts, 1M entries", reckon: [reckon, "counts", index, "--json"],
-                peer: ["jq", jqProgram, "\(index)/index.json"], peerName: "jq", prepare: { warm([index]) }))
+                peer: ["jq", jqProgram, "\(index)/index.json"], peerName: "jq", prepare: { warm([index]) },
+                target: .fasterBy(40.7 * 0.95, "≥ 38.7× (issue 34's 40.7× − 5%)")))
         pairs.append(
             Pair(
                 name: "counts, 1M entries", reckon: [reckon, "counts", index, "--json"],
-                peer: [bench, "decode-index", "\(index)/index.json"], peerName: "JSONDecoder", prepare: { warm([index]) }))
-        pairs.append(
-            Pair(
-                name: "reconcile (deep), 100k", reckon: [reckon, "reconcile", "--local", device, "--remote", drive],
-                peer: ["rclone", "check", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check",
-                prepare: { warm([device, drive]) }))
-        pairs.append(
-            Pair(
-                name: "reconcile --quick, 100k", reckon: [reckon, "reconcile", "--quick", "--local", device, "--remote", drive],
-                peer: ["rclone", "check", "--size-only", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check --size-only",
-                prepare: { warm([device, drive]) }))
+                peer: [bench, "decode-index", "\(index)/index.json"], peerName: "JSONDecoder", prepare: { warm([index]) },
+                target: .fasterBy(10, "≥ 10×")))
         // Like with like: both write their findings (reckon its four reports and, deep, the baselines; rclone its --combined file).
         let reports = scratch.appendingPathComponent("reports").path
         let combined = scratch.appendingPathComponent("combined.txt").path
-        pairs.append(
-            Pair(
-                name: "reconcile (deep) --out, 100k", reckon: [reckon, "reconcile", "--local", device, "--remote", drive, "--out", reports],
-                peer: ["rclone", "check", "--combined", combined, "\(device)/memos", "\(drive)/memos"], peerName: "rclone check --combined",
-                prepare: { warm([device, drive]) }))
-        pairs.append(
-            Pair(
-                name: "reconcile --quick --out, 100k",
-                reckon: [reckon, "reconcile", "--quick", "--local", device, "--remote", drive, "--out", reports],
-                peer: ["rclone", "check", "--size-only", "--combined", combined, "\(device)/memos", "\(drive)/memos"],
-                peerName: "rclone check --size-only --combined", prepare: { warm([device, drive]) }))
-        for size in ["10k", "100k"] {
-            let source = "\(data)/pair-\(size)/drive/60dMemo"
+        for set in sets {
+            let device = "\(data)/\(set.folder)/device/60dMemo"
+            let drive = "\(data)/\(set.folder)/drive/60dMemo"
             pairs.append(
                 Pair(
-                    name: "export json,markdown,zip, \(size)",
-                    reckon: [reckon, "export", source, "--out", scratch.appendingPathComponent("export").path, "--format", "json,markdown,zip"],
-                    peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(source)/memos"], peerName: "zip -qr",
-                    prepare: {
-                        clear()
-                        warm([source])
-                    }))
+                    name: "reconcile (deep), \(set.label)", reckon: [reckon, "reconcile", "--local", device, "--remote", drive],
+                    peer: ["rclone", "check", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check",
+                    prepare: { warm([device, drive]) }, target: .fasterBy(4, "≥ 4×")))
+            pairs.append(
+                Pair(
+                    name: "reconcile --quick, \(set.label)", reckon: [reckon, "reconcile", "--quick", "--local", device, "--remote", drive],
+                    peer: ["rclone", "check", "--size-only", "\(device)/memos", "\(drive)/memos"], peerName: "rclone check --size-only",
+                    prepare: { warm([device, drive]) }, target: .fasterBy(5, "≥ 5×")))
+            pairs.append(
+                Pair(
+                    name: "reconcile (deep) --out, \(set.label)",
+                    reckon: [reckon, "reconcile", "--local", device, "--remote", drive, "--out", reports],
+                    peer: ["rclone", "check", "--combined", combined, "\(device)/memos", "\(drive)/memos"], peerName: "rclone check --combined",
+                    prepare: { warm([device, drive]) }, target: .fasterBy(4.2 * 0.95, "≥ 3.99× (issue 34's 4.2× − 5%)")))
+            pairs.append(
+                Pair(
+                    name: "reconcile --quick --out, \(set.label)",
+                    reckon: [reckon, "reconcile", "--quick", "--local", device, "--remote", drive, "--out", reports],
+                    peer: ["rclone", "check", "--size-only", "--combined", combined, "\(device)/memos", "\(drive)/memos"],
+                    peerName: "rclone check --size-only --combined", prepare: { warm([device, drive]) },
+                    target: .fasterBy(4.8 * 0.95, "≥ 4.56× (issue 34's 4.8× − 5%)")))
         }
-        // The zip's floor: libarchive alone (its own tool, bsdtar) zipping an
-        // export's Markdown files and memos.json as reckon's zip thread does,
-        // one deflate stream per entry at level 1, against zip -qr. The export
-        // is made once, untimed, when the row is wanted. glibc is told not to
-        // trim the heap, as it would after every entry in bsdtar's one thread
-        // (a brk call and fresh pages each time; reckon's zip thread is spared that).
-        let floorName = "floor: libarchive alone zips the 100k export's files"
-        let floorExport = scratch.appendingPathComponent("floor-export")
-        // Old against new, it has no reckon command to time: not set up.
-        let floorWanted = against == nil && wanted(floorName, only: only)
-        if floorWanted && which("bsdtar") == nil {
-            say("the floor row needs bsdtar (apt-get install libarchive-tools): skipped")
-        } else if floorWanted {
-            let drive = "\(data)/pair-100k/drive/60dMemo"
-            guard try capture([reckon, "export", drive, "--out", floorExport.path, "--format", "json,markdown"]).code == 0 else {
-                throw BenchError("reckon export of \(drive) failed")
+        // The export against zip -qr of memos/ and against its floor (see Floor): an export
+        // of json and markdown is made once, untimed, for each, then the floor writes its files
+        // again and deflates them at the zip's level on every core.
+        let exportSizes = sets.flatMap { set in [(set, set.smallLabel, set.smallFolder), (set, set.label, set.folder)] }
+        for (_, label, folder) in exportSizes {
+            let name = "export json,markdown,zip, \(label)"
+            guard keep(name, only: only) else { continue }
+            let source = "\(data)/\(folder)/drive/60dMemo"
+            let zipRule = "≤ 1.0× zip's time, or ≤ 1.1× the floor where zip's time is under it"
+            var row = Pair(
+                name: name,
+                reckon: [reckon, "export", source, "--out", scratch.appendingPathComponent("export").path, "--format", "json,markdown,zip"],
+                peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(source)/memos"], peerName: "zip -qr",
+                prepare: {
+                    clear()
+                    warm([source])
+                },
+                target: Target(text: zipRule) { reckon, zip, peers in
+                    reckon <= zip || (peers["floor"].map { zip < $0 && reckon <= 1.1 * $0 } ?? false)
+                })
+            if against == nil {
+                let made = scratch.appendingPathComponent("floor-input-\(folder)")
+                guard try capture([reckon, "export", source, "--out", made.path, "--format", "json,markdown"]).code == 0 else {
+                    throw BenchError("reckon export of \(source) (the floor's input) failed")
+                }
+                let out = scratch.appendingPathComponent("floor-out")
+                row.others = [
+                    Pair(
+                        name: name, reckon: [],
+                        peer: [bench, "floor", "--from", made.path, "--to", out.path, "--level", zipLevel, "--jobs", String(cores)],
+                        peerName: "floor",
+                        prepare: {
+                            clear()
+                            warm([source, made.path])
+                        },
+                        cleanup: {
+                            try? FileManager.default.createDirectory(
+                                at: scratch.appendingPathComponent("set-aside"), withIntermediateDirectories: true)
+                            setAside += 1
+                            rename(out.path, scratch.appendingPathComponent("set-aside/\(setAside)-floor").path)
+                        },
+                        target: Target(text: "≤ 1.1× the floor where zip's time is under it") { reckon, floor, peers in
+                            (peers["zip -qr"] ?? 0) >= floor || reckon <= 1.1 * floor
+                        })
+                ]
             }
-            pairs.append(
-                Pair(
-                    name: floorName,
-                    reckon: [
-                        "bsdtar", "--no-acls", "--no-xattrs", "--no-fflags", "--no-read-sparse", "--format", "zip",
-                        "--options", "zip:compression=deflate,zip:compression-level=1,zip:hdrcharset=UTF-8",
-                        "-cf", scratch.appendingPathComponent("floor.zip").path, "-C", floorExport.path, "markdown", "memos.json"
-                    ],
-                    peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(drive)/memos"], peerName: "zip -qr",
-                    prepare: {
-                        clear()
-                        warm([drive, floorExport.path])
-                    },
-                    environment: ["GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1073741824"]))
+            pairs.append(row)
+        }
+        // libarchive alone (its own tool, bsdtar) zipping an export's Markdown files and
+        // memos.json as reckon's zip thread did until issue 34, one deflate stream per entry at
+        // level 1, against zip -qr. The export is made once, untimed, when the row is wanted.
+        // glibc is told not to trim the heap, as it would after every entry in bsdtar's one
+        // thread (a brk call and fresh pages each time; reckon's zip thread is spared that).
+        for set in sets {
+            let floorName = "bsdtar alone zips the \(set.label) export's files"
+            let floorExport = scratch.appendingPathComponent("libarchive-export-\(set.folder)")
+            // Old against new, it has no reckon command to time: not set up.
+            let floorWanted = against == nil && keep(floorName, only: only)
+            if floorWanted && which("bsdtar") == nil {
+                say("the bsdtar row needs bsdtar (apt-get install libarchive-tools): skipped")
+            } else if floorWanted {
+                let drive = "\(data)/\(set.folder)/drive/60dMemo"
+                guard try capture([reckon, "export", drive, "--out", floorExport.path, "--format", "json,markdown"]).code == 0 else {
+                    throw BenchError("reckon export of \(drive) failed")
+                }
+                pairs.append(
+                    Pair(
+                        name: floorName,
+                        reckon: [
+                            "bsdtar", "--no-acls", "--no-xattrs", "--no-fflags", "--no-read-sparse", "--format", "zip",
+                            "--options", "zip:compression=deflate,zip:compression-level=1,zip:hdrcharset=UTF-8",
+                            "-cf", scratch.appendingPathComponent("floor.zip").path, "-C", floorExport.path, "markdown", "memos.json"
+                        ],
+                        peer: ["zip", "-qr", scratch.appendingPathComponent("memos.zip").path, "\(drive)/memos"], peerName: "zip -qr",
+                        prepare: {
+                            clear()
+                            warm([drive, floorExport.path])
+                        },
+                        environment: ["GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1073741824"]))
+            }
         }
         let storePaths = StoreRows.Paths(data: data, scratch: scratch)
         pairs += StoreRows.pairs(storePaths, reckon: reckon)
-        var selected = pairs.filter { wanted($0.name, only: only) }
+        var selected = pairs.filter { keep($0.name, only: only) }
         // The rows over a served folder start their servers only when selected, and stop them on the way out.
-        var sftp: SFTPRows?
-        defer { sftp?.stop() }
-        let sftpWanted = SFTPRows.names.filter { wanted($0, only: only) }
-        if !sftpWanted.isEmpty {
+        var sftp: [SFTPRows] = []
+        defer { for rows in sftp { rows.stop() } }
+        for (n, set) in sets.enumerated() {
+            // The counts row once, with the first set.
+            let sftpWanted = SFTPRows.names(set).filter { keep($0, only: only) && (n == 0 || $0 != SFTPRows.counts) }
+            guard !sftpWanted.isEmpty else { continue }
             if which("rclone") == nil {
                 say("the sftp rows need rclone (apt-get install rclone): skipped")
-            } else {
-                sftp = try SFTPRows(data: data, scratch: scratch, reckon: reckon, jqProgram: jqProgram, wanted: sftpWanted)
-                selected += sftp!.pairs
-                if !sftp!.check() { say("the sftp rows compare commands that disagree; see above") }
-                var own = rusage()
-                getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &own)
-                say(
-                    "reckon-bench's own peak RSS after setting up the sftp rows: \(own.ru_maxrss / 1024) MB (a child spawned from it shows at least that)"
-                )
-                say("")
+                break
+            }
+            let rows = try SFTPRows(
+                data: data, set: set, scratch: scratch, reckon: reckon, jqProgram: jqProgram, transfers: sftpTransfers, wanted: sftpWanted)
+            sftp.append(rows)
+            selected += rows.pairs
+            if !rows.check() { say("the sftp rows compare commands that disagree; see above") }
+            var own = rusage()
+            getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &own)
+            say(
+                "reckon-bench's own peak RSS after setting up the sftp rows: \(own.ru_maxrss / 1024) MB (a child spawned from it shows at least that)"
+            )
+            say("")
+        }
+        for set in sets {
+            let archiveWanted = ArchiveRows.names(set).filter { keep($0, only: only) }
+            if !archiveWanted.isEmpty {
+                let archive = try ArchiveRows(data: data, set: set, scratch: scratch, reckon: reckon)
+                if !archive.check(data: data) { say("the archive rows compare commands that disagree; see above") }
+                selected += archive.pairs(wanted: archiveWanted)
             }
         }
-        let archiveWanted = ArchiveRows.names.filter { wanted($0, only: only) }
-        if !archiveWanted.isEmpty {
-            let archive = try ArchiveRows(data: data, scratch: scratch, reckon: reckon)
-            if !archive.check(data: data) { say("the archive rows compare commands that disagree; see above") }
-            selected += archive.pairs(wanted: archiveWanted)
-        }
-        let fleetWanted = FleetRows.names.filter { wanted($0, only: only) }
+        let fleetWanted = FleetRows.names.filter { keep($0, only: only) }
         if !fleetWanted.isEmpty {
             let fleet = try FleetRows(data: data, scratch: scratch, reckon: reckon)
             if !fleet.check(wanted: fleetWanted) { say("the fleet rows did not run every pipeline; see above") }
             selected += fleet.pairs(wanted: fleetWanted)
         }
-        if wanted(IncrementalRows.name, only: only) {
-            selected.append(try IncrementalRows(data: data, scratch: scratch, reckon: reckon).pair)
+        for set in sets where keep(IncrementalRows.name(set), only: only) {
+            selected.append(try IncrementalRows(data: data, set: set, scratch: scratch, reckon: reckon).pair)
         }
         // Once, untimed: the compared commands must give the same answers.
         let countsStore = selected.contains { $0.name == "counts, 1M-row store" }
@@ -319,7 +420,7 @@ do {
             break
         }
         // The report page row is a figure of its own, printed after the table (or alone).
-        var pageRuns = wanted(ReportPageRow.name, only: only)
+        var pageRuns = keep(ReportPageRow.name, only: only)
         if pageRuns, let missing = ["/usr/bin/chromium", "/usr/bin/chromedriver"].first(where: { !FileManager.default.isExecutableFile(atPath: $0) })
         {
             say("the report page row needs \(missing) (apt-get install chromium chromium-driver): skipped")
@@ -327,29 +428,55 @@ do {
         }
         if !pageRuns || !selected.isEmpty {
             say(
-                "reckon-bench: \(rounds) rounds after a warm-up, A B alternately, each run from a warm page cache; medians of wall time, peak RSS of the child"
+                "reckon-bench: \(rounds) round\(rounds == 1 ? "" : "s") after a warm-up, reckon then each peer in turn, each run from a warm page cache; medians of wall time and of CPU time (user + system, with the children each waited for), peak RSS of the child"
             )
+            say("data sets: " + sets.map { "\($0.label): \($0.folder) and \($0.smallFolder), \($0.description)" }.joined(separator: "; "))
             say("")
-            say("| comparison | reckon | peer | peer time | ratio (peer / reckon) | reckon peak RSS | peer peak RSS |")
-            say("| --- | --- | --- | --- | --- | --- | --- |")
+            say(
+                "| comparison | reckon | peer | peer time | ratio (peer / reckon) | reckon CPU | peer CPU | reckon peak RSS | peer peak RSS | target | met |"
+            )
+            say("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         }
+        /// reckon's median and peak RSS by row, for the rows computed from others (peak RSS at 10k and 100k).
+        var results: [String: (seconds: Double, peakMB: Int)] = [:]
         for pair in selected {
-            if let missing = ([pair.peer] + pair.peerAfter + (pair.peerPipedInto.map { [$0] } ?? [])).map({ $0[0] }).first(where: {
+            let peers = [pair] + pair.others
+            if let missing = peers.flatMap({ [$0.peer] + $0.peerAfter + ($0.peerPipedInto.map { [$0] } ?? []) }).map({ $0[0] }).first(where: {
                 which($0) == nil && !FileManager.default.isExecutableFile(atPath: $0)
             }) {
-                say("| \(pair.name) | – | \(pair.peerName) | skipped: \(missing) is not installed | | | |")
+                say("| \(pair.name) | – | \(pair.peerName) | skipped: \(missing) is not installed | | | | | | | |")
                 continue
             }
-            let (a, b) = try pair.run(rounds: rounds)
+            let (a, b) = try pair.runAll(rounds: rounds)
             let ta = median(a.map(\.seconds))
-            let tb = median(b.map(\.seconds))
+            let ca = median(a.map(\.cpuSeconds))
             let ra = a.map(\.peakKilobytes).max()! / 1024
-            let rb = b.map(\.peakKilobytes).max()! / 1024
-            say(String(format: "| %@ | %.3f s | %@ | %.3f s | %.2f× | %d MB | %d MB |", pair.name, ta, pair.peerName, tb, tb / ta, ra, rb))
-            // A run that failed timed the wrong thing (1 is drift found, or rclone's differences).
-            if let failed = (a + b).first(where: { $0.exitCode > 1 }) {
-                say("|  | note: a run of this row exited with \(failed.exitCode) | | | | | |")
+            results[pair.name] = (ta, ra)
+            let medians = Dictionary(zip(peers.map(\.peerName), b.map { median($0.map(\.seconds)) })) { first, _ in first }
+            for (peer, runs) in zip(peers, b) {
+                let tb = median(runs.map(\.seconds))
+                let cb = median(runs.map(\.cpuSeconds))
+                let rb = runs.map(\.peakKilobytes).max()! / 1024
+                let met = peer.target.map { $0.met(ta, tb, medians) ? "yes" : "no" } ?? ""
+                say(
+                    String(
+                        format: "| %@ | %.3f s | %@ | %.3f s | %.2f× | %.2f s | %.2f s | %d MB | %d MB | %@ | %@ |", pair.name, ta,
+                        peer.peerName.replacingOccurrences(of: "|", with: "\\|"), tb,
+                        tb / ta, ca, cb, ra, rb, peer.target?.text ?? "", met))
             }
+            // A run that failed timed the wrong thing (1 is drift found, or rclone's differences).
+            if let failed = (a + b.flatMap { $0 }).first(where: { $0.exitCode > 1 }) {
+                say("|  | note: a run of this row exited with \(failed.exitCode) | | | | | | | | | |")
+            }
+        }
+        // Peak RSS of the export at 10k against 100k, from the export rows above.
+        for set in sets {
+            guard let small = results["export json,markdown,zip, \(set.smallLabel)"], let large = results["export json,markdown,zip, \(set.label)"]
+            else { continue }
+            let met = large.peakMB <= small.peakMB + 30 && large.peakMB <= 200
+            say(
+                "| peak RSS, export, \(set.label) against \(set.smallLabel) | \(large.peakMB) MB | the export of \(set.smallLabel) | \(small.peakMB) MB | | | | | | ≤ the 10k peak + 30 MB and ≤ 200 MB | \(met ? "yes" : "no") |"
+            )
         }
         if pageRuns {
             if !selected.isEmpty { say("") }
