@@ -241,7 +241,9 @@ package final class ZipBuilder {
         guard rename(output.url.path, url.path) == 0 else { throw OutputError(path: shown, reason: AtomicFile.lastError()) }
         placed = []
         for number in 0..<parts {
-            guard unlink(partPath(number)) == 0 else { throw OutputError(path: partPath(number), reason: AtomicFile.lastError()) }
+            guard unlink(partPath(number)) == 0 else {
+                throw OutputError(path: shown, reason: "its part \(Self.partPrefix)\(number) could not be removed: \(AtomicFile.lastError())")
+            }
         }
         parts = 0
         return (output.size, digest)
