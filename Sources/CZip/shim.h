@@ -1,0 +1,2 @@
+#include <zip.h>
+#include <zlib.h>
