@@ -27,7 +27,7 @@ import Testing
             try data[at..<min(data.count, at + size)].withUnsafeBytes { try reader.feed($0) }
             at += size
         }
-        return (reader.finish(), memos)
+        return (try reader.finish(), memos)
     }
 
     @Test(arguments: [1, 2, 7, 64, 1 << 20])

@@ -18,8 +18,10 @@ package struct ZipStructureError: Error, Equatable {
     package var words: String
 }
 
-/// A zip file opened to read its structure at given offsets.
-package final class ZipFile {
+/// A zip file opened to read its structure at given offsets. Its
+/// descriptor is only ever read at an offset (`pread`), so threads may
+/// share it.
+package final class ZipFile: @unchecked Sendable {
     package let size: UInt64
     private let fd: Int32
 
@@ -57,6 +59,19 @@ package final class ZipFile {
             done += read
         }
         return buffer
+    }
+
+    /// Fills `buffer` with the bytes at `offset`; false when they cannot
+    /// all be read (the file ends early, or reading fails).
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool {
+        var done = 0
+        while done < buffer.count {
+            let read = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if read < 0 && errno == EINTR { continue }
+            guard read > 0 else { return false }
+            done += read
+        }
+        return true
     }
 }
 

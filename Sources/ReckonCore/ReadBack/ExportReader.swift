@@ -246,8 +246,10 @@ package final class MemosJSONReader {
 
     private var splitter = MemosSplitter()
     private let hasher = SHA256()
-    private let parser = MemoParser()
     private var facts = Facts()
+    /// Memos split off but not yet read, and their bytes.
+    private var pending: [[UInt8]] = []
+    private var pendingBytes = 0
     private var position = 0
     private let each: (Memo) throws -> Void
 
@@ -274,18 +276,37 @@ package final class MemosJSONReader {
                 message: "is larger than the \(counted(expectedSize, "byte")) manifest.json lists: the export is damaged; 'reckon verify' says more")
         }
         try splitter.feed(bytes) { element in
+            pendingBytes += element.count
+            pending.append(element)
+            if pending.count == 1024 || pendingBytes >= 1 << 23 { try readPending() }
+        }
+    }
+
+    /// Reads the memos split off so far on every core, then takes them in
+    /// the file's order: the outcome is the same on any number of threads.
+    private func readPending() throws {
+        guard !pending.isEmpty else { return }
+        let read = mapOnEveryCore(pending, chunkSize: 64) { chunk in
+            let parser = MemoParser()
+            return chunk.map { element -> Result<Memo, MemoReader.Failure> in
+                guard !element.isEmpty else { return .failure(MemoReader.Failure(message: "is empty (a comma too many)")) }
+                return Result { () throws(MemoReader.Failure) in try MemoReader.read(Data(element), parser: parser) }
+            }
+        }
+        pending.removeAll(keepingCapacity: true)
+        pendingBytes = 0
+        for result in read.joined() {
             defer { position += 1 }
             let memo: Memo
-            do throws(MemoReader.Failure) {
-                guard !element.isEmpty else { throw MemoReader.Failure(message: "is empty (a comma too many)") }
-                memo = try MemoReader.read(Data(element), parser: parser)
-            } catch {
+            switch result {
+            case .success(let read): memo = read
+            case .failure(let error):
                 facts.problems.append("memos[\(position)] \(error.message)")
-                return
+                continue
             }
             guard facts.ids.insert(memo.id).inserted else {
                 facts.problems.append("memos[\(position)] holds the id \(memo.id), which an earlier memo holds too")
-                return
+                continue
             }
             if memo.archivedAt != nil { facts.counts.archived += 1 } else { facts.counts.active += 1 }
             try each(memo)
@@ -293,7 +314,8 @@ package final class MemosJSONReader {
     }
 
     /// What the file held, once every byte was fed.
-    package func finish() -> Facts {
+    package func finish() throws -> Facts {
+        try readPending()
         facts.sha256 = hasher.finalize().hex
         guard let skeleton = finishSplitter() else { return facts }
         do {
@@ -322,7 +344,13 @@ package final class MemosJSONReader {
     /// Reads the file at `url` whole, in chunks.
     package func read(_ url: URL) throws(ReadFailure) -> Facts {
         try readChunks(url.path) { try feed($0) }
-        return finish()
+        do {
+            return try finish()
+        } catch let failure as ReadFailure {
+            throw failure
+        } catch {
+            throw ReadFailure(message: errorWords(error))
+        }
     }
 }
 
@@ -449,6 +477,10 @@ package struct ExportOnDisk: Sendable {
                 )
             }
         }
+        if facts == nil, let fromZip = try readFromZip(zipURL, zipShown: zipShown, manifest: manifest, reader: reader) {
+            manifest = fromZip.manifest
+            facts = fromZip.facts
+        }
         if facts == nil {
             do {
                 if let name = try ArchiveReader.nameHeldTwice(in: zipURL) {
@@ -464,7 +496,7 @@ package struct ExportOnDisk: Sendable {
                     if name == Exporter.jsonName {
                         reader.expectedSize = manifest?.record(.zip, Exporter.jsonName).map { Int($0.size) }
                         try readAll { try reader.feed($0) }
-                        facts = reader.finish()
+                        facts = try reader.finish()
                     } else if isZip && manifest == nil && name == Exporter.manifestName {
                         var data = Data()
                         try readAll { data.append(contentsOf: $0) }
@@ -492,6 +524,83 @@ package struct ExportOnDisk: Sendable {
         }
         if let problem = facts.problems.first { throw ExportReadError(path: jsonShown, reason: problem) }
         return (manifest, facts)
+    }
+}
+
+extension ExportOnDisk {
+    /// Reads `memos.json` (and, for a zip on its own, the manifest first)
+    /// from the zip at `zipURL` with zlib, one stream, at the places its
+    /// central directory gives, feeding `reader`; no other entry is read.
+    /// Nil, before anything is fed, when the zip's directory cannot be
+    /// read, holds a name twice or these entries are not as reckon writes
+    /// them: then libarchive reads it, and says what is wrong. When
+    /// `memos.json` proves damaged on the way, libarchive reads it again to
+    /// name the damage, which is thrown: what was fed counts for nothing.
+    fileprivate func readFromZip(_ zipURL: URL, zipShown: String, manifest known: ExportManifest?, reader: MemosJSONReader) throws
+        -> (manifest: ExportManifest?, facts: MemosJSONReader.Facts)?
+    {
+        let file: ZipFile
+        var places: [String: PlacedEntry] = [:]
+        do throws(ZipStructureError) {
+            file = try ZipFile(url: zipURL)
+            let end = try CentralDirectoryEnd.read(file)
+            var records: [CentralRecord] = []
+            var names = Set<[UInt8]>()
+            var twice = false
+            try CentralRecord.forEach(in: file, end) { record in
+                if !names.insert(record.name).inserted { twice = true }
+                if record.name == Array(Exporter.jsonName.utf8) || record.name == Array(Exporter.manifestName.utf8) { records.append(record) }
+            }
+            guard !twice else { return nil }
+            for record in records {
+                let wide = try record.wide()
+                let header = try LocalHeader.read(at: wide.localHeaderOffset, before: end.offset, in: file)
+                guard header.name == record.name, header.method == record.method, record.flags & 0x0001 == 0, wide.diskStart == 0 else { return nil }
+                places[String(decoding: record.name, as: UTF8.self)] = PlacedEntry(
+                    dataOffset: header.dataOffset, compressedSize: wide.compressedSize, size: wide.uncompressedSize, crc32: record.crc32,
+                    method: record.method)
+            }
+        } catch {
+            return nil
+        }
+        let inflater = EntryInflater()
+        var manifest = known
+        if isZip {
+            // A zip's own manifest comes last: it is read first, on its own, for the memo size it allows.
+            guard let place = places[Exporter.manifestName] else { return nil }
+            var data = Data()
+            guard (try? inflater.read(place, of: file) { data.append(contentsOf: $0) }) == true else { return nil }
+            manifest = try ExportManifest.read(data, shown: joinPath(zipShown, Exporter.manifestName))
+            reader.memoBytes = manifest!.memoBytes
+        }
+        guard let place = places[Exporter.jsonName] else { return nil }
+        reader.expectedSize = manifest?.record(.zip, Exporter.jsonName).map { Int($0.size) }
+        let facts: MemosJSONReader.Facts
+        do {
+            guard try inflater.read(place, of: file, { try reader.feed($0) }) else { throw libarchiveWords(zipURL, zipShown: zipShown) }
+            facts = try reader.finish()
+        } catch let error as ExportReadError {
+            throw error
+        } catch let error as ReadFailure {
+            throw ExportReadError(path: joinPath(zipShown, Exporter.jsonName), reason: error.message)
+        } catch {
+            throw ExportReadError(path: zipShown, reason: errorWords(error))
+        }
+        return (manifest, facts)
+    }
+
+    /// What libarchive says of the damaged `memos.json` in the zip at
+    /// `zipURL`, read again on its own, as an error to throw.
+    private func libarchiveWords(_ zipURL: URL, zipShown: String) -> ExportReadError {
+        do {
+            try ArchiveReader.stream(zipURL, skippingUnread: true) { name, _, readAll in
+                if name == Exporter.jsonName { try readAll { _ in } }
+            }
+        } catch {
+            return ExportReadError(path: zipShown, reason: archiveWords(error, zip: zipURL))
+        }
+        return ExportReadError(
+            path: joinPath(zipShown, Exporter.jsonName), reason: "cannot be uncompressed whole: the export is damaged; 'reckon verify' says more")
     }
 }
 

@@ -25,9 +25,18 @@ package enum ExportRestore {
         }
         let intoExisting = FileKind(path: dir.path) == .directory
         var published = false
+        // Opened before anything is written, so that its one syncfs reports every write that failed on its way to
+        // the disk since (Linux notes such failures per file system, and tells each descriptor of those after its opening).
+        let disk = open(staging.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if disk >= 0 { close(disk) } }
         do {
+            guard disk >= 0 else { throw OutputError(path: staging.path, reason: AtomicFile.lastError()) }
+            /// Flushes the file system that holds the staging folder, `dir` and the folder they are in.
+            func flush() throws(OutputError) {
+                guard reckon_syncfs(disk) == 0 else { throw OutputError(path: shownDir, reason: AtomicFile.lastError()) }
+            }
             let counts = try write(export, into: staging, shownDir: shownDir)
-            try ExportFolder.flush(staging)
+            try flush()
             TestStop.at("restore-checked")
             if intoExisting {
                 // A folder that exists (empty) keeps its inode, owner and permissions: the two
@@ -43,13 +52,13 @@ package enum ExportRestore {
                     throw OutputError(path: shownDir + "/index.json", reason: reason)
                 }
                 published = true
-                try ExportFolder.flush(dir)
                 try ExportFolder.removeTree(staging.path)
             } else {
                 guard reckon_rename_no_replace(staging.path, dir.path) == 0 else { throw OutputError(path: shownDir, reason: AtomicFile.lastError()) }
                 published = true
             }
-            try ExportFolder.flush(dir.deletingLastPathComponent())
+            // The renames themselves, on disk before success is told.
+            try flush()
             return counts
         } catch {
             // A restore whose last flush failed may not be on disk: what it

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What `reckon verify` found in an export: each file against its
 /// manifest record, and the memos in `memos.json` and `markdown/` against
@@ -61,10 +62,10 @@ package struct ExportVerification: Sendable {
 package struct ExportVerifier {
     let export: ExportOnDisk
     /// Where the export's memos are kept, when they are asked for (`--against`).
-    private let kept: KeptMemos?
+    let kept: KeptMemos?
 
     /// The memos read from one `memos.json`, by id.
-    private final class KeptMemos {
+    final class KeptMemos {
         var states: [MemoID: MemoState] = [:]
     }
 
@@ -120,6 +121,8 @@ package struct ExportVerifier {
         onDisk[Exporter.manifestName] = nil
         var checks: [String: ExportVerification.FileCheck] = [:]
         var markdownRecords: [ExportManifest.File] = []
+        /// The other files, each read whole on its own: memos.json as memos, the rest hashed.
+        var wholeFiles: [ExportManifest.File] = []
         for record in manifest.files where record.place == .folder {
             // A path from the manifest is read only when it stays inside the export.
             guard (try? ZipWriter.checkName(record.path)) != nil else {
@@ -135,42 +138,60 @@ package struct ExportVerifier {
                     problem: kind == nil ? "manifest.json lists it, but it is not there" : "is \(kind!.description), not a regular file")
                 continue
             }
-            if record.path == Exporter.jsonName {
-                let reader = memosJSONReader(memoBytes: manifest.memoBytes)
-                do {
-                    let facts = try reader.read(url)
-                    memos.json = facts
-                    checks[record.path] = Self.compare(record, size: facts.size, sha256: facts.sha256)
-                } catch {
-                    checks[record.path] = .init(place: .folder, path: record.path, status: .unreadable, problem: error.message)
-                }
-            } else if record.path.hasPrefix(Exporter.markdownName + "/") {
+            if record.path.hasPrefix(Exporter.markdownName + "/") {
                 markdownRecords.append(record)
             } else {
-                do {
-                    let (size, digest) = try Exporter.sizeAndDigest(of: url)
-                    checks[record.path] = Self.compare(record, size: size, sha256: digest.hex)
-                } catch {
-                    checks[record.path] = .init(place: .folder, path: record.path, status: .unreadable, problem: error.reason)
-                }
+                wholeFiles.append(record)
             }
         }
-        if !markdownRecords.isEmpty || manifest.formats.contains(.markdown) {
-            let root = export.url.path
-            let read = mapOnEveryCore(markdownRecords, chunkSize: 256) { chunk in
-                chunk.map { record -> (ExportVerification.FileCheck, MarkdownFile?) in
+        // memos.json (read as memos), the zip (hashed) and runs of Markdown files, on every core: the large files start first.
+        let chunks = stride(from: 0, to: markdownRecords.count, by: 256).map { markdownRecords[$0..<min(markdownRecords.count, $0 + 256)] }
+        let readMarkdown = !markdownRecords.isEmpty || manifest.formats.contains(.markdown)
+        let base = export.url
+        let root = base.path
+        let reader = OneThreadAtATime(memosJSONReader(memoBytes: manifest.memoBytes))
+        let read = Mutex([[(ExportVerification.FileCheck, MarkdownFile?)]](repeating: [], count: wholeFiles.count + chunks.count))
+        let jsonFacts = Mutex<MemosJSONReader.Facts?>(nil)
+        let whole = wholeFiles.filter { $0.path == Exporter.jsonName } + wholeFiles.filter { $0.path != Exporter.jsonName }
+        Workers.perform(iterations: whole.count + chunks.count) { job in
+            guard job >= whole.count else {
+                let record = whole[job]
+                let url = base.appending(path: record.path, directoryHint: .notDirectory)
+                let check: ExportVerification.FileCheck
+                if record.path == Exporter.jsonName {
                     do throws(ReadFailure) {
-                        let data = try readRegularFile(atPath: root + "/" + record.path, limit: 1 << 30)
-                        let check = Self.compare(record, size: data.count, sha256: SHA256.hex(of: data))
-                        return (check, MarkdownFile(path: record.path, memo: MarkdownExport.frontMatter(of: data)))
+                        let facts = try reader.value.read(url)
+                        jsonFacts.withLock { $0 = facts }
+                        check = Self.compare(record, size: facts.size, sha256: facts.sha256)
                     } catch {
-                        return (.init(place: .folder, path: record.path, status: .unreadable, problem: error.message), nil)
+                        check = .init(place: .folder, path: record.path, status: .unreadable, problem: error.message)
+                    }
+                } else {
+                    do throws(OutputError) {
+                        let (size, digest) = try Exporter.sizeAndDigest(of: url)
+                        check = Self.compare(record, size: size, sha256: digest.hex)
+                    } catch {
+                        check = .init(place: .folder, path: record.path, status: .unreadable, problem: error.reason)
                     }
                 }
-            }.flatMap { $0 }
-            for (check, _) in read { checks[check.path] = check }
-            memos.markdown = read.compactMap { $0.1 }
+                read.withLock { $0[job] = [(check, nil)] }
+                return
+            }
+            let checked = chunks[job - whole.count].map { record -> (ExportVerification.FileCheck, MarkdownFile?) in
+                do throws(ReadFailure) {
+                    let data = try readRegularFile(atPath: root + "/" + record.path, limit: 1 << 30)
+                    let check = Self.compare(record, size: data.count, sha256: SHA256.hex(of: data))
+                    return (check, MarkdownFile(path: record.path, memo: MarkdownExport.frontMatter(of: data)))
+                } catch {
+                    return (.init(place: .folder, path: record.path, status: .unreadable, problem: error.message), nil)
+                }
+            }
+            read.withLock { $0[job] = checked }
         }
+        memos.json = jsonFacts.withLock { $0 }
+        let all = read.withLock { $0 }
+        for (check, _) in all.joined() { checks[check.path] = check }
+        if readMarkdown { memos.markdown = all[wholeFiles.count...].joined().compactMap { $0.1 } }
         for (path, kind) in onDisk {
             checks[path] = .init(
                 place: .folder, path: path, status: .unlisted,
@@ -212,7 +233,7 @@ package struct ExportVerifier {
 
     /// A reader of `memos.json` that allows one memo `memoBytes` (its
     /// manifest's) and keeps each memo's state when asked.
-    private func memosJSONReader(memoBytes: Int) -> MemosJSONReader {
+    func memosJSONReader(memoBytes: Int) -> MemosJSONReader {
         let reader = kept.map { kept in MemosJSONReader { memo in kept.states[memo.id] = MemoState(memo) } } ?? MemosJSONReader()
         reader.memoBytes = memoBytes
         return reader
@@ -241,69 +262,86 @@ package struct ExportVerifier {
         var current: String?
         /// Each entry libarchive read, in order, for the central directory check.
         var streamed: [StreamedEntry] = []
-        // A zip's own manifest comes last: the memo size it allows is read from it first, on its own.
-        let memoBytes =
-            folderManifest?.memoBytes
-            ?? (try? ArchiveReader.entry(named: Exporter.manifestName, of: url)).flatMap { data in
-                data.flatMap { try? ExportManifest.read($0, shown: Exporter.manifestName).memoBytes }
-            } ?? ExportManifest.defaultMemoBytes
-        let reader = readJSON ? memosJSONReader(memoBytes: memoBytes) : nil
-        do {
-            try ArchiveReader.stream(url) { name, entry, readAll in
-                current = name
-                let facts = ArchiveReader.facts(of: entry)
-                let hasher = SHA256()
-                var size = 0
-                var kept: Data?
-                // A second entry of a name is checked, but its bytes are not read as the export's.
-                let first = seen[name] == nil
-                let keep =
-                    first && ((expected == nil && name == Exporter.manifestName) || (readMarkdown && name.hasPrefix(Exporter.markdownName + "/")))
-                let feed = first && readJSON && name == Exporter.jsonName
-                if keep { kept = Data() }
-                try readAll { chunk in
-                    hasher.update(chunk)
-                    size += chunk.count
-                    if keep { kept!.append(contentsOf: chunk) }
-                    if feed { try reader!.feed(chunk) }
-                }
-                if feed {
-                    memos.json = reader!.finish()
-                    memos.jsonPath = joinPath(zipShown, Exporter.jsonName)
-                }
-                if let kept, name.hasPrefix(Exporter.markdownName + "/") {
-                    markdown.append(MarkdownFile(path: name, memo: MarkdownExport.frontMatter(of: kept)))
-                }
-                if name == Exporter.manifestName && expected == nil { manifestData = kept }
-                let found = (size: size, sha256: hasher.finalize().hex)
-                streamed.append(StreamedEntry(name: facts.name, size: size, declaredSize: facts.size, mode: facts.mode))
-                if seen[name] == nil {
-                    order.append(name)
-                    seen[name] = found
-                } else {
-                    twice.append(
-                        .init(
-                            place: .zip, path: name, status: .unlisted, size: found.size, sha256: found.sha256,
-                            problem: "\(export.isZip ? export.shown : export.shown(Exporter.zipName)) \(ArchiveReader.heldTwiceWords(name))"))
-                }
-                current = nil
+        var central = Self.checkCentralDirectory(of: url)
+        if let pass = readOnEveryCore(url, central: central, folderManifest: folderManifest, readJSON: readJSON, readMarkdown: readMarkdown) {
+            seen = pass.seen
+            order = pass.order
+            manifestData = pass.manifestData
+            markdown = pass.markdown
+            streamed = pass.streamed
+            if let json = pass.json {
+                memos.json = json
+                memos.jsonPath = joinPath(zipShown, Exporter.jsonName)
             }
-        } catch {
-            failure = (current, archiveWords(error, zip: url))
-            // The manifest comes last: when the zip broke before it, it is
-            // read on its own, the damaged entries skipped, so that what it
-            // lists can still be checked.
-            if current != Exporter.manifestName, seen[Exporter.manifestName] == nil,
-                let data = try? ArchiveReader.entry(named: Exporter.manifestName, of: url)
-            {
-                order.append(Exporter.manifestName)
-                seen[Exporter.manifestName] = (data.count, SHA256.hex(of: data))
-                if expected == nil { manifestData = data }
+        } else {
+            // Something in the zip is not as reckon writes it: it is read again through libarchive, whose words say what.
+            kept?.states = [:]
+            readWithLibarchive()
+        }
+        func readWithLibarchive() {
+            // A zip's own manifest comes last: the memo size it allows is read from it first, on its own.
+            let memoBytes =
+                folderManifest?.memoBytes
+                ?? (try? ArchiveReader.entry(named: Exporter.manifestName, of: url)).flatMap { data in
+                    data.flatMap { try? ExportManifest.read($0, shown: Exporter.manifestName).memoBytes }
+                } ?? ExportManifest.defaultMemoBytes
+            let reader = readJSON ? memosJSONReader(memoBytes: memoBytes) : nil
+            do {
+                try ArchiveReader.stream(url) { name, entry, readAll in
+                    current = name
+                    let facts = ArchiveReader.facts(of: entry)
+                    let hasher = SHA256()
+                    var size = 0
+                    var kept: Data?
+                    // A second entry of a name is checked, but its bytes are not read as the export's.
+                    let first = seen[name] == nil
+                    let keep =
+                        first && ((expected == nil && name == Exporter.manifestName) || (readMarkdown && name.hasPrefix(Exporter.markdownName + "/")))
+                    let feed = first && readJSON && name == Exporter.jsonName
+                    if keep { kept = Data() }
+                    try readAll { chunk in
+                        hasher.update(chunk)
+                        size += chunk.count
+                        if keep { kept!.append(contentsOf: chunk) }
+                        if feed { try reader!.feed(chunk) }
+                    }
+                    if feed {
+                        memos.json = try reader!.finish()
+                        memos.jsonPath = joinPath(zipShown, Exporter.jsonName)
+                    }
+                    if let kept, name.hasPrefix(Exporter.markdownName + "/") {
+                        markdown.append(MarkdownFile(path: name, memo: MarkdownExport.frontMatter(of: kept)))
+                    }
+                    if name == Exporter.manifestName && expected == nil { manifestData = kept }
+                    let found = (size: size, sha256: hasher.finalize().hex)
+                    streamed.append(StreamedEntry(name: facts.name, size: size, declaredSize: facts.size, mode: facts.mode))
+                    if seen[name] == nil {
+                        order.append(name)
+                        seen[name] = found
+                    } else {
+                        twice.append(
+                            .init(
+                                place: .zip, path: name, status: .unlisted, size: found.size, sha256: found.sha256,
+                                problem: "\(export.isZip ? export.shown : export.shown(Exporter.zipName)) \(ArchiveReader.heldTwiceWords(name))"))
+                    }
+                    current = nil
+                }
+            } catch {
+                failure = (current, archiveWords(error, zip: url))
+                // The manifest comes last: when the zip broke before it, it is
+                // read on its own, the damaged entries skipped, so that what it
+                // lists can still be checked.
+                if current != Exporter.manifestName, seen[Exporter.manifestName] == nil,
+                    let data = try? ArchiveReader.entry(named: Exporter.manifestName, of: url)
+                {
+                    order.append(Exporter.manifestName)
+                    seen[Exporter.manifestName] = (data.count, SHA256.hex(of: data))
+                    if expected == nil { manifestData = data }
+                }
             }
         }
         // The central directory, which unzip and Python's zipfile go by,
-        // against each entry's own header and what libarchive read.
-        var central = Self.checkCentralDirectory(of: url)
+        // against each entry's own header and what was read.
         if failure == nil, let entries = central.entries { Self.compare(entries, with: streamed, into: &central) }
         defer { Self.report(central, zip: export.isZip ? "" : Exporter.zipName, into: &result) }
         if readMarkdown && !markdown.isEmpty && failure == nil {
@@ -386,6 +424,11 @@ package struct ExportVerifier {
             var name: [UInt8]
             var headerName: [UInt8]?
             var size: UInt64
+            /// Where its data lies, when its header could be read.
+            var placed: PlacedEntry?
+            var flags: UInt16 = 0
+            /// Its Unix mode, when the zip was made on Unix (the high half of its external attributes).
+            var unixMode: UInt32?
         }
 
         /// A disagreement about one entry: its place in the directory (from
@@ -462,7 +505,9 @@ package struct ExportVerifier {
         } catch {
             return (.init(name: record.name, size: UInt64(record.uncompressedSize)), [error.words], nil)
         }
-        var entry = CentralDirectoryCheck.Entry(name: record.name, size: wide.uncompressedSize)
+        var entry = CentralDirectoryCheck.Entry(
+            name: record.name, size: wide.uncompressedSize, flags: record.flags,
+            unixMode: record.versionMadeBy >> 8 == 3 ? record.externalAttributes >> 16 : nil)
         var problems = placementProblems(disk: wide.diskStart, offset: wide.localHeaderOffset, expectedAt: expectedAt)
         let header: LocalHeader
         do throws(ZipStructureError) {
@@ -472,6 +517,9 @@ package struct ExportVerifier {
             return (entry, problems, nil)
         }
         entry.headerName = header.name
+        entry.placed = PlacedEntry(
+            dataOffset: header.dataOffset, compressedSize: wide.compressedSize, size: wide.uncompressedSize, crc32: record.crc32,
+            method: record.method)
         problems += headerProblems(record, header)
         let data = checkData(
             record, compressedSize: wide.compressedSize, uncompressedSize: wide.uncompressedSize, header: header, directory: end, file: file)

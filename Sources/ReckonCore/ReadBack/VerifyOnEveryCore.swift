@@ -1,0 +1,157 @@
+import Foundation
+import Synchronization
+
+extension ExportVerifier {
+    /// What reading every entry of a zip gave, in the zip's order: what
+    /// `verifyZip` goes on with.
+    struct ZipPass {
+        var seen: [String: (size: Int, sha256: String)] = [:]
+        var order: [String] = []
+        var manifestData: Data?
+        var markdown: [MarkdownFile] = []
+        var streamed: [StreamedEntry] = []
+        var json: MemosJSONReader.Facts?
+    }
+
+    /// What one entry gave.
+    private struct EntryRead: Sendable {
+        var index: Int
+        var size: Int
+        var sha256: String
+        var markdown: MarkdownFile?
+    }
+
+    /// Reads every entry of the zip at `url` on every core, from the
+    /// places its central directory (`central`, already checked) gives:
+    /// each entry inflated, hashed and checked against its CRC-32 and size,
+    /// `memos.json` read as memos (when `readJSON`), the Markdown files'
+    /// front matter (when `readMarkdown`), the manifest kept (with no
+    /// `folderManifest`). The large entries start first, each on its own,
+    /// the others go in runs of entries that follow one another, and what
+    /// each gave is put back in the zip's order, so the outcome is the
+    /// same on any number of threads.
+    ///
+    /// Nil when the zip is anything but what reckon writes, whole: the
+    /// central directory disagrees with the entries, an entry is damaged,
+    /// held twice, not a regular file, encrypted or compressed otherwise,
+    /// or its name is not UTF-8. Then libarchive reads it again, in order,
+    /// and its words say what is wrong, as they always did.
+    func readOnEveryCore(_ url: URL, central: CentralDirectoryCheck, folderManifest: ExportManifest?, readJSON: Bool, readMarkdown: Bool)
+        -> ZipPass?
+    {
+        guard central.zipProblems.isEmpty, central.findings.isEmpty, let entries = central.entries else { return nil }
+        var names: [String] = []
+        names.reserveCapacity(entries.count)
+        var places: [PlacedEntry] = []
+        places.reserveCapacity(entries.count)
+        var seenNames = Set<String>()
+        for entry in entries {
+            guard let placed = entry.placed, placed.method == 0 || placed.method == 8, entry.flags & 0x0001 == 0,
+                let mode = entry.unixMode, mode & 0o170000 == 0o100000,
+                !entry.name.contains(0), entry.name.last != UInt8(ascii: "/"),
+                let name = String(validating: entry.name, as: UTF8.self), seenNames.insert(name).inserted
+            else { return nil }
+            // A Markdown file is held whole to read its front matter: one that says it is larger than any reckon writes is left to libarchive.
+            guard !(readMarkdown && name.hasPrefix(Exporter.markdownName + "/") && placed.size > 1 << 30) else { return nil }
+            names.append(name)
+            places.append(placed)
+        }
+        let file: ZipFile
+        do throws(ZipStructureError) { file = try ZipFile(url: url) } catch { return nil }
+        var pass = ZipPass()
+        // A zip's own manifest comes last: the memo size it allows is read from it first, on its own.
+        var manifestRead: EntryRead?
+        if folderManifest == nil, let at = names.firstIndex(of: Exporter.manifestName) {
+            var data = Data()
+            guard (try? EntryInflater().read(places[at], of: file) { data.append(contentsOf: $0) }) == true else { return nil }
+            pass.manifestData = data
+            manifestRead = EntryRead(index: at, size: data.count, sha256: SHA256.hex(of: data))
+        }
+        let memoBytes =
+            folderManifest?.memoBytes
+            ?? pass.manifestData.flatMap { try? ExportManifest.read($0, shown: Exporter.manifestName).memoBytes } ?? ExportManifest.defaultMemoBytes
+        let jsonAt = readJSON ? names.firstIndex(of: Exporter.jsonName) : nil
+        let reader = OneThreadAtATime(jsonAt.map { _ in memosJSONReader(memoBytes: memoBytes) })
+
+        // The jobs: each large entry on its own, largest first, then runs of the others in order.
+        var large: [Int] = []
+        var runs: [[Int]] = []
+        var run: [Int] = []
+        var runBytes: UInt64 = 0
+        for index in entries.indices where index != manifestRead?.index {
+            if places[index].size >= 1 << 22 || index == jsonAt {
+                large.append(index)
+                continue
+            }
+            run.append(index)
+            runBytes += places[index].size
+            if run.count == 512 || runBytes >= 1 << 22 {
+                runs.append(run)
+                run = []
+                runBytes = 0
+            }
+        }
+        if !run.isEmpty { runs.append(run) }
+        large.sort { (places[$0].size, $1) > (places[$1].size, $0) }
+        let jobs = large.map { [$0] } + runs
+        let found = Mutex([[EntryRead]?](repeating: nil, count: jobs.count))
+        let jsonFacts = Mutex<MemosJSONReader.Facts?>(nil)
+        let broken = Atomic(false)
+        let entryNames = names
+        let entryPlaces = places
+        Workers.perform(iterations: jobs.count) { job in
+            guard !broken.load(ordering: .relaxed) else { return }
+            let inflater = EntryInflater()
+            var reads: [EntryRead] = []
+            reads.reserveCapacity(jobs[job].count)
+            for index in jobs[job] {
+                let name = entryNames[index]
+                let hasher = SHA256()
+                var size = 0
+                let keep = readMarkdown && name.hasPrefix(Exporter.markdownName + "/")
+                var kept = Data()
+                let feed = index == jsonAt
+                let whole = try? inflater.read(entryPlaces[index], of: file) { chunk in
+                    hasher.update(chunk)
+                    size += chunk.count
+                    if keep { kept.append(contentsOf: chunk) }
+                    if feed { try reader.value!.feed(chunk) }
+                }
+                guard whole == true else {
+                    broken.store(true, ordering: .relaxed)
+                    return
+                }
+                if feed {
+                    guard let facts = try? reader.value!.finish() else {
+                        broken.store(true, ordering: .relaxed)
+                        return
+                    }
+                    jsonFacts.withLock { $0 = facts }
+                }
+                reads.append(
+                    EntryRead(
+                        index: index, size: size, sha256: hasher.finalize().hex,
+                        markdown: keep ? MarkdownFile(path: name, memo: MarkdownExport.frontMatter(of: kept)) : nil))
+            }
+            found.withLock { $0[job] = reads }
+        }
+        guard !broken.load(ordering: .relaxed) else { return nil }
+        var byIndex = [EntryRead?](repeating: nil, count: entries.count)
+        for reads in found.withLock({ $0 }) {
+            guard let reads else { return nil }
+            for read in reads { byIndex[read.index] = read }
+        }
+        if let manifestRead { byIndex[manifestRead.index] = manifestRead }
+        pass.json = jsonFacts.withLock { $0 }
+        for (index, read) in byIndex.enumerated() {
+            guard let read else { return nil }
+            let name = names[index]
+            pass.order.append(name)
+            pass.seen[name] = (read.size, read.sha256)
+            pass.streamed.append(
+                StreamedEntry(name: entries[index].name, size: read.size, declaredSize: Int64(places[index].size), mode: entries[index].unixMode!))
+            if let markdown = read.markdown { pass.markdown.append(markdown) }
+        }
+        return pass
+    }
+}
