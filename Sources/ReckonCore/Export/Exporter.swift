@@ -968,7 +968,7 @@ package struct Exporter {
 
     /// Reads `fd` to its end, handing each chunk of up to 64 KiB to `chunk`;
     /// gives how many bytes it read. A failed read is told as one of `path`.
-    private static func readChunks(
+    static func readChunks(
         of fd: Int32, path: String,
         _ chunk: (UnsafeRawBufferPointer) throws(OutputError) -> Void
     ) throws(OutputError) -> Int {

@@ -285,7 +285,8 @@ package final class PreviousZip: @unchecked Sendable {
         guard fd >= 0 else { return nil }
         var info = stat()
         let hasher = SHA256()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Self.hash(fd, into: hasher), hasher.finalize() == digest,
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+            (try? Exporter.readChunks(of: fd, path: url.path) { hasher.update($0) }) != nil, hasher.finalize() == digest,
             lseek(fd, 0, SEEK_SET) == 0
         else {
             close(fd)
@@ -301,18 +302,6 @@ package final class PreviousZip: @unchecked Sendable {
     }
 
     deinit { zip_discard(archive) }
-
-    private static func hash(_ fd: Int32, into hasher: SHA256) -> Bool {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 1)
-        defer { buffer.deallocate() }
-        while true {
-            let count = read(fd, buffer.baseAddress!, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return false }
-            if count == 0 { return true }
-            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-        }
-    }
 
     /// The index of the entry named `name` when it is deflated and its
     /// CRC-32 and size in the central directory are those of `data`.
