@@ -1,4 +1,5 @@
 import Foundation
+import ReckonCore
 
 /// The benchmark rows that read an export back, on the export of a data
 /// set's 100,000-memo Drive folder (made once, untimed, with archived
@@ -55,7 +56,7 @@ struct ArchiveRows {
         else { throw BenchError("\(export.path)/manifest.json has no list of files") }
         var text = ""
         var listed = 0
-        for file in files where file["in"] as? String == "folder" {
+        for file in files where file["in"] as? String == ExportManifest.Place.folder.rawValue {
             listed += 1
             guard let path = file["path"] as? String, let sha = file["sha256"] as? String else {
                 throw BenchError("\(export.path)/manifest.json lists a file without a path or a sha256")
