@@ -5,10 +5,10 @@ import Foundation
 #endif
 
 // The one piece of process-wide state reckon sets, once, before any work:
-// libarchive 3.6 writes each zip entry's DOS time from `localtime_r`, so
-// the zip's bytes would follow the machine's time zone. UTC makes the same
-// input give the same bytes everywhere. Reports name their zone explicitly
-// and never read the process's.
+// a zip entry's DOS time has no zone, and libarchive, which reads zips back,
+// turns it into an instant with local time. reckon writes those times in
+// UTC, so reading them in UTC gives back what was written on any machine.
+// Reports name their zone explicitly and never read the process's.
 setenv("TZ", "UTC", 1)
 tzset()
 exit(Commands.run(CommandLineWords.current).rawValue)
