@@ -256,6 +256,8 @@ package struct ExportVerifier {
         var order: [String] = []
         var twice: [ExportVerification.FileCheck] = []
         var manifestData: Data?
+        /// The zip's own manifest, when the pass on every core parsed it already.
+        var parsedManifest: Result<ExportManifest, ExportReadError>?
         var markdown: [MarkdownFile] = []
         /// Where the zip broke: the entry being read (nil between entries) and libarchive's words.
         var failure: (entry: String?, words: String)?
@@ -267,6 +269,7 @@ package struct ExportVerifier {
             seen = pass.seen
             order = pass.order
             manifestData = pass.manifestData
+            parsedManifest = pass.manifest
             markdown = pass.markdown
             streamed = pass.streamed
             if let json = pass.json {
@@ -364,7 +367,11 @@ package struct ExportVerifier {
                 return
             }
             do {
-                let manifest = try ExportManifest.read(manifestData, shown: joinPath(export.shown, Exporter.manifestName))
+                let manifest = try
+                    (parsedManifest
+                    ?? Result { () throws(ExportReadError) in
+                        try ExportManifest.read(manifestData, shown: joinPath(export.shown, Exporter.manifestName))
+                    }).get()
                 result.manifest = manifest
                 result.manifestCounts = manifest.counts
                 records = manifest.files

@@ -8,6 +8,8 @@ extension ExportVerifier {
         var seen: [String: (size: Int, sha256: String)] = [:]
         var order: [String] = []
         var manifestData: Data?
+        /// The zip's own manifest as read (with no folder manifest), parsed once.
+        var manifest: Result<ExportManifest, ExportReadError>?
         var markdown: [MarkdownFile] = []
         var streamed: [StreamedEntry] = []
         var json: MemosJSONReader.Facts?
@@ -65,11 +67,12 @@ extension ExportVerifier {
             var data = Data()
             guard (try? EntryInflater().read(places[at], of: file) { data.append(contentsOf: $0) }) == true else { return nil }
             pass.manifestData = data
+            pass.manifest = Result { () throws(ExportReadError) in
+                try ExportManifest.read(data, shown: joinPath(export.shown, Exporter.manifestName))
+            }
             manifestRead = EntryRead(index: at, size: data.count, sha256: SHA256.hex(of: data))
         }
-        let memoBytes =
-            folderManifest?.memoBytes
-            ?? pass.manifestData.flatMap { try? ExportManifest.read($0, shown: Exporter.manifestName).memoBytes } ?? ExportManifest.defaultMemoBytes
+        let memoBytes = folderManifest?.memoBytes ?? (try? pass.manifest?.get())?.memoBytes ?? ExportManifest.defaultMemoBytes
         let jsonAt = readJSON ? names.firstIndex(of: Exporter.jsonName) : nil
         let reader = OneThreadAtATime(jsonAt.map { _ in memosJSONReader(memoBytes: memoBytes) })
 
