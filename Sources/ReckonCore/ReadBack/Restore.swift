@@ -96,19 +96,32 @@ package enum ExportRestore {
         writer.beginArray()
         var exported: [MemoID: MemoState] = [:]
         var batch: [Memo] = []
-        /// Writes the memo files of `batch` on every core, and their index entries in order.
+        /// The batch whose memo files are being written on the other cores while the next is read.
+        var writing: Pending<[Result<Void, any Error>]>?
+        // Nothing may still write into the staging folder once this returns, or it could not be removed.
+        defer { _ = writing?.wait() }
+        /// Waits for the batch being written, and throws what stopped it.
+        func finishWriting() throws {
+            guard let done = writing?.wait() else { return }
+            writing = nil
+            for result in done { try result.get() }
+        }
+        /// Writes the memo files of `batch` on every core, while the next batch is read, and their index entries in order.
         func writeBatch() throws {
-            let written = mapOnEveryCore(batch, chunkSize: 64) { chunk in
-                chunk.map { memo in
-                    Result { () throws in
-                        let file = try OutputFile(memosFolder.appendingPathComponent("\(memo.id.value).json"))
-                        try JSONExport.write(memo, depth: 0) { try file.write($0) }
-                        try file.write(Data([0x0A]))
-                        _ = try file.finish()
+            try finishWriting()
+            let memos = batch
+            writing = Pending {
+                mapOnEveryCore(memos, chunkSize: 64) { chunk in
+                    chunk.map { memo in
+                        Result { () throws in
+                            let file = try OutputFile(memosFolder.appendingPathComponent("\(memo.id.value).json"))
+                            try JSONExport.write(memo, depth: 0) { try file.write($0) }
+                            try file.write(Data([0x0A]))
+                            _ = try file.finish()
+                        }
                     }
-                }
+                }.flatMap { $0 }
             }
-            for result in written.joined() { try result.get() }
             for memo in batch {
                 func date(_ time: Timestamp?) -> JSONValue { time.map { .string($0.iso8601) } ?? .null }
                 writer.value(
@@ -126,6 +139,7 @@ package enum ExportRestore {
             if batch.count == 1024 { try writeBatch() }
         }
         try writeBatch()
+        try finishWriting()
         writer.endArray()
         writer.key("schemaVersion")
         writer.value(.integer(MemoIndex.supportedSchemaVersion))
