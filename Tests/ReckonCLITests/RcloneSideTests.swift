@@ -383,16 +383,14 @@ import Testing
         let bin = folder.appendingPathComponent("bin")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         let script = bin.appendingPathComponent("rclone")
-        try Data(
+        try writeScript(
             """
             #!/bin/sh
             for argument in "$@"; do printf '%s\\n' "$argument" >> '\(calls.path)'; done
             printf '\\n' >> '\(calls.path)'
             exec '\(try SFTPServer.rclonePath())' "$@"
 
-            """.utf8
-        ).write(to: script)
-        chmod(script.path, 0o755)
+            """, to: script)
         return ["PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")]
     }
 

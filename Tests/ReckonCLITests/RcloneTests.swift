@@ -311,7 +311,7 @@ import Testing
         let script = folder.appendingPathComponent("rclone")
         let pidFile = folder.appendingPathComponent("child.pid")
         let ended = folder.appendingPathComponent("ended")
-        try Data(
+        try writeScript(
             """
             #!/bin/sh
             (sleep 30; echo child >> '\(ended.path)') &
@@ -320,9 +320,7 @@ import Testing
             wait
             echo script >> '\(ended.path)'
 
-            """.utf8
-        ).write(to: script)
-        chmod(script.path, 0o755)
+            """, to: script)
         var rclone = try Rclone(environment: ["PATH": folder.path + ":/usr/bin:/bin"])
         rclone.callLimit = .milliseconds(500)
         rclone.grace = .milliseconds(500)
@@ -351,8 +349,7 @@ import Testing
         }
         // Run to its end (after 30 s), the stand-in notes it in `ended`.
         let ended = folder.appendingPathComponent("ended")
-        try Data("#!/bin/sh\n\(lines)sleep 30\necho script >> '\(ended.path)'\n".utf8).write(to: script)
-        chmod(script.path, 0o755)
+        try writeScript("#!/bin/sh\n\(lines)sleep 30\necho script >> '\(ended.path)'\n", to: script)
         var rclone = try Rclone(executable: script.path)
         rclone.errorLimit = 3
         rclone.grace = .milliseconds(500)
@@ -389,7 +386,7 @@ import Testing
         let calls = config.appendingPathComponent("calls")
         let pidFile = config.appendingPathComponent("rclone.pid")
         let ended = config.appendingPathComponent("ended")
-        try Data(
+        try writeScript(
             """
             #!/bin/sh
             echo call >> '\(calls.path)'
@@ -398,9 +395,7 @@ import Testing
             wait $!
             echo "exit $?" >> '\(ended.path)'
 
-            """.utf8
-        ).write(to: config.appendingPathComponent("rclone"))
-        chmod(config.appendingPathComponent("rclone").path, 0o755)
+            """, to: config.appendingPathComponent("rclone"))
         var rclone = try Rclone(environment: [
             "PATH": config.path + ":" + path,
             "RCLONE_CONFIG": config.appendingPathComponent("rclone.conf").path,
