@@ -99,6 +99,28 @@ extern "C" int reckon_memo_parser_accepts(reckon_memo_parser *parser, const void
     return 0;
 }
 
+extern "C" int reckon_manifest_names(reckon_memo_parser *parser, const void *data, size_t length,
+                                     reckon_text *generator, reckon_text *pipeline) try {
+    using namespace simdjson;
+    dom::object object;
+    if (parser->parser.parse(static_cast<const char *>(data), length).get_object().get(object) != SUCCESS) return 1;
+    *generator = {nullptr, 0};
+    *pipeline = {nullptr, 0};
+    bool seenGenerator = false, seenPipeline = false;
+    for (auto member : object) {
+        bool isGenerator = member.key == "generator";
+        if (!isGenerator && member.key != "pipeline") continue;
+        bool &seen = isGenerator ? seenGenerator : seenPipeline;
+        if (seen) return 1;  // which of two would count is a guess: neither does
+        seen = true;
+        std::string_view view;
+        if (member.value.get_string().get(view) == SUCCESS) *(isGenerator ? generator : pipeline) = {view.data(), view.size()};
+    }
+    return 0;
+} catch (...) {
+    return 1;  // out of memory: not taken as reckon's
+}
+
 extern "C" reckon_text reckon_memo_tag(const reckon_memo_parser *parser, size_t position) { return parser->tags[position]; }
 
 extern "C" int reckon_valid_utf8(const char *data, size_t length) {

@@ -98,6 +98,34 @@ struct TwoPipelines {
         #expect(try made.dropFirst().allSatisfy { try pipelines.pipeline(of: $0) == "first" })
     }
 
+    /// A run folder is one whose manifest is one whole JSON object naming
+    /// reckon its generator, read without making values of the rest: a
+    /// name written twice, a manifest that is not whole JSON, or one that is
+    /// no object makes no run folder (so neither retention nor a fleet acts
+    /// on it), and a pipeline that is not a string is no pipeline.
+    @Test func onlyAWholeManifestNamingReckonOnceMakesARunFolder() throws {
+        let exports = temporaryFolder()
+        let manifests: [(String, String)] = [
+            ("20200101T000000Z", #"{"files": [{"path": "a"}], "generator": "reckon", "pipeline": "first"}"#),
+            ("20200102T000000Z", #"{"generator": "reckon", "generator": "other"}"#),
+            ("20200103T000000Z", #"{"generator": "reckon", "pipeline": 7}"#),
+            ("20200104T000000Z", "\u{FEFF}" + #"{"generator": "reckon"}"#),
+            ("20200105T000000Z", #"{"generator": "reckon",}"#),
+            ("20200106T000000Z", #"["generator", "reckon"]"#),
+            ("20200107T000000Z", #"{"files": [1 2], "generator": "reckon", "pipeline": "first"}"#),
+            ("20200108T000000Z", #"{"generator": "reckon", "pipeline": "first", "pipeline": "second"}"#),
+            ("20200109T000000Z", #"{"generator": "Reckon"}"#),
+            ("not-a-run", #"{"generator": "reckon"}"#)
+        ]
+        for (name, text) in manifests {
+            try FileManager.default.createDirectory(at: exports.appendingPathComponent(name), withIntermediateDirectories: false)
+            try Data(text.utf8).write(to: exports.appendingPathComponent("\(name)/manifest.json"))
+        }
+        let runs = ExportFolder.runs(in: exports)
+        #expect(runs.map(\.name) == ["20200104T000000Z", "20200103T000000Z", "20200101T000000Z"])
+        #expect(runs.map(\.pipeline) == [nil, nil, "first"])
+    }
+
     /// A run an older reckon wrote names no pipeline: it is taken as the
     /// folder's own, so an upgrade breaks no one, and the first run that
     /// names a pipeline claims the folder.

@@ -270,15 +270,17 @@ package enum ExportFolder {
     /// before manifests recorded their pipeline).
     package static func runs(in dir: URL) -> [(name: String, pipeline: String?)] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+        // Every `reckon run` asks this, so only the two names are read: a
+        // 100k export's manifest is 37 MB, and folders pile up without `keep`.
+        let parser = MemoParser()
         return names.compactMap { name -> (name: String, pipeline: String?)? in
             guard name.wholeMatch(of: try! Regex(runPattern)) != nil,
                 FileKind(path: dir.appendingPathComponent(name).path) == .directory,
                 let data = try? readRegularFile(
                     atPath: dir.appendingPathComponent(name).appendingPathComponent(Exporter.manifestName).path, limit: 1 << 30),
-                case .object(let manifest)? = try? JSONValue.parse(data), manifest["generator"] == .string("reckon")
+                let identity = parser.manifestNames(data), identity.generator == "reckon"
             else { return nil }
-            guard case .string(let pipeline)? = manifest["pipeline"] else { return (name, nil) }
-            return (name, pipeline)
+            return (name, identity.pipeline)
         }.sorted { runOrder($0.name)! > runOrder($1.name)! }
     }
 
