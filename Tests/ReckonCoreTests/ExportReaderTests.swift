@@ -43,6 +43,28 @@ import Testing
         #expect(facts.sha256 == SHA256.hex(of: Data(text.utf8)))
     }
 
+    /// Long text is skipped 32 bytes at a time to its next quote or
+    /// backslash: an escaped quote or backslash at any place in a long
+    /// title, and a chunk ending anywhere, still give the title whole.
+    @Test(arguments: [1, 31, 32, 33, 100, 1 << 20])
+    func longTextWithEscapesAtEveryPlaceIsReadWhole(_ size: Int) throws {
+        var titles: [String] = []
+        for place in [0, 1, 30, 31, 32, 33, 63, 64, 65, 95] {
+            for escape in ["\\\"", "\\\\"] {
+                titles.append(String(repeating: "a", count: place) + escape + String(repeating: "b", count: 70 - place % 7))
+            }
+        }
+        let ids = titles.indices.map { String(format: "3f2504e0-4f89-11d3-9a0c-%012x", $0) }
+        let memos = zip(ids, titles).map { id, title in
+            #"{"id": "\#(id)", "title": "\#(title)", "modifiedAt": "2026-04-18T09:15:00Z"}"#
+        }
+        let data = Data(#"{"memos": [\#(memos.joined(separator: ",\n"))], "schemaVersion": 1}"#.utf8)
+        let (facts, read) = try read(data, chunk: size)
+        #expect(facts.problems.isEmpty, "\(facts.problems)")
+        #expect(read.map(\.id.value) == ids)
+        #expect(read.map(\.title) == titles.map { $0.replacingOccurrences(of: "\\\"", with: "\"").replacingOccurrences(of: "\\\\", with: "\\") })
+    }
+
     @Test(arguments: [
         (
             #"{"memos": [{"id": "3f2504e0-4f89-11d3-9a0c-0305e82c3301", "modifiedAt": "2026-04-18T09:15:00Z"}"#,

@@ -142,6 +142,11 @@ struct MemosSplitter {
         var index = 0
         let count = bytes.count
         while index < count {
+            if inString && !escaped && depth != 1 {
+                // Inside a memo's string only a quote or a backslash matters.
+                index = Self.quoteOrBackslash(in: bytes, from: index)
+                guard index < count else { break }
+            }
             let byte = bytes[index]
             defer { index += 1 }
             if inString {
@@ -209,6 +214,21 @@ struct MemosSplitter {
                 "holds a memo, or bytes outside the memos, longer than \(counted(memoBytes, "byte")) (by byte \(offset)), "
                 + "the most manifest.json allows one (memoBytes); reckon never writes one"
         }
+    }
+
+    /// Where the next `"` or `\` is at or after `start`, or the end:
+    /// 32 bytes a step, as most of a memos.json is its memos' text.
+    private static func quoteOrBackslash(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var index = start
+        let quote = SIMD32<UInt8>(repeating: 0x22)
+        let backslash = SIMD32<UInt8>(repeating: 0x5C)
+        while index + 32 <= bytes.count {
+            let chunk = bytes.loadUnaligned(fromByteOffset: index, as: SIMD32<UInt8>.self)
+            if any((chunk .== quote) .| (chunk .== backslash)) { break }
+            index += 32
+        }
+        while index < bytes.count && bytes[index] != 0x22 && bytes[index] != 0x5C { index += 1 }
+        return index
     }
 
     /// Hands over the element read so far; an empty one is a stray comma,
