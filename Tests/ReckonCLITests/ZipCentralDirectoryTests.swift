@@ -300,6 +300,32 @@ private let flipsScript = #"""
         #expect(result.stdout.contains(": whole. The 6 entries of the zip match its manifest.json"))
     }
 
+    /// A local header longer than reckon reads in one go (a 600-byte extra
+    /// field on every entry, from another writer) is read whole all the same.
+    @Test(.needs(.python3)) func aLocalHeaderWithALongExtraFieldIsReadWhole() throws {
+        let export = try exportFolder(sample, extra: ["--format", "zip"])
+        let copy = temporaryFolder().appendingPathComponent("long-extra.zip")
+        let (code, output) = try tool(
+            "/usr/bin/python3",
+            [
+                "-c",
+                """
+                import struct, sys, zipfile
+                with zipfile.ZipFile(sys.argv[1]) as source, zipfile.ZipFile(sys.argv[2], 'w', zipfile.ZIP_DEFLATED) as copy:
+                    for info in source.infolist():
+                        data = source.read(info)
+                        info.extra = struct.pack('<HH', 0xCAFE, 600) + bytes(600)
+                        copy.writestr(info, data)
+                """, export.appendingPathComponent("memos.zip").path, copy.path
+            ])
+        #expect(code == 0, "\(output)")
+        let bytes = try Data(contentsOf: copy)
+        #expect(bytes.count > 6 * 2 * 604, "every entry's headers hold the long extra field")
+        let result = try runArray(["verify", copy.path])
+        #expect(result.code == 0, "\(result.stdout)")
+        #expect(result.stdout.contains(": whole. The 6 entries of the zip match its manifest.json"), "\(result.stdout)")
+    }
+
     /// A central directory that cannot be read at all is said so in words:
     /// cut short, or an end record whose place and count do not add up.
     @Test func aCentralDirectoryThatCannotBeReadIsNamed() throws {

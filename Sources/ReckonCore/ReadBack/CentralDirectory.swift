@@ -359,14 +359,18 @@ package struct LocalHeader {
     /// Reads the local header at `offset`, which must end before `limit` (where the central directory starts).
     package static func read(at offset: UInt64, before limit: UInt64, in file: ZipFile) throws(ZipStructureError) -> LocalHeader {
         guard offset < limit, limit - offset >= 30 else { throw ZipStructureError(words: "no local header fits there, before the central directory") }
-        let fixed = try file.bytes(30, at: offset, "the local header")
+        // One read takes the fixed part and, as a rule, the name and extra field after it.
+        let fixed = try file.bytes(Int(min(limit - offset, 30 + 480)), at: offset, "the local header")
         guard fixed.hasSignature((3, 4), at: 0) else { throw ZipStructureError(words: "there is no local header there") }
         let nameLength = Int(fixed.le16(26))
         let extraLength = Int(fixed.le16(28))
         guard UInt64(nameLength + extraLength) <= limit - offset - 30 else {
             throw ZipStructureError(words: "the local header there runs into the central directory")
         }
-        let rest = try file.bytes(nameLength + extraLength, at: offset + 30, "the local header")
+        let rest =
+            fixed.count >= 30 + nameLength + extraLength
+            ? [UInt8](fixed[30..<(30 + nameLength + extraLength)])
+            : try file.bytes(nameLength + extraLength, at: offset + 30, "the local header")
         let extra = [UInt8](rest[nameLength...])
         var header = LocalHeader(
             versionNeeded: fixed.le16(4), flags: fixed.le16(6), method: fixed.le16(8), modified: fixed.le32(10),
