@@ -33,7 +33,7 @@ import Testing
                     local: read ? Memo(id: id, title: title, body: localBody, modifiedAt: l.modifiedTime, tags: ["trip"]) : nil,
                     remote: read ? Memo(id: id, title: title, body: remoteBody, modifiedAt: r.modifiedTime, tags: ["trip"]) : nil,
                     localPrint: Fingerprint(l, digest: 1).token, remotePrint: Fingerprint(r, digest: 2).token, read: read,
-                    choice: ChoiceOffer(difference, local: local, remote: remote)))
+                    choice: ChoiceOffer(difference, local: .init(local), remote: .init(remote))))
         }
         var report = Report(
             pipeline: "p", check: read ? .deep : .quick, sides: [SideReport(SideListing(spec: local)), SideReport(SideListing(spec: remote))],

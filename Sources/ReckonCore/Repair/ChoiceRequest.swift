@@ -106,7 +106,7 @@ package struct ChoiceRequest: Sendable {
             return "changed on \(moved.map { listings[$0]!.spec.label }.joined(separator: " and ")) since the report"
         }
         guard let difference else { return "is the same on both sides now; there is nothing to choose" }
-        let offer = ChoiceOffer(difference, local: listings[.local]!.spec, remote: listings[.remote]!.spec)
+        let offer = ChoiceOffer(difference, local: .init(listings[.local]!.spec), remote: .init(listings[.remote]!.spec))
         if let refusal = offer.refused.first(where: { $0.take == choice.take }) {
             return "'\(choice.take.rawValue)' cannot be chosen: \(ReviewStrings.en.refusal(refusal.why))"
         }

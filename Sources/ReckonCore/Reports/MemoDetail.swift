@@ -73,14 +73,27 @@ package struct ChoiceOffer: Sendable, Equatable {
     /// when a person must choose.
     package var preselected: SideRole?
 
+    /// A side as the choices see it: its label, and why reckon may not
+    /// write it, asked once for all the differences (it resolves the
+    /// side's path on disk).
+    package struct Side: Sendable {
+        let label: String
+        let whyNotWritable: NotWritable?
+
+        package init(_ spec: SideSpec) {
+            label = spec.label
+            whyNotWritable = spec.whyNotWritable
+        }
+    }
+
     /// The choices for `difference`: a choice that would write a side
     /// reckon may not write is refused with that side's reason; "both"
     /// needs a live version on each side to keep, and both sides written.
-    package init(_ difference: Difference, local: SideSpec, remote: SideSpec) {
+    package init(_ difference: Difference, local: Side, remote: Side) {
         newer = difference.newerSide
         offered = []
         refused = []
-        let writes: [ConflictChoices.Take: [SideSpec]] = [.local: [remote], .remote: [local], .both: [local, remote]]
+        let writes: [ConflictChoices.Take: [Side]] = [.local: [remote], .remote: [local], .both: [local, remote]]
         let bothLive = difference.sigil == .differs && difference.kind != .deletedOnOneSide
         for take in ConflictChoices.Take.allCases {
             if let blocked = writes[take]!.first(where: { $0.whyNotWritable != nil }) {
@@ -113,14 +126,17 @@ extension MemoDetail {
                 memos[listing.spec.name] = readMemos(ids, of: listing, store: store).compactMapValues { try? $0.get() }
             }
         }
+        let local = sides.local
+        let localSide = ChoiceOffer.Side(local.spec)
+        let remoteSides = sides.remotes.map { ChoiceOffer.Side($0.spec) }
         return differences.map { difference in
-            let remote = sides.remotes.first { $0.spec.name == difference.remote }!
-            let local = sides.local
+            let at = sides.remotes.firstIndex { $0.spec.name == difference.remote }!
+            let remote = sides.remotes[at]
             return MemoDetail(
                 local: memos[local.spec.name]?[difference.id], remote: memos[remote.spec.name]?[difference.id],
                 localPrint: local.fingerprint(of: difference.id)?.token, remotePrint: remote.fingerprint(of: difference.id)?.token,
                 read: deep,
-                choice: difference.sigil == .cannotCompare ? nil : ChoiceOffer(difference, local: local.spec, remote: remote.spec))
+                choice: difference.sigil == .cannotCompare ? nil : ChoiceOffer(difference, local: localSide, remote: remoteSides[at]))
         }
     }
 
