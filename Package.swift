@@ -41,7 +41,7 @@ let package = Package(
             dependencies: ["ReckonCore"]
         ),
         // The benchmark generates its data with the tests' seeded generator.
-        .executableTarget(name: "reckon-bench", dependencies: ["ReckonCore", "TestSupport"]),
+        .executableTarget(name: "reckon-bench", dependencies: ["CLinux", "CZip", "ReckonCore", "TestSupport"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .target(name: "ReckonFaults", path: "Tests/FaultInjection", linkerSettings: [.linkedLibrary("dl")]),
         .testTarget(
