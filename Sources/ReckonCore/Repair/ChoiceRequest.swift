@@ -75,9 +75,12 @@ package struct ChoiceRequest: Sendable {
             throw PlanError(take: "and \(file.shown) both choose the memo \(both.id); choose it in one place")
         }
         var refused: [String] = []
+        let local = ChoiceOffer.Side(listings[.local]!.spec)
+        let remote = ChoiceOffer.Side(listings[.remote]!.spec)
         for choice in file.choices {
             let why = Self.refusal(
-                of: choice, difference: differing[choice.id], known: known.binarySearchContains(choice.id), listings: listings, sides: sides)
+                of: choice, difference: differing[choice.id], known: known.binarySearchContains(choice.id), listings: listings,
+                offering: (local, remote), sides: sides)
             if let why {
                 refused.append("  \(choice.id): \(why)")
             } else {
@@ -92,8 +95,10 @@ package struct ChoiceRequest: Sendable {
     }
 
     /// Why one choice of the file cannot be carried out now; nil when it can.
+    /// `offering` is both sides as the choices see them, asked once for the whole file.
     static func refusal(
-        of choice: ChoicesFile.Choice, difference: Difference?, known: Bool, listings: [SideRole: SideListing], sides: String
+        of choice: ChoicesFile.Choice, difference: Difference?, known: Bool, listings: [SideRole: SideListing],
+        offering: (local: ChoiceOffer.Side, remote: ChoiceOffer.Side), sides: String
     ) -> String? {
         guard known else { return "no memo on \(sides) has this id" }
         if let difference, difference.sigil == .cannotCompare {
@@ -106,7 +111,7 @@ package struct ChoiceRequest: Sendable {
             return "changed on \(moved.map { listings[$0]!.spec.label }.joined(separator: " and ")) since the report"
         }
         guard let difference else { return "is the same on both sides now; there is nothing to choose" }
-        let offer = ChoiceOffer(difference, local: .init(listings[.local]!.spec), remote: .init(listings[.remote]!.spec))
+        let offer = ChoiceOffer(difference, local: offering.local, remote: offering.remote)
         if let refusal = offer.refused.first(where: { $0.take == choice.take }) {
             return "'\(choice.take.rawValue)' cannot be chosen: \(ReviewStrings.en.refusal(refusal.why))"
         }
