@@ -700,29 +700,38 @@ package struct Exporter {
             // unchanged memo's entry is copied from the previous run's zip.
             let zipWriter =
                 zipped ? ZipBuilder(url: staging.appendingPathComponent(Exporter.zipName), previous: exporter.previous?.zip) : nil
-            var outputs = Outputs(json: json, writer: writer, written: written, zipWriter: zipWriter)
-            let order = try plan.memos.sorted()
-            var position = 0
-            var batch: [Planned] = []
-            // The previous run's records of this batch's memos, read alongside them in export order.
-            var reusable: [MemoID: MarkdownIndex.Entry] = [:]
-            while let memo = try order.next() {
-                if let problem = plan.heldTwice[memo.id] {
-                    missing.append(
-                        .init(
-                            id: memo.id, path: problem.path,
-                            reason: "the id is held twice (\(problem.message)), and reckon does not pick one"))
-                    continue
+            let recorder = Recorder(
+                Outputs(json: json, writer: writer, written: written, zipWriter: zipWriter), index: exporter.index,
+                previousZip: zipped ? exporter.previous?.zip : nil, staging: staging)
+            do {
+                let order = try plan.memos.sorted()
+                var position = 0
+                var batch: [Planned] = []
+                // The previous run's records of this batch's memos, read alongside them in export order.
+                var reusable: [MemoID: MarkdownIndex.Entry] = [:]
+                while let memo = try order.next() {
+                    if let problem = plan.heldTwice[memo.id] {
+                        missing.append(
+                            .init(
+                                id: memo.id, path: problem.path,
+                                reason: "the id is held twice (\(problem.message)), and reckon does not pick one"))
+                        continue
+                    }
+                    batch.append(memo)
+                    if let entry = exporter.previous?.entry(createdAt: memo.createdAt, id: memo.id) { reusable[memo.id] = entry }
+                    if batch.count == exporter.batchSize {
+                        progress(position, plan.count)
+                        position += batch.count
+                        try writeBatch(&batch, reusable: &reusable, into: recorder)
+                    }
                 }
-                batch.append(memo)
-                if let entry = exporter.previous?.entry(createdAt: memo.createdAt, id: memo.id) { reusable[memo.id] = entry }
-                if batch.count == exporter.batchSize {
-                    progress(position, plan.count)
-                    position += batch.count
-                    try writeBatch(&batch, reusable: &reusable, into: &outputs)
-                }
+                try writeBatch(&batch, reusable: &reusable, into: recorder)
+            } catch {
+                // Nothing may still write into the staging folder once the caller has the error.
+                _ = try? recorder.finish()
+                throw error
             }
-            try writeBatch(&batch, reusable: &reusable, into: &outputs)
+            let outputs = try recorder.finish()
             progress(plan.count, plan.count)
             // The index's copy sorted by id is written while the zip is deflated.
             try exporter.index?.writeByID()
@@ -732,30 +741,77 @@ package struct Exporter {
         /// Writes the memos of `batch`, in export order, and empties it and
         /// `reusable` (the previous run's records of them): renders each
         /// (or takes it from the previous run), writes its Markdown file,
-        /// hands the files to the zip and records each memo.
+        /// and hands the memos to `recorder`.
         mutating func writeBatch(
-            _ batch: inout [Planned], reusable: inout [MemoID: MarkdownIndex.Entry], into outputs: inout Outputs
+            _ batch: inout [Planned], reusable: inout [MemoID: MarkdownIndex.Entry], into recorder: Recorder
         ) throws {
             // While the zip's thread is behind, it sets the pace: this
             // batch's work is done here, in one piece, leaving it a core.
-            let spread = outputs.zipWriter?.isBehind != true
+            let spread = recorder.zipWriter?.isBehind != true
             let memos = render(batch, reusable: reusable, spread: spread)
             batch.removeAll(keepingCapacity: true)
             let kept = try writeMarkdownFiles(memos, reusable: reusable, spread: spread)
             reusable.removeAll(keepingCapacity: true)
-            let previousZip = outputs.zipWriter == nil ? nil : exporter.previous?.zip
-            try outputs.zipWriter?.add(
-                kept.compactMap { _, _, file in
-                    file.map { file in
-                        let copied = file.reused ? file.data.flatMap { previousZip?.entry(named: file.written.path, holding: $0) } : nil
-                        return .init(
-                            name: file.written.path, modified: file.written.modified,
-                            contents: copied.map { .copy($0) } ?? file.data.map { .data($0) }
-                                ?? .file(staging.appending(path: file.written.path, directoryHint: .notDirectory), size: file.written.size))
-                    }
-                })
-            for (planned, memo, markdown) in kept {
-                try outputs.record(memo, planned: planned, markdown: markdown, index: exporter.index)
+            try recorder.record(kept)
+        }
+
+        /// Hands each batch's Markdown files to the zip and records its
+        /// memos (`Outputs.record`) on another core, in batch order, while
+        /// the next batch is rendered and written here. One batch is
+        /// recorded at a time; `outputs` is touched only by it, and by the
+        /// caller once `finish` has waited for the last.
+        final class Recorder: @unchecked Sendable {
+            private var outputs: Outputs
+            private let index: MarkdownIndex.Writer?
+            private let previousZip: PreviousZip?
+            private let staging: URL
+            /// The batch being recorded; only the caller's thread touches it.
+            private var inFlight: Pending<Result<Void, any Error>>?
+            /// The zip the batches go to.
+            let zipWriter: ZipBuilder?
+
+            init(_ outputs: Outputs, index: MarkdownIndex.Writer?, previousZip: PreviousZip?, staging: URL) {
+                self.outputs = outputs
+                self.index = index
+                self.previousZip = previousZip
+                self.staging = staging
+                zipWriter = outputs.zipWriter
+            }
+
+            /// Records `kept` once the batch before it is recorded; throws
+            /// what stopped that batch, if something did.
+            func record(_ kept: [(Planned, Rendered, MarkdownFile?)]) throws {
+                try waitForBatch()
+                inFlight = Pending { [self] in Result { try recordNow(kept) } }
+            }
+
+            /// The outputs, once every batch is recorded.
+            func finish() throws -> Outputs {
+                try waitForBatch()
+                return outputs
+            }
+
+            private func waitForBatch() throws {
+                guard let batch = inFlight else { return }
+                inFlight = nil
+                try batch.wait().get()
+            }
+
+            private func recordNow(_ kept: [(Planned, Rendered, MarkdownFile?)]) throws {
+                let previousZip = previousZip
+                try zipWriter?.add(
+                    kept.compactMap { _, _, file in
+                        file.map { file in
+                            let copied = file.reused ? file.data.flatMap { previousZip?.entry(named: file.written.path, holding: $0) } : nil
+                            return .init(
+                                name: file.written.path, modified: file.written.modified,
+                                contents: copied.map { .copy($0) } ?? file.data.map { .data($0) }
+                                    ?? .file(staging.appending(path: file.written.path, directoryHint: .notDirectory), size: file.written.size))
+                        }
+                    })
+                for (planned, memo, markdown) in kept {
+                    try outputs.record(memo, planned: planned, markdown: markdown, index: index)
+                }
             }
         }
 
