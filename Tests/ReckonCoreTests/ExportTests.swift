@@ -483,8 +483,8 @@ import Testing
             let index = runs.appendingPathComponent(MarkdownIndex.fileName)
             var bytes = [UInt8](try Data(contentsOf: index))
             let end = MarkdownIndex.headerSize
-            bytes[end - 60] ^= 0x01
-            let sealed = Array(bytes[(end - 56)..<(end - 40)] + bytes[end...] + bytes[(end - 120)..<(end - 56)] + bytes[(end - 40)..<(end - 32)])
+            bytes[end - 68] ^= 0x01
+            let sealed = Array(bytes[(end - 64)..<(end - 48)] + bytes[end...] + bytes[(end - 128)..<(end - 64)] + bytes[(end - 48)..<(end - 32)])
             var record = Record()
             record.add(sealed.withUnsafeBytes { SHA256.digest(of: $0) })
             bytes.replaceSubrange((end - 32)..<end, with: record.bytes)
@@ -496,6 +496,36 @@ import Testing
         let (incremental, summary) = try exportReusing(runs, byLink: true)
         let copied = ["nothing": ids.count, "one memo changed": ids.count - 1]
         #expect(summary.copiedZipEntries == copied[change] ?? 0)
+        // memos.json's blocks: all copied when nothing changed, none from a zip that cannot be trusted.
+        #expect(summary.jsonBlocks >= 1)
+        switch change {
+        case "nothing": #expect(summary.copiedJSONBlocks == summary.jsonBlocks)
+        case "one memo changed": #expect(summary.copiedJSONBlocks < summary.jsonBlocks)
+        default: #expect(summary.copiedJSONBlocks == 0)
+        }
+        _ = try sameFiles(incremental, full)
+    }
+
+    /// The zip's memos.json is deflated in blocks whose ends the content
+    /// sets, so one memo changed among many leaves every other block as
+    /// it was: those are copied from the previous zip, and the zip is
+    /// still the bytes a full export writes.
+    @Test func oneMemoChangedAmongManyDeflatesOnlyItsOwnBlocksOfMemosJSONAgain() throws {
+        let ids = (0..<400).map { String(format: "ABCDEF%02X-0000-4000-8000-%012X", $0 % 200 + 16, $0) }
+        source.index(ids.map { entry($0) })
+        for (n, id) in ids.enumerated() {
+            source.write("memos/\(id).json", memo(id, title: "Memo \(n)", body: "Body \(n) " + String(repeating: "word\(n % 7) ", count: n % 50)))
+        }
+        let runs = try publishPreviousRun()
+        source.write("memos/\(ids[200]).json", memo(ids[200], title: "Memo 200", body: "Body changed"))
+        try waitUntilTheMemoFilesHaveIdentities()
+        let (full, fullSummary, _) = try exportAll()
+        let (incremental, summary) = try exportReusing(runs, byLink: true)
+        // About one memo in 16 ends a block; the changed memo's block, and the
+        // next when the changed memo no longer ends one, are all that is new.
+        #expect(fullSummary.jsonBlocks > 10)
+        #expect(summary.jsonBlocks == fullSummary.jsonBlocks)
+        #expect((1...2).contains(summary.jsonBlocks - summary.copiedJSONBlocks))
         _ = try sameFiles(incremental, full)
     }
 }

@@ -101,6 +101,10 @@ package struct ExportSummary: Sendable, Equatable {
     package var reusedMemos = 0
     /// How many zip entries were copied, compressed, from the previous run's zip.
     package var copiedZipEntries = 0
+    /// How many blocks of the zip's `memos.json` were copied, compressed,
+    /// from the previous run's zip, and how many it has.
+    package var copiedJSONBlocks = 0
+    package var jsonBlocks = 0
 }
 
 /// Writes one side's memos as `memos.json`, `markdown/` and `memos.zip` into a
@@ -621,6 +625,8 @@ package struct Exporter {
             let written: SpillSort<Written>
             /// The zip, deflated on every core while the memos are read.
             let zipWriter: ZipBuilder?
+            /// `memos.json` deflated for the zip as it is written; nil without a zip.
+            let blocks: JSONBlocks?
             var counts = MemoCounts()
             var markdownBytes = 0
             /// The most bytes one memo's entry in `memos.json` takes.
@@ -635,16 +641,18 @@ package struct Exporter {
                 if let json, memo.streamed {
                     // The comma and indent before the entry, then the entry in pieces.
                     writer.written(Data())
-                    try json.write(writer.take())
+                    try writeJSON(writer.take())
                     let start = json.size
-                    try JSONExport.write(memo.memo!, depth: 2) { try json.write($0) }
+                    try JSONExport.write(memo.memo!, depth: 2) { try writeJSON($0) }
                     entryRange = start..<json.size
+                    blocks?.memoEnded(entry: nil)
                 } else if let json {
                     writer.written(memo.json)
                     let bytes = writer.take()
                     let start = json.size + bytes.count - memo.json.count
                     entryRange = start..<start + memo.json.count
-                    try json.write(bytes)
+                    try writeJSON(bytes)
+                    blocks?.memoEnded(entry: memo.json)
                 }
                 largestEntry = max(largestEntry, entryRange.count)
                 if memo.archived { counts.archived += 1 } else { counts.active += 1 }
@@ -661,6 +669,12 @@ package struct Exporter {
                 }
             }
 
+            /// Writes the next bytes of `memos.json`, and hands them to the zip's blocks.
+            func writeJSON(_ bytes: Data) throws(OutputError) {
+                try json!.write(bytes)
+                blocks?.wrote(bytes.count)
+            }
+
             /// Closes `memos.json`, when it is written, and lists it. Gives
             /// its size and SHA-256 (size 0 and no digest when it is not written).
             mutating func closeJSON(source: ExportManifest.Source, time: Timestamp) throws -> Written {
@@ -672,7 +686,7 @@ package struct Exporter {
                 writer.key("source")
                 writer.value(try JSONValue(encoding: source))
                 writer.endObject()
-                try json.write(writer.take() + [0x0A])
+                try writeJSON(writer.take() + [0x0A])
                 jsonFile.size = json.size
                 jsonFile.digest = try json.finish()
                 try Exporter.makeReadOnly(json.url)
@@ -700,8 +714,11 @@ package struct Exporter {
             // unchanged memo's entry is copied from the previous run's zip.
             let zipWriter =
                 zipped ? ZipBuilder(url: staging.appendingPathComponent(Exporter.zipName), previous: exporter.previous?.zip) : nil
+            let blocks = zipWriter.map { _ in
+                JSONBlocks(url: staging.appendingPathComponent(JSONBlocks.fileName), previous: exporter.previous?.jsonBlocks)
+            }
             let recorder = Recorder(
-                Outputs(json: json, writer: writer, written: written, zipWriter: zipWriter), index: exporter.index,
+                Outputs(json: json, writer: writer, written: written, zipWriter: zipWriter, blocks: blocks), index: exporter.index,
                 previousZip: zipped ? exporter.previous?.zip : nil, staging: staging)
             do {
                 let order = try plan.memos.sorted()
@@ -911,6 +928,7 @@ package struct Exporter {
             var outputs = outputs
             let time = plan.exportedAt ?? ZipWriter.earliest
             let jsonFile = try outputs.closeJSON(source: source, time: time)
+            outputs.blocks?.start(json: staging.appendingPathComponent(Exporter.jsonName))
             TestStop.at("memos-written")
 
             var manifest = ExportManifest(
@@ -921,10 +939,20 @@ package struct Exporter {
             let manifestURL = staging.appendingPathComponent(Exporter.manifestName)
             let folderManifest: (size: Int, digest: SHA256.Digest)
             let zipFile: Written?
+            var jsonBlocks: [JSONBlocks.Block] = []
+            var copiedJSONBlocks = 0
             if let zipWriter = outputs.zipWriter {
-                let finished = try finishZip(zipWriter, manifest: manifest, to: manifestURL, json: jsonFile, outputs.written, time: time)
+                let finished = try finishZip(zipWriter, manifest: manifest, to: manifestURL, json: outputs.blocks!, outputs.written, time: time)
+                let stream = try outputs.blocks!.finished()
+                copiedJSONBlocks = stream.copied
                 folderManifest = finished.manifest
                 zipFile = finished.zip
+                // Where each block of memos.json is in the zip, for the next run.
+                jsonBlocks = stream.blocks.map { block in
+                    var block = block
+                    block.offset += zipWriter.deflatedAt!
+                    return block
+                }
             } else {
                 folderManifest = try Exporter.writeManifest(manifest, to: manifestURL) { list, _ in
                     let files = try outputs.written.sorted()
@@ -933,12 +961,13 @@ package struct Exporter {
                 zipFile = nil
             }
             try Exporter.makeReadOnly(manifestURL)
-            try exporter.index?.finish(manifest: folderManifest.digest, zip: zipFile?.digest)
+            try exporter.index?.finish(manifest: folderManifest.digest, zip: zipFile?.digest, jsonBlocks: jsonBlocks)
             TestStop.at("manifest-written")
             return ExportSummary(
                 formats: formats, exportedAt: plan.exportedAt, counts: outputs.counts, missing: manifest.missing,
                 json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? outputs.markdownBytes : 0, zip: zipFile?.record,
-                reusedMemos: outputs.reusedMemos, copiedZipEntries: outputs.zipWriter?.copied ?? 0)
+                reusedMemos: outputs.reusedMemos, copiedZipEntries: outputs.zipWriter?.copied ?? 0,
+                copiedJSONBlocks: copiedJSONBlocks, jsonBlocks: jsonBlocks.count)
         }
 
         /// Writes the folder's manifest (to `manifestURL`) and finishes the
@@ -948,15 +977,12 @@ package struct Exporter {
         /// zip cut short lacks it. Gives the folder manifest's size and
         /// SHA-256, and the zip as the folder's manifest lists it.
         func finishZip(
-            _ zipWriter: ZipBuilder, manifest: ExportManifest, to manifestURL: URL, json jsonFile: Written,
+            _ zipWriter: ZipBuilder, manifest: ExportManifest, to manifestURL: URL, json blocks: JSONBlocks,
             _ written: SpillSort<Written>, time: Timestamp
         ) throws -> (manifest: (size: Int, digest: SHA256.Digest), zip: Written?) {
             let staging = staging
             let formats = formats
-            try zipWriter.add([
-                .init(
-                    name: Exporter.jsonName, modified: time, contents: .file(staging.appendingPathComponent(Exporter.jsonName), size: jsonFile.size))
-            ])
+            try zipWriter.add([.init(name: Exporter.jsonName, modified: time, contents: .deflated(blocks))])
             let innerURL = staging.appendingPathComponent(".zip-" + Exporter.manifestName)
             let inner = try Exporter.writeManifest(manifest, to: innerURL) { list, _ in
                 let files = try written.sorted()

@@ -22,19 +22,21 @@ import Foundation
 /// the listing, which comes in id order. Each is read one record at a time,
 /// so memory does not grow with the number of memos, and the copy by id is
 /// sorted by the run that writes it, while its zip is still being
-/// deflated, rather than by the next run before it can start.
+/// deflated, rather than by the next run before it can start. Last come
+/// the blocks of the run's zipped `memos.json` (`JSONBlocks`), for the next
+/// run to copy those whose bytes it writes again.
 package enum MarkdownIndex {
     /// The index's name in the runs' folder.
     package static let fileName = ".reckon-markdown-index"
-    /// The first bytes of an index: its format, version 5.
-    static let magic = Array("reckon-markdown-index 5\n".utf8)
+    /// The first bytes of an index: its format, version 6.
+    static let magic = Array("reckon-markdown-index 6\n".utf8)
     /// The magic, both renderers' versions, the run's manifest's SHA-256,
     /// the SHA-256 of its `memos.zip` and of the zip writer's settings as
     /// that manifest lists them (zeros without a zip), the read limits the
-    /// run checked its memos against, where the records sorted by id start,
-    /// and the SHA-256 of those limits, every byte after the header, the
-    /// zip's two digests and that start.
-    package static let headerSize = magic.count + 8 + 8 + 32 + 32 + 32 + 8 + 8 + 8 + 32
+    /// run checked its memos against, where the records sorted by id start
+    /// and where the blocks start, and the SHA-256 of those limits, every
+    /// byte after the header, the zip's two digests and those two starts.
+    package static let headerSize = magic.count + 8 + 8 + 32 + 32 + 32 + 8 + 8 + 8 + 8 + 32
 
     /// What the header holds for the zip writer's settings.
     static var zipSettingsDigest: SHA256.Digest { Array(ZipBuilder.settings.utf8).withUnsafeBytes { SHA256.digest(of: $0) } }
@@ -161,10 +163,10 @@ package enum MarkdownIndex {
         let zipDigest = reader.digest()
         if reader.digest() == zipSettingsDigest { previous.zipDigest = zipDigest }
         // A damaged index is not used at all.
-        let zipBytes = header[(headerSize - 120)..<(headerSize - 56)]
-        let limitBytes = header[(headerSize - 56)..<(headerSize - 40)]
-        let startBytes = header[(headerSize - 40)..<(headerSize - 32)]
-        let (sizeLimit, depthLimit, byIDStart) = (reader.int(), reader.int(), reader.int())
+        let zipBytes = header[(headerSize - 128)..<(headerSize - 64)]
+        let limitBytes = header[(headerSize - 64)..<(headerSize - 48)]
+        let startBytes = header[(headerSize - 48)..<(headerSize - 32)]
+        let (sizeLimit, depthLimit, byIDStart, blocksStart) = (reader.int(), reader.int(), reader.int(), reader.int())
         previous.takesUnread = sizeLimit == Int(limits.memoSizeLimit) && depthLimit == limits.depthLimit
         let seal = reader.digest()
         let hasher = SHA256()
@@ -176,8 +178,8 @@ package enum MarkdownIndex {
         }
         zipBytes.withUnsafeBytes { hasher.update($0) }
         startBytes.withUnsafeBytes { hasher.update($0) }
-        guard hasher.finalize() == seal, (headerSize...size).contains(byIDStart) else { return nil }
-        previous.byIDStart = byIDStart
+        guard hasher.finalize() == seal, (headerSize...size).contains(byIDStart), (byIDStart...size).contains(blocksStart) else { return nil }
+        previous.starts = (byIDStart, blocksStart)
         return previous
     }
 
@@ -202,9 +204,23 @@ package enum MarkdownIndex {
         package private(set) lazy var zip: PreviousZip? = zipDigest.flatMap {
             PreviousZip(folder.appendingPathComponent(Exporter.zipName), digest: $0)
         }
-        /// Where the records sorted by id start, after those in export order.
-        fileprivate var byIDStart = headerSize {
-            didSet { inOrder = Cursor(fd: fd, at: headerSize, end: byIDStart) }
+        /// Where the records sorted by id start, after those in export
+        /// order, and where the blocks start, after them.
+        fileprivate var starts = (byID: headerSize, blocks: headerSize) {
+            didSet { inOrder = Cursor(fd: fd, at: headerSize, end: starts.byID) }
+        }
+        /// The blocks of the run's zipped `memos.json`, with the zip that
+        /// holds them, when that zip is the one the run wrote.
+        package private(set) lazy var jsonBlocks: JSONBlocks.Previous? = zip.flatMap { zip in
+            var cursor = Cursor(fd: fd, at: starts.blocks)
+            var blocks: [SHA256.Digest: JSONBlocks.Block] = [:]
+            while let bytes = cursor.record() {
+                var reader = RecordReader(bytes)
+                let block = JSONBlocks.Block(from: &reader)
+                guard reader.readWhole else { return nil }
+                blocks[block.digest] = block
+            }
+            return JSONBlocks.Previous(blocks: blocks, zip: zip)
         }
         /// The records in export order, read as the run asks for them.
         private var inOrder: Cursor
@@ -237,7 +253,7 @@ package enum MarkdownIndex {
 
         /// Every record in id order, one at a time, to be read alongside a
         /// listing, which comes in id order.
-        package func byID() -> RecordsByID { RecordsByID(owner: self, cursor: Cursor(fd: fd, at: byIDStart, end: .max)) }
+        package func byID() -> RecordsByID { RecordsByID(owner: self, cursor: Cursor(fd: fd, at: starts.byID, end: starts.blocks)) }
 
         /// The memo's entry in the run's `memos.json`, when it still holds
         /// the bytes whose SHA-256 the index recorded as its fingerprint.
@@ -281,15 +297,10 @@ package enum MarkdownIndex {
         }
 
         mutating func next() -> Entry? {
-            guard !ended, let length = bytes(4) else {
-                ended = true
-                return nil
-            }
-            let count = length.reversed().reduce(0) { $0 << 8 | Int($1) }
             // The shortest record is 1 + 16 + 32 + 1 + 32 + 8 + 1 + 1 + 8 + 8 + 1
             // bytes; a record of another length, or one whose fields do not
             // fill it exactly, was not written by this index.
-            guard count >= 109, count < 1 << 16, let bytes = bytes(count) else {
+            guard let bytes = record(), bytes.count >= 109 else {
                 ended = true
                 return nil
             }
@@ -300,6 +311,21 @@ package enum MarkdownIndex {
                 return nil
             }
             return entry
+        }
+
+        /// The next record's bytes (after its length); nil at the end, or
+        /// at a record too long to be one this index wrote.
+        mutating func record() -> ArraySlice<UInt8>? {
+            guard !ended, let length = bytes(4) else {
+                ended = true
+                return nil
+            }
+            let count = length.reversed().reduce(0) { $0 << 8 | Int($1) }
+            guard count < 1 << 16, let bytes = bytes(count) else {
+                ended = true
+                return nil
+            }
+            return bytes
         }
 
         /// The next `count` bytes; nil when the file ends first.
@@ -380,6 +406,11 @@ package enum MarkdownIndex {
         private func write(_ entry: Entry) throws(OutputError) {
             var record = Record()
             entry.write(to: &record)
+            try write(record)
+        }
+
+        /// Writes one record: its length, then its bytes.
+        private func write(_ record: Record) throws(OutputError) {
             withUnsafeBytes(of: UInt32(record.bytes.count).littleEndian) {
                 hasher.update($0)
                 buffer += $0
@@ -400,10 +431,17 @@ package enum MarkdownIndex {
             while let record = try sorted.next() { try write(record.entry) }
         }
 
-        /// Writes the header, naming the run by its manifest's SHA-256 and
-        /// sealing the records by theirs, and flushes the file to disk.
-        package func finish(manifest: SHA256.Digest, zip: SHA256.Digest?) throws(OutputError) {
+        /// Writes the blocks of the run's zipped `memos.json` and the header,
+        /// naming the run by its manifest's SHA-256 and sealing the records
+        /// by theirs, and flushes the file to disk.
+        package func finish(manifest: SHA256.Digest, zip: SHA256.Digest?, jsonBlocks: [JSONBlocks.Block] = []) throws(OutputError) {
             try writeByID()
+            let blocksStart = size
+            for block in jsonBlocks {
+                var record = Record()
+                block.write(to: &record)
+                try write(record)
+            }
             try flush()
             var zipBytes = Record()
             if let zip {
@@ -415,6 +453,7 @@ package enum MarkdownIndex {
             zipBytes.bytes.withUnsafeBytes { hasher.update($0) }
             var start = Record()
             start.add(byIDStart!)
+            start.add(blocksStart)
             start.bytes.withUnsafeBytes { hasher.update($0) }
             var header = Record()
             header.bytes = magic

@@ -28,6 +28,9 @@ package final class ZipBuilder {
             case file(URL, size: Int)
             /// The entry of the previous run's zip at this index (see `PreviousZip`).
             case copy(Int32)
+            /// Bytes deflated elsewhere (`JSONBlocks`), waited for when the
+            /// zip is finished, whole in a file that goes once copied.
+            case deflated(JSONBlocks)
         }
 
         package var name: String
@@ -44,10 +47,11 @@ package final class ZipBuilder {
     /// The writer and its settings, as the manifest records them: an entry
     /// is copied raw from a previous zip only when that zip was written with
     /// the same.
-    package static let settings = "libzip \(String(cString: zip_libzip_version())), deflate level 1"
+    package static let settings = "libzip \(String(cString: zip_libzip_version())), deflate level 1; \(JSONBlocks.settings)"
 
-    /// Where an entry's compressed bytes come from: a part, or the previous
-    /// zip (`part == -1`); and the entry's time.
+    /// Where an entry's compressed bytes come from: a part, the previous
+    /// zip (`part == -1`) or a stream deflated elsewhere (`part == -2`,
+    /// `index` in `deflated`); and the entry's time.
     private struct Placed {
         var part: Int32
         var index: Int32
@@ -57,6 +61,9 @@ package final class ZipBuilder {
     private let url: URL
     private let previous: PreviousZip?
     private var placed: [Placed] = []
+    private var deflated: [(name: String, stream: JSONBlocks)] = []
+    /// Where the data of the entry deflated elsewhere starts in the zip, once it is finished.
+    package private(set) var deflatedAt: UInt64?
     private var pending: [Entry] = []
     private var pendingBytes = 0
     private var parts = 0
@@ -107,6 +114,9 @@ package final class ZipBuilder {
             case .copy(let index):
                 placed.append(Placed(part: -1, index: index, modified: modified))
                 copied += 1
+            case .deflated(let stream):
+                placed.append(Placed(part: -2, index: Int32(deflated.count), modified: modified))
+                deflated.append((entry.name, stream))
             case .data(let data):
                 placed.append(Placed(part: Int32(parts), index: Int32(pending.count), modified: modified))
                 pending.append(entry)
@@ -167,7 +177,7 @@ package final class ZipBuilder {
                 source = zip_source_buffer(archive, buffer, UInt64(data.count), 1)
                 if source == nil { Glibc.free(buffer) }
             case .file(let file, let size): source = zip_source_file(archive, file.path, 0, Int64(size))
-            case .copy: preconditionFailure("a copied entry is never in a part")
+            case .copy, .deflated: preconditionFailure("a copied entry is never in a part")
             }
             guard let source else { throw discard(archive, shown) }
             let index = zip_file_add(archive, entry.name, source, zip_flags_t(ZIP_FL_ENC_UTF_8))
@@ -199,6 +209,21 @@ package final class ZipBuilder {
         defer { if let part { zip_discard(part.archive) } }
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         for entry in placed {
+            if entry.part == -2 {
+                let name = deflated[Int(entry.index)].name
+                let stream = try deflated[Int(entry.index)].stream.finished()
+                let record = ZipContainer.Record(
+                    name: Array(name.utf8), method: UInt16(ZIP_CM_DEFLATE), modified: entry.modified, crc: stream.crc, size: UInt64(stream.size),
+                    compressedSize: UInt64(stream.compressedSize), offset: UInt64(output.size))
+                try output.write(Data(record.localHeader()))
+                deflatedAt = UInt64(output.size)
+                try Exporter.copy(stream.url, into: output)
+                guard UInt64(output.size) - deflatedAt! == record.compressedSize else {
+                    throw OutputError(path: shown, reason: "memos.json's compressed bytes changed while they were copied")
+                }
+                try central.write(Data(record.centralRecord()))
+                continue
+            }
             if entry.part >= 0 && part?.number != entry.part {
                 if let part { zip_discard(part.archive) }
                 part = nil
@@ -246,6 +271,10 @@ package final class ZipBuilder {
             }
         }
         parts = 0
+        for (_, stream) in deflated {
+            let url = try stream.finished().url
+            guard unlink(url.path) == 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+        }
         return (output.size, digest)
     }
 
@@ -278,6 +307,8 @@ package final class ZipBuilder {
 /// settings (`ZipBuilder.settings`).
 package final class PreviousZip: @unchecked Sendable {
     fileprivate let archive: OpaquePointer
+    /// The same open file, read only at offsets (`pread`), so any core may.
+    private let file: Int32
 
     /// Opens the zip at `url`, never through a link, when its SHA-256 is `digest`.
     package init?(_ url: URL, digest: SHA256.Digest) {
@@ -294,14 +325,28 @@ package final class PreviousZip: @unchecked Sendable {
         }
         var code: Int32 = 0
         // libzip owns the descriptor from here, and reads the bytes just hashed.
-        guard let archive = zip_fdopen(fd, ZIP_RDONLY, &code) else {
+        let file = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard file >= 0, let archive = zip_fdopen(fd, ZIP_RDONLY, &code) else {
             close(fd)
+            if file >= 0 { close(file) }
             return nil
         }
         self.archive = archive
+        self.file = file
     }
 
-    deinit { zip_discard(archive) }
+    deinit {
+        zip_discard(archive)
+        close(file)
+    }
+
+    /// The `count` bytes at `offset`; nil when the file does not hold them all.
+    package func bytes(at offset: UInt64, count: Int) -> Data? {
+        guard count >= 0, count < 1 << 30, offset < UInt64(Int64.max) else { return nil }
+        var data = Data(count: count)
+        guard data.withUnsafeMutableBytes({ readFully(file, into: $0, at: off_t(offset)) }) else { return nil }
+        return data
+    }
 
     /// The index of the entry named `name` when it is deflated and its
     /// CRC-32 and size in the central directory are those of `data`.

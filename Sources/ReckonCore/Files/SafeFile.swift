@@ -161,6 +161,23 @@ package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
     return true
 }
 
+/// Fills `buffer` with the bytes of `fd` at `offset`, reading again where
+/// a read comes back short or interrupted; false when the file ends first
+/// (`errno` is then 0) or a read fails (`errno` says why).
+package func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: off_t) -> Bool {
+    var done = 0
+    while done < buffer.count {
+        let count = pread(fd, buffer.baseAddress! + done, buffer.count - done, offset + off_t(done))
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else {
+            if count == 0 { errno = 0 }
+            return false
+        }
+        done += count
+    }
+    return true
+}
+
 /// Reads the `size` bytes an open file holds into `data` (fewer when it
 /// ends first).
 package func readWhole(_ fd: Int32, size: Int, into data: inout Data) throws(ReadFailure) {

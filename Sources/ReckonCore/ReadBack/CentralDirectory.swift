@@ -63,16 +63,7 @@ package final class ZipFile: @unchecked Sendable {
 
     /// Fills `buffer` with the bytes at `offset`; false when they cannot
     /// all be read (the file ends early, or reading fails).
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool {
-        var done = 0
-        while done < buffer.count {
-            let read = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if read < 0 && errno == EINTR { continue }
-            guard read > 0 else { return false }
-            done += read
-        }
-        return true
-    }
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool { readFully(fd, into: buffer, at: off_t(offset)) }
 }
 
 /// Little-endian numbers inside a buffer read from a zip.

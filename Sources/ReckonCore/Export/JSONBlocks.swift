@@ -1,0 +1,220 @@
+import CZip
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `memos.json` deflated for the zip in blocks, on every core, into a
+/// file of its own beside the zip, which takes it as the entry's
+/// compressed bytes (`ZipBuilder.Entry.Contents.deflated`).
+///
+/// The content sets where a block ends: after a memo whose entry's CRC-32
+/// ends in four zero bits (about one memo in 16), after a memo too long to
+/// be held whole, and at 4 MiB. The ends are marked while `memos.json` is
+/// written; once it is whole, `start` deflates the blocks on another core
+/// (and the blocks on every core) while the manifests are written. Each
+/// block is deflated on its own by zlib (raw deflate, level 1) and ends in
+/// a full flush, so the blocks one after another, then zlib's empty last
+/// block, are one deflate stream, whose CRC-32 zlib joins from theirs. The
+/// same bytes give the same blocks whatever the worker count, and a memo
+/// changed moves no end but its own block's: a block whose SHA-256 the
+/// previous run recorded (`previous`) is copied from that run's zip
+/// instead of deflated again.
+///
+/// One caller marks the ends and starts it; the zip waits for it.
+package final class JSONBlocks: @unchecked Sendable {
+    /// One block: the SHA-256, size and CRC-32 of its bytes, and where its
+    /// compressed bytes are (in this file while it is written; in the zip
+    /// once the zip is finished).
+    package struct Block: Sendable, Equatable {
+        package var digest: SHA256.Digest
+        package var size: Int
+        package var crc: UInt32
+        package var offset: UInt64
+        package var compressedSize: Int
+
+        func write(to record: inout Record) {
+            record.add(digest)
+            record.add(size)
+            record.add(UInt64(crc))
+            record.add(offset)
+            record.add(compressedSize)
+        }
+
+        init(digest: SHA256.Digest, size: Int, crc: UInt32, offset: UInt64, compressedSize: Int) {
+            self.digest = digest
+            self.size = size
+            self.crc = crc
+            self.offset = offset
+            self.compressedSize = compressedSize
+        }
+
+        init(from reader: inout RecordReader) {
+            self.init(
+                digest: reader.digest(), size: reader.int(), crc: UInt32(truncatingIfNeeded: reader.uint64()), offset: reader.uint64(),
+                compressedSize: reader.int())
+        }
+    }
+
+    /// The blocks the previous run wrote, by SHA-256, and its zip, which
+    /// holds their compressed bytes at the offsets recorded.
+    package struct Previous: Sendable {
+        let blocks: [SHA256.Digest: Block]
+        let zip: PreviousZip
+    }
+
+    /// The stream once every block is written: the uncompressed size and
+    /// CRC-32, the compressed size, the blocks, and how many were copied.
+    package struct Finished: Sendable {
+        package let url: URL
+        package let size: Int
+        package let crc: UInt32
+        package let compressedSize: Int
+        package let blocks: [Block]
+        package let copied: Int
+    }
+
+    /// The file's name in the staging folder: one of the zip's parts, which a dead run's cleanup knows.
+    package static let fileName = ZipBuilder.partPrefix + "memos-json"
+    /// A block's bytes when the content gives no end sooner.
+    static let blockLimit = 4 << 20
+    /// How many bytes of blocks the cores take at a time.
+    static let roundBytes = 8 << 20
+    /// How zlib deflates a block: raw (no header), level 1, window and memory as zlib's defaults.
+    package static var settings: String { "memos.json in blocks, zlib \(String(cString: zlibVersion())) level 1" }
+
+    private let url: URL
+    private let previous: Previous?
+    /// Where each block but the last ends in `memos.json`, and how long it is so far.
+    private var ends: [Int] = []
+    private var size = 0
+    private var work: Pending<Result<Finished, OutputError>>?
+
+    /// Will write the compressed stream to a new file at `url`, copying blocks from `previous`.
+    package init(url: URL, previous: Previous?) {
+        self.url = url
+        self.previous = previous
+    }
+
+    /// `count` more bytes of `memos.json` were written.
+    package func wrote(_ count: Int) {
+        size += count
+        while size - (ends.last ?? 0) >= Self.blockLimit { ends.append((ends.last ?? 0) + Self.blockLimit) }
+    }
+
+    /// A memo's entry ends here: `entry` is its bytes, nil when the memo
+    /// was too long to be held whole.
+    package func memoEnded(entry: Data?) {
+        let ends = entry.map { entry in
+            entry.withUnsafeBytes { crc32(0, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), uInt($0.count)) } & 0xF == 0
+        }
+        if ends ?? true, size > (self.ends.last ?? 0) { self.ends.append(size) }
+    }
+
+    /// Waits for the cores: nothing writes into the staging folder once the export is over.
+    deinit { _ = work?.wait() }
+
+    /// Starts deflating `memos.json`, now whole at `json`, on another core.
+    package func start(json: URL) {
+        let (blocks, url, previous) = (zip([0] + ends, ends + [size]).filter { $0 < $1 }.map { $0..<$1 }, url, previous)
+        work = Pending { Result { () throws(OutputError) in try Self.write(blocks, of: json, to: url, copying: previous) } }
+    }
+
+    /// The stream, once every block is written.
+    package func finished() throws(OutputError) -> Finished {
+        guard let work else { preconditionFailure("a stream is started before it is finished") }
+        return try work.wait().get()
+    }
+
+    /// Writes the blocks `ranges` of `json`, in order, a round at a time:
+    /// each round's blocks made on every core.
+    private static func write(_ ranges: [Range<Int>], of json: URL, to url: URL, copying previous: Previous?) throws(OutputError) -> Finished {
+        let fd = open(json.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw OutputError(path: json.path, reason: AtomicFile.lastError()) }
+        defer { close(fd) }
+        let output = try OutputFile(url)
+        var (blocks, crc, size, copied) = ([Block](), uLong(0), 0, 0)
+        var next = 0
+        while next < ranges.count {
+            var round = next
+            var bytes = 0
+            while round < ranges.count && (round == next || bytes + ranges[round].count <= roundBytes) {
+                bytes += ranges[round].count
+                round += 1
+            }
+            let made = mapOnEveryCore(Array(ranges[next..<round]), chunkSize: 1) { chunk in
+                chunk.map { range in Self.make(range, of: fd, shown: json.path, from: previous) }
+            }
+            next = round
+            for outcome in made.joined() {
+                var made = try outcome.get()
+                made.block.offset = UInt64(output.size)
+                try output.write(made.bytes)
+                if made.copied { copied += 1 }
+                crc = crc32_combine(crc, uLong(made.block.crc), off_t(made.block.size))
+                size += made.block.size
+                blocks.append(made.block)
+            }
+        }
+        guard let last = deflate([], flush: Z_FINISH) else { throw OutputError(path: url.path, reason: "zlib could not end the stream") }
+        try output.write(last)
+        _ = try output.finish()
+        return Finished(url: url, size: size, crc: UInt32(crc), compressedSize: output.size, blocks: blocks, copied: copied)
+    }
+
+    /// A block made on a core: its compressed bytes, and whether they were copied.
+    private struct Made: Sendable {
+        var block: Block
+        var bytes: Data
+        var copied: Bool
+    }
+
+    /// One block, the bytes `range` of the file `fd`: copied from the
+    /// previous run's zip when that run wrote a block with these bytes, else deflated.
+    private static func make(_ range: Range<Int>, of fd: Int32, shown: String, from previous: Previous?) -> Result<Made, OutputError> {
+        var bytes = [UInt8](repeating: 0, count: range.count)
+        guard bytes.withUnsafeMutableBytes({ readFully(fd, into: $0, at: off_t(range.lowerBound)) }) else {
+            return .failure(OutputError(path: shown, reason: errno == 0 ? "it ended before all its bytes were read" : AtomicFile.lastError()))
+        }
+        let digest = bytes.withUnsafeBytes { SHA256.digest(of: $0) }
+        if let old = previous?.blocks[digest], old.size == bytes.count,
+            let copy = previous?.zip.bytes(at: old.offset, count: old.compressedSize)
+        {
+            return .success(
+                Made(block: Block(digest: digest, size: old.size, crc: old.crc, offset: 0, compressedSize: copy.count), bytes: copy, copied: true))
+        }
+        guard let deflated = deflate(bytes, flush: Z_FULL_FLUSH) else {
+            return .failure(OutputError(path: shown, reason: "zlib could not deflate a block of it"))
+        }
+        let crc = bytes.withUnsafeBytes { crc32(0, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), uInt($0.count)) }
+        return .success(
+            Made(
+                block: Block(digest: digest, size: bytes.count, crc: UInt32(crc), offset: 0, compressedSize: deflated.count), bytes: deflated,
+                copied: false))
+    }
+
+    /// `bytes` deflated raw at level 1, ending with `flush`; nil when zlib fails.
+    static func deflate(_ bytes: [UInt8], flush: Int32) -> Data? {
+        var stream = z_stream()
+        guard deflateInit2_(&stream, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else { return nil }
+        defer { deflateEnd(&stream) }
+        // Room for the worst case, and the flush's own few bytes.
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(bytes.count))) + 64)
+        var input = bytes
+        let status = input.withUnsafeMutableBufferPointer { input in
+            output.withUnsafeMutableBufferPointer { output in
+                stream.next_in = input.baseAddress
+                stream.avail_in = uInt(input.count)
+                stream.next_out = output.baseAddress
+                stream.avail_out = uInt(output.count)
+                return CZip.deflate(&stream, flush)
+            }
+        }
+        let expected = flush == Z_FINISH ? Z_STREAM_END : Z_OK
+        guard status == expected, stream.avail_in == 0, stream.avail_out > 0 else { return nil }
+        return Data(output[..<(output.count - Int(stream.avail_out))])
+    }
+}
