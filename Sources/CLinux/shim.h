@@ -21,6 +21,10 @@ static inline int reckon_renameat2(int folder, const char *first, const char *se
     return (int)syscall(SYS_renameat2, folder, first, folder, second, flags);
 }
 
+/// O_NOATIME (open(2)): read without moving the access time; only the
+/// file's owner (or a process with CAP_FOWNER) may ask, else EPERM.
+static const int reckon_o_noatime = 01000000;
+
 /// Flushes the file system that holds fd to disk (syncfs).
 static inline int reckon_syncfs(int fd) {
     return (int)syscall(SYS_syncfs, fd);

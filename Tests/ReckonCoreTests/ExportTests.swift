@@ -521,8 +521,9 @@ import Testing
         try waitUntilTheMemoFilesHaveIdentities()
         let (full, fullSummary, _) = try exportAll()
         let (incremental, summary) = try exportReusing(runs, byLink: true)
-        // About one memo in 16 ends a block; the changed memo's block, and the
-        // next when the changed memo no longer ends one, are all that is new.
+        // About one memo in 16 ends a block, by its id; the changed memo's
+        // block is all that is new, with the first when it holds the newer
+        // `exportedAt`.
         #expect(fullSummary.jsonBlocks > 10)
         #expect(summary.jsonBlocks == fullSummary.jsonBlocks)
         #expect((1...2).contains(summary.jsonBlocks - summary.copiedJSONBlocks))

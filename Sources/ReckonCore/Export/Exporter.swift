@@ -645,14 +645,14 @@ package struct Exporter {
                     let start = json.size
                     try JSONExport.write(memo.memo!, depth: 2) { try writeJSON($0) }
                     entryRange = start..<json.size
-                    blocks?.memoEnded(entry: nil)
+                    blocks?.memoEnded(id: memo.id, streamed: true)
                 } else if let json {
                     writer.written(memo.json)
                     let bytes = writer.take()
                     let start = json.size + bytes.count - memo.json.count
                     entryRange = start..<start + memo.json.count
                     try writeJSON(bytes)
-                    blocks?.memoEnded(entry: memo.json)
+                    blocks?.memoEnded(id: memo.id, streamed: false)
                 }
                 largestEntry = max(largestEntry, entryRange.count)
                 if memo.archived { counts.archived += 1 } else { counts.active += 1 }
@@ -751,7 +751,7 @@ package struct Exporter {
             let outputs = try recorder.finish()
             progress(plan.count, plan.count)
             // The index's copy sorted by id is written while the zip is deflated.
-            try exporter.index?.writeByID()
+            exporter.index?.startWritingByID()
             return outputs
         }
 
@@ -999,6 +999,11 @@ package struct Exporter {
                 do throws(OutputError) { try ExportFolder.flush(staging) } catch { earlyFlushFailure.withLock { $0 = error } }
             }
             defer { earlyFlush.wait() }
+            // The container is written on another core while the folder's manifest lists the files;
+            // nothing else touches the zip meanwhile, and it is waited for before this returns or throws.
+            nonisolated(unsafe) let container = zipWriter
+            let zipFinished = Pending { Result { try container.finish() } }
+            defer { _ = zipFinished.wait() }
             var zipFile: Written?
             let folderManifest = try Exporter.writeManifest(manifest, to: manifestURL) { list, later in
                 let files = try written.sorted()
@@ -1007,7 +1012,7 @@ package struct Exporter {
                     if formats.contains(file.path == Exporter.jsonName ? .json : .markdown) { try list(.folder, file) }
                 }
                 try later(.folder) {
-                    let (size, digest) = try zipWriter.finish()
+                    let (size, digest) = try zipFinished.wait().get()
                     guard unlink(innerURL.path) == 0 else { throw OutputError(path: innerURL.path, reason: AtomicFile.lastError()) }
                     try Exporter.makeReadOnly(staging.appendingPathComponent(Exporter.zipName))
                     zipFile = Written(path: Exporter.zipName, size: size, digest: digest, modified: time)

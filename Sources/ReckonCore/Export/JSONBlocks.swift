@@ -10,16 +10,16 @@ import Synchronization
 /// file of its own beside the zip, which takes it as the entry's
 /// compressed bytes (`ZipBuilder.Entry.Contents.deflated`).
 ///
-/// The content sets where a block ends: after a memo whose entry's CRC-32
-/// ends in four zero bits (about one memo in 16), after a memo too long to
+/// The memos set where a block ends: after a memo whose id, mixed, has
+/// four zero bits on top (about one memo in 16), after a memo too long to
 /// be held whole, and at 4 MiB. The ends are marked while `memos.json` is
 /// written; once it is whole, `start` deflates the blocks on another core
 /// (and the blocks on every core) while the manifests are written. Each
 /// block is deflated on its own by zlib (raw deflate, level 1) and ends in
 /// a full flush, so the blocks one after another, then zlib's empty last
 /// block, are one deflate stream, whose CRC-32 zlib joins from theirs. The
-/// same bytes give the same blocks whatever the worker count, and a memo
-/// changed moves no end but its own block's: a block whose SHA-256 the
+/// same memos give the same blocks whatever the worker count, and a memo
+/// changed, added or removed changes its own block only: a block whose SHA-256 the
 /// previous run recorded (`previous`) is copied from that run's zip
 /// instead of deflated again.
 ///
@@ -104,13 +104,11 @@ package final class JSONBlocks: @unchecked Sendable {
         while size - (ends.last ?? 0) >= Self.blockLimit { ends.append((ends.last ?? 0) + Self.blockLimit) }
     }
 
-    /// A memo's entry ends here: `entry` is its bytes, nil when the memo
-    /// was too long to be held whole.
-    package func memoEnded(entry: Data?) {
-        let ends = entry.map { entry in
-            entry.withUnsafeBytes { crc32(0, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), uInt($0.count)) } & 0xF == 0
-        }
-        if ends ?? true, size > (self.ends.last ?? 0) { self.ends.append(size) }
+    /// The entry of the memo `id` ends here; `streamed` when the memo was too long to be held whole.
+    package func memoEnded(id: MemoID, streamed: Bool) {
+        // Fibonacci hashing: the top bits of the product depend on every bit of the id.
+        let endsBlock = streamed || ((id.high ^ id.low) &* 0x9E37_79B9_7F4A_7C15) >> 60 == 0
+        if endsBlock, size > (ends.last ?? 0) { ends.append(size) }
     }
 
     /// Waits for the cores: nothing writes into the staging folder once the export is over.
@@ -119,7 +117,15 @@ package final class JSONBlocks: @unchecked Sendable {
     /// Starts deflating `memos.json`, now whole at `json`, on another core.
     package func start(json: URL) {
         let (blocks, url, previous) = (zip([0] + ends, ends + [size]).filter { $0 < $1 }.map { $0..<$1 }, url, previous)
-        work = Pending { Result { () throws(OutputError) in try Self.write(blocks, of: json, to: url, copying: previous) } }
+        work = Pending {
+            Result { () throws(OutputError) in
+                do throws(OutputError) { return try Self.write(blocks, of: json, to: url, copying: previous) } catch {
+                    // A part of the zip is told as the zip.
+                    guard error.path == url.path else { throw error }
+                    throw OutputError(path: url.deletingLastPathComponent().appendingPathComponent(Exporter.zipName).path, reason: error.reason)
+                }
+            }
+        }
     }
 
     /// The stream, once every block is written.

@@ -377,6 +377,8 @@ package enum MarkdownIndex {
         private var size = 0
         /// Where the records sorted by id start, once they are written.
         private var byIDStart: Int?
+        /// The records being written again sorted by id, on another core.
+        private var sorting: Pending<Result<Void, OutputError>>?
 
         /// Creates the temporary file at `url`, replacing one a dead run
         /// left; the copy by id is sorted `runLength` records at a time.
@@ -421,10 +423,19 @@ package enum MarkdownIndex {
             if buffer.count >= 1 << 16 { try flush() }
         }
 
+        /// Starts writing the records again, sorted by id, after those in
+        /// export order, on another core, so that it overlaps the zip's
+        /// deflate and the manifests; nothing may be asked of the index
+        /// until `finish`, which waits for it.
+        func startWritingByID() {
+            nonisolated(unsafe) let index = self
+            sorting = Pending { Result { () throws(OutputError) in try index.writeByID() } }
+        }
+
         /// Writes the records again, sorted by id, after those in export
         /// order; nothing may be appended after. `finish` does it when it
-        /// was not done; done earlier, it overlaps the zip's deflate.
-        func writeByID() throws(OutputError) {
+        /// was not done.
+        private func writeByID() throws(OutputError) {
             guard byIDStart == nil else { return }
             byIDStart = size
             let sorted = try byID.sorted()
@@ -435,6 +446,7 @@ package enum MarkdownIndex {
         /// naming the run by its manifest's SHA-256 and sealing the records
         /// by theirs, and flushes the file to disk.
         package func finish(manifest: SHA256.Digest, zip: SHA256.Digest?, jsonBlocks: [JSONBlocks.Block] = []) throws(OutputError) {
+            try waitForSorting()
             try writeByID()
             let blocksStart = size
             for block in jsonBlocks {
@@ -475,6 +487,12 @@ package enum MarkdownIndex {
             buffer.removeAll(keepingCapacity: true)
         }
 
+        private func waitForSorting() throws(OutputError) {
+            guard let sorting else { return }
+            self.sorting = nil
+            try sorting.wait().get()
+        }
+
         /// Renames the finished index into place in `runs`.
         package func install(in runs: URL) throws(OutputError) {
             let target = runs.appendingPathComponent(fileName)
@@ -483,6 +501,7 @@ package enum MarkdownIndex {
 
         /// Removes the temporary file of a run that was not published.
         package func discard() {
+            _ = sorting?.wait()
             unlink(url.path)
         }
     }

@@ -272,8 +272,10 @@ package final class ZipBuilder {
         }
         parts = 0
         for (_, stream) in deflated {
-            let url = try stream.finished().url
-            guard unlink(url.path) == 0 else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+            let part = try stream.finished().url
+            guard unlink(part.path) == 0 else {
+                throw OutputError(path: shown, reason: "its part \(part.lastPathComponent) could not be removed: \(AtomicFile.lastError())")
+            }
         }
         return (output.size, digest)
     }

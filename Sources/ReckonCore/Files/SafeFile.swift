@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 
 #if canImport(Glibc)
@@ -117,7 +118,10 @@ package func readRegularFile(atPath path: String, in folder: OpenFolder? = nil, 
 /// Opens a file for reading, never through a link and never waiting on a
 /// FIFO; the caller closes it.
 package func openForReading(atPath path: String, in folder: OpenFolder? = nil) throws(ReadFailure) -> Int32 {
-    let fd = openat(folder?.fd ?? AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    // Without touching the file's access time, as restic reads, where the
+    // file's owner may ask that (else the kernel refuses, and it is asked again).
+    var fd = openat(folder?.fd ?? AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | reckon_o_noatime)
+    if fd < 0 && errno == EPERM { fd = openat(folder?.fd ?? AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
     guard fd >= 0 else {
         let code = errno
         if code == ELOOP { throw ReadFailure(message: "is a link; links are not followed") }
