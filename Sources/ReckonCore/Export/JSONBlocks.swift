@@ -81,7 +81,7 @@ package final class JSONBlocks: @unchecked Sendable {
     /// A block's bytes when the content gives no end sooner.
     static let blockLimit = 4 << 20
     /// How many bytes of blocks the cores take at a time.
-    static let roundBytes = 8 << 20
+    static let roundBytes = 1 << 20
     /// How zlib deflates a block: raw (no header), level 1, window and memory as zlib's defaults.
     package static var settings: String { "memos.json in blocks, zlib \(String(cString: zlibVersion())) level 1" }
 
