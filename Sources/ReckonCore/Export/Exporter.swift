@@ -645,14 +645,14 @@ package struct Exporter {
                     let start = json.size
                     try JSONExport.write(memo.memo!, depth: 2) { try writeJSON($0) }
                     entryRange = start..<json.size
-                    blocks?.memoEnded(id: memo.id, streamed: true)
+                    blocks?.memoEnded(id: memo.id)
                 } else if let json {
                     writer.written(memo.json)
                     let bytes = writer.take()
                     let start = json.size + bytes.count - memo.json.count
                     entryRange = start..<start + memo.json.count
                     try writeJSON(bytes)
-                    blocks?.memoEnded(id: memo.id, streamed: false)
+                    blocks?.memoEnded(id: memo.id)
                 }
                 largestEntry = max(largestEntry, entryRange.count)
                 if memo.archived { counts.archived += 1 } else { counts.active += 1 }

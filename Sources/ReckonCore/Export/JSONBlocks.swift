@@ -11,8 +11,8 @@ import Synchronization
 /// compressed bytes (`ZipBuilder.Entry.Contents.deflated`).
 ///
 /// The memos set where a block ends: after a memo whose id, mixed, has
-/// four zero bits on top (about one memo in 16), after a memo too long to
-/// be held whole, and at 4 MiB. The ends are marked while `memos.json` is
+/// four zero bits on top (about one memo in 16), and 4 MiB after the last
+/// end. The ends are marked while `memos.json` is
 /// written; once it is whole, `start` deflates the blocks on another core
 /// (and the blocks on every core) while the manifests are written. Each
 /// block is deflated on its own by zlib (raw deflate, level 1) and ends in
@@ -21,7 +21,8 @@ import Synchronization
 /// same memos give the same blocks whatever the worker count, and a memo
 /// changed, added or removed changes its own block only: a block whose SHA-256 the
 /// previous run recorded (`previous`) is copied from that run's zip
-/// instead of deflated again.
+/// instead of deflated again, once those bytes are seen to inflate to
+/// exactly this block's, so an index that lies cannot spoil the zip.
 ///
 /// One caller marks the ends and starts it; the zip waits for it.
 package final class JSONBlocks: @unchecked Sendable {
@@ -104,10 +105,10 @@ package final class JSONBlocks: @unchecked Sendable {
         while size - (ends.last ?? 0) >= Self.blockLimit { ends.append((ends.last ?? 0) + Self.blockLimit) }
     }
 
-    /// The entry of the memo `id` ends here; `streamed` when the memo was too long to be held whole.
-    package func memoEnded(id: MemoID, streamed: Bool) {
+    /// The entry of the memo `id` ends here.
+    package func memoEnded(id: MemoID) {
         // Fibonacci hashing: the top bits of the product depend on every bit of the id.
-        let endsBlock = streamed || ((id.high ^ id.low) &* 0x9E37_79B9_7F4A_7C15) >> 60 == 0
+        let endsBlock = ((id.high ^ id.low) &* 0x9E37_79B9_7F4A_7C15) >> 60 == 0
         if endsBlock, size > (ends.last ?? 0) { ends.append(size) }
     }
 
@@ -185,20 +186,41 @@ package final class JSONBlocks: @unchecked Sendable {
             return .failure(OutputError(path: shown, reason: errno == 0 ? "it ended before all its bytes were read" : AtomicFile.lastError()))
         }
         let digest = bytes.withUnsafeBytes { SHA256.digest(of: $0) }
+        let crc = UInt32(bytes.withUnsafeBytes { crc32(0, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), uInt($0.count)) })
         if let old = previous?.blocks[digest], old.size == bytes.count,
-            let copy = previous?.zip.bytes(at: old.offset, count: old.compressedSize)
+            let copy = previous?.zip.bytes(at: old.offset, count: old.compressedSize), inflates(copy, to: bytes)
         {
             return .success(
-                Made(block: Block(digest: digest, size: old.size, crc: old.crc, offset: 0, compressedSize: copy.count), bytes: copy, copied: true))
+                Made(block: Block(digest: digest, size: bytes.count, crc: crc, offset: 0, compressedSize: copy.count), bytes: copy, copied: true))
         }
         guard let deflated = deflate(bytes, flush: Z_FULL_FLUSH) else {
             return .failure(OutputError(path: shown, reason: "zlib could not deflate a block of it"))
         }
-        let crc = bytes.withUnsafeBytes { crc32(0, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), uInt($0.count)) }
         return .success(
-            Made(
-                block: Block(digest: digest, size: bytes.count, crc: UInt32(crc), offset: 0, compressedSize: deflated.count), bytes: deflated,
-                copied: false))
+            Made(block: Block(digest: digest, size: bytes.count, crc: crc, offset: 0, compressedSize: deflated.count), bytes: deflated, copied: false)
+        )
+    }
+
+    /// Whether `compressed` inflates (raw) to exactly `bytes` and stops
+    /// where another block may follow: at a block's end, on a byte, and not
+    /// in the stream's last block (zlib's `data_type` is then 128).
+    static func inflates(_ compressed: Data, to bytes: [UInt8]) -> Bool {
+        var stream = z_stream()
+        guard inflateInit2_(&stream, -15, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return false }
+        defer { inflateEnd(&stream) }
+        var input = [UInt8](compressed)
+        var output = [UInt8](repeating: 0, count: bytes.count + 1)
+        let status = input.withUnsafeMutableBufferPointer { input in
+            output.withUnsafeMutableBufferPointer { output in
+                stream.next_in = input.baseAddress
+                stream.avail_in = uInt(input.count)
+                stream.next_out = output.baseAddress
+                stream.avail_out = uInt(output.count)
+                return CZip.inflate(&stream, Z_SYNC_FLUSH)
+            }
+        }
+        return status == Z_OK && stream.avail_in == 0 && stream.data_type == 128 && Int(stream.avail_out) == 1
+            && output.prefix(bytes.count).elementsEqual(bytes)
     }
 
     /// `bytes` deflated raw at level 1, ending with `flush`; nil when zlib fails.
