@@ -208,19 +208,24 @@ package final class JSONBlocks: @unchecked Sendable {
         var stream = z_stream()
         guard inflateInit2_(&stream, -15, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return false }
         defer { inflateEnd(&stream) }
-        var input = [UInt8](compressed)
         var output = [UInt8](repeating: 0, count: bytes.count + 1)
-        let status = input.withUnsafeMutableBufferPointer { input in
+        let status = run(&stream, over: [UInt8](compressed), into: &output) { CZip.inflate(&$0, Z_SYNC_FLUSH) }
+        return status == Z_OK && stream.avail_in == 0 && stream.data_type == 128 && Int(stream.avail_out) == 1
+            && output.prefix(bytes.count).elementsEqual(bytes)
+    }
+
+    /// Points `stream` at all of `input` and at `output`, and makes one zlib call (`step`).
+    private static func run(_ stream: inout z_stream, over input: [UInt8], into output: inout [UInt8], _ step: (inout z_stream) -> Int32) -> Int32 {
+        var input = input
+        return input.withUnsafeMutableBufferPointer { input in
             output.withUnsafeMutableBufferPointer { output in
                 stream.next_in = input.baseAddress
                 stream.avail_in = uInt(input.count)
                 stream.next_out = output.baseAddress
                 stream.avail_out = uInt(output.count)
-                return CZip.inflate(&stream, Z_SYNC_FLUSH)
+                return step(&stream)
             }
         }
-        return status == Z_OK && stream.avail_in == 0 && stream.data_type == 128 && Int(stream.avail_out) == 1
-            && output.prefix(bytes.count).elementsEqual(bytes)
     }
 
     /// `bytes` deflated raw at level 1, ending with `flush`; nil when zlib fails.
@@ -231,16 +236,7 @@ package final class JSONBlocks: @unchecked Sendable {
         defer { deflateEnd(&stream) }
         // Room for the worst case, and the flush's own few bytes.
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(bytes.count))) + 64)
-        var input = bytes
-        let status = input.withUnsafeMutableBufferPointer { input in
-            output.withUnsafeMutableBufferPointer { output in
-                stream.next_in = input.baseAddress
-                stream.avail_in = uInt(input.count)
-                stream.next_out = output.baseAddress
-                stream.avail_out = uInt(output.count)
-                return CZip.deflate(&stream, flush)
-            }
-        }
+        let status = run(&stream, over: bytes, into: &output) { CZip.deflate(&$0, flush) }
         let expected = flush == Z_FINISH ? Z_STREAM_END : Z_OK
         guard status == expected, stream.avail_in == 0, stream.avail_out > 0 else { return nil }
         return Data(output[..<(output.count - Int(stream.avail_out))])
