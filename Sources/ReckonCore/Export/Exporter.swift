@@ -719,7 +719,7 @@ package struct Exporter {
             }
             let recorder = Recorder(
                 Outputs(json: json, writer: writer, written: written, zipWriter: zipWriter, blocks: blocks), index: exporter.index,
-                previousZip: zipped ? exporter.previous?.zip : nil, staging: staging)
+                staging: staging)
             do {
                 let order = try plan.memos.sorted()
                 var position = 0
@@ -780,17 +780,16 @@ package struct Exporter {
         final class Recorder: @unchecked Sendable {
             private var outputs: Outputs
             private let index: MarkdownIndex.Writer?
-            private let previousZip: PreviousZip?
             private let staging: URL
             /// The batch being recorded; only the caller's thread touches it.
             private var inFlight: Pending<Result<Void, any Error>>?
-            /// The zip the batches go to.
+            /// The zip the batches go to, kept apart from `outputs` so the
+            /// caller may ask whether it is behind while a batch is recorded.
             let zipWriter: ZipBuilder?
 
-            init(_ outputs: Outputs, index: MarkdownIndex.Writer?, previousZip: PreviousZip?, staging: URL) {
+            init(_ outputs: Outputs, index: MarkdownIndex.Writer?, staging: URL) {
                 self.outputs = outputs
                 self.index = index
-                self.previousZip = previousZip
                 self.staging = staging
                 zipWriter = outputs.zipWriter
             }
@@ -815,7 +814,7 @@ package struct Exporter {
             }
 
             private func recordNow(_ kept: [(Planned, Rendered, MarkdownFile?)]) throws {
-                let previousZip = previousZip
+                let previousZip = zipWriter?.previous
                 try zipWriter?.add(
                     kept.compactMap { _, _, file in
                         file.map { file in

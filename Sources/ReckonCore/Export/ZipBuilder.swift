@@ -59,7 +59,8 @@ package final class ZipBuilder {
     }
 
     private let url: URL
-    private let previous: PreviousZip?
+    /// The previous run's zip, whose entries may be copied.
+    let previous: PreviousZip?
     private var placed: [Placed] = []
     private var deflated: [(name: String, stream: JSONBlocks)] = []
     /// Where the data of the entry deflated elsewhere starts in the zip, once it is finished.
