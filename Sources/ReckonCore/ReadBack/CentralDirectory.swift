@@ -210,7 +210,7 @@ package struct CentralDirectoryEnd: Equatable {
 
 /// One record of the central directory (APPNOTE 4.3.12): its fixed 46
 /// bytes, then its name, extra field and comment.
-package struct CentralRecord {
+package struct CentralRecord: Sendable {
     /// Where the record starts.
     package var position: UInt64
     package var versionMadeBy: UInt16

@@ -3,7 +3,7 @@ import Foundation
 
 /// Where an entry's data lies in its zip and what the central directory
 /// says of it: enough to read it apart from libarchive, on any thread.
-struct PlacedEntry: Sendable {
+struct PlacedEntry: Sendable, Equatable {
     /// Where its data starts (after its local header).
     var dataOffset: UInt64
     var compressedSize: UInt64

@@ -106,6 +106,10 @@ package struct ExportVerifier {
     // MARK: The folder
 
     private func verifyFolder(memos: inout Memos, into result: inout ExportVerification) {
+        // The zip's central directory needs nothing else: it is checked while the folder is read.
+        let zipURL = export.url.appendingPathComponent(Exporter.zipName)
+        let zipCentral = FileKind(path: zipURL.path).isRegular ? Pending { Self.checkCentralDirectory(of: zipURL) } : nil
+        defer { _ = zipCentral?.wait() }
         let manifest: ExportManifest
         do {
             manifest = try export.folderManifest()
@@ -120,18 +124,24 @@ package struct ExportVerifier {
         var onDisk = filesOnDisk()
         onDisk[Exporter.manifestName] = nil
         var checks: [String: ExportVerification.FileCheck] = [:]
+        /// Each path checked, in the order met (the manifest's, then the files it does not list), to put the checks in order.
+        var paths: [String] = []
         var markdownRecords: [ExportManifest.File] = []
         /// The other files, each read whole on its own: memos.json as memos, the rest hashed.
         var wholeFiles: [ExportManifest.File] = []
         for record in manifest.files where record.place == .folder {
+            paths.append(record.path)
             // A path from the manifest is read only when it stays inside the export.
             guard (try? ZipWriter.checkName(record.path)) != nil else {
                 checks[record.path] = .init(place: .folder, path: record.path, status: .unreadable, problem: Self.outsideTheExport)
                 continue
             }
-            let url = export.url.appending(path: record.path, directoryHint: .notDirectory)
             // What the listing of files passed over (a folder where a file should be) is named as what it is.
-            let kind = onDisk.removeValue(forKey: record.path) ?? Optional(FileKind(path: url.path)).flatMap { $0 == .missing ? nil : $0 }
+            let kind =
+                onDisk.removeValue(forKey: record.path)
+                ?? Optional(FileKind(path: export.url.appending(path: record.path, directoryHint: .notDirectory).path)).flatMap {
+                    $0 == .missing ? nil : $0
+                }
             guard let kind, kind.isRegular else {
                 checks[record.path] = .init(
                     place: .folder, path: record.path, status: kind == nil ? .missing : .unreadable,
@@ -193,13 +203,21 @@ package struct ExportVerifier {
         for (check, _) in all.joined() { checks[check.path] = check }
         if readMarkdown { memos.markdown = all[wholeFiles.count...].joined().compactMap { $0.1 } }
         for (path, kind) in onDisk {
+            paths.append(path)
             checks[path] = .init(
                 place: .folder, path: path, status: .unlisted,
                 problem: kind.isRegular ? "manifest.json does not list it" : "is \(kind.description), which reckon never puts in an export")
         }
-        result.files += checks.values.sorted { utf8Precedes($0.path, $1.path) }
-        if let zip = checks[Exporter.zipName], zip.status == .ok || zip.status == .changed {
-            verifyZip(at: export.url.appendingPathComponent(Exporter.zipName), folderManifest: manifest, memos: &memos, into: &result)
+        let zipCheck = checks[Exporter.zipName]
+        // In the order met, which is nearly the paths' order, so the sort has little to do; a path listed twice is checked once.
+        let start = result.files.count
+        result.files.reserveCapacity(start + checks.count)
+        for path in paths {
+            if let check = checks.removeValue(forKey: path) { result.files.append(check) }
+        }
+        result.files[start...].sort { utf8Precedes($0.path, $1.path) }
+        if let zipCheck, zipCheck.status == .ok || zipCheck.status == .changed {
+            verifyZip(at: zipURL, folderManifest: manifest, central: zipCentral?.wait(), memos: &memos, into: &result)
         }
     }
 
@@ -246,8 +264,12 @@ package struct ExportVerifier {
 
     /// Reads every entry of the zip at `url` and checks it against the
     /// zip records of `folderManifest`, or, for a zip on its own
-    /// (`folderManifest` nil), against the manifest it holds.
-    private func verifyZip(at url: URL, folderManifest: ExportManifest?, memos: inout Memos, into result: inout ExportVerification) {
+    /// (`folderManifest` nil), against the manifest it holds; `checked` is
+    /// its central directory when that was checked already.
+    private func verifyZip(
+        at url: URL, folderManifest: ExportManifest?, central checked: CentralDirectoryCheck? = nil, memos: inout Memos,
+        into result: inout ExportVerification
+    ) {
         let expected = folderManifest?.files.filter { $0.place == .zip }
         let zipShown = export.isZip ? "" : Exporter.zipName
         let readJSON = memos.json == nil
@@ -264,8 +286,14 @@ package struct ExportVerifier {
         var current: String?
         /// Each entry libarchive read, in order, for the central directory check.
         var streamed: [StreamedEntry] = []
-        var central = Self.checkCentralDirectory(of: url)
-        if let pass = readOnEveryCore(url, central: central, folderManifest: folderManifest, readJSON: readJSON, readMarkdown: readMarkdown) {
+        // A zip's own manifest is read while its central directory is checked: what it allows is needed before memos.json is read.
+        let shownManifest = joinPath(export.shown, Exporter.manifestName)
+        let manifestAhead = folderManifest == nil ? Pending { Self.readManifestAhead(url, shown: shownManifest) } : nil
+        defer { _ = manifestAhead?.wait() }
+        var central = checked ?? Self.checkCentralDirectory(of: url)
+        if let pass = readOnEveryCore(
+            url, central: central, folderManifest: folderManifest, manifestAhead: manifestAhead, readJSON: readJSON, readMarkdown: readMarkdown)
+        {
             seen = pass.seen
             order = pass.order
             manifestData = pass.manifestData
@@ -385,28 +413,35 @@ package struct ExportVerifier {
                 return
             }
         }
-        var checks: [ExportVerification.FileCheck] = []
+        // The zip's checks go after what is there, in the order of their paths, built in place: there is one for every entry.
+        let start = result.files.count
+        result.files.reserveCapacity(start + records.count + twice.count)
         for record in records {
             // An entry whose name leaves the folder it is unzipped into is never whole.
             guard (try? ZipWriter.checkName(record.path)) != nil else {
                 seen[record.path] = nil
-                checks.append(.init(place: .zip, path: record.path, status: .unreadable, problem: Self.outsideTheExport))
+                result.files.append(.init(place: .zip, path: record.path, status: .unreadable, problem: Self.outsideTheExport))
                 continue
             }
             if let found = seen.removeValue(forKey: record.path) {
-                checks.append(Self.compare(record, size: found.size, sha256: found.sha256))
+                result.files.append(Self.compare(record, size: found.size, sha256: found.sha256))
             } else {
-                checks.append(.init(place: .zip, path: record.path, status: failure == nil ? .missing : .unreadable, problem: unread(record.path)))
+                result.files.append(
+                    .init(place: .zip, path: record.path, status: failure == nil ? .missing : .unreadable, problem: unread(record.path)))
             }
         }
-        for name in order where seen[name] != nil {
-            checks.append(
-                .init(
-                    place: .zip, path: name, status: .unlisted, size: seen[name]!.size, sha256: seen[name]!.sha256,
-                    problem: "manifest.json does not list it"))
+        if !seen.isEmpty {
+            for name in order where seen[name] != nil {
+                result.files.append(
+                    .init(
+                        place: .zip, path: name, status: .unlisted, size: seen[name]!.size, sha256: seen[name]!.sha256,
+                        problem: "manifest.json does not list it"))
+            }
         }
-        result.files += (checks + twice).sorted { utf8Precedes($0.path, $1.path) }
-        if let failure, !checks.contains(where: { $0.status == .unreadable }) {
+        let anyUnreadable = result.files[start...].contains { $0.status == .unreadable }
+        result.files += twice
+        result.files[start...].sort { utf8Precedes($0.path, $1.path) }
+        if let failure, !anyUnreadable {
             result.problems.append(.init(path: export.isZip ? "" : Exporter.zipName, message: failure.words))
         }
     }
@@ -424,8 +459,8 @@ package struct ExportVerifier {
 
     /// What the zip's central directory says of its entries, each record
     /// checked against the local header and data descriptor it points at.
-    struct CentralDirectoryCheck {
-        struct Entry {
+    struct CentralDirectoryCheck: Sendable {
+        struct Entry: Sendable {
             /// The name in the central directory, and in the entry's own
             /// header (nil when that could not be read).
             var name: [UInt8]
@@ -441,7 +476,7 @@ package struct ExportVerifier {
         /// A disagreement about one entry: its place in the directory (from
         /// 1), the name it is shown under (its own header's, which libarchive
         /// reads, when that could be read) and what disagrees.
-        struct Finding {
+        struct Finding: Sendable {
             var entry: Int
             var name: String
             var words: String
@@ -471,23 +506,30 @@ package struct ExportVerifier {
             check.zipProblems.append("the zip's central directory cannot be read: " + error.words)
             return check
         }
-        var entries: [CentralDirectoryCheck.Entry] = []
-        entries.reserveCapacity(Int(end.count))
-        // Where the next entry should start: where the one before it ended.
-        var next: UInt64? = 0
+        var records: [CentralRecord] = []
+        // A record takes at least 46 bytes: a count the directory cannot hold reserves nothing more.
+        records.reserveCapacity(Int(min(end.count, end.size / 46)))
         do throws(ZipStructureError) {
-            try CentralRecord.forEach(in: file, end) { record in
-                let (entry, problems, ends) = checkRecord(record, expectedAt: next, directory: end, file: file)
-                entries.append(entry)
-                let name = String(decoding: entry.headerName ?? entry.name, as: UTF8.self)
-                check.findings += problems.map { .init(entry: entries.count, name: name, words: $0) }
-                next = ends
-            }
+            try CentralRecord.forEach(in: file, end) { records.append($0) }
         } catch {
-            // What the records read so far disagree about is beside the point.
-            check.findings = []
             check.zipProblems.append("the zip's central directory cannot be read: " + error.words)
             return check
+        }
+        // Each record against its own header on every core (a read each), then where each lies against where the one before ended, in order.
+        let checked = mapOnEveryCore(records, chunkSize: 4096) { slice in
+            slice.map { checkRecord($0, directory: end, file: file) }
+        }.joined()
+        var entries: [CentralDirectoryCheck.Entry] = []
+        entries.reserveCapacity(records.count)
+        // Where the next entry should start: where the one before it ended.
+        var next: UInt64? = 0
+        for record in checked {
+            entries.append(record.entry)
+            let placement = record.placed.map { placementProblems(disk: $0.disk, offset: $0.offset, expectedAt: next) } ?? []
+            let problems = placement + record.problems
+            let name = String(decoding: record.entry.headerName ?? record.entry.name, as: UTF8.self)
+            check.findings += problems.map { .init(entry: entries.count, name: name, words: $0) }
+            next = record.ends
         }
         if let next, next != end.offset {
             check.zipProblems.append(
@@ -499,38 +541,43 @@ package struct ExportVerifier {
         return check
     }
 
-    /// One central record against the local header (and data descriptor) it
-    /// points at, which should start at `expectedAt` when that is known:
-    /// the entry, what disagrees, and where the entry ends (nil when that
-    /// cannot be told).
-    private static func checkRecord(_ record: CentralRecord, expectedAt: UInt64?, directory end: CentralDirectoryEnd, file: ZipFile)
-        -> (entry: CentralDirectoryCheck.Entry, problems: [String], ends: UInt64?)
-    {
+    /// What one central record gave: its entry, what disagrees (but for
+    /// where it lies), the disk and byte the record puts it at (nil when
+    /// they cannot be read), and where it ends (nil when that cannot be told).
+    private struct CheckedRecord: Sendable {
+        var entry: CentralDirectoryCheck.Entry
+        var problems: [String]
+        var placed: (disk: UInt32, offset: UInt64)?
+        var ends: UInt64?
+    }
+
+    /// One central record against the local header (and data descriptor)
+    /// it points at.
+    private static func checkRecord(_ record: CentralRecord, directory end: CentralDirectoryEnd, file: ZipFile) -> CheckedRecord {
         let wide: (compressedSize: UInt64, uncompressedSize: UInt64, localHeaderOffset: UInt64, diskStart: UInt32)
         do throws(ZipStructureError) {
             wide = try record.wide()
         } catch {
-            return (.init(name: record.name, size: UInt64(record.uncompressedSize)), [error.words], nil)
+            return CheckedRecord(entry: .init(name: record.name, size: UInt64(record.uncompressedSize)), problems: [error.words])
         }
         var entry = CentralDirectoryCheck.Entry(
             name: record.name, size: wide.uncompressedSize, flags: record.flags,
             unixMode: record.versionMadeBy >> 8 == 3 ? record.externalAttributes >> 16 : nil)
-        var problems = placementProblems(disk: wide.diskStart, offset: wide.localHeaderOffset, expectedAt: expectedAt)
+        let placed = (disk: wide.diskStart, offset: wide.localHeaderOffset)
         let header: LocalHeader
         do throws(ZipStructureError) {
             header = try LocalHeader.read(at: wide.localHeaderOffset, before: end.offset, in: file)
         } catch {
-            problems.append("\(says) puts this entry's header at byte \(wide.localHeaderOffset), but \(error.words)")
-            return (entry, problems, nil)
+            return CheckedRecord(
+                entry: entry, problems: ["\(says) puts this entry's header at byte \(wide.localHeaderOffset), but \(error.words)"], placed: placed)
         }
         entry.headerName = header.name
         entry.placed = PlacedEntry(
             dataOffset: header.dataOffset, compressedSize: wide.compressedSize, size: wide.uncompressedSize, crc32: record.crc32,
             method: record.method)
-        problems += headerProblems(record, header)
         let data = checkData(
             record, compressedSize: wide.compressedSize, uncompressedSize: wide.uncompressedSize, header: header, directory: end, file: file)
-        return (entry, problems + data.problems, data.ends)
+        return CheckedRecord(entry: entry, problems: headerProblems(record, header) + data.problems, placed: placed, ends: data.ends)
     }
 
     /// What a finding on an entry's fields starts with: the central
@@ -850,14 +897,20 @@ extension ExportVerification {
     /// the manifest says, then a sentence on the whole export.
     package func text(shown: String) -> String {
         var lines: [String] = []
-        for file in files where file.status != .ok {
-            lines.append("\(file.status.rawValue)  \(escapedForDisplay(shownPath(file))): \(escapedForDisplay(file.problem ?? ""))")
+        var beside = 0
+        var inZip = 0
+        // By index: a check is read in place, not copied, and there is one for every file.
+        for index in files.indices {
+            let place = files[index].place
+            if place == .folder && files[index].path != Exporter.manifestName { beside += 1 }
+            if place == .zip && !(isZip && files[index].path == Exporter.manifestName) { inZip += 1 }
+            guard files[index].status != .ok else { continue }
+            lines.append(
+                "\(files[index].status.rawValue)  \(escapedForDisplay(shownPath(files[index]))): \(escapedForDisplay(files[index].problem ?? ""))")
         }
         for problem in problems {
             lines.append("damaged  \(escapedForDisplay(problem.path.isEmpty ? shown : problem.path)): \(escapedForDisplay(problem.message))")
         }
-        let beside = files.count { $0.place == .folder && $0.path != Exporter.manifestName }
-        let inZip = files.count { $0.place == .zip && !(isZip && $0.path == Exporter.manifestName) }
         let placeWords =
             isZip
             ? "\(counted(inZip, "entry", "entries")) of the zip \(inZip == 1 ? "matches" : "match") its manifest.json"

@@ -15,6 +15,48 @@ extension ExportVerifier {
         var json: MemosJSONReader.Facts?
     }
 
+    /// A zip's own manifest as read and parsed, and where it lies.
+    struct ManifestRead: Sendable {
+        var placed: PlacedEntry
+        var data: Data
+        var sha256: String
+        var manifest: Result<ExportManifest, ExportReadError>
+    }
+
+    /// Reads and parses the manifest that lies at `placed` in `file`
+    /// (shown as `shown`); nil when it is not whole.
+    static func readManifest(_ placed: PlacedEntry, of file: ZipFile, shown: String) -> ManifestRead? {
+        var data = Data()
+        guard (try? EntryInflater().read(placed, of: file) { data.append(contentsOf: $0) }) == true else { return nil }
+        let manifest = Result { () throws(ExportReadError) in try ExportManifest.read(data, shown: shown) }
+        return ManifestRead(placed: placed, data: data, sha256: SHA256.hex(of: data), manifest: manifest)
+    }
+
+    /// Reads the manifest of the zip at `url` from where the last record
+    /// of that name in its central directory puts it, before (and while)
+    /// the directory is checked; nil when it cannot be read so. What is
+    /// read is used only when the check puts the manifest at the same place.
+    static func readManifestAhead(_ url: URL, shown: String) -> ManifestRead? {
+        do throws(ZipStructureError) {
+            let file = try ZipFile(url: url)
+            let end = try CentralDirectoryEnd.read(file)
+            var last: CentralRecord?
+            let name = Array(Exporter.manifestName.utf8)
+            try CentralRecord.forEach(in: file, end) { record in
+                if record.name == name { last = record }
+            }
+            guard let last else { return nil }
+            let wide = try last.wide()
+            let header = try LocalHeader.read(at: wide.localHeaderOffset, before: end.offset, in: file)
+            let placed = PlacedEntry(
+                dataOffset: header.dataOffset, compressedSize: wide.compressedSize, size: wide.uncompressedSize, crc32: last.crc32,
+                method: last.method)
+            return readManifest(placed, of: file, shown: shown)
+        } catch {
+            return nil
+        }
+    }
+
     /// What one entry gave.
     private struct EntryRead: Sendable {
         var index: Int
@@ -38,9 +80,10 @@ extension ExportVerifier {
     /// held twice, not a regular file, encrypted or compressed otherwise,
     /// or its name is not UTF-8. Then libarchive reads it again, in order,
     /// and its words say what is wrong, as they always did.
-    func readOnEveryCore(_ url: URL, central: CentralDirectoryCheck, folderManifest: ExportManifest?, readJSON: Bool, readMarkdown: Bool)
-        -> ZipPass?
-    {
+    func readOnEveryCore(
+        _ url: URL, central: CentralDirectoryCheck, folderManifest: ExportManifest?, manifestAhead: Pending<ManifestRead?>?, readJSON: Bool,
+        readMarkdown: Bool
+    ) -> ZipPass? {
         guard central.zipProblems.isEmpty, central.findings.isEmpty, let entries = central.entries else { return nil }
         var names: [String] = []
         names.reserveCapacity(entries.count)
@@ -61,16 +104,16 @@ extension ExportVerifier {
         let file: ZipFile
         do throws(ZipStructureError) { file = try ZipFile(url: url) } catch { return nil }
         var pass = ZipPass()
-        // A zip's own manifest comes last: the memo size it allows is read from it first, on its own.
+        // A zip's own manifest comes last: the memo size it allows is read from it first, on its own, while the central directory was checked.
         var manifestRead: EntryRead?
         if folderManifest == nil, let at = names.firstIndex(of: Exporter.manifestName) {
-            var data = Data()
-            guard (try? EntryInflater().read(places[at], of: file) { data.append(contentsOf: $0) }) == true else { return nil }
-            pass.manifestData = data
-            pass.manifest = Result { () throws(ExportReadError) in
-                try ExportManifest.read(data, shown: joinPath(export.shown, Exporter.manifestName))
+            let ahead = manifestAhead?.wait().flatMap { $0.placed == places[at] ? $0 : nil }
+            guard let read = ahead ?? Self.readManifest(places[at], of: file, shown: joinPath(export.shown, Exporter.manifestName)) else {
+                return nil
             }
-            manifestRead = EntryRead(index: at, size: data.count, sha256: SHA256.hex(of: data))
+            pass.manifestData = read.data
+            pass.manifest = read.manifest
+            manifestRead = EntryRead(index: at, size: read.data.count, sha256: read.sha256)
         }
         let memoBytes = folderManifest?.memoBytes ?? (try? pass.manifest?.get())?.memoBytes ?? ExportManifest.defaultMemoBytes
         let jsonAt = readJSON ? names.firstIndex(of: Exporter.jsonName) : nil
