@@ -45,6 +45,9 @@ bool tagsField(simdjson::dom::element value, std::vector<reckon_text> &tags) {
 struct reckon_memo_parser {
     simdjson::dom::parser parser;
     std::vector<reckon_text> tags;
+    // A manifest's bytes, with the padding simdjson reads past the end:
+    // kept from one manifest to the next, so their pages are made once.
+    std::vector<char> manifestBytes;
 };
 
 extern "C" reckon_memo_parser *reckon_memo_parser_create(void) { return new (std::nothrow) reckon_memo_parser(); }
@@ -102,8 +105,12 @@ extern "C" int reckon_memo_parser_accepts(reckon_memo_parser *parser, const void
 extern "C" int reckon_manifest_names(reckon_memo_parser *parser, const void *data, size_t length,
                                      reckon_text *generator, reckon_text *pipeline) try {
     using namespace simdjson;
+    // Copied where simdjson may read past the end, rather than into a new buffer of its own each time.
+    std::vector<char> &bytes = parser->manifestBytes;
+    bytes.resize(length + SIMDJSON_PADDING);
+    if (length > 0) std::memcpy(bytes.data(), data, length);
     dom::object object;
-    if (parser->parser.parse(static_cast<const char *>(data), length).get_object().get(object) != SUCCESS) return 1;
+    if (parser->parser.parse(bytes.data(), length, false).get_object().get(object) != SUCCESS) return 1;
     *generator = {nullptr, 0};
     *pipeline = {nullptr, 0};
     bool seenGenerator = false, seenPipeline = false;

@@ -55,9 +55,10 @@ int reckon_memo_parser_accepts(reckon_memo_parser *parser, const void *data, siz
 /// and neither "generator" nor "pipeline" appears twice in it, and fills
 /// `generator` and `pipeline` with those members' text (`data` NULL when a
 /// member is absent or not a string); returns 1 for anything else. Nothing
-/// else of the manifest is turned into values, so a 100k export's 37 MB
-/// manifest is read in a few hundredths of a second. The text stays valid
-/// until `parser` reads the next file.
+/// else of the manifest is turned into values, and the bytes are copied
+/// into a buffer `parser` keeps, so a 100k export's 37 MB manifest is read
+/// in a few hundredths of a second, the pages for it made once. The text
+/// stays valid until `parser` reads the next file.
 int reckon_manifest_names(reckon_memo_parser *parser, const void *data, size_t length, reckon_text *generator,
                           reckon_text *pipeline);
 

@@ -273,11 +273,14 @@ package enum ExportFolder {
         // Every `reckon run` asks this, so only the two names are read: a
         // 100k export's manifest is 37 MB, and folders pile up without `keep`.
         let parser = MemoParser()
+        // One buffer for every manifest: its pages are made once.
+        var data = Data()
         return names.compactMap { name -> (name: String, pipeline: String?)? in
             guard name.wholeMatch(of: try! Regex(runPattern)) != nil,
                 FileKind(path: dir.appendingPathComponent(name).path) == .directory,
-                let data = try? readRegularFile(
-                    atPath: dir.appendingPathComponent(name).appendingPathComponent(Exporter.manifestName).path, limit: 1 << 30),
+                (try? readRegularFile(
+                    atPath: dir.appendingPathComponent(name).appendingPathComponent(Exporter.manifestName).path, limit: 1 << 30, into: &data))
+                    != nil,
                 let identity = parser.manifestNames(data), identity.generator == "reckon"
             else { return nil }
             return (name, identity.pipeline)
