@@ -246,21 +246,11 @@ package struct Exporter {
         /// cannot be reused: it must be read to be rendered.
         struct NeedsReading: Error {}
 
-        /// Writes the Markdown file under the short name when allowed and
-        /// free, else under the long one: the previous run's file when
-        /// `previous` (that run's `markdown/` and its record of this memo)
-        /// says it is this one, else rendered. Written read-only. `staging`
+        /// Renders and writes the Markdown file under the short name when
+        /// allowed and free, else under the long one, read-only. `staging`
         /// is the export folder's path.
-        func writeMarkdown(
-            into staging: String, mayTakeShortName: Bool, reusing previous: (markdown: OpenFolder, entry: MarkdownIndex.Entry)?,
-            byLink: Bool
-        ) throws -> MarkdownFile? {
+        func writeMarkdown(into staging: String, mayTakeShortName: Bool) throws -> MarkdownFile? {
             guard withMarkdown else { return nil }
-            if let previous, previous.entry.fingerprint == fingerprint,
-                let reused = try reuse(previous.entry, from: previous.markdown, into: staging, mayTakeShortName: mayTakeShortName, byLink: byLink)
-            {
-                return reused
-            }
             guard let memo else { throw NeedsReading() }
             // A long memo's file is written from its text in pieces, and the zip reads it back from the file.
             var data = Data()
@@ -287,27 +277,33 @@ package struct Exporter {
                 inode: created!.inode, data: streamed ? nil : data)
         }
 
-        /// Puts the previous run's file into `staging` when this run
-        /// computes the same name for the memo and the file still holds the
-        /// bytes the index (and so the previous manifest) lists. By a hard
-        /// link only when it is the very file reckon wrote there (its inode)
-        /// and still read-only, so nothing outside the runs shares the new
-        /// file; else, or where links are not used, by a copy of the bytes.
-        /// Never through a link. Gives nil, leaving nothing behind, when the
-        /// file is to be rendered instead; the previous run is left as it is.
-        private func reuse(
-            _ entry: MarkdownIndex.Entry, from markdown: OpenFolder, into staging: String, mayTakeShortName: Bool,
-            byLink: Bool
-        ) throws -> MarkdownFile? {
-            // A short name this run may not take, or finds taken (below, as
-            // the name is made), or a long one while the short is free: rendered.
+        /// The previous run's file of this memo, read, that may be put into
+        /// the staging folder in place of a rendered one: `name` in the
+        /// previous `markdown/`, `target` its path in staging.
+        struct PreviousFile {
+            var entry: MarkdownIndex.Entry
+            var name: String
+            var target: String
+            var data: Data
+            var info: stat
+        }
+
+        /// Reads the previous run's file (`entry`, in `markdown`) when this
+        /// run computes the same name for the memo and the file still holds
+        /// the bytes the index (and so the previous manifest) lists; nil when
+        /// the file is to be rendered instead. Never through a link.
+        func readPrevious(_ entry: MarkdownIndex.Entry, from markdown: OpenFolder, into staging: String, mayTakeShortName: Bool)
+            -> PreviousFile?
+        {
+            guard withMarkdown, entry.fingerprint == fingerprint else { return nil }
+            // A short name this run may not take, or finds taken (as the
+            // name is made), or a long one while the short is free: rendered.
             guard
                 entry.path == shortName
                     ? mayTakeShortName
                     : entry.path == longName && (!mayTakeShortName || FileKind(path: staging + "/" + shortName) != .missing)
             else { return nil }
             let name = String(entry.path.dropFirst(Exporter.markdownName.count + 1))
-            let target = staging + "/" + entry.path
             guard let fd = try? openForReading(atPath: name, in: markdown) else { return nil }
             defer { close(fd) }
             var info = stat()
@@ -316,12 +312,23 @@ package struct Exporter {
                 (try? readWhole(fd, size: Int(info.st_size), into: &data)) != nil,
                 data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.digest
             else { return nil }
+            return PreviousFile(entry: entry, name: name, target: staging + "/" + entry.path, data: data, info: info)
+        }
+
+        /// Puts the previous run's file, read, into the staging folder. By a
+        /// hard link only when it is the very file reckon wrote there (its
+        /// inode) and still read-only, so nothing outside the runs shares the
+        /// new file; else, or where links are not used, by a copy of the
+        /// bytes. Gives nil, leaving nothing behind, when the file is to be
+        /// rendered instead; the previous run is left as it is.
+        func place(_ previous: PreviousFile, from markdown: OpenFolder, byLink: Bool) throws -> MarkdownFile? {
+            let (entry, data, info) = (previous.entry, previous.data, previous.info)
             if byLink && UInt64(info.st_ino) == entry.inode && info.st_mode & 0o7777 == 0o444 {
-                if linkat(markdown.fd, name, AT_FDCWD, target, 0) == 0 {
+                if linkat(markdown.fd, previous.name, AT_FDCWD, previous.target, 0) == 0 {
                     // The name now holds the file just read, or another swapped in meanwhile: then it goes.
                     var linked = stat()
-                    guard lstat(target, &linked) == 0, linked.st_ino == info.st_ino, linked.st_dev == info.st_dev else {
-                        unlink(target)
+                    guard lstat(previous.target, &linked) == 0, linked.st_ino == info.st_ino, linked.st_dev == info.st_dev else {
+                        unlink(previous.target)
                         return nil
                     }
                     return MarkdownFile(
@@ -331,7 +338,7 @@ package struct Exporter {
                 // The name taken: rendered. Another file system, or one without links: copied.
                 guard errno != EEXIST else { return nil }
             }
-            guard let created = try OutputFile.writeReadOnly(data, toNew: target) else { return nil }
+            guard let created = try OutputFile.writeReadOnly(data, toNew: previous.target) else { return nil }
             return MarkdownFile(
                 written: Written(path: entry.path, size: data.count, digest: created.digest, modified: modified),
                 inode: created.inode, data: forZip(data), reused: true)
@@ -457,6 +464,8 @@ package struct Exporter {
     /// needed.
     private struct Run {
         let exporter: Exporter
+        /// Held while a chunk's previous Markdown files are put in place (`writeMarkdown`).
+        let placingLock = NSLock()
         let formats: [ExportFormat]
         let includeArchived: Bool
         let staging: URL
@@ -902,19 +911,36 @@ package struct Exporter {
             return try kept.map { memo, outcome in (memo.0, memo.1, try outcome.get()) }
         }
 
-        /// Writes each memo's Markdown file on every core.
+        /// Writes each memo's Markdown file on every core: the previous
+        /// run's file where it can (`previous`), else rendered. A chunk's
+        /// previous files are read and hashed first, then put in place by one
+        /// core at a time: ext4 adds names to a folder one at a time, and a
+        /// core waiting for that in the kernel spins, where it could read
+        /// the next chunk.
         func writeMarkdown(_ named: [(Rendered, Bool, (OpenFolder, MarkdownIndex.Entry)?)], spread: Bool) -> [Result<MarkdownFile?, any Error>] {
             let stagingPath = staging.path
             let byLink = exporter.linksReusedFiles
+            let placing = placingLock
             return Array(
                 mapOnEveryCore(named, chunkSize: pieces(of: named.count, spread: spread)) { chunk in
-                    chunk.map { memo, mayTakeShortName, previous in
-                        Result {
-                            let file = try memo.writeMarkdown(
-                                into: stagingPath, mayTakeShortName: mayTakeShortName, reusing: previous, byLink: byLink)
-                            if file != nil { TestStop.at("markdown-file-written") }
-                            return file
+                    let read = chunk.map { memo, mayTakeShortName, previous in
+                        previous.flatMap { memo.readPrevious($0.1, from: $0.0, into: stagingPath, mayTakeShortName: mayTakeShortName) }
+                    }
+                    let placed = placing.withLock {
+                        zip(chunk, read).map { named, read in
+                            read.map { read in Result { try named.0.place(read, from: named.2!.0, byLink: byLink) } }
                         }
+                    }
+                    return zip(chunk, placed).map { named, placed in
+                        let outcome: Result<MarkdownFile?, any Error>
+                        switch placed {
+                        case .none, .success(.none)?:
+                            outcome = Result { try named.0.writeMarkdown(into: stagingPath, mayTakeShortName: named.1) }
+                        case let placed?:
+                            outcome = placed
+                        }
+                        if case .success(.some) = outcome { TestStop.at("markdown-file-written") }
+                        return outcome
                     }
                 }.joined())
         }
