@@ -282,6 +282,7 @@ package struct Exporter {
         /// previous `markdown/`, `target` its path in staging.
         struct PreviousFile {
             var entry: MarkdownIndex.Entry
+            var markdown: OpenFolder
             var name: String
             var target: String
             var data: Data
@@ -312,7 +313,7 @@ package struct Exporter {
                 (try? readWhole(fd, size: Int(info.st_size), into: &data)) != nil,
                 data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.digest
             else { return nil }
-            return PreviousFile(entry: entry, name: name, target: staging + "/" + entry.path, data: data, info: info)
+            return PreviousFile(entry: entry, markdown: markdown, name: name, target: staging + "/" + entry.path, data: data, info: info)
         }
 
         /// Puts the previous run's file, read, into the staging folder. By a
@@ -321,10 +322,10 @@ package struct Exporter {
         /// new file; else, or where links are not used, by a copy of the
         /// bytes. Gives nil, leaving nothing behind, when the file is to be
         /// rendered instead; the previous run is left as it is.
-        func place(_ previous: PreviousFile, from markdown: OpenFolder, byLink: Bool) throws -> MarkdownFile? {
+        func place(_ previous: PreviousFile, byLink: Bool) throws -> MarkdownFile? {
             let (entry, data, info) = (previous.entry, previous.data, previous.info)
             if byLink && UInt64(info.st_ino) == entry.inode && info.st_mode & 0o7777 == 0o444 {
-                if linkat(markdown.fd, previous.name, AT_FDCWD, previous.target, 0) == 0 {
+                if linkat(previous.markdown.fd, previous.name, AT_FDCWD, previous.target, 0) == 0 {
                     // The name now holds the file just read, or another swapped in meanwhile: then it goes.
                     var linked = stat()
                     guard lstat(previous.target, &linked) == 0, linked.st_ino == info.st_ino, linked.st_dev == info.st_dev else {
@@ -928,7 +929,7 @@ package struct Exporter {
                     }
                     let placed = placing.withLock {
                         zip(chunk, read).map { named, read in
-                            read.map { read in Result { try named.0.place(read, from: named.2!.0, byLink: byLink) } }
+                            read.map { read in Result { try named.0.place(read, byLink: byLink) } }
                         }
                     }
                     return zip(chunk, placed).map { named, placed in

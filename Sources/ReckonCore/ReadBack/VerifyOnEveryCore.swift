@@ -47,6 +47,8 @@ extension ExportVerifier {
             }
             guard let last else { return nil }
             let wide = try last.wide()
+            // One that says it is larger than a manifest may be on disk is left to the check, and to libarchive.
+            guard wide.uncompressedSize <= 1 << 30 else { return nil }
             let header = try LocalHeader.read(at: wide.localHeaderOffset, before: end.offset, in: file)
             let placed = PlacedEntry(
                 dataOffset: header.dataOffset, compressedSize: wide.compressedSize, size: wide.uncompressedSize, crc32: last.crc32,
