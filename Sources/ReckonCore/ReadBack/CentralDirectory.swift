@@ -99,7 +99,7 @@ let zip64FieldID: UInt16 = 0x0001
 /// directory is, how long it is and how many records it holds, from the
 /// end-of-central-directory record and, when there is one, the zip64 end
 /// record its locator points at.
-package struct CentralDirectoryEnd: Equatable {
+package struct CentralDirectoryEnd: Equatable, Sendable {
     /// Where the central directory starts.
     package var offset: UInt64
     /// Its length in bytes: it ends where the end records begin.

@@ -288,9 +288,18 @@ package struct ExportVerifier {
         var streamed: [StreamedEntry] = []
         // A zip's own manifest is read while its central directory is checked: what it allows is needed before memos.json is read.
         let shownManifest = joinPath(export.shown, Exporter.manifestName)
-        let manifestAhead = folderManifest == nil ? Pending { Self.readManifestAhead(url, shown: shownManifest) } : nil
+        var manifestAhead: Pending<ManifestRead?>?
+        var central: CentralDirectoryCheck
+        if let checked {
+            central = checked
+        } else {
+            let listed = Self.listCentralDirectory(of: url)
+            if folderManifest == nil, case .success(let listing) = listed {
+                manifestAhead = Pending { Self.readManifestAhead(in: listing, shown: shownManifest) }
+            }
+            central = Self.checkCentralDirectory(listed)
+        }
         defer { _ = manifestAhead?.wait() }
-        var central = checked ?? Self.checkCentralDirectory(of: url)
         if let pass = readOnEveryCore(
             url, central: central, folderManifest: folderManifest, manifestAhead: manifestAhead, readJSON: readJSON, readMarkdown: readMarkdown)
         {
@@ -489,29 +498,42 @@ package struct ExportVerifier {
         var findings: [Finding] = []
     }
 
-    /// Reads the central directory of the zip at `url` on its own and checks
-    /// that it and the entries agree: each record's name, method, flags,
-    /// version, time, extra fields, CRC-32 and sizes against its entry's
-    /// local header (and data descriptor), and that the entries lie one
-    /// after another from the start of the file to the directory, where
-    /// the records put them.
-    static func checkCentralDirectory(of url: URL) -> CentralDirectoryCheck {
-        var check = CentralDirectoryCheck()
-        let file: ZipFile
-        let end: CentralDirectoryEnd
-        do throws(ZipStructureError) {
-            file = try ZipFile(url: url)
-            end = try CentralDirectoryEnd.read(file)
-        } catch {
-            check.zipProblems.append("the zip's central directory cannot be read: " + error.words)
-            return check
-        }
-        var records: [CentralRecord] = []
-        // A record takes at least 46 bytes: a count the directory cannot hold reserves nothing more.
-        records.reserveCapacity(Int(min(end.count, end.size / 46)))
-        do throws(ZipStructureError) {
+    /// A zip's central directory as read, before it is checked: the file,
+    /// its end record, and every record in order.
+    struct CentralDirectoryListing: Sendable {
+        var file: ZipFile
+        var end: CentralDirectoryEnd
+        var records: [CentralRecord]
+    }
+
+    /// Reads every record of the central directory of the zip at `url`.
+    static func listCentralDirectory(of url: URL) -> Result<CentralDirectoryListing, ZipStructureError> {
+        Result { () throws(ZipStructureError) in
+            let file = try ZipFile(url: url)
+            let end = try CentralDirectoryEnd.read(file)
+            var records: [CentralRecord] = []
+            // A record takes at least 46 bytes: a count the directory cannot hold reserves nothing more.
+            records.reserveCapacity(Int(min(end.count, end.size / 46)))
             try CentralRecord.forEach(in: file, end) { records.append($0) }
-        } catch {
+            return CentralDirectoryListing(file: file, end: end, records: records)
+        }
+    }
+
+    /// Reads the central directory of the zip at `url` on its own and checks
+    /// it against the entries (`checkCentralDirectory(_:)`).
+    static func checkCentralDirectory(of url: URL) -> CentralDirectoryCheck { checkCentralDirectory(listCentralDirectory(of: url)) }
+
+    /// Checks that a zip's central directory, as `listed`, and its entries
+    /// agree: each record's name, method, flags, version, time, extra
+    /// fields, CRC-32 and sizes against its entry's local header (and data
+    /// descriptor), and that the entries lie one after another from the
+    /// start of the file to the directory, where the records put them.
+    static func checkCentralDirectory(_ listed: Result<CentralDirectoryListing, ZipStructureError>) -> CentralDirectoryCheck {
+        var check = CentralDirectoryCheck()
+        let (file, end, records): (ZipFile, CentralDirectoryEnd, [CentralRecord])
+        switch listed {
+        case .success(let listing): (file, end, records) = (listing.file, listing.end, listing.records)
+        case .failure(let error):
             check.zipProblems.append("the zip's central directory cannot be read: " + error.words)
             return check
         }

@@ -32,28 +32,22 @@ extension ExportVerifier {
         return ManifestRead(placed: placed, data: data, sha256: SHA256.hex(of: data), manifest: manifest)
     }
 
-    /// Reads the manifest of the zip at `url` from where the last record
-    /// of that name in its central directory puts it, before (and while)
-    /// the directory is checked; nil when it cannot be read so. What is
-    /// read is used only when the check puts the manifest at the same place.
-    static func readManifestAhead(_ url: URL, shown: String) -> ManifestRead? {
+    /// Reads the zip's own manifest from where the last record of that name
+    /// in its central directory (`listing`) puts it, while the directory
+    /// is checked; nil when it cannot be read so. What is read is used
+    /// only when the check puts the manifest at the same place.
+    static func readManifestAhead(in listing: CentralDirectoryListing, shown: String) -> ManifestRead? {
+        let name = Array(Exporter.manifestName.utf8)
+        guard let last = listing.records.last(where: { $0.name == name }) else { return nil }
         do throws(ZipStructureError) {
-            let file = try ZipFile(url: url)
-            let end = try CentralDirectoryEnd.read(file)
-            var last: CentralRecord?
-            let name = Array(Exporter.manifestName.utf8)
-            try CentralRecord.forEach(in: file, end) { record in
-                if record.name == name { last = record }
-            }
-            guard let last else { return nil }
             let wide = try last.wide()
             // One that says it is larger than a manifest may be on disk is left to the check, and to libarchive.
             guard wide.uncompressedSize <= 1 << 30 else { return nil }
-            let header = try LocalHeader.read(at: wide.localHeaderOffset, before: end.offset, in: file)
+            let header = try LocalHeader.read(at: wide.localHeaderOffset, before: listing.end.offset, in: listing.file)
             let placed = PlacedEntry(
                 dataOffset: header.dataOffset, compressedSize: wide.compressedSize, size: wide.uncompressedSize, crc32: last.crc32,
                 method: last.method)
-            return readManifest(placed, of: file, shown: shown)
+            return readManifest(placed, of: listing.file, shown: shown)
         } catch {
             return nil
         }
