@@ -185,6 +185,10 @@ extension ExportVerifier {
         }
         if let manifestRead { byIndex[manifestRead.index] = manifestRead }
         pass.json = jsonFacts.withLock { $0 }
+        // Made at their full size at once: growing them would hash every name again at each step.
+        pass.seen.reserveCapacity(entries.count)
+        pass.order.reserveCapacity(entries.count)
+        pass.streamed.reserveCapacity(entries.count)
         for (index, read) in byIndex.enumerated() {
             guard let read else { return nil }
             let name = names[index]
