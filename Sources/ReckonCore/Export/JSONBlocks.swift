@@ -210,8 +210,11 @@ package final class JSONBlocks: @unchecked Sendable {
         defer { inflateEnd(&stream) }
         var output = [UInt8](repeating: 0, count: bytes.count + 1)
         let status = run(&stream, over: [UInt8](compressed), into: &output) { CZip.inflate(&$0, Z_SYNC_FLUSH) }
+        // Compared by memcmp: a generic walk over the bytes cost a nightly run at 100k 0.17 s of CPU.
         return status == Z_OK && stream.avail_in == 0 && stream.data_type == 128 && Int(stream.avail_out) == 1
-            && output.prefix(bytes.count).elementsEqual(bytes)
+            && bytes.withUnsafeBytes { expected in
+                output.withUnsafeBytes { made in expected.isEmpty || memcmp(made.baseAddress!, expected.baseAddress!, expected.count) == 0 }
+            }
     }
 
     /// Points `stream` at all of `input` and at `output`, and makes one zlib call (`step`).
