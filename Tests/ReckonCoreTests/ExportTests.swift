@@ -394,7 +394,8 @@ import Testing
     /// again. Either way the export is the bytes a full export writes.
     @Test(arguments: [
         "nothing", "a memo file rewritten in place, its size and times put back", "the previous memos.json damaged at one memo",
-        "the previous Markdown file of one memo changed", "one memo's short name taken by a new memo before it",
+        "the previous memos.json cut short halfway", "the previous Markdown file of one memo changed",
+        "one memo's short name taken by a new memo before it",
         "every memo asked to be read (--refresh)", "a smaller size limit for memo files"
     ])
     func unchangedMemoFilesAreTakenWholeFromThePreviousRunUnread(_ change: String) throws {
@@ -430,6 +431,12 @@ import Testing
             #expect(after.st_ino == before.st_ino && after.st_size == before.st_size && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec)
         case "the previous memos.json damaged at one memo":
             try damage(previous.appendingPathComponent("memos.json"), at: "\"Body 5\"")
+        case "the previous memos.json cut short halfway":
+            // The entries are read several at a time: those still whole before the cut are taken, the rest read again.
+            let json = previous.appendingPathComponent("memos.json")
+            let bytes = try Data(contentsOf: json)
+            chmod(json.path, 0o644)
+            try bytes.prefix(bytes.count / 2).write(to: json)
         case "the previous Markdown file of one memo changed":
             let name = try #require(
                 try FileManager.default.contentsOfDirectory(atPath: previous.appendingPathComponent("markdown").path)
@@ -452,7 +459,11 @@ import Testing
         let (full, fullSummary, _) = try exportAll(limits: limits)
         let (incremental, summary) = try exportReusing(runs, byLink: true, limits: limits, readingEveryMemo: change.hasPrefix("every memo"))
         let readAgain = ["nothing": 0, "every memo asked to be read (--refresh)": ids.count, "a smaller size limit for memo files": ids.count]
-        #expect(summary.reusedMemos == ids.count - (readAgain[change] ?? 1))
+        if change == "the previous memos.json cut short halfway" {
+            #expect(summary.reusedMemos > 0 && summary.reusedMemos < ids.count, "\(summary.reusedMemos)")
+        } else {
+            #expect(summary.reusedMemos == ids.count - (readAgain[change] ?? 1))
+        }
         #expect(summary.missing == fullSummary.missing)
         _ = try sameFiles(incremental, full)
     }

@@ -870,11 +870,9 @@ package struct Exporter {
             let unchanged = batch.compactMap { $0.unchanged ? reusable[$0.id] : nil }
             let taken = Dictionary(
                 uniqueKeysWithValues: mapOnEveryCore(unchanged, chunkSize: pieces(of: unchanged.count, spread: spread)) { chunk in
-                    chunk.compactMap { entry in
+                    zip(chunk, MarkdownIndex.Previous.jsonEntries(chunk, in: previousJSON)).compactMap { entry, json in
                         entry.names.flatMap { names in
-                            MarkdownIndex.Previous.jsonEntry(entry, in: previousJSON).map {
-                                (entry.id, Rendered(taking: entry, json: $0, names: names, markdown: withMarkdown))
-                            }
+                            json.map { (entry.id, Rendered(taking: entry, json: $0, names: names, markdown: withMarkdown)) }
                         }
                     }
                 }.joined())

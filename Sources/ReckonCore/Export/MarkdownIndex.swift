@@ -255,15 +255,42 @@ package enum MarkdownIndex {
         /// listing, which comes in id order.
         package func byID() -> RecordsByID { RecordsByID(owner: self, cursor: Cursor(fd: fd, at: starts.byID, end: starts.blocks)) }
 
-        /// The memo's entry in the run's `memos.json`, when it still holds
-        /// the bytes whose SHA-256 the index recorded as its fingerprint.
-        /// Safe on any core, as the file is read at an offset.
-        static func jsonEntry(_ entry: Entry, in json: Int32) -> Data? {
-            guard json >= 0, !entry.json.isEmpty, entry.json.count < 1 << 30 else { return nil }
-            var data = Data(count: entry.json.count)
-            let read = data.withUnsafeMutableBytes { pread(json, $0.baseAddress!, $0.count, off_t(entry.json.lowerBound)) }
-            guard read == entry.json.count, data.withUnsafeBytes({ SHA256.digest(of: $0) }) == entry.fingerprint else { return nil }
-            return data
+        /// Each memo's entry in the run's `memos.json` (open as `json`),
+        /// when it still holds the bytes whose SHA-256 the index recorded as
+        /// its fingerprint; nil for one that does not. Entries that lie one
+        /// after another in the file, as a batch's do, are read together,
+        /// up to 8 MiB in one `pread`, instead of one call each. Safe on any
+        /// core, as the file is read at an offset.
+        static func jsonEntries(_ entries: ArraySlice<Entry>, in json: Int32) -> [Data?] {
+            func readable(_ entry: Entry) -> Bool { json >= 0 && !entry.json.isEmpty && entry.json.count < 1 << 30 }
+            var found: [Data?] = []
+            found.reserveCapacity(entries.count)
+            var first = entries.startIndex
+            while first < entries.endIndex {
+                guard readable(entries[first]) else {
+                    found.append(nil)
+                    first += 1
+                    continue
+                }
+                // The run: each entry after the one before it, all within 8 MiB of the first's start (the first alone may be larger).
+                let start = entries[first].json.lowerBound
+                var end = first + 1
+                while end < entries.endIndex, readable(entries[end]), entries[end].json.lowerBound >= entries[end - 1].json.upperBound,
+                    entries[end].json.upperBound - start <= 1 << 23
+                {
+                    end += 1
+                }
+                var bytes = [UInt8](repeating: 0, count: entries[end - 1].json.upperBound - start)
+                let read = bytes.withUnsafeMutableBytes { pread(json, $0.baseAddress!, $0.count, off_t(start)) }
+                for entry in entries[first..<end] {
+                    // A file cut short gives the entries it still holds whole.
+                    let range = (entry.json.lowerBound - start)..<(entry.json.upperBound - start)
+                    let data = range.upperBound <= read ? Data(bytes[range]) : nil
+                    found.append(data.flatMap { $0.withUnsafeBytes { SHA256.digest(of: $0) } == entry.fingerprint ? $0 : nil })
+                }
+                first = end
+            }
+            return found
         }
     }
 
