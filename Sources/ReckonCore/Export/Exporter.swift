@@ -182,27 +182,29 @@ package struct Exporter {
 
     /// A memo as it goes into `memos.json` and `markdown/`, rendered on any
     /// core, or taken whole from the previous run.
-    struct Rendered: Sendable {
-        var id: MemoID
-        var createdAt: Timestamp?
-        var modified: Timestamp
-        var archived: Bool
+    /// Handed from core to core and held in several lists at once, so
+    /// a class: passing one on costs one reference, not a copy of each field.
+    final class Rendered: Sendable {
+        let id: MemoID
+        let createdAt: Timestamp?
+        let modified: Timestamp
+        let archived: Bool
         /// The memo as read; nil when it was taken from the previous run unread.
-        var memo: Memo?
+        let memo: Memo?
         /// Its entry in `memos.json`; empty when the memo is `streamed`.
-        var json: Data
+        let json: Data
         /// Whether the memo is long (`streamedBytes` or more of body): then
         /// its entry and Markdown file are written straight from its text, in
         /// pieces, and never held whole.
-        var streamed = false
+        let streamed: Bool
         /// The SHA-256 of `json`, which holds everything the Markdown file is
         /// made from: an unchanged fingerprint means an unchanged file. Nil
         /// when no index is read or written.
-        var fingerprint: SHA256.Digest?
-        var shortName: String
-        var longName: String
+        let fingerprint: SHA256.Digest?
+        let shortName: String
+        let longName: String
         /// Whether a Markdown file is written.
-        var withMarkdown: Bool
+        let withMarkdown: Bool
 
         init(_ memo: Memo, markdown withMarkdown: Bool, fingerprinted: Bool) {
             id = memo.id
@@ -236,6 +238,7 @@ package struct Exporter {
             archived = entry.archived
             memo = nil
             self.json = json
+            streamed = false
             fingerprint = entry.fingerprint
             shortName = names.short
             longName = names.long
