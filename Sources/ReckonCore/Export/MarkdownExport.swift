@@ -71,12 +71,12 @@ package enum MarkdownExport {
     /// the id's first 8 letters, the long one (for a memo whose short name an
     /// earlier memo took) in the whole id.
     package static func fileNames(_ memo: Memo) -> (short: String, long: String) {
-        fileNames(stem: "\((memo.createdAt ?? memo.modifiedAt).iso8601.prefix(10))-\(slug(memo.title ?? ""))-", id: memo.id)
+        fileNames(stem: "\((memo.createdAt ?? memo.modifiedAt).iso8601.prefix(10))-\(slug(memo.title ?? ""))-", id: memo.id.value)
     }
 
-    /// The two names made of a name's first part (`<date>-<slug>-`) and the id.
-    static func fileNames(stem: String, id: MemoID) -> (short: String, long: String) {
-        (stem + id.value.prefix(8) + ".md", stem + id.value + ".md")
+    /// The two names made of a name's first part (`<date>-<slug>-`) and the id, as spelled.
+    static func fileNames(stem: String, id: String) -> (short: String, long: String) {
+        (stem + id.prefix(8) + ".md", stem + id + ".md")
     }
 
     static func slug(_ title: String) -> String {

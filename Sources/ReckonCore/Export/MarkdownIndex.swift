@@ -112,10 +112,11 @@ package enum MarkdownIndex {
         /// The memo's two Markdown names (`markdown/…`), made again from the
         /// recorded one, which is either; nil when it is neither shape.
         var names: (short: String, long: String)? {
-            let long = id.value + ".md"
-            let short = id.value.prefix(8) + ".md"
-            if path.hasSuffix(long) { return MarkdownExport.fileNames(stem: String(path.dropLast(long.count)), id: id) }
-            if path.hasSuffix(short) { return MarkdownExport.fileNames(stem: String(path.dropLast(short.count)), id: id) }
+            // The id spelled once: each spelling makes a string.
+            let id = id.value
+            for ending in [id + ".md", id.prefix(8) + ".md"] where path.hasSuffix(ending) {
+                return MarkdownExport.fileNames(stem: String(path.dropLast(ending.count)), id: id)
+            }
             return nil
         }
     }
