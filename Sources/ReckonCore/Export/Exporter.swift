@@ -323,13 +323,14 @@ package struct Exporter {
         /// hard link only when it is the very file reckon wrote there (its
         /// inode) and still read-only, so nothing outside the runs shares the
         /// new file; else, or where links are not used, by a copy of the
-        /// bytes. The link goes into `markdown`, the staging `markdown/`
-        /// folder, opened once, so no path is walked again for each file.
-        /// Gives nil, leaving nothing behind, when the file is to be
-        /// rendered instead; the previous run is left as it is.
-        func place(_ previous: PreviousFile, into markdown: OpenFolder?, byLink: Bool) throws -> MarkdownFile? {
+        /// bytes. Links go into `markdown`, the staging `markdown/` folder,
+        /// opened once, so no path is walked again for each file; nil there
+        /// (links not used, or the folder not opened) copies. Gives nil,
+        /// leaving nothing behind, when the file is to be rendered instead;
+        /// the previous run is left as it is.
+        func place(_ previous: PreviousFile, linkingInto markdown: OpenFolder?) throws -> MarkdownFile? {
             let (entry, data, info) = (previous.entry, previous.data, previous.info)
-            if byLink, let markdown, UInt64(info.st_ino) == entry.inode && info.st_mode & 0o7777 == 0o444 {
+            if let markdown, UInt64(info.st_ino) == entry.inode && info.st_mode & 0o7777 == 0o444 {
                 if linkat(previous.markdown.fd, previous.name, markdown.fd, previous.name, 0) == 0 {
                     // The name now holds the file just read, or another swapped in meanwhile: then it goes.
                     var linked = stat()
@@ -925,9 +926,8 @@ package struct Exporter {
         /// the next chunk.
         func writeMarkdown(_ named: [(Rendered, Bool, (OpenFolder, MarkdownIndex.Entry)?)], spread: Bool) -> [Result<MarkdownFile?, any Error>] {
             let stagingPath = staging.path
-            let byLink = exporter.linksReusedFiles
             let placing = placingLock
-            let markdown = byLink ? OpenFolder(stagingPath + "/" + Exporter.markdownName) : nil
+            let linkingInto = exporter.linksReusedFiles ? OpenFolder(stagingPath + "/" + Exporter.markdownName) : nil
             return Array(
                 mapOnEveryCore(named, chunkSize: pieces(of: named.count, spread: spread)) { chunk in
                     let read = chunk.map { memo, mayTakeShortName, previous in
@@ -935,7 +935,7 @@ package struct Exporter {
                     }
                     let placed = placing.withLock {
                         zip(chunk, read).map { named, read in
-                            read.map { read in Result { try named.0.place(read, into: markdown, byLink: byLink) } }
+                            read.map { read in Result { try named.0.place(read, linkingInto: linkingInto) } }
                         }
                     }
                     return zip(chunk, placed).map { named, placed in
