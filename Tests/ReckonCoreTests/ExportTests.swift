@@ -472,7 +472,10 @@ import Testing
     /// compressed, from the previous run's zip, only when that zip is the
     /// one the previous run recorded, written with the same writer and
     /// settings; either way the zip is the bytes a full export writes.
-    @Test(arguments: ["nothing", "one memo changed", "the previous zip's bytes changed", "the previous zip written with other settings"])
+    @Test(arguments: [
+        "nothing", "one memo changed", "the previous zip's bytes changed", "the previous zip written with other settings",
+        "one local header of the previous zip lies, the zip's digest recorded again"
+    ])
     func unchangedMemosHaveTheirZipEntriesCopiedFromThePreviousZip(_ change: String) throws {
         let ids = (0..<12).map { String(format: "ABCDEF%02X-0000-4000-8000-%012X", $0 + 16, $0) }
         source.index(ids.map { entry($0) })
@@ -498,16 +501,36 @@ import Testing
             reseal(&bytes)
             try Data(bytes).write(to: index)
             #expect(MarkdownIndex.previous(in: runs, limits: ReadLimits()) != nil, "the index is still used, for its Markdown files")
+        case "one local header of the previous zip lies, the zip's digest recorded again":
+            // The first entry's header says its name is a byte longer, so its data
+            // would start a byte later; the index records the zip's new SHA-256.
+            var bytes = try Data(contentsOf: previousZip)
+            try #require(bytes.starts(with: [0x50, 0x4B, 3, 4]) && bytes[30..<39] == Data("markdown/".utf8))
+            bytes[26] += 1
+            chmod(previousZip.path, 0o644)
+            try bytes.write(to: previousZip)
+            let index = runs.appendingPathComponent(MarkdownIndex.fileName)
+            var indexBytes = [UInt8](try Data(contentsOf: index))
+            let end = MarkdownIndex.headerSize
+            var record = Record()
+            record.add(bytes.withUnsafeBytes { SHA256.digest(of: $0) })
+            indexBytes.replaceSubrange((end - 128)..<(end - 96), with: record.bytes)
+            reseal(&indexBytes)
+            try Data(indexBytes).write(to: index)
         default: break
         }
         let (full, _, _) = try exportAll()
         let (incremental, summary) = try exportReusing(runs, byLink: true)
-        let copied = ["nothing": ids.count, "one memo changed": ids.count - 1]
+        let copied = [
+            "nothing": ids.count, "one memo changed": ids.count - 1,
+            "one local header of the previous zip lies, the zip's digest recorded again": ids.count - 1
+        ]
         #expect(summary.copiedZipEntries == copied[change] ?? 0)
         // memos.json's blocks: all copied when nothing changed, none from a zip that cannot be trusted.
         #expect(summary.jsonBlocks >= 1)
         switch change {
-        case "nothing": #expect(summary.copiedJSONBlocks == summary.jsonBlocks)
+        case "nothing", "one local header of the previous zip lies, the zip's digest recorded again":
+            #expect(summary.copiedJSONBlocks == summary.jsonBlocks)
         case "one memo changed": #expect(summary.copiedJSONBlocks < summary.jsonBlocks)
         default: #expect(summary.copiedJSONBlocks == 0)
         }

@@ -209,6 +209,7 @@ package final class ZipBuilder {
         var part: (number: Int32, archive: OpaquePointer)?
         defer { if let part { zip_discard(part.archive) } }
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var previousEntries = previous.map(PreviousZip.Reader.init)
         for entry in placed {
             if entry.part == -2 {
                 let name = deflated[Int(entry.index)].name
@@ -225,15 +226,36 @@ package final class ZipBuilder {
                 try central.write(Data(record.centralRecord()))
                 continue
             }
-            if entry.part >= 0 && part?.number != entry.part {
+            var (number, index) = (entry.part, UInt64(entry.index))
+            if entry.part == -1 {
+                let listed = previous!.entries[Int(entry.index)]
+                if let bytes = try? previousEntries!.compressedBytes(of: entry.index) {
+                    let record = ZipContainer.Record(
+                        name: Array(listed.name.utf8), method: listed.method, modified: entry.modified, crc: listed.crc, size: listed.size,
+                        compressedSize: listed.compressedSize, offset: UInt64(output.size))
+                    try output.write(Data(record.localHeader()))
+                    try bytes.withUnsafeBytes { bytes in Result { () throws(OutputError) in try output.write(bytes) } }.get()
+                    try central.write(Data(record.centralRecord()))
+                    continue
+                }
+                // Its local header does not lie where the directory says:
+                // deflated again from the file the export holds, in a part of its own.
+                copied -= 1
+                (number, index) = (Int32(parts), 0)
+                parts += 1
+                let file = folder.appending(path: listed.name, directoryHint: .notDirectory)
+                try Self.writePart(
+                    [Entry(name: listed.name, modified: ZipWriter.earliest, contents: .file(file, size: Int(listed.size)))],
+                    to: partPath(Int(number)), reportedAs: shown)
+            }
+            if part?.number != number {
                 if let part { zip_discard(part.archive) }
                 part = nil
                 var code: Int32 = 0
-                guard let archive = zip_open(partPath(Int(entry.part)), ZIP_RDONLY, &code) else { throw Self.failure(code: code, shown) }
-                part = (entry.part, archive)
+                guard let archive = zip_open(partPath(Int(number)), ZIP_RDONLY, &code) else { throw Self.failure(code: code, shown) }
+                part = (number, archive)
             }
-            let from = entry.part < 0 ? previous!.archive : part!.archive
-            let index = UInt64(entry.index)
+            let from = part!.archive
             var facts = zip_stat_t()
             zip_stat_init(&facts)
             guard zip_stat_index(from, index, 0, &facts) == 0, let name = zip_get_name(from, index, zip_flags_t(ZIP_FL_ENC_RAW)) else {
@@ -307,11 +329,27 @@ package final class ZipBuilder {
 /// The previous run's `memos.zip`, opened to copy entries from: only when
 /// its SHA-256 is the one that run recorded (so its compressed bytes are
 /// the ones reckon wrote) and it was written with the same writer and
-/// settings (`ZipBuilder.settings`).
-package final class PreviousZip: @unchecked Sendable {
-    fileprivate let archive: OpaquePointer
-    /// The same open file, read only at offsets (`pread`), so any core may.
-    private let file: Int32
+/// settings (`ZipBuilder.settings`). Its central directory is read once,
+/// by reckon's own reader, and entries are then read at offsets (`pread`),
+/// so any core may ask.
+package final class PreviousZip: Sendable {
+    /// What the central directory says of one entry.
+    struct Listed: Sendable {
+        var name: String
+        var method: UInt16
+        var crc: UInt32
+        var size: UInt64
+        var compressedSize: UInt64
+        var headerOffset: UInt64
+    }
+
+    private let file: ZipFile
+    /// Where the central directory starts: every entry ends before it.
+    private let directoryStart: UInt64
+    /// Every entry, in the directory's order.
+    let entries: [Listed]
+    /// The place in `entries` of the first entry of each name.
+    private let indexByName: [String: Int32]
 
     /// Opens the zip at `url`, never through a link, when its SHA-256 is `digest`.
     package init?(_ url: URL, digest: SHA256.Digest) {
@@ -320,51 +358,86 @@ package final class PreviousZip: @unchecked Sendable {
         var info = stat()
         let hasher = SHA256()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-            (try? Exporter.readChunks(of: fd, path: url.path) { hasher.update($0) }) != nil, hasher.finalize() == digest,
-            lseek(fd, 0, SEEK_SET) == 0
+            (try? Exporter.readChunks(of: fd, path: url.path) { hasher.update($0) }) != nil, hasher.finalize() == digest
         else {
             close(fd)
             return nil
         }
-        var code: Int32 = 0
-        // libzip owns the descriptor from here, and reads the bytes just hashed.
-        let file = fcntl(fd, F_DUPFD_CLOEXEC, 0)
-        guard file >= 0, let archive = zip_fdopen(fd, ZIP_RDONLY, &code) else {
-            close(fd)
-            if file >= 0 { close(file) }
-            return nil
-        }
-        self.archive = archive
-        self.file = file
-    }
-
-    deinit {
-        zip_discard(archive)
-        close(file)
+        // The directory is read from the same descriptor as the bytes just hashed.
+        file = ZipFile(descriptor: fd, size: UInt64(info.st_size))
+        var entries: [Listed] = []
+        guard let end = try? CentralDirectoryEnd.read(file),
+            (try? CentralRecord.forEach(in: file, end) { record in
+                guard let wide = try? record.wide(), let name = String(validating: record.name, as: UTF8.self) else { return }
+                entries.append(
+                    Listed(
+                        name: name, method: record.method, crc: record.crc32, size: wide.uncompressedSize,
+                        compressedSize: wide.compressedSize, headerOffset: wide.localHeaderOffset))
+            }) != nil, UInt64(entries.count) == end.count
+        else { return nil }
+        directoryStart = end.offset
+        indexByName = Dictionary(zip(entries.map(\.name), entries.indices.map { Int32($0) }), uniquingKeysWith: { first, _ in first })
+        self.entries = entries
     }
 
     /// The `count` bytes at `offset`; nil when the file does not hold them all.
     package func bytes(at offset: UInt64, count: Int) -> Data? {
         guard count >= 0, count < 1 << 30, offset < UInt64(Int64.max) else { return nil }
         var data = Data(count: count)
-        guard data.withUnsafeMutableBytes({ readFully(file, into: $0, at: off_t(offset)) }) else { return nil }
+        guard data.withUnsafeMutableBytes({ file.read(into: $0, at: offset) }) else { return nil }
         return data
     }
 
     /// The index of the entry named `name` when it is deflated and its
     /// CRC-32 and size in the central directory are those of `data`.
     package func entry(named name: String, holding data: Data) -> Int32? {
-        let index = zip_name_locate(archive, name, zip_flags_t(ZIP_FL_ENC_RAW))
-        guard index >= 0 else { return nil }
-        var facts = zip_stat_t()
-        zip_stat_init(&facts)
-        guard zip_stat_index(archive, UInt64(index), 0, &facts) == 0, facts.comp_method == UInt16(ZIP_CM_DEFLATE),
-            facts.size == UInt64(data.count)
+        guard let index = indexByName[name], case let listed = entries[Int(index)], listed.method == UInt16(ZIP_CM_DEFLATE),
+            listed.size == UInt64(data.count)
         else { return nil }
         let crc = data.withUnsafeBytes { bytes in
             crc32(0, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), uInt(bytes.count))
         }
-        return UInt32(crc) == facts.crc ? Int32(index) : nil
+        return UInt32(crc) == listed.crc ? index : nil
+    }
+
+    /// Reads the previous zip's entries, asked for in the order they lie in
+    /// it, through a window of 4 MiB that moves forward: one read for many
+    /// small entries. Owned by one caller.
+    struct Reader {
+        let zip: PreviousZip
+        private var window: [UInt8] = []
+        private var windowStart: UInt64 = 0
+
+        init(_ zip: PreviousZip) { self.zip = zip }
+
+        /// The compressed bytes of entry `index`, found after its local
+        /// header, which must give its name, method, CRC-32 and sizes as
+        /// the directory does, and say that no data descriptor follows.
+        mutating func compressedBytes(of index: Int32) throws(ZipStructureError) -> ArraySlice<UInt8> {
+            let listed = zip.entries[Int(index)]
+            let name = Array(listed.name.utf8)
+            let header = Array(try bytes(listed.headerOffset, count: 30 + name.count))
+            /// A size as the header holds it: itself, or all ones when it is in a zip64 field.
+            func holds(_ field: UInt32, _ size: UInt64) -> Bool { UInt64(field) == size || field == 0xFFFF_FFFF }
+            guard header.hasSignature((3, 4), at: 0), header.le16(6) & 0x0008 == 0, header.le16(8) == listed.method,
+                header.le32(14) == listed.crc, holds(header.le32(18), listed.compressedSize), holds(header.le32(22), listed.size),
+                Int(header.le16(26)) == name.count, header[30...].elementsEqual(name)
+            else { throw ZipStructureError(words: "the local header of \(listed.name) does not give it as the central directory does") }
+            return try bytes(listed.headerOffset + 30 + UInt64(name.count) + UInt64(header.le16(28)), count: Int(listed.compressedSize))
+        }
+
+        /// The `count` bytes at `offset`, all before the central directory.
+        private mutating func bytes(_ offset: UInt64, count: Int) throws(ZipStructureError) -> ArraySlice<UInt8> {
+            guard offset <= zip.directoryStart, UInt64(count) <= zip.directoryStart - offset else {
+                throw ZipStructureError(words: "an entry runs into the central directory, at byte \(zip.directoryStart)")
+            }
+            if offset < windowStart || offset + UInt64(count) > windowStart + UInt64(window.count) {
+                windowStart = offset
+                window = try zip.file.bytes(Int(max(UInt64(count), min(4 << 20, zip.directoryStart - offset))), at: offset, "an entry")
+            }
+            let from = Int(offset - windowStart)
+            return window[from..<(from + count)]
+        }
     }
 }
 

@@ -81,15 +81,20 @@ package final class OutputFile {
     /// Writes `data` after what was written; a piece of 64 KiB or more goes
     /// straight to the file, never copied into the buffer.
     package func write(_ data: Data) throws(OutputError) {
-        data.withUnsafeBytes { hasher.update($0) }
-        size += data.count
-        guard data.count >= 1 << 16 else {
-            buffer.append(contentsOf: data)
+        try data.withUnsafeBytes { bytes in Result { () throws(OutputError) in try write(bytes) } }.get()
+    }
+
+    /// Writes `bytes` after what was written, as `write(_:)` writes data.
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(OutputError) {
+        hasher.update(bytes)
+        size += bytes.count
+        guard bytes.count >= 1 << 16 else {
+            buffer.append(contentsOf: bytes)
             if buffer.count >= 1 << 16 { try flush() }
             return
         }
         try flush()
-        guard data.withUnsafeBytes({ writeAll(fd, $0) }) else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+        guard writeAll(fd, bytes) else { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
     }
 
     private func flush() throws(OutputError) {

@@ -38,6 +38,12 @@ package final class ZipFile: @unchecked Sendable {
         size = UInt64(max(info.st_size, 0))
     }
 
+    /// Takes over `descriptor`, open for reading a file of `size` bytes.
+    package init(descriptor: Int32, size: UInt64) {
+        fd = descriptor
+        self.size = size
+    }
+
     deinit { close(fd) }
 
     /// The `count` bytes at `offset`; an error naming `what` when they do
