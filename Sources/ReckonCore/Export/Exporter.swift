@@ -690,7 +690,7 @@ package struct Exporter {
             /// Writes the next bytes of `memos.json`, and hands them to the zip's blocks.
             func writeJSON(_ bytes: Data) throws(OutputError) {
                 try json!.write(bytes)
-                blocks?.wrote(bytes.count)
+                bytes.withUnsafeBytes { blocks?.wrote($0) }
             }
 
             /// Closes `memos.json`, when it is written, and lists it. Gives
@@ -960,7 +960,7 @@ package struct Exporter {
             var outputs = outputs
             let time = plan.exportedAt ?? ZipWriter.earliest
             let jsonFile = try outputs.closeJSON(source: source, time: time)
-            outputs.blocks?.start(json: staging.appendingPathComponent(Exporter.jsonName))
+            outputs.blocks?.close()
             TestStop.at("memos-written")
 
             var manifest = ExportManifest(

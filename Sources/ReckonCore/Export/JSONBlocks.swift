@@ -12,9 +12,9 @@ import Synchronization
 ///
 /// The memos set where a block ends: after a memo whose id, mixed, has
 /// four zero bits on top (about one memo in 16), and 4 MiB after the last
-/// end. The ends are marked while `memos.json` is
-/// written; once it is whole, `start` deflates the blocks on another core
-/// (and the blocks on every core) while the manifests are written. Each
+/// end. The bytes are handed over as `memos.json` is written, and the
+/// blocks made on other cores, about 1 MiB of them at a time, while the
+/// memos are still being written; the last once `close` is called. Each
 /// block is deflated on its own by zlib (raw deflate, level 1) and ends in
 /// a full flush, so the blocks one after another, then zlib's empty last
 /// block, are one deflate stream, whose CRC-32 zlib joins from theirs. The
@@ -24,7 +24,7 @@ import Synchronization
 /// instead of deflated again, once those bytes are seen to inflate to
 /// exactly this block's, so an index that lies cannot spoil the zip.
 ///
-/// One caller marks the ends and starts it; the zip waits for it.
+/// One caller hands the bytes over, marks the ends and closes it; the zip waits for it.
 package final class JSONBlocks: @unchecked Sendable {
     /// One block: the SHA-256, size and CRC-32 of its bytes, and where its
     /// compressed bytes are (in this file while it is written; in the zip
@@ -88,9 +88,20 @@ package final class JSONBlocks: @unchecked Sendable {
 
     private let url: URL
     private let previous: Previous?
-    /// Where each block but the last ends in `memos.json`, and how long it is so far.
-    private var ends: [Int] = []
-    private var size = 0
+    /// The bytes of the block being gathered.
+    private var current: [UInt8] = []
+    /// Whole blocks not yet handed to a core, and how many bytes they hold.
+    private var gathered: [[UInt8]] = []
+    private var gatheredBytes = 0
+    /// Rounds of blocks being made on other cores, oldest first.
+    private var making: [Pending<[Result<Made, OutputError>]>] = []
+    /// How many rounds are made at once at most, so memory stays bounded.
+    private let roundsAtOnce = 2 * (Workers.count ?? ProcessInfo.processInfo.activeProcessorCount)
+    /// What the blocks written so far add up to, in this file.
+    private var output: OutputFile?
+    private var written: (blocks: [Block], crc: uLong, size: Int, copied: Int) = ([], 0, 0, 0)
+    /// What first stopped the stream, told when it is finished.
+    private var failure: OutputError?
     private var work: Pending<Result<Finished, OutputError>>?
 
     /// Will write the compressed stream to a new file at `url`, copying blocks from `previous`.
@@ -99,28 +110,91 @@ package final class JSONBlocks: @unchecked Sendable {
         self.previous = previous
     }
 
-    /// `count` more bytes of `memos.json` were written.
-    package func wrote(_ count: Int) {
-        size += count
-        while size - (ends.last ?? 0) >= Self.blockLimit { ends.append((ends.last ?? 0) + Self.blockLimit) }
+    /// The next bytes of `memos.json` were written.
+    package func wrote(_ bytes: UnsafeRawBufferPointer) {
+        var rest = bytes[...]
+        while current.count + rest.count >= Self.blockLimit {
+            let taken = Self.blockLimit - current.count
+            current.append(contentsOf: rest.prefix(taken))
+            rest = rest.dropFirst(taken)
+            endBlock()
+        }
+        current.append(contentsOf: rest)
     }
 
     /// The entry of the memo `id` ends here.
     package func memoEnded(id: MemoID) {
         // Fibonacci hashing: the top bits of the product depend on every bit of the id.
         let endsBlock = ((id.high ^ id.low) &* 0x9E37_79B9_7F4A_7C15) >> 60 == 0
-        if endsBlock, size > (ends.last ?? 0) { ends.append(size) }
+        if endsBlock, !current.isEmpty { endBlock() }
+    }
+
+    /// Ends the block being gathered, and hands a round to the cores once
+    /// it holds `roundBytes`.
+    private func endBlock() {
+        gatheredBytes += current.count
+        gathered.append(current)
+        current = []
+        if gatheredBytes >= Self.roundBytes { startRound() }
+    }
+
+    /// Makes the gathered blocks on another core, after writing out the
+    /// oldest round when as many as `roundsAtOnce` are being made.
+    private func startRound() {
+        guard !gathered.isEmpty else { return }
+        if making.count >= roundsAtOnce { writeOldestRound() }
+        let (blocks, previous, shown) = (gathered, previous, url.path)
+        gathered = []
+        gatheredBytes = 0
+        making.append(Pending { blocks.map { Self.make($0, from: previous, shown: shown) } })
+    }
+
+    /// Writes the oldest round's blocks, in order, after those written before.
+    private func writeOldestRound() {
+        let made = making.removeFirst().wait()
+        guard failure == nil else { return }
+        do throws(OutputError) {
+            if output == nil { output = try OutputFile(url) }
+            for outcome in made {
+                var made = try outcome.get()
+                made.block.offset = UInt64(output!.size)
+                try output!.write(made.bytes)
+                if made.copied { written.copied += 1 }
+                written.crc = crc32_combine(written.crc, uLong(made.block.crc), off_t(made.block.size))
+                written.size += made.block.size
+                written.blocks.append(made.block)
+            }
+        } catch {
+            failure = error
+        }
     }
 
     /// Waits for the cores: nothing writes into the staging folder once the export is over.
-    deinit { _ = work?.wait() }
+    deinit {
+        _ = work?.wait()
+        for round in making { _ = round.wait() }
+    }
 
-    /// Starts deflating `memos.json`, now whole at `json`, on another core.
-    package func start(json: URL) {
-        let (blocks, url, previous) = (zip([0] + ends, ends + [size]).filter { $0 < $1 }.map { $0..<$1 }, url, previous)
-        work = Pending {
+    /// `memos.json` is whole: its last block ends, and the blocks not yet
+    /// written are made and written on another core.
+    package func close() {
+        if !current.isEmpty { endBlock() }
+        startRound()
+        work = Pending { [self] in
             Result { () throws(OutputError) in
-                do throws(OutputError) { return try Self.write(blocks, of: json, to: url, copying: previous) } catch {
+                do throws(OutputError) {
+                    while !making.isEmpty { writeOldestRound() }
+                    if let failure { throw failure }
+                    if output == nil { output = try OutputFile(url) }
+                    guard let last = Self.deflate([], flush: Z_FINISH) else {
+                        throw OutputError(path: url.path, reason: "zlib could not end the stream")
+                    }
+                    try output!.write(last)
+                    _ = try output!.finish()
+                    return Finished(
+                        url: url, size: written.size, crc: UInt32(written.crc), compressedSize: output!.size, blocks: written.blocks,
+                        copied: written.copied)
+                } catch {
                     // A part of the zip is told as the zip.
                     guard error.path == url.path else { throw error }
                     throw OutputError(path: url.deletingLastPathComponent().appendingPathComponent(Exporter.zipName).path, reason: error.reason)
@@ -131,44 +205,8 @@ package final class JSONBlocks: @unchecked Sendable {
 
     /// The stream, once every block is written.
     package func finished() throws(OutputError) -> Finished {
-        guard let work else { preconditionFailure("a stream is started before it is finished") }
+        guard let work else { preconditionFailure("a stream is closed before it is finished") }
         return try work.wait().get()
-    }
-
-    /// Writes the blocks `ranges` of `json`, in order, a round at a time:
-    /// each round's blocks made on every core.
-    private static func write(_ ranges: [Range<Int>], of json: URL, to url: URL, copying previous: Previous?) throws(OutputError) -> Finished {
-        let fd = open(json.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { throw OutputError(path: json.path, reason: AtomicFile.lastError()) }
-        defer { close(fd) }
-        let output = try OutputFile(url)
-        var (blocks, crc, size, copied) = ([Block](), uLong(0), 0, 0)
-        var next = 0
-        while next < ranges.count {
-            var round = next
-            var bytes = 0
-            while round < ranges.count && (round == next || bytes + ranges[round].count <= roundBytes) {
-                bytes += ranges[round].count
-                round += 1
-            }
-            let made = mapOnEveryCore(Array(ranges[next..<round]), chunkSize: 1) { chunk in
-                chunk.map { range in Self.make(range, of: fd, shown: json.path, from: previous) }
-            }
-            next = round
-            for outcome in made.joined() {
-                var made = try outcome.get()
-                made.block.offset = UInt64(output.size)
-                try output.write(made.bytes)
-                if made.copied { copied += 1 }
-                crc = crc32_combine(crc, uLong(made.block.crc), off_t(made.block.size))
-                size += made.block.size
-                blocks.append(made.block)
-            }
-        }
-        guard let last = deflate([], flush: Z_FINISH) else { throw OutputError(path: url.path, reason: "zlib could not end the stream") }
-        try output.write(last)
-        _ = try output.finish()
-        return Finished(url: url, size: size, crc: UInt32(crc), compressedSize: output.size, blocks: blocks, copied: copied)
     }
 
     /// A block made on a core: its compressed bytes, and whether they were copied.
@@ -178,13 +216,9 @@ package final class JSONBlocks: @unchecked Sendable {
         var copied: Bool
     }
 
-    /// One block, the bytes `range` of the file `fd`: copied from the
-    /// previous run's zip when that run wrote a block with these bytes, else deflated.
-    private static func make(_ range: Range<Int>, of fd: Int32, shown: String, from previous: Previous?) -> Result<Made, OutputError> {
-        var bytes = [UInt8](repeating: 0, count: range.count)
-        guard bytes.withUnsafeMutableBytes({ readFully(fd, into: $0, at: off_t(range.lowerBound)) }) else {
-            return .failure(OutputError(path: shown, reason: errno == 0 ? "it ended before all its bytes were read" : AtomicFile.lastError()))
-        }
+    /// One block, made from its `bytes`: copied from the previous run's
+    /// zip when that run wrote a block with these bytes, else deflated.
+    private static func make(_ bytes: [UInt8], from previous: Previous?, shown: String) -> Result<Made, OutputError> {
         let digest = bytes.withUnsafeBytes { SHA256.digest(of: $0) }
         let crc = UInt32(bytes.withUnsafeBytes { crc32(0, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), uInt($0.count)) })
         if let old = previous?.blocks[digest], old.size == bytes.count,
@@ -194,7 +228,7 @@ package final class JSONBlocks: @unchecked Sendable {
                 Made(block: Block(digest: digest, size: bytes.count, crc: crc, offset: 0, compressedSize: copy.count), bytes: copy, copied: true))
         }
         guard let deflated = deflate(bytes, flush: Z_FULL_FLUSH) else {
-            return .failure(OutputError(path: shown, reason: "zlib could not deflate a block of it"))
+            return .failure(OutputError(path: shown, reason: "zlib could not deflate a block of memos.json"))
         }
         return .success(
             Made(block: Block(digest: digest, size: bytes.count, crc: crc, offset: 0, compressedSize: deflated.count), bytes: deflated, copied: false)
