@@ -181,6 +181,11 @@ package enum MarkdownIndex {
         startBytes.withUnsafeBytes { hasher.update($0) }
         guard hasher.finalize() == seal, (headerSize...size).contains(byIDStart), (byIDStart...size).contains(blocksStart) else { return nil }
         previous.starts = (byIDStart, blocksStart)
+        // The zip is hashed on another core while the export is planned.
+        if let zipDigest = previous.zipDigest {
+            let url = folder.appendingPathComponent(Exporter.zipName)
+            previous.openingZip = Pending { PreviousZip(url, digest: zipDigest) }
+        }
         return previous
     }
 
@@ -200,11 +205,11 @@ package enum MarkdownIndex {
         /// The SHA-256 of the run's `memos.zip` as its manifest lists it,
         /// when it was written with this reckon's zip writer and settings.
         fileprivate var zipDigest: SHA256.Digest?
-        /// The run's `memos.zip`, opened when asked for the first time,
-        /// when its bytes are the ones the run wrote (`zipDigest`).
-        package private(set) lazy var zip: PreviousZip? = zipDigest.flatMap {
-            PreviousZip(folder.appendingPathComponent(Exporter.zipName), digest: $0)
-        }
+        /// The run's `memos.zip`, when its bytes are the ones the run wrote
+        /// (`zipDigest`): waits for it to be opened.
+        package var zip: PreviousZip? { openingZip?.wait() }
+        /// The run's `memos.zip` being opened, once the index is found sound.
+        fileprivate var openingZip: Pending<PreviousZip?>?
         /// Where the records sorted by id start, after those in export
         /// order, and where the blocks start, after them.
         fileprivate var starts = (byID: headerSize, blocks: headerSize) {
