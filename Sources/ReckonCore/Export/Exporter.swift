@@ -325,32 +325,40 @@ package struct Exporter {
         /// new file; else, or where links are not used, by a copy of the
         /// bytes. Links go into `markdown`, the staging `markdown/` folder,
         /// opened once, so no path is walked again for each file; nil there
-        /// (links not used, or the folder not opened) copies. Gives nil,
-        /// leaving nothing behind, when the file is to be rendered instead;
-        /// the previous run is left as it is.
-        func place(_ previous: PreviousFile, linkingInto markdown: OpenFolder?) throws -> MarkdownFile? {
+        /// (links not used, or the folder not opened) copies. Gives the file
+        /// and whether it was linked (then `holdsLinked` checks the link);
+        /// nil, leaving nothing behind, when the file is to be rendered
+        /// instead. The previous run is left as it is.
+        func place(_ previous: PreviousFile, linkingInto markdown: OpenFolder?) throws -> (file: MarkdownFile, linked: Bool)? {
             let (entry, data, info) = (previous.entry, previous.data, previous.info)
             if let markdown, UInt64(info.st_ino) == entry.inode && info.st_mode & 0o7777 == 0o444 {
                 if linkat(previous.markdown.fd, previous.name, markdown.fd, previous.name, 0) == 0 {
-                    // The name now holds the file just read, or another swapped in meanwhile: then it goes.
-                    var linked = stat()
-                    guard fstatat(markdown.fd, previous.name, &linked, AT_SYMLINK_NOFOLLOW) == 0, linked.st_ino == info.st_ino,
-                        linked.st_dev == info.st_dev
-                    else {
-                        unlinkat(markdown.fd, previous.name, 0)
-                        return nil
-                    }
-                    return MarkdownFile(
+                    let file = MarkdownFile(
                         written: Written(path: entry.path, size: data.count, digest: entry.digest, modified: modified),
                         inode: entry.inode, data: forZip(data), reused: true)
+                    return (file, true)
                 }
                 // The name taken: rendered. Another file system, or one without links: copied.
                 guard errno != EEXIST else { return nil }
             }
             guard let created = try OutputFile.writeReadOnly(data, toNew: previous.target) else { return nil }
-            return MarkdownFile(
+            let file = MarkdownFile(
                 written: Written(path: entry.path, size: data.count, digest: created.digest, modified: modified),
                 inode: created.inode, data: forZip(data), reused: true)
+            return (file, false)
+        }
+
+        /// Whether the name the previous file was linked under in `markdown`
+        /// holds the file just read; another swapped in meanwhile goes.
+        func holdsLinked(_ previous: PreviousFile, in markdown: OpenFolder) -> Bool {
+            var linked = stat()
+            guard fstatat(markdown.fd, previous.name, &linked, AT_SYMLINK_NOFOLLOW) == 0, linked.st_ino == previous.info.st_ino,
+                linked.st_dev == previous.info.st_dev
+            else {
+                unlinkat(markdown.fd, previous.name, 0)
+                return false
+            }
+            return true
         }
 
         /// A reused file's bytes, kept for the zip unless they are a long
@@ -923,7 +931,7 @@ package struct Exporter {
         /// previous files are read and hashed first, then put in place by one
         /// core at a time: ext4 adds names to a folder one at a time, and a
         /// core waiting for that in the kernel spins, where it could read
-        /// the next chunk.
+        /// the next chunk. Each link is checked after, outside that turn.
         func writeMarkdown(_ named: [(Rendered, Bool, (OpenFolder, MarkdownIndex.Entry)?)], spread: Bool) -> [Result<MarkdownFile?, any Error>] {
             let stagingPath = staging.path
             let placing = placingLock
@@ -938,13 +946,15 @@ package struct Exporter {
                             read.map { read in Result { try named.0.place(read, linkingInto: linkingInto) } }
                         }
                     }
-                    return zip(chunk, placed).map { named, placed in
+                    return zip(chunk, zip(read, placed)).map { named, readAndPlaced in
                         let outcome: Result<MarkdownFile?, any Error>
-                        switch placed {
-                        case .none, .success(.none)?:
+                        switch readAndPlaced {
+                        case (let read?, .success(let placed?)?) where !placed.linked || named.0.holdsLinked(read, in: linkingInto!):
+                            outcome = .success(placed.file)
+                        case (_, .failure(let error)?):
+                            outcome = .failure(error)
+                        default:
                             outcome = Result { try named.0.writeMarkdown(into: stagingPath, mayTakeShortName: named.1) }
-                        case let placed?:
-                            outcome = placed
                         }
                         if case .success(.some) = outcome { TestStop.at("markdown-file-written") }
                         return outcome
