@@ -229,9 +229,9 @@ package final class ZipBuilder {
             var (number, index) = (entry.part, UInt64(entry.index))
             if entry.part == -1 {
                 let listed = previous!.entries[Int(entry.index)]
-                if let bytes = try? previousEntries!.compressedBytes(of: entry.index) {
+                if let (name, bytes) = try? previousEntries!.compressedBytes(of: entry.index) {
                     let record = ZipContainer.Record(
-                        name: Array(listed.name.utf8), method: listed.method, modified: entry.modified, crc: listed.crc, size: listed.size,
+                        name: name, method: listed.method, modified: entry.modified, crc: listed.crc, size: listed.size,
                         compressedSize: listed.compressedSize, offset: UInt64(output.size))
                     try output.write(Data(record.localHeader()))
                     try bytes.withUnsafeBytes { bytes in Result { () throws(OutputError) in try output.write(bytes) } }.get()
@@ -410,10 +410,10 @@ package final class PreviousZip: Sendable {
 
         init(_ zip: PreviousZip) { self.zip = zip }
 
-        /// The compressed bytes of entry `index`, found after its local
-        /// header, which must give its name, method, CRC-32 and sizes as
-        /// the directory does, and say that no data descriptor follows.
-        mutating func compressedBytes(of index: Int32) throws(ZipStructureError) -> ArraySlice<UInt8> {
+        /// The name and compressed bytes of entry `index`, found after its
+        /// local header, which must give its name, method, CRC-32 and sizes
+        /// as the directory does, and say that no data descriptor follows.
+        mutating func compressedBytes(of index: Int32) throws(ZipStructureError) -> (name: [UInt8], bytes: ArraySlice<UInt8>) {
             let listed = zip.entries[Int(index)]
             let name = Array(listed.name.utf8)
             let header = Array(try bytes(listed.headerOffset, count: 30 + name.count))
@@ -423,7 +423,7 @@ package final class PreviousZip: Sendable {
                 header.le32(14) == listed.crc, holds(header.le32(18), listed.compressedSize), holds(header.le32(22), listed.size),
                 Int(header.le16(26)) == name.count, header[30...].elementsEqual(name)
             else { throw ZipStructureError(words: "the local header of \(listed.name) does not give it as the central directory does") }
-            return try bytes(listed.headerOffset + 30 + UInt64(name.count) + UInt64(header.le16(28)), count: Int(listed.compressedSize))
+            return (name, try bytes(listed.headerOffset + 30 + UInt64(name.count) + UInt64(header.le16(28)), count: Int(listed.compressedSize)))
         }
 
         /// The `count` bytes at `offset`, all before the central directory.
