@@ -91,7 +91,7 @@ struct RunCommand: ReckonCommand {
             if pipeline.settings.writeFiles, let export = definition.export {
                 exportLock = try TargetLock.lock(exportFolder: export.dir, shown: export.path)
             }
-            try definition.checkExportFolderIsOwn(file: file)
+            pipeline.settings.exportRuns = try definition.checkExportFolderIsOwn(file: file)
         } catch let error as DefinitionError {
             console.err("Error: \(error)\n")
             return (.usage, nil)

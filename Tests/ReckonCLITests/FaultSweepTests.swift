@@ -357,11 +357,14 @@ struct FaultSweep {
         return failures
     }
 
-    /// A tree without the Markdown index of a runs' folder, which records
-    /// the files' identities (inode, times) that differ between any two
-    /// copies, and without lock files, which name the process holding them.
+    /// A tree without the Markdown index and the record of known runs of a
+    /// runs' folder, which record the files' identities (inode, times) that
+    /// differ between any two copies, and without lock files, which name the
+    /// process holding them.
     static func comparable(_ tree: [String: String]) -> [String: String] {
-        tree.filter { !$0.key.hasSuffix("/.reckon-markdown-index") && !$0.key.hasSuffix(".lock") }
+        tree.filter {
+            !$0.key.hasSuffix("/" + MarkdownIndex.fileName) && !$0.key.hasSuffix("/" + KnownRuns.fileName) && !$0.key.hasSuffix(".lock")
+        }
     }
 
     /// A tree with each runs' folder's newest run (the one `latest` leads

@@ -202,3 +202,96 @@ struct TwoPipelines {
         #expect(try runArray(["verify", out.path]).code == 0)
     }
 }
+
+/// What a run records of the run folders it found (`.reckon-runs`), so the
+/// next run reads again only the manifests that changed: a manifest is
+/// recorded once it is a second old, since only then does its identity
+/// prove what it holds, so each test waits a second before each run whose
+/// record it looks at.
+@Suite struct KnownRunsTests {
+    func latest(_ pipelines: TwoPipelines) throws -> String {
+        try FileManager.default.destinationOfSymbolicLink(atPath: pipelines.exports.appendingPathComponent("latest").path)
+    }
+
+    /// How many times a run of `first` opens each run folder's manifest, from strace's record of its calls.
+    func manifestOpens(_ pipelines: TwoPipelines, of runs: [String]) throws -> [Int] {
+        let trace = pipelines.folder.appendingPathComponent("trace-\(UUID().uuidString).txt")
+        let result = try runArray(
+            ["-f", "-y", "-e", "trace=open,openat,openat2", "-o", trace.path, reckonBinary.path, "run", "first.json", "--quiet"],
+            in: pipelines.folder, executable: URL(fileURLWithPath: "/usr/bin/strace"))
+        #expect(result.code == 0, "\(result.stderr)")
+        let calls = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n")
+        return runs.map { run in calls.filter { $0.contains("/exports/\(run)>, \"manifest.json\"") }.count }
+    }
+
+    /// The third run reads the second run's manifest, which no run has
+    /// recorded yet, and not the first's, which the second run recorded;
+    /// with the record gone, it reads both.
+    @Test(.needs(.tool("/usr/bin/strace")))
+    func aManifestRecordedUnchangedIsNotReadAgain() throws {
+        let pipelines = try TwoPipelines(keep: 5)
+        #expect(try pipelines.run("first").code == 0)
+        let first = try latest(pipelines)
+        sleep(1)
+        #expect(try pipelines.run("first").code == 0)
+        let second = try latest(pipelines)
+        let record = pipelines.exports.appendingPathComponent(KnownRuns.fileName)
+        #expect(FileKind(path: record.path).isRegular)
+        sleep(1)
+        let opens = try manifestOpens(pipelines, of: [first, second])
+        #expect(opens[0] == 0, "the first run's manifest is recorded unchanged")
+        #expect(opens[1] >= 1, "the second run's manifest was not recorded")
+        try FileManager.default.removeItem(at: record)
+        #expect(try manifestOpens(pipelines, of: [first, second]).allSatisfy { $0 >= 1 }, "without the record, each is read")
+    }
+
+    /// A recorded manifest changed in place (the same file and size, now
+    /// naming another pipeline) is read again, and the run is refused.
+    @Test func aRecordedManifestThatChangedIsReadAgain() throws {
+        let pipelines = try TwoPipelines(keep: 5)
+        #expect(try pipelines.run("first").code == 0)
+        let first = try latest(pipelines)
+        sleep(1)
+        #expect(try pipelines.run("first").code == 0)
+        let manifest = pipelines.exports.appendingPathComponent("\(first)/manifest.json")
+        let text = try read(manifest)
+        #expect(text.contains(#""pipeline" : "first","#))
+        #expect(chmod(manifest.path, 0o644) == 0)
+        let handle = try FileHandle(forWritingTo: manifest)
+        try handle.write(contentsOf: Data(text.replacingOccurrences(of: #""pipeline" : "first","#, with: #""pipeline" : "other","#).utf8))
+        try handle.close()
+        #expect(chmod(manifest.path, 0o444) == 0)
+        sleep(1)
+        let refused = try pipelines.run("first")
+        #expect(refused.code == 64)
+        #expect(refused.stderr.contains("which holds a run of the pipeline 'other' (exports/\(first))"), "\(refused.stderr)")
+    }
+
+    /// A record whose bytes were changed without sealing them again is not
+    /// used: here it says the first run is another pipeline's, and the run
+    /// goes on. A record that is a link is not followed: it is replaced, and
+    /// the file it led to keeps its bytes.
+    @Test func aDamagedOrLinkedRecordIsNotUsed() throws {
+        let pipelines = try TwoPipelines(keep: 5)
+        #expect(try pipelines.run("first").code == 0)
+        sleep(1)
+        #expect(try pipelines.run("first").code == 0)
+        let record = pipelines.exports.appendingPathComponent(KnownRuns.fileName)
+        var bytes = [UInt8](try Data(contentsOf: record))
+        let name = Array("first".utf8)
+        let at = try #require(bytes.indices.first { bytes[$0...].starts(with: name) })
+        bytes.replaceSubrange(at..<(at + name.count), with: Array("other".utf8))
+        try Data(bytes).write(to: record)
+        sleep(1)
+        #expect(try pipelines.run("first").code == 0, "the damaged record was not used")
+
+        let outside = pipelines.folder.appendingPathComponent("outside.txt")
+        try Data("not a record\n".utf8).write(to: outside)
+        try FileManager.default.removeItem(at: record)
+        try FileManager.default.createSymbolicLink(at: record, withDestinationURL: outside)
+        sleep(1)
+        #expect(try pipelines.run("first").code == 0)
+        #expect(try read(outside) == "not a record\n")
+        #expect(FileKind(path: record.path).isRegular)
+    }
+}

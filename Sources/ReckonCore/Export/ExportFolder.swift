@@ -266,24 +266,26 @@ package enum ExportFolder {
     package static func runFolders(in dir: URL) -> [String] { runs(in: dir).map(\.name) }
 
     /// Run folders reckon made in `dir`, newest first, each with the
-    /// pipeline its manifest names (nil when it names none: a run written
-    /// before manifests recorded their pipeline).
-    package static func runs(in dir: URL) -> [(name: String, pipeline: String?)] {
+    /// pipeline its manifest names. A manifest whose identity is the one
+    /// `KnownRuns` recorded is not read again; any other is read whole, so a
+    /// damaged manifest makes no run folder.
+    package static func runs(in dir: URL) -> [RunFolder] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
-        // Every `reckon run` asks this, so only the two names are read: a
-        // 100k export's manifest is 37 MB, and folders pile up without `keep`.
+        let known = KnownRuns.read(in: dir)
+        // Only the two names are kept of what is read: a 100k export's manifest is 38 MB.
         let parser = MemoParser()
         // One buffer for every manifest: its pages are made once.
         var data = Data()
-        return names.compactMap { name -> (name: String, pipeline: String?)? in
-            guard name.wholeMatch(of: try! Regex(runPattern)) != nil,
-                FileKind(path: dir.appendingPathComponent(name).path) == .directory,
-                (try? readRegularFile(
-                    atPath: dir.appendingPathComponent(name).appendingPathComponent(Exporter.manifestName).path, limit: 1 << 30, into: &data))
-                    != nil,
-                let identity = parser.manifestNames(data), identity.generator == "reckon"
+        return names.compactMap { name -> RunFolder? in
+            guard runOrder(name) != nil, let folder = OpenFolder(dir.appendingPathComponent(name).path) else { return nil }
+            let identity = FileIdentity(of: Exporter.manifestName, in: folder)
+            if let identity, let run = known[name], run.manifest == identity { return run }
+            guard (try? readRegularFile(atPath: Exporter.manifestName, in: folder, limit: 1 << 30, into: &data)) != nil,
+                let names = parser.manifestNames(data), names.generator == "reckon"
             else { return nil }
-            return (name, identity.pipeline)
+            // A manifest changed while it was read: its identity proves nothing.
+            let unchanged = identity != nil && FileIdentity(of: Exporter.manifestName, in: folder) == identity
+            return RunFolder(name: name, pipeline: names.pipeline, manifest: unchanged ? identity : nil)
         }.sorted { runOrder($0.name)! > runOrder($1.name)! }
     }
 

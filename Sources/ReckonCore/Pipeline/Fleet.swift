@@ -167,8 +167,11 @@ extension PipelineDefinition {
     /// caught too. A run whose manifest names no pipeline (written before
     /// manifests named one) is taken as this pipeline's: the folder was
     /// used so until now, and is claimed by the first run that names it.
-    package func checkExportFolderIsOwn(file: String) throws(DefinitionError) {
-        guard let export, let other = ExportFolder.runs(in: export.dir).first(where: { $0.pipeline.map { $0 != name } ?? false }) else { return }
+    /// Gives the run folders found, for the run to record (`KnownRuns`).
+    package func checkExportFolderIsOwn(file: String) throws(DefinitionError) -> [RunFolder] {
+        guard let export else { return [] }
+        let runs = ExportFolder.runs(in: export.dir)
+        guard let other = runs.first(where: { $0.pipeline.map { $0 != name } ?? false }) else { return runs }
         throw DefinitionError(
             file: file, key: "export.dir",
             message:

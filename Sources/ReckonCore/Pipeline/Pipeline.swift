@@ -17,6 +17,10 @@ package struct RunSettings: Sendable {
     /// Whether the export reads every memo, even one whose file the
     /// previous run read and is unchanged (`--refresh`).
     package var readsEveryMemo = false
+    /// The run folders already in the export folder, as the check before
+    /// the run found them (`checkExportFolderIsOwn`), recorded for the next
+    /// run once the export is published; nil records nothing.
+    package var exportRuns: [RunFolder]? = nil
     /// How the report's page writes the commands that carry out choices.
     package var repairCommand: RepairCommand?
 

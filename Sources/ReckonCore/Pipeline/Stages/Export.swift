@@ -71,6 +71,17 @@ extension Pipeline {
             } else {
                 unlink(spec.dir.appendingPathComponent(MarkdownIndex.fileName).path)
             }
+            if let runs = run.settings.exportRuns, runs.contains(where: { $0.manifest != nil }) {
+                // What the next run need not read again, but for the folders retention removed.
+                do throws(OutputError) {
+                    try KnownRuns.write(runs.filter { !outcome.retention.removed.contains($0.name) }, in: spec.dir)
+                } catch {
+                    exported.failures.append(
+                        OutputError(
+                            path: joinPath(spec.path, KnownRuns.fileName),
+                            reason: "\(error.reason); the export is whole, and the next run reads every run's manifest again"))
+                }
+            }
             for name in outcome.retention.removed { context.note("removed the old export \(name)") }
             for (name, why) in outcome.retention.kept {
                 context.warn("kept the old export \(spec.path)/\(name), which keep: \(spec.keep!) would remove: \(why)")
