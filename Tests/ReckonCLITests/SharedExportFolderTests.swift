@@ -295,3 +295,19 @@ struct TwoPipelines {
         #expect(FileKind(path: record.path).isRegular)
     }
 }
+
+extension KnownRunsTests {
+    /// A run killed while it wrote the record leaves its temporary file; the
+    /// next run into the folder removes it, and a file of the user's with a
+    /// name like it stays.
+    @Test func theTemporaryRecordOfARunThatDiedIsRemoved() throws {
+        let pipelines = try TwoPipelines(keep: 5)
+        #expect(try pipelines.run("first").code == 0)
+        let leftover = pipelines.exports.appendingPathComponent(".\(KnownRuns.fileName).999999999.7.tmp")
+        let users = pipelines.exports.appendingPathComponent(".\(KnownRuns.fileName).notes.tmp")
+        for file in [leftover, users] { try Data("half a record".utf8).write(to: file) }
+        #expect(try pipelines.run("first").code == 0)
+        #expect(FileKind(path: leftover.path) == .missing)
+        #expect(try read(users) == "half a record")
+    }
+}

@@ -68,10 +68,15 @@ package enum ExportFolder {
     /// Removes the staging folders of reckon runs that died: a folder (not
     /// a link) with reckon's staging name whose process is gone, holding
     /// nothing but what reckon writes in one. A folder of the user's that
-    /// only looks like one is left alone.
+    /// only looks like one is left alone. Also removes the temporary file
+    /// of a record of known runs (`KnownRuns`) whose writer died.
     static func removeStaleStaging(in dir: URL) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [] {
             let path = dir.appendingPathComponent(name).path
+            if name.hasPrefix("." + KnownRuns.fileName + "."), AtomicFile.isLeftover(name), FileKind(path: path).isRegular {
+                unlink(path)
+                continue
+            }
             guard let pid = stagingProcess(name), pid != getpid(), PrivateFolder.processIsGone(pid),
                 FileKind(path: path) == .directory, holdsOnlyStagedFiles(path)
             else { continue }
