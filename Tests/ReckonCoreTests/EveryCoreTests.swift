@@ -14,6 +14,25 @@ import Testing
         #expect(Array(chunks.joined()) == (0..<count).map { $0 * 2 })
     }
 
+    /// The sides are read with `eachOnAThreadOfItsOwn`. The second of two
+    /// runs `mapOnEveryCore` over two chunks that each wait for the other
+    /// (10 s at most): they meet only if they run at once, on two threads.
+    /// As iterations of one `concurrentPerform`, they would run one after the other.
+    @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1 && Workers.count == nil))
+    func workOnEveryCoreInsideAThreadOfItsOwnGetsEveryCore() {
+        let results = eachOnAThreadOfItsOwn(2) { index -> Bool in
+            guard index == 1 else { return true }
+            let arrived = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+            let met = mapOnEveryCore([0, 1], chunkSize: 1) { chunk in
+                let me = chunk.first!
+                arrived[me].signal()
+                return [arrived[1 - me].wait(timeout: .now() + 10) == .success]
+            }
+            return met.joined().allSatisfy { $0 }
+        }
+        #expect(results == [true, true])
+    }
+
     @Test(arguments: [0, 1, 5, 6, 100])
     func readAheadHandsOverEveryChunkWithWhatWasLoadedForIt(count: Int) throws {
         var remaining = Array(0..<count)

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 extension Pipeline {
     /// Reads every side on its own, all at once (one failing does not
@@ -12,12 +11,8 @@ extension Pipeline {
             let specs = [definition.local] + definition.remotes
             for spec in specs { context.note("reading \(spec.label)") }
             let stores = specs.map { $0.store(limits: definition.limits) }
-            let read = Mutex([Int: SideListing]())
-            Workers.perform(iterations: specs.count) { position in
-                let side = stores[position].load(deep: deep)
-                read.withLock { $0[position] = side }
-            }
-            let sides = read.withLock { all in specs.indices.map { all[$0]! } }
+            // A side still being read once the others are done reads on every core.
+            let sides = eachOnAThreadOfItsOwn(stores.count) { stores[$0].load(deep: deep) }
             return LoadedSides(local: sides[0], remotes: Array(sides.dropFirst()), stores: stores)
         }
     }
