@@ -344,13 +344,17 @@ package enum TestStop {
         if step.term { kill(getpid(), SIGTERM) } else { raise(SIGKILL) }
     }
 
+    /// Whether a test asked to pause at step `name`.
+    package static func pauses(at name: String) -> Bool {
+        ProcessInfo.processInfo.environment["RECKON_TEST_WAIT_AT"] == name && ProcessInfo.processInfo.environment["RECKON_TEST_WAIT_FILE"] != nil
+    }
+
     /// At step `name` (`RECKON_TEST_WAIT_AT=name`), makes `<file>.reached`
     /// and waits while the file `RECKON_TEST_WAIT_FILE` exists, for at most
     /// 30 s, so that a test can change the world between two steps (stop a
     /// server, delete a file).
     package static func wait(at name: String) {
-        let environment = ProcessInfo.processInfo.environment
-        guard environment["RECKON_TEST_WAIT_AT"] == name, let file = environment["RECKON_TEST_WAIT_FILE"] else { return }
+        guard pauses(at: name), let file = ProcessInfo.processInfo.environment["RECKON_TEST_WAIT_FILE"] else { return }
         _ = FileManager.default.createFile(atPath: file + ".reached", contents: nil)
         for _ in 0..<300 where FileManager.default.fileExists(atPath: file) { usleep(100_000) }
     }

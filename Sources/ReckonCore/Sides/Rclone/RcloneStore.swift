@@ -218,6 +218,9 @@ package struct RcloneStore: MemoStore {
             configured.callLimit = .seconds(source.callLimit)
             // A dropped connection makes rclone retry for minutes; ten errors end the call, and what was verified stays.
             configured.errorLimit = 10
+            let cacheFolder = source.cache.appendingPathComponent(Rclone.cacheName(of: source.remote))
+            // The index of the last run is read from the cache while the remote is listed.
+            let previous = need == .files && !source.refresh ? Pending { Self.readPreviousIndex(in: cacheFolder) } : nil
             // `memos/` of the remote as named starts being listed at once, before the remote is
             // known to hold it: the listing is the longest call. A nested remote lists its own.
             let backend = listing ? Self.lookUpBackend(source, rclone: configured) : nil
@@ -225,19 +228,15 @@ package struct RcloneStore: MemoStore {
             let top: [Rclone.Entry]
             do { top = try configured.lsjson(source.remote, filesOnly: false, hash: false) } catch {
                 _ = memosListed?.wait()
+                _ = previous?.wait()
                 return .failure(Problem(.unreadableFolder, path: "", error.message))
             }
             // The folder holding index.json, or its parent holding 60dMemo/, as on disk.
             let holdsIndex = top.contains { $0.name == "index.json" || ($0.name == "memos" && $0.isDir) }
             let nested = !holdsIndex && top.contains { $0.name == MemoFolder.nestedFolder && $0.isDir }
             let root = nested ? Rclone.joined(source.remote, MemoFolder.nestedFolder) : source.remote
-            let cacheFolder = source.cache.appendingPathComponent(Rclone.cacheName(of: source.remote))
-            var previousIndex: [MemoID: IndexEntry]?
-            if need == .files && !source.refresh {
-                var byID: [MemoID: IndexEntry] = [:]
-                let clean = IndexReader.forEachClean(atPath: cacheFolder.appendingPathComponent("index.json").path) { byID[$0.id] = $0 }
-                previousIndex = clean ? byID : nil
-            }
+            // Read before the new index replaces it in the cache.
+            let previousIndex = previous?.wait() ?? nil
             let remote = Remote(
                 source: source, rclone: configured, root: root, nesting: nested ? MemoFolder.nestedFolder : "",
                 cacheFolder: cacheFolder, previousIndex: previousIndex, backend: backend)
@@ -255,6 +254,13 @@ package struct RcloneStore: MemoStore {
             }
             kept.remote.withLock { $0 = remote }
             return .success(remote)
+        }
+
+        /// The `index.json` a cache folder holds from the last run, by id; nil without a clean one.
+        private static func readPreviousIndex(in cacheFolder: URL) -> [MemoID: IndexEntry]? {
+            var byID: [MemoID: IndexEntry] = [:]
+            let clean = IndexReader.forEachClean(atPath: cacheFolder.appendingPathComponent("index.json").path) { byID[$0.id] = $0 }
+            return clean ? byID : nil
         }
 
         /// Downloads `index.json` into the cache folder (replacing the last
@@ -446,7 +452,7 @@ package struct RcloneStore: MemoStore {
             // A first fill asks for most of the folder: rclone lists it once rather than looking up each name.
             let fill = previousIndex == nil
             // A test that pauses after the listing (to change the remote there) gets the fill after its pause.
-            let pausing = fill && ProcessInfo.processInfo.environment["RECKON_TEST_WAIT_AT"] == "rclone-listed"
+            let pausing = fill && TestStop.pauses(at: "rclone-listed")
             let copy = Pending { [downloader, memos, staging, names] () -> Rclone.Failure? in
                 if pausing {
                     _ = listing.wait()
@@ -464,8 +470,6 @@ package struct RcloneStore: MemoStore {
                     return error
                 }
             }
-            // The small early copy of a nightly run is done before the listing, as it always was.
-            if !fill { _ = copy.wait() }
             return Early(names: Set(names), copy: copy)
         }
 
@@ -544,8 +548,12 @@ package struct RcloneStore: MemoStore {
             }
             cached = cached.filter { listedNames.contains($0.key) }
 
-            // (A first fill's early copy pauses a test by itself, after the listing.)
-            if early.copy == nil || previousIndex != nil { TestStop.wait(at: "rclone-listed") }
+            // (A first fill's early copy pauses a test by itself, after the listing; a nightly run's
+            // pauses once its early copy is done, so that the test changes the remote after it.)
+            if early.copy == nil || previousIndex != nil {
+                if TestStop.pauses(at: "rclone-listed") { _ = early.copy?.wait() }
+                TestStop.wait(at: "rclone-listed")
+            }
             // Files rclone reports copied are checked and moved into the cache on another core from
             // now on, while the rest download; those it finished before are checked now.
             keeper.start(Dictionary(wanted.map { ($0.name, $0) }) { first, _ in first })
@@ -740,14 +748,27 @@ package struct RcloneStore: MemoStore {
         /// time cannot be set back, so an edit always changes the stamp.
         static func stamp(atPath path: String) -> String? {
             var info = stat()
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            return lstat(path, &info) == 0 ? stamp(info) : nil
+        }
+
+        /// The stamp of a regular file's status; nil for any other kind of file.
+        private static func stamp(_ info: stat) -> String? {
+            guard info.st_mode & S_IFMT == S_IFREG else { return nil }
             return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec):\(info.st_ino)"
         }
 
-        /// The names of cached files whose stamp is the one recorded.
+        /// The names of cached files whose stamp is the one recorded: each looked up
+        /// in the folder opened once, not by its whole path.
         static func stampsKept(_ files: [String: CachedFile], in folder: URL) -> Set<String> {
-            let prefix = folder.path + "/"
-            return Set(files.compactMap { name, file in file.stamp != nil && stamp(atPath: prefix + name) == file.stamp ? name : nil })
+            guard let opened = OpenFolder(folder.path) else { return [] }
+            var info = stat()
+            return Set(
+                files.compactMap { name, file in
+                    guard let recorded = file.stamp, fstatat(opened.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, stamp(info) == recorded else {
+                        return nil
+                    }
+                    return name
+                })
         }
 
         /// Whether the cached file is still the bytes downloaded: by its
@@ -801,10 +822,10 @@ package struct RcloneStore: MemoStore {
             }
         }
 
-        /// The record's bytes, files in name order.
+        /// The record's bytes, files in the order of their names' bytes.
         static func data(_ files: [String: CachedFile]) -> Data {
             var text = versionLine + "\n"
-            for (name, file) in files.sorted(by: { $0.key < $1.key }) {
+            for (name, file) in files.sorted(by: { utf8Precedes($0.key, $1.key) }) {
                 text += "\(name)\t\(file.size)\t\(file.modTime)\t\(file.md5 ?? "-")\t\(file.sha256)\t\(file.stamp ?? "-")\n"
             }
             return Data(text.utf8)
