@@ -14,23 +14,27 @@ import Testing
         #expect(Array(chunks.joined()) == (0..<count).map { $0 * 2 })
     }
 
-    /// The sides are read with `eachOnAThreadOfItsOwn`. The second of two
-    /// runs `mapOnEveryCore` over two chunks that each wait for the other
-    /// (10 s at most): they meet only if they run at once, on two threads.
-    /// As iterations of one `concurrentPerform`, they would run one after the other.
+    /// A remote's cache is read in a `Pending` from an iteration of the load
+    /// stage's `Workers.perform`. There, two chunks of `mapOnEveryCore` that
+    /// each wait for the other (10 s at most) meet: they run at once. Called
+    /// from the iteration itself, they would run one after the other.
     @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1 && Workers.count == nil))
-    func workOnEveryCoreInsideAThreadOfItsOwnGetsEveryCore() {
-        let results = eachOnAThreadOfItsOwn(2) { index -> Bool in
-            guard index == 1 else { return true }
-            let arrived = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
-            let met = mapOnEveryCore([0, 1], chunkSize: 1) { chunk in
-                let me = chunk.first!
-                arrived[me].signal()
-                return [arrived[1 - me].wait(timeout: .now() + 10) == .success]
-            }
-            return met.joined().allSatisfy { $0 }
+    func workOnEveryCoreInAPendingGetsEveryCoreEvenFromAnIteration() {
+        let met = Mutex<[Bool]>([])
+        Workers.perform(iterations: 2) { index in
+            guard index == 1 else { return }
+            let together = Pending { () -> Bool in
+                let arrived = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+                let waits = mapOnEveryCore([0, 1], chunkSize: 1) { chunk in
+                    let me = chunk.first!
+                    arrived[me].signal()
+                    return [arrived[1 - me].wait(timeout: .now() + 10) == .success]
+                }
+                return waits.joined().allSatisfy { $0 }
+            }.wait()
+            met.withLock { $0.append(together) }
         }
-        #expect(results == [true, true])
+        #expect(met.withLock { $0 } == [true])
     }
 
     @Test(arguments: [0, 1, 5, 6, 100])

@@ -37,17 +37,9 @@ package func withReadAhead<Value: Sendable, Loaded: Sendable>(
     }
 }
 
-/// Runs `work` for each of `0..<count`, each on a thread of its own, and
-/// gives the results in order. Work on every core inside one of them gets
-/// every core, which it would not as an iteration of `Workers.perform`:
-/// libdispatch shares the cores among the iterations of the outer apply, so
-/// a nested `mapOnEveryCore` runs on one core even after the others ended.
-package func eachOnAThreadOfItsOwn<Output: Sendable>(_ count: Int, _ work: @escaping @Sendable (Int) -> Output) -> [Output] {
-    let started = (0..<count).map { index in Pending { work(index) } }
-    return started.map { $0.wait() }
-}
-
-/// Work being done on another core, and its result once done.
+/// Work being done on another core, and its result once done. Work on
+/// every core inside it gets every core, even when it was started from an
+/// iteration of `Workers.perform`, whose own nested work gets a share.
 final class Pending<Value: Sendable>: Sendable {
     private let done = DispatchGroup()
     private let value = Mutex<Value?>(nil)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension Pipeline {
     /// Reads every side on its own, all at once (one failing does not
@@ -11,8 +12,15 @@ extension Pipeline {
             let specs = [definition.local] + definition.remotes
             for spec in specs { context.note("reading \(spec.label)") }
             let stores = specs.map { $0.store(limits: definition.limits) }
-            // A side still being read once the others are done reads on every core.
-            let sides = eachOnAThreadOfItsOwn(stores.count) { stores[$0].load(deep: deep) }
+            // As iterations of one apply, each side's own work on every core gets a share of the cores
+            // while the others are read (libdispatch divides them), leaving the rest to rclone's
+            // listing; a remote's cache, read once the listing is done, takes every core (`RcloneStore`).
+            let read = Mutex([Int: SideListing]())
+            Workers.perform(iterations: specs.count) { position in
+                let side = stores[position].load(deep: deep)
+                read.withLock { $0[position] = side }
+            }
+            let sides = read.withLock { all in specs.indices.map { all[$0]! } }
             return LoadedSides(local: sides[0], remotes: Array(sides.dropFirst()), stores: stores)
         }
     }
