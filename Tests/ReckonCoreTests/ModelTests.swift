@@ -69,6 +69,19 @@ import Testing
         #expect(upper.value == "3f2504e0-4f89-11d3-9a0c-0305e82c3301")
     }
 
+    @Test func everySpellingGivesItsTextAndFileName() throws {
+        let capitals = "01234567-89AB-CDEF-FEDC-BA9876543210"
+        let id = try #require(MemoID(capitals))
+        let mixed = "01234567-89ab-CDEF-fedc-BA9876543210"
+        for text in [capitals, capitals.lowercased(), mixed] {
+            #expect(IDSpelling(text).text(of: id) == text)
+            #expect(IDSpelling(text).fileName(of: id) == text + ".json")
+        }
+        var bytes: [UInt8] = [0x2A]
+        id.append(to: &bytes)
+        #expect(bytes == [0x2A] + Array(capitals.lowercased().utf8))
+    }
+
     @Test(arguments: [
         "../../x", "3F2504E0-4F89-11D3-9A0C-0305E82C330", "{3F2504E0-4F89-11D3-9A0C-0305E82C3301}",
         "3F2504E04F8911D39A0C0305E82C3301", "3F2504E0-4F89-11D3-9A0C-0305E82C330G", "../3F2504E0-4F89-11D3-9A0C-0305E82C",

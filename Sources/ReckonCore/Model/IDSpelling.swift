@@ -27,14 +27,20 @@ package enum IDSpelling: Sendable, Equatable {
     /// `id` written this way.
     package func text(of id: MemoID) -> String {
         switch self {
-        case .small: id.value
-        case .capital: id.value.uppercased()
+        case .small: id.text(capitals: false)
+        case .capital: id.text(capitals: true)
         case .mixed(let text): text
         }
     }
 
     /// The memo file's name for `id` written this way: `<id>.json`.
-    package func fileName(of id: MemoID) -> String { text(of: id) + ".json" }
+    package func fileName(of id: MemoID) -> String {
+        switch self {
+        case .small: id.text(capitals: false, then: ".json")
+        case .capital: id.text(capitals: true, then: ".json")
+        case .mixed(let text): text + ".json"
+        }
+    }
 
     func write(to record: inout Record) {
         switch self {

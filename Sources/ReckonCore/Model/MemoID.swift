@@ -45,21 +45,41 @@ package struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConv
     }
 
     /// The id in small letters.
-    package var value: String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(36)
-        append(to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+    package var value: String { text(capitals: false) }
+
+    /// The id in capitals or small letters, made as one string.
+    func text(capitals: Bool, then suffix: StaticString = "") -> String {
+        let count = 36 + suffix.utf8CodeUnitCount
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            write(into: buffer, capitals: capitals)
+            UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[36...])).copyMemory(
+                from: UnsafeRawBufferPointer(start: suffix.utf8Start, count: suffix.utf8CodeUnitCount))
+            return count
+        }
     }
 
     /// Appends the id in small letters, as UTF-8, with no string made.
     package func append(to bytes: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { buffer in
+            write(into: buffer, capitals: false)
+            bytes.append(contentsOf: buffer)
+        }
+    }
+
+    /// Writes the id's 36 bytes at the start of `buffer`.
+    private func write(into buffer: UnsafeMutableBufferPointer<UInt8>, capitals: Bool) {
+        let letters: UInt8 = capitals ? 0x37 : 0x57
+        var position = 0
         for index in 0..<32 {
             let word = index < 16 ? high : low
             let shift = UInt64(60 - (index % 16) * 4)
-            if index == 8 || index == 12 || index == 16 || index == 20 { bytes.append(UInt8(ascii: "-")) }
+            if index == 8 || index == 12 || index == 16 || index == 20 {
+                buffer[position] = UInt8(ascii: "-")
+                position += 1
+            }
             let nibble = UInt8((word >> shift) & 15)
-            bytes.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble)
+            buffer[position] = nibble < 10 ? 0x30 + nibble : letters + nibble
+            position += 1
         }
     }
 

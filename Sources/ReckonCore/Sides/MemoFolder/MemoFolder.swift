@@ -514,7 +514,8 @@ package struct MemoFolder: MemoStore {
         _ id: MemoID, _ name: String, in folder: OpenFolder?, buffer: inout Data,
         as parse: (Data, Int) throws(MemoReader.Failure) -> (MemoID, Kept)
     ) -> Result<Kept, Judged> {
-        let path = "memos/" + name
+        // The path is spelled only for a problem: most files have none.
+        var path: String { "memos/" + name }
         do {
             guard let folder else { throw ReadFailure(message: "cannot be opened: the memos folder cannot be opened") }
             try readRegularFile(atPath: name, in: folder, limit: limits.memoSizeLimit, into: &buffer)
