@@ -495,6 +495,27 @@ import Testing
         #expect(export.code == 64, "\(export.stderr)")
     }
 
+    @Test(.needs(.rclone)) func aCacheWhoseMemosFolderIsALinkFailsTheSideOnceAndWritesNothingThrough() throws {
+        let remote = ":local:" + served.path
+        let environment = ["XDG_CACHE_HOME": cache.path]
+        let arguments = ["reconcile", "--local", store, "--remote", remote]
+        #expect(try runArray(arguments, environment: environment).code == 1)
+        let cachedMemos = cache.appendingPathComponent("reckon/\(Rclone.cacheName(of: remote))/memos")
+        let users = folder.appendingPathComponent("users")
+        try FileManager.default.createDirectory(at: users, withIntermediateDirectories: true)
+        try Data("precious".utf8).write(to: users.appendingPathComponent("notes.txt"))
+        try FileManager.default.removeItem(at: cachedMemos)
+        try FileManager.default.createSymbolicLink(at: cachedMemos, withDestinationURL: users)
+
+        let result = try runArray(arguments, environment: environment)
+        #expect(result.code == 2)
+        #expect(result.stdout.contains("Google Drive could not be read: the cache folder cannot be made"), "\(result.stdout)")
+        let linkLines = result.stdout.split(separator: "\n").filter { $0.contains("a link stands where a folder must be") }
+        #expect(linkLines.count == 2, "\(result.stdout)")  // the sentence and the one problem
+        #expect(try FileManager.default.contentsOfDirectory(atPath: users.path) == ["notes.txt"])
+        #expect(try read(users.appendingPathComponent("notes.txt")) == "precious")
+    }
+
     @Test(.needs(.rclone)) func countsNeverDownloadAndTooLargeMemosAreNotDownloaded() throws {
         let remote = ":local:" + served.path
         try Data("{\"schemaVersion\": 1, \"entries\": [,]}".utf8).write(to: served.appendingPathComponent("60dMemo/index.json"))

@@ -389,14 +389,17 @@ package struct RcloneStore: MemoStore {
                 early = fetchEarly(record: record, listing: listing, keeper: keeper)
                 (cached, stampsKept) = record.wait()
             }
+            // No rclone is left running, nor a file staged, once the side is given up.
+            func giveUp() {
+                _ = early.copy?.wait()
+                _ = keeper.finish()
+                try? ExportFolder.removeTree(staging.path)
+            }
             let entries: [Rclone.Entry]
             switch listing.wait() {
             case .success(let listedEntries): entries = listedEntries
             case .failure(let error):
-                // No rclone is left running, nor a file staged, once the side is given up.
-                _ = early.copy?.wait()
-                _ = keeper.finish()
-                try? ExportFolder.removeTree(staging.path)
+                giveUp()
                 guard error.exitCode == 3 else { return .failure(Problem(.unreadableFolder, path: "memos", error.message)) }
                 listed.names = nil
                 return .success(store(listed, deep: deep))
@@ -405,6 +408,12 @@ package struct RcloneStore: MemoStore {
             listed.problems += duplicates
             listed.names = unique.map(\.name)
             if deep {
+                // A cache without a memos folder of its own holds no memo file: the side is not read, as a
+                // memos folder that is not a folder is not, and that is said once, not once per memo.
+                do throws(OutputError) { try AtomicFile.makeFolder(cacheFolder.appendingPathComponent("memos")) } catch {
+                    giveUp()
+                    return .failure(Problem(.unreadableFolder, path: "memos", "the cache folder cannot be made: \(error.description)"))
+                }
                 listed = fetch(
                     unique, into: listed, cached: cached, stampsKept: stampsKept, early: early, keeper: keeper, sizeLimit: limits.memoSizeLimit)
             }
@@ -515,12 +524,6 @@ package struct RcloneStore: MemoStore {
             var listed = listed
             var cached = cached
             let memosFolder = cacheFolder.appendingPathComponent("memos")
-            do { try AtomicFile.makeFolder(memosFolder) } catch {
-                _ = early.copy?.wait()
-                _ = keeper.finish()
-                for entry in entries { listed.unfetched[entry.name] = "the cache folder cannot be made: \(error.description)" }
-                return listed
-            }
             // Only files a memo folder reads (`<uuid>.json`) are downloaded, and none over the size limit.
             var memoFiles: [Rclone.Entry] = []
             for entry in entries where entry.name.hasSuffix(".json") && MemoID(entry.name.dropLast(5)) != nil {
