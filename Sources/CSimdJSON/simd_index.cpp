@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <iterator>
 #include <mutex>
 #include <thread>
 #include <cstring>
@@ -391,11 +392,16 @@ bool countOnAllCores(const char *path, Tally &tally, unsigned workerCount) {
     for (auto &worker : workers) worker.join();
     reckon_clean_index_close(index);
     if (unclean) return false;
-    for (auto &part : tallies) {
+    // The first worker's ids are taken as they are, and each other's merged in, into storage
+    // that is reserved, not cleared first.
+    tally = std::move(tallies[0]);
+    for (unsigned w = 1; w < workerCount; w++) {
+        Tally &part = tallies[w];
         tally.active += part.active;
         tally.archived += part.archived;
-        std::vector<std::pair<uint64_t, uint64_t>> merged(tally.ids.size() + part.ids.size());
-        std::merge(tally.ids.begin(), tally.ids.end(), part.ids.begin(), part.ids.end(), merged.begin());
+        std::vector<std::pair<uint64_t, uint64_t>> merged;
+        merged.reserve(tally.ids.size() + part.ids.size());
+        std::merge(tally.ids.begin(), tally.ids.end(), part.ids.begin(), part.ids.end(), std::back_inserter(merged));
         tally.ids.swap(merged);
     }
     return true;
