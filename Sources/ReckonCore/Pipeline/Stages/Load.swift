@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 extension Pipeline {
     /// Reads every side on its own, all at once (one failing does not
@@ -15,12 +14,7 @@ extension Pipeline {
             // As iterations of one apply, each side's own work on every core gets a share of the cores
             // while the others are read (libdispatch divides them), leaving the rest to rclone's
             // listing; a remote's cache, read once the listing is done, takes every core (`RcloneStore`).
-            let read = Mutex([Int: SideListing]())
-            Workers.perform(iterations: specs.count) { position in
-                let side = stores[position].load(deep: deep)
-                read.withLock { $0[position] = side }
-            }
-            let sides = read.withLock { all in specs.indices.map { all[$0]! } }
+            let sides = mapOnEveryCore(stores, chunkSize: 1) { side in side.map { $0.load(deep: deep) } }.flatMap { $0 }
             return LoadedSides(local: sides[0], remotes: Array(sides.dropFirst()), stores: stores)
         }
     }
