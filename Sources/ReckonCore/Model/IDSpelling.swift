@@ -25,20 +25,16 @@ package enum IDSpelling: Sendable, Equatable {
     }
 
     /// `id` written this way.
-    package func text(of id: MemoID) -> String {
-        switch self {
-        case .small: id.text(capitals: false)
-        case .capital: id.text(capitals: true)
-        case .mixed(let text): text
-        }
-    }
+    package func text(of id: MemoID) -> String { text(of: id, then: "") }
 
     /// The memo file's name for `id` written this way: `<id>.json`.
-    package func fileName(of id: MemoID) -> String {
+    package func fileName(of id: MemoID) -> String { text(of: id, then: ".json") }
+
+    private func text(of id: MemoID, then suffix: StaticString) -> String {
         switch self {
-        case .small: id.text(capitals: false, then: ".json")
-        case .capital: id.text(capitals: true, then: ".json")
-        case .mixed(let text): text + ".json"
+        case .small: id.text(capitals: false, then: suffix)
+        case .capital: id.text(capitals: true, then: suffix)
+        case .mixed(let text): text + suffix.description
         }
     }
 

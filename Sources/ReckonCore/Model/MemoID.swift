@@ -52,8 +52,7 @@ package struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConv
         let count = 36 + suffix.utf8CodeUnitCount
         return String(unsafeUninitializedCapacity: count) { buffer in
             write(into: buffer, capitals: capitals)
-            UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[36...])).copyMemory(
-                from: UnsafeRawBufferPointer(start: suffix.utf8Start, count: suffix.utf8CodeUnitCount))
+            suffix.withUTF8Buffer { tail in _ = UnsafeMutableBufferPointer(rebasing: buffer[36...]).initialize(from: tail) }
             return count
         }
     }
