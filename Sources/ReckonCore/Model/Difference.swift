@@ -18,8 +18,9 @@ package struct Difference: Sendable, Equatable, Codable {
         case cannotCompare = "cannot-compare"
     }
 
-    /// Which side moved since the last run's baseline, told by comparing
-    /// each side's fingerprint of the memo now with that side's baseline.
+    /// Which side changed the memo since the two sides last agreed on it,
+    /// told by comparing each side's fingerprint of the memo now with the
+    /// one it had when they were last seen equal (`Agreement`).
     package enum Changed: String, Sendable, Codable, CaseIterable {
         /// Only this device changed.
         case local
@@ -27,9 +28,10 @@ package struct Difference: Sendable, Equatable, Codable {
         case remote
         /// Both changed, and differently: a conflict.
         case both
-        /// Neither changed: the sides already differed at the baseline.
+        /// Neither changed since they agreed: a person chooses.
         case neither
-        /// There is no baseline to tell by.
+        /// They never agreed on it (or no state folder remembers): a memo
+        /// on one side only goes to the other, any other is a person's choice.
         case unknown
     }
 
@@ -58,11 +60,13 @@ package struct Difference: Sendable, Equatable, Codable {
     package var title: String?
     package var local: SideState
     package var remoteState: SideState
-    /// Which side moved since the baseline; nil for `!`, which cannot be compared.
+    /// Which side changed it since they last agreed; nil for `!`, which cannot be compared.
     package var changed: Changed?
+    /// When the two sides last agreed on the memo; nil when they never did (as far as the state folder remembers).
+    package var agreedAt: Timestamp?
 
     enum CodingKeys: String, CodingKey {
-        case remote, id, sigil, kind, fields, title, changed
+        case remote, id, sigil, kind, fields, title, changed, agreedAt
         case local = "onLocal"
         case remoteState = "onRemote"
     }
@@ -78,6 +82,7 @@ package struct Difference: Sendable, Equatable, Codable {
         try container.encode(local, forKey: .local)
         try container.encode(remoteState, forKey: .remoteState)
         try container.encode(changed, forKey: .changed)  // null for `!`
+        try container.encode(agreedAt, forKey: .agreedAt)
     }
 
     package init(
@@ -97,12 +102,14 @@ package struct Difference: Sendable, Equatable, Codable {
 }
 
 extension Difference {
-    /// The side that alone moved since the baseline, which a plan follows
-    /// without asking; nil when both or neither moved, or no baseline tells.
+    /// The side whose version a plan follows without asking: the one that
+    /// alone changed the memo since they last agreed, or, for a memo they
+    /// never agreed on, the one side that holds it. Nil when both or
+    /// neither changed, or when they never agreed and both hold it.
     package var movedAlone: SideRole? {
-        switch changed {
-        case .local?: .local
-        case .remote?: .remote
+        switch (changed, sigil) {
+        case (.local?, _), (.unknown?, .onlyOnLocal): .local
+        case (.remote?, _), (.unknown?, .onlyOnRemote): .remote
         default: nil
         }
     }

@@ -82,6 +82,9 @@ package struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertibl
         return Timestamp(seconds: Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second - offset), nanoseconds: Int32(nanos))
     }
 
+    /// The day of the instant in UTC, `2026-11-28`, as a sentence names it.
+    package var day: String { String(iso8601.prefix(10)) }
+
     /// The instant in UTC, `Z`, with a fraction only when there is one.
     package var iso8601: String {
         let days = Int(seconds.floorDivided(by: 86_400))

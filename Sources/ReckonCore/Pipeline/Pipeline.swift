@@ -65,15 +65,18 @@ package struct LoadedSides: Sendable {
     }
 }
 
-/// What Reconcile found: every memo that differs, and each side's baseline
-/// and what moved since, in the order of `LoadedSides.sides`.
+/// What Reconcile found: every memo that differs, each side's baseline
+/// and what moved since, in the order of `LoadedSides.sides`, and the
+/// local side's agreement with each remote, in the order of `LoadedSides.remotes`.
 package struct Reconciliation: Sendable {
     package var differences: [Difference]
     package var baselines: [SideBaseline] = []
+    package var agreements: [PairAgreement] = []
 
-    package init(differences: [Difference], baselines: [SideBaseline] = []) {
+    package init(differences: [Difference], baselines: [SideBaseline] = [], agreements: [PairAgreement] = []) {
         self.differences = differences
         self.baselines = baselines
+        self.agreements = agreements
     }
 
     /// When the oldest deletion alarm that still holds was raised: the
@@ -126,6 +129,6 @@ package struct Pipeline {
         let reconciled = reconcile.run(loaded, in: run)
         let exported = export.run(ExportInput(sides: loaded, keepLastBefore: reconciled.alarmSince), in: run)
         let report = buildReport.run(ReportInput(sides: loaded, reconciliation: reconciled, exported: exported, timings: context.timings), in: run)
-        return publish.run(PublishInput(report: report, sides: loaded, baselines: reconciled.baselines, failures: exported.failures), in: run)
+        return publish.run(PublishInput(report: report, sides: loaded, reconciled: reconciled, failures: exported.failures), in: run)
     }
 }

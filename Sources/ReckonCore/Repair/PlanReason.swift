@@ -10,27 +10,29 @@ package enum PlanReason: Sendable, Equatable, Codable {
     /// `!`: the memo's problems on each side (their own messages, which stay
     /// in English as in every report); nothing is done.
     case cannotCompare(problems: [SideProblems])
-    /// Changed on both sides, on neither, or no baseline to tell: a person
+    /// Changed on both sides since they last agreed (`agreed`), on neither, or never agreed: a person
     /// chooses with `--take ID=…` or `--prefer`; `note` says why a choice
     /// that was given could not settle it.
-    case conflict(changed: Difference.Changed, local: String, remote: String, id: MemoID, note: ConflictNote?)
+    case conflict(changed: Difference.Changed, local: String, remote: String, id: MemoID, note: ConflictNote?, agreed: Timestamp? = nil)
     /// A valid memo file (`path`, `memos/<id>.json`) on `side` with no entry in
     /// index.json: its entry is added.
     case orphanFile(path: String, side: String)
     /// The same, but the file cannot be read as a memo: nothing is done.
     case orphanUnreadable(path: String, side: String)
-    /// Only `side` moved since the last run (`move`), and `other` follows
-    /// it: a copy, or a soft deletion when the move was a deletion.
-    case followed(move: Move, side: String, other: String)
-    /// Only `side` moved since the last run, but a person took `other`'s
-    /// version: what moved is replaced, by a copy or (`deletes`) a soft
-    /// deletion on `side`.
-    case replaced(move: Move, side: String, other: String, deletes: Bool)
+    /// Only `side` changed the memo (`move`) since the sides last agreed
+    /// on it (`agreed`; nil: they never did, and only `side` holds it), and
+    /// `other` follows it: a copy, or a soft deletion when the move was a deletion.
+    case followed(move: Move, side: String, other: String, agreed: Timestamp? = nil)
+    /// Only `side` changed it since they last agreed, but a person took
+    /// `other`'s version: what moved is replaced, by a copy or (`deletes`) a
+    /// soft deletion on `side`.
+    case replaced(move: Move, side: String, other: String, deletes: Bool, agreed: Timestamp? = nil)
     /// A conflict settled by a choice: `from`'s version is copied to `to`,
     /// or (`deletes`) the memo is marked deleted there; with `keepsCopy`,
     /// `to`'s older version lives on as a conflict copy.
     case settled(
-        changed: Difference.Changed, local: String, remote: String, from: String, to: String, deletes: Bool, keepsCopy: Bool)
+        changed: Difference.Changed, local: String, remote: String, from: String, to: String, deletes: Bool, keepsCopy: Bool,
+        agreed: Timestamp? = nil)
     /// The action needs `side` written, which apply never writes (`why`);
     /// it would have done `would`.
     case notPossible(side: String, why: NotWritable, would: Would)
@@ -39,7 +41,7 @@ package enum PlanReason: Sendable, Equatable, Codable {
     /// The memo file to mark deleted, on `side`, could not be read: nothing is done.
     case targetUnreadable(side: String)
 
-    /// What moved on the one side that moved since the last run.
+    /// What moved on the one side that changed the memo since the sides last agreed.
     package enum Move: String, Sendable, Codable {
         case added, edited, archived, kept, deleted
     }

@@ -215,7 +215,10 @@ package struct Planner {
 
         case .conflict(let note):
             action.action = .conflict
-            action.say(.conflict(changed: difference.changed ?? .unknown, local: labels[.local]!, remote: labels[.remote]!, id: id, note: note))
+            action.say(
+                .conflict(
+                    changed: difference.changed ?? .unknown, local: labels[.local]!, remote: labels[.remote]!, id: id, note: note,
+                    agreed: difference.agreedAt))
             return action
         case .fixIndex(let role):
             return fixIndex(action, on: role, listings: listings, files: files, sides: sides, labels: labels)
@@ -286,19 +289,21 @@ package struct Planner {
         if keepLoser && !keepsCopy {
             action.choose(.takeBothNoCopy(id: id, holder: labels[to]!, taken: labels[from]!))
         }
-        let moved = difference.changed.flatMap { SideRole(rawValue: $0.rawValue) }
+        let moved = difference.movedAlone
+        let agreed = difference.agreedAt
         if moved == from {
-            action.say(.followed(move: move(difference, live: sourceLive), side: labels[from]!, other: labels[to]!))
+            action.say(.followed(move: move(difference, live: sourceLive), side: labels[from]!, other: labels[to]!, agreed: agreed))
         } else if moved == to {
             // A person took the side that did not move: what moved is replaced, in so many words.
             let movedLive = target.entries[id].map { !$0.isDeleted } ?? false
-            action.say(.replaced(move: move(difference, live: movedLive), side: labels[to]!, other: labels[from]!, deletes: !sourceLive))
+            action.say(
+                .replaced(move: move(difference, live: movedLive), side: labels[to]!, other: labels[from]!, deletes: !sourceLive, agreed: agreed))
         } else {
             // A conflict settled by a choice says so, never that one side alone moved.
             action.say(
                 .settled(
                     changed: difference.changed ?? .unknown, local: labels[.local]!, remote: labels[.remote]!, from: labels[from]!,
-                    to: labels[to]!, deletes: !sourceLive, keepsCopy: keepsCopy))
+                    to: labels[to]!, deletes: !sourceLive, keepsCopy: keepsCopy, agreed: agreed))
         }
         guard sides.side(to).writable else {
             return notPossible(action, to, sides: sides, sourceLive ? .copy(from: labels[from]!) : .markDeleted)
@@ -348,7 +353,7 @@ package struct Planner {
         return action
     }
 
-    /// What moved on the one side that moved since the last run, whose version is `live` or deleted.
+    /// What moved on the one side that changed the memo since the sides last agreed, whose version is `live` or deleted.
     func move(_ difference: Difference, live: Bool) -> PlanReason.Move {
         guard live else { return .deleted }
         switch difference.sigil {

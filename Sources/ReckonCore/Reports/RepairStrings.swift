@@ -111,14 +111,16 @@ package struct RepairStrings: Sendable {
 
 extension RepairStrings {
     package static let en: RepairStrings = {
-        @Sendable func conflicted(_ changed: Difference.Changed, _ local: String, _ remote: String) -> String {
+        @Sendable func conflicted(_ changed: Difference.Changed, _ local: String, _ remote: String, _ agreed: Timestamp?) -> String {
+            let since = agreed.map { "since they last agreed on \($0.day)" } ?? "since they last agreed"
             switch changed {
-            case .both: "changed on both \(local) and \(remote) since the last run"
-            case .neither: "already different at the last run, and neither side changed since"
-            default: "no baseline tells which side changed (a deep reconcile with a state folder records one)"
+            case .both: return "changed on both \(local) and \(remote) \(since)"
+            case .neither: return "different, though neither side changed \(since)"
+            default: return "\(local) and \(remote) never agreed on it (a deep reconcile with a state folder remembers when they do)"
             }
         }
-        @Sendable func moved(_ move: PlanReason.Move, _ side: String, _ other: String) -> String {
+        @Sendable func moved(_ move: PlanReason.Move, _ side: String, _ other: String, _ agreed: Timestamp?) -> String {
+            guard let agreed else { return "only on \(side), and the sides never agreed on it" }
             let what =
                 switch move {
                 case .added: "added"
@@ -127,7 +129,7 @@ extension RepairStrings {
                 case .kept: "kept (not deleted)"
                 case .deleted: "deleted"
                 }
-            return "\(what) on \(side) since the last run; unchanged on \(other)"
+            return "\(what) on \(side) since they last agreed on \(agreed.day); unchanged on \(other)"
         }
         @Sendable func conflictNote(_ note: ConflictNote) -> String {
             switch note {
@@ -194,19 +196,19 @@ extension RepairStrings {
                 switch why {
                 case .cannotCompare(let problems):
                     "cannot be compared (\(problems.map { "\($0.side): \($0.problems.joined(separator: "; "))" }.joined(separator: "; "))); nothing is done"
-                case .conflict(let changed, let local, let remote, let id, let note):
-                    conflicted(changed, local, remote) + "; choose with --take \(id)=local|remote|both or --prefer"
+                case .conflict(let changed, let local, let remote, let id, let note, let agreed):
+                    conflicted(changed, local, remote, agreed) + "; choose with --take \(id)=local|remote|both or --prefer"
                         + (note.map { ". " + conflictNote($0) } ?? "")
                 case .orphanFile(let path, let side): "\(path) on \(side) is a valid memo with no entry in index.json; its entry is added"
                 case .orphanUnreadable(let path, let side):
                     "\(path) on \(side) has no entry in index.json, and cannot be read as a memo; nothing is done"
-                case .followed(let move, let side, let other):
-                    moved(move, side, other) + ": " + (move == .deleted ? "marked deleted on \(other) too" : "copied to \(other)")
-                case .replaced(let move, let side, let other, let deletes):
-                    moved(move, side, other) + "; "
+                case .followed(let move, let side, let other, let agreed):
+                    moved(move, side, other, agreed) + ": " + (move == .deleted ? "marked deleted on \(other) too" : "copied to \(other)")
+                case .replaced(let move, let side, let other, let deletes, let agreed):
+                    moved(move, side, other, agreed) + "; "
                         + (deletes ? "marked deleted on \(side) instead" : "\(other)'s version is copied to \(side) instead")
-                case .settled(let changed, let local, let remote, let from, let to, let deletes, let keepsCopy):
-                    conflicted(changed, local, remote) + "; " + (deletes ? "marked deleted on \(to)" : "\(from)'s version is copied to \(to)")
+                case .settled(let changed, let local, let remote, let from, let to, let deletes, let keepsCopy, let agreed):
+                    conflicted(changed, local, remote, agreed) + "; " + (deletes ? "marked deleted on \(to)" : "\(from)'s version is copied to \(to)")
                         + (keepsCopy ? ", and \(to)'s older version is kept as a conflict copy" : "")
                 case .notPossible(let side, let why, let would):
                     "not possible: \(notWritable(why, side)); it would "
@@ -359,14 +361,16 @@ extension RepairStrings {
 
 extension RepairStrings {
     package static let ja: RepairStrings = {
-        @Sendable func conflicted(_ changed: Difference.Changed, _ local: String, _ remote: String) -> String {
+        @Sendable func conflicted(_ changed: Difference.Changed, _ local: String, _ remote: String, _ agreed: Timestamp?) -> String {
+            let since = agreed.map { "\($0.day)に一致して以降" } ?? "最後に一致して以降"
             switch changed {
-            case .both: "前回の実行から\(local)と\(remote)の両方で変更されています"
-            case .neither: "前回の実行の時点ですでに異なり、その後どちらも変更されていません"
-            default: "どちら側が変わったかを示す基準がありません（状態フォルダを使う詳細な照合で記録されます）"
+            case .both: return "\(since)、\(local)と\(remote)の両方で変更されています"
+            case .neither: return "異なりますが、\(since)どちらも変更されていません"
+            default: return "\(local)と\(remote)は一度も一致したことがありません（状態フォルダを使う詳細な照合で一致が記録されます）"
             }
         }
-        @Sendable func moved(_ move: PlanReason.Move, _ side: String, _ other: String) -> String {
+        @Sendable func moved(_ move: PlanReason.Move, _ side: String, _ other: String, _ agreed: Timestamp?) -> String {
+            guard let agreed else { return "\(side)にだけあり、両側が一致したことはありません" }
             let what =
                 switch move {
                 case .added: "追加され"
@@ -375,7 +379,7 @@ extension RepairStrings {
                 case .kept: "削除されずに残され"
                 case .deleted: "削除され"
                 }
-            return "前回の実行から\(side)で\(what)、\(other)では変わっていません"
+            return "\(agreed.day)に一致して以降、\(side)で\(what)、\(other)では変わっていません"
         }
         @Sendable func conflictNote(_ note: ConflictNote) -> String {
             switch note {
@@ -442,17 +446,17 @@ extension RepairStrings {
                 switch why {
                 case .cannotCompare(let problems):
                     "比較できません（\(problems.map { "\($0.side): \($0.problems.joined(separator: "; "))" }.joined(separator: "; "))）。何もしません。"
-                case .conflict(let changed, let local, let remote, let id, let note):
-                    conflicted(changed, local, remote) + "。--take \(id)=local|remote|both か --prefer で選んでください。"
+                case .conflict(let changed, let local, let remote, let id, let note, let agreed):
+                    conflicted(changed, local, remote, agreed) + "。--take \(id)=local|remote|both か --prefer で選んでください。"
                         + (note.map(conflictNote) ?? "")
                 case .orphanFile(let path, let side): "\(side)の \(path) は正しいメモですが、index.json に項目がありません。項目を追加します。"
                 case .orphanUnreadable(let path, let side): "\(side)の \(path) は index.json に項目がなく、メモとしても読み込めません。何もしません。"
-                case .followed(let move, let side, let other):
-                    moved(move, side, other) + "。" + (move == .deleted ? "\(other)でも削除済みにします。" : "\(other)にコピーします。")
-                case .replaced(let move, let side, let other, let deletes):
-                    moved(move, side, other) + "。" + (deletes ? "代わりに\(side)で削除済みにします。" : "代わりに\(other)の版を\(side)にコピーします。")
-                case .settled(let changed, let local, let remote, let from, let to, let deletes, let keepsCopy):
-                    conflicted(changed, local, remote) + "。" + (deletes ? "\(to)で削除済みにします。" : "\(from)の版を\(to)にコピーします。")
+                case .followed(let move, let side, let other, let agreed):
+                    moved(move, side, other, agreed) + "。" + (move == .deleted ? "\(other)でも削除済みにします。" : "\(other)にコピーします。")
+                case .replaced(let move, let side, let other, let deletes, let agreed):
+                    moved(move, side, other, agreed) + "。" + (deletes ? "代わりに\(side)で削除済みにします。" : "代わりに\(other)の版を\(side)にコピーします。")
+                case .settled(let changed, let local, let remote, let from, let to, let deletes, let keepsCopy, let agreed):
+                    conflicted(changed, local, remote, agreed) + "。" + (deletes ? "\(to)で削除済みにします。" : "\(from)の版を\(to)にコピーします。")
                         + (keepsCopy ? "\(to)の古い版は競合コピーとして残します。" : "")
                 case .notPossible(let side, let why, let would):
                     "実行できません: \(notWritable(why, side))。本来は"

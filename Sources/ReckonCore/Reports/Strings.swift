@@ -118,10 +118,11 @@ package struct Strings: Sendable {
     package var localGained: Drift
     package var remoteLost: Drift
     package var conflict: Drift
-    /// (which side moved, the difference's kind, local label, remote label): a
-    /// difference's direction in a few words; a memo on one side only was
-    /// new on the side that has it, or deleted on the side that does not.
-    package var moved: @Sendable (Difference.Changed, Difference.Kind, String, String) -> String?
+    /// (which side changed it since they last agreed, the difference's kind, local label, remote
+    /// label, the day they last agreed): a difference's direction in a few words; a memo on one
+    /// side only was new on the side that has it, or deleted on the side that does not. Nothing
+    /// for a memo the sides never agreed on.
+    package var moved: @Sendable (Difference.Changed, Difference.Kind, String, String, String?) -> String?
 
     /// The table for a language code; English for any code not known.
     package static func forLanguage(_ code: String) -> Strings { code == "ja" ? .ja : .en }
@@ -248,27 +249,29 @@ package struct Strings: Sendable {
                     + "\(c.deleted) deleted"
             },
             remoteGained: { n, local, remote in
-                "\(upper(remote)) gained \(memos(n)) since the last run (from another device?). Sync \(local) to bring \(itThem(n)) in."
+                "\(upper(remote)) gained \(memos(n)) since the sides last agreed (from another device?). Sync \(local) to bring \(itThem(n)) in."
             },
             localLost: { n, local, remote in "\(upper(local)) lost \(memos(n)) that \(remote) still has." },
             localGained: { n, local, remote in
-                "\(upper(local)) gained \(memos(n)) since the last run. Sync \(local) to upload \(itThem(n)) to \(remote)."
+                "\(upper(local)) gained \(memos(n)) since the sides last agreed. Sync \(local) to upload \(itThem(n)) to \(remote)."
             },
             remoteLost: { n, local, remote in "\(upper(remote)) lost \(memos(n)) that \(local) still has." },
             conflict: { n, local, remote in
-                "\(upper(memos(n))) changed on both \(local) and \(remote) since the last run: \(n == 1 ? "a conflict" : "conflicts"). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you."
+                "\(upper(memos(n))) changed on both \(local) and \(remote) since they last agreed: \(n == 1 ? "a conflict" : "conflicts"). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you."
             },
-            moved: { changed, kind, local, remote in
+            moved: { changed, kind, local, remote, day in
+                guard let day else { return nil }
+                let since = "since they last agreed on \(day)"
                 switch (changed, kind) {
-                case (.local, .onlyOnLocal): "new on \(local) since the last run"
-                case (.local, .onlyOnRemote): "deleted on \(local) since the last run"
-                case (.remote, .onlyOnRemote): "new on \(remote) since the last run"
-                case (.remote, .onlyOnLocal): "deleted on \(remote) since the last run"
-                case (.local, _): "changed on \(local) since the last run"
-                case (.remote, _): "changed on \(remote) since the last run"
-                case (.both, _): "conflict: changed on both sides since the last run"
-                case (.neither, _): "already different at the last run"
-                case (.unknown, _): nil
+                case (.local, .onlyOnLocal): return "new on \(local) \(since)"
+                case (.local, .onlyOnRemote): return "deleted on \(local) \(since)"
+                case (.remote, .onlyOnRemote): return "new on \(remote) \(since)"
+                case (.remote, .onlyOnLocal): return "deleted on \(remote) \(since)"
+                case (.local, _): return "changed on \(local) \(since)"
+                case (.remote, _): return "changed on \(remote) \(since)"
+                case (.both, _): return "conflict: changed on both sides \(since)"
+                case (.neither, _): return "different, though neither side changed \(since)"
+                case (.unknown, _): return nil
                 }
             })
     }()
@@ -405,24 +408,26 @@ package struct Strings: Sendable {
         changeCounts: { c in
             "追加 \(c.added)・編集 \(c.edited)・アーカイブ \(c.archived)・" + (c.unarchived > 0 ? "アーカイブ解除 \(c.unarchived)・" : "") + "削除 \(c.deleted)"
         },
-        remoteGained: { n, local, remote in "\(remote)に前回の実行からメモが\(n)件増えました（別の端末から？）。\(local)を同期すると取り込めます。" },
+        remoteGained: { n, local, remote in "\(remote)に、両側が最後に一致して以降メモが\(n)件増えました（別の端末から？）。\(local)を同期すると取り込めます。" },
         localLost: { n, local, remote in "\(local)から、\(remote)にはまだあるメモが\(n)件なくなりました。" },
-        localGained: { n, local, remote in "\(local)に前回の実行からメモが\(n)件増えました。\(local)を同期すると\(remote)にアップロードされます。" },
+        localGained: { n, local, remote in "\(local)に、両側が最後に一致して以降メモが\(n)件増えました。\(local)を同期すると\(remote)にアップロードされます。" },
         remoteLost: { n, local, remote in "\(remote)から、\(local)にはまだあるメモが\(n)件なくなりました。" },
         conflict: { n, local, remote in
-            "\(n)件のメモが前回の実行から\(local)と\(remote)の両方で変わりました（競合）。両方を開いて、残す版を選んでください。reckon が勝手に選ぶことはありません。"
+            "\(n)件のメモが、両側が最後に一致して以降\(local)と\(remote)の両方で変わりました（競合）。両方を開いて、残す版を選んでください。reckon が勝手に選ぶことはありません。"
         },
-        moved: { changed, kind, local, remote in
+        moved: { changed, kind, local, remote, day in
+            guard let day else { return nil }
+            let since = "\(day)に一致して以降"
             switch (changed, kind) {
-            case (.local, .onlyOnLocal): "前回の実行から\(local)で追加"
-            case (.local, .onlyOnRemote): "前回の実行から\(local)で削除"
-            case (.remote, .onlyOnRemote): "前回の実行から\(remote)で追加"
-            case (.remote, .onlyOnLocal): "前回の実行から\(remote)で削除"
-            case (.local, _): "前回の実行から\(local)で変更"
-            case (.remote, _): "前回の実行から\(remote)で変更"
-            case (.both, _): "競合: 前回の実行から両方で変更"
-            case (.neither, _): "前回の実行の時点ですでに異なる"
-            case (.unknown, _): nil
+            case (.local, .onlyOnLocal): return "\(since)\(local)で追加"
+            case (.local, .onlyOnRemote): return "\(since)\(local)で削除"
+            case (.remote, .onlyOnRemote): return "\(since)\(remote)で追加"
+            case (.remote, .onlyOnLocal): return "\(since)\(remote)で削除"
+            case (.local, _): return "\(since)\(local)で変更"
+            case (.remote, _): return "\(since)\(remote)で変更"
+            case (.both, _): return "競合: \(since)両方で変更"
+            case (.neither, _): return "異なるが、\(since)どちらも変更なし"
+            case (.unknown, _): return nil
             }
         })
 }

@@ -1,20 +1,40 @@
 import Foundation
 
 /// What the last stage writes from: the report, and the artefacts beside
-/// it (the sides for the combined listings, the baselines to save).
+/// it (the sides for the combined listings, the baselines and agreements to save).
 package struct PublishInput: Sendable {
     package var report: Report
     package var sides: LoadedSides
-    /// Each side's baseline, in the order of `sides.sides`.
-    package var baselines: [SideBaseline] = []
+    /// Each side's baseline and each pair's agreement, with the differences they were found beside.
+    package var reconciled = Reconciliation(differences: [])
     /// What earlier stages could not do, reported beside this stage's own.
     package var failures: [OutputError] = []
+
+    /// The state files this run moves on: each side's baseline, then each
+    /// pair's agreement, as (file, bytes).
+    func stateFiles(deep: Bool, startedAt: Timestamp) -> [(URL, Data)] {
+        let (baselines, agreements, differences) = (reconciled.baselines, reconciled.agreements, reconciled.differences)
+        let specs = sides.sides.map(\.spec)
+        var files: [@Sendable () -> (URL, Data)?] = specs.indices.map { index in
+            { baselines[index].toSave(deep: deep, side: specs[index], startedAt: startedAt).map { (baselines[index].url!, $0.data) } }
+        }
+        files += agreements.indices.map { remote in
+            {
+                agreements[remote].toSave(
+                    deep: deep, local: baselines[0], remote: baselines[remote + 1], differences: differences, startedAt: startedAt,
+                    identities: (SideIdentity(specs[0]), SideIdentity(specs[remote + 1]))
+                ).map { (agreements[remote].url!, $0.data) }
+            }
+        }
+        // Each file is made on a core of its own, then written.
+        return mapOnEveryCore(files, chunkSize: 1) { $0.compactMap { $0() } }.flatMap { $0 }
+    }
 }
 
 extension Pipeline {
     /// Writes every output into the definition's report folder:
     /// `report.json`, `report.md`, `report.html`, the combined listings,
-    /// each side's baseline in the state folder (after a deep run) and (for
+    /// each side's baseline and each pair's agreement in the state folder (after a deep run) and (for
     /// pipeline runs) a line of `history.jsonl`. Always runs, and tries every
     /// file: one that cannot be written is a failure beside the others,
     /// never instead of them.
@@ -35,13 +55,9 @@ extension Pipeline {
                 }
             }
             func saveBaselines() {
-                // Each side's file is made on a core of its own, then written.
-                let files = mapOnEveryCore(Array(zip(input.sides.sides.map(\.spec), input.baselines)), chunkSize: 1) { pairs in
-                    pairs.compactMap { spec, baseline in
-                        baseline.toSave(deep: definition.check == .deep, side: spec, startedAt: startedAt).map { (baseline.url!, $0.data) }
-                    }
-                }.flatMap { $0 }
-                for (url, data) in files { attempt { try AtomicFile.write(data, to: url) } }
+                for (url, data) in input.stateFiles(deep: definition.check == .deep, startedAt: startedAt) {
+                    attempt { try AtomicFile.write(data, to: url) }
+                }
             }
             guard let dir = definition.reportDir else {
                 saveBaselines()

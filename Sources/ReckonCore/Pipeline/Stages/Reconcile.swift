@@ -69,8 +69,9 @@ package enum Reconciler {
 }
 
 extension Pipeline {
-    /// Compares the local side with each remote, and each side with its
-    /// baseline, to tell which side moved.
+    /// Compares the local side with each remote, each side with its
+    /// baseline (what moved since the last run), and each memo that differs
+    /// with the pair's last agreement, to tell which side changed it.
     package static var reconciling: Stage<LoadedSides, Reconciliation> {
         Stage("reconcile") { loaded, run in
             let definition = run.definition
@@ -85,12 +86,18 @@ extension Pipeline {
                         acceptDeletions: acceptDeletions, startedAt: startedAt)
                 }
             }.flatMap { $0 }
+            let agreements = loaded.remotes.indices.map { remote in
+                PairAgreement(
+                    local: baselines[0], remote: baselines[remote + 1], localSpec: loaded.local.spec, remoteSpec: loaded.remotes[remote].spec,
+                    stateDir: definition.stateDir, statePath: definition.statePath)
+            }
             var differences = compared.wait()
             for index in differences.indices where differences[index].changed != nil {
                 let remote = loaded.remotes.firstIndex { $0.spec.name == differences[index].remote }!
-                differences[index].changed = SideBaseline.direction(of: differences[index].id, local: baselines[0], remote: baselines[remote + 1])
+                (differences[index].changed, differences[index].agreedAt) = agreements[remote].direction(
+                    of: differences[index], local: baselines[0], remote: baselines[remote + 1])
             }
-            return Reconciliation(differences: differences, baselines: baselines)
+            return Reconciliation(differences: differences, baselines: baselines, agreements: agreements)
         }
     }
 }
