@@ -457,6 +457,7 @@ package struct Applier {
         execution.notes = notes
         execution.carryOut()
         execution.updateBaselines()
+        execution.updateAgreement(at: options.now)
         var result = ApplyResult(
             mode: .apply, run: run, resumed: options.resume, pipeline: plan.pipeline, sides: plan.sides,
             stateDir: plan.stateDir, actions: execution.results)
@@ -779,34 +780,81 @@ struct Execution {
             for (index, action) in plan.actions.enumerated() where [.applied, .alreadyDone].contains(results[index].outcome) {
                 for change in action.indexChanges where change.side == role {
                     let id = MemoID(change.id)!
-                    let content = action.writes.first { $0.side == role && MemoID($0.spelledID) == id }
-                    let digest = content.flatMap { try? MemoReader.read($0.data) }.map { Fingerprint.digest(MemoSummary($0)) } ?? prints[id]?.digest
-                    let entry = IndexEntry(
-                        id: id, modifiedTime: change.after.modifiedTime, archivedAt: change.after.archivedAt,
-                        deletedAt: change.after.deletedAt, changeTag: change.after.changeTag)
-                    prints[id] = Fingerprint(entry, digest: digest)
+                    prints[id] = Self.fingerprint(after: change, of: action, digest: prints[id]?.digest)
                     moved = true
                 }
             }
             guard moved, let before = try? readRegularFile(atPath: url.path, limit: 1 << 30) else { continue }
             let ids = prints.keys.sorted()
             baseline.memos = IDMap(sortedKeys: ids, values: ids.map { prints[$0]! })
-            let data = baseline.data
-            guard data != before else { continue }
-            do {
-                let backup = try journal.backUp(before, side: "state", path: url.lastPathComponent)
-                let intent = journal.record([
-                    "event": .string("write"), "side": .string("state"), "path": .string(url.lastPathComponent),
-                    "before": .string(SHA256.hex(of: before)), "after": .string(SHA256.hex(of: data)), "backup": .string(backup)
-                ])
-                guard intent else { continue }
-                try AtomicFile.write(data, to: url)
-                journal.record(["event": .string("wrote"), "side": .string("state"), "path": .string(url.lastPathComponent)])
-            } catch {
-                // The baseline only tells direction, and the next deep run
-                // saves a new one; but a write failed, so the run is trouble.
-                notes.append(.stateNotWritten(path: url.path, error: errorWords(error)))
+            writeState(baseline.data, to: url, before: before)
+        }
+    }
+
+    /// A memo's fingerprint on the side `change` wrote, once written: its
+    /// new index entry, and the digest of the file written (else `digest`).
+    static func fingerprint(after change: PlannedIndexChange, of action: PlanAction, digest: UInt64?) -> Fingerprint {
+        let id = MemoID(change.id)!
+        let content = action.writes.first { $0.side == change.side && MemoID($0.spelledID) == id }
+        let entry = IndexEntry(
+            id: id, modifiedTime: change.after.modifiedTime, archivedAt: change.after.archivedAt, deletedAt: change.after.deletedAt,
+            changeTag: change.after.changeTag)
+        return Fingerprint(entry, digest: content.flatMap { try? MemoReader.read($0.data) }.map { Fingerprint.digest(MemoSummary($0)) } ?? digest)
+    }
+
+    /// Records in the pair's agreement every memo the run made equal on
+    /// both sides: a copy or a soft deletion done (or found done), and a
+    /// conflict copy written to both sides. Runs after every side's writes,
+    /// so a run stopped before it leaves the agreement behind what was
+    /// written, never ahead of it; the next deep run catches up.
+    mutating func updateAgreement(at now: Timestamp) {
+        let local = plan.side(.local)
+        let remote = plan.side(.remote)
+        let url = Agreement.url(in: URL(fileURLWithPath: plan.stateDir), remote: remote.name)
+        let identities = [local, remote].map { SideIdentity(kind: $0.kind, place: $0.place, shown: $0.path) }
+        var agreement = Agreement(local: identities[0], remote: identities[1])
+        switch Agreement.read(url) {
+        case .agreement(let found) where found.isOf(local: identities[0], remote: identities[1]): agreement = found
+        case .none: break
+        default: return  // another pair's, or unreadable: the next deep run writes this pair's
+        }
+        var agreed: [MemoID: Agreement.Entry?] = [:]
+        for (index, action) in plan.actions.enumerated()
+        where [.applied, .alreadyDone].contains(results[index].outcome) && [.copy, .softDelete].contains(action.action) {
+            let ids = [action.id] + (action.conflictCopy.map { [$0] } ?? [])
+            for id in ids {
+                let changes = action.indexChanges.filter { MemoID($0.id) == id }
+                // The memo itself changes on the side that follows; a conflict copy is new on both or on neither.
+                guard id == action.id ? changes.count == 1 : changes.count == 2, let change = changes.first else { continue }
+                let print = Self.fingerprint(after: change, of: action, digest: nil)
+                agreed[id] = Agreement.Entry(local: print, remote: print, time: now)
             }
+        }
+        guard !agreed.isEmpty else { return }
+        let before = FileKind(path: url.path) == .missing ? nil : try? readRegularFile(atPath: url.path, limit: 1 << 32)
+        writeState(agreement.updating(agreed).data, to: url, before: before)
+    }
+
+    /// Writes a state file (a baseline, an agreement) with a backup in the
+    /// run, so that undo can put it back; a failure is noted, and makes the run trouble.
+    mutating func writeState(_ data: Data, to url: URL, before: Data?) {
+        guard data != before else { return }
+        do {
+            var event: [String: JSONValue] = [
+                "event": .string("write"), "side": .string("state"), "path": .string(url.lastPathComponent),
+                "after": .string(SHA256.hex(of: data))
+            ]
+            if let before {
+                event["before"] = .string(SHA256.hex(of: before))
+                event["backup"] = .string(try journal.backUp(before, side: "state", path: url.lastPathComponent))
+            }
+            guard journal.record(event) else { return }
+            try AtomicFile.write(data, to: url)
+            journal.record(["event": .string("wrote"), "side": .string("state"), "path": .string(url.lastPathComponent)])
+        } catch {
+            // The state only tells direction, and the next deep run
+            // saves it anew; but a write failed, so the run is trouble.
+            notes.append(.stateNotWritten(path: url.path, error: errorWords(error)))
         }
     }
 

@@ -106,11 +106,12 @@ final class ApplyJournal {
     }
 
     /// Removes the temporary files a killed run left in the state folder,
-    /// with a note for each: those of the plan's sides' baselines, and any
-    /// under `apply/` and `backups/`, reckon's own. Nothing else: a side
-    /// (`sides`, real paths) is never walked into.
+    /// with a note for each: those of the plan's sides' baselines and their
+    /// agreement, and any under `apply/` and `backups/`, reckon's own.
+    /// Nothing else: a side (`sides`, real paths) is never walked into.
     static func removeLeftovers(_ stateDir: URL, plan: Plan, sides: [String]) -> [RunNote] {
-        let ownNames = plan.sides.map { "." + Baseline.url(in: stateDir, side: $0.name).lastPathComponent + "." }
+        let ownFiles = plan.sides.map { Baseline.url(in: stateDir, side: $0.name) } + [Agreement.url(in: stateDir, remote: plan.side(.remote).name)]
+        let ownNames = ownFiles.map { "." + $0.lastPathComponent + "." }
         let baselines = ((try? FileManager.default.contentsOfDirectory(atPath: stateDir.path)) ?? []).sorted().filter { name in
             ownNames.contains { name.hasPrefix($0) } && AtomicFile.isLeftover(name)
                 && FileKind(path: stateDir.appendingPathComponent(name).path).isRegular

@@ -85,11 +85,10 @@ package enum Undoer {
                 }
             }
         }
-        let baselineOf = Dictionary(
-            uniqueKeysWithValues: plan.sides.map { (Baseline.url(in: stateDir, side: $0.name).lastPathComponent, $0.role.rawValue) })
-        func leftWhole(_ file: Written) -> Bool {
-            wholeSides.contains(file.side) || (file.side == "state" && baselineOf[file.path].map(wholeSides.contains) == true)
-        }
+        // The state files (baselines, the agreement) are moved memo by memo once the sides are back.
+        let stateFiles = files.filter { $0.side == "state" }
+        files.removeAll { $0.side == "state" }
+        func leftWhole(_ file: Written) -> Bool { wholeSides.contains(file.side) }
         let backups = checkedBackups(files.filter { !leftWhole($0) }, writers: writers, stateDir: stateDir, sides: result.sides)
         guard backups.problems.isEmpty else {
             throw Applier.Refusal(
@@ -106,6 +105,8 @@ package enum Undoer {
             if outcome == .failed { result.trouble = true }
             if let id = file.id { outcomes[id, default: []].append(outcome) }
         }
+        let putBack = Set(outcomes.filter { $0.value.allSatisfy { [.restored, .alreadyDone].contains($0) } }.keys)
+        moveState(for: putBack, plan: plan, stateFiles: stateFiles, writers: writers, stateDir: stateDir, result: &result)
         for action in plan.actions {
             guard let found = outcomes[action.id] else { continue }
             let outcome: ApplyResult.Outcome =
@@ -127,6 +128,63 @@ package enum Undoer {
             }
         }
         return result
+    }
+
+    /// Moves the state on by what undo put back, for the memos in `ids`
+    /// (put back whole, or found so): the pair's agreement gets back each
+    /// one's entry from before the apply, and each side's baseline the
+    /// fingerprint of what the side holds again, so that undo's own writes
+    /// never read as a change on a side. Running it again changes nothing.
+    static func moveState(
+        for ids: Set<MemoID>, plan: Plan, stateFiles: [Written], writers: [String: MemoFolderWriter], stateDir: URL,
+        result: inout ApplyResult
+    ) {
+        guard !ids.isEmpty else { return }
+        func write(_ data: Data, to url: URL, unless before: Data?) {
+            guard data != before else { return }
+            do {
+                try AtomicFile.write(data, to: url)
+            } catch {
+                result.trouble = true
+                result.note(.stateNotWritten(path: url.path, error: errorWords(error)))
+            }
+        }
+        // The agreement: each memo's entry as it was before the apply (none, when the file was new).
+        let agreementURL = Agreement.url(in: stateDir, remote: plan.side(.remote).name)
+        if case .agreement(let now) = Agreement.read(agreementURL) {
+            var before = IDMap<Agreement.Entry>()
+            if let first = stateFiles.first(where: { $0.path == agreementURL.lastPathComponent }), let backup = first.backup,
+                let data = try? readRegularFile(atPath: stateDir.appendingPathComponent(backup).path, limit: 1 << 32),
+                let earlier = try? Agreement.parse(data), earlier.isOf(local: now.local, remote: now.remote)
+            {
+                before = earlier.memos
+            }
+            let back = Dictionary(uniqueKeysWithValues: ids.map { ($0, before[$0]) })
+            let current = try? readRegularFile(atPath: agreementURL.path, limit: 1 << 32)
+            write(now.updating(back).data, to: agreementURL, unless: current)
+        }
+        // Each side's baseline: the fingerprint of what its index.json and memo file hold again.
+        for side in plan.sides {
+            guard let writer = writers[side.role.rawValue] else { continue }
+            let url = Baseline.url(in: stateDir, side: side.name)
+            guard case .baseline(var baseline) = Baseline.read(url), baseline.side.place == side.place,
+                let index = try? writer.reader.read(["index.json"])["index.json"] ?? nil,
+                let entries = try? IndexReader.read(index.data).firstEntries
+            else { continue }
+            var prints = Dictionary(uniqueKeysWithValues: baseline.memos.pairs.map { ($0, $1) })
+            for id in ids {
+                guard let entry = entries[id] else {
+                    prints[id] = nil
+                    continue
+                }
+                let path = "memos/" + entry.spelledAs.text(of: id) + ".json"
+                let memo = (try? writer.reader.read([path])[path] ?? nil).flatMap { try? MemoReader.read($0.data) }
+                prints[id] = Fingerprint(entry, digest: memo.map { Fingerprint.digest(MemoSummary($0)) })
+            }
+            let sorted = prints.keys.sorted()
+            baseline.memos = IDMap(sortedKeys: sorted, values: sorted.map { prints[$0]! })
+            write(baseline.data, to: url, unless: try? readRegularFile(atPath: url.path, limit: 1 << 30))
+        }
     }
 
     /// What `file` holds now on its side or in the state folder (nil: absent).
