@@ -10,7 +10,7 @@ let schemaFolder = packageRoot.appendingPathComponent("Sources/ReckonCore/Reckon
 let schemaFiles = [
     "pipeline.schema.json", "report.schema.json", "history.schema.json", "plan.schema.json", "manifest.schema.json",
     "counts.schema.json", "verify.schema.json", "diff.schema.json", "apply.schema.json", "undo.schema.json", "show.schema.json",
-    "choices.schema.json"
+    "choices.schema.json", "agreement.schema.json"
 ]
 
 extension Requirement {
@@ -351,6 +351,8 @@ struct SchemaCorpus {
         #expect((second["sides"] as? [[String: Any]])?.allSatisfy { $0["baseline"] as? String == "used" } == true)
         try corpus.written(report, "out/sample/reports/report.json")
         try corpus.written("history.schema.json", "out/sample/reports/history.jsonl", lines: true)
+        // The store against a folder: its agreement holds every memo the two runs saw equal.
+        try corpus.written("agreement.schema.json", "out/sample/reports/state/agreement-drive.json")
         try corpus.printed(report, ["run", "Pipelines/nightly.json", "--json"], code: 0)
         for run in ExportFolder.runFolders(in: corpus.url("out/sample/export")) {
             try corpus.written(manifest, "out/sample/export/\(run)/manifest.json")
@@ -372,7 +374,7 @@ struct SchemaCorpus {
                     fixtures.appendingPathComponent("bad/\(damage.name)").path, "--out", "out/damaged/\(damage.name)", "--json"
                 ], code: damage.exit)
         }
-        try corpus.validate([report, "history.schema.json", manifest])
+        try corpus.validate([report, "history.schema.json", manifest, "agreement.schema.json"])
     }
 
     /// counts --json of each sample side, the store, a side that is not
