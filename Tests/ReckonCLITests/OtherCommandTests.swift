@@ -188,7 +188,8 @@ import Testing
                 ])
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: reports.appendingPathComponent("state").path).sorted()
-                == ["baseline-drive.txt", "baseline-local.txt", "baseline-mirror.txt"], "the side that failed has no baseline")
+                == ["agreement-drive.json", "agreement-mirror.json", "baseline-drive.txt", "baseline-local.txt", "baseline-mirror.txt"],
+            "the side that failed has no baseline, and no agreement with the local side")
         #expect(try read(reports.appendingPathComponent("combined-mirror.txt")).split(separator: "\n").allSatisfy { $0.hasPrefix("= ") })
     }
 }

@@ -56,12 +56,12 @@ extension BaselinePipeline {
         #expect(Set(actions.compactMap { $0["action"] as? String }).isSuperset(of: ["copy", "soft-delete", "conflict", "fix-index"]))
         #expect(actions.allSatisfy { $0["why"] is [String: Any] }, "each reason's structure is kept")
         func action(_ n: Int) -> [String: Any]? { actions.first { ($0["id"] as? String)?.uppercased() == EditableSide.id(n) } }
-        #expect(action(10)?["reason"] as? String == "added on この端末 since the last run; unchanged on Google Drive: copied to Google Drive")
+        #expect(action(10)?["reason"] as? String == "only on この端末, and the sides never agreed on it: copied to Google Drive")
 
         let id3 = EditableSide.id(3).lowercased()
         let lines = planned.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "baselineの修復計画（2026-04-20T12:00:00Z 作成。→ はこの端末からGoogle Driveへ、← はGoogle Driveからこの端末へ）:")
-        #expect(planned.stdout.contains("前回の実行からこの端末で追加され、Google Driveでは変わっていません。Google Driveにコピーします。"))
+        #expect(planned.stdout.contains("この端末にだけあり、両側が一致したことはありません。Google Driveにコピーします。"))
         #expect(lines.contains { $0.hasPrefix("計画を ") && $0.contains("plan.json に書き出しました。実行するには: reckon apply ") })
         #expect(englishLeft(in: planned.stdout).isEmpty, "\(englishLeft(in: planned.stdout))")
 
@@ -72,8 +72,8 @@ extension BaselinePipeline {
         for part in [
             "<h2>両側</h2>", "<h2>操作（\(actions.count)件）</h2>", "<h2>競合（2件）</h2>",
             "Google Driveの memos/\(EditableSide.id(6)).json は正しいメモですが、index.json に項目がありません。項目を追加します。",
-            "前回の実行からこの端末とGoogle Driveの両方で変更されています。--take \(id3)=local|remote|both か --prefer で選んでください。",
-            "前回の実行からGoogle Driveで削除され、この端末では変わっていません。この端末でも削除済みにします。"
+            "2026-04-19に一致して以降、この端末とGoogle Driveの両方で変更されています。--take \(id3)=local|remote|both か --prefer で選んでください。",
+            "2026-04-19に一致して以降、Google Driveで削除され、この端末では変わっていません。この端末でも削除済みにします。"
         ] {
             #expect(page.contains(part), "plan.html: \(part)")
         }
@@ -99,7 +99,7 @@ extension BaselinePipeline {
         let results = try #require(result["actions"] as? [[String: Any]])
         #expect(
             results.first { ($0["id"] as? String)?.uppercased() == EditableSide.id(10) }?["reason"] as? String
-                == "added on この端末 since the last run; unchanged on Google Drive: copied to Google Drive")
+                == "only on この端末, and the sides never agreed on it: copied to Google Drive")
         #expect(results.allSatisfy { $0["why"] == nil && $0["happened"] == nil } && result["language"] == nil, "report.json: English alone")
 
         let undone = try pipeline.reckon(["undo", "20260420T120000Z", "--state", pipeline.state.path])
@@ -134,7 +134,7 @@ extension BaselinePipeline {
         #expect(report.hasPrefix("<!DOCTYPE html>\n<html lang=\"ja\">\n"))
         #expect(report.contains("<h2>操作（"))
         #expect(report.contains("未確認"))
-        #expect(report.contains("added on this device since the last run"), "an English plan's reasons, as recorded")
+        #expect(report.contains("only on this device, and the sides never agreed on it"), "an English plan's reasons, as recorded")
 
         let (japanese, recorded) = try pipeline.plan(["--lang", "ja"])
         #expect(japanese.stdout.hasPrefix("baselineの修復計画"))

@@ -106,13 +106,13 @@ extension ReviewBrowserTests {
         try FileManager.default.copyItem(at: edited, to: remote)
         let drift = try reckon("reconcile", "--local", local.path, "--remote", remote.path, "--out", out.path)
         #expect(drift.code == 1)
-        #expect(drift.stdout.contains("changed on Google Drive since the last run"))
+        #expect(drift.stdout.contains("changed on Google Drive since they last agreed on "))
 
         let browser = try Browser(.desktop)
         defer { browser.close() }
         try browser.open(out.appendingPathComponent("report.html"))
         #expect(try browser.property("checked", of: "#choice-0-remote").boolValue == true)
-        #expect(try browser.text(of: "li.memo fieldset p.why")?.hasPrefix("Chosen at first: only Google Drive changed since the last run") == true)
+        #expect(try browser.text(of: "li.memo fieldset p.why")?.hasPrefix("Chosen at first: only Google Drive changed it since the sides last agreed on ") == true)
         let plan = try #require(try browser.value(of: "textarea.plan"))
         #expect(plan.hasSuffix(" --take \(Self.edited.lowercased())=remote"))
         #expect(try runCopied(plan).code == 1)

@@ -34,19 +34,19 @@ enum JapaneseRepairFixture {
     }
 
     static var plan: Plan {
-        var copy = action(F.copied, .onlyOnLocal, .onlyOnLocal, .copy, from: .local, to: .remote, .followed(move: .added, side: device, other: drive))
+        var copy = action(F.copied, .onlyOnLocal, .onlyOnLocal, .copy, from: .local, to: .remote, .followed(move: .added, side: device, other: drive, agreed: F.time("2026-11-28T02:00:00Z")))
         copy.versions = [
             .local: MemoVersion(title: "買い物", modifiedTime: F.time("2026-11-30T08:00:00Z"), archivedAt: nil, deletedAt: nil, body: "牛乳\n卵")
         ]
         var softDelete = action(
-            F.deleted, .differs, .deletedOnOneSide, .softDelete, from: .local, to: .remote, .followed(move: .deleted, side: device, other: drive))
+            F.deleted, .differs, .deletedOnOneSide, .softDelete, from: .local, to: .remote, .followed(move: .deleted, side: device, other: drive, agreed: F.time("2026-11-28T02:00:00Z")))
         softDelete.destructive = true
         let fixIndex = action(
             F.id(1), .cannotCompare, .cannotCompare, .fixIndex, to: .remote,
             .orphanFile(path: "memos/0B0C0D0E-0000-4000-8000-000000000001.json", side: drive))
         var conflict = action(
             F.id(2), .differs, .changed, .conflict, changed: .both,
-            .conflict(changed: .both, local: device, remote: drive, id: MemoID(F.id(2))!, note: nil))
+            .conflict(changed: .both, local: device, remote: drive, id: MemoID(F.id(2))!, note: nil, agreed: F.time("2026-11-28T02:00:00Z")))
         conflict.versions = [
             .local: MemoVersion(
                 title: "計画 <script>alert(1)</script>", modifiedTime: F.time("2026-11-30T09:15:00Z"), archivedAt: nil, deletedAt: nil,
@@ -63,7 +63,7 @@ enum JapaneseRepairFixture {
             .cannotCompare(problems: [.init(side: drive, problems: ["memos/x.json: unexpected byte 0x7B at offset 3"])]))
         var settled = action(
             F.id(5), .differs, .changed, .copy, from: .local, to: .remote, changed: .both,
-            .settled(changed: .both, local: device, remote: drive, from: device, to: drive, deletes: false, keepsCopy: true))
+            .settled(changed: .both, local: device, remote: drive, from: device, to: drive, deletes: false, keepsCopy: true, agreed: F.time("2026-11-28T02:00:00Z")))
         settled.choose(.takeBoth(id: MemoID(F.id(5))!, newer: device))
         settled.conflictCopy = MemoID(F.id(6))
         settled.destructive = true
@@ -125,7 +125,7 @@ enum JapaneseRepairFixture {
     /// details and notes. None may be left on a Japanese page.
     static let englishPhrases = [
         "Made ", "Sides", "Path", "Writable", "Actions (", "Title", "Action", "Why", "Choice", "Conflicts (", "Chosen", "Modified",
-        "Archived", "Deleted", "Text", "absent", "memo folder", "rclone remote", "since the last run", "unchanged on", "copied to",
+        "Archived", "Deleted", "Text", "absent", "memo folder", "rclone remote", "since the last run", "since they last agreed", "never agreed", "unchanged on", "copied to",
         "marked deleted", "is a valid memo", "its entry is added", "not possible", "it would", "choose with", "changed on both",
         "no baseline", "cannot be compared", "nothing is done", "'s version", "newer version", "conflict copy", "is marked", "does not delete",
         "never had", "action", "copies", "copy", "soft-delete", "fix-index", "CONFLICT", "nothing", "left alone", "to choose",
@@ -163,14 +163,14 @@ enum JapaneseRepairFixture {
             "| Google Drive | `gdrive:60dMemo`（rclone のリモート） | 可 |",
             "## 操作（8件）",
             "|  | ID | タイトル | 操作 | 理由 | 選択 |",
-            "| `+` | `3f2504e0-4f89-11d3-9a0c-0305e82c3301` | 買い物 | コピー → | 前回の実行からこの端末で追加され、Google Driveでは変わっていません。Google Driveにコピーします。 |  |",
-            "| `*` | `e4eaaaf2-d142-11e1-b3e4-080027620cdd` |  | 削除済みにする → | 前回の実行からこの端末で削除され、Google Driveでは変わっていません。Google Driveでも削除済みにします。 |  |",
+            "| `+` | `3f2504e0-4f89-11d3-9a0c-0305e82c3301` | 買い物 | コピー → | 2026-11-28に一致して以降、この端末で追加され、Google Driveでは変わっていません。Google Driveにコピーします。 |  |",
+            "| `*` | `e4eaaaf2-d142-11e1-b3e4-080027620cdd` |  | 削除済みにする → | 2026-11-28に一致して以降、この端末で削除され、Google Driveでは変わっていません。Google Driveでも削除済みにします。 |  |",
             "| `!` | `0b0c0d0e-0000-4000-8000-000000000001` |  | 索引を修復 | Google Driveの memos/0B0C0D0E-0000-4000-8000-000000000001.json は正しいメモですが、index.json に項目がありません。項目を追加します。 |  |",
-            #"| `*` | `0b0c0d0e-0000-4000-8000-000000000002` | 計画 \<script\>alert(1)\</script\> | **競合** | 前回の実行からこの端末とGoogle Driveの両方で変更されています。--take 0b0c0d0e-0000-4000-8000-000000000002=local\|remote\|both か --prefer で選んでください。 |  |"#,
+            #"| `*` | `0b0c0d0e-0000-4000-8000-000000000002` | 計画 \<script\>alert(1)\</script\> | **競合** | 2026-11-28に一致して以降、この端末とGoogle Driveの両方で変更されています。--take 0b0c0d0e-0000-4000-8000-000000000002=local\|remote\|both か --prefer で選んでください。 |  |"#,
             #"| `-` | `0b0c0d0e-0000-4000-8000-000000000003` |  | **実行不可** | 実行できません: この端末には "readOnly": true が指定されています。本来はGoogle Driveの版をこの端末にコピーする操作です。 |  |"#,
             "| `!` | `0b0c0d0e-0000-4000-8000-000000000004` |  | 何もしない | 比較できません（Google Drive: memos/x.json: unexpected byte 0x7B at offset 3）。何もしません。 |  |",
-            "| `*` | `0b0c0d0e-0000-4000-8000-000000000005` | 旅行 | コピー → | 前回の実行からこの端末とGoogle Driveの両方で変更されています。この端末の版をGoogle Driveにコピーします。Google Driveの古い版は競合コピーとして残します。 | --take 0b0c0d0e-0000-4000-8000-000000000005=both: この端末の新しい版がこの ID を使い、古い版は競合コピーとして残します。競合コピー `0b0c0d0e-0000-4000-8000-000000000006` |",
-            #"| `-` | `0b0c0d0e-0000-4000-8000-000000000008` |  | **競合** | どちら側が変わったかを示す基準がありません（状態フォルダを使う詳細な照合で記録されます）。--take 0b0c0d0e-0000-4000-8000-000000000008=local\|remote\|both か --prefer で選んでください。--prefer local は、この端末に一度もなかったメモを削除しません。削除するには --take 0b0c0d0e-0000-4000-8000-000000000008=local を選んでください。 |  |"#,
+            "| `*` | `0b0c0d0e-0000-4000-8000-000000000005` | 旅行 | コピー → | 2026-11-28に一致して以降、この端末とGoogle Driveの両方で変更されています。この端末の版をGoogle Driveにコピーします。Google Driveの古い版は競合コピーとして残します。 | --take 0b0c0d0e-0000-4000-8000-000000000005=both: この端末の新しい版がこの ID を使い、古い版は競合コピーとして残します。競合コピー `0b0c0d0e-0000-4000-8000-000000000006` |",
+            #"| `-` | `0b0c0d0e-0000-4000-8000-000000000008` |  | **競合** | この端末とGoogle Driveは一度も一致したことがありません（状態フォルダを使う詳細な照合で一致が記録されます）。--take 0b0c0d0e-0000-4000-8000-000000000008=local\|remote\|both か --prefer で選んでください。--prefer local は、この端末に一度もなかったメモを削除しません。削除するには --take 0b0c0d0e-0000-4000-8000-000000000008=local を選んでください。 |  |"#,
             "操作4件（コピー2件・削除済みにする1件・索引を修復1件）、選ぶ必要のある競合2件、実行不可1件、何もしないもの1件。",
             "そのうち2件はメモを上書きまたは削除するため、apply は確認を求めます（または --yes）。",
             "→ はこの端末からGoogle Driveへ、← はGoogle Driveからこの端末へ。",
@@ -200,7 +200,7 @@ enum JapaneseRepairFixture {
             "<p>作成日時: 2026-12-01T16:30:00Z</p>", "<h2>両側</h2>", "<h2>操作（8件）</h2>", "<h2>競合（3件）</h2>",
             "<tr><th>場所</th><th>パス</th><th>書き込み</th></tr>",
             "<td><span class=\"degraded\">不可</span>（この端末には &quot;readOnly&quot;: true が指定されています）</td>",
-            "<br><strong>コピー →</strong><br>前回の実行からこの端末で追加され、Google Driveでは変わっていません。Google Driveにコピーします。</li>",
+            "<br><strong>コピー →</strong><br>2026-11-28に一致して以降、この端末で追加され、Google Driveでは変わっていません。Google Driveにコピーします。</li>",
             "<strong><span class=\"degraded\">実行不可</span></strong><br>実行できません: この端末には &quot;readOnly&quot;: true が指定されています。本来はGoogle Driveの版をこの端末にコピーする操作です。",
             "<br><span class=\"state\">選択: --take 0b0c0d0e-0000-4000-8000-000000000005=both: この端末の新しい版がこの ID を使い、古い版は競合コピーとして残します。競合コピー <code>0b0c0d0e-0000-4000-8000-000000000006</code></span>",
             "<tr><td>タイトル</td><td>計画 &lt;script&gt;alert(1)&lt;/script&gt;</td><td>計画B</td></tr>",
@@ -283,7 +283,7 @@ enum JapaneseRepairFixture {
         let top = try #require(try JSONSerialization.jsonObject(with: plan.data) as? [String: Any])
         #expect(top["language"] as? String == "ja")
         let actions = try #require(top["actions"] as? [[String: Any]])
-        #expect(actions[0]["reason"] as? String == "added on この端末 since the last run; unchanged on Google Drive: copied to Google Drive")
+        #expect(actions[0]["reason"] as? String == "added on この端末 since they last agreed on 2026-11-28; unchanged on Google Drive: copied to Google Drive")
         #expect(actions[0]["why"] is [String: Any])
         #expect(
             actions[6]["choice"] as? String
@@ -347,54 +347,63 @@ enum JapaneseRepairFixture {
         let id = try #require(MemoID(F.id(2)))
         let local = "this device"
         let remote = "Google Drive"
+        let agreed = try #require(Timestamp(iso8601: "2026-11-28T02:00:00Z"))
         let reasons: [(PlanReason, String)] = [
             (
-                .followed(move: .added, side: local, other: remote),
-                "added on this device since the last run; unchanged on Google Drive: copied to Google Drive"
+                .followed(move: .added, side: local, other: remote, agreed: agreed),
+                "added on this device since they last agreed on 2026-11-28; unchanged on Google Drive: copied to Google Drive"
             ),
             (
-                .followed(move: .deleted, side: local, other: remote),
-                "deleted on this device since the last run; unchanged on Google Drive: marked deleted on Google Drive too"
+                .followed(move: .deleted, side: local, other: remote, agreed: agreed),
+                "deleted on this device since they last agreed on 2026-11-28; unchanged on Google Drive: marked deleted on Google Drive too"
             ),
             (
-                .followed(move: .archived, side: remote, other: local),
-                "archived or unarchived on Google Drive since the last run; unchanged on this device: copied to this device"
+                .followed(move: .archived, side: remote, other: local, agreed: agreed),
+                "archived or unarchived on Google Drive since they last agreed on 2026-11-28; unchanged on this device: copied to this device"
             ),
             (
-                .followed(move: .kept, side: remote, other: local),
-                "kept (not deleted) on Google Drive since the last run; unchanged on this device: copied to this device"
+                .followed(move: .kept, side: remote, other: local, agreed: agreed),
+                "kept (not deleted) on Google Drive since they last agreed on 2026-11-28; unchanged on this device: copied to this device"
             ),
             (
-                .replaced(move: .edited, side: local, other: remote, deletes: false),
-                "edited on this device since the last run; unchanged on Google Drive; Google Drive's version is copied to this device instead"
+                .replaced(move: .edited, side: local, other: remote, deletes: false, agreed: agreed),
+                "edited on this device since they last agreed on 2026-11-28; unchanged on Google Drive; Google Drive's version is copied to this device instead"
             ),
             (
-                .replaced(move: .added, side: remote, other: local, deletes: true),
-                "added on Google Drive since the last run; unchanged on this device; marked deleted on Google Drive instead"
+                .replaced(move: .added, side: remote, other: local, deletes: true, agreed: agreed),
+                "added on Google Drive since they last agreed on 2026-11-28; unchanged on this device; marked deleted on Google Drive instead"
             ),
             (
-                .settled(changed: .both, local: local, remote: remote, from: remote, to: local, deletes: false, keepsCopy: true),
-                "changed on both this device and Google Drive since the last run; Google Drive's version is copied to this device, and this device's older version is kept as a conflict copy"
+                .settled(changed: .both, local: local, remote: remote, from: remote, to: local, deletes: false, keepsCopy: true, agreed: agreed),
+                "changed on both this device and Google Drive since they last agreed on 2026-11-28; Google Drive's version is copied to this device, and this device's older version is kept as a conflict copy"
             ),
             (
-                .settled(changed: .neither, local: local, remote: remote, from: remote, to: local, deletes: true, keepsCopy: false),
-                "already different at the last run, and neither side changed since; marked deleted on this device"
+                .settled(changed: .neither, local: local, remote: remote, from: remote, to: local, deletes: true, keepsCopy: false, agreed: agreed),
+                "different, though neither side changed since they last agreed on 2026-11-28; marked deleted on this device"
             ),
             (
-                .conflict(changed: .both, local: local, remote: remote, id: id, note: nil),
-                "changed on both this device and Google Drive since the last run; choose with --take 0b0c0d0e-0000-4000-8000-000000000002=local|remote|both or --prefer"
+                .conflict(changed: .both, local: local, remote: remote, id: id, note: nil, agreed: agreed),
+                "changed on both this device and Google Drive since they last agreed on 2026-11-28; choose with --take 0b0c0d0e-0000-4000-8000-000000000002=local|remote|both or --prefer"
             ),
             (
                 .conflict(changed: .unknown, local: local, remote: remote, id: id, note: .takeBothSameTime(id: id)),
-                "no baseline tells which side changed (a deep reconcile with a state folder records one); choose with --take 0b0c0d0e-0000-4000-8000-000000000002=local|remote|both or --prefer. --take 0b0c0d0e-0000-4000-8000-000000000002=both cannot tell which version is newer (the same time on both sides); take local or remote"
+                "this device and Google Drive never agreed on it (a deep reconcile with a state folder remembers when they do); choose with --take 0b0c0d0e-0000-4000-8000-000000000002=local|remote|both or --prefer. --take 0b0c0d0e-0000-4000-8000-000000000002=both cannot tell which version is newer (the same time on both sides); take local or remote"
             ),
             (
-                .conflict(changed: .neither, local: local, remote: remote, id: id, note: .preferNewerSameTime),
-                "already different at the last run, and neither side changed since; choose with --take 0b0c0d0e-0000-4000-8000-000000000002=local|remote|both or --prefer. --prefer newer cannot tell which version is newer (the same time on both sides); choose with --take"
+                .conflict(changed: .neither, local: local, remote: remote, id: id, note: .preferNewerSameTime, agreed: agreed),
+                "different, though neither side changed since they last agreed on 2026-11-28; choose with --take 0b0c0d0e-0000-4000-8000-000000000002=local|remote|both or --prefer. --prefer newer cannot tell which version is newer (the same time on both sides); choose with --take"
             ),
             (
                 .conflict(changed: .unknown, local: local, remote: remote, id: id, note: .preferWouldDelete(side: .remote, label: remote, id: id)),
-                "no baseline tells which side changed (a deep reconcile with a state folder records one); choose with --take 0b0c0d0e-0000-4000-8000-000000000002=local|remote|both or --prefer. --prefer remote does not delete a memo Google Drive never had; choose with --take 0b0c0d0e-0000-4000-8000-000000000002=remote to delete it"
+                "this device and Google Drive never agreed on it (a deep reconcile with a state folder remembers when they do); choose with --take 0b0c0d0e-0000-4000-8000-000000000002=local|remote|both or --prefer. --prefer remote does not delete a memo Google Drive never had; choose with --take 0b0c0d0e-0000-4000-8000-000000000002=remote to delete it"
+            ),
+            (
+                .followed(move: .added, side: remote, other: local),
+                "only on Google Drive, and the sides never agreed on it: copied to this device"
+            ),
+            (
+                .replaced(move: .added, side: local, other: remote, deletes: true),
+                "only on this device, and the sides never agreed on it; marked deleted on this device instead"
             ),
             (
                 .orphanFile(path: "memos/X.json", side: remote),

@@ -82,6 +82,15 @@ package struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertibl
         return Timestamp(seconds: Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second - offset), nanoseconds: Int32(nanos))
     }
 
+    /// The start of a run from its id (`20261201T173000Z`, perhaps with `-2` after it); nil for another text.
+    package init?(runID: String) {
+        let text = Array(runID.prefix(16))
+        guard text.count == 16, text[8] == "T", text[15] == "Z" else { return nil }
+        let s = String(text)
+        func part(_ from: Int, _ length: Int) -> Substring { s.dropFirst(from).prefix(length) }
+        self.init(iso8601: "\(part(0, 4))-\(part(4, 2))-\(part(6, 2))T\(part(9, 2)):\(part(11, 2)):\(part(13, 2))Z")
+    }
+
     /// The day of the instant in UTC, `2026-11-28`, as a sentence names it.
     package var day: String { String(iso8601.prefix(10)) }
 

@@ -96,6 +96,8 @@ package enum Undoer {
                     + "; nothing was put back, so that each side's memo files and index entries still agree", isTrouble: true)
         }
         var outcomes: [MemoID: [ApplyResult.Outcome]] = [:]
+        // The memos whose files are back on each side (or were found so), for the state.
+        var putBack: [SideRole: Set<MemoID>] = [:]
         for file in files.reversed() {
             if leftWhole(file) {
                 if let id = file.id { outcomes[id, default: []].append(.changedSince) }
@@ -103,10 +105,18 @@ package enum Undoer {
             }
             let outcome = put(file, back: writers, from: backups.data, stateDir: stateDir, result: &result)
             if outcome == .failed { result.trouble = true }
-            if let id = file.id { outcomes[id, default: []].append(outcome) }
+            if let id = file.id {
+                outcomes[id, default: []].append(outcome)
+                if [.restored, .alreadyDone].contains(outcome), let role = SideRole(rawValue: file.side) { putBack[role, default: []].insert(id) }
+            }
         }
-        let putBack = Set(outcomes.filter { $0.value.allSatisfy { [.restored, .alreadyDone].contains($0) } }.keys)
-        moveState(for: putBack, plan: plan, stateFiles: stateFiles, writers: writers, stateDir: stateDir, result: &result)
+        // A memo that failed to go back on one side keeps its state on every side.
+        for (id, found) in outcomes where !found.allSatisfy({ [.restored, .alreadyDone].contains($0) }) {
+            for role in SideRole.allCases { putBack[role]?.remove(id) }
+        }
+        moveState(
+            putBack: putBack, wholeSides: wholeSides, run: run, plan: plan, stateFiles: stateFiles, writers: writers, stateDir: stateDir,
+            result: &result)
         for action in plan.actions {
             guard let found = outcomes[action.id] else { continue }
             let outcome: ApplyResult.Outcome =
@@ -130,61 +140,83 @@ package enum Undoer {
         return result
     }
 
-    /// Moves the state on by what undo put back, for the memos in `ids`
-    /// (put back whole, or found so): the pair's agreement gets back each
-    /// one's entry from before the apply, and each side's baseline the
-    /// fingerprint of what the side holds again, so that undo's own writes
-    /// never read as a change on a side. Running it again changes nothing.
+    /// Moves the state by what undo put back, so that undo's own writes
+    /// never read as a change on a side. A state file (a side's baseline,
+    /// the pair's agreement) that still holds what apply wrote is put back
+    /// whole, as any file apply wrote; one a later run moved since is put
+    /// back memo by memo, for the memos put back (`putBack`, per side), to
+    /// what it held for them before the apply (the apply's backup), or,
+    /// where apply never wrote it but a run after the apply began did, to
+    /// what the side holds again (a baseline) and to no agreement (never
+    /// agreed: a person chooses, or the one side that holds it is followed).
+    /// A side left whole keeps its baseline as it is, and the agreement is then
+    /// put back memo by memo. Running it again changes nothing.
     static func moveState(
-        for ids: Set<MemoID>, plan: Plan, stateFiles: [Written], writers: [String: MemoFolderWriter], stateDir: URL,
-        result: inout ApplyResult
+        putBack: [SideRole: Set<MemoID>], wholeSides: Set<String>, run: String, plan: Plan, stateFiles: [Written],
+        writers: [String: MemoFolderWriter], stateDir: URL, result: inout ApplyResult
     ) {
-        guard !ids.isEmpty else { return }
-        func write(_ data: Data, to url: URL, unless before: Data?) {
-            guard data != before else { return }
+        let started = Timestamp(runID: run)
+        func put(_ url: URL, whole: Bool = true, perMemo: (_ before: Data?, _ now: Data) -> Data?) {
+            let writes = stateFiles.filter { $0.path == url.lastPathComponent }
             do {
-                try AtomicFile.write(data, to: url)
+                let now = FileKind(path: url.path) == .missing ? nil : try readRegularFile(atPath: url.path, limit: 1 << 32)
+                var backup: Data?
+                if let first = writes.first, let name = first.backup {
+                    backup = try readRegularFile(atPath: stateDir.appendingPathComponent(name).path, limit: 1 << 32)
+                    guard SHA256.hex(of: backup!) == first.before else {
+                        return result.note(.backupNotTheFile(backup: name, FilePlace(path: url.lastPathComponent, side: nil)))
+                    }
+                }
+                if whole, let last = writes.last, now.map({ SHA256.hex(of: $0) }) == last.after {
+                    if let backup { try AtomicFile.write(backup, to: url) } else if unlink(url.path) != 0 { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+                } else if let now, let data = perMemo(backup, now), data != now {
+                    try AtomicFile.write(data, to: url)
+                }
             } catch {
                 result.trouble = true
                 result.note(.stateNotWritten(path: url.path, error: errorWords(error)))
             }
         }
-        // The agreement: each memo's entry as it was before the apply (none, when the file was new).
-        let agreementURL = Agreement.url(in: stateDir, remote: plan.side(.remote).name)
-        if case .agreement(let now) = Agreement.read(agreementURL) {
-            var before = IDMap<Agreement.Entry>()
-            if let first = stateFiles.first(where: { $0.path == agreementURL.lastPathComponent }), let backup = first.backup,
-                let data = try? readRegularFile(atPath: stateDir.appendingPathComponent(backup).path, limit: 1 << 32),
-                let earlier = try? Agreement.parse(data), earlier.isOf(local: now.local, remote: now.remote)
-            {
-                before = earlier.memos
-            }
-            let back = Dictionary(uniqueKeysWithValues: ids.map { ($0, before[$0]) })
-            let current = try? readRegularFile(atPath: agreementURL.path, limit: 1 << 32)
-            write(now.updating(back).data, to: agreementURL, unless: current)
-        }
-        // Each side's baseline: the fingerprint of what its index.json and memo file hold again.
-        for side in plan.sides {
-            guard let writer = writers[side.role.rawValue] else { continue }
-            let url = Baseline.url(in: stateDir, side: side.name)
-            guard case .baseline(var baseline) = Baseline.read(url), baseline.side.place == side.place,
-                let index = try? writer.reader.read(["index.json"])["index.json"] ?? nil,
-                let entries = try? IndexReader.read(index.data).firstEntries
-            else { continue }
-            var prints = Dictionary(uniqueKeysWithValues: baseline.memos.pairs.map { ($0, $1) })
-            for id in ids {
-                guard let entry = entries[id] else {
-                    prints[id] = nil
-                    continue
+        for side in plan.sides where !wholeSides.contains(side.role.rawValue) {
+            guard let writer = writers[side.role.rawValue], let ids = putBack[side.role], !ids.isEmpty else { continue }
+            put(Baseline.url(in: stateDir, side: side.name)) { before, now in
+                guard var baseline = try? Baseline.parse(now), baseline.side.place == side.place else { return nil }
+                var prints = Dictionary(uniqueKeysWithValues: baseline.memos.pairs.map { ($0, $1) })
+                if let earlier = before.flatMap({ try? Baseline.parse($0) }) {
+                    for id in ids { prints[id] = earlier.memos[id] }
+                } else if let started, baseline.time >= started {
+                    for id in ids { prints[id] = heldAgain(id, by: writer) }
+                } else {
+                    return nil
                 }
-                let path = "memos/" + entry.spelledAs.text(of: id) + ".json"
-                let memo = (try? writer.reader.read([path])[path] ?? nil).flatMap { try? MemoReader.read($0.data) }
-                prints[id] = Fingerprint(entry, digest: memo.map { Fingerprint.digest(MemoSummary($0)) })
+                let sorted = prints.keys.sorted()
+                baseline.memos = IDMap(sortedKeys: sorted, values: sorted.map { prints[$0]! })
+                return baseline.data
             }
-            let sorted = prints.keys.sorted()
-            baseline.memos = IDMap(sortedKeys: sorted, values: sorted.map { prints[$0]! })
-            write(baseline.data, to: url, unless: try? readRegularFile(atPath: url.path, limit: 1 << 30))
         }
+        let agreed = putBack.values.reduce(into: Set<MemoID>()) { $0.formUnion($1) }
+        // Whole only when every side went back: a side left whole keeps what apply agreed for it.
+        put(Agreement.url(in: stateDir, remote: plan.side(.remote).name), whole: wholeSides.isEmpty) { before, now in
+            guard let agreement = try? Agreement.parse(now), !agreed.isEmpty else { return nil }
+            let earlier = before.flatMap { try? Agreement.parse($0) }
+            let back = agreed.compactMap { id -> (MemoID, Agreement.Entry?)? in
+                if let earlier { return (id, earlier.memos[id]) }
+                // Apply never wrote it: only what a run saw after the apply began is taken back.
+                guard let entry = agreement.memos[id], let started, entry.time >= started else { return nil }
+                return (id, nil)
+            }
+            return agreement.updating(Dictionary(uniqueKeysWithValues: back)).data
+        }
+    }
+
+    /// The fingerprint of what a side holds again for `id`: its index entry and memo file; nil when it has no entry.
+    static func heldAgain(_ id: MemoID, by writer: MemoFolderWriter) -> Fingerprint? {
+        guard let index = try? writer.reader.read(["index.json"])["index.json"] ?? nil,
+            let entry = (try? IndexReader.read(index.data).firstEntries)?[id]
+        else { return nil }
+        let path = "memos/" + entry.spelledAs.text(of: id) + ".json"
+        let memo = (try? writer.reader.read([path])[path] ?? nil).flatMap { try? MemoReader.read($0.data) }
+        return Fingerprint(entry, digest: memo.map { Fingerprint.digest(MemoSummary($0)) })
     }
 
     /// What `file` holds now on its side or in the state folder (nil: absent).

@@ -68,9 +68,9 @@ package struct ChoiceOffer: Sendable, Equatable {
     /// The side whose version is newer, where keeping it is offered ("newer
     /// for all" takes it); nil when both times are the same, or it is not offered.
     package var newer: SideRole?
-    /// The side that alone changed since the last run, whose version the
-    /// page chooses at first, as a plan made before the run would; nil
-    /// when a person must choose.
+    /// The side that alone changed the memo since the sides last agreed
+    /// (or alone holds one they never agreed on), whose version the page
+    /// chooses at first, as a plan would; nil when a person must choose.
     package var preselected: SideRole?
 
     /// A side as the choices see it: its label, and why reckon may not

@@ -32,8 +32,9 @@ package struct ReviewStrings: Sendable {
     package var chooseLegend: String
     /// (choice, why) a choice that is not offered.
     package var notOffered: @Sendable (String, String) -> String
-    /// (side label) why a choice is made at first: only that side changed since the last run.
-    package var preselected: @Sendable (String) -> String
+    /// (side label, the day the sides last agreed; nil: they never did, and only that side has the
+    /// memo) why a choice is made at first: only that side changed it since they last agreed.
+    package var preselected: @Sendable (String, String?) -> String
     /// Why a choice is not offered, in words.
     package var refusal: @Sendable (ChoiceOffer.Refusal.Why) -> String
     /// The sentence above the built commands.
@@ -85,8 +86,9 @@ package struct ReviewStrings: Sendable {
         },
         keep: { label in "Keep \(label)'s" }, keepBoth: "Keep both", leave: "Leave it", chooseLegend: "Which version to keep",
         notOffered: { choice, why in "\(choice) is not offered: \(why)." },
-        preselected: { label in
-            "Chosen at first: only \(label) changed since the last run, so its version is kept unless you choose otherwise."
+        preselected: { label, day in
+            day.map { "Chosen at first: only \(label) changed it since the sides last agreed on \($0), so its version is kept unless you choose otherwise." }
+                ?? "Chosen at first: only \(label) has it, and the sides never agreed on it, so its version is kept unless you choose otherwise."
         },
         refusal: { why in
             switch why {
@@ -130,7 +132,10 @@ package struct ReviewStrings: Sendable {
         },
         keep: { label in "\(label)の版を残す" }, keepBoth: "両方残す", leave: "そのままにする", chooseLegend: "どちらの版を残すか",
         notOffered: { choice, why in "「\(choice)」は選べません: \(why)。" },
-        preselected: { label in "前回から変わったのは\(label)だけなので、はじめからその版を選んでいます。別の版も選べます。" },
+        preselected: { label, day in
+            day.map { "\($0)に両側が一致して以降に変わったのは\(label)だけなので、はじめからその版を選んでいます。別の版も選べます。" }
+                ?? "\(label)にだけあり、両側が一致したことがないので、はじめからその版を選んでいます。別の版も選べます。"
+        },
         refusal: { why in
             switch why {
             case .notWritable(let label, let why): RepairStrings.ja.notWritable(why, label)
