@@ -55,7 +55,7 @@ extension HTMLReport {
         if whole {
             out += versions(d, detail, report)
             out += problems(d, report)
-            if report.content == .full, let detail, detail.read { out += text(d, detail) }
+            if report.content == .full, let detail, detail.read { out += text(d, detail, report) }
         } else {
             out += "<p class=\"cut\">\(html(ReviewStrings.forLanguage(s.code).notShownBudget("reckon show \(id)")))</p>"
         }
@@ -116,7 +116,7 @@ extension HTMLReport {
     }
 
     /// The text: a line diff when both sides hold the memo, else the first lines of the one that does.
-    func text(_ d: Difference, _ detail: MemoDetail) -> String {
+    func text(_ d: Difference, _ detail: MemoDetail, _ report: Report) -> String {
         let r = ReviewStrings.forLanguage(strings.code)
         let heading = "<p class=\"text-heading\">\(html(r.field("body")))</p>"
         switch (detail.local, detail.remote) {
@@ -127,7 +127,8 @@ extension HTMLReport {
                     + [diff.oldCutFrom, diff.newCutFrom].compactMap { $0 }.map { "<p class=\"cut\">\(html(r.cut($0)))</p>" }.joined()
             }
             if diff.isEmpty { return "<p class=\"same-text\">\(html(r.bodySame))</p>" }
-            var out = heading + "<pre class=\"diff\">"
+            let marks = r.diffMarks(report.local.label, report.label(ofRemote: d.remote))
+            var out = heading + "<p class=\"marks\">\(html(marks))</p><pre class=\"diff\">"
             for piece in diff.pieces {
                 switch piece {
                 case .same(let line): out += "<span class=\"ctx\">  \(html(line))</span>"
@@ -279,12 +280,13 @@ extension HTMLReport {
         .versions .mark { color: #b35900; font-weight: 600; white-space: nowrap; }
         .problem { color: #a93226; margin: 4px 0; }
         .text-heading { margin: 6px 0 2px; color: #6c6c70; font-size: .8rem; }
+        .marks { margin: 0 0 2px; }
         pre.diff { margin: 0; padding: 6px 8px; background: #f8f8fa; border-radius: 6px; font: .8rem/1.4 ui-monospace, "DejaVu Sans Mono", monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
         pre.diff del { display: block; background: #fdecea; color: #8e2a1e; text-decoration: none; }
         pre.diff ins { display: block; background: #e8f5e9; color: #1e5e24; text-decoration: none; }
         pre.diff .ctx { display: block; }
         pre.diff .fold { display: block; color: #6c6c70; font-style: italic; }
-        .cut, .same-text, .hidden-content { color: #6c6c70; font-size: .8rem; }
+        .cut, .same-text, .hidden-content, .marks { color: #6c6c70; font-size: .8rem; }
         fieldset.choice { border: 1px solid #ececf0; border-radius: 8px; margin: 8px 0 0; padding: 4px 8px 8px; }
         fieldset.choice legend { font-size: .8rem; color: #6c6c70; }
         fieldset.choice input[type=radio] { position: absolute; opacity: 0; width: 1px; height: 1px; }

@@ -21,6 +21,8 @@ package struct ReviewStrings: Sendable {
     package var firstLines: String
     /// The bodies are the same on both sides.
     package var bodySame: String
+    /// (local label, remote label) which side each mark of a line diff stands for.
+    package var diffMarks: @Sendable (String, String) -> String
     /// (command) the bodies differ only past what is compared, or in a last line break.
     package var differsUnseen: @Sendable (String) -> String
     /// (content level) what the report leaves out.
@@ -75,6 +77,7 @@ package struct ReviewStrings: Sendable {
         cut: { bytes in "The text is \(bytes) bytes long; only its first 256 KiB are compared here." },
         notShownBudget: { command in "Shown short: this page already holds as much as it shows of memos. See this one with: \(command)" },
         firstLines: "First lines", bodySame: "The text is the same on both sides.",
+        diffMarks: { local, remote in "Lines marked - are only in \(local)'s version; lines marked + are only in \(remote)'s." },
         differsUnseen: { command in
             "≠ The texts differ past what is compared here: after their first 256 KiB, or only in a last line break. \(command) shows where the comparison stops."
         },
@@ -122,6 +125,7 @@ package struct ReviewStrings: Sendable {
         cut: { bytes in "本文は\(bytes)バイトあります。ここでは最初の256 KiBだけを比べています。" },
         notShownBudget: { command in "短く表示しています。このページに載せられるメモの量を超えました。次のコマンドで見られます: \(command)" },
         firstLines: "最初の行", bodySame: "本文は両方で同じです。",
+        diffMarks: { local, remote in "「-」の行は\(local)の版だけに、「+」の行は\(remote)の版だけにあります。" },
         differsUnseen: { command in "≠ 本文は、ここで比べた範囲の先（最初の256 KiBより後、または最後の改行だけ）で異なります。\(command) で比べた範囲がわかります。" },
         hidden: { content in
             content == .titles
