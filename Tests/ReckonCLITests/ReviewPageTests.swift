@@ -94,4 +94,57 @@ struct SamplePair {
         }
         #expect(page.contains(sentence))
     }
+
+    /// The page's `--take` carries what the report saw of the memo on
+    /// each side: copied into `reckon plan`, it plans as the page chose
+    /// while the memo is as the report saw it, and is refused, as a
+    /// choices file is, once a side edited the memo again.
+    @Test func aTakeCopiedFromThePageIsRefusedForAMemoChangedSince() throws {
+        let pair = try SamplePair()
+        #expect(try pair.reconcile().code == 0)
+        try pair.edit(pair.drive, ["body": "Milk, eggs, miso, green onions.\nTofu.", "modifiedAt": "2026-04-20T10:00:00Z"])
+        try pair.editEntry(pair.drive, ["modifiedTime": "2026-04-20T10:00:00Z"])
+        #expect(try pair.reconcile().code == 1)
+        let page = try pair.written("report.html")
+        let line = try #require(
+            page.firstMatch(of: #/<code class="take">--take (?<id>[0-9a-f-]+)=(?<sides>[a-z|]+)@(?<seen>[^<]+)</code>/#),
+            "the page's --take names what the report saw")
+        #expect(String(line.id) == SamplePair.groceries)
+        #expect(line.sides == "local|remote|both")
+        let seen = String(line.seen)
+        #expect(page.contains("data-local-print=\"\(seen.split(separator: ",")[0])\""))
+        let take = ["--take", "\(line.id)=remote@\(seen)"]
+        let plan = ["plan", "--local", "device", "--remote", "drive", "--out", "out"]
+
+        // As the report saw it: planned as chosen.
+        let planned = try pair.reckon(plan + take + ["--json"])
+        #expect(planned.code == 1, "\(planned.stderr)")
+        let actions = try #require(try json(planned.stdout)["actions"] as? [[String: Any]])
+        #expect(actions.map { $0["action"] as? String } == ["copy"])
+        #expect(actions.first?["to"] as? String == "local")
+
+        // The device edits the memo again: the same line is refused, and nothing is written.
+        try FileManager.default.removeItem(at: pair.out.appendingPathComponent("plan.json"))
+        try pair.edit(pair.device, ["body": "Milk, eggs, miso, green onions.\nRice.", "modifiedAt": "2026-04-21T08:00:00Z"])
+        try pair.editEntry(pair.device, ["modifiedTime": "2026-04-21T08:00:00Z"])
+        let refused = try pair.reckon(plan + take)
+        #expect(refused.code == 64, "\(refused.stdout)")
+        #expect(refused.stderr.contains("\(SamplePair.groceries): changed on this device since the report"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("choose again in its page, and copy its plan line again; nothing was written"))
+        #expect(!FileManager.default.fileExists(atPath: pair.out.appendingPathComponent("plan.json").path))
+        // The same choice through a choices file is refused the same way.
+        let prints = seen.split(separator: ",").map { $0 == "none" ? nil : String($0) }
+        let file = choicesFile(
+            pipeline: "reconcile", remote: "remote", [(id: SamplePair.groceries, take: "remote", local: prints[0], remote: prints[1])])
+        try Data(file.utf8).write(to: pair.folder.appendingPathComponent("choices.json"))
+        let viaFile = try pair.reckon(plan + ["--choices", "choices.json"])
+        #expect(viaFile.code == 64)
+        #expect(viaFile.stderr.contains("\(SamplePair.groceries): changed on this device since the report"), "\(viaFile.stderr)")
+        // A take without what the report saw still chooses as it always did.
+        #expect(try pair.reckon(plan + ["--take", "\(line.id)=remote"]).code == 1)
+        // A fingerprint that is not one is a usage mistake.
+        let wrong = try pair.reckon(plan + ["--take", "\(line.id)=remote@yesterday"])
+        #expect(wrong.code == 64)
+        #expect(wrong.stderr.contains("is invalid for '--take <id=side[@fingerprint]>'"), "\(wrong.stderr)")
+    }
 }

@@ -59,7 +59,7 @@ extension HTMLReport {
         } else {
             out += "<p class=\"cut\">\(html(ReviewStrings.forLanguage(s.code).notShownBudget("reckon show \(id)")))</p>"
         }
-        if let offer { out += choice(d, number: number, offer, report) }
+        if let offer { out += choice(d, number: number, offer, detail: detail, report) }
         return out + "</li>"
     }
 
@@ -152,7 +152,7 @@ extension HTMLReport {
     /// The choices offered for one memo as radio buttons, chosen at first
     /// the side that alone changed since the last run, else "leave it"; those not offered are named with why; then the `--take`
     /// syntax for this memo, which a page without scripts still shows.
-    func choice(_ d: Difference, number: Int, _ offer: ChoiceOffer, _ report: Report) -> String {
+    func choice(_ d: Difference, number: Int, _ offer: ChoiceOffer, detail: MemoDetail?, _ report: Report) -> String {
         let r = ReviewStrings.forLanguage(strings.code)
         let labels: [ConflictChoices.Take: String] = [
             .local: r.keep(report.local.label), .remote: r.keep(report.label(ofRemote: d.remote)), .both: r.keepBoth
@@ -169,7 +169,10 @@ extension HTMLReport {
         }
         out += offer.refused.map { "<p class=\"why\">\(html(r.notOffered(labels[$0.take]!, r.refusal($0.why))))</p>" }.joined()
         if !offer.offered.isEmpty {
-            out += "<code class=\"take\">--take \(html(d.id.value))=\(offer.offered.map(\.rawValue).joined(separator: "|"))</code>"
+            // With what the report saw of each side, so that a plan refuses the choice for a memo changed since.
+            let seen = ChoiceRequest.Seen(
+                local: detail?.localPrint.flatMap { Fingerprint(token: $0) }, remote: detail?.remotePrint.flatMap { Fingerprint(token: $0) })
+            out += "<code class=\"take\">--take \(html(d.id.value))=\(offer.offered.map(\.rawValue).joined(separator: "|"))@\(html(seen.text))</code>"
         }
         return out + "</fieldset>"
     }
@@ -226,7 +229,7 @@ extension HTMLReport {
               memos.forEach(function (memo) {
                 var take = chosen(memo);
                 if (memo.dataset.remote !== block.dataset.remote || take === '') { return; }
-                words.push('--take ' + memo.dataset.id + '=' + take);
+                words.push('--take ' + memo.dataset.id + '=' + take + '@' + (memo.dataset.localPrint || 'none') + ',' + (memo.dataset.remotePrint || 'none'));
                 choices.push({ id: memo.dataset.id, take: take, local: memo.dataset.localPrint || null, remote: memo.dataset.remotePrint || null });
               });
               var file = JSON.stringify({ schemaVersion: 1, pipeline: block.dataset.pipeline, remote: block.dataset.remote, choices: choices }, null, 2) + '\\n';

@@ -104,7 +104,8 @@ package struct ReviewStrings: Sendable {
             "Choose for each memo above, then run the plan line in a terminal; it changes no memo. Read the plan it prints, then run the apply line, which asks before it overwrites or deletes.",
         planLine: "Plan", applyLine: "Then apply", choicesFile: "Choices file (for reckon plan --choices FILE)",
         newerForAll: "Newer for all", reset: "Reset", copy: "Copy", copied: "Copied", save: "Save choices file",
-        takeSyntax: "To choose by hand, add --take ID=local, --take ID=remote or --take ID=both to the plan line for each memo.",
+        takeSyntax:
+            "To choose by hand, add --take ID=local, --take ID=remote or --take ID=both to the plan line for each memo. With the @… that a memo's --take line on the page ends with (what this report saw of it on each side), a plan refuses the choice if the memo changed since.",
         quarantinedAt: { path in "A copy of the damaged file is kept at \(path)." })
 
     package static let ja = ReviewStrings(
@@ -148,6 +149,7 @@ package struct ReviewStrings: Sendable {
             "上でメモごとに選び、計画の行を端末で実行してください。計画の行はメモを変えません。表示された計画を読んでから適用の行を実行してください。上書きや削除の前に確認を求めます。",
         planLine: "計画", applyLine: "次に適用", choicesFile: "選択ファイル（reckon plan --choices FILE 用）",
         newerForAll: "すべて新しい方に", reset: "リセット", copy: "コピー", copied: "コピーしました", save: "選択をファイルに保存",
-        takeSyntax: "手で選ぶときは、計画の行にメモごとに --take ID=local、--take ID=remote、--take ID=both のいずれかを加えてください。",
+        takeSyntax:
+            "手で選ぶときは、計画の行にメモごとに --take ID=local、--take ID=remote、--take ID=both のいずれかを加えてください。ページのメモごとの --take の行の末尾にある @…（このレポートが両側で見たもの）も付けると、その後に変わったメモは計画で拒否されます。",
         quarantinedAt: { path in "壊れたファイルの写しは \(path) にあります。" })
 }
