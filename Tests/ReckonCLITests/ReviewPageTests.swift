@@ -147,4 +147,56 @@ struct SamplePair {
         #expect(wrong.code == 64)
         #expect(wrong.stderr.contains("is invalid for '--take <id=side[@fingerprint]>'"), "\(wrong.stderr)")
     }
+
+    /// An index entry that disagrees with its own memo file is a problem of
+    /// that side, named in words; the page compares the memo by its file
+    /// (its times, "newer" and "keep both"); a plan sets the entry from the
+    /// file, and the next run finds nothing wrong with the side.
+    @Test(arguments: ["en", "ja"])
+    func anEntryThatDisagreesWithItsFileIsAProblemAndThePlanFixesTheIndex(_ language: String) throws {
+        let pair = try SamplePair()
+        // Drive's memo file was saved without its index entry: the entry still says 2026-04-18 09:15.
+        try pair.edit(pair.drive, ["body": "Milk, eggs, miso, green onions.\nTofu.", "modifiedAt": "2026-04-20T10:00:00Z"])
+        let result = try pair.reconcile(language: language)
+        #expect(result.code == 2, "a side with a problem is trouble: \(result.stdout)")
+        let words = "index.json says modified 2026-04-18T09:15:00Z, the memo file says 2026-04-20T10:00:00Z"
+        let file = "drive/memos/\(SamplePair.groceries).json"
+        let named =
+            language == "en"
+            ? "error: \(file): \(words)" : "エラー: \(file): index.json の項目がメモのファイルと食い違っています（\(words)）"
+        #expect(result.stdout.contains(named), "\(result.stdout)")
+        let report = try json(try pair.written("report.json"))
+        let drive = try #require((report["sides"] as? [[String: Any]])?.first { $0["role"] as? String == "remote" })
+        let problems = try #require(drive["problems"] as? [[String: Any]])
+        #expect(problems.map { $0["kind"] as? String } == ["index-disagrees"])
+        #expect(problems.first?["message"] as? String == words)
+        let difference = try #require((report["differences"] as? [[String: Any]])?.first)
+        #expect(difference["sigil"] as? String == "*", "the memo is still compared, by its file")
+        #expect((difference["onRemote"] as? [String: Any])?["modifiedTime"] as? String == "2026-04-20T10:00:00Z")
+
+        // The page shows the file's time, calls Drive's version the newer one, and offers to keep both.
+        let page = try pair.written("report.html")
+        #expect(page.contains("data-newer=\"remote\""))
+        #expect(page.contains("2026-04-20 10:00 UTC"))
+        #expect(page.contains("id=\"choice-0-both\""))
+        #expect(!page.contains("same time") && !page.contains("時刻が同じ"))
+
+        // A plan sets the entry from the file; after it, the side has no problem left.
+        let plan = try pair.reckon(
+            ["plan", "--local", "device", "--remote", "drive", "--out", "out", "--json", "--lang", language])
+        #expect(plan.code == 1, "\(plan.stderr)")
+        let actions = try #require(try json(plan.stdout)["actions"] as? [[String: Any]])
+        #expect(actions.map { $0["action"] as? String } == ["fix-index"])
+        #expect(actions.first?["to"] as? String == "remote")
+        #expect(
+            actions.first?["reason"] as? String
+                == "the entry of memos/\(SamplePair.groceries).json in index.json on Google Drive disagrees with the memo file; the entry is set from the file's own fields"
+        )
+        let applied = try pair.reckon(["apply", "out/plan.json"])
+        #expect(applied.code == 0, "\(applied.stdout)\(applied.stderr)")
+        #expect(try read(pair.drive.appendingPathComponent("index.json")).contains("2026-04-20T10:00:00Z"))
+        let after = try pair.reconcile(language: language)
+        #expect(after.code == 1, "the memo still differs, and nothing is wrong with a side: \(after.stdout)")
+        #expect(!after.stdout.contains(words))
+    }
 }

@@ -19,6 +19,9 @@ package enum PlanReason: Sendable, Equatable, Codable {
     case orphanFile(path: String, side: String)
     /// The same, but the file cannot be read as a memo: nothing is done.
     case orphanUnreadable(path: String, side: String)
+    /// The entry in index.json on `side` disagrees with its memo file
+    /// (`path`): the entry is set from the file's own fields.
+    case indexDisagrees(path: String, side: String)
     /// Only `side` moved since the last run (`move`), and `other` follows
     /// it: a copy, or a soft deletion when the move was a deletion.
     case followed(move: Move, side: String, other: String)

@@ -200,6 +200,8 @@ extension RepairStrings {
                 case .orphanFile(let path, let side): "\(path) on \(side) is a valid memo with no entry in index.json; its entry is added"
                 case .orphanUnreadable(let path, let side):
                     "\(path) on \(side) has no entry in index.json, and cannot be read as a memo; nothing is done"
+                case .indexDisagrees(let path, let side):
+                    "the entry of \(path) in index.json on \(side) disagrees with the memo file; the entry is set from the file's own fields"
                 case .followed(let move, let side, let other):
                     moved(move, side, other) + ": " + (move == .deleted ? "marked deleted on \(other) too" : "copied to \(other)")
                 case .replaced(let move, let side, let other, let deletes):
@@ -447,6 +449,7 @@ extension RepairStrings {
                         + (note.map(conflictNote) ?? "")
                 case .orphanFile(let path, let side): "\(side)の \(path) は正しいメモですが、index.json に項目がありません。項目を追加します。"
                 case .orphanUnreadable(let path, let side): "\(side)の \(path) は index.json に項目がなく、メモとしても読み込めません。何もしません。"
+                case .indexDisagrees(let path, let side): "\(side)の index.json の \(path) の項目がメモのファイルと食い違っています。ファイルの値に合わせて項目を直します。"
                 case .followed(let move, let side, let other):
                     moved(move, side, other) + "。" + (move == .deleted ? "\(other)でも削除済みにします。" : "\(other)にコピーします。")
                 case .replaced(let move, let side, let other, let deletes):

@@ -364,6 +364,7 @@ package struct Strings: Sendable {
                 case .duplicateID: "同じ ID が重複しています"
                 case .danglingEntry: "index.json にあるメモのファイルがありません"
                 case .orphanFile: "index.json に載っていないメモのファイルです"
+                case .indexDisagrees: "index.json の項目がメモのファイルと食い違っています"
                 case .notRegularFile: "通常のファイルではありません"
                 case .link: "リンクです（たどりません）"
                 case .unreadableFile: "ファイルを読み込めません"
