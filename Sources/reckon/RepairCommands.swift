@@ -14,15 +14,22 @@ struct PlanCommand: ReckonCommand {
         "--out", value: "dir",
         help: "Write plan.json, plan.md and plan.html here (default: the pipeline's state folder). Baselines are read from its state/ folder.",
         completion: .directory)
-    static let take = Option<(String, ConflictChoices.Take)>(
-        "--take", value: "id=side",
+    static let take = Option<(String, ConflictChoices.Take, ChoiceRequest.Seen?)>(
+        "--take", value: "id=side[@fingerprint]",
         help:
-            "Choose one memo's version: local, remote, or both (the older version is kept as a conflict copy); it wins even over the side that alone changed. The id may be cut to its first 8 or more hex digits.",
-        repeats: true, expected: "a memo id (or its first 8 or more hex digits), '=', and local, remote or both", completion: .memoChoice
-    ) { text -> (String, ConflictChoices.Take)? in
+            "Choose one memo's version: local, remote, or both (the older version is kept as a conflict copy); it wins even over the side that alone changed. The id may be cut to its first 8 or more hex digits. A report's page adds @FINGERPRINT, the memo's fingerprint on this device and on the remote as the report saw them (LOCAL,REMOTE; none where a side had no entry): the choice is then refused for a memo changed since, as with --choices.",
+        repeats: true,
+        expected:
+            "a memo id (or its first 8 or more hex digits), '=', local, remote or both, and optionally '@' and two fingerprints joined by a comma",
+        completion: .memoChoice
+    ) { text -> (String, ConflictChoices.Take, ChoiceRequest.Seen?)? in
         let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 2, !parts[0].isEmpty, let side = ConflictChoices.Take(rawValue: parts[1]) else { return nil }
-        return (parts[0], side)
+        guard parts.count == 2, !parts[0].isEmpty else { return nil }
+        let choice = parts[1].split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let side = ConflictChoices.Take(rawValue: String(choice[0])) else { return nil }
+        guard choice.count == 2 else { return (parts[0], side, nil) }
+        guard let seen = ChoiceRequest.Seen(choice[1]) else { return nil }
+        return (parts[0], side, seen)
     }
     static let choices = Option<String>(
         "--choices", value: "file",
@@ -52,7 +59,7 @@ struct PlanCommand: ReckonCommand {
     var remote: String?
     var out: String?
     var app: String?
-    var takes: [(id: MemoIDPrefix, take: ConflictChoices.Take)] = []
+    var takes: [(id: MemoIDPrefix, take: ConflictChoices.Take, seen: ChoiceRequest.Seen?)] = []
     var prefer: ConflictChoices.Prefer?
     var choicesFile: String?
     var json: Bool
@@ -62,9 +69,9 @@ struct PlanCommand: ReckonCommand {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         reportContent = try arguments.value(SharedOptions.reportContent)
-        for (text, side) in try arguments.values(Self.take) {
+        for (text, side, seen) in try arguments.values(Self.take) {
             do {
-                takes.append((try MemoIDPrefix(text), side))
+                takes.append((try MemoIDPrefix(text), side, seen))
             } catch {
                 throw arguments.usage("'--take' \(error)")
             }

@@ -148,25 +148,26 @@ func memoLines(_ baseline: String) -> [Substring] {
         #expect(side(report, 1)["sinceLastRun"] as? [String: Int] == ["added": 1, "edited": 1, "archived": 1, "unarchived": 0, "deleted": 1])
         #expect(report["outcome"] as? String == "drift", "1 of 9 memos gone is under the alarm's 20%")
 
-        let markdown = try read(pipeline.reports.appendingPathComponent("report.md"))
+        // Markdown writes a bar as `\|`.
+        let markdown = try read(pipeline.reports.appendingPathComponent("report.md")).replacingOccurrences(of: "\\|", with: "|")
         let page = try read(pipeline.reports.appendingPathComponent("report.html"))
         let expected: [String] =
             language == "en"
             ? [
                 "  Since the last run (2026-04-19 12:00 UTC): 1 added, 2 edited, 0 archived, 1 unarchived, 1 deleted",
                 "  Since the last run (2026-04-19 12:00 UTC): 1 added, 1 edited, 1 archived, 1 deleted",
-                "1 memo changed on both this device and Google Drive since they last agreed: a conflict. Open it on both sides and choose which version to keep; reckon never chooses for you.",
+                "1 memo changed on both this device and Google Drive since they last agreed: a conflict. Choose which version to keep in the choices of report.html, or with reckon plan --take ID=local|remote|both; reckon never chooses on its own.",
                 "Google Drive has 1 memo that is not on this device. Sync this device to bring it in.",
                 "This device lost 1 memo that Google Drive still has.",
                 "This device has 1 memo that is not on Google Drive. Sync this device to upload it to Google Drive.",
                 "Google Drive lost 1 memo that this device still has.",
                 "2 memos are archived on one side only. Sync this device so that this device and Google Drive agree which memos are archived.",
-                "2 memos differ between this device and Google Drive. Open them on both sides and choose which version to keep; reckon never chooses for you."
+                "2 memos differ between this device and Google Drive. Choose which version to keep in the choices of report.html, or with reckon plan --take ID=local|remote|both; reckon never chooses on its own."
             ]
             : [
                 "  前回の実行（2026-04-19 12:00 UTC）から: 追加 1・編集 2・アーカイブ 0・アーカイブ解除 1・削除 1",
                 "  前回の実行（2026-04-19 12:00 UTC）から: 追加 1・編集 1・アーカイブ 1・削除 1",
-                "1件のメモが、両側が最後に一致して以降この端末とGoogle Driveの両方で変わりました（競合）。両方を開いて、残す版を選んでください。reckon が勝手に選ぶことはありません。",
+                "1件のメモが、両側が最後に一致して以降この端末とGoogle Driveの両方で変わりました（競合）。残す版は report.html の選択か reckon plan --take ID=local|remote|both で選んでください。reckon が自分で選ぶことはありません。",
                 "Google Driveに、この端末にないメモが1件あります。この端末を同期すると取り込めます。",
                 "この端末から、Google Driveにはまだあるメモが1件なくなりました。",
                 "この端末に、Google Driveにないメモが1件あります。この端末を同期するとGoogle Driveにアップロードされます。",

@@ -178,7 +178,8 @@ extension BaselinePipeline {
         let id = try #require(MemoID(EditableSide.id(1)))
         let reasons: [PlanReason] = [
             .cannotCompare(problems: []), .conflict(changed: .both, local: "a", remote: "b", id: id, note: nil),
-            .orphanFile(path: "p", side: "a"), .orphanUnreadable(path: "p", side: "a"), .followed(move: .added, side: "a", other: "b"),
+            .orphanFile(path: "p", side: "a"), .orphanUnreadable(path: "p", side: "a"), .indexDisagrees(path: "p", side: "a"),
+            .followed(move: .added, side: "a", other: "b"),
             .replaced(move: .edited, side: "a", other: "b", deletes: false),
             .settled(changed: .both, local: "a", remote: "b", from: "a", to: "b", deletes: false, keepsCopy: false),
             .notPossible(side: "a", why: .readOnly, would: .addEntry), .sourceUnreadable(side: "a"), .targetUnreadable(side: "a")

@@ -61,7 +61,11 @@ struct ReviewBrowserTests {
         // Newer for all: Google Drive's edit, the memo only this device has, the one only Drive has.
         try browser.click("button.newer")
         let ids = [Self.edited, Self.onlyHere, Self.onlyThere].map { $0.lowercased() }
-        #expect(try browser.value(of: "textarea.plan") == "\(base) --take \(ids[0])=remote --take \(ids[1])=local --take \(ids[2])=remote")
+        // Each --take carries what the report saw of the memo on each side.
+        let seen = try ids.map { try Self.seen($0, in: browser) }
+        #expect(
+            try browser.value(of: "textarea.plan")
+                == "\(base) --take \(ids[0])=remote\(seen[0]) --take \(ids[1])=local\(seen[1]) --take \(ids[2])=remote\(seen[2])")
         // Reset clears every choice; then the person chooses each memo by tapping its label.
         try browser.click("button.reset")
         #expect(try browser.value(of: "textarea.plan") == base)
@@ -69,7 +73,7 @@ struct ReviewBrowserTests {
         try browser.click("label[for=choice-1-local]")
         try browser.click("label[for=choice-2-remote]")
         let plan = try #require(try browser.value(of: "textarea.plan"))
-        #expect(plan == "\(base) --take \(ids[0])=local --take \(ids[1])=local --take \(ids[2])=remote")
+        #expect(plan == "\(base) --take \(ids[0])=local\(seen[0]) --take \(ids[1])=local\(seen[1]) --take \(ids[2])=remote\(seen[2])")
         let choices = try #require(try browser.value(of: "textarea.choices"))
         let file = try #require(try JSONSerialization.jsonObject(with: Data(choices.utf8)) as? [String: Any])
         #expect((file["choices"] as? [[String: Any]])?.compactMap { $0["take"] as? String } == ["local", "local", "remote"])
@@ -91,6 +95,15 @@ struct ReviewBrowserTests {
 }
 
 extension ReviewBrowserTests {
+    /// `@LOCAL,REMOTE`: what the page saw of memo `id` on each side, as its `--take` carries it.
+    static func seen(_ id: String, in browser: Browser) throws -> String {
+        let prints = try ["data-local-print", "data-remote-print"].map { name in
+            let print = try browser.attribute(name, of: "li.memo[data-id='\(id)']") ?? ""
+            return print.isEmpty ? "none" : print
+        }
+        return "@" + prints.joined(separator: ",")
+    }
+
     /// After a run that recorded a baseline, a memo edited on Google Drive
     /// alone is chosen at first in the page, as a plan made before that run
     /// would have followed it; the copied lines carry it over although the
@@ -114,7 +127,7 @@ extension ReviewBrowserTests {
         #expect(try browser.property("checked", of: "#choice-0-remote").boolValue == true)
         #expect(try browser.text(of: "li.memo fieldset p.why")?.hasPrefix("Chosen at first: only Google Drive changed it since the sides last agreed on ") == true)
         let plan = try #require(try browser.value(of: "textarea.plan"))
-        #expect(plan.hasSuffix(" --take \(Self.edited.lowercased())=remote"))
+        #expect(plan.hasSuffix(" --take \(Self.edited.lowercased())=remote\(try Self.seen(Self.edited.lowercased(), in: browser))"))
         #expect(try runCopied(plan).code == 1)
         let applied = try runCopied(try #require(try browser.value(of: "textarea.apply")) + " --yes")
         #expect(applied.code == 0, "\(applied.stdout)\(applied.stderr)")

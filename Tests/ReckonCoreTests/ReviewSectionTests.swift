@@ -122,7 +122,7 @@ import Testing
         let storePage = HTMLReport().render(report(local: store))
         #expect(!storePage.contains("value=\"remote\""))
         #expect(storePage.contains("the app&#39;s own store, which reckon never writes"))
-        #expect(storePage.contains("--take \(Self.id.value)=local</code>"))
+        #expect(storePage.contains("--take \(Self.id.value)=local@"), "with what the report saw of each side")
     }
 
     /// With two remotes, each has its own plan line naming it with `--remote`, and its memos' choices only.

@@ -42,10 +42,17 @@ package struct Difference: Sendable, Equatable, Codable {
         package var deletedAt: Timestamp?
         package var problem: String?
 
-        package init(_ entry: IndexEntry?, problem: String? = nil) {
+        /// The entry's times, or in a deep check the memo file's (`memo`),
+        /// which an entry that disagrees with its file does not hide.
+        package init(_ entry: IndexEntry?, memo: MemoSummary? = nil, problem: String? = nil) {
             modifiedTime = entry?.modifiedTime
             archivedAt = entry?.archivedAt
             deletedAt = entry?.deletedAt
+            if entry != nil, let memo {
+                modifiedTime = memo.modifiedAt
+                archivedAt = memo.archivedAt
+                deletedAt = memo.deletedAt
+            }
             self.problem = problem
         }
     }

@@ -18,6 +18,10 @@ package struct Problem: Error, Sendable, Equatable, Codable {
         case duplicateID = "duplicate-id"
         case danglingEntry = "dangling-entry"
         case orphanFile = "orphan-file"
+        /// An index entry whose modification time, archived or deleted state
+        /// is not its memo file's (found in a deep check). The memo is still
+        /// compared, by its file; a plan sets the entry from the file.
+        case indexDisagrees = "index-disagrees"
         case notRegularFile = "not-regular-file"
         case link
         case unreadableFile = "unreadable-file"

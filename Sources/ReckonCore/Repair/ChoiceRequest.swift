@@ -6,7 +6,41 @@ import Foundation
 /// now, they become the plan's `ConflictChoices`; a choice that cannot be
 /// carried out as it was made refuses the whole plan.
 package struct ChoiceRequest: Sendable {
-    package var takes: [(id: MemoIDPrefix, take: ConflictChoices.Take)]
+    /// Each memo's fingerprint on each side as a report saw it, carried by
+    /// a `--take ID=SIDE@LOCAL,REMOTE` that a report's page built: each a
+    /// `Fingerprint.token`, or `none` where the side had no entry. With it,
+    /// a `--take` is refused for a memo changed since, as a choices file is.
+    package struct Seen: Sendable, Equatable {
+        package var local: Fingerprint?
+        package var remote: Fingerprint?
+
+        package init(local: Fingerprint?, remote: Fingerprint?) {
+            self.local = local
+            self.remote = remote
+        }
+
+        /// Reads `LOCAL,REMOTE`; nil when it is not two tokens (or `none`) joined by a comma.
+        package init?(_ text: some StringProtocol) {
+            let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+            guard parts.count == 2 else { return nil }
+            var prints: [Fingerprint?] = []
+            for part in parts {
+                if part == "none" {
+                    prints.append(nil)
+                } else if let print = Fingerprint(token: String(part)) {
+                    prints.append(print)
+                } else {
+                    return nil
+                }
+            }
+            self.init(local: prints[0], remote: prints[1])
+        }
+
+        /// `LOCAL,REMOTE`, as a report's page writes it after `@`.
+        package var text: String { [local, remote].map { $0?.token ?? "none" }.joined(separator: ",") }
+    }
+
+    package var takes: [(id: MemoIDPrefix, take: ConflictChoices.Take, seen: Seen?)]
     package var file: ChoicesFile?
     package var prefer: ConflictChoices.Prefer?
     /// The pipeline a report of the sides being planned names (`reconcile`
@@ -14,7 +48,7 @@ package struct ChoiceRequest: Sendable {
     package var pipeline: String
 
     package init(
-        takes: [(id: MemoIDPrefix, take: ConflictChoices.Take)] = [], file: ChoicesFile? = nil, prefer: ConflictChoices.Prefer? = nil,
+        takes: [(id: MemoIDPrefix, take: ConflictChoices.Take, seen: Seen?)] = [], file: ChoicesFile? = nil, prefer: ConflictChoices.Prefer? = nil,
         pipeline: String
     ) {
         self.takes = takes
@@ -26,6 +60,10 @@ package struct ChoiceRequest: Sendable {
     /// What to do when the choices file no longer fits the sides.
     package static let chooseAgain =
         "Make the report again (reckon run, or reckon reconcile --out), choose again in its page, save the choices, and plan with them; nothing was written."
+
+    /// What to do when a `--take` copied from a report's page no longer fits the sides.
+    package static let chooseAgainTakes =
+        "Make the report again (reckon run, or reckon reconcile --out), choose again in its page, and copy its plan line again; nothing was written."
 
     /// Refuses a choices file saved from a report of another pipeline or
     /// remote; checked before any side is read.
@@ -49,7 +87,8 @@ package struct ChoiceRequest: Sendable {
         let known = MemoID.union([local.knownIDs, remote.knownIDs])
         let sides = "\(local.spec.label) or \(remote.spec.label)"
         var result = ConflictChoices(prefer: prefer)
-        for (prefix, take) in takes {
+        var seenByTake: [(id: MemoID, take: ConflictChoices.Take, seen: Seen)] = []
+        for (prefix, take, seen) in takes {
             let id: MemoID
             switch prefix.resolve(among: known, sides: sides) {
             case .success(let found): id = found
@@ -59,6 +98,7 @@ package struct ChoiceRequest: Sendable {
                 throw PlanError(take: "names the memo \(id) twice, as \(earlier.rawValue) and as \(take.rawValue); choose one")
             }
             result.take[id] = take
+            if let seen { seenByTake.append((id, take, seen)) }
         }
         var differing: [MemoID: Difference] = [:]
         for difference in differences { differing[difference.id] = difference }
@@ -69,6 +109,23 @@ package struct ChoiceRequest: Sendable {
             throw PlanError(
                 take: "names the memo \(broken.id), which cannot be compared (\(Self.problems(broken, listings))); mend it first; nothing was written"
             )
+        }
+        // A `--take` that carries what the report saw is checked as a choice of a choices file is.
+        var refusedTakes: [String] = []
+        for (id, take, seen) in seenByTake {
+            let choice = ChoicesFile.Choice(id: id, take: take, local: seen.local, remote: seen.remote)
+            let why = Self.refusal(
+                of: choice, difference: differing[id], known: true, listings: listings,
+                offering: (ChoiceOffer.Side(listings[.local]!.spec), ChoiceOffer.Side(listings[.remote]!.spec)), sides: sides)
+            if let why { refusedTakes.append("  \(id): \(why)") }
+        }
+        guard refusedTakes.isEmpty else {
+            var error = PlanError(
+                take:
+                    "'--take': \(refusedTakes.count == 1 ? "a choice" : "\(refusedTakes.count) choices") made in a report cannot be carried out as made:\n"
+                    + refusedTakes.joined(separator: "\n"))
+            error.advice = Self.chooseAgainTakes
+            throw error
         }
         guard let file else { return result }
         if let both = file.choices.first(where: { result.take[$0.id] != nil }) {

@@ -132,6 +132,15 @@ package struct Planner {
             }
             return .none
         }
+        // An index entry that disagrees with its own memo file, on a side that may be written, is set
+        // from the file first (unless a person chose for the memo): a copy would carry the entry over.
+        if choices.take[id] == nil,
+            let role = [SideRole.local, .remote].first(where: { role in
+                listings[role]!.spec.whyNotWritable == nil && listings[role]!.problems.contains { $0.id == id && $0.kind == .indexDisagrees }
+            })
+        {
+            return .fixIndex(role)
+        }
         let labels = [SideRole.local: listings[.local]!.spec.label, .remote: listings[.remote]!.spec.label]
         // A person's choice for this memo wins, even over the side that alone moved.
         if let take = choices.take[id] {
@@ -241,7 +250,8 @@ package struct Planner {
         return result
     }
 
-    /// An orphan memo file on `role`'s side: its entry is added to that side's index.
+    /// An orphan memo file on `role`'s side: its entry is added to that side's
+    /// index; or an entry that disagrees with its file: it is set from the file.
     func fixIndex(
         _ action: PlanAction, on role: SideRole, listings: [SideRole: SideListing], files: [SideRole: SideFiles], sides: [PlanSide],
         labels: [SideRole: String]
@@ -251,7 +261,8 @@ package struct Planner {
         action.action = .fixIndex
         action.to = role
         let path = "memos/" + listings[role]!.files[id]!.fileName(of: id)
-        action.say(.orphanFile(path: path, side: labels[role]!))
+        let entry = listings[role]!.entries[id]
+        action.say(entry == nil ? .orphanFile(path: path, side: labels[role]!) : .indexDisagrees(path: path, side: labels[role]!))
         guard sides.side(role).writable else { return notPossible(action, role, sides: sides, .addEntry) }
         guard let memo = files[role]!.memos[id] else {
             action.action = .none
@@ -260,7 +271,7 @@ package struct Planner {
         }
         action.indexChanges = [
             PlannedIndexChange(
-                side: role, id: listings[role]!.files[id]!.text(of: id), before: nil,
+                side: role, id: entry?.spelledAs.text(of: id) ?? listings[role]!.files[id]!.text(of: id), before: entry.map(EntryState.init),
                 after: Self.entry(describing: memo.memo),
                 file: memo.tag.map { ReadFile(path: path, tag: $0) })
         ]

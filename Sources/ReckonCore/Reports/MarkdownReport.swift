@@ -169,7 +169,7 @@ package struct MarkdownReport {
                 longest = max(longest, run)
             }
             let fence = String(repeating: "`", count: max(3, longest + 1))
-            out += ["\(fence)diff", text + fence, ""]
+            out += [escape(r.diffMarks(report.local.label, report.label(ofRemote: d.remote))), "", "\(fence)diff", text + fence, ""]
             budget -= text.utf8.count
         }
         if let repair = report.repair, report.details.contains(where: { $0.choice != nil }) {

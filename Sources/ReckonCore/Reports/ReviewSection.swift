@@ -55,11 +55,11 @@ extension HTMLReport {
         if whole {
             out += versions(d, detail, report)
             out += problems(d, report)
-            if report.content == .full, let detail, detail.read { out += text(d, detail) }
+            if report.content == .full, let detail, detail.read { out += text(d, detail, report) }
         } else {
             out += "<p class=\"cut\">\(html(ReviewStrings.forLanguage(s.code).notShownBudget("reckon show \(id)")))</p>"
         }
-        if let offer { out += choice(d, number: number, offer, report) }
+        if let offer { out += choice(d, number: number, offer, detail: detail, report) }
         return out + "</li>"
     }
 
@@ -116,7 +116,7 @@ extension HTMLReport {
     }
 
     /// The text: a line diff when both sides hold the memo, else the first lines of the one that does.
-    func text(_ d: Difference, _ detail: MemoDetail) -> String {
+    func text(_ d: Difference, _ detail: MemoDetail, _ report: Report) -> String {
         let r = ReviewStrings.forLanguage(strings.code)
         let heading = "<p class=\"text-heading\">\(html(r.field("body")))</p>"
         switch (detail.local, detail.remote) {
@@ -127,7 +127,8 @@ extension HTMLReport {
                     + [diff.oldCutFrom, diff.newCutFrom].compactMap { $0 }.map { "<p class=\"cut\">\(html(r.cut($0)))</p>" }.joined()
             }
             if diff.isEmpty { return "<p class=\"same-text\">\(html(r.bodySame))</p>" }
-            var out = heading + "<pre class=\"diff\">"
+            let marks = r.diffMarks(report.local.label, report.label(ofRemote: d.remote))
+            var out = heading + "<p class=\"marks\">\(html(marks))</p><pre class=\"diff\">"
             for piece in diff.pieces {
                 switch piece {
                 case .same(let line): out += "<span class=\"ctx\">  \(html(line))</span>"
@@ -151,7 +152,7 @@ extension HTMLReport {
     /// The choices offered for one memo as radio buttons, chosen at first
     /// the side that alone changed since the last run, else "leave it"; those not offered are named with why; then the `--take`
     /// syntax for this memo, which a page without scripts still shows.
-    func choice(_ d: Difference, number: Int, _ offer: ChoiceOffer, _ report: Report) -> String {
+    func choice(_ d: Difference, number: Int, _ offer: ChoiceOffer, detail: MemoDetail?, _ report: Report) -> String {
         let r = ReviewStrings.forLanguage(strings.code)
         let labels: [ConflictChoices.Take: String] = [
             .local: r.keep(report.local.label), .remote: r.keep(report.label(ofRemote: d.remote)), .both: r.keepBoth
@@ -168,7 +169,10 @@ extension HTMLReport {
         }
         out += offer.refused.map { "<p class=\"why\">\(html(r.notOffered(labels[$0.take]!, r.refusal($0.why))))</p>" }.joined()
         if !offer.offered.isEmpty {
-            out += "<code class=\"take\">--take \(html(d.id.value))=\(offer.offered.map(\.rawValue).joined(separator: "|"))</code>"
+            // With what the report saw of each side, so that a plan refuses the choice for a memo changed since.
+            let seen = ChoiceRequest.Seen(
+                local: detail?.localPrint.flatMap { Fingerprint(token: $0) }, remote: detail?.remotePrint.flatMap { Fingerprint(token: $0) })
+            out += "<code class=\"take\">--take \(html(d.id.value))=\(offer.offered.map(\.rawValue).joined(separator: "|"))@\(html(seen.text))</code>"
         }
         return out + "</fieldset>"
     }
@@ -225,7 +229,7 @@ extension HTMLReport {
               memos.forEach(function (memo) {
                 var take = chosen(memo);
                 if (memo.dataset.remote !== block.dataset.remote || take === '') { return; }
-                words.push('--take ' + memo.dataset.id + '=' + take);
+                words.push('--take ' + memo.dataset.id + '=' + take + '@' + (memo.dataset.localPrint || 'none') + ',' + (memo.dataset.remotePrint || 'none'));
                 choices.push({ id: memo.dataset.id, take: take, local: memo.dataset.localPrint || null, remote: memo.dataset.remotePrint || null });
               });
               var file = JSON.stringify({ schemaVersion: 1, pipeline: block.dataset.pipeline, remote: block.dataset.remote, choices: choices }, null, 2) + '\\n';
@@ -279,12 +283,13 @@ extension HTMLReport {
         .versions .mark { color: #b35900; font-weight: 600; white-space: nowrap; }
         .problem { color: #a93226; margin: 4px 0; }
         .text-heading { margin: 6px 0 2px; color: #6c6c70; font-size: .8rem; }
+        .marks { margin: 0 0 2px; }
         pre.diff { margin: 0; padding: 6px 8px; background: #f8f8fa; border-radius: 6px; font: .8rem/1.4 ui-monospace, "DejaVu Sans Mono", monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
         pre.diff del { display: block; background: #fdecea; color: #8e2a1e; text-decoration: none; }
         pre.diff ins { display: block; background: #e8f5e9; color: #1e5e24; text-decoration: none; }
         pre.diff .ctx { display: block; }
         pre.diff .fold { display: block; color: #6c6c70; font-style: italic; }
-        .cut, .same-text, .hidden-content { color: #6c6c70; font-size: .8rem; }
+        .cut, .same-text, .hidden-content, .marks { color: #6c6c70; font-size: .8rem; }
         fieldset.choice { border: 1px solid #ececf0; border-radius: 8px; margin: 8px 0 0; padding: 4px 8px 8px; }
         fieldset.choice legend { font-size: .8rem; color: #6c6c70; }
         fieldset.choice input[type=radio] { position: absolute; opacity: 0; width: 1px; height: 1px; }

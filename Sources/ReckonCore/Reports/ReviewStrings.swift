@@ -21,6 +21,8 @@ package struct ReviewStrings: Sendable {
     package var firstLines: String
     /// The bodies are the same on both sides.
     package var bodySame: String
+    /// (local label, remote label) which side each mark of a line diff stands for.
+    package var diffMarks: @Sendable (String, String) -> String
     /// (command) the bodies differ only past what is compared, or in a last line break.
     package var differsUnseen: @Sendable (String) -> String
     /// (content level) what the report leaves out.
@@ -76,6 +78,7 @@ package struct ReviewStrings: Sendable {
         cut: { bytes in "The text is \(bytes) bytes long; only its first 256 KiB are compared here." },
         notShownBudget: { command in "Shown short: this page already holds as much as it shows of memos. See this one with: \(command)" },
         firstLines: "First lines", bodySame: "The text is the same on both sides.",
+        diffMarks: { local, remote in "Lines marked - are only in \(local)'s version; lines marked + are only in \(remote)'s." },
         differsUnseen: { command in
             "≠ The texts differ past what is compared here: after their first 256 KiB, or only in a last line break. \(command) shows where the comparison stops."
         },
@@ -103,7 +106,8 @@ package struct ReviewStrings: Sendable {
             "Choose for each memo above, then run the plan line in a terminal; it changes no memo. Read the plan it prints, then run the apply line, which asks before it overwrites or deletes.",
         planLine: "Plan", applyLine: "Then apply", choicesFile: "Choices file (for reckon plan --choices FILE)",
         newerForAll: "Newer for all", reset: "Reset", copy: "Copy", copied: "Copied", save: "Save choices file",
-        takeSyntax: "To choose by hand, add --take ID=local, --take ID=remote or --take ID=both to the plan line for each memo.",
+        takeSyntax:
+            "To choose by hand, add --take ID=local, --take ID=remote or --take ID=both to the plan line for each memo. With the @… that a memo's --take line on the page ends with (what this report saw of it on each side), a plan refuses the choice if the memo changed since.",
         quarantinedAt: { path in "A copy of the damaged file is kept at \(path)." })
 
     package static let ja = ReviewStrings(
@@ -124,6 +128,7 @@ package struct ReviewStrings: Sendable {
         cut: { bytes in "本文は\(bytes)バイトあります。ここでは最初の256 KiBだけを比べています。" },
         notShownBudget: { command in "短く表示しています。このページに載せられるメモの量を超えました。次のコマンドで見られます: \(command)" },
         firstLines: "最初の行", bodySame: "本文は両方で同じです。",
+        diffMarks: { local, remote in "「-」の行は\(local)の版だけに、「+」の行は\(remote)の版だけにあります。" },
         differsUnseen: { command in "≠ 本文は、ここで比べた範囲の先（最初の256 KiBより後、または最後の改行だけ）で異なります。\(command) で比べた範囲がわかります。" },
         hidden: { content in
             content == .titles
@@ -149,6 +154,7 @@ package struct ReviewStrings: Sendable {
             "上でメモごとに選び、計画の行を端末で実行してください。計画の行はメモを変えません。表示された計画を読んでから適用の行を実行してください。上書きや削除の前に確認を求めます。",
         planLine: "計画", applyLine: "次に適用", choicesFile: "選択ファイル（reckon plan --choices FILE 用）",
         newerForAll: "すべて新しい方に", reset: "リセット", copy: "コピー", copied: "コピーしました", save: "選択をファイルに保存",
-        takeSyntax: "手で選ぶときは、計画の行にメモごとに --take ID=local、--take ID=remote、--take ID=both のいずれかを加えてください。",
+        takeSyntax:
+            "手で選ぶときは、計画の行にメモごとに --take ID=local、--take ID=remote、--take ID=both のいずれかを加えてください。ページのメモごとの --take の行の末尾にある @…（このレポートが両側で見たもの）も付けると、その後に変わったメモは計画で拒否されます。",
         quarantinedAt: { path in "壊れたファイルの写しは \(path) にあります。" })
 }

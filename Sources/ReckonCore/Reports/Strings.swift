@@ -152,7 +152,7 @@ package struct Strings: Sendable {
                 "\(upper(memos(n))) \(n == 1 ? "was" : "were") deleted on one side only. Sync to carry the deletion over, or restore \(itThem(n)) from the side that still has \(itThem(n))."
             },
             changed: { n, local, remote in
-                "\(upper(memos(n))) \(n == 1 ? "differs" : "differ") between \(local) and \(remote). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you."
+                "\(upper(memos(n))) \(n == 1 ? "differs" : "differ") between \(local) and \(remote). Choose which version to keep in the choices of report.html, or with reckon plan --take ID=local|remote|both; reckon never chooses on its own."
             },
             cannotCompare: { n, remote, store in
                 "\(upper(memos(n))) could not be compared with \(remote) because \(store ? "a row of the app's store or a file" : "a file") is damaged, missing or duplicated. The problems are listed below; nothing was changed."
@@ -257,7 +257,11 @@ package struct Strings: Sendable {
             },
             remoteLost: { n, local, remote in "\(upper(remote)) lost \(memos(n)) that \(local) still has." },
             conflict: { n, local, remote in
+<<<<<<< HEAD
                 "\(upper(memos(n))) changed on both \(local) and \(remote) since they last agreed: \(n == 1 ? "a conflict" : "conflicts"). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you."
+=======
+                "\(upper(memos(n))) changed on both \(local) and \(remote) since they last agreed: \(n == 1 ? "a conflict" : "conflicts"). Choose which version to keep in the choices of report.html, or with reckon plan --take ID=local|remote|both; reckon never chooses on its own."
+>>>>>>> issue48-pages
             },
             moved: { changed, kind, local, remote, day in
                 guard let day else { return nil }
@@ -285,7 +289,9 @@ package struct Strings: Sendable {
         onlyOnLocal: { n, local, remote in "\(local)に、\(remote)にないメモが\(n)件あります。\(local)を同期すると\(remote)にアップロードされます。" },
         archivedOnOneSide: { n, local, remote in "\(n)件のメモが片方でだけアーカイブされています。\(local)を同期して、\(local)と\(remote)のアーカイブをそろえてください。" },
         deletedOnOneSide: { n, _, _ in "\(n)件のメモが片方でだけ削除されています。同期して削除を反映するか、残っている側から復元してください。" },
-        changed: { n, local, remote in "\(n)件のメモが\(local)と\(remote)で異なります。両方を開いて、残す版を選んでください。reckon が勝手に選ぶことはありません。" },
+        changed: { n, local, remote in
+            "\(n)件のメモが\(local)と\(remote)で異なります。残す版は report.html の選択か reckon plan --take ID=local|remote|both で選んでください。reckon が自分で選ぶことはありません。"
+        },
         cannotCompare: { n, remote, store in
             "\(n)件のメモは、\(store ? "アプリのデータベースの行かファイル" : "ファイル")が壊れている・見つからない・重複しているため\(remote)と比較できませんでした。下の問題一覧を確認してください。何も変更していません。"
         },
@@ -365,6 +371,7 @@ package struct Strings: Sendable {
                 case .duplicateID: "同じ ID が重複しています"
                 case .danglingEntry: "index.json にあるメモのファイルがありません"
                 case .orphanFile: "index.json に載っていないメモのファイルです"
+                case .indexDisagrees: "index.json の項目がメモのファイルと食い違っています"
                 case .notRegularFile: "通常のファイルではありません"
                 case .link: "リンクです（たどりません）"
                 case .unreadableFile: "ファイルを読み込めません"
@@ -413,7 +420,11 @@ package struct Strings: Sendable {
         localGained: { n, local, remote in "\(local)に、両側が最後に一致して以降メモが\(n)件増えました。\(local)を同期すると\(remote)にアップロードされます。" },
         remoteLost: { n, local, remote in "\(remote)から、\(local)にはまだあるメモが\(n)件なくなりました。" },
         conflict: { n, local, remote in
+<<<<<<< HEAD
             "\(n)件のメモが、両側が最後に一致して以降\(local)と\(remote)の両方で変わりました（競合）。両方を開いて、残す版を選んでください。reckon が勝手に選ぶことはありません。"
+=======
+            "\(n)件のメモが、両側が最後に一致して以降\(local)と\(remote)の両方で変わりました（競合）。残す版は report.html の選択か reckon plan --take ID=local|remote|both で選んでください。reckon が自分で選ぶことはありません。"
+>>>>>>> issue48-pages
         },
         moved: { changed, kind, local, remote, day in
             guard let day else { return nil }

@@ -113,7 +113,8 @@ package struct SideListing: Sendable {
     /// Ids that cannot be compared on this side, with the reasons.
     package var brokenIDs: [MemoID: [String]] {
         var result: [MemoID: [String]] = [:]
-        for problem in problems where problem.severity == .error {
+        // An entry that disagrees with its file leaves the memo comparable: the file is read.
+        for problem in problems where problem.severity == .error && problem.kind != .indexDisagrees {
             if let id = problem.id { result[id, default: []].append(problem.message) }
         }
         return result

@@ -21,8 +21,8 @@ package enum Reconciler {
             func make(_ sigil: Difference.Sigil, _ kind: Difference.Kind, _ fields: [String] = []) -> Difference {
                 Difference(
                     remote: remote.spec.name, id: id, sigil: sigil, kind: kind, fields: fields, title: title,
-                    local: .init(l, problem: localBroken[id]?.joined(separator: "; ")),
-                    remoteState: .init(r, problem: remoteBroken[id]?.joined(separator: "; ")))
+                    local: .init(l, memo: local.memos[id], problem: localBroken[id]?.joined(separator: "; ")),
+                    remoteState: .init(r, memo: remote.memos[id], problem: remoteBroken[id]?.joined(separator: "; ")))
             }
             if localBroken[id] != nil || remoteBroken[id] != nil {
                 result.append(make(.cannotCompare, .cannotCompare))

@@ -331,8 +331,34 @@ package struct MemoFolder: MemoStore {
             }
         }
         side.memos = IDMap(sortedKeys: memos.map(\.0), values: memos.map(\.1))
-        if side.rebuiltFromMemoFiles { side.entries = IDMap(sortedKeys: rebuilt.map(\.0), values: rebuilt.map(\.1)) }
+        if side.rebuiltFromMemoFiles {
+            side.entries = IDMap(sortedKeys: rebuilt.map(\.0), values: rebuilt.map(\.1))
+        } else {
+            for (id, memo) in memos {
+                guard let entry = side.entries[id], let spelled = side.files[id],
+                    let disagreement = Self.disagreement(of: entry, with: memo)
+                else { continue }
+                side.problems.append(Problem(.indexDisagrees, path: "memos/" + spelled.fileName(of: id), id: id, disagreement))
+            }
+        }
         return side
+    }
+
+    /// How an index entry disagrees with its memo file, in words
+    /// ("index.json says modified 2026-04-18T09:15:00Z, the memo file says
+    /// 2026-04-20T10:00:00Z"); nil when the modification time, the archived
+    /// and the deleted state are the same instants in both.
+    static func disagreement(of entry: IndexEntry, with memo: MemoSummary) -> String? {
+        func said(_ field: String, _ value: Timestamp?) -> String { value.map { "\(field) \($0.iso8601)" } ?? "not \(field)" }
+        var parts: [String] = []
+        if entry.modifiedTime != memo.modifiedAt {
+            parts.append("index.json says modified \(entry.modifiedTime.iso8601), the memo file says \(memo.modifiedAt.iso8601)")
+        }
+        for (field, index, file) in [("archived", entry.archivedAt, memo.archivedAt), ("deleted", entry.deletedAt, memo.deletedAt)]
+        where index != file {
+            parts.append("index.json says \(said(field, index)), the memo file says \(said(field, file))")
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 
     /// Reads the index and lists `memos/`, and hands each id to `visit` in id
