@@ -19,7 +19,9 @@ package enum PlanReason: Sendable, Equatable, Codable {
     case orphanFile(path: String, side: String)
     /// The same, but the file cannot be read as a memo: nothing is done.
     case orphanUnreadable(path: String, side: String)
-<<<<<<< HEAD
+    /// The entry in index.json on `side` disagrees with its memo file
+    /// (`path`): the entry is set from the file's own fields.
+    case indexDisagrees(path: String, side: String)
     /// Only `side` changed the memo (`move`) since the sides last agreed
     /// on it (`agreed`; nil: they never did, and only `side` holds it), and
     /// `other` follows it: a copy, or a soft deletion when the move was a deletion.
@@ -28,18 +30,6 @@ package enum PlanReason: Sendable, Equatable, Codable {
     /// `other`'s version: what moved is replaced, by a copy or (`deletes`) a
     /// soft deletion on `side`.
     case replaced(move: Move, side: String, other: String, deletes: Bool, agreed: Timestamp? = nil)
-=======
-    /// The entry in index.json on `side` disagrees with its memo file
-    /// (`path`): the entry is set from the file's own fields.
-    case indexDisagrees(path: String, side: String)
-    /// Only `side` moved since the last run (`move`), and `other` follows
-    /// it: a copy, or a soft deletion when the move was a deletion.
-    case followed(move: Move, side: String, other: String)
-    /// Only `side` moved since the last run, but a person took `other`'s
-    /// version: what moved is replaced, by a copy or (`deletes`) a soft
-    /// deletion on `side`.
-    case replaced(move: Move, side: String, other: String, deletes: Bool)
->>>>>>> issue48-pages
     /// A conflict settled by a choice: `from`'s version is copied to `to`,
     /// or (`deletes`) the memo is marked deleted there; with `keepsCopy`,
     /// `to`'s older version lives on as a conflict copy.

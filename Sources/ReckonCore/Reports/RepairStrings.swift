@@ -202,19 +202,12 @@ extension RepairStrings {
                 case .orphanFile(let path, let side): "\(path) on \(side) is a valid memo with no entry in index.json; its entry is added"
                 case .orphanUnreadable(let path, let side):
                     "\(path) on \(side) has no entry in index.json, and cannot be read as a memo; nothing is done"
-<<<<<<< HEAD
+                case .indexDisagrees(let path, let side):
+                    "the entry of \(path) in index.json on \(side) disagrees with the memo file; the entry is set from the file's own fields"
                 case .followed(let move, let side, let other, let agreed):
                     moved(move, side, other, agreed) + ": " + (move == .deleted ? "marked deleted on \(other) too" : "copied to \(other)")
                 case .replaced(let move, let side, let other, let deletes, let agreed):
                     moved(move, side, other, agreed) + "; "
-=======
-                case .indexDisagrees(let path, let side):
-                    "the entry of \(path) in index.json on \(side) disagrees with the memo file; the entry is set from the file's own fields"
-                case .followed(let move, let side, let other):
-                    moved(move, side, other) + ": " + (move == .deleted ? "marked deleted on \(other) too" : "copied to \(other)")
-                case .replaced(let move, let side, let other, let deletes):
-                    moved(move, side, other) + "; "
->>>>>>> issue48-pages
                         + (deletes ? "marked deleted on \(side) instead" : "\(other)'s version is copied to \(side) instead")
                 case .settled(let changed, let local, let remote, let from, let to, let deletes, let keepsCopy, let agreed):
                     conflicted(changed, local, remote, agreed) + "; " + (deletes ? "marked deleted on \(to)" : "\(from)'s version is copied to \(to)")
@@ -460,22 +453,13 @@ extension RepairStrings {
                         + (note.map(conflictNote) ?? "")
                 case .orphanFile(let path, let side): "\(side)の \(path) は正しいメモですが、index.json に項目がありません。項目を追加します。"
                 case .orphanUnreadable(let path, let side): "\(side)の \(path) は index.json に項目がなく、メモとしても読み込めません。何もしません。"
-<<<<<<< HEAD
+                case .indexDisagrees(let path, let side): "\(side)の index.json の \(path) の項目がメモのファイルと食い違っています。ファイルの値に合わせて項目を直します。"
                 case .followed(let move, let side, let other, let agreed):
                     moved(move, side, other, agreed) + "。" + (move == .deleted ? "\(other)でも削除済みにします。" : "\(other)にコピーします。")
                 case .replaced(let move, let side, let other, let deletes, let agreed):
                     moved(move, side, other, agreed) + "。" + (deletes ? "代わりに\(side)で削除済みにします。" : "代わりに\(other)の版を\(side)にコピーします。")
                 case .settled(let changed, let local, let remote, let from, let to, let deletes, let keepsCopy, let agreed):
                     conflicted(changed, local, remote, agreed) + "。" + (deletes ? "\(to)で削除済みにします。" : "\(from)の版を\(to)にコピーします。")
-=======
-                case .indexDisagrees(let path, let side): "\(side)の index.json の \(path) の項目がメモのファイルと食い違っています。ファイルの値に合わせて項目を直します。"
-                case .followed(let move, let side, let other):
-                    moved(move, side, other) + "。" + (move == .deleted ? "\(other)でも削除済みにします。" : "\(other)にコピーします。")
-                case .replaced(let move, let side, let other, let deletes):
-                    moved(move, side, other) + "。" + (deletes ? "代わりに\(side)で削除済みにします。" : "代わりに\(other)の版を\(side)にコピーします。")
-                case .settled(let changed, let local, let remote, let from, let to, let deletes, let keepsCopy):
-                    conflicted(changed, local, remote) + "。" + (deletes ? "\(to)で削除済みにします。" : "\(from)の版を\(to)にコピーします。")
->>>>>>> issue48-pages
                         + (keepsCopy ? "\(to)の古い版は競合コピーとして残します。" : "")
                 case .notPossible(let side, let why, let would):
                     "実行できません: \(notWritable(why, side))。本来は"

@@ -257,11 +257,7 @@ package struct Strings: Sendable {
             },
             remoteLost: { n, local, remote in "\(upper(remote)) lost \(memos(n)) that \(local) still has." },
             conflict: { n, local, remote in
-<<<<<<< HEAD
-                "\(upper(memos(n))) changed on both \(local) and \(remote) since they last agreed: \(n == 1 ? "a conflict" : "conflicts"). Open \(itThem(n)) on both sides and choose which version to keep; reckon never chooses for you."
-=======
                 "\(upper(memos(n))) changed on both \(local) and \(remote) since they last agreed: \(n == 1 ? "a conflict" : "conflicts"). Choose which version to keep in the choices of report.html, or with reckon plan --take ID=local|remote|both; reckon never chooses on its own."
->>>>>>> issue48-pages
             },
             moved: { changed, kind, local, remote, day in
                 guard let day else { return nil }
@@ -420,11 +416,7 @@ package struct Strings: Sendable {
         localGained: { n, local, remote in "\(local)に、両側が最後に一致して以降メモが\(n)件増えました。\(local)を同期すると\(remote)にアップロードされます。" },
         remoteLost: { n, local, remote in "\(remote)から、\(local)にはまだあるメモが\(n)件なくなりました。" },
         conflict: { n, local, remote in
-<<<<<<< HEAD
-            "\(n)件のメモが、両側が最後に一致して以降\(local)と\(remote)の両方で変わりました（競合）。両方を開いて、残す版を選んでください。reckon が勝手に選ぶことはありません。"
-=======
             "\(n)件のメモが、両側が最後に一致して以降\(local)と\(remote)の両方で変わりました（競合）。残す版は report.html の選択か reckon plan --take ID=local|remote|both で選んでください。reckon が自分で選ぶことはありません。"
->>>>>>> issue48-pages
         },
         moved: { changed, kind, local, remote, day in
             guard let day else { return nil }
