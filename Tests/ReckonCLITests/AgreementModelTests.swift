@@ -187,16 +187,17 @@ struct ModelRunner {
                     dirty = []
                     log.steps.append("apply" + (stop.map { " stopped at journal line \($0), resumed" } ?? ""))
                 }
-            } else if let applied = lastApply {
+            } else if let applied = lastApply, dirty.isDisjoint(with: applied.before.keys) {
+                // Undone before anyone edits a side it wrote (undo of an edited side is the repair tests'):
+                // every memo it wrote goes back, and so does what the pair agreed on it.
                 try driver.undo(applied.run, at: time)
-                for (role, states) in applied.before where !dirty.contains(role) {
+                for (role, states) in applied.before {
                     for (memo, state) in states { model.sides[role]![memo] = state }
                 }
-                for (memo, agreed) in applied.agreed where applied.before.allSatisfy({ !dirty.contains($0.key) || $0.value[memo] == nil }) {
-                    if applied.before.values.contains(where: { $0[memo] != nil }) { model.agreed[memo] = agreed }
+                for (memo, agreed) in applied.agreed where applied.before.values.contains(where: { $0[memo] != nil }) {
+                    model.agreed[memo] = agreed
                 }
                 lastApply = nil
-                dirty = []
                 log.steps.append("undo")
             }
         }
