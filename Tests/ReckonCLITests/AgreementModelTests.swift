@@ -333,7 +333,8 @@ struct BinaryDriver: SidesDriver {
 
     func run(deep: Bool, at time: Timestamp) throws {
         let result = try reckon(["reconcile"] + sides + (deep ? [] : ["--quick"]), at: time)
-        #expect([0, 1].contains(result.code), "reconcile: \(result.stderr)")
+        // 2 when memos vanished past the deletion alarm: the alarm holds the baselines, never the agreement.
+        #expect([0, 1, 2].contains(result.code) && result.stderr.isEmpty, "reconcile: \(result.stderr)")
     }
 
     func plan(takes: [Int: SideRole], at time: Timestamp) throws -> [Int: DirectionModel.Action?] {
@@ -350,13 +351,14 @@ struct BinaryDriver: SidesDriver {
             let killed = try reckon(arguments, at: time, environment: ["RECKON_TEST_STOP_AT": "journal:\(stopAt)"])
             if killed.code != 0 {
                 let resumed = try reckon(arguments + ["--resume"], at: time)
-                #expect(resumed.code == 0, "apply --resume after a kill at journal line \(stopAt): \(resumed.stderr)")
+                #expect([0, 1].contains(resumed.code), "apply --resume after a kill at journal line \(stopAt): \(resumed.stderr)")
                 return try json(resumed.stdout)["run"] as! String
             }
             return try json(killed.stdout)["run"] as! String
         }
         let result = try reckon(arguments, at: time)
-        #expect(result.code == 0, "apply: \(result.stderr)")
+        // 1 when the plan left conflicts, or actions not possible on the store.
+        #expect([0, 1].contains(result.code), "apply: \(result.stderr)")
         return try json(result.stdout)["run"] as! String
     }
 
