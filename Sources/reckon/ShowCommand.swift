@@ -7,6 +7,10 @@ struct ShowCommand: ReckonCommand {
     static let remote = Option<String>(
         "--remote", value: "path-or-name",
         help: "The cloud memo folder, as for reconcile; with a pipeline, the name of its remote to compare with.")
+    static let out = Option<String>(
+        "--out", value: "dir",
+        help: "Without a pipeline, the folder reconcile --out wrote: its state/ says which side changed the memo since the sides last agreed.",
+        completion: .directory)
     static let json = Flag("--json", help: "Print both versions, their fingerprints, the fields that differ and the body's diff as JSON.")
 
     static let spec = CommandSpec(
@@ -17,6 +21,8 @@ struct ShowCommand: ReckonCommand {
             refused, listing them. The fields that differ are marked with '*'; the body's diff has
             '-' before a line only on the local side and '+' before one only on the remote. --json
             prints each side's fingerprint of the memo, as a choices file for reckon plan holds it.
+            With a pipeline's state folder (or --out), it says which side changed the memo since the
+            two sides last agreed on it, and when, as reckon plan decides.
             """,
         positionals: [
             .init(
@@ -24,7 +30,7 @@ struct ShowCommand: ReckonCommand {
                 completion: .text)
         ],
         optionalPositionals: [.init(name: "pipeline", help: "A pipeline definition (JSON), instead of --local and --remote paths.")],
-        options: [Self.local.help, Self.remote.help, Self.json.help, SharedOptions.app.help],
+        options: [Self.local.help, Self.remote.help, Self.out.help, Self.json.help, SharedOptions.app.help],
         exitCodes: [
             (0, "the two versions are the same"), (1, "they differ, or the memo is on one side only"),
             (2, "trouble: a side could not be read, or the memo's file on a side is damaged"),
@@ -35,6 +41,7 @@ struct ShowCommand: ReckonCommand {
     var pipeline: String?
     var local: String?
     var remote: String?
+    var out: String?
     var app: String?
     var json: Bool
     var arguments: ParsedArguments
@@ -48,6 +55,7 @@ struct ShowCommand: ReckonCommand {
         pipeline = arguments.positionals.count > 1 ? arguments.positionals[1] : nil
         local = try arguments.value(Self.local)
         remote = try arguments.value(Self.remote)
+        out = try arguments.value(Self.out)
         app = try arguments.value(SharedOptions.app)
         json = arguments[Self.json]
         self.arguments = arguments
@@ -58,13 +66,14 @@ struct ShowCommand: ReckonCommand {
         let remoteName: String
         if let pipeline {
             if local != nil { throw arguments.usage("'--local' is read from the pipeline \(pipeline); give one or the other") }
+            if out != nil { throw arguments.usage("'--out' is for --local and --remote; the pipeline \(pipeline) names its own state folder") }
             guard let read = checkedDefinition(pipeline, console: console) else { return .usage }
             remoteName = try read.remoteNamed(remote, pipeline: pipeline, for: "compare", arguments: arguments)
             definition = read
         } else {
             guard let local, let remote else { throw arguments.usage("Give a pipeline definition, or both '--local <path>' and '--remote <path>'") }
             // Named as reconcile names the pair, so that `pipeline` is what a choices file of its report says.
-            definition = try OneShotSides(local: local, remote: remote, app: app).definition(
+            definition = try OneShotSides(local: local, remote: remote, out: out, app: app).definition(
                 ReconcileCommand.spec.name, quarantines: false, arguments: arguments)
             remoteName = OneShotSides.remoteName
         }

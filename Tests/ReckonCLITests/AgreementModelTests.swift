@@ -295,7 +295,8 @@ struct LibraryDriver: SidesDriver {
         let request = ChoiceRequest(
             takes: try takes.map { (try MemoIDPrefix(ModelRunner.ids[$0.key]), $0.value == .local ? ConflictChoices.Take.local : .remote, nil) },
             pipeline: "model")
-        let plan = try Pipeline(startedAt: time).plan(definition(deep: true), remote: "remote", choices: request, stateDir: state, context: RunContext())
+        let plan = try Pipeline(startedAt: time).plan(
+            definition(deep: true), remote: "remote", choices: request, stateDir: state, context: RunContext())
         try plan.write(into: folder.appendingPathComponent("out"))
         return Dictionary(uniqueKeysWithValues: plan.actions.map { (ModelMemo.memo(of: $0.id), ModelMemo.action($0)) })
     }

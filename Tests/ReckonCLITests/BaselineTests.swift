@@ -138,7 +138,9 @@ func memoLines(_ baseline: String) -> [Substring] {
         let (second, report) = try pipeline.run(day: 1)
         #expect(second.code == 1, "\(second.stdout)")
         #expect(
-            directions(report) == [10: "unknown", 11: "unknown", 1: "local", 2: "remote", 3: "both", 4: "remote", 5: "local", 8: "unknown", 9: "local"],
+            directions(report) == [
+                10: "unknown", 11: "unknown", 1: "local", 2: "remote", 3: "both", 4: "remote", 5: "local", 8: "unknown", 9: "local"
+            ],
             "10, 11 and 8 were never the same on both sides")
         for index in 0...1 {
             #expect(side(report, index)["since"] as? String == "2026-04-19T12:00:00Z")
@@ -245,7 +247,8 @@ func memoLines(_ baseline: String) -> [Substring] {
         try pipeline.drive.write()
         let (_, report) = try pipeline.run(day: 2)
         #expect(side(report, 1)["sinceLastRun"] as? [String: Int] == ["added": 0, "edited": 1, "archived": 0, "unarchived": 0, "deleted": 0])
-        #expect(directions(report) == [2: "remote", 3: "remote"], "memo 3 changed on the drive alone since the sides last agreed, however many runs ago")
+        #expect(
+            directions(report) == [2: "remote", 3: "remote"], "memo 3 changed on the drive alone since the sides last agreed, however many runs ago")
     }
 
     /// A quick run compares with the baseline and never saves one.

@@ -522,7 +522,8 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         #expect(overridden["from"] as? String == "remote" && overridden["to"] as? String == "local" && overridden["action"] as? String == "copy")
         #expect(
             overridden["reason"] as? String
-                == "edited on this device since they last agreed on 2026-04-19; unchanged on Google Drive; Google Drive's version is copied to this device instead")
+                == "edited on this device since they last agreed on 2026-04-19; unchanged on Google Drive; Google Drive's version is copied to this device instead"
+        )
         #expect(overridden["choice"] as? String == "--take \(EditableSide.id(5).lowercased())=remote: Google Drive's version is kept")
         // `both` for a memo only one side holds keeps no conflict copy, and says so.
         #expect(try pipeline.reckon(["plan", "p.json", "--remote", "drive", "--take", EditableSide.id(10) + "=both"]).code == 1)

@@ -125,7 +125,9 @@ extension ReviewBrowserTests {
         defer { browser.close() }
         try browser.open(out.appendingPathComponent("report.html"))
         #expect(try browser.property("checked", of: "#choice-0-remote").boolValue == true)
-        #expect(try browser.text(of: "li.memo fieldset p.why")?.hasPrefix("Chosen at first: only Google Drive changed it since the sides last agreed on ") == true)
+        #expect(
+            try browser.text(of: "li.memo fieldset p.why")?.hasPrefix("Chosen at first: only Google Drive changed it since the sides last agreed on ")
+                == true)
         let plan = try #require(try browser.value(of: "textarea.plan"))
         #expect(plan.hasSuffix(" --take \(Self.edited.lowercased())=remote\(try Self.seen(Self.edited.lowercased(), in: browser))"))
         #expect(try runCopied(plan).code == 1)

@@ -34,12 +34,15 @@ enum JapaneseRepairFixture {
     }
 
     static var plan: Plan {
-        var copy = action(F.copied, .onlyOnLocal, .onlyOnLocal, .copy, from: .local, to: .remote, .followed(move: .added, side: device, other: drive, agreed: F.time("2026-11-28T02:00:00Z")))
+        var copy = action(
+            F.copied, .onlyOnLocal, .onlyOnLocal, .copy, from: .local, to: .remote,
+            .followed(move: .added, side: device, other: drive, agreed: F.time("2026-11-28T02:00:00Z")))
         copy.versions = [
             .local: MemoVersion(title: "買い物", modifiedTime: F.time("2026-11-30T08:00:00Z"), archivedAt: nil, deletedAt: nil, body: "牛乳\n卵")
         ]
         var softDelete = action(
-            F.deleted, .differs, .deletedOnOneSide, .softDelete, from: .local, to: .remote, .followed(move: .deleted, side: device, other: drive, agreed: F.time("2026-11-28T02:00:00Z")))
+            F.deleted, .differs, .deletedOnOneSide, .softDelete, from: .local, to: .remote,
+            .followed(move: .deleted, side: device, other: drive, agreed: F.time("2026-11-28T02:00:00Z")))
         softDelete.destructive = true
         let fixIndex = action(
             F.id(1), .cannotCompare, .cannotCompare, .fixIndex, to: .remote,
@@ -63,7 +66,9 @@ enum JapaneseRepairFixture {
             .cannotCompare(problems: [.init(side: drive, problems: ["memos/x.json: unexpected byte 0x7B at offset 3"])]))
         var settled = action(
             F.id(5), .differs, .changed, .copy, from: .local, to: .remote, changed: .both,
-            .settled(changed: .both, local: device, remote: drive, from: device, to: drive, deletes: false, keepsCopy: true, agreed: F.time("2026-11-28T02:00:00Z")))
+            .settled(
+                changed: .both, local: device, remote: drive, from: device, to: drive, deletes: false, keepsCopy: true,
+                agreed: F.time("2026-11-28T02:00:00Z")))
         settled.choose(.takeBoth(id: MemoID(F.id(5))!, newer: device))
         settled.conflictCopy = MemoID(F.id(6))
         settled.destructive = true
@@ -125,7 +130,8 @@ enum JapaneseRepairFixture {
     /// details and notes. None may be left on a Japanese page.
     static let englishPhrases = [
         "Made ", "Sides", "Path", "Writable", "Actions (", "Title", "Action", "Why", "Choice", "Conflicts (", "Chosen", "Modified",
-        "Archived", "Deleted", "Text", "absent", "memo folder", "rclone remote", "since the last run", "since they last agreed", "never agreed", "unchanged on", "copied to",
+        "Archived", "Deleted", "Text", "absent", "memo folder", "rclone remote", "since the last run", "since they last agreed", "never agreed",
+        "unchanged on", "copied to",
         "marked deleted", "is a valid memo", "its entry is added", "not possible", "it would", "choose with", "changed on both",
         "no baseline", "cannot be compared", "nothing is done", "'s version", "newer version", "conflict copy", "is marked", "does not delete",
         "never had", "action", "copies", "copy", "soft-delete", "fix-index", "CONFLICT", "nothing", "left alone", "to choose",
@@ -283,7 +289,9 @@ enum JapaneseRepairFixture {
         let top = try #require(try JSONSerialization.jsonObject(with: plan.data) as? [String: Any])
         #expect(top["language"] as? String == "ja")
         let actions = try #require(top["actions"] as? [[String: Any]])
-        #expect(actions[0]["reason"] as? String == "added on この端末 since they last agreed on 2026-11-28; unchanged on Google Drive: copied to Google Drive")
+        #expect(
+            actions[0]["reason"] as? String == "added on この端末 since they last agreed on 2026-11-28; unchanged on Google Drive: copied to Google Drive"
+        )
         #expect(actions[0]["why"] is [String: Any])
         #expect(
             actions[6]["choice"] as? String

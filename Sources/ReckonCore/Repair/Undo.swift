@@ -168,7 +168,11 @@ package enum Undoer {
                     }
                 }
                 if whole, let last = writes.last, now.map({ SHA256.hex(of: $0) }) == last.after {
-                    if let backup { try AtomicFile.write(backup, to: url) } else if unlink(url.path) != 0 { throw OutputError(path: url.path, reason: AtomicFile.lastError()) }
+                    if let backup {
+                        try AtomicFile.write(backup, to: url)
+                    } else if unlink(url.path) != 0 {
+                        throw OutputError(path: url.path, reason: AtomicFile.lastError())
+                    }
                 } else if let now, let data = perMemo(backup, now), data != now {
                     try AtomicFile.write(data, to: url)
                 }

@@ -168,7 +168,9 @@ extension Report {
             if !parts.contains(words) { parts.append(words) }
         }
         if parts.isEmpty { parts.append(s.kind(difference.kind, local.label, remote)) }
-        if let changed = difference.changed, let moved = s.moved(changed, difference.kind, local.label, remote, difference.agreedAt?.day) { parts.append(moved) }
+        if let changed = difference.changed, let moved = s.moved(changed, difference.kind, local.label, remote, difference.agreedAt?.day) {
+            parts.append(moved)
+        }
         return parts.joined(separator: s.code == "ja" ? "、" : ", ")
     }
 }

@@ -81,10 +81,19 @@ extension Pipeline {
         case .success(let found): id = found
         case .failure(let refusal): throw ShowError(description: refusal.description, isTrouble: false)
         }
-        return MemoShow(
+        var shown = MemoShow(
             id, pipeline: definition.name,
             local: (loaded.local, MemoDetail.readMemos([id], of: loaded.local, store: loaded.stores[0])[id]),
             remote: (other, MemoDetail.readMemos([id], of: other, store: loaded.stores[1])[id]))
+        // Which side changed it since the two last agreed on it, as a plan would decide.
+        if shown.difference?.changed != nil, let stateDir = definition.stateDir,
+            case .agreement(let agreement) = Agreement.read(Agreement.url(in: stateDir, remote: other.spec.name)),
+            agreement.isOf(local: SideIdentity(loaded.local.spec), remote: SideIdentity(other.spec))
+        {
+            (shown.difference!.changed, shown.difference!.agreedAt) = Agreement.direction(
+                agreement.memos[id], local: shown.local.fingerprint, remote: shown.remote.fingerprint)
+        }
+        return shown
     }
 }
 
@@ -177,8 +186,14 @@ extension MemoShow {
         case .cannotCompare: return "cannot be compared"
         case .same, .differs:
             let names = differing.map { key in Self.rows.first { $0.key == key }?.name ?? (key == "changeTag" ? "change tag" : key) }
-            return "differs" + (names.isEmpty ? "" : ": " + names.joined(separator: ", "))
+            return "differs" + (names.isEmpty ? "" : ": " + names.joined(separator: ", ")) + (moved.map { "; " + $0 } ?? "")
         }
+    }
+
+    /// Which side changed the memo since the two sides last agreed on it, and when, in words; nil when they never did.
+    var moved: String? {
+        guard let difference, let changed = difference.changed else { return nil }
+        return Strings.en.moved(changed, difference.kind, local.spec.label, remote.spec.label, difference.agreedAt?.day)
     }
 
     // MARK: - For the terminal
@@ -280,7 +295,9 @@ extension MemoShow {
         return .object([
             "schemaVersion": .integer(1), "id": .string(id.value), "pipeline": .string(pipeline), "same": .bool(same),
             "sigil": .string((difference?.sigil ?? .same).rawValue), "kind": difference.map { .string($0.kind.rawValue) } ?? .null,
-            "differs": .array(differing.map(JSONValue.string)), "local": side(local), "remote": side(remote), "diff": diff
+            "differs": .array(differing.map(JSONValue.string)), "local": side(local), "remote": side(remote), "diff": diff,
+            "changed": difference?.changed.map { .string($0.rawValue) } ?? .null,
+            "agreedAt": difference?.agreedAt.map { .string($0.iso8601) } ?? .null
         ])
     }
 }

@@ -165,7 +165,8 @@ extension HTMLReport {
             out += "<label for=\"\(control)\">\(html(label))</label>"
         }
         if let moved = offer.preselected {
-            out += "<p class=\"why\">\(html(r.preselected(moved == .local ? report.local.label : report.label(ofRemote: d.remote), d.agreedAt?.day)))</p>"
+            out +=
+                "<p class=\"why\">\(html(r.preselected(moved == .local ? report.local.label : report.label(ofRemote: d.remote), d.agreedAt?.day)))</p>"
         }
         out += offer.refused.map { "<p class=\"why\">\(html(r.notOffered(labels[$0.take]!, r.refusal($0.why))))</p>" }.joined()
         if !offer.offered.isEmpty {

@@ -90,7 +90,9 @@ package struct ReviewStrings: Sendable {
         keep: { label in "Keep \(label)'s" }, keepBoth: "Keep both", leave: "Leave it", chooseLegend: "Which version to keep",
         notOffered: { choice, why in "\(choice) is not offered: \(why)." },
         preselected: { label, day in
-            day.map { "Chosen at first: only \(label) changed it since the sides last agreed on \($0), so its version is kept unless you choose otherwise." }
+            day.map {
+                "Chosen at first: only \(label) changed it since the sides last agreed on \($0), so its version is kept unless you choose otherwise."
+            }
                 ?? "Chosen at first: only \(label) has it, and the sides never agreed on it, so its version is kept unless you choose otherwise."
         },
         refusal: { why in

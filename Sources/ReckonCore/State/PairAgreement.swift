@@ -72,15 +72,7 @@ package struct PairAgreement: Sendable {
     /// it, and when that was. Never agreed: the side that alone holds it
     /// (`+`, `-`) is told by `Difference.movedAlone`; any other is `unknown`.
     func direction(of difference: Difference, local: SideBaseline, remote: SideBaseline) -> (Difference.Changed, Timestamp?) {
-        guard let entry = previous?.memos[difference.id] else { return (.unknown, nil) }
-        let localMoved = entry.moved(.local, to: local.current[difference.id])
-        let remoteMoved = entry.moved(.remote, to: remote.current[difference.id])
-        switch (localMoved, remoteMoved) {
-        case (true, true): return (.both, entry.time)
-        case (true, false): return (.local, entry.time)
-        case (false, true): return (.remote, entry.time)
-        case (false, false): return (.neither, entry.time)
-        }
+        Agreement.direction(previous?.memos[difference.id], local: local.current[difference.id], remote: remote.current[difference.id])
     }
 
     /// What to write to the pair's agreement file after a run that found
@@ -121,5 +113,20 @@ package struct PairAgreement: Sendable {
             entries.append(Agreement.Entry(local: l, remote: r, time: startedAt))
         }
         return Agreement(local: identities.0, remote: identities.1, memos: IDMap(sortedKeys: ids, values: entries))
+    }
+}
+
+extension Agreement {
+    /// Which side moved from `entry` (the memo as both sides last agreed on
+    /// it; nil: never) to `local` and `remote` (each side's fingerprint now),
+    /// and when they agreed.
+    package static func direction(_ entry: Entry?, local: Fingerprint?, remote: Fingerprint?) -> (Difference.Changed, Timestamp?) {
+        guard let entry else { return (.unknown, nil) }
+        switch (entry.moved(.local, to: local), entry.moved(.remote, to: remote)) {
+        case (true, true): return (.both, entry.time)
+        case (true, false): return (.local, entry.time)
+        case (false, true): return (.remote, entry.time)
+        case (false, false): return (.neither, entry.time)
+        }
     }
 }
