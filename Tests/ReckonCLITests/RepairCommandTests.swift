@@ -61,15 +61,26 @@ extension BaselinePipeline {
         try reckon(["apply", planFile.path] + flags, day: day, environment: environment)
     }
 
-    /// Every file of both sides, byte for byte, and the state folder's baselines.
+    /// Every file of both sides, byte for byte, and the state folder's baselines and agreement.
     func sides() throws -> [String: String] {
         var result: [String: String] = [:]
         for name in ["device", "drive"] {
             for (path, hash) in try fingerprint(folder.appendingPathComponent(name)) { result[name + path] = hash }
         }
-        for name in ["device", "drive"] {
-            let url = state.appendingPathComponent("baseline-\(name).txt")
-            if FileKind(path: url.path).isRegular { result["state/baseline-\(name).txt"] = SHA256.hex(of: try Data(contentsOf: url)) }
+        for name in ["baseline-device.txt", "baseline-drive.txt", "agreement-drive.json"] {
+            let url = state.appendingPathComponent(name)
+            if FileKind(path: url.path).isRegular { result["state/\(name)"] = SHA256.hex(of: try Data(contentsOf: url)) }
+        }
+        return result
+    }
+
+    /// The memos the pair's agreement says were agreed at `time`, each with whether `reckon show` finds it the same on both sides now.
+    func agreedAt(_ time: String) throws -> [String: Bool] {
+        let agreement = try json(read(state.appendingPathComponent("agreement-drive.json")))
+        var result: [String: Bool] = [:]
+        for memo in agreement["memos"] as! [[String: Any]] where memo["agreedAt"] as? String == time {
+            let id = memo["id"] as! String
+            result[id] = try json(reckon(["show", id, "p.json", "--json"]).stdout)["same"] as? Bool ?? false
         }
         return result
     }
@@ -340,6 +351,9 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
                 break
             }
             killed += 1
+            // However far it got, the agreement never holds as agreed a memo that is not the same on both sides.
+            let agreed = try pipeline.agreedAt("2026-04-20T12:00:00Z")
+            #expect(agreed.values.allSatisfy { $0 }, "step \(step): agreed but not the same: \(agreed.filter { !$0.value }.keys.sorted())")
             // The plan's record let go (100 plans made since): its interrupted run still resumes.
             if step == 2 { try FileManager.default.removeItem(at: pipeline.state.appendingPathComponent("plans")) }
             let resumed = try pipeline.apply(["--yes", "--resume"])
@@ -363,6 +377,7 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
             step += 1
         }
         #expect(killed > 20, "every step of 7 actions on two sides was tried")
+        #expect(try !pipeline.agreedAt("2026-04-20T12:00:00Z").isEmpty, "the finished apply recorded what it made the same")
         #expect(finishedWhenKilled == 1, "one kill came after the journal's last line")
     }
 

@@ -46,6 +46,11 @@ extension Report {
             case .unreadable: lines.append(s.baselineUnreadable(side.label, side.baselineNote ?? ""))
             case .used, .none: break
             }
+            switch side.agreement {
+            case .anotherPair?: lines.append(s.agreementOfOtherSides(localLabel, side.label, side.agreementNote ?? ""))
+            case .unreadable?: lines.append(s.agreementUnreadable(localLabel, side.label, side.agreementNote ?? ""))
+            default: break
+            }
         }
         for side in sides where side.countsFrom == .memoFiles {
             lines.append(s.rebuiltFromMemoFiles(side.label, side.problems.first(where: \.isAboutIndex)?.message ?? "damaged"))

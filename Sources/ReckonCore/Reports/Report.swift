@@ -101,6 +101,10 @@ package struct SideReport: Sendable, Equatable, Codable {
     package var baseline: SideBaseline.Use = .none
     /// For a baseline not used: the side it belongs to, or why it could not be read (not in `report.json`).
     package var baselineNote: String?
+    /// For a remote, what became of its last agreement with the local side; nil for the local side.
+    package var agreement: PairAgreement.Use?
+    /// For an agreement not used: the sides it belongs to, or why it could not be read (not in `report.json`).
+    package var agreementNote: String?
     /// More memos gone since the baseline than the alarm allows; nil when not.
     package var alarm: DeletionAlarm?
     /// The folder, resolved, for showing its path to a person (not in `report.json`).
@@ -131,7 +135,9 @@ package struct SideReport: Sendable, Equatable, Codable {
         cacheUse = side.cacheUse
     }
 
-    enum CodingKeys: String, CodingKey { case role, name, label, path, status, counts, countsFrom, problems, since, sinceLastRun, baseline, alarm }
+    enum CodingKeys: String, CodingKey {
+        case role, name, label, path, status, counts, countsFrom, problems, since, sinceLastRun, baseline, agreement, alarm
+    }
 
     /// The side's baseline, what moved since and the alarm, as the reconcile stage found them.
     mutating func add(_ baseline: SideBaseline) {
@@ -155,6 +161,7 @@ package struct SideReport: Sendable, Equatable, Codable {
         try container.encode(since, forKey: .since)  // null without a baseline
         try container.encode(sinceLastRun, forKey: .sinceLastRun)
         try container.encode(baseline, forKey: .baseline)
+        try container.encode(agreement, forKey: .agreement)  // null for the local side
         try container.encode(alarm, forKey: .alarm)
     }
 }

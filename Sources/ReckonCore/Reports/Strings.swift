@@ -105,6 +105,10 @@ package struct Strings: Sendable {
     package var baselineOfAnotherSide: @Sendable (String, String) -> String
     /// (label, why): a baseline that could not be read, not used.
     package var baselineUnreadable: @Sendable (String, String) -> String
+    /// (local label, remote label, the sides it belongs to): a pair's last agreement of other sides, not used.
+    package var agreementOfOtherSides: @Sendable (String, String, String) -> String
+    /// (local label, remote label, the file and why): a pair's last agreement that could not be read, not used.
+    package var agreementUnreadable: @Sendable (String, String, String) -> String
     /// (the baseline's time): the heading of a side's changes since then.
     package var sinceLastRun: @Sendable (String) -> String
     /// What moved on a side since the baseline, in counts.
@@ -242,6 +246,12 @@ package struct Strings: Sendable {
             },
             baselineUnreadable: { label, reason in
                 "The last run's record of \(label) could not be read (\(reason)), so it was not used: which side changed is not known this time."
+            },
+            agreementOfOtherSides: { local, remote, other in
+                "The last agreement of \(local) and \(remote) in the state folder belongs to other sides (\(other)), so it was not used: each memo that differs counts as one they never agreed on, and this deep run records theirs anew."
+            },
+            agreementUnreadable: { local, remote, reason in
+                "The last agreement of \(local) and \(remote) could not be read (\(reason)), so it was not used: each memo that differs counts as one they never agreed on."
             },
             sinceLastRun: { "Since the last run (\($0))" },
             changeCounts: { c in
@@ -406,6 +416,12 @@ package struct Strings: Sendable {
         },
         baselineUnreadable: { label, reason in
             "\(label)の前回の記録を読み込めなかったため（\(reason)）、使いませんでした。今回はどちら側が変わったかわかりません。"
+        },
+        agreementOfOtherSides: { local, remote, other in
+            "状態フォルダにある\(local)と\(remote)の最後の一致の記録は別の場所（\(other)）のものなので使いませんでした。異なるメモはすべて一度も一致していないものとして扱い、この詳細な照合で記録し直します。"
+        },
+        agreementUnreadable: { local, remote, reason in
+            "\(local)と\(remote)の最後の一致の記録を読み込めなかったため（\(reason)）、使いませんでした。異なるメモはすべて一度も一致していないものとして扱います。"
         },
         sinceLastRun: { "前回の実行（\($0)）から" },
         changeCounts: { c in

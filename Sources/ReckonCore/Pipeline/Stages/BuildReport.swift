@@ -38,6 +38,9 @@ extension Report {
             || baselines.contains { $0.alarmHolds }
         var sideReports = sides.map(SideReport.init)
         for (index, baseline) in zip(sideReports.indices, baselines) { sideReports[index].add(baseline) }
+        for (index, agreement) in zip(sideReports.indices.dropFirst(), input.reconciliation.agreements) {
+            (sideReports[index].agreement, sideReports[index].agreementNote) = (agreement.use, agreement.note)
+        }
         var report = Report(
             pipeline: definition.name, check: definition.check, sides: sideReports,
             inSync: inSync, outcome: trouble ? .trouble : differences.isEmpty ? .inSync : .drift,
