@@ -774,7 +774,7 @@ struct Execution {
         for role in [SideRole.local, .remote] {
             let side = plan.side(role)
             let url = Baseline.url(in: stateDir, side: side.name)
-            guard case .baseline(var baseline) = Baseline.read(url), baseline.side.place == side.place else { continue }
+            guard case .found(var baseline) = Baseline.read(url), baseline.side.place == side.place else { continue }
             var prints: [MemoID: Fingerprint] = Dictionary(uniqueKeysWithValues: baseline.memos.pairs.map { ($0, $1) })
             var moved = false
             for (index, action) in plan.actions.enumerated() where [.applied, .alreadyDone].contains(results[index].outcome) {
@@ -814,7 +814,7 @@ struct Execution {
         let identities = [local, remote].map { SideIdentity(kind: $0.kind, place: $0.place, shown: $0.path) }
         var agreement = Agreement(local: identities[0], remote: identities[1])
         switch Agreement.read(url) {
-        case .agreement(let found) where found.isOf(local: identities[0], remote: identities[1]): agreement = found
+        case .found(let found) where found.isOf(local: identities[0], remote: identities[1]): agreement = found
         case .none: break
         default: return  // another pair's, or unreadable: the next deep run writes this pair's
         }

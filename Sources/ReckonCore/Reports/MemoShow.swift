@@ -87,7 +87,7 @@ extension Pipeline {
             remote: (other, MemoDetail.readMemos([id], of: other, store: loaded.stores[1])[id]))
         // Which side changed it since the two last agreed on it, as a plan would decide.
         if shown.difference?.changed != nil, let stateDir = definition.stateDir,
-            case .agreement(let agreement) = Agreement.read(Agreement.url(in: stateDir, remote: other.spec.name)),
+            case .found(let agreement) = Agreement.read(Agreement.url(in: stateDir, remote: other.spec.name)),
             agreement.isOf(local: SideIdentity(loaded.local.spec), remote: SideIdentity(other.spec))
         {
             (shown.difference!.changed, shown.difference!.agreedAt) = Agreement.direction(

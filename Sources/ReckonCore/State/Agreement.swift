@@ -78,55 +78,29 @@ package struct Agreement: Sendable {
         self.local.isSameSide(as: local) && self.remote.isSameSide(as: remote)
     }
 
-    /// What was found where a pair's agreement is kept.
-    package enum Found: Sendable {
-        case none
-        case agreement(Agreement)
-        /// A file that cannot be used, and why, in words.
-        case unreadable(String)
-    }
-
     /// Reads the agreement file at `url`.
-    package static func read(_ url: URL) -> Found {
-        guard FileKind(path: url.path) != .missing else { return .none }
-        let data: Data
-        do {
-            data = try readRegularFile(atPath: url.path, limit: 1 << 32)
-        } catch {
-            return .unreadable("it \(error.message)")
-        }
-        do {
-            return .agreement(try parse(data))
-        } catch {
-            return .unreadable(error.message)
-        }
-    }
-
-    package struct ParseError: Error, CustomStringConvertible {
-        var message: String
-        package var description: String { message }
-    }
+    package static func read(_ url: URL) -> StateFile<Agreement> { StateFile.read(url, parse: parse) }
 
     /// The file's bytes, or why they are not an agreement this reckon reads.
-    package static func parse(_ data: Data) throws(ParseError) -> Agreement {
-        guard case .object(let top)? = try? JSONValue.parse(data) else { throw ParseError(message: "it is not a JSON object") }
+    package static func parse(_ data: Data) throws(StateFileError) -> Agreement {
+        guard case .object(let top)? = try? JSONValue.parse(data) else { throw StateFileError(message: "it is not a JSON object") }
         guard case .number(let text)? = top["schemaVersion"], let version = Int(text) else {
-            throw ParseError(message: "it has no schemaVersion")
+            throw StateFileError(message: "it has no schemaVersion")
         }
         guard version == schemaVersion else {
-            throw ParseError(
+            throw StateFileError(
                 message: version > schemaVersion
                     ? "it was written by a newer reckon (schemaVersion \(version))" : "its schemaVersion \(version) is not known")
         }
-        func side(_ key: String) throws(ParseError) -> SideIdentity {
+        func side(_ key: String) throws(StateFileError) -> SideIdentity {
             guard case .object(let side)? = top[key], case .string(let kind)? = side["kind"], case .string(let place)? = side["place"],
                 case .string(let shown)? = side["shown"]
-            else { throw ParseError(message: "its \"\(key)\" is not a side (kind, place, shown)") }
+            else { throw StateFileError(message: "its \"\(key)\" is not a side (kind, place, shown)") }
             return SideIdentity(kind: SideKindName(decoding: kind), place: place, shown: shown)
         }
         let local = try side("local")
         let remote = try side("remote")
-        guard case .array(let items)? = top["memos"] else { throw ParseError(message: "it has no \"memos\" list") }
+        guard case .array(let items)? = top["memos"] else { throw StateFileError(message: "it has no \"memos\" list") }
         var ids: [MemoID] = []
         var entries: [Entry] = []
         ids.reserveCapacity(items.count)
@@ -143,7 +117,7 @@ package struct Agreement: Sendable {
                 ids.last.map({ $0 < id }) ?? true, case .string(let agreed)? = memo["agreedAt"], let time = Timestamp(iso8601: agreed),
                 let l = print(memo["local"]), let r = print(memo["remote"]), l != nil || r != nil
             else {
-                throw ParseError(message: "memos[\(index)] is not a memo's agreement in id order")
+                throw StateFileError(message: "memos[\(index)] is not a memo's agreement in id order")
             }
             ids.append(id)
             entries.append(Entry(local: l, remote: r, time: time))

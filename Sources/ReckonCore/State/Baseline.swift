@@ -207,68 +207,44 @@ package struct Baseline: Sendable {
         stateDir.appendingPathComponent("baseline-\(name).txt")
     }
 
-    /// What was found where a side's baseline is kept.
-    package enum Found: Sendable {
-        case none
-        case baseline(Baseline)
-        /// A file that cannot be used, and why, in words.
-        case unreadable(String)
-    }
-
     /// Reads the baseline file at `url`.
-    package static func read(_ url: URL) -> Found {
-        guard FileKind(path: url.path) != .missing else { return .none }
-        let data: Data
-        do {
-            data = try readRegularFile(atPath: url.path, limit: 1 << 32)
-        } catch {
-            return .unreadable("it \(error.message)")
-        }
-        do {
-            return .baseline(try parse(data))
-        } catch {
-            return .unreadable(error.message)
-        }
-    }
-
-    package struct ParseError: Error, CustomStringConvertible {
-        var message: String
-        package var description: String { message }
-    }
+    package static func read(_ url: URL) -> StateFile<Baseline> { StateFile.read(url, parse: parse) }
 
     /// The file's bytes, or why they are not a baseline this reckon reads.
-    package static func parse(_ data: Data) throws(ParseError) -> Baseline {
-        try data.withUnsafeBytes { bytes in Result { () throws(ParseError) in try parse(bytes: bytes) } }.get()
+    package static func parse(_ data: Data) throws(StateFileError) -> Baseline {
+        try data.withUnsafeBytes { bytes in Result { () throws(StateFileError) in try parse(bytes: bytes) } }.get()
     }
 
-    private static func parse(bytes: UnsafeRawBufferPointer) throws(ParseError) -> Baseline {
+    private static func parse(bytes: UnsafeRawBufferPointer) throws(StateFileError) -> Baseline {
         var reader = LineReader(bytes: bytes)
-        func header(_ key: String) throws(ParseError) -> String {
+        func header(_ key: String) throws(StateFileError) -> String {
             guard let line = reader.nextLine(), let text = String(validating: line, as: UTF8.self),
                 text.hasPrefix(key + " ")
             else {
-                throw ParseError(message: "line \(reader.lineNumber) should start with '\(key)'")
+                throw StateFileError(message: "line \(reader.lineNumber) should start with '\(key)'")
             }
             return String(text.dropFirst(key.count + 1))
         }
         let version = try header(magic)
-        guard let number = Int(version) else { throw ParseError(message: "it is not a reckon baseline") }
+        guard let number = Int(version) else { throw StateFileError(message: "it is not a reckon baseline") }
         guard number == Self.version else {
-            throw ParseError(
+            throw StateFileError(
                 message: number > Self.version ? "it was written by a newer reckon (version \(number))" : "its version \(number) is not known")
         }
         let kind = try header("kind")
         let place = try header("place")
         let shown = try header("shown")
-        guard let time = Timestamp(iso8601: try header("time")) else { throw ParseError(message: "line \(reader.lineNumber): not a time") }
+        guard let time = Timestamp(iso8601: try header("time")) else { throw StateFileError(message: "line \(reader.lineNumber): not a time") }
         var alarmSince: Timestamp?
         if reader.peekStarts(with: "alarm-since ") {
             guard let since = Timestamp(iso8601: try header("alarm-since")) else {
-                throw ParseError(message: "line \(reader.lineNumber): not a time")
+                throw StateFileError(message: "line \(reader.lineNumber): not a time")
             }
             alarmSince = since
         }
-        guard let count = Int(try header("memos")), count >= 0 else { throw ParseError(message: "line \(reader.lineNumber): not a number of memos") }
+        guard let count = Int(try header("memos")), count >= 0 else {
+            throw StateFileError(message: "line \(reader.lineNumber): not a number of memos")
+        }
         var ids: [MemoID] = []
         var fingerprints: [Fingerprint] = []
         ids.reserveCapacity(min(count, bytes.count / 40))
@@ -278,12 +254,12 @@ package struct Baseline: Sendable {
         while !scanner.atEnd {
             line += 1
             guard let (id, fingerprint) = scanner.memoLine(), ids.last.map({ $0 < id }) ?? true else {
-                throw ParseError(message: "line \(line) is not a memo's fingerprint in id order")
+                throw StateFileError(message: "line \(line) is not a memo's fingerprint in id order")
             }
             ids.append(id)
             fingerprints.append(fingerprint)
         }
-        guard ids.count == count else { throw ParseError(message: "it lists \(counted(ids.count, "memo")) where its header says \(count)") }
+        guard ids.count == count else { throw StateFileError(message: "it lists \(counted(ids.count, "memo")) where its header says \(count)") }
         return Baseline(
             side: SideIdentity(kind: SideKindName(decoding: unescaped(kind)), place: unescaped(place), shown: unescaped(shown)), time: time,
             alarmSince: alarmSince, memos: IDMap(sortedKeys: ids, values: fingerprints))

@@ -41,7 +41,7 @@ package struct PairAgreement: Sendable {
         case .unreadable(let reason):
             use = .unreadable
             note = "\(joinPath(statePath ?? stateDir?.path ?? "", url!.lastPathComponent)): \(reason)"
-        case .agreement(let found):
+        case .found(let found):
             if found.isOf(local: identities.0, remote: identities.1) {
                 use = .used
                 previous = found

@@ -91,7 +91,7 @@ package struct SideBaseline: Sendable {
         case .unreadable(let reason):
             use = .unreadable
             note = "\(joinPath(statePath ?? stateDir?.path ?? "", url!.lastPathComponent)): \(reason)"
-        case .baseline(let found):
+        case .found(let found):
             if found.side.isSameSide(as: SideIdentity(side.spec)) {
                 use = .used
                 previous = found
