@@ -53,16 +53,18 @@ struct ReviewBrowserTests {
         defer { browser.close() }
         try browser.open(out.appendingPathComponent("report.html"))
         let base = "reckon plan --local '\(realPath(local.path))' --remote '\(realPath(remote.path))' --out '\(realPath(out.path))'"
-        #expect(try browser.value(of: "textarea.plan") == base, "nothing chosen yet")
+        let ids = [Self.edited, Self.onlyHere, Self.onlyThere].map { $0.lowercased() }
+        // Each --take carries what the report saw of the memo on each side.
+        let seen = try ids.map { try Self.seen($0, in: browser) }
+        #expect(
+            try browser.value(of: "textarea.plan") == "\(base) --take \(ids[1])=local\(seen[1]) --take \(ids[2])=remote\(seen[2])",
+            "a memo on one side only, which the sides never agreed on, is chosen at first, as a plan copies it; the edit is not")
         #expect(try browser.value(of: "textarea.apply") == "reckon apply '\(realPath(out.path))/plan.json'")
         #expect(try browser.text(of: "li.memo[data-id='\(Self.edited.lowercased())'] del") == "- Kyoto, then Nara.")
         #expect(try browser.text(of: "li.memo[data-id='\(Self.edited.lowercased())'] ins") == "+ Kyoto, then Nara, then Osaka.")
 
         // Newer for all: Google Drive's edit, the memo only this device has, the one only Drive has.
         try browser.click("button.newer")
-        let ids = [Self.edited, Self.onlyHere, Self.onlyThere].map { $0.lowercased() }
-        // Each --take carries what the report saw of the memo on each side.
-        let seen = try ids.map { try Self.seen($0, in: browser) }
         #expect(
             try browser.value(of: "textarea.plan")
                 == "\(base) --take \(ids[0])=remote\(seen[0]) --take \(ids[1])=local\(seen[1]) --take \(ids[2])=remote\(seen[2])")
