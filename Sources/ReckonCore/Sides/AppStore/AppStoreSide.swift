@@ -16,12 +16,16 @@ package struct AppStoreSide: SideKind, Hashable {
     /// The app's bundle or group id, to pick its store in a backup.
     package var app: String?
     package var model: StoreModel
+    /// Where an encrypted backup's password comes from; nil: none given
+    /// (an encrypted backup then fails, saying how to give one).
+    package var password: BackupPassword?
 
-    package init(url: URL, isBackup: Bool, app: String? = nil, model: StoreModel = StoreModel()) {
+    package init(url: URL, isBackup: Bool, app: String? = nil, model: StoreModel = StoreModel(), password: BackupPassword? = nil) {
         self.url = url
         self.isBackup = isBackup
         self.app = app
         self.model = model
+        self.password = password
     }
 
     package static func read(_ object: [String: JSONValue], key: String, with reader: DefinitionReader) throws(DefinitionError) -> (
