@@ -126,7 +126,7 @@ final class BackupFolder {
     /// nothing beside `Manifest.db`.
     func stores(app: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> Result<[PhoneBackup.StoreFiles], PhoneBackup.Failure> {
         let before = tree()
-        let result = Result { () throws(PhoneBackup.Failure) in try PhoneBackup.stores(in: url, app: app) }
+        let result = Result { () throws(PhoneBackup.Failure) in try PhoneBackup.stores(in: url, app: app, password: nil) }
         let after = tree()
         #expect(after == before, "the backup changed", sourceLocation: sourceLocation)
         for suffix in ["-shm", "-journal"] {
@@ -213,17 +213,18 @@ final class BackupFolder {
         #expect(try backup.stores().get() == [expected])
     }
 
+    /// An encrypted backup read without any way to its password says the three ways to give one.
     @Test(arguments: [PropertyListSerialization.PropertyListFormat.xml, .binary])
-    func anEncryptedBackupIsRefusedSayingHowToMakeAnUnencryptedOne(format: PropertyListSerialization.PropertyListFormat) throws {
+    func anEncryptedBackupWithoutAPasswordSaysHowToGiveOne(format: PropertyListSerialization.PropertyListFormat) throws {
         let backup = BackupFolder()
         backup.addStore(Self.group)
         try backup.writeManifest()
         backup.writePlist(encrypted: true, format: format)
         let message = backup.failure()
-        #expect(message == PhoneBackup.encryptedMessage)
-        #expect(message.contains("idevicebackup2 -i encryption off"))
-        #expect(message.contains("backup --full"))
-        #expect(message.contains("Encrypt local backup"))
+        #expect(message == PhoneBackup.noPasswordMessage)
+        #expect(message.contains("RECKON_BACKUP_PASSWORD"))
+        #expect(message.contains("--password-file"))
+        #expect(message.contains("terminal"))
         #expect(!message.contains("\n"))
     }
 

@@ -57,9 +57,11 @@ package struct AppStoreSide: SideKind, Hashable {
     /// app chosen, or none of the app chosen while it holds others': the
     /// user must choose, so the command line calls it a usage error.
     package var ambiguity: String? {
-        guard isBackup, let found = try? PhoneBackup.appStores(in: url, app: app, entity: model.entity) else { return nil }
+        guard isBackup, let found = try? PhoneBackup.appStores(in: url, app: app, entity: model.entity, password: password) else { return nil }
         if found.count > 1 { return PhoneBackup.notOne(found, app: app) }
-        guard found.isEmpty, app != nil, let all = try? PhoneBackup.appStores(in: url, app: nil, entity: model.entity), !all.isEmpty else {
+        guard found.isEmpty, app != nil, let all = try? PhoneBackup.appStores(in: url, app: nil, entity: model.entity, password: password),
+            !all.isEmpty
+        else {
             return nil
         }
         return PhoneBackup.notOne(found, app: app, all: all)

@@ -63,6 +63,8 @@ package final class BackupPassword: Sendable, Hashable {
 
     private let ask: @Sendable () throws(Failure) -> SecretBytes
     private let asked = Mutex<Result<SecretBytes, Failure>?>(nil)
+    /// Each backup's class keys, by its keybag, or why they could not be had: one key derivation per run.
+    let unlocked = Mutex<[Data: Result<EncryptedBackup.ClassKeys, PhoneBackup.Failure>]>([:])
 
     /// `ask` gives the password; it is called at most once.
     package init(_ ask: @escaping @Sendable () throws(Failure) -> SecretBytes) { self.ask = ask }

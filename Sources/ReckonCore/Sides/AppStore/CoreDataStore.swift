@@ -241,7 +241,8 @@ final class OpenedStore: Sendable {
         }
         let snapshot: StoreSnapshot
         do {
-            snapshot = try StoreSnapshot.take(store: files.store, wal: files.wal, journal: files.journal, named: files.name, walNamed: files.walName)
+            snapshot = try StoreSnapshot.take(
+                store: files.store, wal: files.wal, journal: files.journal, named: files.name, walNamed: files.walName, keys: files.keys)
         } catch {
             // Never quarantined: a store being written or that cannot be copied is not damaged.
             return failed(.unreadableFile, error.message)
@@ -587,6 +588,8 @@ struct StoreFiles {
     /// the file's own name, or, in an iPhone backup, `<xx>/<fileID>`.
     var name: String
     var walName: String
+    /// In an encrypted backup, the keys its copies are decrypted with.
+    var keys: [String: EncryptedBackup.FileKey] = [:]
 
     /// The store a source names: the file itself, or the app's store found in an iPhone backup.
     static func find(_ source: AppStoreSide) -> Result<StoreFiles, OpenedStore.Failed> {
@@ -599,14 +602,17 @@ struct StoreFiles {
         let folder = source.url.path + "/"
         func inside(_ path: String) -> String { path.hasPrefix(folder) ? String(path.dropFirst(folder.count)) : path }
         do {
-            let found = try PhoneBackup.appStores(in: source.url, app: source.app, entity: source.model.entity)
+            let found = try PhoneBackup.appStores(in: source.url, app: source.app, entity: source.model.entity, password: source.password)
             guard found.count == 1 else {
                 let all =
-                    found.isEmpty && source.app != nil ? (try? PhoneBackup.appStores(in: source.url, app: nil, entity: source.model.entity)) : nil
+                    found.isEmpty && source.app != nil
+                    ? (try? PhoneBackup.appStores(in: source.url, app: nil, entity: source.model.entity, password: source.password)) : nil
                 return .failure(
                     OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", PhoneBackup.notOne(found, app: source.app, all: all ?? []))))
             }
-            return .success(StoreFiles(store: found[0].store, wal: found[0].wal, name: inside(found[0].store), walName: inside(found[0].wal)))
+            return .success(
+                StoreFiles(store: found[0].store, wal: found[0].wal, name: inside(found[0].store), walName: inside(found[0].wal), keys: found[0].keys)
+            )
         } catch {
             return .failure(
                 OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", error.message.replacingOccurrences(of: folder, with: ""))))
@@ -617,11 +623,11 @@ struct StoreFiles {
 extension PhoneBackup {
     /// The app stores in a backup that hold the memo entity; with `app`,
     /// those of that app (its own domain or its group's).
-    package static func appStores(in backup: URL, app: String?, entity: String) throws(Failure) -> [StoreFiles] {
-        let found = try stores(in: backup, app: app)
+    package static func appStores(in backup: URL, app: String?, entity: String, password: BackupPassword?) throws(Failure) -> [StoreFiles] {
+        let found = try stores(in: backup, app: app, password: password)
         guard found.count > 1 else { return found }
         return found.filter { candidate in
-            guard let snapshot = try? StoreSnapshot.take(store: candidate.store, wal: candidate.wal, named: "default.store"),
+            guard let snapshot = try? StoreSnapshot.take(store: candidate.store, wal: candidate.wal, named: "default.store", keys: candidate.keys),
                 let db = try? snapshot.open(),
                 let rows = try? db.rows("SELECT 1 FROM Z_PRIMARYKEY WHERE Z_NAME = ?", [.text(entity)])
             else { return false }

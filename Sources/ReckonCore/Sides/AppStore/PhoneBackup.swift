@@ -39,31 +39,55 @@ package enum PhoneBackup {
         /// The path on disk of its `default.store-wal`, or, when the backup
         /// has none, `<store>-wal`, which was checked not to exist.
         package var wal: String
+        /// In an encrypted backup, the keys the store and its `-wal` are
+        /// decrypted with, by the names of their copies (`StoreSnapshot.storeName`).
+        package var keys: [String: EncryptedBackup.FileKey] = [:]
 
         package init(domain: String, store: String, wal: String) {
             self.domain = domain
             self.store = store
             self.wal = wal
         }
+
+        package static func == (a: StoreFiles, b: StoreFiles) -> Bool {
+            (a.domain, a.store, a.wal) == (b.domain, b.store, b.wal) && a.keys.keys.sorted() == b.keys.keys.sorted()
+        }
     }
 
     /// Why a backup cannot be read, in one sentence a person understands.
     package struct Failure: Error, CustomStringConvertible {
         package var message: String
+        /// A password file that cannot be used: a usage error.
+        package var isUsage = false
         package var description: String { message }
     }
 
-    /// The sentence for an encrypted backup: what to do instead.
-    package static let encryptedMessage =
-        "this iPhone backup is encrypted, and reckon reads only unencrypted backups; make one with `idevicebackup2 -i encryption off PASSWORD` then `idevicebackup2 backup --full DIR`, or in Finder untick “Encrypt local backup” and back up again"
+    /// The sentence for an encrypted backup read without any way to its password.
+    package static let noPasswordMessage =
+        "this iPhone backup is encrypted, and no password was given: set RECKON_BACKUP_PASSWORD, name a file only you can read (mode 0600) with --password-file or \"passwordFile\" in the definition, or run reckon at a terminal to be asked"
 
     /// The stores at `Library/Application Support/default.store` in app
     /// domains, sorted by domain; with `app`, only `AppDomain-<app>` and
-    /// `AppDomainGroup-<app>`. No store found is an empty array.
-    package static func stores(in folder: URL, app: String?) throws(Failure) -> [StoreFiles] {
-        try refuseEncrypted(folder)
-        let rows = try manifestRows(folder, app: app)
+    /// `AppDomainGroup-<app>`. No store found is an empty array. An
+    /// encrypted backup is unlocked with `password` (its keys derived once
+    /// per run), and each store comes with the keys its files decrypt with.
+    package static func stores(in folder: URL, app: String?, password: BackupPassword?) throws(Failure) -> [StoreFiles] {
+        var keys: EncryptedBackup.ClassKeys?
+        var manifestKey: EncryptedBackup.FileKey?
+        if let encryption = try encryption(folder) {
+            guard let password else { throw Failure(message: noPasswordMessage) }
+            let unlocked = try password.classKeys(for: encryption.keybag) { secret throws(Failure) in
+                try EncryptedBackup.unlock(try EncryptedBackup.keybag(encryption.keybag), password: secret)
+            }
+            guard let key = unlocked.unwrap(encryption.manifestKey) else {
+                throw Failure(
+                    message: "its ManifestKey in Manifest.plist does not unwrap with the backup's keys, so the backup is damaged; make a new backup")
+            }
+            (keys, manifestKey) = (unlocked, EncryptedBackup.FileKey(key: key, size: nil))
+        }
+        let rows = try manifestRows(folder, app: app, key: manifestKey)
         var found: [String: (store: String?, wal: String?)] = [:]
+        var fileKeys: [String: EncryptedBackup.FileKey] = [:]
         for row in rows {
             guard appDomainPrefixes.contains(where: { row.domain.hasPrefix($0) }) else { continue }
             if let app, !appDomainPrefixes.contains(where: { row.domain == $0 + app }) { continue }
@@ -76,6 +100,15 @@ package enum PhoneBackup {
             }
             if isStore { files.store = path } else { files.wal = path }
             found[row.domain] = files
+            if let keys {
+                guard let record = row.record, let key = EncryptedBackup.fileKey(record, with: keys) else {
+                    throw Failure(
+                        message:
+                            "\(manifest(folder)) holds no key that opens \(kind) of \(shown(row.domain)) (its file record is damaged), so the backup is damaged; make a new backup"
+                    )
+                }
+                fileKeys[path] = key
+            }
         }
         var stores: [StoreFiles] = []
         for (domain, files) in found.sorted(by: { $0.key < $1.key }) {
@@ -92,19 +125,23 @@ package enum PhoneBackup {
                             "\(wal) is \(kind.description) that the backup's Manifest.db does not list, so the backup is damaged; make a new backup")
                 }
             }
-            stores.append(StoreFiles(domain: domain, store: store, wal: wal))
+            var files = StoreFiles(domain: domain, store: store, wal: wal)
+            files.keys[StoreSnapshot.storeName] = fileKeys[store]
+            files.keys[StoreSnapshot.storeName + "-wal"] = fileKeys[wal]
+            stores.append(files)
         }
         return stores
     }
 
     // MARK: - Manifest.plist
 
-    /// Fails when `Manifest.plist` says the backup is encrypted or cannot be
-    /// read; a backup without one is taken as unencrypted.
-    static func refuseEncrypted(_ folder: URL) throws(Failure) {
+    /// What `Manifest.plist` says of the backup's encryption: nil for an
+    /// unencrypted backup (or one without the file), else its keybag and
+    /// manifest key; fails when the file cannot be read or is damaged.
+    static func encryption(_ folder: URL) throws(Failure) -> (keybag: Data, manifestKey: Data)? {
         let path = folder.appendingPathComponent("Manifest.plist").path
         let kind = FileKind(path: path)
-        if kind == .missing { return }
+        if kind == .missing { return nil }
         guard kind.isRegular else {
             throw Failure(message: "\(path) is \(kind.description), not a file, so reckon cannot tell whether the backup is encrypted")
         }
@@ -121,7 +158,7 @@ package enum PhoneBackup {
             throw Failure(
                 message: "\(path) is damaged (it holds no dictionary), so reckon cannot tell whether the backup is encrypted; make a new backup")
         }
-        guard let flag = dictionary["IsEncrypted"] else { return }
+        guard let flag = dictionary["IsEncrypted"] else { return nil }
         let encrypted: Bool
         if let bool = flag as? Bool {
             encrypted = bool
@@ -133,7 +170,12 @@ package enum PhoneBackup {
                     "\(path) is damaged (its IsEncrypted is not true or false), so reckon cannot tell whether the backup is encrypted; make a new backup"
             )
         }
-        if encrypted { throw Failure(message: encryptedMessage) }
+        guard encrypted else { return nil }
+        guard let keybag = dictionary["BackupKeyBag"] as? Data, let manifestKey = dictionary["ManifestKey"] as? Data else {
+            throw Failure(
+                message: "\(path) says the backup is encrypted but holds no BackupKeyBag or ManifestKey, so the backup is damaged; make a new backup")
+        }
+        return (keybag, manifestKey)
     }
 
     // MARK: - Manifest.db
@@ -143,6 +185,8 @@ package enum PhoneBackup {
         var fileID: String
         var domain: String
         var relativePath: String
+        /// The file's record (`Files.file`), read only from an encrypted backup, whose keys it holds.
+        var record: Data?
     }
 
     static func manifest(_ folder: URL) -> String {
@@ -150,8 +194,8 @@ package enum PhoneBackup {
     }
 
     /// The `Files` rows for `default.store` and its `-wal`, read from a
-    /// private copy of `Manifest.db`.
-    static func manifestRows(_ folder: URL, app: String?) throws(Failure) -> [Row] {
+    /// private copy of `Manifest.db`, decrypted with `key` in an encrypted backup.
+    static func manifestRows(_ folder: URL, app: String?, key: EncryptedBackup.FileKey?) throws(Failure) -> [Row] {
         let path = manifest(folder)
         let kind = FileKind(path: path)
         guard kind.isRegular else {
@@ -174,7 +218,10 @@ package enum PhoneBackup {
             throw Failure(message: "\(path)-wal is \(walKind.description), not a file, so the backup cannot be read")
         }
         let snapshot: StoreSnapshot
-        do { snapshot = try StoreSnapshot.take(store: path, wal: path + "-wal", named: "Manifest.db") } catch {
+        do {
+            snapshot = try StoreSnapshot.take(
+                store: path, wal: path + "-wal", named: "Manifest.db", keys: key.map { [StoreSnapshot.storeName: $0] } ?? [:])
+        } catch {
             if error.beingWritten {
                 throw Failure(message: "\(path) was being written while reckon read it; wait until the backup has finished, then try again")
             }
@@ -182,10 +229,10 @@ package enum PhoneBackup {
         }
         // The connection is closed when `query` returns, before the copy goes.
         defer { withExtendedLifetime(snapshot) {} }
-        return try query(snapshot, path: path, app: app)
+        return try query(snapshot, path: path, app: app, records: key != nil)
     }
 
-    private static func query(_ snapshot: StoreSnapshot, path: String, app: String?) throws(Failure) -> [Row] {
+    private static func query(_ snapshot: StoreSnapshot, path: String, app: String?, records: Bool) throws(Failure) -> [Row] {
         func failure(_ error: SQLite.Failure) -> Failure {
             if error.isDamage {
                 return Failure(
@@ -207,11 +254,11 @@ package enum PhoneBackup {
             guard !columns.isEmpty else {
                 throw Failure(message: "\(path) has no Files table, so it is not an iPhone backup's manifest")
             }
-            for needed in ["fileID", "domain", "relativePath"] where !columns.contains(needed) {
+            for needed in ["fileID", "domain", "relativePath"] + (records ? ["file"] : []) where !columns.contains(needed) {
                 throw Failure(
                     message: "\(path) has a Files table without the column \(needed), so it is not an iPhone backup's manifest that reckon can read")
             }
-            var sql = "SELECT fileID, domain, relativePath FROM Files WHERE relativePath IN (?, ?)"
+            var sql = "SELECT fileID, domain, relativePath\(records ? ", file" : "") FROM Files WHERE relativePath IN (?, ?)"
             var values: [SQLite.Value] = [.text(storePath), .text(storePath + "-wal")]
             if let app {
                 sql += " AND domain IN (?, ?)"
@@ -228,7 +275,9 @@ package enum PhoneBackup {
                 case .blob(let data): fileID = String(decoding: data, as: UTF8.self)
                 default: fileID = ""
                 }
-                rows.append(Row(fileID: fileID, domain: domain, relativePath: relativePath))
+                var record: Data?
+                if records, case .blob(let data) = row[3] { record = data }
+                rows.append(Row(fileID: fileID, domain: domain, relativePath: relativePath, record: record))
             }
             return rows
         } catch let error as SQLite.Failure {

@@ -25,12 +25,16 @@ package final class StoreSnapshot: Sendable {
     package let walName: String
     /// The copied files' names inside the folder, with the paths they were copied from.
     package let copied: [(name: String, from: String)]
+    /// Whether the copies were decrypted (from an encrypted backup): their
+    /// plain bytes never leave the private folder, so a quarantine takes the files as the backup holds them.
+    let encrypted: Bool
 
-    private init(folder: URL, name: String, walName: String, copied: [(name: String, from: String)]) {
+    private init(folder: URL, name: String, walName: String, copied: [(name: String, from: String)], encrypted: Bool) {
         self.folder = folder
         self.name = name
         self.walName = walName
         self.copied = copied
+        self.encrypted = encrypted
         database = folder.appendingPathComponent(Self.storeName)
     }
 
@@ -59,7 +63,7 @@ package final class StoreSnapshot: Sendable {
     /// after its copy.
     package static func take(
         store: String, wal: String, journal: String? = nil, named name: String, walNamed walName: String? = nil,
-        eachTry: (Int) -> Void = { _ in }
+        keys: [String: EncryptedBackup.FileKey] = [:], eachTry: (Int) -> Void = { _ in }
     ) throws(Failure) -> StoreSnapshot {
         let walName = walName ?? name + "-wal"
         let journal = journal ?? store + "-journal"
@@ -86,7 +90,7 @@ package final class StoreSnapshot: Sendable {
                 for ((copyName, source), stamp) in zip(files, before) where stamp != nil {
                     let target = folder.appendingPathComponent(copyName).path
                     unlink(target)
-                    do { try copyFile(source, to: target) } catch {
+                    do { try copyFile(source, to: target, decrypting: keys[copyName]) } catch {
                         PrivateFolder.remove(folder)
                         throw error
                     }
@@ -99,7 +103,7 @@ package final class StoreSnapshot: Sendable {
             for (copyName, _) in files where !copied.contains(where: { $0.name == copyName }) {
                 unlink(folder.appendingPathComponent(copyName).path)
             }
-            let snapshot = StoreSnapshot(folder: folder, name: name, walName: walName, copied: copied)
+            let snapshot = StoreSnapshot(folder: folder, name: name, walName: walName, copied: copied, encrypted: !keys.isEmpty)
             if copied.contains(where: { $0.name == storeName + "-journal" }) { snapshot.rollBack() }
             return snapshot
         }
@@ -192,8 +196,9 @@ package final class StoreSnapshot: Sendable {
     }
 
     package func damagedFiles() -> [DamagedFile] {
-        copied.compactMap { copyName, _ in
-            guard let bytes = try? Data(contentsOf: folder.appendingPathComponent(copyName), options: .alwaysMapped) else { return nil }
+        copied.compactMap { copyName, source in
+            let url = encrypted ? URL(fileURLWithPath: source) : folder.appendingPathComponent(copyName)
+            guard let bytes = try? Data(contentsOf: url, options: .alwaysMapped) else { return nil }
             return DamagedFile(path: copyName == Self.storeName ? name : walName, bytes: bytes)
         }
     }
@@ -248,8 +253,9 @@ package final class StoreSnapshot: Sendable {
         }
     }
 
-    /// Copies one file's bytes; a full disk names the private folder.
-    private static func copyFile(_ source: String, to target: String) throws(Failure) {
+    /// Copies one file's bytes, decrypted with `key` (from an encrypted
+    /// backup); a full disk names the private folder.
+    private static func copyFile(_ source: String, to target: String, decrypting key: EncryptedBackup.FileKey?) throws(Failure) {
         // O_NONBLOCK: a FIFO put where the store was must not hang the run; O_NOFOLLOW: nor a link put there be followed.
         let input = Glibc.open(source, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
         guard input >= 0 else {
@@ -267,6 +273,7 @@ package final class StoreSnapshot: Sendable {
         func full(_ reason: String) -> Failure {
             Failure(message: "cannot copy the store into the private folder \((target as NSString).deletingLastPathComponent): \(reason)")
         }
+        if let key { return try decryptingCopy(input, source: source, to: output, key: key, full: full) }
         // In the kernel when it can (as cp does); byte by byte where it cannot.
         while true {
             let copied = reckon_copy_file_range(input, output, 1 << 30)
@@ -295,6 +302,61 @@ package final class StoreSnapshot: Sendable {
                 }
                 written += step
             }
+        }
+    }
+
+    /// Reads `input` whole, decrypts it with `key` (AES-256-CBC, zero IV)
+    /// and writes the plain bytes to `output`, cut to the record's size, or,
+    /// without one (`Manifest.db`), with its PKCS#7 padding taken off unless
+    /// it is a whole number of SQLite pages. What does not decrypt is damage.
+    private static func decryptingCopy(
+        _ input: Int32, source: String, to output: Int32, key: EncryptedBackup.FileKey, full: (String) -> Failure
+    ) throws(Failure) {
+        let damaged = "\(source) cannot be decrypted whole, so the backup is damaged; make a new backup"
+        var written = 0
+        var total = 0
+        var last = [UInt8]()
+        do {
+            try BackupCrypto.decrypt(
+                with: key.key,
+                input: {
+                    var piece = Data(count: 1 << 20)
+                    let count = piece.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+                    guard count >= 0 else { throw Failure(message: "\(source) cannot be read: \(String(cString: strerror(errno)))") }
+                    piece.count = count
+                    return count == 0 ? nil : piece
+                },
+                body: { plain in
+                    total += plain.count
+                    // Only the bytes within the record's size are kept; the rest is padding.
+                    let keep = key.size.map { min(plain.count, max(0, $0 - written)) } ?? plain.count
+                    var done = 0
+                    while done < keep {
+                        let step = write(output, plain.baseAddress! + done, keep - done)
+                        guard step > 0 else {
+                            if step < 0 && errno == EINTR { continue }
+                            throw full(step < 0 ? String(cString: strerror(errno)) : "nothing was written")
+                        }
+                        done += step
+                    }
+                    written += keep
+                    if key.size == nil { last = Array(plain.suffix(16)) }
+                })
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            throw Failure(message: damaged)
+        }
+        if let size = key.size {
+            // The plain text is the file, then one to sixteen bytes of padding (none in some backups).
+            guard written == size, total >= size, total <= size + 16 else {
+                throw Failure(message: "\(source) holds \(total) bytes where its record says \(size), so the backup is damaged; make a new backup")
+            }
+        } else if total % 512 != 0 {
+            guard let pad = last.last, (1...16).contains(Int(pad)), last.suffix(Int(pad)).allSatisfy({ $0 == pad }) else {
+                throw Failure(message: damaged)
+            }
+            guard ftruncate(output, off_t(total - Int(pad))) == 0 else { throw full(String(cString: strerror(errno))) }
         }
     }
 }
