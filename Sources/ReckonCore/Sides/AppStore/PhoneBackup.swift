@@ -76,10 +76,16 @@ package enum PhoneBackup {
         var manifestKey: EncryptedBackup.FileKey?
         if let encryption = try encryption(folder) {
             guard let password else { throw Failure(message: noPasswordMessage) }
-            let unlocked = try password.classKeys(for: encryption.keybag) { secret throws(Failure) in
-                try EncryptedBackup.unlock(try EncryptedBackup.keybag(encryption.keybag), password: secret)
+            guard let keybag = encryption.keybag, let wrapped = encryption.manifestKey else {
+                throw Failure(
+                    message:
+                        "Manifest.plist says the backup is encrypted but holds no BackupKeyBag or ManifestKey, so the backup is damaged; make a new backup"
+                )
             }
-            guard let key = unlocked.unwrap(encryption.manifestKey) else {
+            let unlocked = try password.classKeys(for: keybag) { secret throws(Failure) in
+                try EncryptedBackup.unlock(try EncryptedBackup.keybag(keybag), password: secret)
+            }
+            guard let key = unlocked.unwrap(wrapped) else {
                 throw Failure(
                     message: "its ManifestKey in Manifest.plist does not unwrap with the backup's keys, so the backup is damaged; make a new backup")
             }
@@ -138,7 +144,7 @@ package enum PhoneBackup {
     /// What `Manifest.plist` says of the backup's encryption: nil for an
     /// unencrypted backup (or one without the file), else its keybag and
     /// manifest key; fails when the file cannot be read or is damaged.
-    static func encryption(_ folder: URL) throws(Failure) -> (keybag: Data, manifestKey: Data)? {
+    static func encryption(_ folder: URL) throws(Failure) -> (keybag: Data?, manifestKey: Data?)? {
         let path = folder.appendingPathComponent("Manifest.plist").path
         let kind = FileKind(path: path)
         if kind == .missing { return nil }
@@ -171,11 +177,7 @@ package enum PhoneBackup {
             )
         }
         guard encrypted else { return nil }
-        guard let keybag = dictionary["BackupKeyBag"] as? Data, let manifestKey = dictionary["ManifestKey"] as? Data else {
-            throw Failure(
-                message: "\(path) says the backup is encrypted but holds no BackupKeyBag or ManifestKey, so the backup is damaged; make a new backup")
-        }
-        return (keybag, manifestKey)
+        return (dictionary["BackupKeyBag"] as? Data, dictionary["ManifestKey"] as? Data)
     }
 
     // MARK: - Manifest.db
