@@ -91,6 +91,9 @@ package struct SideListing: Sendable {
     package var damaged: [DamagedFile] = []
     /// For a remote read through a cache: how many memo files were downloaded and how many came from the cache.
     package var cacheUse: CacheUse?
+    /// Steps of reading the side that a person sees timed beside the stages
+    /// (an encrypted backup's key derivation), recorded by the load stage.
+    package var stepTimings: [RunContext.Timing] = []
 
     package init(
         spec: SideSpec, status: SideStatus = .ok, entries: IDMap<IndexEntry> = IDMap(), files: IDMap<IDSpelling> = IDMap(),

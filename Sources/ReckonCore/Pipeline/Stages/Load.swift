@@ -15,6 +15,7 @@ extension Pipeline {
             // while the others are read (libdispatch divides them), leaving the rest to rclone's
             // listing; a remote's cache, read once the listing is done, takes every core (`RcloneStore`).
             let sides = mapOnEveryCore(stores, chunkSize: 1) { side in side.map { $0.load(deep: deep) } }.flatMap { $0 }
+            for timing in sides.flatMap(\.stepTimings) { context.recordTiming(stage: timing.stage, duration: timing.duration) }
             return LoadedSides(local: sides[0], remotes: Array(sides.dropFirst()), stores: stores)
         }
     }

@@ -66,6 +66,9 @@ package struct CoreDataStore: MemoStore {
         }
         var entries: [IndexEntry] = []
         var side = SideListing(spec: spec)
+        if let seconds = kept.found.withLock({ $0?.unlockSeconds }) {
+            side.stepTimings = [RunContext.Timing(stage: "load: backup key derivation", duration: .nanoseconds(Int64(seconds * 1e9)))]
+        }
         do {
             side.problems = try opened.list { entries.append($0) }
         } catch {
@@ -588,8 +591,9 @@ struct StoreFiles {
     /// the file's own name, or, in an iPhone backup, `<xx>/<fileID>`.
     var name: String
     var walName: String
-    /// In an encrypted backup, the keys its copies are decrypted with.
+    /// In an encrypted backup, the keys its copies are decrypted with, and how long their derivation took.
     var keys: [String: EncryptedBackup.FileKey] = [:]
+    var unlockSeconds: Double?
 
     /// The store a source names: the file itself, or the app's store found in an iPhone backup.
     static func find(_ source: AppStoreSide) -> Result<StoreFiles, OpenedStore.Failed> {
@@ -611,8 +615,9 @@ struct StoreFiles {
                     OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", PhoneBackup.notOne(found, app: source.app, all: all ?? []))))
             }
             return .success(
-                StoreFiles(store: found[0].store, wal: found[0].wal, name: inside(found[0].store), walName: inside(found[0].wal), keys: found[0].keys)
-            )
+                StoreFiles(
+                    store: found[0].store, wal: found[0].wal, name: inside(found[0].store), walName: inside(found[0].wal), keys: found[0].keys,
+                    unlockSeconds: found[0].unlockSeconds))
         } catch {
             return .failure(
                 OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", error.message.replacingOccurrences(of: folder, with: ""))))

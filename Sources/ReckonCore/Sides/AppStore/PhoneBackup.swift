@@ -42,6 +42,8 @@ package enum PhoneBackup {
         /// In an encrypted backup, the keys the store and its `-wal` are
         /// decrypted with, by the names of their copies (`StoreSnapshot.storeName`).
         package var keys: [String: EncryptedBackup.FileKey] = [:]
+        /// How long the backup's key derivation took (whenever in the run it was made); nil for an unencrypted backup.
+        package var unlockSeconds: Double?
 
         package init(domain: String, store: String, wal: String) {
             self.domain = domain
@@ -134,6 +136,7 @@ package enum PhoneBackup {
             var files = StoreFiles(domain: domain, store: store, wal: wal)
             files.keys[StoreSnapshot.storeName] = fileKeys[store]
             files.keys[StoreSnapshot.storeName + "-wal"] = fileKeys[wal]
+            files.unlockSeconds = keys?.seconds
             stores.append(files)
         }
         return stores
