@@ -242,7 +242,9 @@ package enum PhoneBackup {
             if error.isDamage {
                 return Failure(
                     message:
-                        "\(path) is not a readable database (SQLite says: \(error.message)), so the backup is damaged or encrypted; make a new, unencrypted backup"
+                        records
+                        ? "\(path) is not a readable database once decrypted (SQLite says: \(error.message)), so the backup is damaged; make a new backup"
+                        : "\(path) is not a readable database (SQLite says: \(error.message)), so the backup is damaged or encrypted; make a new, unencrypted backup"
                 )
             }
             if error.isLock {
