@@ -74,6 +74,10 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
             name: "nightly export", setUp: [(day(1), ["run", storePipeline])], arguments: ["run", storePipeline],
             untouched: ["Samples", "Pipelines", "out/store/export/20251202T000000Z"]),
         FaultCase(
+            name: "encrypted backup", setUp: [],
+            arguments: ["reconcile", "--local", "Samples/backup/iphone-encrypted", "--remote", "Samples/drift/drive", "--out", "out/encrypted"],
+            untouched: ["Samples", "Pipelines"]),
+        FaultCase(
             name: "export", setUp: [(day(1), ["export", "Samples/store/default.store", "--out", "out/export"])],
             arguments: ["export", "Samples/drift/device", "--out", "out/export"],
             untouched: ["Samples", "Pipelines"]),
@@ -232,7 +236,11 @@ struct FaultSweep {
     }
 
     func environment(epoch: Int) -> [String: String] {
-        ["SOURCE_DATE_EPOCH": String(epoch), "RECKON_TEST_WORKERS": "1", "TMPDIR": work.appendingPathComponent("tmp").path]
+        [
+            "SOURCE_DATE_EPOCH": String(epoch), "RECKON_TEST_WORKERS": "1", "TMPDIR": work.appendingPathComponent("tmp").path,
+            // The encrypted sample's, for the decrypting read; the other cases read no encrypted backup.
+            "RECKON_BACKUP_PASSWORD": "reckon sample"
+        ]
     }
 
     func reckonRun(_ arguments: [String], fault: (Int, Int32)?, log: URL?) throws -> RunResult {
