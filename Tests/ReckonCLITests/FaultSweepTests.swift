@@ -179,8 +179,8 @@ struct FaultSweep {
 
     /// The samples, and the state the set-up commands leave, in `template`.
     func makeTemplate() throws {
-        try FileManager.default.createDirectory(at: template.appendingPathComponent("Samples"), withIntermediateDirectories: true)
-        for sample in ["store", "drift"] {
+        try FileManager.default.createDirectory(at: template.appendingPathComponent("Samples/backup"), withIntermediateDirectories: true)
+        for sample in ["store", "drift", "backup/iphone-encrypted"] {
             try FileManager.default.copyItem(
                 at: packageRoot.appendingPathComponent("Samples/\(sample)"), to: template.appendingPathComponent("Samples/\(sample)"))
         }
