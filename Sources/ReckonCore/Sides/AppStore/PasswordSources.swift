@@ -186,10 +186,19 @@ package enum TerminalPrompt {
                 sigaction(signal, &action, &previousTerminate)
             }
         }
+        // A parent may have left the two blocked (a test runner does): this
+        // thread takes them while it asks, so that they end reckon at once.
+        var both = sigset_t()
+        var mask = sigset_t()
+        sigemptyset(&both)
+        sigaddset(&both, SIGINT)
+        sigaddset(&both, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &both, &mask)
         defer {
             tcsetattr(0, TCSANOW, &saved)
             sigaction(SIGINT, &previousInterrupt, nil)
             sigaction(SIGTERM, &previousTerminate, nil)
+            pthread_sigmask(SIG_SETMASK, &mask, nil)
         }
         guard tcsetattr(0, TCSAFLUSH, &quiet) == 0 else {
             throw .init("echo cannot be turned off at the terminal (\(String(cString: strerror(errno)))), so the password is not asked")
