@@ -176,6 +176,12 @@ enum SharedOptions {
     /// `--app`, for every command that reads a side.
     static let app = Option<String>(
         "--app", value: "id", help: "The app's bundle or group id, to find its store in an iPhone backup.", completion: .text)
+    /// `--password-file`, for every command that takes a local side (where `--app` is).
+    static let passwordFile = Option<String>(
+        "--password-file", value: "file",
+        help:
+            "A file holding the password of an encrypted iPhone backup, with mode 0600 (no one else may read it); else RECKON_BACKUP_PASSWORD, else asked at a terminal.",
+        completion: .path)
     static let acceptDeletions = Flag(
         "--accept-deletions", help: "For this run, accept the deletions an alarm names: say so in the report and let the baseline move on.")
     static let refresh = Flag("--refresh", help: "Download every memo file of an rclone remote again, ignoring the cache.")
@@ -215,6 +221,31 @@ func runStart() -> Timestamp {
     Timestamp(seconds: ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap { Int64($0) } ?? Int64(Date().timeIntervalSince1970))
 }
 
+/// The password of an encrypted iPhone backup, taken out of the environment
+/// first thing (`main.swift`), so that no child and no `ProcessInfo`
+/// dictionary ever holds it.
+enum Passwords {
+    static let fromEnvironment: SecretBytes? = BackupPassword.takeFromEnvironment()
+
+    /// Where a side of this command line finds a backup's password: the
+    /// variable, `--password-file` (checked now, before any side is read,
+    /// so a file reckon refuses is a usage error), a prompt when standard
+    /// input is a terminal and `prompts`.
+    static func sources(_ arguments: ParsedArguments?, prompts: Bool = true) throws(UsageError) -> PasswordSources {
+        var sources = PasswordSources(environment: fromEnvironment, terminal: prompts && isatty(0) == 1)
+        if let arguments, let path = try arguments.value(SharedOptions.passwordFile) {
+            let file = PasswordFile(url: fileURL(path), shown: path)
+            do {
+                try file.check()
+            } catch  where error.isUsage {
+                throw arguments.usage(error.message)
+            } catch {}
+            sources.file = file
+        }
+        return sources
+    }
+}
+
 /// A side named on the command line: its kind follows from what the path
 /// is. A file starting with SQLite's header is a store, a folder holding
 /// `Manifest.db` an iPhone backup, anything else a memo folder. Throws
@@ -225,6 +256,7 @@ func side(
     _ role: SideRole, name: String, label: String, path: String, app: String?, refresh: Bool = false, arguments: ParsedArguments
 ) throws(UsageError) -> SideSpec {
     let environment = ProcessInfo.processInfo.environment
+    let passwords = try Passwords.sources(arguments)
     var url = fileURL(path)
     if let bytes = arguments.notUTF8[path] {
         // A path that is not UTF-8 is reached through the folder that holds it, opened by its bytes.
@@ -238,8 +270,9 @@ func side(
             throw arguments.usage("\(path) is not on this machine, and an rclone remote is named in UTF-8 only")
         }
     }
-    let (shown, kind) = SideKinds.fromCommandLine(
+    var (shown, kind) = SideKinds.fromCommandLine(
         path, url: url, app: app, refresh: refresh, cache: { SideKinds.oneShotCache(environment: environment) })
+    kind.usePasswords(passwords, shown: shown)
     if let misplaced = AppStoreSide.misplacedAppOption(app, on: kind) { throw arguments.usage("\(shown): \(misplaced)") }
     if let ambiguity = kind.ambiguity { throw arguments.usage("\(shown): \(ambiguity)") }
     return SideSpec(role: role, name: name, label: label, path: shown, kind: kind)
@@ -250,12 +283,21 @@ func lonePathSide(_ path: String, name: String, app: String?, refresh: Bool = fa
     try side(.local, name: name, label: Rclone.masked(path), path: path, app: app, refresh: refresh, arguments: arguments)
 }
 
-/// A definition file read and checked (its outputs outside its sources), or nil with the error said.
-func checkedDefinition(_ path: String, console: Console) -> PipelineDefinition? {
+/// A definition file read and checked (its outputs outside its sources), or
+/// nil with the error said. Its store sides are given the ways to a
+/// backup's password, `--password-file` among them when `arguments` has one
+/// (it wins over the definition's `"passwordFile"`; refused, it is a usage
+/// error, said with the command's usage).
+func checkedDefinition(_ path: String, console: Console, arguments: ParsedArguments? = nil) -> PipelineDefinition? {
     do {
-        let definition = try PipelineDefinition.load(from: fileURL(path), displayPath: path, environment: ProcessInfo.processInfo.environment)
+        let passwords = try Passwords.sources(arguments)
+        var definition = try PipelineDefinition.load(from: fileURL(path), displayPath: path, environment: ProcessInfo.processInfo.environment)
         try definition.checkOutputsOutsideSources(file: path)
+        definition.usePasswords(passwords)
         return definition
+    } catch let error as UsageError {
+        console.err(error.text)
+        return nil
     } catch {
         console.err("Error: \(error)\n")
         return nil

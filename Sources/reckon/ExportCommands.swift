@@ -23,7 +23,10 @@ struct ExportCommand: ReckonCommand {
     static let spec = CommandSpec(
         name: "export", abstract: "Export one side's memos as JSON, Markdown and zip, atomically.",
         positionals: [SharedOptions.sidePath],
-        options: [Self.out.help, Self.formats.help, Self.includeArchived.help, SharedOptions.refresh.help, SharedOptions.app.help],
+        options: [
+            Self.out.help, Self.formats.help, Self.includeArchived.help, SharedOptions.refresh.help, SharedOptions.app.help,
+            SharedOptions.passwordFile.help
+        ],
         exitCodes: [
             (0, "exported, every memo"),
             (
@@ -113,7 +116,7 @@ struct VerifyCommand: ReckonCommand {
         name: "verify",
         abstract: "Check an export against its manifest.json: every file's size and SHA-256, every zip entry, the memos' counts and ids.",
         positionals: [.init(name: "export", help: "An export folder (holding manifest.json) or a memos.zip.")],
-        options: [Self.against.help, Self.json.help, SharedOptions.app.help],
+        options: [Self.against.help, Self.json.help, SharedOptions.app.help, SharedOptions.passwordFile.help],
         exitCodes: [
             (0, "the export is whole"), (1, "the export is whole, but the side given with --against has moved on"),
             (2, "the export is damaged, or cannot be read"), (64, "usage error")

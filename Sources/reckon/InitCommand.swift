@@ -22,7 +22,7 @@ struct InitCommand: ReckonCommand {
 
     static let spec = CommandSpec(
         name: "init", abstract: "Write a pipeline definition for this device and a cloud folder, check it, and show how to run it every night.",
-        options: [Self.local.help, Self.remote.help, Self.dir.help, Self.name.help, SharedOptions.app.help],
+        options: [Self.local.help, Self.remote.help, Self.dir.help, Self.name.help, SharedOptions.app.help, SharedOptions.passwordFile.help],
         exitCodes: [
             (0, "written and valid"), (2, "the file could not be written"),
             (64, "usage error, the file exists, or the remote holds a secret; nothing written")

@@ -21,7 +21,7 @@ struct ReconcileCommand: ReckonCommand {
         name: "reconcile", abstract: "Compare the memos on this device with a cloud folder, memo by memo.",
         options: [
             Self.local.help, Self.remote.help, Self.out.help, Self.json.help, Self.quick.help, Self.language.help, SharedOptions.refresh.help,
-            SharedOptions.app.help, SharedOptions.acceptDeletions.help, SharedOptions.reportContent.help
+            SharedOptions.app.help, SharedOptions.passwordFile.help, SharedOptions.acceptDeletions.help, SharedOptions.reportContent.help
         ],
         exitCodes: Commands.exitCodes)
 
@@ -142,7 +142,7 @@ struct CountsCommand: ReckonCommand {
     static let json = Flag("--json", help: "Print {\"active\": N, \"archived\": M, …} as JSON.")
     static let spec = CommandSpec(
         name: "counts", abstract: "Count Active and Archived memos on one side, from its index alone.",
-        positionals: [SharedOptions.sidePath], options: [Self.json.help, SharedOptions.app.help],
+        positionals: [SharedOptions.sidePath], options: [Self.json.help, SharedOptions.app.help, SharedOptions.passwordFile.help],
         exitCodes: [(0, "counted"), (2, "the side could not be read whole"), (64, "usage error")])
 
     var path: String

@@ -46,7 +46,7 @@ struct PlanCommand: ReckonCommand {
         optionalPositionals: [.init(name: "pipeline", help: "A pipeline definition (JSON), instead of --local and --remote paths.")],
         options: [
             Self.local.help, Self.remote.help, Self.out.help, Self.take.help, Self.choices.help, Self.prefer.help, Self.json.help,
-            Self.language.help, SharedOptions.app.help, SharedOptions.reportContent.help
+            Self.language.help, SharedOptions.app.help, SharedOptions.passwordFile.help, SharedOptions.reportContent.help
         ],
         exitCodes: [
             (0, "nothing to do"), (1, "actions or conflicts planned"),
@@ -118,7 +118,7 @@ struct PlanCommand: ReckonCommand {
                 reportedAs: ReconcileCommand.spec.name)
         }
         if local != nil { throw arguments.usage("'--local' is read from the pipeline \(pipeline); give one or the other") }
-        guard var definition = checkedDefinition(pipeline, console: console) else { return nil }
+        guard var definition = checkedDefinition(pipeline, console: console, arguments: arguments) else { return nil }
         if let language { definition.language = language }
         let remoteName = try definition.remoteNamed(remote, pipeline: pipeline, for: "plan for", arguments: arguments)
         guard let state = definition.stateDir else {

@@ -158,7 +158,9 @@ struct RunCommand: ReckonCommand {
         let results = Fleet.run(
             members.count, jobs: jobs,
             { n in
-                let (file, definition) = (members[n].file, members[n].definition)
+                var (file, definition) = (members[n].file, members[n].definition)
+                // Pipelines run side by side never prompt: each takes the variable or its own password file.
+                definition.usePasswords(PasswordSources(environment: Passwords.fromEnvironment))
                 let errors = FleetText()
                 var collecting = Console(out: { _ in }, err: { errors.append($0) })
                 collecting.color = false

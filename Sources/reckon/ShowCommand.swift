@@ -30,7 +30,7 @@ struct ShowCommand: ReckonCommand {
                 completion: .text)
         ],
         optionalPositionals: [.init(name: "pipeline", help: "A pipeline definition (JSON), instead of --local and --remote paths.")],
-        options: [Self.local.help, Self.remote.help, Self.out.help, Self.json.help, SharedOptions.app.help],
+        options: [Self.local.help, Self.remote.help, Self.out.help, Self.json.help, SharedOptions.app.help, SharedOptions.passwordFile.help],
         exitCodes: [
             (0, "the two versions are the same"), (1, "they differ, or the memo is on one side only"),
             (2, "trouble: a side could not be read, or the memo's file on a side is damaged"),
@@ -67,7 +67,7 @@ struct ShowCommand: ReckonCommand {
         if let pipeline {
             if local != nil { throw arguments.usage("'--local' is read from the pipeline \(pipeline); give one or the other") }
             if out != nil { throw arguments.usage("'--out' is for --local and --remote; the pipeline \(pipeline) names its own state folder") }
-            guard let read = checkedDefinition(pipeline, console: console) else { return .usage }
+            guard let read = checkedDefinition(pipeline, console: console, arguments: arguments) else { return .usage }
             remoteName = try read.remoteNamed(remote, pipeline: pipeline, for: "compare", arguments: arguments)
             definition = read
         } else {

@@ -4,11 +4,15 @@ import Foundation
     import Glibc
 #endif
 
-// The one piece of process-wide state reckon sets, once, before any work:
-// a zip entry's DOS time has no zone, and libarchive, which reads zips back,
+// The two pieces of process-wide state reckon sets, once, before any work.
+// The first: a zip entry's DOS time has no zone, and libarchive, which reads zips back,
 // turns it into an instant with local time. reckon writes those times in
 // UTC, so reading them in UTC gives back what was written on any machine.
 // Reports name their zone explicitly and never read the process's.
 setenv("TZ", "UTC", 1)
 tzset()
+// The second: an encrypted iPhone backup's password, taken out of the
+// environment before any other thread runs or any child is started, so that
+// no child ever inherits it (rclone is started with reckon's environment).
+_ = Passwords.fromEnvironment
 exit(Commands.run(CommandLineWords.current).rawValue)

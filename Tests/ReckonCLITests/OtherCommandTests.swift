@@ -41,7 +41,7 @@ import Testing
         #expect(
             result.stderr == """
                 Error: Unknown option '--foo'
-                Usage: reckon reconcile --local <path> --remote <path> [--out <dir>] [--json] [--quick] [--lang <lang>] [--refresh] [--app <id>] [--accept-deletions] [--report-content <level>]
+                Usage: reckon reconcile --local <path> --remote <path> [--out <dir>] [--json] [--quick] [--lang <lang>] [--refresh] [--app <id>] [--password-file <file>] [--accept-deletions] [--report-content <level>]
                   See 'reckon reconcile --help' for more information.
 
                 """)

@@ -90,6 +90,14 @@ package struct PipelineDefinition: Sendable, Equatable {
         return definition
     }
 
+    /// Gives every side the ways to a password it may ask for (an
+    /// encrypted iPhone backup's): the command line's, and the side's own
+    /// password file.
+    package mutating func usePasswords(_ sources: PasswordSources) {
+        local.kind.usePasswords(sources, shown: local.path)
+        for index in remotes.indices { remotes[index].kind.usePasswords(sources, shown: remotes[index].path) }
+    }
+
     /// Changes every side's kind.
     mutating func changeSides(_ change: (inout any SideKind) -> Void) {
         change(&local.kind)

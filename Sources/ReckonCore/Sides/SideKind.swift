@@ -58,6 +58,9 @@ package protocol SideKind: Sendable, Equatable {
     mutating func useCache(_ folder: URL, temporary: Bool)
     /// Makes the side download every file again, ignoring its cache.
     mutating func refreshCache()
+    /// Gives the side, shown as `shown`, the ways to a password it may ask
+    /// for (an encrypted iPhone backup's); nothing for a kind that asks none.
+    mutating func usePasswords(_ sources: PasswordSources, shown: String)
     /// What a plan keeps to reach the side again, and why apply may never
     /// write it (nil when it may).
     func planned(label: String) -> PlannedPlace
@@ -76,6 +79,7 @@ extension SideKind {
     package var lastingCache: URL? { nil }
     package mutating func useCache(_ folder: URL, temporary: Bool) {}
     package mutating func refreshCache() {}
+    package mutating func usePasswords(_ sources: PasswordSources, shown: String) {}
     package var precision: InstantPrecision { .exact }
     package func countsFrom(rebuilt: Bool) -> SideReport.CountsFrom { rebuilt ? .memoFiles : .index }
     package func sourceFolder(shown path: String) -> String { "the source folder \(path)" }

@@ -6,7 +6,7 @@ package struct AppStoreSide: SideKind, Hashable {
     package static let name = "store"
     package static let description = "the app's store"
     package static let japaneseDescription = "アプリのデータベース"
-    package static let definitionKeys = ["app", "model"]
+    package static let definitionKeys = ["app", "model", "passwordFile"]
     /// Its memos are rows, read only through the store.
     package static let holdsFiles = false
 
@@ -19,13 +19,20 @@ package struct AppStoreSide: SideKind, Hashable {
     /// Where an encrypted backup's password comes from; nil: none given
     /// (an encrypted backup then fails, saying how to give one).
     package var password: BackupPassword?
+    /// The password file a definition names for this side (`"passwordFile"`,
+    /// relative to the definition's folder); `--password-file` wins over it.
+    package var passwordFile: PasswordFile?
 
-    package init(url: URL, isBackup: Bool, app: String? = nil, model: StoreModel = StoreModel(), password: BackupPassword? = nil) {
+    package init(
+        url: URL, isBackup: Bool, app: String? = nil, model: StoreModel = StoreModel(), password: BackupPassword? = nil,
+        passwordFile: PasswordFile? = nil
+    ) {
         self.url = url
         self.isBackup = isBackup
         self.app = app
         self.model = model
         self.password = password
+        self.passwordFile = passwordFile
     }
 
     package static func read(_ object: [String: JSONValue], key: String, with reader: DefinitionReader) throws(DefinitionError) -> (
@@ -38,7 +45,25 @@ package struct AppStoreSide: SideKind, Hashable {
         if let model = object["model"] {
             side.model = try reader.storeModel(model, "\(key).model")
         }
+        if let file = try reader.string(object, "passwordFile", in: key, required: false) {
+            let passwordFile = PasswordFile(url: reader.url(file), shown: file)
+            // Checked now, before any side is read: a file reckon would refuse is a definition error.
+            do {
+                try passwordFile.check()
+            } catch  where error.isUsage {
+                throw reader.fail("\(key).passwordFile", "is refused: \(error.message)")
+            } catch {}
+            side.passwordFile = passwordFile
+        }
         return (path, side)
+    }
+
+    /// Only an iPhone backup can be encrypted, and only an encrypted one
+    /// asks. The command line's password file, when given, becomes the
+    /// side's (and `reckon init` writes it into the definition).
+    package mutating func usePasswords(_ sources: PasswordSources, shown: String) {
+        passwordFile = sources.file ?? passwordFile
+        password = sources.password(for: shown, file: passwordFile)
     }
 
     /// apply never writes the app's store, so a plan need not reach it again.
@@ -81,6 +106,7 @@ package struct AppStoreSide: SideKind, Hashable {
     package func definitionEntry(relativeTo folder: URL) -> [String: JSONValue] {
         var entry: [String: JSONValue] = ["kind": .string(Self.name), "path": .string(relativePath(of: url, from: folder))]
         if let app { entry["app"] = .string(app) }
+        if let passwordFile { entry["passwordFile"] = .string(relativePath(of: passwordFile.url, from: folder)) }
         return entry
     }
 
