@@ -282,7 +282,7 @@ import Testing
         try plist.write(to: backup.appendingPathComponent("Manifest.plist"))
         let result = try runArray(["counts", backup.path])
         #expect(result.code == 2)
-        #expect(result.stderr == "error: \(backup.path): \(PhoneBackup.noPasswordMessage)\n", "\(result.stderr)")
+        #expect(result.stderr == "error: \(backup.path): \(PasswordSources.noPasswordMessage)\n", "\(result.stderr)")
     }
 
     @Test func aBackupWithSeveralAppsStoresIsAUsageErrorListingThemUntilAppChooses() throws {

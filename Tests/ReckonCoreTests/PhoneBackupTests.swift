@@ -221,7 +221,7 @@ final class BackupFolder {
         try backup.writeManifest()
         backup.writePlist(encrypted: true, format: format)
         let message = backup.failure()
-        #expect(message == PhoneBackup.noPasswordMessage)
+        #expect(message == PasswordSources.noPasswordMessage)
         #expect(message.contains("RECKON_BACKUP_PASSWORD"))
         #expect(message.contains("--password-file"))
         #expect(message.contains("terminal"))

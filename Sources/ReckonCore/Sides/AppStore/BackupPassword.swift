@@ -20,13 +20,8 @@ package final class SecretBytes: @unchecked Sendable {
     package init(count: Int, fill: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
         buffer = .allocate(byteCount: max(count, 1), alignment: 16)
         self.count = count
-        do {
-            try fill(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
-        } catch {
-            OPENSSL_cleanse(buffer.baseAddress, buffer.count)
-            buffer.deallocate()
-            throw error
-        }
+        // Should `fill` throw, `deinit` clears and frees the buffer.
+        try fill(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
     }
 
     package let count: Int

@@ -64,10 +64,6 @@ package enum PhoneBackup {
         package var description: String { message }
     }
 
-    /// The sentence for an encrypted backup read without any way to its password.
-    package static let noPasswordMessage =
-        "this iPhone backup is encrypted, and no password was given: set RECKON_BACKUP_PASSWORD, name a file only you can read (mode 0600) with --password-file or \"passwordFile\" in the definition, or run reckon at a terminal to be asked"
-
     /// The stores at `Library/Application Support/default.store` in app
     /// domains, sorted by domain; with `app`, only `AppDomain-<app>` and
     /// `AppDomainGroup-<app>`. No store found is an empty array. An
@@ -77,19 +73,20 @@ package enum PhoneBackup {
         var keys: EncryptedBackup.ClassKeys?
         var manifestKey: EncryptedBackup.FileKey?
         if let encryption = try encryption(folder) {
-            guard let password else { throw Failure(message: noPasswordMessage) }
-            guard let keybag = encryption.keybag, let wrapped = encryption.manifestKey else {
+            guard let password else { throw Failure(message: PasswordSources.noPasswordMessage) }
+            // The password is asked first: a damaged keybag is said once it is.
+            let unlocked = try password.classKeys(for: encryption.keybag ?? Data()) { secret throws(Failure) in
+                guard let keybag = encryption.keybag else {
+                    throw Failure(
+                        message: "Manifest.plist says the backup is encrypted but holds no BackupKeyBag, so the backup is damaged; make a new backup")
+                }
+                return try EncryptedBackup.unlock(try EncryptedBackup.keybag(keybag), password: secret)
+            }
+            guard let wrapped = encryption.manifestKey, let key = unlocked.unwrap(wrapped) else {
                 throw Failure(
                     message:
-                        "Manifest.plist says the backup is encrypted but holds no BackupKeyBag or ManifestKey, so the backup is damaged; make a new backup"
+                        "its ManifestKey in Manifest.plist is missing or does not unwrap with the backup's keys, so the backup is damaged; make a new backup"
                 )
-            }
-            let unlocked = try password.classKeys(for: keybag) { secret throws(Failure) in
-                try EncryptedBackup.unlock(try EncryptedBackup.keybag(keybag), password: secret)
-            }
-            guard let key = unlocked.unwrap(wrapped) else {
-                throw Failure(
-                    message: "its ManifestKey in Manifest.plist does not unwrap with the backup's keys, so the backup is damaged; make a new backup")
             }
             (keys, manifestKey) = (unlocked, EncryptedBackup.FileKey(key: key, size: nil))
         }
