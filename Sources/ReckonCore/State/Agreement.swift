@@ -48,7 +48,7 @@ package struct Agreement: Sendable {
 
         /// The state both sides held: `deleted` when neither held it live.
         package var state: String {
-            guard let live = [local, remote].compactMap({ $0 }).first(where: \.isLive) else { return "deleted" }
+            guard let live = local?.isLive == true ? local : remote?.isLive == true ? remote : nil else { return "deleted" }
             return live.archived ? "archived" : "active"
         }
 
@@ -82,8 +82,18 @@ package struct Agreement: Sendable {
     package static func read(_ url: URL) -> StateFile<Agreement> { StateFile.read(url, parse: parse) }
 
     /// The file's bytes, or why they are not an agreement this reckon reads.
+    /// The sides and the version are read as JSON; the memos, one a line as
+    /// `data` writes them, byte by byte (100,000 of them are read every night).
     package static func parse(_ data: Data) throws(StateFileError) -> Agreement {
-        guard case .object(let top)? = try? JSONValue.parse(data) else { throw StateFileError(message: "it is not a JSON object") }
+        try data.withUnsafeBytes { bytes in Result { () throws(StateFileError) in try parse(bytes: bytes) } }.get()
+    }
+
+    private static func parse(bytes: UnsafeRawBufferPointer) throws(StateFileError) -> Agreement {
+        let marker = Array("\"memos\": [".utf8)
+        let at = bytes.prefix(1 << 16).firstRange(of: marker)?.lowerBound
+        // The head alone, or, in a file reckon did not write, the whole, for its version.
+        let head = at.map { Data(bytes[..<$0]) + Data("\"memos\": []}".utf8) } ?? Data(bytes)
+        guard case .object(let top)? = try? JSONValue.parse(head) else { throw StateFileError(message: "it is not a JSON object") }
         guard case .number(let text)? = top["schemaVersion"], let version = Int(text) else {
             throw StateFileError(message: "it has no schemaVersion")
         }
@@ -98,56 +108,89 @@ package struct Agreement: Sendable {
             else { throw StateFileError(message: "its \"\(key)\" is not a side (kind, place, shown)") }
             return SideIdentity(kind: SideKindName(decoding: kind), place: place, shown: shown)
         }
-        let local = try side("local")
-        let remote = try side("remote")
-        guard case .array(let items)? = top["memos"] else { throw StateFileError(message: "it has no \"memos\" list") }
+        let (local, remote) = (try side("local"), try side("remote"))
+        guard let at else { throw StateFileError(message: "it is not an agreement as reckon writes one (its sides, then its memos)") }
+        var scanner = AgreementScanner(bytes: bytes, position: at + marker.count)
         var ids: [MemoID] = []
         var entries: [Entry] = []
-        ids.reserveCapacity(items.count)
-        entries.reserveCapacity(items.count)
-        for (index, item) in items.enumerated() {
-            func print(_ value: JSONValue?) -> Fingerprint?? {
-                switch value {
-                case .null?: .some(nil)
-                case .string(let token)?: Fingerprint(token: token).map { .some($0) }
-                default: nil
-                }
-            }
-            guard case .object(let memo) = item, case .string(let text)? = memo["id"], let id = MemoID(text),
-                ids.last.map({ $0 < id }) ?? true, case .string(let agreed)? = memo["agreedAt"], let time = Timestamp(iso8601: agreed),
-                let l = print(memo["local"]), let r = print(memo["remote"]), l != nil || r != nil
-            else {
-                throw StateFileError(message: "memos[\(index)] is not a memo's agreement in id order")
-            }
+        ids.reserveCapacity(bytes.count / 220)
+        entries.reserveCapacity(bytes.count / 220)
+        while let (id, entry) = scanner.memo(first: ids.isEmpty) {
+            guard ids.last.map({ $0 < id }) ?? true else { break }
             ids.append(id)
-            entries.append(Entry(local: l, remote: r, time: time))
+            entries.append(entry)
+        }
+        guard scanner.end(empty: ids.isEmpty) else {
+            throw StateFileError(message: "memos[\(ids.count)] is not a memo's agreement, in id order, as reckon writes one")
         }
         return Agreement(local: local, remote: remote, memos: IDMap(sortedKeys: ids, values: entries))
     }
 
-    /// The file's bytes: one line per memo, sorted by id.
+    /// The file's bytes: the sides, then one line per memo, sorted by id, made byte by byte.
     package var data: Data {
-        func side(_ identity: SideIdentity) -> String {
-            var out: [UInt8] = []
-            out += Array("{\"kind\": ".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(1024 + memos.count * 240)
+        func side(_ identity: SideIdentity) {
+            out.append(contentsOf: "{\"kind\": ".utf8)
             JSONWriter.appendQuoted(identity.kind.name, to: &out)
-            out += Array(", \"place\": ".utf8)
+            out.append(contentsOf: ", \"place\": ".utf8)
             JSONWriter.appendQuoted(identity.place, to: &out)
-            out += Array(", \"shown\": ".utf8)
+            out.append(contentsOf: ", \"shown\": ".utf8)
             JSONWriter.appendQuoted(identity.shown, to: &out)
             out.append(0x7D)
-            return String(decoding: out, as: UTF8.self)
         }
-        var text = "{\n  \"schemaVersion\": \(Self.schemaVersion),\n  \"local\": \(side(local)),\n  \"remote\": \(side(remote)),\n  \"memos\": ["
-        text.reserveCapacity(text.utf8.count + memos.count * 200)
+        out.append(contentsOf: "{\n  \"schemaVersion\": \(Self.schemaVersion),\n  \"local\": ".utf8)
+        side(local)
+        out.append(contentsOf: ",\n  \"remote\": ".utf8)
+        side(remote)
+        out.append(contentsOf: ",\n  \"memos\": [".utf8)
+        func token(_ print: Fingerprint?) {
+            guard let print else { return out.append(contentsOf: "null".utf8) }
+            out.append(0x22)
+            Self.decimal(print.modifiedTime.seconds, to: &out)
+            out.append(0x2E)
+            let nanoseconds = Int64(print.modifiedTime.nanoseconds)
+            for power in stride(from: 8, through: 0, by: -1) { out.append(0x30 + UInt8(nanoseconds / Self.tens[power] % 10)) }
+            out.append(contentsOf: [0x2D, 0x30 + (print.archived ? 1 : 0) + (print.deleted ? 2 : 0), 0x2D, 0x5F, 0x2D])
+            Self.hex(print.changeTag, to: &out)
+            out.append(0x2D)
+            Self.hex(print.digest, to: &out)
+            out.append(0x22)
+        }
         for (index, (id, entry)) in memos.pairs.enumerated() {
-            text += index == 0 ? "\n" : ",\n"
-            text += "    {\"id\": \"\(id.value)\", \"agreedAt\": \"\(entry.time.iso8601)\", \"state\": \"\(entry.state)\", "
-            text += "\"local\": \(entry.local.map { "\"\($0.token)\"" } ?? "null"), "
-            text += "\"remote\": \(entry.remote.map { "\"\($0.token)\"" } ?? "null")}"
+            out.append(contentsOf: index == 0 ? "\n    {\"id\": \"".utf8 : ",\n    {\"id\": \"".utf8)
+            id.append(to: &out)
+            out.append(contentsOf: "\", \"agreedAt\": \"".utf8)
+            out.append(contentsOf: entry.time.iso8601.utf8)
+            out.append(contentsOf: "\", \"state\": \"".utf8)
+            out.append(contentsOf: entry.state.utf8)
+            out.append(contentsOf: "\", \"local\": ".utf8)
+            token(entry.local)
+            out.append(contentsOf: ", \"remote\": ".utf8)
+            token(entry.remote)
+            out.append(0x7D)
         }
-        text += memos.isEmpty ? "]\n}\n" : "\n  ]\n}\n"
-        return Data(text.utf8)
+        out.append(contentsOf: memos.isEmpty ? "]\n}\n".utf8 : "\n  ]\n}\n".utf8)
+        return Data(out)
+    }
+
+    static let tens: [Int64] = (0...18).map { power in (0..<power).reduce(Int64(1)) { product, _ in product * 10 } }
+
+    static func decimal(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(0x2D) }
+        let magnitude = value.magnitude
+        var power = 0
+        while power < 18 && magnitude >= UInt64(tens[power + 1]) { power += 1 }
+        for place in stride(from: power, through: 0, by: -1) { out.append(0x30 + UInt8(magnitude / UInt64(tens[place]) % 10)) }
+    }
+
+    /// 16 hex digits in small letters, or `_` for none.
+    static func hex(_ value: UInt64?, to out: inout [UInt8]) {
+        guard let value else { return out.append(0x5F) }
+        for shift in stride(from: 60, through: 0, by: -4) {
+            let nibble = UInt8(truncatingIfNeeded: value >> UInt64(shift)) & 15
+            out.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble)
+        }
     }
 
     /// The agreement with the entries of `changed` set (a value) or removed (nil).
@@ -160,5 +203,98 @@ package struct Agreement: Sendable {
         var result = self
         result.memos = IDMap(sortedKeys: ids, values: ids.map { merged[$0]! })
         return result
+    }
+}
+
+/// Reads the memo lines of an agreement file, as `Agreement.data` writes
+/// them, with no allocation per line; nil (or false) at the first byte that is not so.
+private struct AgreementScanner {
+    let bytes: UnsafeRawBufferPointer
+    var position: Int
+
+    mutating func literal(_ text: StaticString) -> Bool {
+        let count = text.utf8CodeUnitCount
+        guard position + count <= bytes.count, memcmp(bytes.baseAddress! + position, text.utf8Start, count) == 0 else { return false }
+        position += count
+        return true
+    }
+
+    /// The next memo's line, after the list's `[` (`first`) or the last line's `,`.
+    mutating func memo(first: Bool) -> (MemoID, Agreement.Entry)? {
+        let start = position
+        guard literal(first ? "\n    {\"id\": \"" : ",\n    {\"id\": \""), position + 36 <= bytes.count,
+            let id = MemoID(utf8: UnsafeRawBufferPointer(rebasing: bytes[position..<position + 36]))
+        else {
+            position = start
+            return nil
+        }
+        position += 36
+        guard literal("\", \"agreedAt\": \""), let end = bytes[position...].firstIndex(of: 0x22),
+            let time = Timestamp(iso8601Bytes: UnsafeRawBufferPointer(rebasing: bytes[position..<end]))
+        else { return nil }
+        position = end
+        guard literal("\", \"state\": \""), let stateEnd = bytes[position...].firstIndex(of: 0x22) else { return nil }
+        position = stateEnd
+        guard literal("\", \"local\": "), let local = token(), literal(", \"remote\": "), let remote = token(), literal("}"),
+            local != nil || remote != nil
+        else { return nil }
+        return (id, Agreement.Entry(local: local, remote: remote, time: time))
+    }
+
+    /// The end of the list and of the file.
+    mutating func end(empty: Bool) -> Bool {
+        literal(empty ? "]\n}\n" : "\n  ]\n}\n") && position == bytes.count
+    }
+
+    /// A fingerprint in quotes (`seconds.nanoseconds-state-_-tag-digest`), or `null` (.some(nil)); nil when neither.
+    mutating func token() -> Fingerprint?? {
+        if literal("null") { return .some(nil) }
+        guard literal("\""), let seconds = decimal(), literal("."), let nanoseconds = digits(9), literal("-"), position < bytes.count,
+            (0x30...0x33).contains(bytes[position])
+        else { return nil }
+        let state = bytes[position] - 0x30
+        position += 1
+        guard literal("-_-"), let tag = hex(), literal("-"), let digest = hex(), literal("\"") else { return nil }
+        return .some(
+            Fingerprint(
+                modifiedTime: Timestamp(seconds: seconds, nanoseconds: Int32(nanoseconds)), archived: state & 1 == 1, deleted: state & 2 == 2,
+                rowVersion: nil, changeTag: tag, digest: digest))
+    }
+
+    mutating func decimal() -> Int64? {
+        let negative = literal("-")
+        let start = position
+        var value: Int64 = 0
+        while position < bytes.count, position - start < 18, (0x30...0x39).contains(bytes[position]) {
+            value = value * 10 + Int64(bytes[position] - 0x30)
+            position += 1
+        }
+        return position > start ? (negative ? -value : value) : nil
+    }
+
+    mutating func digits(_ count: Int) -> Int64? {
+        guard position + count <= bytes.count else { return nil }
+        var value: Int64 = 0
+        for byte in bytes[position..<position + count] {
+            guard (0x30...0x39).contains(byte) else { return nil }
+            value = value * 10 + Int64(byte - 0x30)
+        }
+        position += count
+        return value
+    }
+
+    /// 16 hex digits in small letters (.some), `_` for none (.some(nil)); nil when neither.
+    mutating func hex() -> UInt64?? {
+        if literal("_") { return .some(nil) }
+        guard position + 16 <= bytes.count else { return nil }
+        var value: UInt64 = 0
+        for byte in bytes[position..<position + 16] {
+            let digit = byte &- 0x30
+            let letter = byte &- 0x61
+            guard digit < 10 || letter < 6 else { return nil }
+            value = value << 4 | UInt64(digit < 10 ? digit : letter &+ 10)
+        }
+        position += 16
+        return .some(value)
     }
 }
