@@ -157,6 +157,22 @@ import Testing
         }
     }
 
+    /// A backup made at the real iteration counts of recent iOS (10,000,000
+    /// rounds of PBKDF2-HMAC-SHA256, 10,000 of SHA-1) reads as its plain twin,
+    /// and the run's timings show the key derivation.
+    @Test(.needs(.python3, .pythonCryptography)) func aBackupAtTheRealIterationCountsIsRead() throws {
+        let backup = folder.appendingPathComponent("real")
+        try generateEncryptedBackup(into: backup, ["--seed", "4911", "--dpic", "10000000", "--iter", "10000"])
+        let counts = try reckon(["counts", backup.path, "--json"])
+        #expect(counts.code == 0, "\(counts.stderr)")
+        let plain = Self.samples.appendingPathComponent("iphone").path
+        #expect(counts.stdout == (try reckon(["counts", plain, "--json"])).stdout.replacingOccurrences(of: plain, with: backup.path))
+        let out = folder.appendingPathComponent("out")
+        let remote = packageRoot.appendingPathComponent("Samples/drift/drive").path
+        #expect(try reckon(["reconcile", "--local", backup.path, "--remote", remote, "--out", out.path]).code == 1)
+        #expect(try read(out.appendingPathComponent("report.md")).contains("| load: backup key derivation |"))
+    }
+
     /// The password is in no file a run writes: reports, history, exports.
     @Test func thePasswordIsInNoOutputFile() throws {
         let backup = Self.samples.appendingPathComponent("iphone-encrypted").path

@@ -63,7 +63,7 @@ struct EncryptedSample: CustomTestStringConvertible, Sendable {
 }
 
 /// Runs the generator on the plain sample into `out` (which must not exist).
-private func generate(into out: URL, _ arguments: [String]) throws {
+func generateEncryptedBackup(into out: URL, _ arguments: [String]) throws {
     let result = try runArray(
         ["-I", generator.path, "--from", plainBackup.path, "--out", out.path, "--password-file", samplePassword.path] + arguments,
         executable: debianPython)
@@ -184,7 +184,7 @@ private func expectSameAsPlain(_ out: URL, _ verdict: ReaderVerdict, sourceLocat
     @Test(.needs(.python3, .pythonCryptography), arguments: EncryptedSample.all)
     func committedSampleIsTheGeneratorsOutput(sample: EncryptedSample) throws {
         let out = scratchFolder("generated").appendingPathComponent(sample.folder)
-        try generate(into: out, sample.arguments)
+        try generateEncryptedBackup(into: out, sample.arguments)
         let made = try fingerprint(out)
         #expect(made.count == 14, "9 files and 5 folders: \(made.keys.sorted())")
         let committed = try fingerprint(sample.url)
@@ -192,7 +192,7 @@ private func expectSameAsPlain(_ out: URL, _ verdict: ReaderVerdict, sourceLocat
         #expect(differing.isEmpty, "\(sample.folder) differs from the generator's output in \(differing)")
 
         let again = scratchFolder("generated").appendingPathComponent(sample.folder)
-        try generate(into: again, sample.arguments)
+        try generateEncryptedBackup(into: again, sample.arguments)
         #expect(try fingerprint(again) == made, "two runs of the generator differ")
 
         let manifest = try Data(contentsOf: sample.url.appendingPathComponent("Manifest.db"))
@@ -229,7 +229,7 @@ private func expectSameAsPlain(_ out: URL, _ verdict: ReaderVerdict, sourceLocat
     @Test(.needs(.python3, .pythonCryptography, .backupReader))
     func backupAtTheRealIterationCountsIsRead() throws {
         let out = scratchFolder("real-counts").appendingPathComponent("backup")
-        try generate(into: out, ["--seed", "4910", "--dpic", "10000000", "--iter", "10000"])
+        try generateEncryptedBackup(into: out, ["--seed", "4910", "--dpic", "10000000", "--iter", "10000"])
         let (decrypted, verdict) = try readWithReader(out, derive: "password")
         try expectSameAsPlain(decrypted, verdict)
         #expect(verdict.wrongPassword == "IncorrectPassphraseError")
