@@ -66,7 +66,7 @@ package struct MemoID: Sendable, Hashable, Comparable, Codable, CustomStringConv
     }
 
     /// Writes the id's 36 bytes at the start of `buffer`.
-    private func write(into buffer: UnsafeMutableBufferPointer<UInt8>, capitals: Bool) {
+    func write(into buffer: UnsafeMutableBufferPointer<UInt8>, capitals: Bool) {
         let letters: UInt8 = capitals ? 0x37 : 0x57
         var position = 0
         for index in 0..<32 {

@@ -47,7 +47,7 @@ package struct Agreement: Sendable {
         }
 
         /// The state both sides held: `deleted` when neither held it live.
-        package var state: String {
+        package var state: StaticString {
             guard let live = local?.isLive == true ? local : remote?.isLive == true ? remote : nil else { return "deleted" }
             return live.archived ? "archived" : "active"
         }
@@ -126,71 +126,70 @@ package struct Agreement: Sendable {
         return Agreement(local: local, remote: remote, memos: IDMap(sortedKeys: ids, values: entries))
     }
 
-    /// The file's bytes: the sides, then one line per memo, sorted by id, made byte by byte.
+    /// The file's bytes: the sides, then one line per memo, sorted by id,
+    /// written byte by byte into a buffer made once (a line is at most 300 bytes).
     package var data: Data {
-        var out: [UInt8] = []
-        out.reserveCapacity(1024 + memos.count * 240)
+        var head: [UInt8] = []
         func side(_ identity: SideIdentity) {
-            out.append(contentsOf: "{\"kind\": ".utf8)
-            JSONWriter.appendQuoted(identity.kind.name, to: &out)
-            out.append(contentsOf: ", \"place\": ".utf8)
-            JSONWriter.appendQuoted(identity.place, to: &out)
-            out.append(contentsOf: ", \"shown\": ".utf8)
-            JSONWriter.appendQuoted(identity.shown, to: &out)
-            out.append(0x7D)
+            head.append(contentsOf: "{\"kind\": ".utf8)
+            JSONWriter.appendQuoted(identity.kind.name, to: &head)
+            head.append(contentsOf: ", \"place\": ".utf8)
+            JSONWriter.appendQuoted(identity.place, to: &head)
+            head.append(contentsOf: ", \"shown\": ".utf8)
+            JSONWriter.appendQuoted(identity.shown, to: &head)
+            head.append(0x7D)
         }
-        out.append(contentsOf: "{\n  \"schemaVersion\": \(Self.schemaVersion),\n  \"local\": ".utf8)
+        head.append(contentsOf: "{\n  \"schemaVersion\": \(Self.schemaVersion),\n  \"local\": ".utf8)
         side(local)
-        out.append(contentsOf: ",\n  \"remote\": ".utf8)
+        head.append(contentsOf: ",\n  \"remote\": ".utf8)
         side(remote)
-        out.append(contentsOf: ",\n  \"memos\": [".utf8)
-        func token(_ print: Fingerprint?) {
-            guard let print else { return out.append(contentsOf: "null".utf8) }
-            out.append(0x22)
-            Self.decimal(print.modifiedTime.seconds, to: &out)
-            out.append(0x2E)
-            let nanoseconds = Int64(print.modifiedTime.nanoseconds)
-            for power in stride(from: 8, through: 0, by: -1) { out.append(0x30 + UInt8(nanoseconds / Self.tens[power] % 10)) }
-            out.append(contentsOf: [0x2D, 0x30 + (print.archived ? 1 : 0) + (print.deleted ? 2 : 0), 0x2D, 0x5F, 0x2D])
-            Self.hex(print.changeTag, to: &out)
-            out.append(0x2D)
-            Self.hex(print.digest, to: &out)
-            out.append(0x22)
+        head.append(contentsOf: ",\n  \"memos\": [".utf8)
+        var data = Data(count: head.count + memos.count * 300 + 16)
+        let written = data.withUnsafeMutableBytes { raw in
+            var out = ByteWriter(buffer: raw.bindMemory(to: UInt8.self))
+            out.put(head)
+            func token(_ print: Fingerprint?) {
+                guard let print else { return out.put("null") }
+                out.put(0x22)
+                out.decimal(print.modifiedTime.seconds)
+                out.put(0x2E)
+                var nanoseconds = Int(print.modifiedTime.nanoseconds)
+                for position in stride(from: out.count + 8, through: out.count, by: -1) {
+                    out.buffer[position] = 0x30 + UInt8(nanoseconds % 10)
+                    nanoseconds /= 10
+                }
+                out.count += 9
+                out.put(0x2D)
+                out.put(0x30 + (print.archived ? 1 : 0) + (print.deleted ? 2 : 0))
+                out.put("-_-")
+                if let tag = print.changeTag { out.hex(tag) } else { out.put(0x5F) }
+                out.put(0x2D)
+                if let digest = print.digest { out.hex(digest) } else { out.put(0x5F) }
+                out.put(0x22)
+            }
+            // Most memos share a time (the run that saw them agree): its text is made once.
+            var lastTime: (Timestamp, [UInt8])?
+            for index in memos.keys.indices {
+                let entry = memos.values[index]
+                out.put(index == 0 ? "\n    {\"id\": \"" : ",\n    {\"id\": \"")
+                memos.keys[index].write(into: UnsafeMutableBufferPointer(rebasing: out.buffer[out.count...]), capitals: false)
+                out.count += 36
+                out.put("\", \"agreedAt\": \"")
+                if lastTime?.0 != entry.time { lastTime = (entry.time, Array(entry.time.iso8601.utf8)) }
+                out.put(lastTime!.1)
+                out.put("\", \"state\": \"")
+                out.put(entry.state)
+                out.put("\", \"local\": ")
+                token(entry.local)
+                out.put(", \"remote\": ")
+                token(entry.remote)
+                out.put(0x7D)
+            }
+            out.put(memos.isEmpty ? "]\n}\n" : "\n  ]\n}\n")
+            return out.count
         }
-        for (index, (id, entry)) in memos.pairs.enumerated() {
-            out.append(contentsOf: index == 0 ? "\n    {\"id\": \"".utf8 : ",\n    {\"id\": \"".utf8)
-            id.append(to: &out)
-            out.append(contentsOf: "\", \"agreedAt\": \"".utf8)
-            out.append(contentsOf: entry.time.iso8601.utf8)
-            out.append(contentsOf: "\", \"state\": \"".utf8)
-            out.append(contentsOf: entry.state.utf8)
-            out.append(contentsOf: "\", \"local\": ".utf8)
-            token(entry.local)
-            out.append(contentsOf: ", \"remote\": ".utf8)
-            token(entry.remote)
-            out.append(0x7D)
-        }
-        out.append(contentsOf: memos.isEmpty ? "]\n}\n".utf8 : "\n  ]\n}\n".utf8)
-        return Data(out)
-    }
-
-    static let tens: [Int64] = (0...18).map { power in (0..<power).reduce(Int64(1)) { product, _ in product * 10 } }
-
-    static func decimal(_ value: Int64, to out: inout [UInt8]) {
-        if value < 0 { out.append(0x2D) }
-        let magnitude = value.magnitude
-        var power = 0
-        while power < 18 && magnitude >= UInt64(tens[power + 1]) { power += 1 }
-        for place in stride(from: power, through: 0, by: -1) { out.append(0x30 + UInt8(magnitude / UInt64(tens[place]) % 10)) }
-    }
-
-    /// 16 hex digits in small letters, or `_` for none.
-    static func hex(_ value: UInt64?, to out: inout [UInt8]) {
-        guard let value else { return out.append(0x5F) }
-        for shift in stride(from: 60, through: 0, by: -4) {
-            let nibble = UInt8(truncatingIfNeeded: value >> UInt64(shift)) & 15
-            out.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble)
-        }
+        data.count = written
+        return data
     }
 
     /// The agreement with the entries of `changed` set (a value) or removed (nil).
@@ -211,6 +210,7 @@ package struct Agreement: Sendable {
 private struct AgreementScanner {
     let bytes: UnsafeRawBufferPointer
     var position: Int
+    var lastTime: (text: UnsafeRawBufferPointer, time: Timestamp)?
 
     mutating func literal(_ text: StaticString) -> Bool {
         let count = text.utf8CodeUnitCount
@@ -229,9 +229,14 @@ private struct AgreementScanner {
             return nil
         }
         position += 36
-        guard literal("\", \"agreedAt\": \""), let end = bytes[position...].firstIndex(of: 0x22),
-            let time = Timestamp(iso8601Bytes: UnsafeRawBufferPointer(rebasing: bytes[position..<end]))
-        else { return nil }
+        guard literal("\", \"agreedAt\": \""), let end = bytes[position...].firstIndex(of: 0x22) else { return nil }
+        // Most lines share a time (the run that saw them agree): it is parsed again only when its text differs.
+        let text = UnsafeRawBufferPointer(rebasing: bytes[position..<end])
+        if lastTime?.text.elementsEqual(text) != true {
+            guard let time = Timestamp(iso8601Bytes: text) else { return nil }
+            lastTime = (text, time)
+        }
+        let time = lastTime!.time
         position = end
         guard literal("\", \"state\": \""), let stateEnd = bytes[position...].firstIndex(of: 0x22) else { return nil }
         position = stateEnd

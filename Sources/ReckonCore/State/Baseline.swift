@@ -301,14 +301,22 @@ package struct Baseline: Sendable {
     }
 }
 
-/// Writes bytes into a buffer known to be large enough.
-private struct ByteWriter {
+/// Writes bytes into a buffer known to be large enough (a baseline's, an agreement's).
+struct ByteWriter {
     let buffer: UnsafeMutableBufferPointer<UInt8>
     var count = 0
 
     mutating func put(_ byte: UInt8) {
         buffer[count] = byte
         count += 1
+    }
+
+    mutating func put(_ text: StaticString) {
+        text.withUTF8Buffer { bytes in put(bytes) }
+    }
+
+    mutating func put(_ bytes: some Collection<UInt8>) {
+        for byte in bytes { put(byte) }
     }
 
     /// 16 hex digits in small letters.

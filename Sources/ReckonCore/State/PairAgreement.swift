@@ -28,13 +28,16 @@ package struct PairAgreement: Sendable {
     /// The file the agreement is kept in; nil without a state folder.
     var url: URL?
 
-    /// Reads the agreement of `local` and `remote` from the state folder,
-    /// or seeds one from their baselines when none was ever written.
-    init(local: SideBaseline, remote: SideBaseline, localSpec: SideSpec, remoteSpec: SideSpec, stateDir: URL?, statePath: String?) {
+    /// The agreement of `local` and `remote` as `found` in the state folder
+    /// (`Agreement.read` of `url`), or seeded from their baselines when none was ever written.
+    init(
+        found: StateFile<Agreement>, url: URL?, local: SideBaseline, remote: SideBaseline, localSpec: SideSpec, remoteSpec: SideSpec,
+        stateDir: URL?, statePath: String?
+    ) {
         self.remote = remoteSpec.name
-        url = stateDir.map { Agreement.url(in: $0, remote: remoteSpec.name) }
+        self.url = url
         let identities = (SideIdentity(localSpec), SideIdentity(remoteSpec))
-        switch url.map(Agreement.read) ?? .none {
+        switch found {
         case .none:
             previous = Self.seeded(local: local.previous, remote: remote.previous, identities)
             use = previous == nil ? .none : .seeded
@@ -78,7 +81,9 @@ package struct PairAgreement: Sendable {
     /// What to write to the pair's agreement file after a run that found
     /// `differences` between them, if anything. Only a deep run moves it,
     /// and only for the memos it saw equal on both sides, read whole; a
-    /// memo that differs or could not be read keeps its last agreement.
+    /// memo that differs or could not be read keeps its last agreement, and
+    /// so does one agreed as before (with the time they came to agree on it).
+    /// Nothing is written when nothing moved.
     /// Nothing is saved when either side failed or the disk failed to give
     /// some of it, since what the run saw is not what the sides hold.
     func toSave(
@@ -88,30 +93,45 @@ package struct PairAgreement: Sendable {
         -> Agreement?
     {
         guard deep, url != nil, !local.failed, !remote.failed, !local.diskTrouble, !remote.diskTrouble else { return nil }
-        var keep = Set(differences.lazy.filter { $0.remote == self.remote }.map(\.id))
-        keep.formUnion(local.unread)
-        keep.formUnion(remote.unread)
+        let keep = MemoID.union([differences.filter { $0.remote == self.remote }.map(\.id), local.unread, remote.unread])
         let before = previous?.memos ?? IDMap()
+        let (l, r) = (local.current, remote.current)
         var ids: [MemoID] = []
         var entries: [Agreement.Entry] = []
-        ids.reserveCapacity(max(local.current.count, remote.current.count))
+        ids.reserveCapacity(max(l.count, r.count))
         entries.reserveCapacity(ids.capacity)
-        // Each memo either side holds, or the last agreement kept, in id order.
-        for id in MemoID.union([local.current.keys, remote.current.keys, before.keys]) {
-            if keep.contains(id) {
-                if let kept = before[id] {
+        // Each memo either side holds, or the last agreement kept, in id order: the four sorted lists walked together.
+        var (i, j, b, k) = (0, 0, 0, 0)
+        while i < l.count || j < r.count || b < before.count {
+            var id = MemoID(high: .max, low: .max)
+            if i < l.count { id = min(id, l.keys[i]) }
+            if j < r.count { id = min(id, r.keys[j]) }
+            if b < before.count { id = min(id, before.keys[b]) }
+            let mine = i < l.count && l.keys[i] == id ? l.values[i] : nil
+            let theirs = j < r.count && r.keys[j] == id ? r.values[j] : nil
+            let kept = b < before.count && before.keys[b] == id ? before.values[b] : nil
+            if mine != nil { i += 1 }
+            if theirs != nil { j += 1 }
+            if kept != nil { b += 1 }
+            while k < keep.count && keep[k] < id { k += 1 }
+            if k < keep.count && keep[k] == id {
+                if let kept {
                     ids.append(id)
                     entries.append(kept)
                 }
                 continue
             }
-            let l = local.current[id]
-            let r = remote.current[id]
             // A memo read whole on each side that holds it live; none is held by neither.
-            guard l != nil || r != nil, [l, r].allSatisfy({ print in print.map { !$0.isLive || $0.digest != nil } ?? true }) else { continue }
+            guard mine != nil || theirs != nil, mine.map({ !$0.isLive || $0.digest != nil }) ?? true,
+                theirs.map({ !$0.isLive || $0.digest != nil }) ?? true
+            else { continue }
             ids.append(id)
-            entries.append(Agreement.Entry(local: l, remote: r, time: startedAt))
+            // Agreed as before: the entry keeps the time they came to agree on this version.
+            let now = Agreement.Entry(local: mine, remote: theirs, time: startedAt)
+            entries.append(kept.map { $0.local == now.local && $0.remote == now.remote } == true ? kept! : now)
         }
+        // Nothing moved since the file was written: it is not written again.
+        if use == .used, ids == before.keys, entries == before.values { return nil }
         return Agreement(local: identities.0, remote: identities.1, memos: IDMap(sortedKeys: ids, values: entries))
     }
 }

@@ -79,6 +79,9 @@ extension Pipeline {
             let deep = definition.check == .deep
             // The sides are compared while each side's baseline is read and compared on a core of its own.
             let compared = Pending { loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) } }
+            // Each pair's agreement is read on a core of its own meanwhile too.
+            let agreementURLs = loaded.remotes.map { remote in definition.stateDir.map { Agreement.url(in: $0, remote: remote.spec.name) } }
+            let agreementFiles = Pending { agreementURLs.map { $0.map(Agreement.read) ?? .none } }
             let baselines = mapOnEveryCore(loaded.sides, chunkSize: 1) { sides in
                 sides.map {
                     SideBaseline(
@@ -86,10 +89,12 @@ extension Pipeline {
                         acceptDeletions: acceptDeletions, startedAt: startedAt)
                 }
             }.flatMap { $0 }
+            let found = agreementFiles.wait()
             let agreements = loaded.remotes.indices.map { remote in
                 PairAgreement(
-                    local: baselines[0], remote: baselines[remote + 1], localSpec: loaded.local.spec, remoteSpec: loaded.remotes[remote].spec,
-                    stateDir: definition.stateDir, statePath: definition.statePath)
+                    found: found[remote], url: agreementURLs[remote], local: baselines[0], remote: baselines[remote + 1],
+                    localSpec: loaded.local.spec, remoteSpec: loaded.remotes[remote].spec, stateDir: definition.stateDir,
+                    statePath: definition.statePath)
             }
             var differences = compared.wait()
             for index in differences.indices where differences[index].changed != nil {
