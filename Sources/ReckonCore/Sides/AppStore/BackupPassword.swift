@@ -60,6 +60,8 @@ package final class BackupPassword: Sendable, Hashable {
     private let asked = Mutex<Result<SecretBytes, Failure>?>(nil)
     /// Each backup's class keys, by its keybag, or why they could not be had: one key derivation per run.
     let unlocked = Mutex<[Data: Result<EncryptedBackup.ClassKeys, PhoneBackup.Failure>]>([:])
+    /// The stores found in each backup (by folder and app), or why none could be: its manifest read once per run.
+    let found = Mutex<[String: Result<[PhoneBackup.StoreFiles], PhoneBackup.Failure>]>([:])
 
     /// `ask` gives the password; it is called at most once.
     package init(_ ask: @escaping @Sendable () throws(Failure) -> SecretBytes) { self.ask = ask }

@@ -69,7 +69,19 @@ package enum PhoneBackup {
     /// `AppDomainGroup-<app>`. No store found is an empty array. An
     /// encrypted backup is unlocked with `password` (its keys derived once
     /// per run), and each store comes with the keys its files decrypt with.
+    /// With a password (every backup side the command line makes), what was
+    /// found is kept for the run: the `--app` check and the load read the
+    /// manifest once, and a failure of it is the same failure for both.
     package static func stores(in folder: URL, app: String?, password: BackupPassword?) throws(Failure) -> [StoreFiles] {
+        guard let password else { return try findStores(in: folder, app: app, password: nil) }
+        let key = folder.path + "\u{0}" + (app ?? "")
+        if let known = password.found.withLock({ $0[key] }) { return try known.get() }
+        let result = Result { () throws(Failure) in try findStores(in: folder, app: app, password: password) }
+        password.found.withLock { $0[key] = result }
+        return try result.get()
+    }
+
+    private static func findStores(in folder: URL, app: String?, password: BackupPassword?) throws(Failure) -> [StoreFiles] {
         var keys: EncryptedBackup.ClassKeys?
         var manifestKey: EncryptedBackup.FileKey?
         if let encryption = try encryption(folder) {
