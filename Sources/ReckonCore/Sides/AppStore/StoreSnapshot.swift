@@ -340,7 +340,8 @@ package final class StoreSnapshot: Sendable {
                         done += step
                     }
                     written += keep
-                    if key.size == nil { last = Array(plain.suffix(16)) }
+                    // The last 16 plain bytes, whatever the pieces' sizes, for the padding.
+                    if key.size == nil { last = Array((last + plain).suffix(16)) }
                 })
         } catch let failure as Failure {
             throw failure
