@@ -143,7 +143,8 @@ struct PlanCommand: ReckonCommand {
         let context = RunContext(
             onNote: { [progress = console.progress, err = console.err] note in
                 if progress { err("reckon: \(note)\n") }
-            }, onProgress: progressPrinter(console, quiet: false))
+            }, onWarning: { [err = console.err] warning in err("warning: \(escapedForDisplay(warning))\n") },
+            onProgress: progressPrinter(console, quiet: false))
         var made: Plan
         do {
             made = try Pipeline(startedAt: runStart()).plan(

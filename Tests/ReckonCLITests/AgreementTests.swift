@@ -135,8 +135,11 @@ import Testing
             run.stdout.contains("The last agreement of this device and Google Drive in the state folder belongs to other sides ("), "\(run.stdout)")
         #expect(try read(file).contains("/drive\""), "written again for this pair")
         try Data("{\"schemaVersion\": 9}".utf8).write(to: file)
-        let (_, again) = try pipeline.plan(day: 2)
+        let (planned, again) = try pipeline.plan(day: 2)
         #expect(actions(again) == [1: "conflict ->-"])
+        #expect(
+            planned.stderr.contains("warning: The last agreement of this device and Google Drive could not be read ("),
+            "a plan says why it decides as if they never agreed: \(planned.stderr)")
         let (unreadable, unread) = try pipeline.run(day: 2)
         #expect(side(unread, 1)["agreement"] as? String == "unreadable")
         #expect(

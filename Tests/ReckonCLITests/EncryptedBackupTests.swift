@@ -107,6 +107,14 @@ import Testing
         #expect(short.code == 2)
         #expect(short.stderr.contains("cannot be decrypted whole, so the backup is damaged"), "\(short.stderr)")
 
+        // The last block's padding no longer says its length.
+        var lastFlipped = bytes
+        lastFlipped[lastFlipped.count - 1] ^= 0x5A
+        try lastFlipped.write(to: store)
+        let padding = try reckon(["counts", cut.path])
+        #expect(padding.code == 2)
+        #expect(padding.stderr.contains("cannot be decrypted whole, so the backup is damaged"), "\(padding.stderr)")
+
         var flipped = bytes
         for offset in stride(from: 0, to: min(flipped.count, 4096), by: 16) { flipped[offset] ^= 0xFF }
         try flipped.write(to: store)

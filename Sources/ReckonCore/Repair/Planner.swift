@@ -506,6 +506,10 @@ extension Pipeline {
         let run = PipelineRun(definition: definition, settings: settings, context: context)
         let loaded = load.run(definition, in: run)
         let reconciled = reconcile.run(loaded, in: run)
+        // A plan decides from the agreement: one that could not be used is said, as a report says it.
+        if let pair = reconciled.agreements.first(where: { $0.remote == remote }), let words = pair.notUsed(local: definition.local, strings: .en) {
+            context.warn(words)
+        }
         var planner = Planner(
             sides: loaded, reconciliation: reconciled, pipeline: definition.name, remoteName: remote, choices: ConflictChoices(),
             createdAt: settings.startedAt, definitionPath: definition.file.map { realPath($0.path) }, stateDir: stateDir)

@@ -18,8 +18,9 @@ package struct PairAgreement: Sendable {
         case unreadable
     }
 
-    /// The remote's name.
+    /// The remote's name, and how reports name it.
     package var remote: String
+    var remoteLabel: String?
     package var use: Use
     /// For `unreadable`, the file (under the state folder as the user spelled it) and why.
     package var note: String?
@@ -35,6 +36,7 @@ package struct PairAgreement: Sendable {
         stateDir: URL?, statePath: String?
     ) {
         self.remote = remoteSpec.name
+        self.remoteLabel = remoteSpec.label
         self.url = url
         let identities = (SideIdentity(localSpec), SideIdentity(remoteSpec))
         switch found {
@@ -52,6 +54,16 @@ package struct PairAgreement: Sendable {
                 use = .anotherPair
                 note = "\(found.local.shown) and \(found.remote.shown)"
             }
+        }
+    }
+
+    /// Why the pair's agreement file was not used, in `strings`' words; nil when it was, or there is none.
+    func notUsed(local: SideSpec, strings: Strings) -> String? {
+        let label = remoteLabel ?? remote
+        switch use {
+        case .anotherPair: return strings.agreementOfOtherSides(local.label, label, note ?? "")
+        case .unreadable: return strings.agreementUnreadable(local.label, label, note ?? "")
+        default: return nil
         }
     }
 

@@ -341,7 +341,7 @@ package final class StoreSnapshot: Sendable {
                     }
                     written += keep
                     // The last 16 plain bytes, whatever the pieces' sizes, for the padding.
-                    if key.size == nil { last = Array((last + plain).suffix(16)) }
+                    last = Array((last + plain).suffix(16))
                 })
         } catch let failure as Failure {
             throw failure
@@ -353,6 +353,8 @@ package final class StoreSnapshot: Sendable {
             guard written == size, total >= size, total <= size + 16 else {
                 throw Failure(message: "\(source) holds \(total) bytes where its record says \(size), so the backup is damaged; make a new backup")
             }
+            // What lies past the size is PKCS#7 padding, each byte its length; anything else is damage.
+            guard total == size || last.suffix(total - size).allSatisfy({ Int($0) == total - size }) else { throw Failure(message: damaged) }
         } else if total % 512 != 0 {
             guard let pad = last.last, (1...16).contains(Int(pad)), last.suffix(Int(pad)).allSatisfy({ $0 == pad }) else {
                 throw Failure(message: damaged)
