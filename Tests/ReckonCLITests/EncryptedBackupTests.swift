@@ -138,6 +138,31 @@ import Testing
         #expect(try leftBehind().isEmpty)
     }
 
+    /// A change in the store's log damaged in the middle (a byte flipped in
+    /// the plain store's `-wal`, or in the encrypted backup's, which CBC spreads
+    /// over two blocks): SQLite would stop at it and drop every later change in
+    /// silence, so a memo saved after it would read as deleted. It is damage, in words.
+    @Test func aLogDamagedBeforeALaterChangeIsDamageNotADeletion() throws {
+        let store = folder.appendingPathComponent("store")
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/store"), to: store)
+        let encrypted = try copy(as: "wal-damaged")
+        let plainWAL = store.appendingPathComponent("default.store-wal")
+        let backupWAL = try storeFile(in: encrypted).path + "-wal"
+        let db = try SQLite(path: Self.samples.appendingPathComponent("iphone/Manifest.db").path, mode: .readOnly)
+        let rows = try db.rows("SELECT fileID FROM Files WHERE relativePath = ?", [.text(PhoneBackup.storePath + "-wal")])
+        guard case .text(let walID)? = rows.first?.first else { throw CocoaError(.fileNoSuchFile) }
+        let encryptedWAL = encrypted.appendingPathComponent("\(walID.prefix(2))/\(walID)")
+        #expect(FileKind(path: backupWAL) == .missing, "the backup names its log by its own id")
+        for (side, wal) in [(store.appendingPathComponent("default.store").path, plainWAL), (encrypted.path, encryptedWAL)] {
+            var bytes = try Data(contentsOf: wal)
+            bytes[bytes.count / 2] ^= 0xFF
+            try bytes.write(to: wal)
+            let result = try reckon(["counts", side])
+            #expect(result.code == 2, "\(side)")
+            #expect(result.stderr.contains("is damaged (a change in it fails its checksum, and changes were saved after it)"), "\(result.stderr)")
+        }
+    }
+
     /// SIGTERM or SIGINT at a random moment of a run, or SIGKILL and the next
     /// run: no decrypted file is left in the private folders' parent.
     @Test func aRunStoppedByASignalLeavesNoDecryptedFile() throws {

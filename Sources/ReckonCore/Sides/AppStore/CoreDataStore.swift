@@ -263,6 +263,10 @@ final class OpenedStore: Sendable {
         case .notAWAL:
             return damaged(
                 "its write-ahead log, \(files.walName), is damaged (it does not start as SQLite's log does), so the newest changes cannot be read")
+        case .brokenFrame:
+            return damaged(
+                "its write-ahead log, \(files.walName), is damaged (a change in it fails its checksum, and changes were saved after it), so the newest changes cannot be read"
+            )
         case .partialFrame:
             notes.append(
                 Problem(

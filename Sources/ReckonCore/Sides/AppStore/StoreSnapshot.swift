@@ -213,6 +213,10 @@ package final class StoreSnapshot: Sendable {
         case partialFrame
         /// Bytes that do not start as SQLite's log does: SQLite would pass over them in silence.
         case notAWAL
+        /// A frame whose checksum fails, with a change committed after it in the same log:
+        /// SQLite would stop at the broken frame and drop that change in silence. A crash
+        /// leaves failing frames only after the last commit, which is not this.
+        case brokenFrame
     }
 
     /// Checks the copied `-wal`'s header (magic number, format, page size)
@@ -231,7 +235,51 @@ package final class StoreSnapshot: Sendable {
         guard log.count >= 32, [0x377f_0682, 0x377f_0683].contains(number(log, 0, 4)), number(log, 4, 4) == 3_007_000,
             number(log, 8, 4) == storePageSize
         else { return .notAWAL }
+        if Self.commitAfterBrokenFrame(log, pageSize: Int(storePageSize)) { return .brokenFrame }
         return (log.count - 32) % (Int(storePageSize) + 24) == 0 ? .whole : .partialFrame
+    }
+
+    /// Walks the log's frames as SQLite does (salts as the header's, each
+    /// frame's checksum chained from the one before, over words big- or
+    /// little-endian as the magic number says) and tells whether a frame
+    /// fails while a commit frame with the header's salts comes after it.
+    static func commitAfterBrokenFrame(_ log: Data, pageSize: Int) -> Bool {
+        let bytes = [UInt8](log)
+        let bigEndian = bytes[3] == 0x83
+        func word(_ at: Int) -> UInt32 {
+            let b = bytes[at..<at + 4].map(UInt32.init)
+            return bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
+        }
+        func big(_ at: Int) -> UInt32 { bytes[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) } }
+        func sum(_ range: Range<Int>, _ start: (UInt32, UInt32)) -> (UInt32, UInt32) {
+            var (s0, s1) = start
+            for at in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
+                s0 = s0 &+ word(at) &+ s1
+                s1 = s1 &+ word(at + 4) &+ s0
+            }
+            return (s0, s1)
+        }
+        var chain = sum(0..<24, (0, 0))
+        guard chain == (big(24), big(28)) else { return false }
+        let salts = (big(16), big(20))
+        let frame = 24 + pageSize
+        var at = 32
+        var broken = false
+        while at + frame <= bytes.count {
+            let sameLog = (big(at + 8), big(at + 12)) == salts
+            if broken {
+                if sameLog && big(at + 4) != 0 { return true }
+            } else {
+                let next = sum(at + 24..<at + frame, sum(at..<at + 8, chain))
+                if sameLog && next == (big(at + 16), big(at + 20)) {
+                    chain = next
+                } else {
+                    broken = true
+                }
+            }
+            at += frame
+        }
+        return false
     }
 
     /// A regular file's size, modification time and inode, to tell whether
