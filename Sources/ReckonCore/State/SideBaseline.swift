@@ -157,19 +157,6 @@ package struct SideBaseline: Sendable {
         return IDMap(sortedKeys: ids, values: prints)
     }
 
-    /// Which side moved, for a memo that differs between `local` and `remote`.
-    static func direction(of id: MemoID, local: SideBaseline, remote: SideBaseline) -> Difference.Changed {
-        guard let localBefore = local.previous, let remoteBefore = remote.previous else { return .unknown }
-        let localMoved = Fingerprint.change(from: localBefore.memos[id], to: local.current[id]) != nil
-        let remoteMoved = Fingerprint.change(from: remoteBefore.memos[id], to: remote.current[id]) != nil
-        switch (localMoved, remoteMoved) {
-        case (true, true): return .both
-        case (true, false): return .local
-        case (false, true): return .remote
-        case (false, false): return .neither
-        }
-    }
-
     /// What to write to the side's baseline file after this run, if anything.
     /// A deep run saves the side's listing, each memo that could not be read
     /// keeping its previous fingerprint, unless the side failed, the disk
