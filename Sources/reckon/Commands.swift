@@ -198,6 +198,10 @@ enum SharedOptions {
             completion: .oneOf(Strings.languages)
         ) { Strings.languages.contains($0) ? $0 : nil }
     }
+    /// `--metrics`, for `run` and `reconcile`: one declaration, with each command's words for where it writes.
+    static func metrics(_ value: String, _ help: String) -> Option<String> {
+        Option<String>("--metrics", value: value, help: help, completion: .path)
+    }
     /// A side given as a path, as `counts`, `export` and `verify` take it.
     static let sidePath = CommandSpec.Argument(
         name: "path", help: "A memo folder (holding index.json, or above 60dMemo/), the app's store file or an iPhone backup folder.",

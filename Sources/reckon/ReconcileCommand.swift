@@ -16,12 +16,15 @@ struct ReconcileCommand: ReckonCommand {
     static let json = Flag("--json", help: "Print the report JSON instead of the summary.")
     static let quick = Flag("--quick", help: "Compare index.json entries and the folder listing only; do not read memo files.")
     static let language = SharedOptions.language("The language of the summary and reports: en or ja.")
+    static let metrics = SharedOptions.metrics(
+        "file", "Write the run's figures for monitoring to this .prom file, in Prometheus' text format, for node_exporter's textfile collector.")
 
     static let spec = CommandSpec(
         name: "reconcile", abstract: "Compare the memos on this device with a cloud folder, memo by memo.",
         options: [
             Self.local.help, Self.remote.help, Self.out.help, Self.json.help, Self.quick.help, Self.language.help, SharedOptions.refresh.help,
-            SharedOptions.app.help, SharedOptions.passwordFile.help, SharedOptions.acceptDeletions.help, SharedOptions.reportContent.help
+            SharedOptions.app.help, SharedOptions.passwordFile.help, SharedOptions.acceptDeletions.help, SharedOptions.reportContent.help,
+            Self.metrics.help
         ],
         exitCodes: Commands.exitCodes)
 
@@ -30,6 +33,7 @@ struct ReconcileCommand: ReckonCommand {
     var language: String
     var acceptDeletions: Bool
     var reportContent: ReportContent
+    var metrics: String?
     var arguments: ParsedArguments
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -40,17 +44,25 @@ struct ReconcileCommand: ReckonCommand {
             app: try arguments.value(SharedOptions.app), refresh: arguments[SharedOptions.refresh], quick: arguments[Self.quick])
         json = arguments[Self.json]
         acceptDeletions = arguments[SharedOptions.acceptDeletions]
+        metrics = try arguments.value(Self.metrics)
         self.arguments = arguments
     }
 
     func run(_ console: Console) throws(UsageError) -> ExitCode {
         var definition = try sides.definition("reconcile", language: language, quarantines: true, arguments: arguments)
         definition.reportContent = reportContent
+        if let metrics {
+            do {
+                try definition.writeMetrics(to: outputURL(metrics), path: metrics, file: "--metrics")
+            } catch {
+                throw arguments.usage("'--metrics' \(error.message)")
+            }
+        }
         var pipeline = Pipeline(startedAt: runStart())
         pipeline.settings.acceptDeletions = acceptDeletions
         // A plan is JSON, which cannot name a path that is not UTF-8: the pages then offer no plan line.
         pipeline.settings.repairCommand = arguments.notUTF8.isEmpty ? sides.repairCommand(definition) : nil
-        let published = execute(pipeline, definition, console: console, json: json, quiet: false)
+        let published = execute(pipeline, definition, console: console, json: json, summary: .always)
         return ExitCode(rawValue: published.exitCode(driftFails: true))!
     }
 }
@@ -110,9 +122,25 @@ struct OneShotSides {
     }
 }
 
-/// Runs a pipeline, prints its summary or JSON, then says which outputs
-/// could not be written: the summary is printed whatever failed.
-func execute(_ pipeline: Pipeline, _ definition: PipelineDefinition, console: Console, json: Bool, quiet: Bool) -> Published {
+/// When a run's summary is printed.
+enum SummaryPrinting {
+    /// After every run.
+    case always
+    /// Only after a run that ends with an exit code other than 0, as cron
+    /// wants it (`--quiet`): cron mails what a job prints, and nothing else.
+    case unlessDone
+    /// Never: a fleet prints its own line per pipeline.
+    case never
+}
+
+/// Runs a pipeline, writes its metrics file when the definition names
+/// one, prints its summary (as `summary` says) or JSON, then says which
+/// outputs could not be written (`failed` before the run, and the run's):
+/// the summary is printed whatever failed.
+func execute(
+    _ pipeline: Pipeline, _ definition: PipelineDefinition, console: Console, json: Bool, summary: SummaryPrinting, failed: [OutputError] = []
+) -> Published {
+    let quiet = summary != .always
     let context = RunContext(
         onNote: { [progress = console.progress, err = console.err] note in
             if progress && !quiet { err("reckon: \(note)\n") }
@@ -120,10 +148,29 @@ func execute(_ pipeline: Pipeline, _ definition: PipelineDefinition, console: Co
         onWarning: { [err = console.err] warning in
             err("warning: \(escapedForDisplay(warning))\n")
         }, onProgress: progressPrinter(console, quiet: quiet))
-    let published = pipeline.run(definition, context: context)
+    let started = ContinuousClock.now
+    var published = pipeline.run(definition, context: context)
+    published.failures = failed + published.failures
+    if pipeline.settings.writeFiles, let file = definition.metricsFile {
+        let elapsed = (ContinuousClock.now - started).components
+        let metrics = RunMetrics(
+            report: published.report, exitCode: published.exitCode(driftFails: definition.failOnDrift), startedAt: pipeline.settings.startedAt,
+            duration: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, previous: file)
+        do {
+            try metrics.write(to: file)
+        } catch {
+            published.failures.append(error)
+        }
+    }
+    let printsSummary =
+        switch summary {
+        case .always: true
+        case .unlessDone: published.exitCode(driftFails: definition.failOnDrift) != 0
+        case .never: false
+        }
     if json {
         console.json(JSONWriter.data(try! JSONValue(encoding: published.report)))
-    } else if !quiet {
+    } else if printsSummary {
         let written = pipeline.settings.writeFiles && published.failures.isEmpty
         console.out(
             TextSummary(

@@ -5,7 +5,15 @@ import Synchronization
 /// `reckon run`: one pipeline definition, or a fleet of them.
 struct RunCommand: ReckonCommand {
     static let dryRun = Flag("--dry-run", help: "Read and compare, but write no file.")
-    static let quiet = Flag("--quiet", help: "Print nothing but errors.")
+    static let quiet = Flag(
+        "--quiet",
+        help:
+            "Print nothing when the run ends with exit 0 (warnings still go to stderr); otherwise print the summary as without --quiet, as cron wants: it mails what a job prints."
+    )
+    static let metrics = SharedOptions.metrics(
+        "path",
+        "Write the run's figures for monitoring to this .prom file, in Prometheus' text format, for node_exporter's textfile collector; for a fleet, a folder that gets <pipeline>.prom for each."
+    )
     static let json = Flag("--json", help: "Print the report JSON instead of the summary (for a fleet, an array of reports).")
     static let refresh = Flag(
         "--refresh",
@@ -26,14 +34,16 @@ struct RunCommand: ReckonCommand {
             *.json file directly in it; other files and subfolders are ignored) or --shard run a fleet: every definition
             is loaded and checked first (a bad one, two with one name, or two sharing a folder: exit 64, nothing run),
             then --jobs of them at once, with one line per pipeline in name order, or with --json one array of reports
-            in name order.
+            in name order. With --quiet, a fleet prints only the summary of each pipeline that ends with an
+            exit code other than 0, headed by its name, and then the tally.
             """,
         positionals: [
             .init(name: "pipeline", help: "A pipeline definition (JSON), or a folder of them. Relative paths in one are relative to its file.")
         ],
         lastPositionalRepeats: true,
         options: [
-            Self.dryRun.help, Self.quiet.help, Self.json.help, Self.refresh.help, SharedOptions.acceptDeletions.help, Self.jobs.help, Self.shard.help
+            Self.dryRun.help, Self.quiet.help, Self.json.help, Self.refresh.help, SharedOptions.acceptDeletions.help, Self.jobs.help, Self.shard.help,
+            Self.metrics.help
         ],
         exitCodes: [
             (0, "done, and in sync (or drift, unless the definition says failOnDrift)"),
@@ -51,6 +61,7 @@ struct RunCommand: ReckonCommand {
     var acceptDeletions: Bool
     var jobs: Int
     var shard: FleetShard?
+    var metrics: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         jobs = try arguments.value(Self.jobs) ?? ProcessInfo.processInfo.activeProcessorCount
@@ -61,12 +72,21 @@ struct RunCommand: ReckonCommand {
         json = arguments[Self.json]
         refresh = arguments[Self.refresh]
         acceptDeletions = arguments[SharedOptions.acceptDeletions]
+        metrics = try arguments.value(Self.metrics)
     }
 
     func run(_ console: Console) -> ExitCode {
         guard paths.count > 1 || shard != nil || FileKind(path: fileURL(paths[0]).path) == .directory else {
-            guard let definition = checkedDefinition(paths[0], console: console) else { return .usage }
-            return run(definition, file: paths[0], console: console, json: json, quiet: quiet).code
+            guard var definition = checkedDefinition(paths[0], console: console) else { return .usage }
+            if let metrics {
+                do {
+                    try definition.writeMetrics(to: outputURL(metrics), path: metrics, file: paths[0])
+                } catch {
+                    console.err("Error: \(error)\n")
+                    return .usage
+                }
+            }
+            return run(definition, file: paths[0], console: console, json: json, summary: quiet ? .unlessDone : .always).code
         }
         return runFleet(console)
     }
@@ -74,7 +94,9 @@ struct RunCommand: ReckonCommand {
     /// Runs a checked definition (read from `file`, as given) under its
     /// locks and prints what `execute` prints; the report is nil when the
     /// run could not start.
-    func run(_ loaded: PipelineDefinition, file: String, console: Console, json: Bool, quiet: Bool) -> (code: ExitCode, published: Published?) {
+    func run(_ loaded: PipelineDefinition, file: String, console: Console, json: Bool, summary: SummaryPrinting) -> (
+        code: ExitCode, published: Published?
+    ) {
         var definition = loaded
         if refresh { definition.refreshCaches() }
         var pipeline = Pipeline(startedAt: runStart())
@@ -122,19 +144,20 @@ struct RunCommand: ReckonCommand {
         }
         defer { lock?.release() }
         TestStop.wait(at: "run-locked")
-        var published = execute(pipeline, definition, console: console, json: json, quiet: quiet)
-        if let lockFailure { published.failures.append(lockFailure) }
+        let published = execute(pipeline, definition, console: console, json: json, summary: summary, failed: lockFailure.map { [$0] } ?? [])
         return (ExitCode(rawValue: published.exitCode(driftFails: definition.failOnDrift))!, published)
     }
 
     /// What one pipeline of a fleet gave, held until its turn to be
     /// printed: its name and code, its outcome (nil when it could not start), its
-    /// line, what it said on stderr, and its report for `--json`.
+    /// line, its summary (with `--quiet`, when its code is not 0), what it
+    /// said on stderr, and its report for `--json`.
     struct FleetResult: Sendable {
         var name: String
         var code: ExitCode
         var outcome: Report.Outcome?
         var line: String
+        var summary: String
         var errors: String
         var report: Report?
     }
@@ -152,7 +175,8 @@ struct RunCommand: ReckonCommand {
             console.err("Error: no pipeline was run: the definitions must all be valid, with names and folders of their own\n")
             return .usage
         }
-        let members = fleet.members.filter { shard?.contains($0.definition.name) ?? true }
+        let chosen = fleet.members.filter { shard?.contains($0.definition.name) ?? true }
+        guard let members = metrics.map({ inMetricsFolder(chosen, $0, console: console) }) ?? chosen else { return .usage }
         let (json, quiet, dryRun) = (json, quiet, dryRun)
         let width = members.map { escapedForDisplay($0.definition.name).count }.max() ?? 0
         let results = Fleet.run(
@@ -161,16 +185,16 @@ struct RunCommand: ReckonCommand {
                 var (file, definition) = (members[n].file, members[n].definition)
                 // Pipelines run side by side never prompt: each takes the variable or its own password file.
                 definition.usePasswords(PasswordSources(environment: Passwords.fromEnvironment))
-                let errors = FleetText()
-                var collecting = Console(out: { _ in }, err: { errors.append($0) })
+                let (summary, errors) = (FleetText(), FleetText())
+                var collecting = Console(out: { summary.append($0) }, err: { errors.append($0) })
                 collecting.color = false
                 collecting.progress = false
-                let (code, published) = run(definition, file: file, console: collecting, json: false, quiet: true)
+                let (code, published) = run(definition, file: file, console: collecting, json: false, summary: quiet ? .unlessDone : .never)
                 let line = Fleet.line(
                     name: definition.name, width: width, published: published, exitCode: code.rawValue, dryRun: dryRun,
                     reportDir: definition.reportDir, from: current)
                 return FleetResult(
-                    name: definition.name, code: code, outcome: published?.fleetOutcome, line: line, errors: errors.text,
+                    name: definition.name, code: code, outcome: published?.fleetOutcome, line: line, summary: summary.text, errors: errors.text,
                     report: json ? published?.report : nil)
             },
             deliver: { result in
@@ -178,20 +202,51 @@ struct RunCommand: ReckonCommand {
                     console.err(result.errors.split(separator: "\n").map { "\(result.name): \($0)\n" }.joined())
                 }
                 if !json && !quiet { console.out(result.line) }
+                if !json && quiet && !result.summary.isEmpty {
+                    console.out("== \(escapedForDisplay(result.name)) (exit \(result.code.rawValue)) ==\n\(result.summary)\n")
+                }
                 // What was printed is let go; the code, outcome and report stay.
                 var kept = result
-                (kept.line, kept.errors) = ("", "")
+                (kept.line, kept.summary, kept.errors) = ("", "", "")
                 return kept
             })
         if json {
             console.json(JSONWriter.data(.array(results.compactMap { $0.report.map { try! JSONValue(encoding: $0) } })))
         }
         let worst = results.map(\.code).max { $0.rawValue < $1.rawValue } ?? .done
-        if !json && !quiet {
+        if !json && (!quiet || worst != .done) {
             console.out(Fleet.tally(results.map(\.outcome), of: fleet.members.count, shard: shard, exitCode: worst.rawValue))
         }
         return worst
     }
+}
+
+/// Gives each pipeline of a fleet its `<name>.prom` in the `--metrics`
+/// folder; nil, said on stderr, when the folder is a file or a pipeline's
+/// name cannot name a file in it.
+func inMetricsFolder(_ members: [Fleet.Member], _ folder: String, console: Console) -> [Fleet.Member]? {
+    guard [.missing, .directory].contains(FileKind(path: fileURL(folder).path)) else {
+        console.err("Error: '--metrics' is \(folder), which is not a folder: a fleet writes <pipeline>.prom for each pipeline into a folder\n")
+        return nil
+    }
+    var given = members
+    for n in given.indices {
+        let name = given[n].definition.name
+        guard !name.contains("/"), !name.hasPrefix("."), !name.contains("\0") else {
+            console.err(
+                "Error: \(given[n].file): the pipeline's name '\(escapedForDisplay(name))' cannot name a file in '--metrics' \(folder): give the definition its own \"metrics\" key instead\n"
+            )
+            return nil
+        }
+        do {
+            let path = joinPath(folder, name + ".prom")
+            try given[n].definition.writeMetrics(to: outputURL(path), path: path, file: given[n].file)
+        } catch {
+            console.err("Error: \(error)\n")
+            return nil
+        }
+    }
+    return given
 }
 
 /// What one pipeline said on stderr, kept until its turn to be printed.

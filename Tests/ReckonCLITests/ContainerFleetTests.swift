@@ -10,12 +10,14 @@ import Testing
 /// The image from the top-level Containerfile, and the Indexed Job on the
 /// Operations page run in it as Kubernetes would run its completions.
 @Suite struct ContainerFleetTests {
-    /// The Job's manifest: the page's one `yaml` block.
+    /// The Job's manifest: the page's one `yaml` block of a Kubernetes
+    /// object (the other holds Prometheus' alert rules).
     static func manifest() throws -> IndexedJob {
         let page = try read(FleetTests.operationsPage)
-        let blocks = page.components(separatedBy: "```yaml\n").dropFirst()
-        #expect(blocks.count == 1, "the Operations page has one yaml block, the Job's manifest")
-        let block = try #require(blocks.first?.components(separatedBy: "\n```").first)
+        let blocks = page.components(separatedBy: "```yaml\n").dropFirst().compactMap { $0.components(separatedBy: "\n```").first }
+            .filter { $0.contains("\nkind: ") }
+        #expect(blocks.count == 1, "the Operations page has one yaml block of a Kubernetes object, the Job's manifest")
+        let block = try #require(blocks.first)
         return try IndexedJob(readYAML(block))
     }
 

@@ -184,7 +184,7 @@ extension PipelineDefinition {
     var outputFolders: [(key: String, shown: String, real: String)] {
         var folders: [(key: String, shown: String?, url: URL?)] = [
             ("reports.dir", reportPath, reportDir), ("quarantine.dir", quarantinePath, quarantineDir),
-            ("state.dir", statePath, stateDir), ("export.dir", export?.path, export?.dir)
+            ("state.dir", statePath, stateDir), ("export.dir", export?.path, export?.dir), ("metrics", metricsPath, metricsFile)
         ]
         for side in [local] + remotes {
             if let cache = side.kind.lastingCache { folders.append(("cache.dir", nil, cache)) }

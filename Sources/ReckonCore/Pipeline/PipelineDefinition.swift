@@ -62,6 +62,10 @@ package struct PipelineDefinition: Sendable, Equatable {
     /// spelled it (by default `state/` in the report folder); nil keeps none.
     package var stateDir: URL?
     package var statePath: String?
+    /// Where each run writes its figures for monitoring (`metrics`, a
+    /// `.prom` file), and how the user spelled it; nil writes none.
+    package var metricsFile: URL?
+    package var metricsPath: String?
     /// When vanished memos sound the alarm.
     package var alarm = AlarmLimits()
     /// Limits on what is read (sizes, JSON nesting).
@@ -144,7 +148,7 @@ extension PipelineDefinition {
     /// reckon never reads or fetches it.
     package static let topKeys: Set<String> = [
         "$schema", "schemaVersion", "name", "local", "remotes", "check", "reports", "quarantine", "export", "language",
-        "timeZone", "failOnDrift", "limits", "cache", "state", "alarm"
+        "timeZone", "failOnDrift", "limits", "cache", "state", "alarm", "metrics"
     ]
     package static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
     /// A side's keys: those of every side, and those only one kind reads.
@@ -363,6 +367,11 @@ package struct DefinitionReader {
         }
         quarantine = try folder("quarantine") ?? quarantine
         state = try folder("state") ?? state
+        var metrics: (URL, String)?
+        if let path = try string(top, "metrics", in: nil, required: false) {
+            if let reason = PipelineDefinition.metricsFileProblem(path) { throw fail("metrics", reason) }
+            metrics = (outputURL(path), path)
+        }
         var alarm = AlarmLimits()
         if top["alarm"] != nil {
             let object = try object(top["alarm"], "alarm", allowed: PipelineDefinition.alarmKeys)
@@ -414,6 +423,8 @@ package struct DefinitionReader {
         definition.quarantinePath = quarantine?.1
         definition.stateDir = state?.0
         definition.statePath = state?.1
+        definition.metricsFile = metrics?.0
+        definition.metricsPath = metrics?.1
         definition.alarm = alarm
         definition.limits = limits
         definition.timeZone = timeZone
@@ -459,6 +470,26 @@ package struct DefinitionReader {
 }
 
 extension PipelineDefinition {
+    /// Why `path` cannot name a metrics file, or nil when it can:
+    /// node_exporter's textfile collector reads only `*.prom` files.
+    package static func metricsFileProblem(_ path: String) -> String? {
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        guard name.hasSuffix(".prom"), name.count > 5, !path.hasSuffix("/") else {
+            return "must name a file ending in .prom (node_exporter's textfile collector reads only those), found \"\(path)\""
+        }
+        return nil
+    }
+
+    /// Writes each run's metrics to `url`, spelled `path` on the command
+    /// line (`--metrics`), instead of the file the definition names; `file`
+    /// names the definition in errors.
+    package mutating func writeMetrics(to url: URL, path: String, file: String) throws(DefinitionError) {
+        if let reason = PipelineDefinition.metricsFileProblem(path) { throw DefinitionError(file: file, key: "--metrics", message: reason) }
+        metricsFile = url
+        metricsPath = path
+        try checkOutputsOutsideSources(file: file)
+    }
+
     /// Refuses an output folder inside a source folder: nothing is ever
     /// written into a source. Paths are compared by their real paths, with
     /// every link resolved, so a linked parent, a `..` after a link or a
@@ -466,7 +497,7 @@ extension PipelineDefinition {
     package func checkOutputsOutsideSources(file: String) throws(DefinitionError) {
         let outputs: [(key: String, path: String?, url: URL?)] = [
             ("reports.dir", reportPath, reportDir), ("quarantine.dir", quarantinePath, quarantineDir),
-            ("state.dir", statePath, stateDir), ("export.dir", export?.path, export?.dir),
+            ("state.dir", statePath, stateDir), ("export.dir", export?.path, export?.dir), ("metrics", metricsPath, metricsFile),
             ("cache.dir", nil, ([local] + remotes).lazy.compactMap(\.kind.lastingCache).first)
         ]
         for output in outputs {
