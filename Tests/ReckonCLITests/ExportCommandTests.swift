@@ -441,7 +441,8 @@ let immutableFilesAsRoot = Requirement("chattr +i in the test scratch folder, wh
         }
         let files = try FileManager.default.subpathsOfDirectory(atPath: exports.appendingPathComponent(old).path).sorted()
         for _ in 0..<2 {
-            let result = try runArray(["run", url.path, "--quiet"])
+            // Run from the definition's folder: the warning names the folder from the current one.
+            let result = try runArray(["run", url.path, "--quiet"], in: url.deletingLastPathComponent())
             #expect(result.code == 0)
             #expect(result.stderr == "warning: kept the old export exports/\(old), which keep: 1 would remove: \(reason)\n")
             #expect(try FileManager.default.subpathsOfDirectory(atPath: exports.appendingPathComponent(old).path).sorted() == files)
