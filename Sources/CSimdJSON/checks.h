@@ -22,13 +22,18 @@ inline int number(std::string_view s, size_t at, size_t count) {
     return value;
 }
 
-// The grammar Timestamp(iso8601:) accepts: YYYY-MM-DDTHH:MM:SS[.f+](Z|±HH[:]MM).
+// The grammar Timestamp(iso8601:) accepts: YYYY-MM-DDTHH:MM:SS[.f+](Z|±HH[:]MM),
+// with t or a space for T and z for Z (RFC 3339 §5.6), in the years 0001–9999
+// in UTC. Year 0 and the first and last day of that range, which an offset may
+// take out of it, are left to the careful reader (Swift's Timestamp), as is
+// second 60 (a leap second), so that it says why.
 inline bool isInstant(std::string_view s) {
-    if (!(digits(s, 0, 4) && s.size() > 19 && s[4] == '-' && digits(s, 5, 2) && s[7] == '-' && digits(s, 8, 2) && s[10] == 'T' &&
+    if (!(digits(s, 0, 4) && s.size() > 19 && s[4] == '-' && digits(s, 5, 2) && s[7] == '-' && digits(s, 8, 2) && (s[10] == 'T' || s[10] == 't' || s[10] == ' ') &&
           digits(s, 11, 2) && s[13] == ':' && digits(s, 14, 2) && s[16] == ':' && digits(s, 17, 2))) return false;
     int year = number(s, 0, 4), month = number(s, 5, 2), day = number(s, 8, 2);
     static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (month < 1 || month > 12 || day < 1) return false;
+    if (year == 0 || (year == 1 && month == 1 && day == 1) || (year == 9999 && month == 12 && day == 31)) return false;
     bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     if (day > days[month - 1] + (month == 2 && leap ? 1 : 0)) return false;
     if (number(s, 11, 2) > 23 || number(s, 14, 2) > 59 || number(s, 17, 2) > 59) return false;
@@ -38,7 +43,7 @@ inline bool isInstant(std::string_view s) {
         while (i < s.size() && s[i] >= '0' && s[i] <= '9') i++;
         if (i == start) return false;
     }
-    if (i < s.size() && s[i] == 'Z') return i + 1 == s.size();
+    if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) return i + 1 == s.size();
     if (i >= s.size() || (s[i] != '+' && s[i] != '-')) return false;
     i++;
     if (!digits(s, i, 2) || number(s, i, 2) > 23) return false;

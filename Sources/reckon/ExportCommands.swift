@@ -20,18 +20,21 @@ struct ExportCommand: ReckonCommand {
         return formats
     }
     static let includeArchived = Flag("--include-archived", help: "Export archived memos too (soft-deleted ones never).")
+    static let acceptDeletions = Flag(
+        "--accept-deletions",
+        help: "Replace the earlier export even when this one holds fewer memos than the deletion alarm allows (20% fewer, or none).")
     static let spec = CommandSpec(
         name: "export", abstract: "Export one side's memos as JSON, Markdown and zip, atomically.",
         positionals: [SharedOptions.sidePath],
         options: [
-            Self.out.help, Self.formats.help, Self.includeArchived.help, SharedOptions.refresh.help, SharedOptions.app.help,
-            SharedOptions.passwordFile.help
+            Self.out.help, Self.formats.help, Self.includeArchived.help, Self.acceptDeletions.help, SharedOptions.refresh.help,
+            SharedOptions.app.help, SharedOptions.passwordFile.help
         ],
         exitCodes: [
             (0, "exported, every memo"),
             (
                 2,
-                "the side could not be read whole, a memo could not be exported, or the export could not be written (the folder holds files reckon did not write, or a write failed)"
+                "the side could not be read whole, a memo could not be exported, the export could not be written (the folder holds files reckon did not write, or a write failed), or it would hold fewer memos than the one it replaces by more than the deletion alarm allows (that one is kept)"
             ),
             (64, "usage error, or the folder lies inside the side; nothing written")
         ])
@@ -40,6 +43,7 @@ struct ExportCommand: ReckonCommand {
     var out: String
     var formats: [ExportFormat]
     var includeArchived: Bool
+    var acceptDeletions: Bool
     var refresh: Bool
     var app: String?
     var arguments: ParsedArguments
@@ -49,6 +53,7 @@ struct ExportCommand: ReckonCommand {
         out = arguments.required(Self.out)
         formats = try arguments.value(Self.formats) ?? ExportFormat.allCases
         includeArchived = arguments[Self.includeArchived]
+        acceptDeletions = arguments[Self.acceptDeletions]
         refresh = arguments[SharedOptions.refresh]
         app = try arguments.value(SharedOptions.app)
         self.arguments = arguments
@@ -65,7 +70,8 @@ struct ExportCommand: ReckonCommand {
             throw arguments.usage("'--out' \(error.message)")
         }
         let store = spec.store(limits: ReadLimits())
-        let job = ExportJob(formats: formats, includeArchived: includeArchived, dir: folder, shown: out, destination: .inPlace(given: fileURL(out)))
+        var job = ExportJob(formats: formats, includeArchived: includeArchived, dir: folder, shown: out, destination: .inPlace(given: fileURL(out)))
+        job.acceptDeletions = acceptDeletions
         let printer = progressPrinter(console, quiet: false)
         let outcome: ExportJob.Outcome
         do {
@@ -82,6 +88,15 @@ struct ExportCommand: ReckonCommand {
             console.err(problem.line(under: spec.path) + "\n")
         }
         guard let summary = outcome.summary else { return .trouble }
+        if let fewer = outcome.fewer {
+            guard fewer.alarm.accepted else {
+                console.err(
+                    "Error: \(escapedForDisplay(out)): \(fewer.words): more gone than the deletion alarm allows, so the earlier export is kept"
+                        + " and nothing was published; if the deletions were meant, run again with --accept-deletions.\n")
+                return .trouble
+            }
+            console.err("warning: \(escapedForDisplay(out)): \(fewer.words); it replaced the earlier one, as --accept-deletions asks.\n")
+        }
         for record in ExportRecord.records(summary, folder: folder, displayPath: out) {
             console.out(
                 "\(escapedForDisplay(record.path))  \(counted(record.memos, "memo")), \(counted(record.bytes, "byte"))\(record.sha256.map { ", sha256 \($0)" } ?? "")\n"

@@ -441,7 +441,8 @@ let immutableFilesAsRoot = Requirement("chattr +i in the test scratch folder, wh
         }
         let files = try FileManager.default.subpathsOfDirectory(atPath: exports.appendingPathComponent(old).path).sorted()
         for _ in 0..<2 {
-            let result = try runArray(["run", url.path, "--quiet"])
+            // Run from the definition's folder: the warning names the folder from the current one.
+            let result = try runArray(["run", url.path, "--quiet"], in: url.deletingLastPathComponent())
             #expect(result.code == 0)
             #expect(result.stderr == "warning: kept the old export exports/\(old), which keep: 1 would remove: \(reason)\n")
             #expect(try FileManager.default.subpathsOfDirectory(atPath: exports.appendingPathComponent(old).path).sorted() == files)
@@ -781,5 +782,43 @@ func stopped(at step: String, _ arguments: [String]) throws -> Bool {
                     "\(start), after a kill at \(step): no staging folder is left")
             }
         }
+    }
+}
+
+/// A plain export keeps the pipeline's promise (the deletion alarm's rule).
+@Suite struct ExportDeletionAlarmTests {
+    /// An export that would hold far fewer memos than the one it replaces is
+    /// refused and the earlier one kept whole, unless `--accept-deletions`;
+    /// archived memos count only when both exports hold them.
+    @Test func anExportWithFarFewerMemosKeepsTheEarlierOneUnlessDeletionsAreAccepted() throws {
+        // 3 active memos and 1 archived: a quarter of the memos are archived.
+        let source = try generatedFolder(count: 4)
+        let parent = temporaryFolder()
+        let out = parent.appendingPathComponent("export")
+        #expect(try runArray(["export", source.path, "--out", out.path, "--include-archived"]).code == 0)
+        let withoutArchived = try runArray(["export", source.path, "--out", out.path])
+        #expect(withoutArchived.code == 0, "like for like: 3 active memos where there were 3. \(withoutArchived.stderr)")
+
+        try Data("{bad".utf8).write(to: source.appendingPathComponent("index.json"))
+        for name in try FileManager.default.contentsOfDirectory(atPath: source.appendingPathComponent("memos").path) {
+            try FileManager.default.removeItem(at: source.appendingPathComponent("memos/\(name)"))
+        }
+        let before = try fingerprint(out)
+        let refused = try runArray(["export", source.path, "--out", out.path])
+        #expect(refused.code == 2)
+        #expect(
+            refused.stderr.contains(
+                "Error: \(out.path): the new export holds 0 active memos where the earlier one holds 3: more gone than the deletion alarm allows, so the earlier export is kept"
+            ), "\(refused.stderr)")
+        #expect(refused.stderr.contains("run again with --accept-deletions."))
+        #expect(refused.stdout.isEmpty, "no export file is named: none was published")
+        #expect(try fingerprint(out) == before, "the earlier export is kept, byte for byte")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path) == ["export"], "no staging folder is left")
+
+        let accepted = try runArray(["export", source.path, "--out", out.path, "--accept-deletions"])
+        #expect(accepted.code == 2, "the side's index is still damaged")
+        #expect(accepted.stderr.contains("warning: \(out.path): the new export holds 0 active memos where the earlier one holds 3;"))
+        let counts = try json(read(out.appendingPathComponent("manifest.json")))["counts"] as? [String: Int]
+        #expect(counts == ["active": 0, "archived": 0], "replaced, as asked")
     }
 }

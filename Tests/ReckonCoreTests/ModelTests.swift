@@ -10,7 +10,10 @@ import Testing
         "2026-04-19T14:32:00.000Z",
         "2026-04-19T23:32:00+09:00",
         "2026-04-19T23:32:00.000+0900",
-        "2026-04-19T09:32:00-05:00"
+        "2026-04-19T09:32:00-05:00",
+        "2026-04-19t14:32:00z",
+        "2026-04-19 14:32:00Z",
+        "2026-04-19 23:32:00+09:00"
     ])
     func spellingsOfOneInstantAreEqual(_ text: String) throws {
         let reference = try #require(Timestamp(iso8601: "2026-04-19T14:32:00Z"))
@@ -26,18 +29,30 @@ import Testing
     }
 
     @Test(arguments: [
-        "2026-04-19T14:32:00", "2026-02-30T00:00:00Z", "2026-04-19 14:32:00Z", "2026-13-01T00:00:00Z",
+        "2026-04-19T14:32:00", "2026-02-30T00:00:00Z", "2026-04-19_14:32:00Z", "2026-13-01T00:00:00Z",
         "2026-04-19T24:00:00Z", "2026-04-19T14:32:00.Z", "yesterday", "", "2026-04-19T14:32:00Zjunk"
     ])
     func rejectsWhatIsNotAnInstant(_ text: String) {
         #expect(Timestamp(iso8601: text) == nil)
     }
 
+    @Test func aLeapSecondAndAYearOutside1To9999AreRefusedWithTheirReason() {
+        #expect(Timestamp.parse("2016-12-31T23:59:60Z") == .failure(.leapSecond))
+        #expect(Timestamp.parse("2016-12-31T23:59:61Z") == .failure(.notADate))
+        #expect(Timestamp.parse("0000-12-31T23:00:00Z") == .failure(.year(0)))
+        #expect(Timestamp.parse("0000-01-01T00:30:00+01:00") == .failure(.year(-1)))
+        #expect(Timestamp.parse("0001-01-01T00:30:00+01:00") == .failure(.year(0)))
+        #expect(Timestamp.parse("9999-12-31T23:30:00-01:00") == .failure(.year(10000)))
+        #expect(Timestamp.parse("0000-12-31T23:30:00-01:00") == .success(Timestamp(seconds: -62_135_596_800 + 1_800)))
+        #expect(Timestamp(iso8601: "0001-01-01T00:00:00Z")?.iso8601 == "0001-01-01T00:00:00Z")
+        #expect(Timestamp(iso8601: "9999-12-31T23:59:59.999Z")?.iso8601 == "9999-12-31T23:59:59.999Z")
+    }
+
     @Test func writesEveryInstantSoItReadsBackTheSame() {
         var generator = TestSeed.generator()
-        // Year 0 to 9999, every third with a fraction of 1, 2 or 3 groups of digits.
+        // Year 1 to 9999, every third with a fraction of 1, 2 or 3 groups of digits.
         for round in 0..<20_000 {
-            let seconds = Int64.random(in: -62_167_219_200...253_402_300_799, using: &generator)
+            let seconds = Int64.random(in: -62_135_596_800...253_402_300_799, using: &generator)
             let nanoseconds: Int32 =
                 switch round % 4 {
                 case 0: 0

@@ -29,6 +29,9 @@ package struct ExportJob {
     package var dir: URL
     package var shown: String
     package var destination: Destination
+    /// `reckon export --accept-deletions`: replace the earlier export even
+    /// when the deletion alarm's rule says this one holds too few memos.
+    package var acceptDeletions = false
 
     package init(formats: [ExportFormat], includeArchived: Bool, dir: URL, shown: String, destination: Destination) {
         self.formats = formats
@@ -51,6 +54,25 @@ package struct ExportJob {
         package var summary: ExportSummary?
         package var published: URL?
         package var retention = ExportFolder.Retention()
+        /// `reckon export` only: this export holds fewer memos than the one
+        /// it replaces, by the deletion alarm's rule. Unless accepted,
+        /// nothing was published and the earlier export is kept.
+        package var fewer: Fewer?
+    }
+
+    /// An export holding fewer memos than the one it replaces, by the deletion alarm's rule.
+    package struct Fewer: Sendable {
+        package var alarm: DeletionAlarm
+        /// Whether archived memos were counted: only when both exports hold them.
+        package var archivedToo: Bool
+
+        /// "the new export holds 1 active memo where the earlier one holds 4 (3 fewer, 75%)".
+        package var words: String {
+            let noun = archivedToo ? "memo" : "active memo"
+            let has = alarm.of - alarm.deleted
+            return "the new export holds \(counted(has, noun)) where the earlier one holds \(alarm.of)"
+                + (alarm.empty ? "" : " (\(alarm.deleted) fewer, \(percent(alarm.deleted, alarm.of)))")
+        }
     }
 
     /// Exports the side `listed` (as Load read it), or, when it is nil, the
@@ -61,7 +83,11 @@ package struct ExportJob {
         _ listed: SideListing?, makeExporter: () throws -> Exporter, progress: @escaping (Int, Int) -> Void
     ) throws(Refusal) -> Outcome {
         var created: [URL] = []
-        if case .inPlace(let given) = destination { created = try checkFolder(given: given) }
+        var replaced: (counts: MemoCounts, includeArchived: Bool)?
+        if case .inPlace(let given) = destination {
+            created = try checkFolder(given: given)
+            replaced = ExportFolder.exportedCounts(in: dir)
+        }
         var staging: URL?
         /// Leaves no trace: not the staging folder, not the folders made for the export.
         func cleanUp() {
@@ -89,6 +115,13 @@ package struct ExportJob {
                 cleanUp()
                 return outcome
             }
+            if let replaced, let summary = outcome.summary {
+                outcome.fewer = fewer(replacing: replaced, with: summary.counts)
+                if let fewer = outcome.fewer, !fewer.alarm.accepted {
+                    cleanUp()
+                    return outcome
+                }
+            }
             switch destination {
             case .inPlace:
                 // A quick second look: nothing may have come into the folder meanwhile.
@@ -110,6 +143,19 @@ package struct ExportJob {
             cleanUp()
             throw Refusal(description: exportFailure(error, dir: dir, as: shown))
         }
+    }
+
+    /// The deletion alarm's rule with its default limits, applied to an
+    /// export that replaces one holding `replaced`: like for like, archived
+    /// memos are compared only when both exports hold them. Nil when it
+    /// does not sound.
+    func fewer(replacing replaced: (counts: MemoCounts, includeArchived: Bool), with now: MemoCounts) -> Fewer? {
+        let both = replaced.includeArchived && includeArchived
+        let had = both ? replaced.counts.total : replaced.counts.active
+        let has = both ? now.total : now.active
+        let deleted = max(0, had - has)
+        guard AlarmLimits().sounds(deleted: deleted, of: had, empty: had > 0 && has == 0) else { return nil }
+        return Fewer(alarm: DeletionAlarm(deleted: deleted, of: had, empty: has == 0, accepted: acceptDeletions), archivedToo: both)
     }
 
     /// Checks that the folder may be replaced: a link to a folder is the

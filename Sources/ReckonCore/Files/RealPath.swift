@@ -37,6 +37,19 @@ package func readablePath(_ path: String) -> String {
     path.hasPrefix("/proc/self/fd/") ? realPath(path) : path
 }
 
+/// A resolved path as a person can use it from `current` (by default the
+/// process's current folder): relative when it lies under it (`.` for it),
+/// else absolute; never relative to a pipeline file.
+package func shownPath(
+    _ url: URL, from current: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+) -> String {
+    let path = readablePath(url.standardizedFileURL.path)
+    let base = current.standardizedFileURL.path
+    if path == base { return "." }
+    let prefix = base.hasSuffix("/") ? base : base + "/"
+    return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+}
+
 /// An output folder named by `path` (taken from `base` when relative), by
 /// its real path, so that what is checked against the sources is what is
 /// written to.

@@ -34,10 +34,10 @@ struct FieldReader {
         switch value(name) {
         case nil: return nil
         case .string(let text)?:
-            guard let value = Timestamp(iso8601: text) else {
-                throw FieldError(message: "'\(name)' is not an ISO 8601 date with a time zone: \"\(text)\"")
+            switch Timestamp.parse(text) {
+            case .success(let value): return value
+            case .failure(let refusal): throw FieldError(message: refusal.message(field: name, text: text))
             }
-            return value
         case let other?: throw FieldError(message: "'\(name)' must be an ISO 8601 date or null, found \(other.typeName)")
         }
     }
@@ -66,6 +66,19 @@ struct FieldReader {
             }
             return texts
         case let other?: throw FieldError(message: "'\(name)' must be an array of strings, found \(other.typeName)")
+        }
+    }
+}
+
+extension Timestamp.Refusal {
+    /// The sentence for the field `name` holding `text`.
+    func message(field name: String, text: String) -> String {
+        switch self {
+        case .notADate: "'\(name)' is not an ISO 8601 date with a time zone: \"\(text)\""
+        case .leapSecond:
+            "'\(name)' names second 60, a leap second, which reckon cannot keep (its times, like POSIX clocks, have no second 60): \"\(text)\""
+        case .year(let year):
+            "'\(name)' falls in year \(year) in UTC; reckon keeps dates from year 1 to 9999 only, the years it can write back: \"\(text)\""
         }
     }
 }

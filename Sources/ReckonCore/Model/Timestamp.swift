@@ -14,19 +14,50 @@ package struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertibl
         self.nanoseconds = nanoseconds
     }
 
-    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`.
+    /// Why a text is not an instant reckon keeps.
+    package enum Refusal: Error, Sendable, Equatable {
+        /// Not `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, or no such day or time.
+        case notADate
+        /// Second 60, a leap second: reckon's times, like POSIX's, have no second 60.
+        case leapSecond
+        /// In this year in UTC, outside 0001–9999, which reckon could not write back.
+        case year(Int)
+    }
+
+    /// The years an instant may lie in (in UTC): those reckon writes back as it read them.
+    package static let years = 1...9999
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`, as `parse` does.
     package init?(iso8601 text: String) {
-        guard let value = text.utf8.withContiguousStorageIfAvailable({ Self.parse($0) }) ?? Self.parse(Array(text.utf8)) else { return nil }
+        guard case .success(let value) = Self.parse(text) else { return nil }
         self = value
     }
 
     /// Parses the UTF-8 bytes of an ISO 8601 instant, as `init?(iso8601:)` does.
     init?(iso8601Bytes bytes: UnsafeRawBufferPointer) {
-        guard let value = Self.parse(bytes) else { return nil }
+        guard case .success(let value) = Self.parse(bytes) else { return nil }
         self = value
     }
 
-    private static func parse<Bytes: RandomAccessCollection>(_ b: Bytes) -> Timestamp? where Bytes.Element == UInt8, Bytes.Index == Int {
+    /// Parses an RFC 3339 instant: `YYYY-MM-DDTHH:MM:SS[.fraction]` then
+    /// `Z` or an offset (`±HH:MM`, or `±HHMM`); `t` and `z` in small letters
+    /// and a space for `T` too (RFC 3339 §5.6). A leap second, and an
+    /// instant outside the years 0001–9999 in UTC, are refused with that reason.
+    package static func parse(_ text: String) -> Result<Timestamp, Refusal> {
+        text.utf8.withContiguousStorageIfAvailable { parse($0) } ?? parse(Array(text.utf8))
+    }
+
+    private static func parse<Bytes: RandomAccessCollection>(_ b: Bytes) -> Result<Timestamp, Refusal>
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        guard let (value, second) = parseFields(b) else { return .failure(.notADate) }
+        if second == 60 { return .failure(.leapSecond) }
+        guard years.contains(value.year) else { return .failure(.year(value.year)) }
+        return .success(value)
+    }
+
+    /// The instant and the second as written (60 is kept, for its own refusal); nil when the text is no date.
+    private static func parseFields<Bytes: RandomAccessCollection>(_ b: Bytes) -> (Timestamp, Int)?
+    where Bytes.Element == UInt8, Bytes.Index == Int {
         var i = b.startIndex
         func digits(_ count: Int) -> Int? {
             guard i + count <= b.count else { return nil }
@@ -46,13 +77,13 @@ package struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertibl
         }
         guard let year = digits(4), expect(UInt8(ascii: "-")),
             let month = digits(2), expect(UInt8(ascii: "-")),
-            let day = digits(2), expect(UInt8(ascii: "T")),
+            let day = digits(2), expect(UInt8(ascii: "T")) || expect(UInt8(ascii: "t")) || expect(UInt8(ascii: " ")),
             let hour = digits(2), expect(UInt8(ascii: ":")),
             let minute = digits(2), expect(UInt8(ascii: ":")),
             let second = digits(2)
         else { return nil }
         guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
-            hour < 24, minute < 60, second < 60
+            hour < 24, minute < 60, second <= 60
         else { return nil }
         var nanos = 0
         if expect(UInt8(ascii: ".")) {
@@ -66,7 +97,7 @@ package struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertibl
             for _ in min(count, 9)..<9 { nanos *= 10 }
         }
         var offset = 0
-        if expect(UInt8(ascii: "Z")) {
+        if expect(UInt8(ascii: "Z")) || expect(UInt8(ascii: "z")) {
         } else if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
             let sign = b[i] == UInt8(ascii: "-") ? -1 : 1
             i += 1
@@ -79,8 +110,12 @@ package struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertibl
         }
         guard i == b.count else { return nil }
         let days = Self.daysFromCivil(year: year, month: month, day: day)
-        return Timestamp(seconds: Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second - offset), nanoseconds: Int32(nanos))
+        let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second - offset)
+        return (Timestamp(seconds: seconds, nanoseconds: Int32(nanos)), second)
     }
+
+    /// The instant's year in UTC.
+    package var year: Int { Self.civilFromDays(Int(seconds.floorDivided(by: 86_400))).0 }
 
     /// The start of a run from its id (`20261201T173000Z`, perhaps with `-2` after it); nil for another text.
     package init?(runID: String) {

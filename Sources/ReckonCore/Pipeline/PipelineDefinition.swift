@@ -259,8 +259,8 @@ package struct DefinitionReader {
     func side(_ value: JSONValue?, _ key: String, role: SideRole, defaultName: String, defaultLabel: String) throws(DefinitionError) -> SideSpec {
         let object = try object(value, key, allowed: PipelineDefinition.sideKeys)
         let name = try string(object, "name", in: key, required: false) ?? defaultName
-        guard name.range(of: "^[a-z0-9][a-z0-9_-]{0,31}$", options: .regularExpression) != nil else {
-            throw fail("\(key).name", "must be 1 to 32 small letters, digits, '-' or '_', starting with a letter or digit")
+        guard name.wholeMatch(of: /[a-z0-9][a-z0-9_-]{0,31}/) != nil else {
+            throw fail("\(key).name", "must be 1 to 32 small letters, digits, '-' or '_', starting with a letter or digit, found \(quoted(name))")
         }
         let kindName = try string(object, "kind", in: key, required: false) ?? SideKinds.names[0]
         guard let kind = SideKinds.named(kindName) else {
@@ -291,8 +291,9 @@ package struct DefinitionReader {
             let names = try self.object(attributes, "\(key).attributes", allowed: known)
             for field in names.keys.sorted() {
                 let name = try string(names, field, in: "\(key).attributes", required: true)!
-                guard name.range(of: "^[A-Za-z][A-Za-z0-9_]*$", options: .regularExpression) != nil else {
-                    throw fail("\(key).attributes.\(field)", "must be an attribute's name (a letter, then letters, digits or '_'), found \"\(name)\"")
+                guard name.wholeMatch(of: /[A-Za-z][A-Za-z0-9_]*/) != nil else {
+                    throw fail(
+                        "\(key).attributes.\(field)", "must be an attribute's name (a letter, then letters, digits or '_'), found \(quoted(name))")
                 }
                 model.attributes[field] = name
             }

@@ -102,6 +102,19 @@ extension ExportFolder {
         return check(dir.path, "", names)
     }
 
+    /// The memos the earlier export in `dir` holds, as its manifest counts
+    /// them, and whether archived ones are among them; nil when `dir` holds
+    /// no export whose manifest says so.
+    package static func exportedCounts(in dir: URL) -> (counts: MemoCounts, includeArchived: Bool)? {
+        guard let data = try? readRegularFile(atPath: dir.appendingPathComponent(Exporter.manifestName).path, limit: 1 << 30),
+            case .object(let manifest)? = try? JSONValue.parse(data),
+            case .object(let counts)? = manifest["counts"],
+            case .number(let active)? = counts["active"], let active = Int(active),
+            case .number(let archived)? = counts["archived"], let archived = Int(archived)
+        else { return nil }
+        return (MemoCounts(active: active, archived: archived), manifest["includeArchived"] == .bool(true))
+    }
+
     /// What in `dir` reckon could not delete, so that removing `dir` would
     /// stop part of the way: a folder whose entries it may not remove (its
     /// permissions), or a file or folder marked immutable or append-only

@@ -53,6 +53,20 @@ package struct ApplyResult: Sendable, Equatable, Codable {
             case id, action, from, to, outcome, reason, detail, choice, versions
         }
 
+        /// `from`, `to` and `choice` are written null when there is none, as `plan.json` writes them.
+        package func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(action, forKey: .action)
+            try container.encode(from, forKey: .from)
+            try container.encode(to, forKey: .to)
+            try container.encode(outcome, forKey: .outcome)
+            try container.encode(reason, forKey: .reason)
+            try container.encodeIfPresent(detail, forKey: .detail)
+            try container.encode(choice, forKey: .choice)
+            try container.encode(versions, forKey: .versions)
+        }
+
         package init(_ action: PlanAction, outcome: Outcome, detail: String? = nil) {
             id = action.id
             self.action = action.action

@@ -209,11 +209,7 @@ extension Report {
 
     /// A resolved path relative to `current` when under it (`.` for it), else absolute.
     package func shownPath(_ url: URL, from current: URL) -> String {
-        let path = readablePath(url.standardizedFileURL.path)
-        let base = current.standardizedFileURL.path
-        if path == base { return "." }
-        let prefix = base.hasSuffix("/") ? base : base + "/"
-        return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+        ReckonCore.shownPath(url, from: current)
     }
 }
 

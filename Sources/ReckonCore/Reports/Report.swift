@@ -178,7 +178,15 @@ package struct HistoryEntry: Sendable, Equatable, Codable {
     package struct Side: Sendable, Equatable, Codable {
         package var name: String
         package var label: String
+        /// Null when the side failed, as in `report.json`.
         package var counts: MemoCounts?
+
+        package func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            try container.encode(label, forKey: .label)
+            try container.encode(counts, forKey: .counts)
+        }
     }
 
     package var time: Timestamp

@@ -10,6 +10,15 @@ package struct AlarmLimits: Sendable, Equatable {
     package var deletedCount: Int?
 
     package init() {}
+
+    /// Whether `deleted` of the `had` memos a side (or an export) held
+    /// being gone sounds the alarm: none left of some, or more gone than
+    /// the limits allow. The one rule a run and a plain export share.
+    package func sounds(deleted: Int, of had: Int, empty: Bool) -> Bool {
+        let overPercent = Double(deleted) * 100 > deletedPercent * Double(had)
+        let overCount = deletedCount.map { deleted > $0 } ?? false
+        return empty || (deleted > 0 && (overPercent || overCount))
+    }
 }
 
 /// More memos gone from a side since its baseline than the alarm allows
@@ -126,9 +135,7 @@ package struct SideBaseline: Sendable {
         self.since = since
         let had = before.values.lazy.filter(\.isLive).count
         let empty = had > 0 && side.counts?.total == 0
-        let overPercent = Double(since.deleted) * 100 > limits.deletedPercent * Double(had)
-        let overCount = limits.deletedCount.map { since.deleted > $0 } ?? false
-        if empty || (since.deleted > 0 && (overPercent || overCount)) {
+        if limits.sounds(deleted: since.deleted, of: had, empty: empty) {
             alarm = DeletionAlarm(deleted: since.deleted, of: had, empty: empty, accepted: acceptDeletions, since: previous.alarmSince ?? startedAt)
         }
     }

@@ -84,7 +84,9 @@ extension Pipeline {
             }
             for name in outcome.retention.removed { context.note("removed the old export \(name)") }
             for (name, why) in outcome.retention.kept {
-                context.warn("kept the old export \(spec.path)/\(name), which keep: \(spec.keep!) would remove: \(why)")
+                // Named from the current folder, as every path a person reads on the terminal.
+                let folder = shownPath(spec.dir.appendingPathComponent(name))
+                context.warn("kept the old export \(folder), which keep: \(spec.keep!) would remove: \(why)")
             }
             exported.exports = ExportRecord.records(outcome.summary!, folder: outcome.published!, displayPath: "")
             return exported

@@ -50,7 +50,14 @@ enum StoreRow {
         }
         let unix = milliseconds + referenceDate * 1000
         let seconds = unix >= 0 ? unix / 1000 : (unix - 999) / 1000
-        return (Timestamp(seconds: seconds, nanoseconds: Int32(unix - seconds * 1000) * 1_000_000), nanoseconds)
+        let date = Timestamp(seconds: seconds, nanoseconds: Int32(unix - seconds * 1000) * 1_000_000)
+        guard Timestamp.years.contains(date.year) else {
+            throw Failure(
+                message:
+                    "\(column) holds \(found(value)), a date in year \(date.year); reckon keeps dates from year 1 to 9999 only, the years it can write back"
+            )
+        }
+        return (date, nanoseconds)
     }
 
     static func text(_ value: SQLite.Value, column: String) throws(Failure) -> String? {
