@@ -86,10 +86,13 @@ struct RunCommand: ReckonCommand {
         var exportLock: RunLock?
         defer { exportLock?.release() }
         do {
-            // The export folder's lock first: it lies outside the folder, so
-            // a run refused for another pipeline's runs there writes nothing.
+            // A definition refused for another pipeline's runs there takes no
+            // lock first, so a good pipeline starting with it is never kept out.
+            _ = try definition.checkExportFolderIsOwn(file: file)
+            // The export folder's lock, then the check again under it: it lies outside the folder.
             if pipeline.settings.writeFiles, let export = definition.export {
                 exportLock = try TargetLock.lock(exportFolder: export.dir, shown: export.path)
+                TestStop.wait(at: "run-export-locked")
             }
             pipeline.settings.exportRuns = try definition.checkExportFolderIsOwn(file: file)
         } catch let error as DefinitionError {
