@@ -209,6 +209,10 @@ final class FleetText: Sendable {
 struct ValidateCommand: ReckonCommand {
     static let spec = CommandSpec(
         name: "validate", abstract: "Check a pipeline definition and name any key that is wrong.",
+        discussion: """
+            Checks what it can without the network: every key, rclone flags and their values against the read-only list, and a
+            named rclone remote against rclone listremotes. It says what only a run can tell (whether a remote can be reached).
+            """,
         positionals: [.init(name: "pipeline", help: "The pipeline definition (JSON).")],
         exitCodes: [(0, "the definition is valid"), (64, "the definition is not valid, or usage error")])
 
@@ -218,6 +222,11 @@ struct ValidateCommand: ReckonCommand {
 
     func run(_ console: Console) -> ExitCode {
         guard let definition = checkedDefinition(path, console: console) else { return .usage }
+        let offline = definition.checkOffline(file: path)
+        if let wrong = offline.wrong {
+            console.err("Error: \(wrong)\n")
+            return .usage
+        }
         var parts = [
             "local '\(definition.local.name)'",
             "remotes " + definition.remotes.map { "'\($0.name)'" }.joined(separator: ", "),
@@ -227,6 +236,8 @@ struct ValidateCommand: ReckonCommand {
             parts.append("export \(export.formats.map(\.rawValue).joined(separator: ",")) from '\(export.from)'")
         }
         console.out("\(escapedForDisplay(path)) is valid: \(parts.joined(separator: "; ")).\n")
+        for line in offline.checked { console.out(escapedForDisplay("  checked: \(line)") + "\n") }
+        for line in offline.notChecked { console.out(escapedForDisplay("  not checked: \(line)") + "\n") }
         return .done
     }
 }
