@@ -69,6 +69,13 @@ struct ExportCommand: ReckonCommand {
         } catch {
             throw arguments.usage("'--out' \(error.message)")
         }
+        // Held until the export is written: apply never writes the side mid-read.
+        let locks = SideLocks([spec])
+        defer { withExtendedLifetime(locks) {} }
+        if let refused = locks.refused(spec) {
+            for problem in refused.problems { console.err(problem.line(under: spec.path) + "\n") }
+            return .trouble
+        }
         let store = spec.store(limits: ReadLimits())
         var job = ExportJob(formats: formats, includeArchived: includeArchived, dir: folder, shown: out, destination: .inPlace(given: fileURL(out)))
         job.acceptDeletions = acceptDeletions

@@ -25,7 +25,7 @@ struct InitCommand: ReckonCommand {
         options: [Self.local.help, Self.remote.help, Self.dir.help, Self.name.help, SharedOptions.app.help, SharedOptions.passwordFile.help],
         exitCodes: [
             (0, "written and valid"), (2, "the file could not be written"),
-            (64, "usage error, the file exists, or the remote holds a secret; nothing written")
+            (64, "usage error, the file exists, the remote holds a secret, or rclone's config does not hold it; nothing written")
         ])
 
     var local: String
@@ -106,6 +106,12 @@ struct InitCommand: ReckonCommand {
             unlink(file.path)
             return .usage
         }
+        // As validate checks it: a named remote rclone's config does not hold is refused.
+        let offline = loaded.checkOffline(file: shown)
+        if let wrong = offline.wrong {
+            unlink(file.path)
+            throw arguments.usage("'\(wrong.key?.hasPrefix("local") == true ? "--local" : "--remote")' \(wrong.message); nothing was written")
+        }
         let reckon = realPath("/proc/self/exe")
         let unit = "reckon-\(name)"
         // The lines as a shell, cron (where % ends the command) and systemd
@@ -141,6 +147,7 @@ struct InitCommand: ReckonCommand {
             then: systemctl --user enable --now \(unit).timer
 
             """)
+        for line in offline.notChecked { console.out(escapedForDisplay("Not checked: \(line)") + "\n") }
         return .done
     }
 }

@@ -206,7 +206,8 @@ struct CountsCommand: ReckonCommand {
 
     func run(_ console: Console) throws(UsageError) -> ExitCode {
         let spec = try lonePathSide(path, name: "side", app: app, arguments: arguments)
-        let side = spec.store(limits: ReadLimits()).count()
+        let locks = SideLocks([spec])
+        let side = locks.refused(spec) ?? spec.store(limits: ReadLimits()).count()
         if json {
             console.json(side.countsJSON(given: path).jsonData)
         } else if let counts = side.counts {

@@ -194,6 +194,11 @@ struct ApplyCommand: ReckonCommand {
 
     static let spec = CommandSpec(
         name: "apply", abstract: "Carry out a plan: re-check each target, back it up, write atomically, and keep a journal.",
+        discussion: """
+            apply holds each side it writes locked. A reckon command that reads the side meanwhile (run, reconcile, plan, show,
+            counts, export, verify --against) waits up to 30 s, then fails that side; apply waits up to 30 s for such commands
+            to finish, then refuses. Another apply of the side is refused at once. The locks are per host.
+            """,
         positionals: [.init(name: "plan", help: "The plan.json that reckon plan wrote.")],
         options: [
             Self.yes.help, Self.resume.help, Self.maxDelete.help, Self.maxAge.help, Self.keepBackups.help, Self.json.help, Self.language.help

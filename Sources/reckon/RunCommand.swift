@@ -108,10 +108,13 @@ struct RunCommand: ReckonCommand {
         var exportLock: RunLock?
         defer { exportLock?.release() }
         do {
-            // The export folder's lock first: it lies outside the folder, so
-            // a run refused for another pipeline's runs there writes nothing.
+            // A definition refused for another pipeline's runs there takes no
+            // lock first, so a good pipeline starting with it is never kept out.
+            _ = try definition.checkExportFolderIsOwn(file: file)
+            // The export folder's lock, then the check again under it: it lies outside the folder.
             if pipeline.settings.writeFiles, let export = definition.export {
                 exportLock = try TargetLock.lock(exportFolder: export.dir, shown: export.path)
+                TestStop.wait(at: "run-export-locked")
             }
             pipeline.settings.exportRuns = try definition.checkExportFolderIsOwn(file: file)
         } catch let error as DefinitionError {
@@ -261,6 +264,10 @@ final class FleetText: Sendable {
 struct ValidateCommand: ReckonCommand {
     static let spec = CommandSpec(
         name: "validate", abstract: "Check a pipeline definition and name any key that is wrong.",
+        discussion: """
+            Checks what it can without the network: every key, rclone flags and their values against the read-only list, and a
+            named rclone remote against rclone listremotes. It says what only a run can tell (whether a remote can be reached).
+            """,
         positionals: [.init(name: "pipeline", help: "The pipeline definition (JSON).")],
         exitCodes: [(0, "the definition is valid"), (64, "the definition is not valid, or usage error")])
 
@@ -270,6 +277,11 @@ struct ValidateCommand: ReckonCommand {
 
     func run(_ console: Console) -> ExitCode {
         guard let definition = checkedDefinition(path, console: console) else { return .usage }
+        let offline = definition.checkOffline(file: path)
+        if let wrong = offline.wrong {
+            console.err("Error: \(wrong)\n")
+            return .usage
+        }
         var parts = [
             "local '\(definition.local.name)'",
             "remotes " + definition.remotes.map { "'\($0.name)'" }.joined(separator: ", "),
@@ -279,6 +291,8 @@ struct ValidateCommand: ReckonCommand {
             parts.append("export \(export.formats.map(\.rawValue).joined(separator: ",")) from '\(export.from)'")
         }
         console.out("\(escapedForDisplay(path)) is valid: \(parts.joined(separator: "; ")).\n")
+        for line in offline.checked { console.out(escapedForDisplay("  checked: \(line)") + "\n") }
+        for line in offline.notChecked { console.out(escapedForDisplay("  not checked: \(line)") + "\n") }
         return .done
     }
 }

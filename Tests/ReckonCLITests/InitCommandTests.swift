@@ -30,9 +30,13 @@ import Testing
 
     @Test func anRcloneRemoteIsWrittenByItsNameAndTheNameOptionNamesTheFile() throws {
         let dir = temporaryFolder()
+        // rclone's config holds the remote, as `rclone config` would have left it.
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let config = dir.appendingPathComponent("rclone.conf")
+        try Data("[gdrive]\ntype = drive\n".utf8).write(to: config)
         let result = try reckon(
             "init", "--local", "Samples/drift/device", "--remote", "gdrive:60dMemo", "--dir", dir.path, "--name", "phone-1",
-            environment: ["XDG_CACHE_HOME": dir.appendingPathComponent("cache").path])
+            environment: ["XDG_CACHE_HOME": dir.appendingPathComponent("cache").path, "RCLONE_CONFIG": config.path])
         #expect(result.code == 0, "\(result.stderr)")
         let definition = try json(read(dir.appendingPathComponent("phone-1.json")))
         let remote = (definition["remotes"] as! [[String: Any]])[0]

@@ -163,6 +163,8 @@ struct SchemaCorpus {
         for name in ["Samples", "Pipelines"] {
             try FileManager.default.copyItem(at: packageRoot.appendingPathComponent(name), to: root.appendingPathComponent(name))
         }
+        // The remote the pipelines name, as `rclone config` leaves it: validate looks it up.
+        try Data("[gdrive]\ntype = drive\n".utf8).write(to: url("rclone.conf"))
     }
 
     func url(_ path: String) -> URL { root.appendingPathComponent(path) }
@@ -174,7 +176,8 @@ struct SchemaCorpus {
         _ arguments: [String], day: Int = 0, code: Int32?, in folder: URL? = nil, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> RunResult {
         let result = try runArray(
-            arguments, environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + day * 86_400)], in: folder ?? root)
+            arguments, environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + day * 86_400), "RCLONE_CONFIG": url("rclone.conf").path],
+            in: folder ?? root)
         #expect(
             code.map { result.code == $0 } ?? true, "reckon \(arguments.joined(separator: " ")): \(result.stdout)\(result.stderr)",
             sourceLocation: sourceLocation)
@@ -626,6 +629,7 @@ struct SchemaCorpus {
         let folder = corpus.url("defs")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let schema = schemaFolder.appendingPathComponent("pipeline.schema.json").path
+        try FileManager.default.copyItem(at: corpus.url("rclone.conf"), to: folder.appendingPathComponent("rclone.conf"))
         let everyKey = #"""
             {"$schema": "\#(schema)", "schemaVersion": 1, "name": "every-key",
              "local": {"name": "phone", "label": "my phone", "kind": "store", "path": "../Samples/store/default.store", "readOnly": true,

@@ -6,15 +6,30 @@ import Foundation
 
 /// One pipeline's lock file: held with `flock` for the whole run, so the
 /// kernel frees it when a run dies; the file holds the holder's process id.
+/// A target's lock is also taken shared, by the commands that read it.
 package final class RunLock {
     package struct Busy: Error, CustomStringConvertible {
         package var path: String
         package var holder: String
         /// What the lock guards, when its path does not say (`the export folder out/export`).
         package var guarding: String?
+        /// How long reckon waited for commands reading the target to finish; nil when a writer holds it.
+        package var readersFor: Duration?
         package var description: String {
             let lock = guarding.map { "the lock of \($0) (\(path))" } ?? "the lock \(path)"
+            if let readersFor {
+                return "reckon commands reading it hold \(lock); tried for \(RunLock.words(readersFor)), try again when they have finished"
+            }
             return "another reckon run (process \(holder)) holds \(lock); try again when it has finished"
+        }
+    }
+
+    /// The lock was held by a writer (apply or undo) for all of `waited`.
+    package struct Written: Error, CustomStringConvertible {
+        package var holder: String
+        package var waited: Duration
+        package var description: String {
+            "is being changed by reckon apply or undo (process \(holder)); tried for \(RunLock.words(waited)), run again when it has finished"
         }
     }
 
@@ -23,19 +38,28 @@ package final class RunLock {
     /// The process id left in the file by a run that died holding it (a
     /// process with that id may be running now: its id was reused).
     package let staleHolder: String?
+    /// Shared with other readers: the file is neither written nor emptied.
+    private let shared: Bool
 
-    /// Takes the lock or throws `Busy` naming the process that holds it.
-    package init(at url: URL) throws {
-        try AtomicFile.makeFolder(url.deletingLastPathComponent())
+    /// Takes the lock alone or throws `Busy` naming the process that holds
+    /// it. Commands reading the target (`init(sharing:waiting:)`) are waited
+    /// for, up to `readers`; a writer never is.
+    package init(at url: URL, readers: Duration = .zero) throws {
+        fd = try Self.open(url)
         self.url = url
-        fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else {
-            throw OutputError(path: url.path, reason: errno == ELOOP ? "a link stands there; reckon does not follow it" : AtomicFile.lastError())
-        }
+        shared = false
         let previous = Self.contents(fd)
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            throw Busy(path: url.path, holder: previous.isEmpty ? "unknown" : previous)
+        let deadline = ContinuousClock.now + readers
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            // Readers share the lock; a writer holds it alone.
+            let onlyReaders = flock(fd, LOCK_SH | LOCK_NB) == 0
+            if onlyReaders { flock(fd, LOCK_UN) }
+            guard onlyReaders, ContinuousClock.now < deadline else {
+                let holder = Self.contents(fd)
+                close(fd)
+                throw Busy(path: url.path, holder: holder.isEmpty ? "unknown" : holder, readersFor: onlyReaders ? readers : nil)
+            }
+            usleep(20_000)
         }
         staleHolder = previous.isEmpty ? nil : previous
         let text = "\(getpid())\n"
@@ -47,9 +71,42 @@ package final class RunLock {
         }
     }
 
+    /// Takes the lock shared with other readers, waiting up to `waiting` while
+    /// a writer holds it, then throws `Written` naming it.
+    package init(sharing url: URL, waiting: Duration) throws {
+        fd = try Self.open(url)
+        self.url = url
+        shared = true
+        staleHolder = nil
+        let deadline = ContinuousClock.now + waiting
+        while flock(fd, LOCK_SH | LOCK_NB) != 0 {
+            guard ContinuousClock.now < deadline else {
+                let holder = Self.contents(fd)
+                close(fd)
+                throw Written(holder: holder.isEmpty ? "unknown" : holder, waited: waiting)
+            }
+            usleep(20_000)
+        }
+    }
+
+    private static func open(_ url: URL) throws -> Int32 {
+        try AtomicFile.makeFolder(url.deletingLastPathComponent())
+        let fd = Glibc.open(url.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else {
+            throw OutputError(path: url.path, reason: errno == ELOOP ? "a link stands there; reckon does not follow it" : AtomicFile.lastError())
+        }
+        return fd
+    }
+
+    /// A wait in words: `30 s`, `1.5 s`.
+    static func words(_ duration: Duration) -> String {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
+
     /// Empties the file and lets the lock go.
     package func release() {
-        ftruncate(fd, 0)
+        if !shared { ftruncate(fd, 0) }
         flock(fd, LOCK_UN)
         close(fd)
     }

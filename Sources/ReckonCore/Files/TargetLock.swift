@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -20,8 +21,38 @@ package enum TargetLock {
 
     /// Takes the target's lock, or throws `RunLock.Busy` naming the process
     /// that holds it. `folder` is the lock folder (tests give their own).
+    /// Commands reading the side are waited for, up to `readWait`.
     package static func lock(_ side: SideSpec, in folder: URL? = nil) throws -> RunLock {
-        try lock(name: lockName(side), in: folder)
+        let folder = try folder ?? lockFolder()
+        try checkPrivate(folder)
+        return try RunLock(at: folder.appendingPathComponent(lockName(side) + ".lock"), readers: readWait)
+    }
+
+    /// The sides in the order their locks are taken, by the locks' names:
+    /// readers and writers alike, so none waits on another in a circle.
+    package static func inOrder(_ sides: [SideSpec]) -> [SideSpec] {
+        sides.map { ((try? lockName($0)) ?? "", $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    /// How long a command that reads a side waits while apply or undo
+    /// writes it, and apply or undo waits for the commands reading it: 30 s
+    /// (`RECKON_TEST_LOCK_WAIT`, in seconds, for tests).
+    package static let readWait: Duration = .milliseconds(
+        ProcessInfo.processInfo.environment["RECKON_TEST_LOCK_WAIT"].flatMap { Double($0) }.map { Int64($0 * 1000) } ?? 30_000)
+
+    /// The side's lock, taken shared, as every command that reads a side
+    /// apply may write takes it; nil for a side that is never a target
+    /// (the app's store) or when no lock folder can be used (then apply
+    /// cannot run either). Throws `RunLock.Written` after `wait`.
+    package static func share(_ side: SideSpec, wait: Duration = readWait) throws(RunLock.Written) -> RunLock? {
+        guard let name = try? lockName(side), let folder = try? lockFolder(), (try? checkPrivate(folder)) != nil else { return nil }
+        do {
+            return try RunLock(sharing: folder.appendingPathComponent(name + ".lock"), waiting: wait)
+        } catch let written as RunLock.Written {
+            throw written
+        } catch {
+            return nil
+        }
     }
 
     /// Takes the lock of an export folder (a pipeline's `export.dir`, or
@@ -102,5 +133,37 @@ package enum TargetLock {
                 path: folder.path,
                 reason: "the lock folder belongs to another user or others can write in it; reckon keeps its locks only in a folder of its own")
         }
+    }
+}
+
+/// The locks of the sides one command reads, taken shared for as long as
+/// it reads them, so apply and undo never write a side mid-read: taken in
+/// the order of their names (apply takes its own so too, so neither waits
+/// on the other in a circle), let go when the value is. A side whose
+/// writer held on for all of `TargetLock.readWait` fails, in words.
+package final class SideLocks: Sendable {
+    private let held: Mutex<[RunLock]>
+    /// Why each side that could not be locked fails, by the side's name.
+    package let refusals: [String: String]
+
+    package init(_ sides: [SideSpec]) {
+        var locks: [RunLock] = []
+        var refusals: [String: String] = [:]
+        for side in TargetLock.inOrder(sides) {
+            do {
+                if let lock = try TargetLock.share(side) { locks.append(lock) }
+            } catch {
+                refusals[side.name] = error.description
+            }
+        }
+        held = Mutex(locks)
+        self.refusals = refusals
+    }
+
+    deinit { held.withLock { for lock in $0 { lock.release() } } }
+
+    /// The side as a failed listing saying why, when its lock could not be had; nil when it is held.
+    package func refused(_ side: SideSpec) -> SideListing? {
+        refusals[side.name].map { SideListing(spec: side, status: .failed, problems: [Problem(.unreadableFolder, path: "", $0)]) }
     }
 }

@@ -51,6 +51,8 @@ package struct LoadedSides: Sendable {
     package var stores: [any MemoStore]
     /// Files set aside by the quarantine stage.
     package var quarantined: [QuarantineRecord] = []
+    /// The sides' locks, held shared while the stages read them.
+    package var locks: SideLocks?
 
     /// Every side, the local one first.
     package var sides: [SideListing] { [local] + remotes }

@@ -234,10 +234,15 @@ package struct DefinitionReader {
         case nil: return nil
         case .string(let value)?:
             guard !value.isEmpty else { throw fail(key, "must not be empty") }
+            // A path holding NUL names no file: a run would read it cut short, or not at all.
+            if Self.pathKeys.contains(name), value.contains("\0") { throw fail(key, "holds a NUL character, which no file name can hold") }
             return value
         case let other?: throw fail(key, "must be a string, found \(other.typeName)")
         }
     }
+
+    /// The keys whose values are paths.
+    static let pathKeys: Set<String> = ["path", "dir", "config", "passwordFile"]
 
     func bool(_ object: [String: JSONValue], _ name: String, in parent: String?) throws(DefinitionError) -> Bool? {
         let key = parent.map { "\($0).\(name)" } ?? name
@@ -524,5 +529,23 @@ extension PipelineDefinition {
                     "is \(statePath ?? state), which holds the source folder \(side.path); reckon keeps its plans, journals and backups apart from every source"
             )
         }
+    }
+}
+
+extension PipelineDefinition {
+    /// What `reckon validate` checks beyond reading the file, without the
+    /// network (an rclone remote's name against rclone's config): the first
+    /// side found wrong, then what was checked and what only a run can tell.
+    package func checkOffline(file: String) -> (wrong: DefinitionError?, checked: [String], notChecked: [String]) {
+        var result: (wrong: DefinitionError?, checked: [String], notChecked: [String]) = (nil, [], [])
+        for (key, side) in [("local", local)] + remotes.enumerated().map({ ("remotes[\($0.offset)]", $0.element) }) {
+            let check = side.kind.offlineCheck(shown: side.path)
+            if result.wrong == nil, let wrong = check.wrong {
+                result.wrong = DefinitionError(file: file, key: check.key.map { "\(key).\($0)" } ?? key, message: wrong)
+            }
+            result.checked += check.checked
+            result.notChecked += check.notChecked
+        }
+        return result
     }
 }

@@ -22,7 +22,8 @@ extension ExportVerifier {
     package static func verify(_ export: ExportOnDisk, against side: SideSpec?) -> VerifyOutcome {
         let result = ExportVerifier(export, keepMemos: side != nil).verify()
         guard let side, let memos = result.memos, let manifest = result.manifest else { return VerifyOutcome(result: result) }
-        let listing = side.store(limits: ReadLimits()).load(deep: true)
+        let locks = SideLocks([side])
+        let listing = locks.refused(side) ?? side.store(limits: ReadLimits()).load(deep: true)
         let against = listing.status == .failed ? nil : (side.path, changes(since: memos, manifest: manifest, side: listing))
         return VerifyOutcome(result: result, side: listing, against: against)
     }

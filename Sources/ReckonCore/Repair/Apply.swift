@@ -375,7 +375,7 @@ package struct Applier {
         }
         var locks: [RunLock] = []
         defer { for lock in locks { lock.release() } }
-        for spec in written {
+        for spec in TargetLock.inOrder(written) {
             do {
                 locks.append(try TargetLock.lock(spec))
             } catch {

@@ -33,8 +33,9 @@ package enum Undoer {
         var locks: [RunLock] = []
         defer { for lock in locks { lock.release() } }
         var writers: [String: MemoFolderWriter] = [:]
-        for (role, spec) in zip([SideRole.local, .remote], specs) {
-            guard let spec, plan.side(role).writable else { continue }
+        for spec in TargetLock.inOrder(specs.compactMap { $0 }) {
+            let role = spec.role
+            guard plan.side(role).writable else { continue }
             do {
                 locks.append(try TargetLock.lock(spec))
                 writers[role.rawValue] = try MemoFolderWriter(spec, grant: WriteGrant())

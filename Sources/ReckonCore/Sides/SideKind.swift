@@ -69,6 +69,18 @@ package protocol SideKind: Sendable, Equatable {
     /// What the lock of a target that apply writes is named by; throws why
     /// the side is never a target.
     func lockPlace(shown: String) throws(TargetLock.Refusal) -> String
+    /// What `reckon validate` checks of the side without the network.
+    func offlineCheck(shown: String) -> OfflineCheck
+}
+
+/// What `reckon validate` found of one side without the network: why the
+/// definition cannot run, what it checked, and what only a run can tell.
+package struct OfflineCheck: Sendable {
+    /// What is wrong, said of the side's `key` (or of the side); nil when nothing is.
+    package var wrong: String?
+    package var key: String?
+    package var checked: [String] = []
+    package var notChecked: [String] = []
 }
 
 extension SideKind {
@@ -83,6 +95,7 @@ extension SideKind {
     package var precision: InstantPrecision { .exact }
     package func countsFrom(rebuilt: Bool) -> SideReport.CountsFrom { rebuilt ? .memoFiles : .index }
     package func sourceFolder(shown path: String) -> String { "the source folder \(path)" }
+    package func offlineCheck(shown: String) -> OfflineCheck { OfflineCheck() }
 }
 
 /// Every kind of side reckon reads, in the order their path rules are tried.

@@ -8,8 +8,8 @@ import Foundation
 /// argument array (never a shell), stdin from /dev/null, read-safe global
 /// flags and a time limit per call, and turns every failure into a
 /// `Failure` with a sentence and rclone's own last line, secrets masked.
-/// `run` runs only read commands: `cat`, `lsjson`, `config dump`, and
-/// `copy` from the remote into a local folder. A command that writes to a
+/// `run` runs only read commands: `cat`, `lsjson`, `config dump`,
+/// `listremotes`, and `copy` from the remote into a local folder. A command that writes to a
 /// remote runs only with a `WriteGrant`, which only apply and undo hold.
 package struct Rclone: Sendable {
     /// A failed call: what went wrong in words, and rclone's last line.
@@ -164,7 +164,8 @@ package struct Rclone: Sendable {
         "--sftp-key-file": true
     ]
 
-    /// The flags unchanged, or the first one not on the read-only list refused.
+    /// The flags unchanged, or the first one not on the read-only list, or
+    /// with a value rclone would not take (`checkValue`), refused.
     package static func checked(_ flags: [String]) throws(Failure) -> [String] {
         var index = 0
         while index < flags.count {
@@ -181,6 +182,9 @@ package struct Rclone: Sendable {
                     throw Failure(.refused, "the rclone flag \(name) needs a value after it")
                 }
                 index += 1
+                try checkValue(flags[index], of: name)
+            } else if flag.contains("=") {
+                try checkValue(String(flag.dropFirst(name.count + 1)), of: name)
             }
             index += 1
         }
@@ -636,7 +640,7 @@ package struct Rclone: Sendable {
     }
 
     /// The commands that only read a remote; `copy` only into a local folder.
-    package static let readCommands: Set<String> = ["cat", "lsjson", "config", "copy"]
+    package static let readCommands: Set<String> = ["cat", "lsjson", "config", "copy", "listremotes"]
     /// The commands that write to a remote, run only with a `WriteGrant`.
     package static let writeCommands: Set<String> = ["copyto", "moveto", "deletefile"]
 
