@@ -145,11 +145,11 @@ struct InitCommand: ReckonCommand {
     }
 }
 
-/// `text` as one word for a POSIX shell: as it is when it holds only
-/// characters no shell reads specially, else in single quotes.
+/// `text` as one word for a shell: as it is when it holds only characters
+/// no shell reads specially, else quoted as `RepairCommand.quoted` does.
 func shellQuoted(_ text: String) -> String {
     let plain = text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "/._-+:,@=".contains($0)) }
-    return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    return plain && !text.isEmpty ? text : RepairCommand.quoted(text)
 }
 
 /// `text` as one argument of a systemd `ExecStart=` line: in double quotes,

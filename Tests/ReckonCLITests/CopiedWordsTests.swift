@@ -1,0 +1,70 @@
+import Foundation
+import ReckonCore
+import TestSupport
+import Testing
+
+/// Command lines and words a person copies out of reckon's outputs (issue 51,
+/// items 7 to 10 and 14): each says what it means, and each line runs as printed.
+@Suite struct CopiedWordsTests {
+    /// The arguments a shell hands to `reckon` for `line` (which starts with
+    /// `reckon `): bash runs it with `reckon` a function that prints them.
+    static func arguments(of line: String) throws -> [String] {
+        let result = try runTool("bash", ["-c", "reckon() { printf '%s\\0' \"$@\"; }\n" + line], in: temporaryFolder())
+        #expect(result.code == 0, "\(line): \(result.stderr)")
+        return result.stdout.split(separator: "\0", omittingEmptySubsequences: false).dropLast().map(String.init)
+    }
+
+    /// The rest of the line of `text` from where `start` is in it.
+    static func line(from start: String, in text: String) throws -> String {
+        let found = try #require(text.firstRange(of: start), "\(text)")
+        return String(text[found.lowerBound...].prefix { $0 != "\n" })
+    }
+
+    /// Text in an HTML attribute or element as reckon's `html` wrote it.
+    static func unescaped(_ text: some StringProtocol) -> String {
+        text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
+            .replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    /// With a tab, a line break and a quote in the sides' paths, every plan,
+    /// apply and undo line reckon prints or writes (report.md, report.html,
+    /// plan, apply) holds no control character and hands the shell those paths.
+    @Test func commandLinesWithATabOrALineBreakInAPathRunInAShell() throws {
+        let base = temporaryFolder().appendingPathComponent("memos\tof\nit's")
+        try FolderMemo.write([FolderMemo(id: ShowCommandTests.groceries)], to: base.appendingPathComponent("device"))
+        try FolderMemo.write([FolderMemo(id: ShowCommandTests.groceries, body: "Milk")], to: base.appendingPathComponent("drive"))
+        let (device, drive, out) = (realPath(base.path + "/device"), realPath(base.path + "/drive"), realPath(base.path) + "/out")
+        let sides = ["--local", device, "--remote", drive, "--out", out]
+        let reconciled = try runArray(["reconcile"] + sides)
+        #expect(reconciled.code == 1, "\(reconciled.stderr)")
+
+        var lines: [String] = []
+        let markdown = try read(URL(fileURLWithPath: out).appendingPathComponent("report.md"))
+        let fence = try #require(markdown.firstRange(of: "```sh\n"))
+        lines += markdown[fence.upperBound...].prefix { $0 != "`" }.split(separator: "\n").map(String.init)
+        let page = try read(URL(fileURLWithPath: out).appendingPathComponent("report.html"))
+        lines += page.matches(of: /data-plan="([^"]*)"/).map { Self.unescaped($0.output.1) }
+        lines += page.matches(of: /<textarea[^>]*class="(?:plan|apply)"[^>]*>([^<]*)</).map { Self.unescaped($0.output.1) }
+        let planned = try runArray(["plan"] + sides + ["--take", "\(ShowCommandTests.groceries)=remote"])
+        #expect(planned.code == 1, "\(planned.stderr)")
+        lines.append(try Self.line(from: "reckon apply ", in: planned.stdout))
+        let plan = out + "/plan.json"
+        let applied = try runArray(["apply", plan, "--yes"])
+        #expect(applied.code == 0, "\(applied.stderr)")
+        lines.append(try Self.line(from: "reckon undo ", in: applied.stdout))
+
+        #expect(lines.count == 7, "\(lines)")
+        for line in lines {
+            #expect(!line.unicodeScalars.contains(where: needsEscape), "\(line)")
+            let words = try Self.arguments(of: line)
+            switch words.first {
+            case "plan": #expect(Array(words.prefix(7)) == ["plan"] + sides, "\(line)")
+            case "apply": #expect(words == ["apply", plan], "\(line)")
+            case "undo": #expect(words.count == 4 && words[2...] == ["--state", out + "/state"], "\(line)")
+            default: Issue.record("\(line)")
+            }
+        }
+        #expect(try Self.arguments(of: "reckon " + RepairCommand.quoted("")) == [""])
+    }
+}
