@@ -60,6 +60,12 @@ struct InitCommand: ReckonCommand {
         }
         let file = folder.appendingPathComponent(name + ".json")
         let shown = joinPath(dir, name + ".json")
+        // The crontab and systemd lines below name the file by its path; neither can hold a tab or a line break.
+        if file.path.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw arguments.usage(
+                "'--dir' \(escapedForDisplay(folder.path)) holds a control character (such as a tab or a line break), which a crontab line and a systemd ExecStart= line cannot name; nothing was written (choose a folder whose path has none)"
+            )
+        }
         guard FileKind(path: file.path) == .missing else {
             throw arguments.usage("\(shown) exists; reckon init never replaces a definition, so nothing was written")
         }

@@ -68,3 +68,27 @@ import Testing
         #expect(try Self.arguments(of: "reckon " + RepairCommand.quoted("")) == [""])
     }
 }
+
+extension CopiedWordsTests {
+    /// A folder whose path holds a tab or a line break cannot be named by a
+    /// crontab line or a systemd `ExecStart=`: init refuses it and writes nothing.
+    @Test(arguments: ["a\tb", "a\nb"])
+    func initRefusesAFolderWhosePathHoldsAControlCharacter(_ name: String) throws {
+        let parent = temporaryFolder()
+        let dir = parent.appendingPathComponent(name)
+        let result = try reckon("init", "--local", "Samples/drift/device", "--remote", "Samples/drift/drive", "--dir", dir.path)
+        #expect(result.code == 64, "\(result.stdout)")
+        #expect(result.stderr.contains("holds a control character (such as a tab or a line break)"), "\(result.stderr)")
+        #expect(result.stderr.contains("which a crontab line and a systemd ExecStart= line cannot name; nothing was written"))
+        #expect(!result.stderr.contains(name), "the path is shown escaped")
+        #expect(FileKind(path: dir.appendingPathComponent("reckon.json").path) == .missing)
+        #expect(result.stdout.isEmpty)
+        // The same folder reached as '.' from inside it.
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let here = try runArray(
+            ["init", "--local", packageRoot.path + "/Samples/drift/device", "--remote", packageRoot.path + "/Samples/drift/drive", "--dir", "."],
+            in: dir)
+        #expect(here.code == 64 && here.stderr.contains("holds a control character"), "\(here.stdout)\(here.stderr)")
+        #expect(FileKind(path: dir.appendingPathComponent("reckon.json").path) == .missing)
+    }
+}
