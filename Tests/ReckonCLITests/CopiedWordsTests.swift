@@ -92,3 +92,35 @@ extension CopiedWordsTests {
         #expect(FileKind(path: dir.appendingPathComponent("reckon.json").path) == .missing)
     }
 }
+
+extension CopiedWordsTests {
+    /// With two remotes, a memo that differs alike from both, or cannot be
+    /// compared on both, has one line per remote in the terminal's list, each
+    /// naming its remote, and report.md's text diffs say which remote each is.
+    @Test func twoRemotesNameTheRemoteOnEachDifferenceLine() throws {
+        let folder = temporaryFolder()
+        let damaged = ShowCommandTests.twin
+        try FolderMemo.write([FolderMemo(id: ShowCommandTests.groceries), FolderMemo(id: damaged)], to: folder.appendingPathComponent("device"))
+        for remote in ["drive", "nas"] {
+            let url = folder.appendingPathComponent(remote)
+            try FolderMemo.write([FolderMemo(id: ShowCommandTests.groceries, body: "Milk"), FolderMemo(id: damaged)], to: url)
+            try Data("{".utf8).write(to: url.appendingPathComponent("memos/\(damaged).json"))
+        }
+        try Data(
+            #"""
+            {"name": "home", "local": {"label": "my phone", "path": "device"},
+             "remotes": [{"name": "drive", "label": "Drive", "path": "drive"}, {"name": "nas", "label": "the NAS", "path": "nas"}],
+             "reports": {"dir": "out"}}
+            """#.utf8
+        ).write(to: folder.appendingPathComponent("p.json"))
+        let run = try runArray(["run", "p.json"], in: folder)
+        #expect(run.code == 2, "\(run.stderr)")
+        let listed = run.stdout.split(separator: "\n").filter { $0.hasPrefix("  * ") || $0.hasPrefix("  ! ") }
+        #expect(listed.count == 4, "\(run.stdout)")
+        #expect(Set(listed).count == 4, "no two lines alike: \(run.stdout)")
+        #expect(listed.filter { $0.contains("  Drive: ") }.count == 2 && listed.filter { $0.contains("  the NAS: ") }.count == 2, "\(run.stdout)")
+        let markdown = try read(folder.appendingPathComponent("out/report.md"))
+        let id = ShowCommandTests.groceries.lowercased()
+        #expect(markdown.contains("### `\(id)` Text (Drive)\n") && markdown.contains("### `\(id)` Text (the NAS)\n"), "\(markdown)")
+    }
+}
