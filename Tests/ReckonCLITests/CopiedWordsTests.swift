@@ -124,3 +124,20 @@ extension CopiedWordsTests {
         #expect(markdown.contains("### `\(id)` Text (Drive)\n") && markdown.contains("### `\(id)` Text (the NAS)\n"), "\(markdown)")
     }
 }
+
+extension CopiedWordsTests {
+    /// Two texts past the 256 KiB compared, cut at the same size but at other
+    /// lines (the remote has lines more near the start): the lines past the
+    /// first cut are left out, never shown as removed, and the counts follow.
+    @Test func aDiffCutAt256KiBShowsNoUnchangedLineAsRemoved() throws {
+        let lines = (1...30_000).map { String(format: "line %05d of the long memo", $0) }
+        let inserted = (1...100).map { "inserted line \($0)" }
+        let folder = try ShowCommandTests.sides(
+            device: FolderMemo(id: ShowCommandTests.groceries, body: lines.joined(separator: "\n")),
+            drive: FolderMemo(id: ShowCommandTests.groceries, body: (Array(lines[..<10]) + inserted + lines[10...]).joined(separator: "\n")))
+        let shown = try ShowCommandTests.show(["3f2504e0"], in: folder)
+        #expect(shown.code == 1, "\(shown.stderr)")
+        #expect(shown.stdout.contains("body (- this device, + Google Drive; 0 removed, 100 added):\n"), "\(shown.stdout.prefix(2000))")
+        #expect(!shown.stdout.contains("\n- "), "no line is shown removed")
+    }
+}
