@@ -141,3 +141,40 @@ extension CopiedWordsTests {
         #expect(!shown.stdout.contains("\n- "), "no line is shown removed")
     }
 }
+
+extension CopiedWordsTests {
+    /// A plan applied twice: the second run finds every action already
+    /// done, writes no memo file and says so, offering no backups and no undo;
+    /// undo of that run says it wrote nothing, rather than that the plan had no action.
+    @Test func aPlanAppliedTwiceSaysItWasAlreadyDoneAndNeededNoBackup() throws {
+        let folder = try ShowCommandTests.sides(drive: FolderMemo(id: ShowCommandTests.groceries, body: "Milk"))
+        func reckon(_ arguments: [String], at seconds: Int) throws -> RunResult {
+            try runArray(arguments, environment: ["SOURCE_DATE_EPOCH": String(1_776_600_000 + seconds)], in: folder)
+        }
+        let plan = ["apply", "out/plan.json", "--yes"]
+        let planned = try reckon(
+            ["plan", "--local", "device", "--remote", "drive", "--out", "out", "--take", "\(ShowCommandTests.groceries)=local"], at: 0)
+        #expect(planned.code == 1, "\(planned.stderr)")
+        let first = try reckon(plan, at: 10)
+        #expect(first.code == 0 && first.stdout.contains("1 action: 1 applied\nBackups are in "), "\(first.stdout)\(first.stderr)")
+        let second = try reckon(plan, at: 20)
+        #expect(second.code == 0, "\(second.stderr)")
+        #expect(
+            second.stdout.hasSuffix(
+                "1 action: 1 already done\n"
+                    + "Everything in the plan was already done: no memo file was written, so no backup was needed and this run has nothing to undo.\n"
+            ),
+            "\(second.stdout)")
+        #expect(!second.stdout.contains("Backups are in") && !second.stdout.contains("reckon undo"))
+        let undone = try reckon(["undo", "20260419T120020Z", "--state", "out/state"], at: 30)
+        #expect(undone.code == 0, "\(undone.stderr)")
+        #expect(
+            undone.stdout.contains(
+                "Run 20260419T120020Z changed no memo (the actions of its plan were already done, or not carried out), so there is nothing to undo.\n"
+            ),
+            "\(undone.stdout)")
+        #expect(!undone.stdout.contains("No action in the plan"))
+        let japanese = try reckon(plan + ["--lang", "ja"], at: 40)
+        #expect(japanese.stdout.contains("計画の操作はすべて適用済みでした。"), "\(japanese.stdout)")
+    }
+}
