@@ -60,6 +60,12 @@ struct InitCommand: ReckonCommand {
         }
         let file = folder.appendingPathComponent(name + ".json")
         let shown = joinPath(dir, name + ".json")
+        // The crontab and systemd lines below name the file by its path; neither can hold a tab or a line break.
+        if file.path.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw arguments.usage(
+                "'--dir' \(escapedForDisplay(folder.path)) holds a control character (such as a tab or a line break), which a crontab line and a systemd ExecStart= line cannot name; nothing was written (choose a folder whose path has none)"
+            )
+        }
         guard FileKind(path: file.path) == .missing else {
             throw arguments.usage("\(shown) exists; reckon init never replaces a definition, so nothing was written")
         }
@@ -152,11 +158,11 @@ struct InitCommand: ReckonCommand {
     }
 }
 
-/// `text` as one word for a POSIX shell: as it is when it holds only
-/// characters no shell reads specially, else in single quotes.
+/// `text` as one word for a shell: as it is when it holds only characters
+/// no shell reads specially, else quoted as `RepairCommand.quoted` does.
 func shellQuoted(_ text: String) -> String {
     let plain = text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "/._-+:,@=".contains($0)) }
-    return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    return plain && !text.isEmpty ? text : RepairCommand.quoted(text)
 }
 
 /// `text` as one argument of a systemd `ExecStart=` line: in double quotes,

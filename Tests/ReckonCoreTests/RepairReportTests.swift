@@ -205,7 +205,7 @@ func holdsRawControl(_ text: String) -> Bool {
     @Test func thePlanPathIsEscapedAndQuoted() {
         let table = RepairReport.table(F.plan, planPath: "my out/plan\u{1B}[2J's.json", color: false)
         #expect(!holdsRawControl(table))
-        #expect(table.contains(#"Plan written to my out/plan\u{1b}[2J's.json; carry it out with: reckon apply 'my out/plan\u{1b}[2J'\''s.json'"#))
+        #expect(table.contains(#"Plan written to my out/plan\u{1b}[2J's.json; carry it out with: reckon apply 'my out/plan'$'\x1b''[2J'\''s.json'"#))
     }
 
     @Test func colourMarksConflictsAndFailuresOnlyWhenAsked() {

@@ -15,7 +15,9 @@
 ///   script, but not a minimal one. So however unlike two texts are, the work
 ///   is at most about (N+M)·4,096 steps.
 /// - Within a changed block, removed lines come before added ones.
-/// - A text longer than the limit is cut at a line break before it is compared.
+/// - A text longer than the limit is cut at a line break before it is compared,
+///   and the other text's lines past the end of a cut one are left out: they
+///   may be in its part not compared, so they are neither removed nor added.
 package struct LineDiff: Sendable, Equatable {
     /// One line of the diff as shown, or a run of unchanged lines not shown.
     package enum Piece: Sendable, Equatable {
@@ -200,7 +202,12 @@ private struct Comparison {
                 break
             }
         }
-        self.steps = steps
+        // Past the end of a cut text, the other text's lines may be in the part
+        // not compared: they are left out rather than shown as removed or added.
+        var end = steps.count
+        if new.cutFrom != nil { end = min(end, steps.lastIndex { if case .removed = $0 { false } else { true } }.map { $0 + 1 } ?? 0) }
+        if old.cutFrom != nil { end = min(end, steps.lastIndex { if case .added = $0 { false } else { true } }.map { $0 + 1 } ?? 0) }
+        self.steps = Array(steps[..<end])
     }
 
     func piece(_ step: Step) -> LineDiff.Piece {

@@ -151,7 +151,9 @@ package struct MarkdownReport {
             guard let local = detail.local, let remote = detail.remote else { continue }
             let diff = LineDiff(old: local.body ?? "", new: remote.body ?? "")
             guard !diff.isEmpty || diff.differsUnseen else { continue }
-            out += ["### \(code(d.id.value)) \(escape(r.field("body")))", ""]
+            var heading = r.field("body")
+            if report.remotes.count > 1 { heading = strings.withRemote(heading, report.label(ofRemote: d.remote)) }
+            out += ["### \(code(d.id.value)) \(escape(heading))", ""]
             if diff.differsUnseen {
                 out += [escape(r.differsUnseen("reckon show \(d.id.value)")), ""]
                 continue

@@ -188,6 +188,39 @@ package struct RepairCommand: Sendable, Equatable {
     /// The plan line for `remote`, before its choices.
     package func planWithoutChoices(remote: String) -> String { plan + (namesRemote ? " --remote \(Self.quoted(remote))" : "") }
 
-    /// `text` in POSIX single quotes, each `'` in it written `'\''`.
-    package static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+    /// `text` as one shell word: in single quotes, each `'` written `'\''`;
+    /// a run of control or format characters (a tab, a newline) in `$'…'`
+    /// with C escapes (`$'\t'`, `$'\xe2\x80\xae'`), which bash, zsh, ksh and
+    /// POSIX.1-2024's sh read as those bytes, so the line holds none raw.
+    package static func quoted(_ text: String) -> String {
+        var out = ""
+        var plain = ""
+        var escaped = ""
+        func flushPlain() {
+            if !plain.isEmpty { out += "'" + plain.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            plain = ""
+        }
+        func flushEscaped() {
+            if !escaped.isEmpty { out += "$'" + escaped + "'" }
+            escaped = ""
+        }
+        for scalar in text.unicodeScalars {
+            guard needsEscape(scalar) else {
+                flushEscaped()
+                plain.unicodeScalars.append(scalar)
+                continue
+            }
+            flushPlain()
+            switch scalar {
+            case "\t": escaped += "\\t"
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            default:
+                for byte in String(scalar).utf8 { escaped += "\\x" + (byte < 16 ? "0" : "") + String(byte, radix: 16) }
+            }
+        }
+        flushPlain()
+        flushEscaped()
+        return out.isEmpty ? "''" : out
+    }
 }

@@ -338,7 +338,8 @@ extension RepairReport {
 
     /// "5 actions: 2 applied, 1 changed since the plan, …".
     static func resultTotals(_ result: ApplyResult, _ s: RepairStrings) -> String {
-        guard !result.actions.isEmpty else { return s.nothingDone }
+        // An undo's actions are the memos the apply run wrote: none means it found everything done.
+        guard !result.actions.isEmpty else { return result.mode == .undo ? s.undoWroteNothing(result.run) : s.nothingDone }
         let totals = result.totals
         return s.resultTotals(result.actions.count, outcomes.compactMap { outcome in totals[outcome].map { (outcome, $0) } }, result.mode)
     }
@@ -348,6 +349,13 @@ extension RepairReport {
         if result.mode == .undo {
             guard result.actions.contains(where: { $0.outcome == .restored }) else { return [.text(s.nothingPutBack)] }
             return s.restoredFrom(result.backups)
+        }
+        // Nothing written or put back, and not resumed (whose earlier part's backups are in the run's folder): none made.
+        let mayHaveWritten: Set<ApplyResult.Outcome> = [.applied, .failed, .changedSince]
+        if !result.resumed, !result.actions.contains(where: { mayHaveWritten.contains($0.outcome) }) {
+            let allDone =
+                result.actions.contains { $0.outcome == .alreadyDone } && result.actions.allSatisfy { [.alreadyDone, .nothing].contains($0.outcome) }
+            return [.text(allDone ? s.alreadyDoneNoBackup : s.nothingBackedUp)]
         }
         guard result.actions.contains(where: { $0.outcome == .applied || $0.outcome == .alreadyDone }) else {
             return [.text(s.nothingBackedUp)]

@@ -612,3 +612,21 @@ func displayWidth(_ text: String) -> Int {
         return width + (wide ? 2 : 1)
     }
 }
+
+// MARK: - A run that found everything already done
+
+extension RepairStrings {
+    /// An apply run that wrote no memo file, every action of its plan being already done.
+    var alreadyDoneNoBackup: String {
+        code == "ja"
+            ? "計画の操作はすべて適用済みでした。メモのファイルを書き込んでいないため、バックアップは不要で、この実行で取り消すものもありません。"
+            : "Everything in the plan was already done: no memo file was written, so no backup was needed and this run has nothing to undo."
+    }
+
+    /// (run): undo of an apply run that changed no memo.
+    func undoWroteNothing(_ run: String) -> String {
+        code == "ja"
+            ? "実行 \(run) はメモを変更していません（計画の操作はすでに適用済みか、実行されませんでした）。取り消すものはありません。"
+            : "Run \(run) changed no memo (the actions of its plan were already done, or not carried out), so there is nothing to undo."
+    }
+}

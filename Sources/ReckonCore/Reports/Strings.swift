@@ -457,3 +457,13 @@ package func percent(_ part: Int, _ whole: Int) -> String {
     let value = (part * 100 + whole / 2) / whole
     return "\(part > 0 ? max(1, part < whole ? min(99, value) : value) : 0)%"
 }
+
+// MARK: - Which remote a difference is with (a pipeline with more than one)
+
+extension Strings {
+    /// A difference's words with the remote it is with: "Google Drive: title changed".
+    package func onRemote(_ remote: String, _ words: String) -> String { code == "ja" ? "\(remote)：\(words)" : "\(remote): \(words)" }
+
+    /// A heading with the remote it is about: "Text (Google Drive)".
+    package func withRemote(_ heading: String, _ remote: String) -> String { code == "ja" ? "\(heading)（\(remote)）" : "\(heading) (\(remote))" }
+}

@@ -54,7 +54,12 @@ package struct TextSummary {
             out.append("")
             add("\(s.differencesHeading) (\(report.differences.count)):")
             for difference in report.differences.prefix(listLimit) {
-                var line = "  \(difference.sigil.rawValue) \(difference.id)  \(report.whatDiffers(difference, s))"
+                var words = report.whatDiffers(difference, s)
+                // With two remotes a memo can differ from each alike: the line says which ("-" lines already do).
+                if report.remotes.count > 1, difference.sigil != .onlyOnRemote {
+                    words = s.onRemote(report.label(ofRemote: difference.remote), words)
+                }
+                var line = "  \(difference.sigil.rawValue) \(difference.id)  \(words)"
                 if let title = difference.title, !title.isEmpty { line += "  " + quoted(title, limit: 40) }
                 add(line)
             }
