@@ -110,7 +110,8 @@ enum Commands {
         page.macro("El")
         page.exitStatus(exitCodes, note: nil)
         page.macro("Sh", "SEE ALSO")
-        let references = all.map { "Xr reckon-\($0.spec.name) 1" }
+        // In name order, as mandoc expects of a SEE ALSO list.
+        let references = all.map { "Xr reckon-\($0.spec.name) 1" }.sorted()
         for (n, reference) in references.enumerated() { page.macro(reference + (n < references.count - 1 ? " ," : "")) }
         return page.text
     }

@@ -19,31 +19,42 @@ enum CompletionScript {
             # bash completion for reckon \(Reckon.version), made by `reckon completions bash`.
 
             # Replies made from $cur (the word as reckon reads it: joined where
-            # bash split it at = and :, quoting taken off), cut to what bash
-            # replaces: its own word, after $pre.
+            # bash split it at = and :, quoting taken off, after --option= in
+            # $opt), cut to what bash replaces: its own word, after $pre.
             _reckon_reply() {
                 local c
                 COMPREPLY=()
-                for c in "$@"; do COMPREPLY+=("${c#"$pre"}"); done
+                for c in "$@"; do c="$opt$c"; COMPREPLY+=("${c#"$pre"}"); done
             }
             _reckon_words() {
                 local w out=()
                 for w in $1; do [[ $w == "$cur"* ]] && out+=("$w"); done
                 _reckon_reply "${out[@]}"
             }
-            # Files (-f) or folders (-d). bash quotes them itself unless the word
-            # was split at = or :, where a folder gets its / here.
+            # Files (-f) or folders (-d) that start with $cur, one a NUL-ended
+            # name from a glob (a name may hold a newline); a leading ~ or ~user
+            # is expanded for the glob and kept in the reply. bash quotes them
+            # itself unless the word was split at = or :, where a folder gets
+            # its / here.
             _reckon_paths() {
-                local out c
-                mapfile -t out < <(compgen $1 -- "$cur")
-                if [[ -z $pre ]]; then
+                local out=() c path="$cur" tilde="" home=""
+                if [[ $cur =~ ^(~[[:alnum:]._-]*)/ ]]; then
+                    tilde="${BASH_REMATCH[1]}"
+                    eval "home=$tilde"
+                    path="$home${cur#"$tilde"}"
+                fi
+                mapfile -d '' out < <(shopt -s nullglob dotglob; for c in "$path"*; do
+                    [[ $1 == -d && ! -d $c ]] || printf '%s\\0' "$c"; done)
+                if [[ -z $pre && -z $opt ]]; then
                     compopt -o filenames 2>/dev/null
+                    for c in "${!out[@]}"; do out[c]="$tilde${out[c]#"$home"}"; done
                     _reckon_reply "${out[@]}"
                     return
                 fi
                 COMPREPLY=()
                 for c in "${out[@]}"; do
                     [[ -d $c ]] && c+=/
+                    c="$opt$tilde${c#"$home"}"
                     printf -v c '%q' "${c#"$pre"}"
                     COMPREPLY+=("$c")
                 done
@@ -89,7 +100,7 @@ enum CompletionScript {
                 done
             }
             _reckon() {
-                local words=() cur prev pre="" i
+                local words=() cur prev pre="" opt="" i
                 for (( i = 0; i <= COMP_CWORD; i++ )); do
                     _reckon_dequote "${COMP_WORDS[i]}"
                     if (( i > 0 )) && [[ ${COMP_WORDS[i]} == [=:] || ${COMP_WORDS[i-1]} == [=:] ]]; then
@@ -101,6 +112,10 @@ enum CompletionScript {
                 done
                 cur="${words[${#words[@]}-1]}"
                 prev="${words[${#words[@]}-2]}"
+                # --option=value: the value completes as the option's.
+                if [[ $cur == --*=* ]]; then
+                    opt="${cur%%=*}=" prev="${cur%%=*}" cur="${cur#*=}"
+                fi
                 COMPREPLY=()
                 if (( ${#words[@]} <= 2 )); then
                     _reckon_words "\(commands.map(\.name).joined(separator: " ")) --help --version"
@@ -115,6 +130,7 @@ enum CompletionScript {
                 script += "        \(option.name)) \(bashAction(option.completion)); return ;;\n"
             }
             script += "        esac\n"
+            script += "        [[ -n $opt ]] && return\n"
             script += "        if [[ $cur == -* ]]; then _reckon_words \"\(optionNames(command).joined(separator: " "))\"; return; fi\n"
             script += "        \(bashAction(positionalCompletion(command)))\n        ;;\n"
         }

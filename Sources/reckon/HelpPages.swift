@@ -74,9 +74,30 @@ struct ManPage {
         text += "." + name + (arguments.map { " " + $0 } ?? "") + "\n"
     }
 
-    /// A paragraph of plain words.
+    /// A paragraph of plain words, each sentence on a line of its own (mdoc's
+    /// "new sentence, new line", so roff knows where sentences end).
     mutating func text(_ words: String) {
-        text += ManPage.escaped(words) + "\n"
+        for sentence in ManPage.sentences(words) { text += ManPage.escaped(sentence) + "\n" }
+    }
+
+    /// `words` cut after each `.`, `?` or `!` that a space follows and two
+    /// letters or digits come before (as mandoc finds a sentence's end; so
+    /// "e.g. " is not one).
+    static func sentences(_ words: String) -> [String] {
+        var sentences: [String] = []
+        var current: [Character] = []
+        for character in words {
+            if character == " ", let last = current.last, ".?!".contains(last), current.count >= 3,
+                current[current.count - 2].isLetter || current[current.count - 2].isNumber,
+                current[current.count - 3].isLetter || current[current.count - 3].isNumber
+            {
+                sentences.append(String(current))
+                current = []
+            } else if !(character == " " && current.isEmpty && !sentences.isEmpty) {
+                current.append(character)
+            }
+        }
+        return sentences + [String(current)]
     }
 
     /// The EXIT STATUS section: each code and what it means.

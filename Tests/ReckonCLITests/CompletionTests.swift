@@ -53,12 +53,12 @@ import Testing
         let driver = """
             source "$1"; COMP_LINE="$2"; COMP_POINT=${#COMP_LINE}; shift 2
             COMP_WORDS=("$@"); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
-            _reckon; printf '%s\\n' "${COMPREPLY[@]}"
+            _reckon; printf '%s\\0' "${COMPREPLY[@]}"
             """
         let result = try runTool(
             "bash", ["--norc", "-c", driver, "bash", setup.script.path, line] + words, in: setup.folder, environment: setup.environment)
         #expect(result.stderr.isEmpty, "bash: \(result.stderr)")
-        return result.stdout.split(separator: "\n").map(String.init)
+        return result.stdout.split(separator: "\0").map(String.init)
     }
 
     @Test func bashCompletesCommandsOptionsValuesAndPaths() throws {
@@ -81,6 +81,21 @@ import Testing
         try FileManager.default.createDirectory(at: setup.folder.appendingPathComponent("c:d/x"), withIntermediateDirectories: true)
         #expect(try Self.bash("reckon counts c:", setup) == [":d/"])
         #expect(try Self.bash("reckon counts c:d", setup) == ["d/"])
+    }
+
+    /// `--option=value` completes the value as the option's, and a file
+    /// name holding a newline is one candidate, not two.
+    @Test func bashCompletesJoinedOptionValuesAndNamesWithANewline() throws {
+        let setup = try Self.setUp("bash")
+        try Data().write(to: setup.folder.appendingPathComponent("new\nline.json"))
+        #expect(try Self.bash("reckon reconcile --local=ou", setup) == ["out/"])
+        #expect(try Self.bash("reckon reconcile --local=", setup) == ["=bin/", "$'=new\\nline.json'", "=out/", "=reckon.bash"])
+        #expect(try Self.bash("reckon reconcile --lang=j", setup) == ["ja"])
+        #expect(try Self.bash("reckon export --format=json,", setup) == ["json,markdown", "json,zip"])
+        #expect(try Self.bash("reckon reconcile --quick=", setup) == [])
+        #expect(try Self.bash("reckon counts new", setup) == ["new\nline.json"])
+        #expect(try Self.bash("reckon counts --local=new", setup) == [])
+        #expect(try Self.bash("reckon reconcile --local=new", setup) == ["$'new\\nline.json'"])
     }
 
     @Test(.needs(.tool("fish"))) func fishCompletesCommandsOptionsValuesAndPaths() throws {

@@ -69,7 +69,9 @@ import Testing
     /// Options of the other tools the pages show on a line with reckon: GNU parallel's.
     static let otherTools: Set<String> = ["--will-cite"]
 
-    @Test(.needs(.tool("groff"))) func manPagesFormatWithoutAWarning() throws {
+    /// groff formats each page without a warning, and mandoc's lint finds
+    /// none (a sentence on a line of its own, SEE ALSO in order).
+    @Test(.needs(.tool("groff"), .tool("mandoc"))) func manPagesFormatWithoutAWarning() throws {
         let pages = [try reckon("help", "--man")] + (try Self.subcommands().map { try reckon("help", $0, "--man") })
         for page in pages {
             #expect(page.code == 0)
@@ -79,6 +81,8 @@ import Testing
             try Data(page.stdout.utf8).write(to: input)
             let groff = try runTool("groff", ["-ww", "-mandoc", "-z", input.path])
             #expect(groff.stderr.isEmpty, "groff: \(groff.stderr)\n\(page.stdout.prefix(200))")
+            let mandoc = try runTool("mandoc", ["-T", "lint", "-W", "warning", input.path])
+            #expect(mandoc.code == 0 && mandoc.stdout.isEmpty && mandoc.stderr.isEmpty, "mandoc: \(mandoc.stdout)\(mandoc.stderr)")
         }
         #expect(try reckon("help", "export", "--man").stdout.contains(".Dt RECKON-EXPORT 1\n"))
     }

@@ -24,7 +24,7 @@ package struct HTMLReport {
         .side h2 { margin: 0 0 6px; font-size: 1rem; }
         .row { display: flex; justify-content: space-between; padding: 4px 0; border-top: 1px solid #ececf0; }
         .row:first-of-type { border-top: 0; }
-        .same { color: #8e8e93; }
+        .same { color: #6c6c70; }
         .drift { color: #b35900; font-weight: 600; }
         .notread { color: #c0392b; font-weight: 600; }
         .hints p { background: #fff4e5; border-left: 4px solid #e67e00; padding: 8px 12px; margin: 8px 0; border-radius: 6px; }
@@ -224,7 +224,8 @@ package struct HTMLReport {
         func x(_ i: Int) -> Double { left + (width - left - right) * Double(i) / Double(max(entries.count - 1, 1)) }
         func y(_ v: Int) -> Double { top + (height - top - bottom) * (1 - Double(v) / maximum) }
         func number(_ v: Double) -> String { String(Int(v.rounded())) }
-        let colors = ["#1f6fd1", "#e67e00", "#3a9a3a", "#8e44ad", "#c0392b", "#16a085"]
+        // Each 4.5:1 or more on the page's #f4f4f6, where the legend names them in their colour.
+        let colors = ["#1a64c0", "#a35200", "#2e7d32", "#8e44ad", "#c0392b", "#0b7a63"]
         var shapes: [String] = []
         var legend: [String] = []
         for (i, entry) in entries.enumerated() where entry.exitCode == 2 {

@@ -114,14 +114,17 @@ package struct MarkdownReport {
         return out.joined(separator: "\n")
     }
 
-    /// Text safe inside Markdown: characters that start formatting or HTML are escaped.
+    /// Text safe inside Markdown: characters that start formatting or HTML are
+    /// escaped, and so is an `&` that would start an entity (`&amp;`, `&#65;`).
     func escape(_ text: String) -> String {
         let shown = escapedForDisplay(text)
         guard shown.utf8.contains(where: Self.special.contains) else { return shown }
         var result = ""
-        for scalar in shown.unicodeScalars {
+        let scalars = Array(shown.unicodeScalars)
+        for (at, scalar) in scalars.enumerated() {
             switch scalar {
             case "\\", "`", "*", "_", "[", "]", "<", ">", "|", "#", "!": result += "\\\(scalar)"
+            case "&" where Self.startsEntity(scalars[(at + 1)...]): result += "\\&"
             case "\n", "\r": result += " "
             default: result.unicodeScalars.append(scalar)
             }
@@ -129,8 +132,16 @@ package struct MarkdownReport {
         return result
     }
 
-    /// The bytes `escape` changes.
-    static let special = Set("\\`*_[]<>|#!\n\r".utf8)
+    /// The bytes `escape` may change.
+    static let special = Set("\\`*_[]<>|#!&\n\r".utf8)
+
+    /// Whether what follows an `&` makes it an entity in CommonMark: letters,
+    /// digits or `#`, then `;`. (A few more than CommonMark's: an `&` escaped
+    /// without need still shows as itself.)
+    static func startsEntity(_ rest: ArraySlice<Unicode.Scalar>) -> Bool {
+        let name = rest.prefix { $0 == "#" || ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0) }
+        return !name.isEmpty && rest.dropFirst(name.count).first == ";"
+    }
 
     /// A path or id in code style, safe from a backtick or a table bar inside it.
     func code(_ text: String) -> String {

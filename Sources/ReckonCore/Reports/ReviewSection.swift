@@ -281,7 +281,7 @@ extension HTMLReport {
         .versions { margin: 6px 0; font-size: .8rem; table-layout: fixed; }
         .versions th:first-child { width: 28%; }
         .versions tr.differs td, .versions tr.differs th { background: #fff4e5; }
-        .versions .mark { color: #b35900; font-weight: 600; white-space: nowrap; }
+        .versions .mark { color: #a35200; font-weight: 600; white-space: nowrap; }
         .problem { color: #a93226; margin: 4px 0; }
         .text-heading { margin: 6px 0 2px; color: #6c6c70; font-size: .8rem; }
         .marks { margin: 0 0 2px; }
