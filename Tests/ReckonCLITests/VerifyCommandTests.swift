@@ -16,7 +16,7 @@ func exportFolder(_ source: String, extra: [String] = ["--include-archived"]) th
 func reckonZip(_ entries: [ArchiveReader.Entry], at url: URL) throws {
     let builder = ZipBuilder(url: url)
     try builder.add(entries.map { .init(name: $0.name, modified: Timestamp(seconds: $0.modified), contents: .data($0.data)) })
-    try builder.finish()
+    _ = try builder.finish()
 }
 
 /// Flips the lowest bit of the byte at `offset` of a file.

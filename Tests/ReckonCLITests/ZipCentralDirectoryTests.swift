@@ -193,7 +193,7 @@ private let flipsScript = #"""
         try builder.add(entries.filter { $0.name != "manifest.json" }.map { .init(name: $0.name, modified: modified, contents: .data($0.data)) })
         try builder.add(notes.map { .init(name: $0.name, modified: modified, contents: .data($0.data)) })
         try builder.add([.init(name: "manifest.json", modified: modified, contents: .data(listed))])
-        try builder.finish()
+        _ = try builder.finish()
         let bytes = try Data(contentsOf: zip)
         // The zip64 end record (56 bytes) and its locator (20) come before the end record (22).
         #expect(Array(bytes.suffix(98).prefix(4)) == [0x50, 0x4B, 0x06, 0x06])
