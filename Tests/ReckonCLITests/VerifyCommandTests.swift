@@ -12,6 +12,13 @@ func exportFolder(_ source: String, extra: [String] = ["--include-archived"]) th
     return out
 }
 
+/// Writes `entries` into a zip at `url` as reckon writes an export's zip (`ZipBuilder`), in the order given.
+func reckonZip(_ entries: [ArchiveReader.Entry], at url: URL) throws {
+    let builder = ZipBuilder(url: url)
+    try builder.add(entries.map { .init(name: $0.name, modified: Timestamp(seconds: $0.modified), contents: .data($0.data)) })
+    _ = try builder.finish()
+}
+
 /// Flips the lowest bit of the byte at `offset` of a file.
 func flipByte(_ url: URL, at offset: Int) throws {
     var data = try Data(contentsOf: url)
@@ -127,9 +134,14 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         let cut = temporaryFolder().appendingPathComponent("cut.zip")
         try Data(contentsOf: zip).prefix(2000).write(to: cut)
         let words = "cannot be opened as a zip: it is not a zip, or it is cut short before the list of entries at its end"
-        #expect(try runArray(["verify", cut.path]).stdout.hasPrefix("unreadable  manifest.json: was not read: the zip \(words)\n"))
+        let central =
+            "the zip's central directory cannot be read: the file has no end-of-central-directory record where a zip ends, so it is cut short or is not a zip"
+        let verified = try runArray(["verify", cut.path]).stdout
+        #expect(verified.hasPrefix("unreadable  manifest.json: was not read: the zip \(words)\n"))
+        #expect(verified.contains("\ndamaged  \(cut.path): \(central)\n"), "\(verified)")
+        // restore says what verify says of the zip's central directory.
         let restore = try runArray(["restore", cut.path, "--to", temporaryFolder().appendingPathComponent("r").path])
-        #expect(restore.code == 2 && restore.stderr == "Error: \(cut.path): \(words)\n", "\(restore.stderr)")
+        #expect(restore.code == 2 && restore.stderr == "Error: \(cut.path): \(central)\n", "\(restore.stderr)")
     }
 
     @Test func aMissingFileAndAManifestThatListsAnAbsentFileAreFound() throws {
@@ -205,11 +217,7 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         let entries = try ArchiveReader.entries(of: export.appendingPathComponent("memos.zip"))
         #expect(entries.last?.name == "manifest.json", "reckon writes it last")
         let reordered = temporaryFolder().appendingPathComponent("first.zip")
-        let writer = try ZipWriter(url: reordered)
-        for entry in entries.filter({ $0.name == "manifest.json" }) + entries.filter({ $0.name != "manifest.json" }) {
-            try writer.add(name: entry.name, modified: Timestamp(seconds: entry.modified), size: entry.data.count) { try $0(entry.data) }
-        }
-        try writer.finish()
+        try reckonZip(entries.filter { $0.name == "manifest.json" } + entries.filter { $0.name != "manifest.json" }, at: reordered)
         #expect(try ArchiveReader.entries(of: reordered).first?.name == "manifest.json", "as reckon wrote it before")
         for zip in [export.appendingPathComponent("memos.zip"), reordered] {
             let result = try runArray(["verify", zip.path])
@@ -268,11 +276,18 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         let export = try exportFolder(sample)
         let entries = try ArchiveReader.entries(of: export.appendingPathComponent("memos.zip"))
         let twice = temporaryFolder().appendingPathComponent("twice.zip")
-        let writer = try ZipWriter(url: twice)
-        for entry in entries + entries.filter({ $0.name == "memos.json" }) {
-            try writer.add(name: entry.name, modified: Timestamp(seconds: entry.modified), size: entry.data.count) { try $0(entry.data) }
+        // The second is written as memos.jsoX, and its name patched in the local and central headers.
+        var second = try #require(entries.first { $0.name == "memos.json" })
+        second.name = "memos.jsoX"
+        try reckonZip(entries + [second], at: twice)
+        var bytes = try Data(contentsOf: twice)
+        var patched = 0
+        while let found = bytes.range(of: Data("memos.jsoX".utf8)) {
+            bytes.replaceSubrange(found, with: Data("memos.json".utf8))
+            patched += 1
         }
-        try writer.finish()
+        try #require(patched == 2)
+        try bytes.write(to: twice)
         let result = try runArray(["verify", twice.path])
         #expect(result.code == 2)
         // Said exactly, and the second entry's bytes are never read as the export's memos.
@@ -292,7 +307,7 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         let export = try exportFolder(sample)
         let entries = try ArchiveReader.entries(of: export.appendingPathComponent("memos.zip"))
         let crafted = temporaryFolder().appendingPathComponent("outside.zip")
-        let writer = try ZipWriter(url: crafted)
+        var written: [ArchiveReader.Entry] = []
         for entry in entries {
             var data = entry.data
             if entry.name == "manifest.json" {
@@ -305,11 +320,16 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
                             """
                     ).utf8)
             }
-            try writer.add(name: entry.name, modified: Timestamp(seconds: entry.modified), size: data.count) { try $0(data) }
+            var changed = entry
+            changed.data = data
+            written.append(changed)
         }
-        // ZipWriter refuses `../x`: the entry is written as `up/x`, and its name patched in the local and central headers.
-        try writer.add(name: "up/x", modified: Timestamp(seconds: entries[0].modified), size: 2) { try $0(Data("x\n".utf8)) }
-        try writer.finish()
+        // The entry is written as `up/x`, and its name patched in the local and central headers.
+        var outside = entries[0]
+        outside.name = "up/x"
+        outside.data = Data("x\n".utf8)
+        written.append(outside)
+        try reckonZip(written, at: crafted)
         var bytes = try Data(contentsOf: crafted)
         var patched = 0
         while let found = bytes.range(of: Data("up/x".utf8)) {

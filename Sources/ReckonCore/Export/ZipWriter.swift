@@ -282,7 +282,8 @@ package enum ArchiveReader {
     package static func entry(named name: String, of url: URL) throws -> Data? {
         try reading(url) { archive, failure in
             var entry: OpaquePointer?
-            while archive_read_next_header(archive, &entry) >= ARCHIVE_WARN, let header = entry {
+            // ARCHIVE_EOF (1) is above ARCHIVE_WARN: the loop ends there, never skipping past the last entry.
+            while case let status = archive_read_next_header(archive, &entry), status == ARCHIVE_OK || status == ARCHIVE_WARN, let header = entry {
                 guard archive_entry_pathname_utf8(header).map({ String(cString: $0) }) == name else {
                     guard archive_read_data_skip(archive) >= ARCHIVE_WARN else { throw failure("is damaged or cut short") }
                     continue

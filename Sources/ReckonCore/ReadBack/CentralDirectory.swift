@@ -114,6 +114,8 @@ package struct CentralDirectoryEnd: Equatable, Sendable {
     package var count: UInt64
     /// Whether the counts and places come from a zip64 end record.
     package var isZip64: Bool
+    /// The length of the comment that ends the file (reckon writes none).
+    package var commentLength = 0
 
     /// Where the central directory ends and the end records begin.
     package var end: UInt64 { offset + size }
@@ -210,6 +212,7 @@ package struct CentralDirectoryEnd: Equatable, Sendable {
                     "the end record counts \(counted(result.count, "entry", "entries")), more than a central directory of \(counted(result.size, "byte")) can hold"
             )
         }
+        result.commentLength = tailLength - at - 22
         return result
     }
 }

@@ -497,39 +497,10 @@ package struct ExportOnDisk: Sendable {
                 )
             }
         }
-        if facts == nil, let fromZip = try readFromZip(zipURL, zipShown: zipShown, manifest: manifest, reader: reader) {
+        if facts == nil {
+            let fromZip = try readFromZip(zipURL, zipShown: zipShown, manifest: manifest, reader: reader)
             manifest = fromZip.manifest
             facts = fromZip.facts
-        }
-        if facts == nil {
-            do {
-                if let name = try ArchiveReader.nameHeldTwice(in: zipURL) {
-                    throw ExportReadError(path: zipShown, reason: ArchiveReader.heldTwiceWords(name))
-                }
-                // A zip's own manifest comes last: it is read first, on its own, for the memo size it allows.
-                if isZip, let data = try ArchiveReader.entry(named: Exporter.manifestName, of: zipURL) {
-                    manifest = try ExportManifest.read(data, shown: joinPath(zipShown, Exporter.manifestName))
-                    reader.memoBytes = manifest!.memoBytes
-                }
-                // Only memos.json and the manifest are read: damage in another entry does not stop it.
-                try ArchiveReader.stream(zipURL, skippingUnread: true) { name, _, readAll in
-                    if name == Exporter.jsonName {
-                        reader.expectedSize = manifest?.record(.zip, Exporter.jsonName).map { Int($0.size) }
-                        try readAll { try reader.feed($0) }
-                        facts = try reader.finish()
-                    } else if isZip && manifest == nil && name == Exporter.manifestName {
-                        var data = Data()
-                        try readAll { data.append(contentsOf: $0) }
-                        manifest = try ExportManifest.read(data, shown: joinPath(zipShown, name))
-                    }
-                }
-            } catch let error as ExportReadError {
-                throw error
-            } catch let error as ReadFailure {
-                throw ExportReadError(path: joinPath(zipShown, Exporter.jsonName), reason: error.message)
-            } catch {
-                throw ExportReadError(path: zipShown, reason: archiveWords(error, zip: zipURL))
-            }
         }
         let jsonShown = place == .folder ? shown(Exporter.jsonName) : joinPath(zipShown, Exporter.jsonName)
         guard let manifest else { throw ExportReadError(path: zipShown, reason: "holds no manifest.json, so its memos cannot be checked") }
@@ -551,53 +522,52 @@ extension ExportOnDisk {
     /// Reads `memos.json` (and, for a zip on its own, the manifest first)
     /// from the zip at `zipURL` with zlib, one stream, at the places its
     /// central directory gives, feeding `reader`; no other entry is read.
-    /// Nil, before anything is fed, when the zip's directory cannot be
-    /// read, holds a name twice or these entries are not as reckon writes
-    /// them: then libarchive reads it, and says what is wrong. When
-    /// `memos.json` proves damaged on the way, libarchive reads it again to
-    /// name the damage, which is thrown: what was fed counts for nothing.
+    /// The directory is first checked as `verify` checks it: what verify
+    /// calls damaged in the zip as a whole, in `memos.json` or in the zip's
+    /// own manifest is thrown in verify's words, before anything is fed.
+    /// When an entry proves damaged on the way, libarchive reads it again
+    /// to name the damage, which is thrown: what was fed counts for nothing.
     fileprivate func readFromZip(_ zipURL: URL, zipShown: String, manifest known: ExportManifest?, reader: MemosJSONReader) throws
-        -> (manifest: ExportManifest?, facts: MemosJSONReader.Facts)?
+        -> (manifest: ExportManifest?, facts: MemosJSONReader.Facts)
     {
-        let file: ZipFile
-        var places: [String: PlacedEntry] = [:]
-        do throws(ZipStructureError) {
-            file = try ZipFile(url: zipURL)
-            let end = try CentralDirectoryEnd.read(file)
-            var records: [CentralRecord] = []
-            var names = Set<[UInt8]>()
-            var twice = false
-            try CentralRecord.forEach(in: file, end) { record in
-                if !names.insert(record.name).inserted { twice = true }
-                if record.name == Array(Exporter.jsonName.utf8) || record.name == Array(Exporter.manifestName.utf8) { records.append(record) }
-            }
-            guard !twice else { return nil }
-            for record in records {
-                let wide = try record.wide()
-                let header = try LocalHeader.read(at: wide.localHeaderOffset, before: end.offset, in: file)
-                guard header.name == record.name, header.method == record.method, record.flags & 0x0001 == 0, wide.diskStart == 0 else { return nil }
-                places[String(decoding: record.name, as: UTF8.self)] = PlacedEntry(
-                    dataOffset: header.dataOffset, compressedSize: wide.compressedSize, size: wide.uncompressedSize, crc32: record.crc32,
-                    method: record.method)
-            }
-        } catch {
-            return nil
+        let listed = ExportVerifier.listCentralDirectory(of: zipURL)
+        guard case .success(let listing) = listed else {
+            throw ExportReadError(path: zipShown, reason: ExportVerifier.checkCentralDirectory(listed).zipProblems[0])
         }
+        var names = Set<[UInt8]>()
+        if let twice = listing.records.first(where: { !names.insert($0.name).inserted }) {
+            throw ExportReadError(path: zipShown, reason: ArchiveReader.heldTwiceWords(String(decoding: twice.name, as: UTF8.self)))
+        }
+        let check = ExportVerifier.checkCentralDirectory(listed)
+        if let problem = check.zipProblems.first { throw ExportReadError(path: zipShown, reason: problem) }
+        /// Where the entry `name` lies, once verify's check found nothing wrong with it; nil when the zip holds none.
+        func place(_ name: String) throws(ExportReadError) -> PlacedEntry? {
+            guard let index = listing.records.firstIndex(where: { $0.name == Array(name.utf8) }) else { return nil }
+            if let finding = check.findings.first(where: { $0.entry == index + 1 }) {
+                throw ExportReadError(path: joinPath(zipShown, name), reason: finding.words)
+            }
+            return check.entries?[index].placed
+        }
+        let json = try place(Exporter.jsonName)
         let inflater = EntryInflater()
         var manifest = known
         if isZip {
             // A zip's own manifest comes last: it is read first, on its own, for the memo size it allows.
-            guard let place = places[Exporter.manifestName] else { return nil }
+            guard let placed = try place(Exporter.manifestName) else { throw ExportReadError(path: zipShown, reason: ExportVerifier.noManifestWords) }
             var data = Data()
-            guard (try? inflater.read(place, of: file) { data.append(contentsOf: $0) }) == true else { return nil }
+            guard try inflater.read(placed, of: listing.file, { data.append(contentsOf: $0) }) else {
+                throw libarchiveWords(zipURL, zipShown: zipShown, entry: Exporter.manifestName)
+            }
             manifest = try ExportManifest.read(data, shown: joinPath(zipShown, Exporter.manifestName))
             reader.memoBytes = manifest!.memoBytes
         }
-        guard let place = places[Exporter.jsonName] else { return nil }
+        guard let json else { throw ExportReadError(path: zipShown, reason: "holds no memos.json, so its memos cannot be read back") }
         reader.expectedSize = manifest?.record(.zip, Exporter.jsonName).map { Int($0.size) }
         let facts: MemosJSONReader.Facts
         do {
-            guard try inflater.read(place, of: file, { try reader.feed($0) }) else { throw libarchiveWords(zipURL, zipShown: zipShown) }
+            guard try inflater.read(json, of: listing.file, { try reader.feed($0) }) else {
+                throw libarchiveWords(zipURL, zipShown: zipShown, entry: Exporter.jsonName)
+            }
             facts = try reader.finish()
         } catch let error as ExportReadError {
             throw error
@@ -609,33 +579,22 @@ extension ExportOnDisk {
         return (manifest, facts)
     }
 
-    /// What libarchive says of the damaged `memos.json` in the zip at
-    /// `zipURL`, read again on its own, as an error to throw.
-    private func libarchiveWords(_ zipURL: URL, zipShown: String) -> ExportReadError {
+    /// What libarchive says of the damaged `entry` in the zip at `zipURL`,
+    /// read again on its own, as an error to throw.
+    private func libarchiveWords(_ zipURL: URL, zipShown: String, entry: String) -> ExportReadError {
         do {
             try ArchiveReader.stream(zipURL, skippingUnread: true) { name, _, readAll in
-                if name == Exporter.jsonName { try readAll { _ in } }
+                if name == entry { try readAll { _ in } }
             }
         } catch {
             return ExportReadError(path: zipShown, reason: archiveWords(error, zip: zipURL))
         }
         return ExportReadError(
-            path: joinPath(zipShown, Exporter.jsonName), reason: "cannot be uncompressed whole: the export is damaged; 'reckon verify' says more")
+            path: joinPath(zipShown, entry), reason: "cannot be uncompressed whole: the export is damaged; 'reckon verify' says more")
     }
 }
 
 extension ArchiveReader {
-    /// The first entry name the zip at `url` holds twice, if any; only the
-    /// names are read. A zip that cannot be read throws.
-    package static func nameHeldTwice(in url: URL) throws -> String? {
-        var seen = Set<String>()
-        var twice: String?
-        try stream(url, skippingUnread: true) { name, _, _ in
-            if twice == nil && !seen.insert(name).inserted { twice = name }
-        }
-        return twice
-    }
-
     /// Why a zip holding two entries named `name` is not read, after the zip's name.
     package static func heldTwiceWords(_ name: String) -> String {
         "holds two entries named \(quoted(name, limit: 200)); reckon never writes a zip like that, "

@@ -257,6 +257,9 @@ package struct ExportVerifier {
         return reader
     }
 
+    /// What a zip on its own without its manifest is, in `verify` and `restore` alike.
+    static let noManifestWords = "the zip holds no manifest.json, so nothing in it can be checked"
+
     /// Why a path the manifest lists is never read or trusted.
     static let outsideTheExport = "is not a path inside the export (absolute, with '..' or a control character), so it is not read"
 
@@ -354,7 +357,7 @@ package struct ExportVerifier {
                     }
                     if name == Exporter.manifestName && expected == nil { manifestData = kept }
                     let found = (size: size, sha256: hasher.finalize().hex)
-                    streamed.append(StreamedEntry(name: facts.name, size: size, declaredSize: facts.size, mode: facts.mode))
+                    streamed.append(StreamedEntry(name: facts.name, size: size, declaredSize: facts.size))
                     if seen[name] == nil {
                         order.append(name)
                         seen[name] = found
@@ -400,7 +403,7 @@ package struct ExportVerifier {
                 result.files.append(
                     .init(
                         place: .zip, path: Exporter.manifestName, status: failure == nil ? .missing : .unreadable,
-                        problem: failure == nil ? "the zip holds no manifest.json, so nothing in it can be checked" : unread(Exporter.manifestName)))
+                        problem: failure == nil ? Self.noManifestWords : unread(Exporter.manifestName)))
                 return
             }
             do {
@@ -466,12 +469,11 @@ package struct ExportVerifier {
     // MARK: The zip's central directory
 
     /// An entry as libarchive read it: its name's bytes, the bytes read
-    /// from it, the size its header declares and its mode.
+    /// from it and the size its header declares.
     struct StreamedEntry {
         var name: [UInt8]
         var size: Int
         var declaredSize: Int64?
-        var mode: UInt32
     }
 
     /// What the zip's central directory says of its entries, each record
@@ -567,6 +569,9 @@ package struct ExportVerifier {
                     ? "the zip's last entry ends at byte \(next), but its central directory starts at byte \(end.offset): the bytes between belong to no entry"
                     : "the zip's last entry ends at byte \(next), past the start of its central directory at byte \(end.offset)")
         }
+        if end.commentLength > 0 {
+            check.zipProblems.append("the zip ends with a comment of \(counted(end.commentLength, "byte")), which reckon never writes")
+        }
         check.entries = entries
         return check
     }
@@ -607,12 +612,13 @@ package struct ExportVerifier {
             method: record.method)
         let data = checkData(
             record, compressedSize: wide.compressedSize, uncompressedSize: wide.uncompressedSize, header: header, directory: end, file: file)
-        return CheckedRecord(entry: entry, problems: headerProblems(record, header) + data.problems, placed: placed, ends: data.ends)
+        let layout = layoutProblems(record, header, size: wide.uncompressedSize, compressedSize: wide.compressedSize, offset: wide.localHeaderOffset)
+        return CheckedRecord(entry: entry, problems: layout + headerProblems(record, header) + data.problems, placed: placed, ends: data.ends)
     }
 
     /// What a finding on an entry's fields starts with: the central
     /// directory, which unzip and Python's zipfile go by.
-    private static let says = "the zip's central directory"
+    static let says = "the zip's central directory"
     /// How a finding ends on a field the central directory and the entry's
     /// own header both hold.
     private static let goesBy = "; Python's zipfile would go by the first"
@@ -655,8 +661,7 @@ package struct ExportVerifier {
         if record.name.contains(where: { $0 >= 0x80 }) && record.flags & 0x0800 == 0 {
             problems.append("\(says) does not mark this entry's name as UTF-8, so Python's zipfile would read it as another name")
         }
-        // libarchive raises the central record's version to 4.5 when it adds a zip64 field there alone.
-        if header.versionNeeded != record.versionNeeded && !(record.hasZip64Field && record.versionNeeded == 45 && header.versionNeeded < 45) {
+        if header.versionNeeded != record.versionNeeded {
             problems.append(
                 "\(says) says this entry needs zip version \(versionWords(record.versionNeeded)) to extract, "
                     + "but its own header says \(versionWords(header.versionNeeded))" + goesBy)
@@ -674,7 +679,7 @@ package struct ExportVerifier {
     /// The same extra fields, but for zip64's, which differs between a
     /// central record and its local header by design; nil when their
     /// lengths do not add up.
-    private static func withoutZip64(_ extra: [UInt8]) -> [UInt8]? {
+    static func withoutZip64(_ extra: [UInt8]) -> [UInt8]? {
         guard let fields = zipExtraFields(extra) else { return nil }
         var bytes: [UInt8] = []
         for field in fields where field.id != zip64FieldID {
@@ -746,7 +751,7 @@ package struct ExportVerifier {
 
     /// The central directory's records against the entries libarchive
     /// read, in order: as many, the same names byte for byte, the same
-    /// sizes, and each a regular file.
+    /// sizes. (That each is a regular file is `layoutProblems`'s.)
     static func compare(_ central: [CentralDirectoryCheck.Entry], with streamed: [StreamedEntry], into check: inout CentralDirectoryCheck) {
         guard central.count == streamed.count else {
             check.zipProblems.append(
@@ -766,11 +771,6 @@ package struct ExportVerifier {
             }
             if let other = [Int64(read.size), read.declaredSize].compactMap({ $0 }).first(where: { Int64(exactly: record.size) != $0 }) {
                 found("\(says) says this entry is \(counted(record.size, "byte")), but reading it gives \(other)")
-            }
-            if read.mode & 0o170000 != 0o100000 {
-                found(
-                    "\(says) makes this entry \(kindWords(read.mode)) (mode \(String(read.mode, radix: 8))), not a regular file; "
-                        + "bsdtar would not extract it as one")
             }
         }
     }
@@ -812,7 +812,7 @@ package struct ExportVerifier {
         return " (they differ in byte \(at + 1) of the name)"
     }
 
-    private static func hex(_ flags: UInt16) -> String {
+    static func hex(_ flags: UInt16) -> String {
         let digits = String(flags, radix: 16)
         return "0x" + String(repeating: "0", count: 4 - digits.count) + digits
     }
@@ -823,20 +823,26 @@ package struct ExportVerifier {
     }
 
     /// The general-purpose flags in words (APPNOTE 4.4.4).
-    private static func flagWords(_ flags: UInt16) -> String {
+    static func flagWords(_ flags: UInt16) -> String {
         let known: [Int: String] = [0: "encrypted", 3: "sizes after the data", 11: "UTF-8 name"]
         return (0..<16).filter { flags & (1 << $0) != 0 }.map { known[$0] ?? "bit \($0)" }.joined(separator: ", ")
     }
 
-    private static func methodWords(_ method: UInt16) -> String {
+    static func methodWords(_ method: UInt16) -> String {
         switch method {
-        case 0: "stored (method 0)"
+        case 0: "stored without compression (method 0)"
         case 8: "deflated (method 8)"
+        case 12: "compressed with bzip2 (method 12)"
+        case 14: "compressed with LZMA (method 14)"
+        case 93: "compressed with Zstandard (method 93)"
+        case 95: "compressed with XZ (method 95)"
+        case 98: "compressed with PPMd (method 98)"
+        case 99: "encrypted with AES (method 99)"
         default: "compressed with method \(method)"
         }
     }
 
-    private static func versionWords(_ version: UInt16) -> String { "\(version / 10).\(version % 10)" }
+    static func versionWords(_ version: UInt16) -> String { "\(version / 10).\(version % 10)" }
 
     /// An MS-DOS time and date (APPNOTE 4.4.6) as `2026-04-18 09:15:00`.
     private static func dosTimeWords(_ value: UInt32) -> String {
@@ -848,7 +854,7 @@ package struct ExportVerifier {
     }
 
     /// What a Unix mode makes a file, for one that is not a regular file.
-    private static func kindWords(_ mode: UInt32) -> String {
+    static func kindWords(_ mode: UInt32) -> String {
         switch mode & 0o170000 {
         case 0o040000: "a folder"
         case 0o120000: "a link"

@@ -195,7 +195,7 @@ extension ExportVerifier {
             pass.order.append(name)
             pass.seen[name] = (read.size, read.sha256)
             pass.streamed.append(
-                StreamedEntry(name: entries[index].name, size: read.size, declaredSize: Int64(places[index].size), mode: entries[index].unixMode!))
+                StreamedEntry(name: entries[index].name, size: read.size, declaredSize: Int64(places[index].size)))
             if let markdown = read.markdown { pass.markdown.append(markdown) }
         }
         return pass
