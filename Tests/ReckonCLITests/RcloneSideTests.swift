@@ -263,15 +263,18 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: remoteCache.path).filter { $0.hasPrefix("staging-") }.isEmpty)
         #expect(try read(remoteCache.appendingPathComponent("memos/\(groceries).json")) == read(memo))
 
-        // A killed run's staging folder goes with the next deep run; a running one's (this test's pid) stays.
-        for pid in ["999999999", String(getpid())] {
+        // A killed run's staging folder goes with the next deep run; a running one's stays.
+        let holder = try heldReckon()
+        defer { holder.release() }
+        for pid in ["999999999", String(holder.pid)] {
             try FileManager.default.createDirectory(at: remoteCache.appendingPathComponent("staging-\(pid)"), withIntermediateDirectories: true)
             try Data("half".utf8).write(to: remoteCache.appendingPathComponent("staging-\(pid)/\(groceries).json"))
         }
         #expect(
             try reckon(["reconcile", "--local", store, "--remote", server.remote], server).stdout.contains(
                 "0 memo files downloaded, 7 from the cache."))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: remoteCache.path).filter { $0.hasPrefix("staging-") } == ["staging-\(getpid())"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: remoteCache.path).filter { $0.hasPrefix("staging-") } == ["staging-\(holder.pid)"])
     }
 
     @Test(.needs(.rclone)) func aServerThatStopsAfterTheListingDegradesTheSideAndTheNextRunGoesOn() throws {
