@@ -255,7 +255,7 @@ import Testing
             #expect(stagings.count == 1)
             let staged =
                 try stagings.first.map { try FileManager.default.contentsOfDirectory(atPath: remoteCache.appendingPathComponent($0).path) } ?? []
-            #expect(staged.sorted() == ["\(groceries).json", "7c9e6679-7425-40de-944b-e07fc1f90ae7.json"])
+            #expect(staged.sorted() == [".children", "\(groceries).json", "7c9e6679-7425-40de-944b-e07fc1f90ae7.json"])
         }
         // Only the file that changed counts as downloaded; the other staged one was the cached file, and no staging is left.
         #expect(result.stdout.contains("Google Drive: 1 memo file downloaded, 6 from the cache."), "\(result.stdout)")
