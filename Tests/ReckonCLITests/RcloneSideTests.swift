@@ -255,7 +255,7 @@ import Testing
             #expect(stagings.count == 1)
             let staged =
                 try stagings.first.map { try FileManager.default.contentsOfDirectory(atPath: remoteCache.appendingPathComponent($0).path) } ?? []
-            #expect(staged.sorted() == ["\(groceries).json", "7c9e6679-7425-40de-944b-e07fc1f90ae7.json"])
+            #expect(staged.sorted() == [".children", "\(groceries).json", "7c9e6679-7425-40de-944b-e07fc1f90ae7.json"])
         }
         // Only the file that changed counts as downloaded; the other staged one was the cached file, and no staging is left.
         #expect(result.stdout.contains("Google Drive: 1 memo file downloaded, 6 from the cache."), "\(result.stdout)")
@@ -263,15 +263,18 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: remoteCache.path).filter { $0.hasPrefix("staging-") }.isEmpty)
         #expect(try read(remoteCache.appendingPathComponent("memos/\(groceries).json")) == read(memo))
 
-        // A killed run's staging folder goes with the next deep run; a running one's (this test's pid) stays.
-        for pid in ["999999999", String(getpid())] {
+        // A killed run's staging folder goes with the next deep run; a running one's stays.
+        let holder = try heldReckon()
+        defer { holder.release() }
+        for pid in ["999999999", String(holder.pid)] {
             try FileManager.default.createDirectory(at: remoteCache.appendingPathComponent("staging-\(pid)"), withIntermediateDirectories: true)
             try Data("half".utf8).write(to: remoteCache.appendingPathComponent("staging-\(pid)/\(groceries).json"))
         }
         #expect(
             try reckon(["reconcile", "--local", store, "--remote", server.remote], server).stdout.contains(
                 "0 memo files downloaded, 7 from the cache."))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: remoteCache.path).filter { $0.hasPrefix("staging-") } == ["staging-\(getpid())"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: remoteCache.path).filter { $0.hasPrefix("staging-") } == ["staging-\(holder.pid)"])
     }
 
     @Test(.needs(.rclone)) func aServerThatStopsAfterTheListingDegradesTheSideAndTheNextRunGoesOn() throws {

@@ -883,9 +883,11 @@ func putBack(_ snapshot: [String: (Data, timespec)], in folder: URL) throws {
         // A run killed right after making its temporary file leaves it empty.
         let empty = pipeline.drive.url.appendingPathComponent(".reckon-write.99999.3.tmp")
         try Data().write(to: empty)
-        // In the state folder, reckon's own, a temporary file of a process that is gone is swept; one of a live process stays.
+        // In the state folder, reckon's own, a temporary file of a process that is gone is swept; one of a live reckon stays.
         let stateLeftover = pipeline.state.appendingPathComponent(".baseline-drive.txt.99999.7.tmp")
-        let live = pipeline.state.appendingPathComponent(".baseline-drive.txt.\(getpid()).8.tmp")
+        let holder = try heldReckon()
+        defer { holder.release() }
+        let live = pipeline.state.appendingPathComponent(".baseline-drive.txt.\(holder.pid).8.tmp")
         let notOurs = ["memos/.draft.99999.0.tmp", ".baseline-mine.txt.99999.1.tmp", ".notes.99999.2.tmp"].map {
             pipeline.state.appendingPathComponent($0)
         }

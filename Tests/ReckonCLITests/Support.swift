@@ -56,6 +56,9 @@ final class BackgroundRun: Sendable {
         err = BackgroundRead(errPipe.fileHandleForReading)
     }
 
+    /// The process's id.
+    var pid: pid_t { process.processIdentifier }
+
     /// Waits for the process and gives what it wrote and its exit status.
     func wait() -> RunResult {
         let stdout = out.wait()

@@ -68,9 +68,54 @@ package enum PrivateFolder {
         }
     }
 
-    /// Whether no process has this pid any more (its run was killed or ended).
-    package static func processIsGone(_ pid: pid_t) -> Bool {
-        kill(pid, 0) == -1 && errno == ESRCH
+    /// Whether the process `pid` has ended, the one check of every "is that
+    /// run (or child) gone": no such process; a zombie (ended, not yet reaped
+    /// by its parent, which `kill(pid, 0)` still finds); or a process whose
+    /// `/proc/<pid>/exe` has another file name than `executable` (reckon's
+    /// own by default): the pid reused by another program. The name, not the
+    /// whole path, so that a live reckon installed elsewhere (or rebuilt,
+    /// "(deleted)") is never taken for gone. A process of another user, which
+    /// cannot be looked into, counts as running.
+    package static func processIsGone(_ pid: pid_t, running executable: String? = ownExecutable) -> Bool {
+        guard pid > 0 else { return false }
+        if kill(pid, 0) != 0 { return errno == ESRCH }
+        let (stat, statError) = procText("/proc/\(pid)/stat")
+        guard let stat else { return statError == ENOENT }
+        // The state follows the command's name, which may hold `)`: after the last one.
+        if let close = stat.lastIndex(of: ")"), let state = stat[close...].dropFirst(2).first, state == "Z" || state == "X" { return true }
+        guard let executable else { return false }
+        // No link at all (ENOENT) is a kernel thread, or a process that ended just now.
+        let (link, linkError) = procLink("/proc/\(pid)/exe")
+        guard let link else { return linkError == ENOENT }
+        return fileName(link) != fileName(executable)
+    }
+
+    /// reckon's own program, as `/proc/self/exe` names it.
+    package static let ownExecutable: String? = procLink("/proc/self/exe").0
+
+    /// The last part of a path, without the " (deleted)" the kernel adds to a replaced program.
+    private static func fileName(_ path: String) -> Substring {
+        let kept = path.hasSuffix(" (deleted)") ? path.dropLast(10) : Substring(path)
+        return kept.split(separator: "/").last ?? kept
+    }
+
+    /// A small file of /proc (its size reads as 0), or nil and errno.
+    private static func procText(_ path: String) -> (String?, Int32) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return (nil, errno) }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = read(fd, &buffer, buffer.count)
+        guard count >= 0 else { return (nil, errno) }
+        return (String(decoding: buffer[0..<count], as: UTF8.self), 0)
+    }
+
+    /// Where a link of /proc points, or nil and errno.
+    private static func procLink(_ path: String) -> (String?, Int32) {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { return (nil, errno) }
+        return (String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self), 0)
     }
 
     private static let madeHere = Mutex<[String]>([])

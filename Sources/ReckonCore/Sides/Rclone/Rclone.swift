@@ -305,9 +305,10 @@ package struct Rclone: Sendable {
     /// and pick the names from the listing, which costs less when many of the
     /// folder's files are asked for. `copied` is told each name as soon as
     /// rclone logs it copied whole, while the rest are still downloading.
+    /// `childRecord` is given rclone's pid (`ChildProcess.record`).
     package func copy(
         from remoteFolder: String, files: [String], into localFolder: URL,
-        checksum: Bool = true, maxTransfer: Int64? = nil, traverse: Bool = false, copied: ((String) -> Void)? = nil
+        checksum: Bool = true, maxTransfer: Int64? = nil, traverse: Bool = false, childRecord: URL? = nil, copied: ((String) -> Void)? = nil
     ) throws(Failure) -> Transfer {
         for name in files where name.isEmpty || name.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\0" }) {
             throw Failure(.refused, "reckon cannot ask rclone for a file whose name is empty or holds a line break: \(name.debugDescription)")
@@ -332,7 +333,7 @@ package struct Rclone: Sendable {
             ]
         let marker = Data(#""Copied ("#.utf8)
         let output = try run(
-            arguments,
+            arguments, childRecord: childRecord,
             eachLine: copied.map { copied in
                 { line in
                     guard Self.firstIndex(of: marker, in: line, from: 0) != nil else { return }
@@ -661,15 +662,19 @@ package struct Rclone: Sendable {
     /// big outputs. Throws a Failure for any exit but 0, and stops rclone's
     /// process group (SIGTERM, then SIGKILL after `grace`) at `callLimit`.
     /// `eachLine` is given each whole line of rclone's stderr as it comes.
+    /// rclone dies with the calling thread (`ChildProcess`), which waits for
+    /// it; its pid is added to `childRecord`.
     @discardableResult
-    package func run(_ arguments: [String], stdoutFile: URL? = nil, eachLine: ((Data) -> Void)? = nil) throws(Failure) -> Output {
+    package func run(
+        _ arguments: [String], stdoutFile: URL? = nil, childRecord: URL? = nil, eachLine: ((Data) -> Void)? = nil
+    ) throws(Failure) -> Output {
         guard Self.onlyReads(arguments) else {
             throw Failure(
                 .refused,
                 "reckon does not run rclone \(Self.masked(arguments.first ?? "")) here: it only reads remotes, and writes to one only in reckon apply and undo"
             )
         }
-        return try launch(arguments, stdoutFile: stdoutFile, eachLine: eachLine)
+        return try launch(arguments, stdoutFile: stdoutFile, childRecord: childRecord, eachLine: eachLine)
     }
 
     /// Runs a command that writes to a remote (`writeCommands`, and what
@@ -681,10 +686,10 @@ package struct Rclone: Sendable {
                 .refused,
                 "reckon does not run rclone \(Self.masked(arguments.first ?? "")): it writes to a remote only with copyto, moveto and deletefile")
         }
-        return try launch(arguments, stdoutFile: nil, eachLine: nil)
+        return try launch(arguments, stdoutFile: nil, childRecord: nil, eachLine: nil)
     }
 
-    private func launch(_ arguments: [String], stdoutFile: URL?, eachLine: ((Data) -> Void)?) throws(Failure) -> Output {
+    private func launch(_ arguments: [String], stdoutFile: URL?, childRecord: URL?, eachLine: ((Data) -> Void)?) throws(Failure) -> Output {
         // No secret on the command line: every local user can read it.
         let secretsMoved = Self.secretsMoved(arguments)
         // Flags are on the read-only list, which takes no secret; a local path starts with `/`.
@@ -695,34 +700,50 @@ package struct Rclone: Sendable {
             )
         }
         let path = try resolvedExecutable()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = globalFlags + secretsMoved.arguments
-        process.environment = mergedEnvironment.merging(secretsMoved.environment) { _, secret in secret }
-        process.standardInput = FileHandle.nullDevice
-        let errPipe = Pipe()
-        let outPipe = Pipe()
-        var outFile: FileHandle?
-        if let stdoutFile {
-            let fd = open(stdoutFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard fd >= 0 else {
-                throw Failure(.local, "reckon could not write rclone's output", lastLine: "\(stdoutFile.path): \(String(cString: strerror(errno)))")
+        // The pipes' ends are closed on exec: no other child started meanwhile holds one.
+        let errPipe: (read: Int32, write: Int32)
+        var outPipe: (read: Int32, write: Int32) = (-1, -1)
+        do throws(ChildProcess.Failure) {
+            errPipe = try ChildProcess.pipe()
+            if stdoutFile == nil {
+                do throws(ChildProcess.Failure) { outPipe = try ChildProcess.pipe() } catch {
+                    close(errPipe.read)
+                    close(errPipe.write)
+                    throw error
+                }
             }
-            outFile = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-            process.standardOutput = outFile
-        } else {
-            process.standardOutput = outPipe
+        } catch {
+            throw Failure(.local, "reckon could not make a pipe for rclone", lastLine: error.reason)
         }
-        process.standardError = errPipe
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
-        do { try process.run() } catch {
-            throw Failure(.notInstalled, "rclone at \(path) could not be started (\(errorWords(error))): install rclone (apt-get install rclone)")
+        defer {
+            close(errPipe.read)
+            if outPipe.read >= 0 { close(outPipe.read) }
         }
-        try? outFile?.close()
+        if let stdoutFile {
+            outPipe.write = open(stdoutFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard outPipe.write >= 0 else {
+                let reason = "\(stdoutFile.path): \(String(cString: strerror(errno)))"
+                close(errPipe.write)
+                throw Failure(.local, "reckon could not write rclone's output", lastLine: reason)
+            }
+        }
+        let child: ChildProcess
+        do {
+            defer {
+                close(errPipe.write)
+                close(outPipe.write)
+            }
+            child = try ChildProcess.start(
+                path, arguments: globalFlags + secretsMoved.arguments,
+                environment: mergedEnvironment.merging(secretsMoved.environment) { _, secret in secret },
+                stdout: outPipe.write, stderr: errPipe.write)
+        } catch {
+            throw Failure(.notInstalled, "rclone at \(path) could not be started (\(error.reason)): install rclone (apt-get install rclone)")
+        }
+        if let childRecord { child.record(in: childRecord, executable: ChildProcess.realPath(path)) }
 
-        var reading: [Int32] = [errPipe.fileHandleForReading.fileDescriptor]
-        if stdoutFile == nil { reading.append(outPipe.fileHandleForReading.fileDescriptor) }
+        var reading: [Int32] = [errPipe.read]
+        if stdoutFile == nil { reading.append(outPipe.read) }
         var stdout = Data()
         var stderr = Data()
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -731,7 +752,7 @@ package struct Rclone: Sendable {
         var termAt: ContinuousClock.Instant?
         var killAt: ContinuousClock.Instant?
         var timedOut = false
-        var finished = false
+        var ending: ChildProcess.Ending?
         var tooManyErrors = false
         var errors = 0
         let errorMarks = [Data(#""level":"error""#.utf8), Data(#""level":"critical""#.utf8)]
@@ -741,22 +762,22 @@ package struct Rclone: Sendable {
         // has exited and closed its pipes, or a bounded time after SIGKILL
         // (a child that left the group may hold a pipe open forever).
         while true {
-            if !finished, exited.wait(timeout: .now()) == .success { finished = true }
-            if finished && reading.isEmpty { break }
+            if ending == nil { ending = child.ended(waiting: false) }
+            if ending != nil && reading.isEmpty { break }
             let now = clock.now
             if termAt == nil, let errorLimit, errors >= errorLimit {
                 tooManyErrors = true
                 termAt = now
-                signalGroup(process.processIdentifier, SIGTERM)
+                child.signalGroup(SIGTERM)
             }
             if termAt == nil, now >= deadline {
                 timedOut = true
                 termAt = now
-                signalGroup(process.processIdentifier, SIGTERM)
+                child.signalGroup(SIGTERM)
             }
             if let termAt, killAt == nil, now >= termAt + grace {
                 killAt = now
-                signalGroup(process.processIdentifier, SIGKILL)
+                child.signalGroup(SIGKILL)
             }
             if let killAt, now >= killAt + .seconds(2) { break }
             var fds = reading.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
@@ -765,7 +786,7 @@ package struct Rclone: Sendable {
             for entry in fds where entry.revents != 0 {
                 let count = read(entry.fd, &buffer, buffer.count)
                 if count > 0 {
-                    if entry.fd == errPipe.fileHandleForReading.fileDescriptor {
+                    if entry.fd == errPipe.read {
                         stderr.append(contentsOf: buffer[0..<count])
                         if errorLimit != nil || eachLine != nil {
                             // Counts whole error lines as they come (over the raw bytes: Foundation's
@@ -790,7 +811,11 @@ package struct Rclone: Sendable {
                 }
             }
         }
-        if !finished, exited.wait(timeout: .now() + 1) == .timedOut {
+        for _ in 0..<20 where ending == nil {
+            usleep(50_000)
+            ending = child.ended(waiting: false)
+        }
+        guard let ending else {
             throw Failure(.timedOut, "rclone did not stop after SIGKILL within the time limit reckon gives one call")
         }
 
@@ -814,9 +839,9 @@ package struct Rclone: Sendable {
         if timedOut {
             throw failure(.timedOut, "rclone took longer than the \(Self.seconds(callLimit)) reckon gives one call, and was stopped")
         }
-        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-        guard status == 0 else {
-            throw failure(.exit(status), Self.sentence(exit: status, signalled: process.terminationReason == .uncaughtSignal))
+        guard ending == .exited(0) else {
+            let signalled = if case .signalled = ending { true } else { false }
+            throw failure(.exit(ending.status), Self.sentence(exit: ending.status, signalled: signalled))
         }
         return Output(stdout: stdout, log: log, info: info)
     }
@@ -824,14 +849,6 @@ package struct Rclone: Sendable {
     private static func seconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         return attoseconds == 0 ? "\(seconds) s" : String(format: "%.3f s", Double(seconds) + Double(attoseconds) / 1e18)
-    }
-
-    /// SIGTERM or SIGKILL to the child's own process group (Foundation's
-    /// Process puts each child in one), or to the child alone if it is not
-    /// a group leader, so reckon never signals its own group.
-    private func signalGroup(_ pid: pid_t, _ signal: Int32) {
-        guard pid > 0 else { return }
-        if getpgid(pid) == pid { kill(-pid, signal) } else { kill(pid, signal) }
     }
 
     /// Whether rclone's error for a file says the file changed while rclone

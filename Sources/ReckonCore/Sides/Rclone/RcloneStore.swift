@@ -181,6 +181,8 @@ package struct RcloneStore: MemoStore {
         fileprivate var memos: String { Rclone.joined(root, "memos") }
         /// A staging folder of this run's own, so runs sharing a cache never empty each other's.
         private var staging: URL { cacheFolder.appendingPathComponent("staging-\(getpid())") }
+        /// The rclone children that write into a staging folder, one `<pid> <program>` a line.
+        private static let childRecordName = ".children"
         private var fingerprintsURL: URL { cacheFolder.appendingPathComponent(CachedFile.fileName) }
 
         /// Whether a file rclone staged is the listed one: its size, and the
@@ -422,12 +424,17 @@ package struct RcloneStore: MemoStore {
 
         /// Removes this run's staging folder and those of runs that ended
         /// without removing theirs (killed): `staging-<pid>` whose process is
-        /// gone. Staged files are copies of the remote's, never the only ones.
+        /// gone, once no rclone it recorded there is left running (rclone dies
+        /// with reckon, but may still be ending). Staged files are copies of
+        /// the remote's, never the only ones.
         private func removeStagingOfEndedRuns() {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: cacheFolder.path)) ?? []
             for name in names where name.hasPrefix("staging-") {
-                guard let pid = pid_t(name.dropFirst(8)), pid == getpid() || PrivateFolder.processIsGone(pid) else { continue }
-                try? ExportFolder.removeTree(cacheFolder.appendingPathComponent(name).path)
+                let folder = cacheFolder.appendingPathComponent(name)
+                guard let pid = pid_t(name.dropFirst(8)), pid == getpid() || PrivateFolder.processIsGone(pid),
+                    ChildProcess.allGone(in: folder.appendingPathComponent(Self.childRecordName))
+                else { continue }
+                try? ExportFolder.removeTree(folder.path)
             }
         }
 
@@ -475,7 +482,7 @@ package struct RcloneStore: MemoStore {
                 do throws(Rclone.Failure) {
                     _ = try downloader.copy(
                         from: memos, files: names, into: staging, checksum: false, maxTransfer: Int64(names.count) << 16, traverse: fill,
-                        copied: keeper.copied)
+                        childRecord: staging.appendingPathComponent(Self.childRecordName), copied: keeper.copied)
                     return nil
                 } catch {
                     return error
@@ -583,7 +590,7 @@ package struct RcloneStore: MemoStore {
                         _ = try downloader.copy(
                             from: memos, files: remaining.map(\.name), into: staging, checksum: false,
                             traverse: remaining.count * 8 >= memoFiles.count,
-                            copied: keeper.copied)
+                            childRecord: staging.appendingPathComponent(Self.childRecordName), copied: keeper.copied)
                     }
                 } catch let error as Rclone.Failure {
                     failure = error
