@@ -59,8 +59,12 @@ package enum PrivateFolder {
             else { continue }
             var info = stat()
             let path = parent + "/" + name
+            // The temporary folder is shared by every program that uses the
+            // library (the tests run it inside their own process): a live one
+            // is not reckon's executable, so here only a pid that is gone or a
+            // zombie counts, and a reused pid leaves its folder till reboot.
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_mode & 0o7777 == 0o700, info.st_uid == getuid(),
-                processIsGone(pid),
+                processIsGone(pid, running: nil),
                 let inside = try? FileManager.default.contentsOfDirectory(atPath: path),
                 inside.allSatisfy({ ownNames.contains($0) && FileKind(path: path + "/" + $0).isRegular })
             else { continue }
@@ -75,7 +79,8 @@ package enum PrivateFolder {
     /// own by default): the pid reused by another program. The name, not the
     /// whole path, so that a live reckon installed elsewhere (or rebuilt,
     /// "(deleted)") is never taken for gone. A process of another user, which
-    /// cannot be looked into, counts as running.
+    /// cannot be looked into, counts as running. With `executable` nil, no
+    /// program is checked.
     package static func processIsGone(_ pid: pid_t, running executable: String? = ownExecutable) -> Bool {
         guard pid > 0 else { return false }
         if kill(pid, 0) != 0 { return errno == ESRCH }
