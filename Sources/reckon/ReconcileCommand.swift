@@ -53,7 +53,8 @@ struct ReconcileCommand: ReckonCommand {
         definition.reportContent = reportContent
         if let metrics {
             do {
-                try definition.writeMetrics(to: outputURL(metrics), path: metrics, file: "--metrics")
+                try definition.writeMetrics(
+                    to: outputFileURL(metrics, from: FileManager.default.currentDirectoryPath), path: metrics, file: "--metrics")
             } catch {
                 throw arguments.usage("'--metrics' \(error.message)")
             }
@@ -134,7 +135,7 @@ enum SummaryPrinting {
 }
 
 /// Runs a pipeline, writes its metrics file when the definition names
-/// one, prints its summary (as `summary` says) or JSON, then says which
+/// one, prints its summary or JSON (as `summary` says), then says which
 /// outputs could not be written (`failed` before the run, and the run's):
 /// the summary is printed whatever failed.
 func execute(
@@ -168,7 +169,7 @@ func execute(
         case .unlessDone: published.exitCode(driftFails: definition.failOnDrift) != 0
         case .never: false
         }
-    if json {
+    if printsSummary && json {
         console.json(JSONWriter.data(try! JSONValue(encoding: published.report)))
     } else if printsSummary {
         let written = pipeline.settings.writeFiles && published.failures.isEmpty

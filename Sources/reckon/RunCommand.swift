@@ -80,7 +80,8 @@ struct RunCommand: ReckonCommand {
             guard var definition = checkedDefinition(paths[0], console: console) else { return .usage }
             if let metrics {
                 do {
-                    try definition.writeMetrics(to: outputURL(metrics), path: metrics, file: paths[0])
+                    try definition.writeMetrics(
+                        to: outputFileURL(metrics, from: FileManager.default.currentDirectoryPath), path: metrics, file: paths[0])
                 } catch {
                     console.err("Error: \(error)\n")
                     return .usage
@@ -214,7 +215,11 @@ struct RunCommand: ReckonCommand {
                 return kept
             })
         if json {
-            console.json(JSONWriter.data(.array(results.compactMap { $0.report.map { try! JSONValue(encoding: $0) } })))
+            // With --quiet, only the pipelines that did not end with 0; nothing at all when none.
+            let shown = results.filter { !quiet || $0.code != .done }
+            if !shown.isEmpty || !quiet {
+                console.json(JSONWriter.data(.array(shown.compactMap { $0.report.map { try! JSONValue(encoding: $0) } })))
+            }
         }
         let worst = results.map(\.code).max { $0.rawValue < $1.rawValue } ?? .done
         if !json && (!quiet || worst != .done) {
@@ -228,7 +233,9 @@ struct RunCommand: ReckonCommand {
 /// folder; nil, said on stderr, when the folder is a file or a pipeline's
 /// name cannot name a file in it.
 func inMetricsFolder(_ members: [Fleet.Member], _ folder: String, console: Console) -> [Fleet.Member]? {
-    guard [.missing, .directory].contains(FileKind(path: fileURL(folder).path)) else {
+    let kind = FileKind(path: fileURL(folder).path)
+    // A missing `x.prom` is a file meant for one pipeline, not a folder to make.
+    guard kind == .directory || (kind == .missing && !folder.hasSuffix(".prom")) else {
         console.err("Error: '--metrics' is \(folder), which is not a folder: a fleet writes <pipeline>.prom for each pipeline into a folder\n")
         return nil
     }
@@ -243,7 +250,8 @@ func inMetricsFolder(_ members: [Fleet.Member], _ folder: String, console: Conso
         }
         do {
             let path = joinPath(folder, name + ".prom")
-            try given[n].definition.writeMetrics(to: outputURL(path), path: path, file: given[n].file)
+            try given[n].definition.writeMetrics(
+                to: outputFileURL(path, from: FileManager.default.currentDirectoryPath), path: path, file: given[n].file)
         } catch {
             console.err("Error: \(error)\n")
             return nil

@@ -236,6 +236,90 @@ func checkedMetrics(_ url: URL, sourceLocation: SourceLocation = #_sourceLocatio
         #expect(!FileManager.default.fileExists(atPath: fleet.root.appendingPathComponent("escape.prom").path))
     }
 
+    /// A link where the metrics file goes is refused, never followed: the
+    /// collector's folder may be writable by others, and a link there must
+    /// not lead reckon to replace another file.
+    @Test func aMetricsFileThatIsALinkIsRefusedAndItsTargetKept() throws {
+        let night = try Night(#", "metrics": "textfile/nightly.prom""#)
+        let victim = night.folder.appendingPathComponent("authorized_keys")
+        try Data("precious\n".utf8).write(to: victim)
+        try FileManager.default.createDirectory(at: night.metrics.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: night.metrics.path, withDestinationPath: "../authorized_keys")
+        for arguments in [[], ["--metrics", "textfile/nightly.prom"]] {
+            let result = try runArray(["run", night.definition.path] + arguments, in: night.folder)
+            #expect(result.code == 2)
+            #expect(result.stderr.contains("nightly.prom: is a link; reckon writes no file through a link"), "\(result.stderr)")
+            #expect(try read(victim) == "precious\n")
+            #expect(FileKind(path: night.metrics.path) == .link)
+        }
+    }
+
+    /// The export folder's run folders are reckon's to write and remove
+    /// whole, and the definition is not an output: a metrics file in
+    /// either is refused before anything runs.
+    @Test func aMetricsFileInTheExportFolderOrOverTheDefinitionIsRefused() throws {
+        let night = try Night()
+        #expect(try night.run().code == 0)
+        for (path, words) in [
+            ("export/latest/x.prom", "inside export.dir export, whose run folders reckon writes and removes whole"),
+            ("nightly.json.prom", nil), ("./nightly.prom", nil)
+        ] {
+            let result = try night.run("--metrics", path)
+            if let words {
+                #expect(result.code == 64 && result.stderr.contains(words), "\(path): \(result.stderr)")
+            } else {
+                #expect(result.code == 0, "\(path): \(result.stderr)")
+            }
+        }
+        let selfNamed = night.folder.appendingPathComponent("self.prom")
+        try Data(try read(night.definition).replacing("\"reports\": {", with: "\"metrics\": \"self.prom\", \"reports\": {").utf8).write(to: selfNamed)
+        let refused = try runArray(["run", selfNamed.path], in: night.folder)
+        #expect(refused.code == 64 && refused.stderr.contains("the definition itself"), "\(refused.stderr)")
+        // A fleet's --metrics names a folder: a missing .prom name is a file meant for one pipeline.
+        let fleet = FleetFolder()
+        try fleet.add("1.json", name: "alpha")
+        let fileForFolder = try fleet.run("fleet", "--metrics", "nightly.prom")
+        #expect(fileForFolder.code == 64 && fileForFolder.stderr.contains("which is not a folder"), "\(fileForFolder.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: fleet.root.appendingPathComponent("nightly.prom").path))
+    }
+
+    /// The last success is this pipeline's own: a file another pipeline
+    /// wrote, or a sample that carries a timestamp, lends it none.
+    @Test(.needs(.promtool)) func theLastSuccessIsTakenOnlyFromThePipelinesOwnPlainSample() throws {
+        let night = try Night(#", "metrics": "textfile/nightly.prom""#)
+        try night.removeSides()
+        try FileManager.default.createDirectory(at: night.metrics.deletingLastPathComponent(), withIntermediateDirectories: true)
+        for previous in [
+            "reckon_last_success_timestamp_seconds{pipeline=\"other\"} 1796502963\n",
+            "reckon_last_success_timestamp_seconds{pipeline=\"nightly\"} 1796502963 1796502963000\n"
+        ] {
+            try Data(previous.utf8).write(to: night.metrics)
+            #expect(try night.run().code == 2)
+            #expect(!(try checkedMetrics(night.metrics)).keys.contains { $0.hasPrefix("reckon_last_success") }, "\(previous)")
+        }
+    }
+
+    /// `--quiet` with `--json` prints nothing after exit 0, and the report
+    /// otherwise; a fleet's array holds only the pipelines that did not end with 0.
+    @Test func quietJSONPrintsOnlyWhatDidNotEndWithZero() throws {
+        let night = try Night(sample: "in-sync")
+        let done = try night.run("--quiet", "--json")
+        #expect(done.code == 0 && done.stdout.isEmpty, "\(done.stdout.prefix(200))")
+        try night.removeSides()
+        let trouble = try night.run("--quiet", "--json")
+        #expect(trouble.code == 2)
+        #expect(try json(trouble.stdout)["outcome"] as? String == "trouble")
+
+        let fleet = FleetFolder()
+        try fleet.add("1.json", name: "alpha")
+        #expect(try fleet.run("fleet", "--quiet", "--json").stdout.isEmpty)
+        try fleet.add("2.json", name: "beta", remote: "no-such-folder")
+        let failing = try fleet.run("fleet", "--quiet", "--json")
+        #expect(failing.code == 2)
+        let reports = try #require(try JSONSerialization.jsonObject(with: Data(failing.stdout.utf8)) as? [[String: Any]])
+        #expect(reports.map { $0["pipeline"] as? String } == ["beta"])
+    }
+
     /// Operations.md's example alert rules are rules Prometheus loads.
     @Test(.needs(.promtool)) func theDocumentedAlertRulesLoad() throws {
         let page = try read(packageRoot.appendingPathComponent("Sources/ReckonCore/ReckonCore.docc/Operations.md"))

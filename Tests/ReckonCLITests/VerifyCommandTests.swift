@@ -280,14 +280,7 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         var second = try #require(entries.first { $0.name == "memos.json" })
         second.name = "memos.jsoX"
         try reckonZip(entries + [second], at: twice)
-        var bytes = try Data(contentsOf: twice)
-        var patched = 0
-        while let found = bytes.range(of: Data("memos.jsoX".utf8)) {
-            bytes.replaceSubrange(found, with: Data("memos.json".utf8))
-            patched += 1
-        }
-        try #require(patched == 2)
-        try bytes.write(to: twice)
+        try renameEntry(in: twice, "memos.jsoX", to: "memos.json")
         let result = try runArray(["verify", twice.path])
         #expect(result.code == 2)
         // Said exactly, and the second entry's bytes are never read as the export's memos.
@@ -330,14 +323,7 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         outside.data = Data("x\n".utf8)
         written.append(outside)
         try reckonZip(written, at: crafted)
-        var bytes = try Data(contentsOf: crafted)
-        var patched = 0
-        while let found = bytes.range(of: Data("up/x".utf8)) {
-            bytes.replaceSubrange(found, with: Data("../x".utf8))
-            patched += 1
-        }
-        try #require(patched == 2)
-        try bytes.write(to: crafted)
+        try renameEntry(in: crafted, "up/x", to: "../x")
         let result = try runArray(["verify", crafted.path])
         #expect(result.code == 2)
         #expect(
@@ -367,4 +353,18 @@ func entryData(_ zip: Data, _ name: String) throws -> Range<Int> {
         #expect(usage.code == 64)
         #expect(usage.stderr.hasPrefix("Error: Missing expected argument '<export>'\nUsage: reckon verify <export>"))
     }
+}
+
+/// Renames an entry of a zip in place, in its local header and in the
+/// central directory, to a name of the same length that a writer would
+/// refuse to write.
+func renameEntry(in zip: URL, _ name: String, to newName: String) throws {
+    var bytes = try Data(contentsOf: zip)
+    var patched = 0
+    while let found = bytes.range(of: Data(name.utf8)) {
+        bytes.replaceSubrange(found, with: Data(newName.utf8))
+        patched += 1
+    }
+    try #require(patched == 2, "\(name) is in both headers, once each")
+    try bytes.write(to: zip)
 }

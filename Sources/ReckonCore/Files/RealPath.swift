@@ -57,6 +57,14 @@ package func outputFolder(_ path: String, from base: String) -> URL {
     URL(fileURLWithPath: realPath(path.hasPrefix("/") ? path : base + "/" + path))
 }
 
+/// A file to write named by `path` (taken from `base` when relative): its
+/// folder by its real path, its own name as given, so that a link there is
+/// met as a link, never followed.
+package func outputFileURL(_ path: String, from base: String) -> URL {
+    let given = URL(fileURLWithPath: path.hasPrefix("/") ? path : base + "/" + path)
+    return outputFolder(given.deletingLastPathComponent().path, from: base).appendingPathComponent(given.lastPathComponent)
+}
+
 /// What a link holds, as written; a byte that is not UTF-8 as `\x{e9}`, so
 /// that a folder reached through `/proc/self/fd` keeps a name of its own.
 private func linkTarget(_ path: String) -> String? {

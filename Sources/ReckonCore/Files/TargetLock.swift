@@ -42,17 +42,12 @@ package enum TargetLock {
 
     /// The side's lock, taken shared, as every command that reads a side
     /// apply may write takes it; nil for a side that is never a target
-    /// (the app's store) or when no lock folder can be used (then apply
-    /// cannot run either). Throws `RunLock.Written` after `wait`.
-    package static func share(_ side: SideSpec, wait: Duration = readWait) throws(RunLock.Written) -> RunLock? {
-        guard let name = try? lockName(side), let folder = try? lockFolder(), (try? checkPrivate(folder)) != nil else { return nil }
-        do {
-            return try RunLock(sharing: folder.appendingPathComponent(name + ".lock"), waiting: wait)
-        } catch let written as RunLock.Written {
-            throw written
-        } catch {
-            return nil
-        }
+    /// (the app's store). Throws `RunLock.Written` after `wait`, and the
+    /// error of a lock folder that cannot be used, as apply does: without
+    /// the lock, nothing keeps apply out of the read.
+    package static func share(_ side: SideSpec, wait: Duration = readWait) throws -> RunLock? {
+        guard let name = try? lockName(side) else { return nil }
+        return try RunLock(sharing: lockFolder().appendingPathComponent(name + ".lock"), waiting: wait)
     }
 
     /// Takes the lock of an export folder (a pipeline's `export.dir`, or
@@ -152,8 +147,10 @@ package final class SideLocks: Sendable {
         for side in TargetLock.inOrder(sides) {
             do {
                 if let lock = try TargetLock.share(side) { locks.append(lock) }
+            } catch let written as RunLock.Written {
+                refusals[side.name] = written.description
             } catch {
-                refusals[side.name] = error.description
+                refusals[side.name] = "cannot take its lock, which keeps reckon apply out while it is read: \(errorWords(error))"
             }
         }
         held = Mutex(locks)

@@ -376,7 +376,7 @@ package struct DefinitionReader {
         var metrics: (URL, String)?
         if let path = try string(top, "metrics", in: nil, required: false) {
             if let reason = PipelineDefinition.metricsFileProblem(path) { throw fail("metrics", reason) }
-            metrics = (outputURL(path), path)
+            metrics = (outputFileURL(path, from: base.path), path)
         }
         var alarm = AlarmLimits()
         if top["alarm"] != nil {
@@ -486,6 +486,22 @@ extension PipelineDefinition {
         return nil
     }
 
+    /// Refuses a metrics file that would land in reckon's own keeping: in
+    /// the export folder, whose run folders are kept whole (a path through
+    /// `latest` leads into one), or over the definition itself.
+    func checkMetricsFile(file: String) throws(DefinitionError) {
+        guard let metrics = metricsFile.map({ realPath($0.path) }) else { return }
+        let shown = metricsPath ?? metrics
+        if let export, isWithin(metrics, realPath(export.dir.path)) {
+            throw DefinitionError(
+                file: file, key: "metrics",
+                message: "is \(shown), inside export.dir \(export.path), whose run folders reckon writes and removes whole; name a file elsewhere")
+        }
+        if let definition = self.file, metrics == realPath(definition.path) {
+            throw DefinitionError(file: file, key: "metrics", message: "is \(shown), the definition itself; name a file of its own")
+        }
+    }
+
     /// Writes each run's metrics to `url`, spelled `path` on the command
     /// line (`--metrics`), instead of the file the definition names; `file`
     /// names the definition in errors.
@@ -519,6 +535,7 @@ extension PipelineDefinition {
                     message: "is \(shown), inside \(folder)\(out == shown ? "" : " (its real path is \(out))"); reckon never writes into a source")
             }
         }
+        try checkMetricsFile(file: file)
         // The state folder's own folders (plans/, apply/, backups/) would meet a side kept inside it.
         if let state = stateDir.map({ realPath($0.path) }),
             let side = ([local] + remotes).first(where: { $0.kind.localURL.map { isWithin(realPath($0.path), state) } == true })

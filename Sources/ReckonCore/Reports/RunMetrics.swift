@@ -30,19 +30,30 @@ package struct RunMetrics: Sendable {
         self.startedAt = startedAt
         self.duration = duration
         let ended = Double(startedAt.seconds) + Double(startedAt.nanoseconds) / 1e9 + duration
-        lastSuccess = Self.succeeded(exitCode: exitCode) ? ended : Self.lastSuccess(in: previous)
+        lastSuccess = Self.succeeded(exitCode: exitCode) ? ended : Self.lastSuccess(in: previous, pipeline: report.pipeline)
     }
 
-    /// The time of the last success that an earlier metrics file holds;
-    /// nil when there is no such file, or it does not say.
-    package static func lastSuccess(in file: URL) -> Double? {
+    /// The time of the last success of `pipeline` that an earlier metrics
+    /// file holds; nil when there is no such file, or it does not say it
+    /// for this pipeline in one plain value.
+    package static func lastSuccess(in file: URL, pipeline: String) -> Double? {
         guard let data = try? readRegularFile(atPath: file.path, limit: 1 << 20) else { return nil }
-        let prefix = Family.lastSuccess.name + "{"
+        let prefix = Family.lastSuccess.name + "{pipeline=\"\(escaped(pipeline))\"} "
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix(prefix) {
-            guard let value = line.split(separator: " ").last.flatMap({ Double($0) }), value.isFinite, value >= 0 else { return nil }
+            guard let value = Double(line.dropFirst(prefix.count)), value.isFinite, value >= 0 else { return nil }
             return value
         }
         return nil
+    }
+
+    /// Writes the text to `url` whole: a temporary file in the same folder,
+    /// flushed, then renamed, so the collector never reads half a file.
+    /// A link at `url` is refused, never followed or replaced.
+    package func write(to url: URL) throws(OutputError) {
+        guard FileKind(path: url.path) != .link else {
+            throw OutputError(path: url.path, reason: "is a link; reckon writes no file through a link, nor replaces one")
+        }
+        try AtomicFile.write(Data(text().utf8), to: url)
     }
 
     /// One metric family: its name and its `# HELP` text.
@@ -114,12 +125,6 @@ package struct RunMetrics: Sendable {
         family(.exportMemos, written.map { ([("format", $0.format.rawValue)], "\($0.memos)") })
         family(.exportBytes, written.map { ([("format", $0.format.rawValue)], "\($0.bytes)") })
         return out
-    }
-
-    /// Writes the text to `url` whole: a temporary file in the same folder,
-    /// flushed, then renamed, so the collector never reads half a file.
-    package func write(to url: URL) throws(OutputError) {
-        try AtomicFile.write(Data(text().utf8), to: url)
     }
 
     /// A label value as the text format spells it: `\`, `"` and a line break escaped.
