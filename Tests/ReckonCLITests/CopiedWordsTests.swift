@@ -178,3 +178,20 @@ extension CopiedWordsTests {
         #expect(japanese.stdout.contains("計画の操作はすべて適用済みでした。"), "\(japanese.stdout)")
     }
 }
+
+extension CopiedWordsTests {
+    /// A plan folder whose path starts with `-`, run as printed, names the
+    /// plan: the line leads it with `./`, or reckon would take it for an option.
+    @Test func aPlanPathStartingWithADashIsPrintedAsAPath() throws {
+        let folder = temporaryFolder()
+        try FolderMemo.write([FolderMemo(id: ShowCommandTests.groceries)], to: folder.appendingPathComponent("device"))
+        try FolderMemo.write([FolderMemo(id: ShowCommandTests.groceries, body: "Milk")], to: folder.appendingPathComponent("drive"))
+        let sides = ["--local", "device", "--remote", "drive", "--out=-x/plan"]
+        #expect(try runArray(["reconcile"] + sides, in: folder).code == 1)
+        let planned = try runArray(["plan"] + sides + ["--take", "\(ShowCommandTests.groceries)=remote"], in: folder)
+        let line = try Self.line(from: "reckon apply ", in: planned.stdout)
+        #expect(line == "reckon apply ./-x/plan/plan.json", "\(planned.stdout)")
+        let applied = try runArray(["apply"] + Array(try Self.arguments(of: line).dropFirst()) + ["--yes"], in: folder)
+        #expect(applied.code == 0, "\(applied.stderr)")
+    }
+}

@@ -363,8 +363,11 @@ extension RepairReport {
         return s.backupsAt(result.backups, "reckon undo \(shellWord(result.run)) --state \(shellWord(result.stateDir))")
     }
 
-    /// A word as a shell reads it back: as it is when plain, else in single quotes.
+    /// A word as a shell reads it back: as it is when plain, else in single
+    /// quotes; a path that starts with `-` is led by `./`, so that reckon
+    /// reads it as a path, not an option.
     static func shellWord(_ text: String) -> String {
+        if text.hasPrefix("-") { return shellWord("./" + text) }
         let plain =
             !text.isEmpty
             && text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "/._-:+=@,%".unicodeScalars.contains($0)) }
