@@ -29,7 +29,11 @@ func checkedMetrics(_ url: URL, sourceLocation: SourceLocation = #_sourceLocatio
         let close = try #require(line.lastIndex(of: "}"), "a sample without labels: \(line)", sourceLocation: sourceLocation)
         let value = line[line.index(after: close)...].dropFirst()
         #expect(!value.contains(" "), "a sample with a timestamp: \(line)", sourceLocation: sourceLocation)
-        samples[String(line[...close])] = try #require(Double(value), "not a number: \(line)", sourceLocation: sourceLocation)
+        guard let number = Double(String(value)) else {
+            Issue.record("not a number: \(line)", sourceLocation: sourceLocation)
+            continue
+        }
+        samples[String(line[...close])] = number
     }
     return samples
 }
