@@ -153,10 +153,9 @@ func execute(
     var published = pipeline.run(definition, context: context)
     published.failures = failed + published.failures
     if pipeline.settings.writeFiles, let file = definition.metricsFile {
-        let elapsed = (ContinuousClock.now - started).components
         let metrics = RunMetrics(
             report: published.report, exitCode: published.exitCode(driftFails: definition.failOnDrift), startedAt: pipeline.settings.startedAt,
-            duration: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, previous: file)
+            duration: (ContinuousClock.now - started).inSeconds, previous: file)
         do {
             try metrics.write(to: file)
         } catch {

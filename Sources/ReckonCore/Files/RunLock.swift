@@ -100,7 +100,7 @@ package final class RunLock {
 
     /// A wait in words: `30 s`, `1.5 s`.
     static func words(_ duration: Duration) -> String {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        let seconds = duration.inSeconds
         return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 

@@ -23,9 +23,7 @@ package enum TargetLock {
     /// that holds it. `folder` is the lock folder (tests give their own).
     /// Commands reading the side are waited for, up to `readWait`.
     package static func lock(_ side: SideSpec, in folder: URL? = nil) throws -> RunLock {
-        let folder = try folder ?? lockFolder()
-        try checkPrivate(folder)
-        return try RunLock(at: folder.appendingPathComponent(lockName(side) + ".lock"), readers: readWait)
+        try lock(name: lockName(side), in: folder, readers: readWait)
     }
 
     /// The sides in the order their locks are taken, by the locks' names:
@@ -70,10 +68,12 @@ package enum TargetLock {
         }
     }
 
-    private static func lock(name: String, in folder: URL?) throws -> RunLock {
+    /// The lock `name` in `folder` (else the lock folder), taken alone,
+    /// waiting up to `readers` for the commands reading under it.
+    private static func lock(name: String, in folder: URL?, readers: Duration = .zero) throws -> RunLock {
         let folder = try folder ?? lockFolder()
         try checkPrivate(folder)
-        return try RunLock(at: folder.appendingPathComponent(name + ".lock"))
+        return try RunLock(at: folder.appendingPathComponent(name + ".lock"), readers: readers)
     }
 
     /// The lock file's name for a side: 16 hex digits.

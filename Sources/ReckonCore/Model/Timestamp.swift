@@ -267,3 +267,13 @@ extension Int64 {
         return (self % d != 0 && (self < 0) != (d < 0)) ? q - 1 : q
     }
 }
+
+extension Timestamp {
+    /// Seconds since 1970-01-01T00:00:00Z, with the fraction.
+    package var secondsSince1970: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
+}
+
+extension Duration {
+    /// The duration in seconds, with the fraction.
+    package var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -29,7 +29,7 @@ package struct RunMetrics: Sendable {
         self.exitCode = exitCode
         self.startedAt = startedAt
         self.duration = duration
-        let ended = Double(startedAt.seconds) + Double(startedAt.nanoseconds) / 1e9 + duration
+        let ended = startedAt.secondsSince1970 + duration
         lastSuccess = Self.succeeded(exitCode: exitCode) ? ended : Self.lastSuccess(in: previous, pipeline: report.pipeline)
     }
 
@@ -98,7 +98,7 @@ package struct RunMetrics: Sendable {
             }
         }
         family(.exitCode, [([], "\(exitCode)")])
-        family(.started, [([], Self.number(Double(startedAt.seconds) + Double(startedAt.nanoseconds) / 1e9))])
+        family(.started, [([], Self.number(startedAt.secondsSince1970))])
         family(.duration, [([], Self.number(duration))])
         family(.lastSuccess, lastSuccess.map { [([], Self.number($0))] } ?? [])
         family(.stage, report.timings.map { ([("stage", $0.stage)], Self.number($0.seconds)) })

@@ -49,7 +49,7 @@ extension Report {
         report.timeZone = definition.timeZone
         report.content = definition.reportContent
         report.timings = input.timings.map {
-            StageTiming(stage: $0.stage, seconds: Double($0.duration.components.seconds) + Double($0.duration.components.attoseconds) / 1e18)
+            StageTiming(stage: $0.stage, seconds: $0.duration.inSeconds)
         }
         return report
     }
