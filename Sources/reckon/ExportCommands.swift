@@ -94,7 +94,6 @@ struct ExportCommand: ReckonCommand {
         for problem in outcome.listing.problems {
             console.err(problem.line(under: spec.path) + "\n")
         }
-        guard let summary = outcome.summary else { return .trouble }
         if let fewer = outcome.fewer {
             guard fewer.alarm.accepted else {
                 console.err(
@@ -104,6 +103,8 @@ struct ExportCommand: ReckonCommand {
             }
             console.err("warning: \(escapedForDisplay(out)): \(fewer.words); it replaced the earlier one, as --accept-deletions asks.\n")
         }
+        // Nothing was published when the side could not be read.
+        guard let summary = outcome.published?.summary else { return .trouble }
         for record in ExportRecord.records(summary, folder: folder, displayPath: out) {
             console.out(
                 "\(escapedForDisplay(record.path))  \(counted(record.memos, "memo")), \(counted(record.bytes, "byte"))\(record.sha256.map { ", sha256 \($0)" } ?? "")\n"

@@ -51,13 +51,21 @@ package struct ExportJob {
     /// and the folder published; and what retention did.
     package struct Outcome {
         package var listing: SideListing
-        package var summary: ExportSummary?
-        package var published: URL?
-        package var retention = ExportFolder.Retention()
+        /// What was published; nil when the side could not be read, or when
+        /// the deletion alarm kept the earlier export (`fewer`).
+        package var published: Published?
         /// `reckon export` only: this export holds fewer memos than the one
         /// it replaces, by the deletion alarm's rule. Unless accepted,
         /// nothing was published and the earlier export is kept.
         package var fewer: Fewer?
+    }
+
+    /// An export that was published: what it holds, where, and what
+    /// retention did to the runs beside it.
+    package struct Published {
+        package var summary: ExportSummary
+        package var folder: URL
+        package var retention = ExportFolder.Retention()
     }
 
     /// An export holding fewer memos than the one it replaces, by the deletion alarm's rule.
@@ -102,20 +110,22 @@ package struct ExportJob {
             }
             staging = folder
             let exporter = try makeExporter()
-            var outcome: Outcome
+            let listing: SideListing
+            let written: ExportSummary?
             if let listed {
-                let summary = try exporter.export(listed, formats: formats, includeArchived: includeArchived, into: folder, progress: progress)
-                outcome = Outcome(listing: listed, summary: summary)
+                (listing, written) = (
+                    listed, try exporter.export(listed, formats: formats, includeArchived: includeArchived, into: folder, progress: progress)
+                )
             } else {
-                let (listing, summary) = try exporter.export(formats: formats, includeArchived: includeArchived, into: folder, progress: progress)
-                outcome = Outcome(listing: listing, summary: summary)
+                (listing, written) = try exporter.export(formats: formats, includeArchived: includeArchived, into: folder, progress: progress)
             }
+            var outcome = Outcome(listing: listing)
             // The side could not be read: nothing is published.
-            guard outcome.summary != nil else {
+            guard let summary = written else {
                 cleanUp()
                 return outcome
             }
-            if let replaced, let summary = outcome.summary {
+            if let replaced {
                 outcome.fewer = fewer(replacing: replaced, with: summary.counts)
                 if let fewer = outcome.fewer, !fewer.alarm.accepted {
                     cleanUp()
@@ -131,10 +141,11 @@ package struct ExportJob {
                 }
                 try ExportFolder.publish(folder, as: dir)
                 TestStop.at("done")
-                outcome.published = dir
+                outcome.published = Published(summary: summary, folder: dir)
             case .newRun(let startedAt, let keep, let keepingLastBefore):
-                (outcome.published, outcome.retention) = try ExportFolder.publishRun(
+                let (published, retention) = try ExportFolder.publishRun(
                     folder, in: dir, startedAt: startedAt, keep: keep, keepingLastBefore: keepingLastBefore)
+                outcome.published = Published(summary: summary, folder: published, retention: retention)
             }
             return outcome
         } catch let refusal as Refusal {

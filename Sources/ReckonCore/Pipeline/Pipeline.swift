@@ -61,8 +61,7 @@ package struct LoadedSides: Sendable {
     func side(_ source: ExportSource) -> (SideListing, any MemoStore) {
         switch source {
         case .local: (local, stores[0])
-        case .remote(let name):
-            remotes.indices.first { remotes[$0].spec.name == name }.map { (remotes[$0], stores[$0 + 1]) }!
+        case .remote(_, let position): (remotes[position], stores[position + 1])
         }
     }
 }

@@ -18,14 +18,14 @@ package enum ExportFormat: String, Sendable, Codable, CaseIterable {
 /// Which side an export reads.
 package enum ExportSource: Sendable, Equatable, CustomStringConvertible {
     case local
-    /// The remote with this name.
-    case remote(String)
+    /// The remote with this name, at this position among the definition's remotes.
+    case remote(String, position: Int)
 
     /// `local` or the remote's name, as a definition spells it.
     package var description: String {
         switch self {
         case .local: "local"
-        case .remote(let name): name
+        case .remote(let name, _): name
         }
     }
 }
@@ -446,10 +446,11 @@ package struct DefinitionReader {
     func exportSpec(_ value: JSONValue?, local: SideSpec, remotes: [SideSpec]) throws(DefinitionError) -> ExportSpec {
         let object = try object(value, "export", allowed: PipelineDefinition.exportKeys)
         let name = try string(object, "from", in: "export", required: false) ?? "local"
-        let from: ExportSource = name == "local" ? .local : .remote(name)
-        guard from == .local || remotes.contains(where: { $0.name == name }) else {
+        let position = name == "local" ? nil : remotes.firstIndex { $0.name == name }
+        guard name == "local" || position != nil else {
             throw fail("export.from", "must be \"local\" or the name of a remote (\(remotes.map(\.name).joined(separator: ", "))), found \"\(name)\"")
         }
+        let from: ExportSource = position.map { .remote(name, position: $0) } ?? .local
         var formats = ExportFormat.allCases
         if let value = object["formats"] {
             guard case .array(let items) = value, !items.isEmpty else { throw fail("export.formats", "must be a non-empty array of format names") }

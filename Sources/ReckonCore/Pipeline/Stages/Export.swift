@@ -56,7 +56,13 @@ extension Pipeline {
                 index?.discard()
                 return fail("\(error)")
             }
-            exported.failures = outcome.retention.failures
+            // A side Load read always gives a summary, and a new run folder is never
+            // held back by the deletion alarm; were either to change, nothing is lost.
+            guard let published = outcome.published else {
+                index?.discard()
+                return fail("\(side.spec.label) could not be read, so nothing was exported")
+            }
+            exported.failures = published.retention.failures
             if let index {
                 // The export is whole without it, but a write failed, so the
                 // run is trouble; the next run reads every memo.
@@ -74,7 +80,7 @@ extension Pipeline {
             if let runs = run.settings.exportRuns, runs.contains(where: { $0.manifest != nil }) {
                 // What the next run need not read again, but for the folders retention removed.
                 do throws(OutputError) {
-                    try KnownRuns.write(runs.filter { !outcome.retention.removed.contains($0.name) }, in: spec.dir)
+                    try KnownRuns.write(runs.filter { !published.retention.removed.contains($0.name) }, in: spec.dir)
                 } catch {
                     exported.failures.append(
                         OutputError(
@@ -82,13 +88,16 @@ extension Pipeline {
                             reason: "\(error.reason); the export is whole, and the next run reads every run's manifest again"))
                 }
             }
-            for name in outcome.retention.removed { context.note("removed the old export \(name)") }
-            for (name, why) in outcome.retention.kept {
-                // Named from the current folder, as every path a person reads on the terminal.
-                let folder = shownPath(spec.dir.appendingPathComponent(name))
-                context.warn("kept the old export \(folder), which keep: \(spec.keep!) would remove: \(why)")
+            for name in published.retention.removed { context.note("removed the old export \(name)") }
+            // Retention keeps a folder only when there is a `keep` to keep it from.
+            if let keep = spec.keep {
+                for (name, why) in published.retention.kept {
+                    // Named from the current folder, as every path a person reads on the terminal.
+                    let folder = shownPath(spec.dir.appendingPathComponent(name))
+                    context.warn("kept the old export \(folder), which keep: \(keep) would remove: \(why)")
+                }
             }
-            exported.exports = ExportRecord.records(outcome.summary!, folder: outcome.published!, displayPath: "")
+            exported.exports = ExportRecord.records(published.summary, folder: published.folder, displayPath: "")
             return exported
         }
     }
