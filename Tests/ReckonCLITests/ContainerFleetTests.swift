@@ -63,7 +63,7 @@ import Testing
         #expect(expandKubernetesReferences("$$(JOB_COMPLETION_INDEX) $(NOPE) $x $", environment) == "$(JOB_COMPLETION_INDEX) $(NOPE) $x $")
     }
 
-    @Test(.needs(.root, .podman, .runc, .ldd, .rclone))
+    @Test(.needs(.root, .podman, .runc, .ldd, .rclone, .releaseBuild))
     func theImageHoldsReckonItsLibrariesRcloneTheCABundleAndItsUserAndNoShell() throws {
         let context = try imageContext.get()
         let podman = try Podman()
@@ -135,7 +135,7 @@ import Testing
         try chownTree(data, uid: uid_t(imageUser.uid), gid: gid_t(imageUser.gid))
     }
 
-    @Test(.needs(.root, .podman, .runc, .ldd, .rclone))
+    @Test(.needs(.root, .podman, .runc, .ldd, .rclone, .releaseBuild))
     func theManifestsFourCompletionsRunEveryPipelineOnceAsKubernetesWould() throws {
         let job = try Self.manifest()
         let context = try imageContext.get()

@@ -15,6 +15,29 @@ extension Requirement {
         }
     }
     static let ldd = Requirement.tool("ldd")
+    /// The release `reckon`, built from these sources: `.ci/run` builds it
+    /// in a step of its own (`swift build -c release --product reckon`)
+    /// before `swift test`, which never builds it.
+    static let releaseBuild = Requirement("\(releaseReckon.path), built from these sources by `swift build -c release --product reckon`") {
+        releaseBuildIsCurrent()
+    }
+}
+
+/// The release `reckon` the image holds.
+let releaseReckon = packageRoot.appendingPathComponent(".build/release/reckon")
+
+/// Whether the release `reckon` exists and is newer than every file under
+/// `Sources/` and `Package.swift`: an older one would put other code in the image.
+func releaseBuildIsCurrent() -> Bool {
+    func modified(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+    }
+    guard let built = modified(releaseReckon.path) else { return false }
+    let sources = packageRoot.appendingPathComponent("Sources")
+    let files = (FileManager.default.subpaths(atPath: sources.path) ?? []).map { sources.appendingPathComponent($0).path }
+    return (files + [packageRoot.appendingPathComponent("Package.swift").path]).allSatisfy { (modified($0) ?? 0) <= built }
 }
 
 /// Why the image could not be made: says which step, and what it printed.
@@ -42,20 +65,6 @@ func runStep(_ tool: String, _ arguments: [String], environment: [String: String
     }
     return result
 }
-
-/// The release `reckon`, built once per test process with `swift build -c
-/// release --product reckon` (which does nothing when the release build in
-/// `.build/release` is already up to date). `swift test` holds the build
-/// folder's lock while the tests run, its own build done, so this build
-/// passes `--ignore-lock` rather than wait for it forever.
-let releaseReckon: Result<URL, ContainerSetupError> = {
-    do {
-        try runStep("swift", ["build", "-c", "release", "--product", "reckon", "--ignore-lock"])
-    } catch {
-        return .failure(ContainerSetupError(description: "the release build failed: \(error)"))
-    }
-    return .success(packageRoot.appendingPathComponent(".build/release/reckon"))
-}()
 
 /// The user the image runs as (`USER` in the Containerfile): not root, and
 /// the `runAsUser` and `runAsGroup` of the Job on the Operations page.
@@ -129,7 +138,7 @@ struct ImageContext {
 /// build -f Containerfile DIR`).
 let imageContext: Result<ImageContext, ContainerSetupError> = {
     do {
-        let reckon = try releaseReckon.get()
+        let reckon = releaseReckon
         let kept = ProcessInfo.processInfo.environment["RECKON_IMAGE_CONTEXT"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
         let folder = kept ?? scratchFolder("image")
         if let kept {

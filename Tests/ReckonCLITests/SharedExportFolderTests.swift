@@ -56,6 +56,27 @@ struct TwoPipelines {
         try runArray(["run", "\(name).json"] + options, in: folder)
     }
 
+    /// Waits until every file under the export folder was last changed a
+    /// second ago by the real clock, 5 s at most. Only then may a run record
+    /// a manifest's identity (`FileIdentity`: the file system's clock moves
+    /// in ticks), and `SOURCE_DATE_EPOCH` does not move that clock, so a
+    /// test of the record waits for this, not for a run's start.
+    func letTheExportsAge() {
+        var newest: Int64 = 0
+        for relative in FileManager.default.subpaths(atPath: exports.path) ?? [] {
+            var info = stat()
+            guard lstat(exports.appendingPathComponent(relative).path, &info) == 0 else { continue }
+            newest = max(newest, Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
+        }
+        for _ in 0..<100 {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            if Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - newest > 1_000_000_000 { return }
+            usleep(50_000)
+        }
+        Issue.record("the export folder's files did not age a second in 5 s")
+    }
+
     /// The pipeline a run folder's manifest names.
     func pipeline(of run: String) throws -> String? {
         try json(read(exports.appendingPathComponent("\(run)/manifest.json")))["pipeline"] as? String
@@ -238,12 +259,12 @@ struct TwoPipelines {
         let pipelines = try TwoPipelines(keep: 5)
         #expect(try pipelines.run("first").code == 0)
         let first = try latest(pipelines)
-        sleep(1)
+        pipelines.letTheExportsAge()
         #expect(try pipelines.run("first").code == 0)
         let second = try latest(pipelines)
         let record = pipelines.exports.appendingPathComponent(KnownRuns.fileName)
         #expect(FileKind(path: record.path).isRegular)
-        sleep(1)
+        pipelines.letTheExportsAge()
         let opens = try manifestOpens(pipelines, of: [first, second])
         #expect(opens[0] == 0, "the first run's manifest is recorded unchanged")
         #expect(opens[1] >= 1, "the second run's manifest was not recorded")
@@ -257,7 +278,7 @@ struct TwoPipelines {
         let pipelines = try TwoPipelines(keep: 5)
         #expect(try pipelines.run("first").code == 0)
         let first = try latest(pipelines)
-        sleep(1)
+        pipelines.letTheExportsAge()
         #expect(try pipelines.run("first").code == 0)
         let manifest = pipelines.exports.appendingPathComponent("\(first)/manifest.json")
         let text = try read(manifest)
@@ -267,7 +288,7 @@ struct TwoPipelines {
         try handle.write(contentsOf: Data(text.replacingOccurrences(of: #""pipeline" : "first","#, with: #""pipeline" : "other","#).utf8))
         try handle.close()
         #expect(chmod(manifest.path, 0o444) == 0)
-        sleep(1)
+        pipelines.letTheExportsAge()
         let refused = try pipelines.run("first")
         #expect(refused.code == 64)
         #expect(refused.stderr.contains("which holds a run of the pipeline 'other' (exports/\(first))"), "\(refused.stderr)")
@@ -280,7 +301,7 @@ struct TwoPipelines {
     @Test func aDamagedOrLinkedRecordIsNotUsed() throws {
         let pipelines = try TwoPipelines(keep: 5)
         #expect(try pipelines.run("first").code == 0)
-        sleep(1)
+        pipelines.letTheExportsAge()
         #expect(try pipelines.run("first").code == 0)
         let record = pipelines.exports.appendingPathComponent(KnownRuns.fileName)
         var bytes = [UInt8](try Data(contentsOf: record))
@@ -288,14 +309,14 @@ struct TwoPipelines {
         let at = try #require(bytes.indices.first { bytes[$0...].starts(with: name) })
         bytes.replaceSubrange(at..<(at + name.count), with: Array("other".utf8))
         try Data(bytes).write(to: record)
-        sleep(1)
+        pipelines.letTheExportsAge()
         #expect(try pipelines.run("first").code == 0, "the damaged record was not used")
 
         let outside = pipelines.folder.appendingPathComponent("outside.txt")
         try Data("not a record\n".utf8).write(to: outside)
         try FileManager.default.removeItem(at: record)
         try FileManager.default.createSymbolicLink(at: record, withDestinationURL: outside)
-        sleep(1)
+        pipelines.letTheExportsAge()
         #expect(try pipelines.run("first").code == 0)
         #expect(try read(outside) == "not a record\n")
         #expect(FileKind(path: record.path).isRegular)

@@ -43,7 +43,10 @@ import Testing
         let lines = refusal.description.split(separator: "\n").map(String.init)
         #expect(lines.first == "'ABCDEF12' starts the ids of 13 memos; give more of its digits:")
         #expect(lines.count == 12 && lines[1] == "  abcdef12-0000-4000-8000-000000000000" && lines[11] == "  and 3 more")
-        guard case .failure(let none) = try MemoIDPrefix("abcdef13").resolve(among: many, sides: "here or there") else { return }
+        guard case .failure(let none) = try MemoIDPrefix("abcdef13").resolve(among: many, sides: "here or there") else {
+            Issue.record("no id starts so")
+            return
+        }
         #expect(none.description == "'abcdef13' is not the start of the id of any memo on here or there")
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import ReckonCore
@@ -18,7 +19,7 @@ import Testing
     /// stage's `Workers.perform`. There, two chunks of `mapOnEveryCore` that
     /// each wait for the other (10 s at most) meet: they run at once. Called
     /// from the iteration itself, they would run one after the other.
-    @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1 && Workers.count == nil))
+    @Test(.needs(.processors(2)))
     func workOnEveryCoreInAPendingGetsEveryCoreEvenFromAnIteration() {
         let met = Mutex<[Bool]>([])
         Workers.perform(iterations: 2) { index in

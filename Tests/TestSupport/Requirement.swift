@@ -26,6 +26,11 @@ public struct Requirement: Sendable {
         return capabilities & (1 << 21) != 0
     }
 
+    /// At least `count` processors, for a test of work that runs at once.
+    public static func processors(_ count: Int) -> Requirement {
+        Requirement("\(count) processors") { ProcessInfo.processInfo.activeProcessorCount >= count }
+    }
+
     /// The program at `path`, or named `path` on PATH.
     public static func tool(_ path: String) -> Requirement {
         Requirement(path) {
