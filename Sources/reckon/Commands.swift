@@ -271,21 +271,21 @@ func side(
         }
         if let reached {
             url = URL(fileURLWithPath: reached)
-        } else if RcloneSide.isRemote(path) {
-            throw arguments.usage("\(path) is not on this machine, and an rclone remote is named in UTF-8 only")
+        } else if let why = SideKinds.notNamedInUTF8(path) {
+            throw arguments.usage("\(path) is not on this machine, and \(why)")
         }
     }
     var (shown, kind) = SideKinds.fromCommandLine(
-        path, url: url, app: app, refresh: refresh, cache: { SideKinds.oneShotCache(environment: environment) })
+        path, CommandLineWord(url: url, app: app, refresh: refresh, cache: { SideKinds.oneShotCache(environment: environment) }))
     kind.usePasswords(passwords, shown: shown)
-    if let misplaced = AppStoreSide.misplacedAppOption(app, on: kind) { throw arguments.usage("\(shown): \(misplaced)") }
+    if let misplaced = SideKinds.misplacedAppOption(app, on: kind) { throw arguments.usage("\(shown): \(misplaced)") }
     if let ambiguity = kind.ambiguity { throw arguments.usage("\(shown): \(ambiguity)") }
     return SideSpec(role: role, name: name, label: label, path: shown, kind: kind)
 }
 
 /// A side named by a path alone (`counts`, `export`, `verify --against`), labelled by its path.
 func lonePathSide(_ path: String, name: String, app: String?, refresh: Bool = false, arguments: ParsedArguments) throws(UsageError) -> SideSpec {
-    try side(.local, name: name, label: Rclone.masked(path), path: path, app: app, refresh: refresh, arguments: arguments)
+    try side(.local, name: name, label: SideKinds.shown(path), path: path, app: app, refresh: refresh, arguments: arguments)
 }
 
 /// A definition file read and checked (its outputs outside its sources), or

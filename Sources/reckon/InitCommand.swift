@@ -45,14 +45,8 @@ struct InitCommand: ReckonCommand {
     }
 
     func run(_ console: Console) throws(UsageError) -> ExitCode {
-        // A connection string's parameters may hold a secret in any of many
-        // shapes (pass=, a password in a URL, a header): a definition file
-        // keeps none of them, and the message shows none of them.
-        if let parameters = remote.wholeMatch(of: /:?[^:\/]*,[^:]*:.*/), parameters.output.isEmpty == false {
-            throw arguments.usage(
-                "'--remote' is a connection string with parameters, which may hold a secret that a definition file must not keep; set the remote up with 'rclone config' and give its name (gdrive:60dMemo)"
-            )
-        }
+        // The message shows nothing of what may hold a secret.
+        if let why = SideKinds.notKeptInDefinition(remote) { throw arguments.usage("'--remote' is \(why)") }
         let folder = outputURL(dir)
         // A link to a folder is the user's choice; one that leads nowhere is never written through, as for export --out.
         if FileKind(path: fileURL(dir).path) == .link, FileKind(path: folder.path) == .missing {

@@ -315,8 +315,10 @@ struct SchemaCorpus {
         #expect(schemaKeys(pipeline, "properties", "export") == PipelineDefinition.exportKeys)
         #expect(schemaKeys(pipeline, "properties", "limits") == PipelineDefinition.limitKeys)
         #expect(schemaKeys(pipeline, "properties", "alarm") == PipelineDefinition.alarmKeys)
-        #expect(schemaKeys(pipeline, "$defs", "side", "properties", "timeouts") == PipelineDefinition.timeoutKeys)
-        #expect(schemaKeys(pipeline, "$defs", "storeModel") == PipelineDefinition.modelKeys)
+        // The objects a kind's keys hold: an rclone side's timeouts, a store's model.
+        let objects = Dictionary(SideKinds.definitionKeys.map { ($0.name, $0.objectKeys) }) { first, _ in first }
+        #expect(schemaKeys(pipeline, "$defs", "side", "properties", "timeouts") == objects["timeouts"] ?? nil)
+        #expect(schemaKeys(pipeline, "$defs", "storeModel") == objects["model"] ?? nil)
         #expect(schemaKeys(pipeline, "$defs", "storeModel", "properties", "attributes") == Set(StoreModel.fieldNames))
         #expect(schemaKeys(pipeline, "properties", "reports") == PipelineDefinition.reportsKeys)
         #expect(schemaEnum(pipeline, "properties", "reports", "properties", "content") == Set(ReportContent.allCases.map(\.rawValue)))
@@ -327,7 +329,7 @@ struct SchemaCorpus {
         #expect(schemaEnum(pipeline, "$defs", "side", "properties", "kind") == Set(SideKinds.names))
         // Each kind's branch refuses the keys only other kinds read (an rclone side's path besides).
         let branches = schemaValue(pipeline, "$defs", "side", "allOf") as? [[String: Any]] ?? []
-        let kindKeys = Set(SideKinds.all.flatMap { $0.definitionKeys })
+        let kindKeys = Set(SideKinds.definitionKeys.map(\.name))
         for kind in SideKinds.all {
             let name = kind.name
             var refused: Set<String> = []
@@ -335,7 +337,7 @@ struct SchemaCorpus {
                 let properties = schemaValue(branch, "then", "properties") as? [String: Any] ?? [:]
                 refused = Set(properties.keys.filter { properties[$0] as? Bool == false })
             }
-            let othersOnly = kindKeys.subtracting(kind.definitionKeys)
+            let othersOnly = kindKeys.subtracting(kind.definitionKeys.map(\.name))
             #expect(refused.subtracting(["path"]) == othersOnly, "kind \(name)")
         }
     }

@@ -457,9 +457,12 @@ enum JapaneseRepairFixture {
         ]
         for (choice, sentence) in choices { #expect(en.choice(choice) == sentence) }
         // The store's words are the ones its kind gives when a plan is made.
-        let store = AppStoreSide(url: URL(fileURLWithPath: "/x/default.store"), isBackup: false, app: nil)
+        let store = SideSpec(
+            role: .local, name: "store", label: local, path: "/x/default.store",
+            kind: AppStoreSide(url: URL(fileURLWithPath: "/x/default.store"), isBackup: false, app: nil))
         let storeKind = NotWritable.kind(SideKindName(AppStoreSide.self))
-        #expect(store.planned(label: local).notWritable == en.notWritable(storeKind, local))
+        #expect(store.whyNotWritable == storeKind)
+        #expect(AppStoreSide.neverWritten(local, language: "en") == en.notWritable(storeKind, local))
         #expect(RepairStrings.ja.notWritable(storeKind, "この端末") == "この端末はアプリ自身のデータベースで、reckon は書き込みません")
 
         let failure = PutBackFailure(path: "memos/A.json", error: "EIO", backup: "backups/r/drive/memos/A.json")

@@ -78,7 +78,7 @@ package enum TargetLock {
 
     /// The lock file's name for a side: 16 hex digits.
     package static func lockName(_ side: SideSpec) throws(Refusal) -> String {
-        lockName(place: try side.kind.lockPlace(shown: Rclone.masked(side.path)))
+        lockName(place: try side.kind.lockPlace(shown: side.shownPath))
     }
 
     /// The lock file's name for a place: the first 16 hex digits of its SHA-256.

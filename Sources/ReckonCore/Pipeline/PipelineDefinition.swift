@@ -152,9 +152,7 @@ extension PipelineDefinition {
     ]
     package static let limitKeys: Set<String> = ["memoBytes", "indexBytes", "nestingDepth"]
     /// A side's keys: those of every side, and those only one kind reads.
-    package static let sideKeys = Set(["name", "label", "kind", "path", "readOnly"] + SideKinds.all.flatMap { $0.definitionKeys })
-    package static let timeoutKeys: Set<String> = ["connect", "io", "call"]
-    package static let modelKeys: Set<String> = ["entity", "attributes", "tagEntity", "tagAttribute"]
+    package static let sideKeys = Set(["name", "label", "kind", "path", "readOnly"] + SideKinds.definitionKeys.map(\.name))
     package static let exportKeys: Set<String> = ["from", "formats", "includeArchived", "dir", "keep"]
     package static let reportKeys: Set<String> = ["dir"]
     /// The `reports` object's keys: its folder, and how much of the memos its pages show.
@@ -241,8 +239,8 @@ package struct DefinitionReader {
         }
     }
 
-    /// The keys whose values are paths.
-    static let pathKeys: Set<String> = ["path", "dir", "config", "passwordFile"]
+    /// The keys whose values are paths: a side's, an output's, and those the kinds read.
+    static let pathKeys = Set(["path", "dir"] + SideKinds.definitionKeys.filter { $0.holds == .path }.map(\.name))
 
     func bool(_ object: [String: JSONValue], _ name: String, in parent: String?) throws(DefinitionError) -> Bool? {
         let key = parent.map { "\($0).\(name)" } ?? name
@@ -273,7 +271,8 @@ package struct DefinitionReader {
         }
         let label = try string(object, "label", in: key, required: false) ?? defaultLabel
         for other in SideKinds.all where other.name != kind.name {
-            if let wrong = other.definitionKeys.first(where: { object[$0] != nil && !kind.definitionKeys.contains($0) }) {
+            let own = Set(kind.definitionKeys.map(\.name))
+            if let wrong = other.definitionKeys.map(\.name).first(where: { object[$0] != nil && !own.contains($0) }) {
                 throw fail("\(key).\(wrong)", "is read only for a side of kind \"\(other.name)\"")
             }
         }
@@ -282,28 +281,6 @@ package struct DefinitionReader {
         var side = SideSpec(role: role, name: name, label: label, path: path, kind: read)
         side.readOnly = readOnly
         return side
-    }
-
-    /// A store's `"model"`: the entity's name and the app's names for reckon's attributes.
-    func storeModel(_ value: JSONValue, _ key: String) throws(DefinitionError) -> StoreModel {
-        let object = try object(value, key, allowed: PipelineDefinition.modelKeys)
-        var model = StoreModel()
-        model.entity = try string(object, "entity", in: key, required: false) ?? model.entity
-        model.tagEntity = try string(object, "tagEntity", in: key, required: false) ?? model.tagEntity
-        model.tagAttribute = try string(object, "tagAttribute", in: key, required: false) ?? model.tagAttribute
-        if let attributes = object["attributes"] {
-            let known = Set(StoreSchema.Field.allCases.map(\.rawValue))
-            let names = try self.object(attributes, "\(key).attributes", allowed: known)
-            for field in names.keys.sorted() {
-                let name = try string(names, field, in: "\(key).attributes", required: true)!
-                guard name.wholeMatch(of: /[A-Za-z][A-Za-z0-9_]*/) != nil else {
-                    throw fail(
-                        "\(key).attributes.\(field)", "must be an attribute's name (a letter, then letters, digits or '_'), found \(quoted(name))")
-                }
-                model.attributes[field] = name
-            }
-        }
-        return model
     }
 
     func definition(_ root: JSONValue) throws(DefinitionError) -> PipelineDefinition {
@@ -317,97 +294,20 @@ package struct DefinitionReader {
         guard Strings.languages.contains(language) else {
             throw fail("language", "must be one of \(Strings.languages.joined(separator: ", ")), found \"\(language)\"")
         }
-        let strings = Strings.forLanguage(language)
         let timeZone = try string(top, "timeZone", in: nil, required: false) ?? "UTC"
         guard TimeZone(identifier: timeZone) != nil else {
             throw fail("timeZone", "must be an IANA time zone such as \"UTC\" or \"Asia/Tokyo\", found \"\(timeZone)\"")
         }
-        let local = try side(top["local"], "local", role: .local, defaultName: "local", defaultLabel: strings.defaultLocalLabel)
-
-        guard case .array(let remoteValues)? = top["remotes"] else {
-            throw fail("remotes", top["remotes"] == nil ? "is missing" : "must be an array of remotes, found \(top["remotes"]!.typeName)")
-        }
-        guard !remoteValues.isEmpty else { throw fail("remotes", "must name at least one remote") }
-        var remotes: [SideSpec] = []
-        for (position, value) in remoteValues.enumerated() {
-            let remote = try side(
-                value, "remotes[\(position)]", role: .remote, defaultName: "remote\(position + 1)",
-                defaultLabel: strings.defaultRemoteLabel)
-            if remote.name == local.name || remotes.contains(where: { $0.name == remote.name }) {
-                throw fail("remotes[\(position)].name", "'\(remote.name)' is already the name of another side")
-            }
-            remotes.append(remote)
-        }
+        let (local, remotes) = try sides(top, strings: Strings.forLanguage(language))
 
         var check = CheckMode.deep
         if let text = try string(top, "check", in: nil, required: false) {
             guard let mode = CheckMode(rawValue: text) else { throw fail("check", "must be \"deep\" or \"quick\", found \"\(text)\"") }
             check = mode
         }
-
-        var reportDir: URL?
-        var reportPath: String?
-        var content = ReportContent.full
-        var quarantine: (URL, String)?
-        var state: (URL, String)?
-        if top["reports"] != nil {
-            let reports = try object(top["reports"], "reports", allowed: PipelineDefinition.reportsKeys)
-            let path = try string(reports, "dir", in: "reports", required: true)!
-            if let text = try string(reports, "content", in: "reports", required: false) {
-                guard let value = ReportContent(rawValue: text) else {
-                    throw fail("reports.content", "must be \"full\", \"titles\" or \"none\", found \"\(text)\"")
-                }
-                content = value
-            }
-            reportDir = outputURL(path)
-            reportPath = path
-            quarantine = (outputURL(path).appendingPathComponent("quarantine"), joinPath(path, "quarantine"))
-            state = (outputURL(path).appendingPathComponent("state"), joinPath(path, "state"))
-        }
-        /// A folder named by `<key>.dir`, if the definition names one.
-        func folder(_ key: String) throws(DefinitionError) -> (URL, String)? {
-            guard top[key] != nil else { return nil }
-            let object = try object(top[key], key, allowed: PipelineDefinition.reportKeys)
-            let path = try string(object, "dir", in: key, required: true)!
-            return (outputURL(path), path)
-        }
-        quarantine = try folder("quarantine") ?? quarantine
-        state = try folder("state") ?? state
-        var metrics: (URL, String)?
-        if let path = try string(top, "metrics", in: nil, required: false) {
-            if let reason = PipelineDefinition.metricsFileProblem(path) { throw fail("metrics", reason) }
-            metrics = (outputFileURL(path, from: base.path), path)
-        }
-        var alarm = AlarmLimits()
-        if top["alarm"] != nil {
-            let object = try object(top["alarm"], "alarm", allowed: PipelineDefinition.alarmKeys)
-            if let value = object["deletedPercent"] {
-                guard let percent = value.double, percent > 0, percent < 100 else {
-                    throw fail("alarm.deletedPercent", "must be a number greater than 0 and less than 100 (the alarm cannot be switched off)")
-                }
-                alarm.deletedPercent = percent
-            }
-            if let value = object["deletedCount"] {
-                guard let count = value.double, count == count.rounded(), count >= 1, count <= 1e9 else {
-                    throw fail("alarm.deletedCount", "must be a whole number from 1 to 1000000000")
-                }
-                alarm.deletedCount = Int(count)
-            }
-        }
-        var limits = ReadLimits()
-        if top["limits"] != nil {
-            let object = try object(top["limits"], "limits", allowed: PipelineDefinition.limitKeys)
-            func number(_ name: String, _ range: ClosedRange<Double>) throws(DefinitionError) -> Double? {
-                guard let value = object[name] else { return nil }
-                guard let n = value.double, n == n.rounded(), range.contains(n) else {
-                    throw fail("limits.\(name)", "must be a whole number from \(Int(range.lowerBound)) to \(Int64(range.upperBound))")
-                }
-                return n
-            }
-            if let n = try number("memoBytes", 1...Double(1 << 40)) { limits.memoSizeLimit = Int64(n) }
-            if let n = try number("indexBytes", 1...Double(1 << 40)) { limits.indexSizeLimit = Int64(n) }
-            if let n = try number("nestingDepth", 2...10_000) { limits.depthLimit = Int(n) }
-        }
+        let outputs = try outputs(top)
+        let alarm = try alarm(top)
+        let limits = try limits(top)
 
         var export: ExportSpec?
         if top["export"] != nil {
@@ -422,25 +322,128 @@ package struct DefinitionReader {
         }
 
         var definition = PipelineDefinition(
-            name: name, local: local, remotes: remotes, check: check, reportDir: reportDir, export: export,
+            name: name, local: local, remotes: remotes, check: check, reportDir: outputs.reportDir, export: export,
             language: language, failOnDrift: try bool(top, "failOnDrift", in: nil) ?? false)
-        definition.reportPath = reportPath
-        definition.quarantineDir = quarantine?.0
-        definition.quarantinePath = quarantine?.1
-        definition.stateDir = state?.0
-        definition.statePath = state?.1
-        definition.metricsFile = metrics?.0
-        definition.metricsPath = metrics?.1
+        definition.reportPath = outputs.reportPath
+        definition.quarantineDir = outputs.quarantine?.0
+        definition.quarantinePath = outputs.quarantine?.1
+        definition.stateDir = outputs.state?.0
+        definition.statePath = outputs.state?.1
+        definition.metricsFile = outputs.metrics?.0
+        definition.metricsPath = outputs.metrics?.1
         definition.alarm = alarm
         definition.limits = limits
         definition.timeZone = timeZone
-        definition.reportContent = content
+        definition.reportContent = outputs.content
         if ([local] + remotes).contains(where: \.kind.needsCache) {
             let (dir, temporary) =
-                cache ?? reportDir.map { ($0.appendingPathComponent("cache"), false) } ?? SideKinds.oneShotCache(environment: environment)
+                cache ?? outputs.reportDir.map { ($0.appendingPathComponent("cache"), false) }
+                ?? SideKinds.oneShotCache(environment: environment)
             definition.changeSides { $0.useCache(dir, temporary: temporary) }
         }
         return definition
+    }
+
+    /// The local side and the remotes, each named once.
+    func sides(_ top: [String: JSONValue], strings: Strings) throws(DefinitionError) -> (local: SideSpec, remotes: [SideSpec]) {
+        let local = try side(top["local"], "local", role: .local, defaultName: "local", defaultLabel: strings.defaultLocalLabel)
+        guard case .array(let remoteValues)? = top["remotes"] else {
+            throw fail("remotes", top["remotes"] == nil ? "is missing" : "must be an array of remotes, found \(top["remotes"]!.typeName)")
+        }
+        guard !remoteValues.isEmpty else { throw fail("remotes", "must name at least one remote") }
+        var remotes: [SideSpec] = []
+        for (position, value) in remoteValues.enumerated() {
+            let remote = try side(
+                value, "remotes[\(position)]", role: .remote, defaultName: "remote\(position + 1)",
+                defaultLabel: strings.defaultRemoteLabel)
+            if remote.name == local.name || remotes.contains(where: { $0.name == remote.name }) {
+                throw fail("remotes[\(position)].name", "'\(remote.name)' is already the name of another side")
+            }
+            remotes.append(remote)
+        }
+        return (local, remotes)
+    }
+
+    /// Where a definition's outputs go, each with how it spells the path.
+    struct Outputs {
+        var reportDir: URL?
+        var reportPath: String?
+        var content = ReportContent.full
+        var quarantine: (URL, String)?
+        var state: (URL, String)?
+        var metrics: (URL, String)?
+    }
+
+    /// The report folder (with the quarantine and state folders in it by
+    /// default), the quarantine and state folders named apart, and the metrics file.
+    func outputs(_ top: [String: JSONValue]) throws(DefinitionError) -> Outputs {
+        var outputs = Outputs()
+        if top["reports"] != nil {
+            let reports = try object(top["reports"], "reports", allowed: PipelineDefinition.reportsKeys)
+            let path = try string(reports, "dir", in: "reports", required: true)!
+            if let text = try string(reports, "content", in: "reports", required: false) {
+                guard let value = ReportContent(rawValue: text) else {
+                    throw fail("reports.content", "must be \"full\", \"titles\" or \"none\", found \"\(text)\"")
+                }
+                outputs.content = value
+            }
+            outputs.reportDir = outputURL(path)
+            outputs.reportPath = path
+            outputs.quarantine = (outputURL(path).appendingPathComponent("quarantine"), joinPath(path, "quarantine"))
+            outputs.state = (outputURL(path).appendingPathComponent("state"), joinPath(path, "state"))
+        }
+        /// A folder named by `<key>.dir`, if the definition names one.
+        func folder(_ key: String) throws(DefinitionError) -> (URL, String)? {
+            guard top[key] != nil else { return nil }
+            let object = try object(top[key], key, allowed: PipelineDefinition.reportKeys)
+            let path = try string(object, "dir", in: key, required: true)!
+            return (outputURL(path), path)
+        }
+        outputs.quarantine = try folder("quarantine") ?? outputs.quarantine
+        outputs.state = try folder("state") ?? outputs.state
+        if let path = try string(top, "metrics", in: nil, required: false) {
+            if let reason = PipelineDefinition.metricsFileProblem(path) { throw fail("metrics", reason) }
+            outputs.metrics = (outputFileURL(path, from: base.path), path)
+        }
+        return outputs
+    }
+
+    /// When vanished memos sound the alarm (`alarm`).
+    func alarm(_ top: [String: JSONValue]) throws(DefinitionError) -> AlarmLimits {
+        var alarm = AlarmLimits()
+        guard top["alarm"] != nil else { return alarm }
+        let object = try object(top["alarm"], "alarm", allowed: PipelineDefinition.alarmKeys)
+        if let value = object["deletedPercent"] {
+            guard let percent = value.double, percent > 0, percent < 100 else {
+                throw fail("alarm.deletedPercent", "must be a number greater than 0 and less than 100 (the alarm cannot be switched off)")
+            }
+            alarm.deletedPercent = percent
+        }
+        if let value = object["deletedCount"] {
+            guard let count = value.double, count == count.rounded(), count >= 1, count <= 1e9 else {
+                throw fail("alarm.deletedCount", "must be a whole number from 1 to 1000000000")
+            }
+            alarm.deletedCount = Int(count)
+        }
+        return alarm
+    }
+
+    /// Limits on what is read (`limits`).
+    func limits(_ top: [String: JSONValue]) throws(DefinitionError) -> ReadLimits {
+        var limits = ReadLimits()
+        guard top["limits"] != nil else { return limits }
+        let object = try object(top["limits"], "limits", allowed: PipelineDefinition.limitKeys)
+        func number(_ name: String, _ range: ClosedRange<Double>) throws(DefinitionError) -> Double? {
+            guard let value = object[name] else { return nil }
+            guard let n = value.double, n == n.rounded(), range.contains(n) else {
+                throw fail("limits.\(name)", "must be a whole number from \(Int(range.lowerBound)) to \(Int64(range.upperBound))")
+            }
+            return n
+        }
+        if let n = try number("memoBytes", 1...Double(1 << 40)) { limits.memoSizeLimit = Int64(n) }
+        if let n = try number("indexBytes", 1...Double(1 << 40)) { limits.indexSizeLimit = Int64(n) }
+        if let n = try number("nestingDepth", 2...10_000) { limits.depthLimit = Int(n) }
+        return limits
     }
 
     func exportSpec(_ value: JSONValue?, local: SideSpec, remotes: [SideSpec]) throws(DefinitionError) -> ExportSpec {

@@ -75,8 +75,9 @@ package struct PlanSide: Sendable, Equatable, Codable {
     /// For a folder, its real path; for a remote, its `name:path` when it
     /// holds no secret (else apply reads it from the definition again).
     package var location: String?
-    package var rcloneConfig: String?
-    package var rcloneFlags: [String]?
+    /// What the side's kind keeps to reach it again (a remote's config file
+    /// and flags), by the names its definition keys give (`DefinitionKey.planKey`).
+    package var kept: [String: PlanSide.Kept] = [:]
     /// Whether apply may write here; when not, why (a store, read-only).
     package var writable: Bool
     package var notWritable: String?
@@ -84,6 +85,77 @@ package struct PlanSide: Sendable, Equatable, Codable {
     package var index: FileTag?
     /// Memos counted on the side (active and archived), for `--max-delete`.
     package var liveMemos: Int
+}
+
+extension PlanSide {
+    /// One value a kind keeps in a plan: a text, or a list of them.
+    package enum Kept: Sendable, Equatable, Codable {
+        case text(String)
+        case list([String])
+
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let text = try? container.decode(String.self) {
+                self = .text(text)
+            } else {
+                self = .list(try container.decode([String].self))
+            }
+        }
+
+        package func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .text(let text): try container.encode(text)
+            case .list(let list): try container.encode(list)
+            }
+        }
+    }
+
+    /// A key of a plan's side: one of its own, or one a kind keeps.
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// The names the kinds keep values under in a plan.
+    private static var keptKeys: [String] { SideKinds.definitionKeys.compactMap(\.planKey) }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        role = try container.decode(SideRole.self, forKey: Key("role"))
+        name = try container.decode(String.self, forKey: Key("name"))
+        label = try container.decode(String.self, forKey: Key("label"))
+        path = try container.decode(String.self, forKey: Key("path"))
+        kind = try container.decode(SideKindName.self, forKey: Key("kind"))
+        place = try container.decode(String.self, forKey: Key("place"))
+        location = try container.decodeIfPresent(String.self, forKey: Key("location"))
+        for name in Self.keptKeys {
+            if let value = try container.decodeIfPresent(Kept.self, forKey: Key(name)) { kept[name] = value }
+        }
+        writable = try container.decode(Bool.self, forKey: Key("writable"))
+        notWritable = try container.decodeIfPresent(String.self, forKey: Key("notWritable"))
+        index = try container.decodeIfPresent(FileTag.self, forKey: Key("index"))
+        liveMemos = try container.decode(Int.self, forKey: Key("liveMemos"))
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(role, forKey: Key("role"))
+        try container.encode(name, forKey: Key("name"))
+        try container.encode(label, forKey: Key("label"))
+        try container.encode(path, forKey: Key("path"))
+        try container.encode(kind, forKey: Key("kind"))
+        try container.encode(place, forKey: Key("place"))
+        try container.encodeIfPresent(location, forKey: Key("location"))
+        for (name, value) in kept.sorted(by: { $0.key < $1.key }) { try container.encode(value, forKey: Key(name)) }
+        try container.encode(writable, forKey: Key("writable"))
+        try container.encodeIfPresent(notWritable, forKey: Key("notWritable"))
+        try container.encodeIfPresent(index, forKey: Key("index"))
+        try container.encode(liveMemos, forKey: Key("liveMemos"))
+    }
 }
 
 /// One memo's action.

@@ -186,13 +186,12 @@ package struct Planner {
 
     func planSide(_ listing: SideListing, index: FileTag?) -> PlanSide {
         let identity = SideIdentity(listing.spec)
-        let planned = listing.spec.kind.planned(label: listing.spec.label)
+        let planned = listing.spec.kind.planned()
         // Said from the case, so that each language can say it again (PlanSide.whyNotWritable).
         let notWritable = listing.spec.whyNotWritable.map { RepairStrings.en.notWritable($0, listing.spec.label) }
         return PlanSide(
             role: listing.spec.role, name: listing.spec.name, label: listing.spec.label, path: listing.spec.path,
-            kind: identity.kind, place: identity.place, location: planned.location, rcloneConfig: planned.rcloneConfig,
-            rcloneFlags: planned.rcloneFlags,
+            kind: identity.kind, place: identity.place, location: planned.location, kept: planned.kept,
             writable: notWritable == nil, notWritable: notWritable, index: index, liveMemos: listing.counts?.total ?? 0)
     }
 

@@ -37,6 +37,9 @@ package struct SideSpec: Sendable, Equatable {
             && SideKinds.same(a.kind, b.kind)
     }
 
+    /// The side's path as it may be shown, its secrets masked.
+    package var shownPath: String { SideKinds.shown(path) }
+
     /// The store that reads this side.
     package func store(limits: ReadLimits) -> any MemoStore { kind.open(self, limits: limits) }
 
@@ -46,9 +49,7 @@ package struct SideSpec: Sendable, Equatable {
     package var whyNotWritable: NotWritable? {
         if readOnly { return .readOnly }
         let kind = type(of: kind)
-        return self.kind.planned(label: label).notWritable.map {
-            kind.neverWritten(label, language: "en") == $0 ? .kind(SideKindName(kind)) : .other($0)
-        }
+        return kind.holdsFiles ? nil : .kind(SideKindName(kind))
     }
 }
 

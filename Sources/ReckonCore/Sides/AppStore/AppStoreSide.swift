@@ -2,13 +2,13 @@ import Foundation
 
 /// The app's SwiftData store: a store file (`default.store`), or an iPhone
 /// backup folder to find it in. Read through a private snapshot, never written.
-package struct AppStoreSide: SideKind, Hashable {
+package struct AppStoreSide: SideKind, PasswordSide, Hashable {
     package static let name = "store"
     package static let description = "the app's store"
     package static let japaneseDescription = "アプリのデータベース"
-    package static let definitionKeys = ["app", "model", "passwordFile"]
-    /// Its memos are rows, read only through the store.
-    package static let holdsFiles = false
+    package static let definitionKeys = [
+        DefinitionKey("app", holds: .text), DefinitionKey("model", holds: .object(StoreModel.keys)), DefinitionKey("passwordFile", holds: .path)
+    ]
 
     /// The store file (`default.store`), or the backup folder.
     package var url: URL
@@ -66,8 +66,14 @@ package struct AppStoreSide: SideKind, Hashable {
         password = sources.password(for: shown, file: passwordFile)
     }
 
-    /// apply never writes the app's store, so a plan need not reach it again.
-    package static func reopen(_ planned: PlanSide) -> AppStoreSide? { nil }
+    /// A store file (SQLite's header) or an iPhone backup (`Manifest.db`) named on the command line.
+    package static func claim(_ word: String, _ given: CommandLineWord) -> (shown: String, kind: AppStoreSide)? {
+        switch FileKind(path: given.url.path) {
+        case .regular where CoreDataStore.isStoreFile(given.url.path): (word, AppStoreSide(url: given.url, isBackup: false, app: given.app))
+        case .directory where PhoneBackup.isBackup(given.url): (word, AppStoreSide(url: given.url, isBackup: true, app: given.app))
+        default: nil
+        }
+    }
 
     /// A store file, its `-wal`, or one of its rows (`default.store#Z_PK=12`)
     /// stand beside the store, not inside it.
@@ -92,13 +98,8 @@ package struct AppStoreSide: SideKind, Hashable {
         return PhoneBackup.notOne(found, app: app, all: all)
     }
 
-    /// Why `--app` does not fit the side named on the command line: it
-    /// picks an app's store in an iPhone backup, and means nothing elsewhere.
-    package static func misplacedAppOption(_ app: String?, on kind: any SideKind) -> String? {
-        guard app != nil, (kind as? AppStoreSide)?.isBackup != true else { return nil }
-        let what = kind is AppStoreSide ? "the app's store file itself" : "a \(type(of: kind).description)"
-        return "'--app' picks an app's store in an iPhone backup, and this is \(what); leave '--app' out"
-    }
+    /// `--app` picks an app's store in an iPhone backup, and means nothing for a store file.
+    package var refusingApp: String? { isBackup ? nil : "the app's store file itself" }
 
     package func open(_ spec: SideSpec, limits: ReadLimits) -> any MemoStore { CoreDataStore(spec) }
 
@@ -124,18 +125,6 @@ package struct AppStoreSide: SideKind, Hashable {
 
     package static func neverWritten(_ label: String, language: String) -> String? {
         language == "ja" ? "\(label)はアプリ自身のデータベースで、reckon は書き込みません" : "\(label) is the app's own store, which reckon never writes"
-    }
-
-    package func planned(label: String) -> PlannedPlace {
-        PlannedPlace(notWritable: Self.neverWritten(label, language: "en"))
-    }
-
-    package func fileAccess(shown: String, limits: ReadLimits) throws(MemoFolderError) -> any FileAccess {
-        throw MemoFolderError(path: shown, reason: "is the app's store, which reckon never writes; only memo folders are")
-    }
-
-    package func lockPlace(shown: String) throws(TargetLock.Refusal) -> String {
-        throw TargetLock.Refusal(description: "\(shown) is the app's store, which reckon never writes")
     }
 }
 

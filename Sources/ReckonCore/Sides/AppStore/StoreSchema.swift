@@ -13,11 +13,38 @@ package struct StoreModel: Sendable, Hashable {
 
     package init() {}
 
+    /// The keys of a store side's `"model"`.
+    package static let keys: Set<String> = ["entity", "attributes", "tagEntity", "tagAttribute"]
+
     /// reckon's fields, by the names `attributes` gives the app's names for.
     package static var fieldNames: [String] { StoreSchema.Field.allCases.map(\.rawValue) }
 
     /// The app's name for one of reckon's attributes.
     func name(of field: StoreSchema.Field) -> String { attributes[field.rawValue] ?? field.rawValue }
+}
+
+extension DefinitionReader {
+    /// A store's `"model"`: the entity's name and the app's names for reckon's attributes.
+    func storeModel(_ value: JSONValue, _ key: String) throws(DefinitionError) -> StoreModel {
+        let object = try object(value, key, allowed: StoreModel.keys)
+        var model = StoreModel()
+        model.entity = try string(object, "entity", in: key, required: false) ?? model.entity
+        model.tagEntity = try string(object, "tagEntity", in: key, required: false) ?? model.tagEntity
+        model.tagAttribute = try string(object, "tagAttribute", in: key, required: false) ?? model.tagAttribute
+        if let attributes = object["attributes"] {
+            let known = Set(StoreModel.fieldNames)
+            let names = try self.object(attributes, "\(key).attributes", allowed: known)
+            for field in names.keys.sorted() {
+                let name = try string(names, field, in: "\(key).attributes", required: true)!
+                guard name.wholeMatch(of: /[A-Za-z][A-Za-z0-9_]*/) != nil else {
+                    throw fail(
+                        "\(key).attributes.\(field)", "must be an attribute's name (a letter, then letters, digits or '_'), found \(quoted(name))")
+                }
+                model.attributes[field] = name
+            }
+        }
+        return model
+    }
 }
 
 /// Where a Core Data store keeps the memo entity: its table, the entity

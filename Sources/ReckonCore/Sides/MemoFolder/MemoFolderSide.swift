@@ -1,12 +1,11 @@
 import Foundation
 
 /// A memo folder on disk: `60dMemo/` itself, or the folder above it.
-package struct MemoFolderSide: SideKind, Hashable {
+package struct MemoFolderSide: SideKind, WrittenSide, Hashable {
     package static let name = "folder"
     package static let description = "memo folder"
     package static let japaneseDescription = "メモフォルダ"
-    package static let definitionKeys: [String] = []
-    package static let holdsFiles = true
+    package static let definitionKeys: [DefinitionKey] = []
 
     /// The folder the side's path names, resolved.
     package var url: URL
@@ -18,6 +17,11 @@ package struct MemoFolderSide: SideKind, Hashable {
     ) {
         let path = try reader.string(object, "path", in: key, required: true)!
         return (path, MemoFolderSide(reader.url(path)))
+    }
+
+    /// Any word on the command line names a memo folder: this kind is tried last.
+    package static func claim(_ word: String, _ given: CommandLineWord) -> (shown: String, kind: MemoFolderSide)? {
+        (word, MemoFolderSide(given.url))
     }
 
     package static func reopen(_ planned: PlanSide) -> MemoFolderSide? {
@@ -34,7 +38,7 @@ package struct MemoFolderSide: SideKind, Hashable {
 
     package var place: String { realPath(url.path) }
 
-    package func planned(label: String) -> PlannedPlace { PlannedPlace(location: realPath(url.path)) }
+    package func planned() -> PlannedPlace { PlannedPlace(location: realPath(url.path)) }
 
     package func fileAccess(shown: String, limits: ReadLimits) throws(MemoFolderError) -> any FileAccess {
         DiskFileAccess(url, shown: shown, limits: limits)

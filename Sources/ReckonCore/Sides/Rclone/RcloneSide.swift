@@ -2,12 +2,19 @@ import Foundation
 
 /// A folder in an rclone remote (`gdrive:60dMemo`): how rclone reaches it,
 /// and where reckon keeps the memo files it downloaded.
-package struct RcloneSide: SideKind, Hashable {
+package struct RcloneSide: SideKind, WrittenSide, CachedSide, Hashable {
     package static let name = "rclone"
     package static let description = "rclone remote"
     package static let japaneseDescription = "rclone のリモート"
-    package static let definitionKeys = ["remote", "config", "flags", "timeouts", "transfers"]
-    package static let holdsFiles = true
+    /// The connection string may hold a secret; the config file and the
+    /// flags are kept in a plan, so apply reaches the remote as plan did.
+    package static let definitionKeys = [
+        DefinitionKey("remote", holds: .text, isSecret: true), DefinitionKey("config", holds: .path, planKey: "rcloneConfig"),
+        DefinitionKey("flags", holds: .strings, planKey: "rcloneFlags"), DefinitionKey("timeouts", holds: .object(timeoutKeys)),
+        DefinitionKey("transfers", holds: .number)
+    ]
+    /// The keys of a side's `"timeouts"`.
+    package static let timeoutKeys: Set<String> = ["connect", "io", "call"]
 
     /// `name:path` or `:backend,options:path`, as the user gave it.
     package var remote: String
@@ -66,7 +73,7 @@ package struct RcloneSide: SideKind, Hashable {
             side.transfers = Int(number)
         }
         if let value = object["timeouts"] {
-            let timeouts = try reader.object(value, "\(key).timeouts", allowed: PipelineDefinition.timeoutKeys)
+            let timeouts = try reader.object(value, "\(key).timeouts", allowed: timeoutKeys)
             for (field, keyPath) in [("connect", \RcloneSide.connectTimeout), ("io", \.ioTimeout), ("call", \.callLimit)] {
                 guard let number = timeouts[field] else { continue }
                 guard let seconds = number.double, seconds == seconds.rounded(), (1...86_400).contains(seconds) else {
@@ -84,8 +91,8 @@ package struct RcloneSide: SideKind, Hashable {
         guard let remote = planned.location else { return nil }
         var side = RcloneSide(remote: remote, cache: URL(fileURLWithPath: PrivateFolder.temporaryRoot))
         side.cacheIsTemporary = true
-        side.config = planned.rcloneConfig
-        side.flags = planned.rcloneFlags ?? []
+        if case .text(let config)? = planned.kept["rcloneConfig"] { side.config = config }
+        if case .list(let flags)? = planned.kept["rcloneFlags"] { side.flags = flags }
         return side
     }
 
@@ -114,8 +121,6 @@ package struct RcloneSide: SideKind, Hashable {
     /// A hash of the connection string, so no secret shows.
     package var place: String { "sha256:" + Rclone.cacheName(of: remote) }
 
-    package var needsCache: Bool { true }
-
     package var lastingCache: URL? { cacheIsTemporary ? nil : cache }
 
     package mutating func useCache(_ folder: URL, temporary: Bool) {
@@ -125,8 +130,10 @@ package struct RcloneSide: SideKind, Hashable {
 
     package mutating func refreshCache() { refresh = true }
 
-    package func planned(label: String) -> PlannedPlace {
-        PlannedPlace(location: Rclone.masked(remote) == remote ? remote : nil, rcloneConfig: config, rcloneFlags: flags)
+    package func planned() -> PlannedPlace {
+        var kept: [String: PlanSide.Kept] = ["rcloneFlags": .list(flags)]
+        if let config { kept["rcloneConfig"] = .text(config) }
+        return PlannedPlace(location: Rclone.masked(remote) == remote ? remote : nil, kept: kept)
     }
 
     package func fileAccess(shown: String, limits: ReadLimits) throws(MemoFolderError) -> any FileAccess {
@@ -134,6 +141,33 @@ package struct RcloneSide: SideKind, Hashable {
     }
 
     package func lockPlace(shown: String) throws(TargetLock.Refusal) -> String { "rclone " + place }
+
+    /// A remote's connection string with its secrets masked, as any text.
+    package static func shown(_ text: String) -> String { Rclone.masked(text) }
+
+    /// A remote named on the command line, its cache the one-shot cache.
+    package static func claim(_ word: String, _ given: CommandLineWord) -> (shown: String, kind: RcloneSide)? {
+        guard isRemote(word) else { return nil }
+        let (folder, temporary) = given.cache()
+        var side = RcloneSide(remote: word, cache: folder)
+        side.cacheIsTemporary = temporary
+        side.refresh = given.refresh
+        return (Rclone.masked(word), side)
+    }
+
+    /// A remote is named by its name alone, which rclone reads in UTF-8 only.
+    package static func notNamedInUTF8(_ word: String) -> String? {
+        isRemote(word) ? "an rclone remote is named in UTF-8 only" : nil
+    }
+
+    /// A connection string's parameters may hold a secret in any of many
+    /// shapes (pass=, a password in a URL, a header): a definition file
+    /// keeps none of them.
+    package static func notKeptInDefinition(_ word: String) -> String? {
+        guard let parameters = word.wholeMatch(of: /:?[^:\/]*,[^:]*:.*/), parameters.output.isEmpty == false else { return nil }
+        return
+            "a connection string with parameters, which may hold a secret that a definition file must not keep; set the remote up with 'rclone config' and give its name (gdrive:60dMemo)"
+    }
 
     /// Whether a path on the command line names an rclone remote (`name:path`
     /// or `:backend,options:path`) rather than a file: a path that exists
