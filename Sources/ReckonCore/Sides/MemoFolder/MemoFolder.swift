@@ -383,45 +383,9 @@ package struct MemoFolder: MemoStore {
             indexSorter = SpillSort(scratch: nil, runLength: 1)
         }
         guard side.status != .failed, let indexSorter else { return side }
-
-        // Each name that holds an id, sorted by id; other names are problems.
-        let fileSorter = SpillSort<ListedFile>(scratch: scratch, runLength: sortRunLength)
         var listingProblems: [(name: String, problem: Problem)] = []
-        let memosURL = root.appendingPathComponent("memos")
-        let memosKind: FileKind
-        switch memoListing {
-        case .folder: memosKind = FileKind(path: memosURL.path)
-        case .given(let names): memosKind = names == nil ? .missing : .directory
-        }
-        let memosMissing = memosKind == .missing
-        switch memosKind {
-        case .missing: break
-        case .directory:
-            let listed = try listMemos(in: memosURL.path) { name, kind in
-                func problem(_ problem: (String) -> Problem) {
-                    let text = displayName(name)
-                    listingProblems.append((text, problem("memos/" + text)))
-                }
-                guard name.count > 5, name.suffix(5).elementsEqual(".json".utf8) else {
-                    return problem { Problem(.orphanFile, path: $0, "not a memo file (no .json ending); left alone", severity: .warning) }
-                }
-                let stem = UnsafeRawBufferPointer(rebasing: name.dropLast(5))
-                guard let id = MemoID(utf8: stem) else {
-                    return problem { Problem(.invalidID, path: $0, "the file name is not <uuid>.json; the file is not read") }
-                }
-                let other: FileKind? = if case .other(let other) = kind { other } else { nil }
-                try fileSorter.append(ListedFile(id: id, spelledAs: IDSpelling(stem), other: other))
-            }
-            guard listed else {
-                side.status = .failed
-                side.problems.append(Problem(.unreadableFolder, path: "memos", "the folder cannot be listed"))
-                return side
-            }
-        case let other:
-            side.status = .failed
-            side.problems.append(Problem(.unreadableFolder, path: "memos", "is \(other.description), not a folder"))
-            return side
-        }
+        guard let sortedFiles = try sortMemoFiles(scratch: scratch, side: &side, problems: &listingProblems) else { return side }
+        let (fileSorter, memosMissing) = sortedFiles
 
         // Both lists in id order, side by side.
         let indexProblemIDs = Set(side.problems.compactMap(\.id))
@@ -432,28 +396,7 @@ package struct MemoFolder: MemoStore {
         var orphans: [Problem] = []
         var danglingCount = 0
         while let id = [entries.nextID, file?.id].compactMap({ $0 }).min() {
-            // The first regular file by name is the memo's; a later one is a duplicate.
-            var kept: IDSpelling?
-            var fileProblem = false
-            while let listed = file, listed.id == id {
-                var problem: Problem?
-                if let kept {
-                    problem = Problem(
-                        .duplicateID, path: "memos/" + listed.name, id: id, "another file, memos/\(kept.fileName(of: id)), holds the same id")
-                } else {
-                    switch listed.other {
-                    case nil: kept = listed.spelledAs
-                    case .some(.link): problem = Problem(.link, path: "memos/" + listed.name, id: id, "is a link; links are not followed")
-                    case .some(let other):
-                        problem = Problem(.notRegularFile, path: "memos/" + listed.name, id: id, "is \(other.description), not a regular file")
-                    }
-                }
-                if let problem {
-                    listingProblems.append((listed.name, problem))
-                    fileProblem = true
-                }
-                file = try files.next()
-            }
+            let (kept, fileProblem) = try memoFile(of: id, &file, in: files, problems: &listingProblems)
             let entry = entries.nextID == id ? try entries.next() : nil
             if let entry {
                 if let kept, kept != entry.spelledAs {
@@ -484,6 +427,82 @@ package struct MemoFolder: MemoStore {
         side.problems += listingProblems.sorted { $0.name < $1.name }.map(\.problem)
         side.problems += entryProblems + orphans
         return side
+    }
+
+    /// Lists `memos/` and sorts each name that holds an id by id; other
+    /// names are problems. Whether the folder is missing; nil when it
+    /// cannot be listed (the side then failed, and says why).
+    private func sortMemoFiles(scratch: URL?, side: inout SideListing, problems listingProblems: inout [(name: String, problem: Problem)])
+        throws -> (SpillSort<ListedFile>, memosMissing: Bool)?
+    {
+        let fileSorter = SpillSort<ListedFile>(scratch: scratch, runLength: sortRunLength)
+        let memosURL = root.appendingPathComponent("memos")
+        let memosKind: FileKind
+        switch memoListing {
+        case .folder: memosKind = FileKind(path: memosURL.path)
+        case .given(let names): memosKind = names == nil ? .missing : .directory
+        }
+        switch memosKind {
+        case .missing: break
+        case .directory:
+            let listed = try listMemos(in: memosURL.path) { name, kind in
+                func problem(_ problem: (String) -> Problem) {
+                    let text = displayName(name)
+                    listingProblems.append((text, problem("memos/" + text)))
+                }
+                guard name.count > 5, name.suffix(5).elementsEqual(".json".utf8) else {
+                    return problem { Problem(.orphanFile, path: $0, "not a memo file (no .json ending); left alone", severity: .warning) }
+                }
+                let stem = UnsafeRawBufferPointer(rebasing: name.dropLast(5))
+                guard let id = MemoID(utf8: stem) else {
+                    return problem { Problem(.invalidID, path: $0, "the file name is not <uuid>.json; the file is not read") }
+                }
+                let other: FileKind? = if case .other(let other) = kind { other } else { nil }
+                try fileSorter.append(ListedFile(id: id, spelledAs: IDSpelling(stem), other: other))
+            }
+            guard listed else {
+                side.status = .failed
+                side.problems.append(Problem(.unreadableFolder, path: "memos", "the folder cannot be listed"))
+                return nil
+            }
+        case let other:
+            side.status = .failed
+            side.problems.append(Problem(.unreadableFolder, path: "memos", "is \(other.description), not a folder"))
+            return nil
+        }
+        return (fileSorter, memosKind == .missing)
+    }
+
+    /// The memo file of `id` among the listed files: the first regular file
+    /// by name; a later one is a duplicate, and one that is not a regular
+    /// file a problem. Moves `file` past the files of `id`, and says
+    /// whether any of them was a problem.
+    private func memoFile(
+        of id: MemoID, _ file: inout ListedFile?, in files: SortedValues<ListedFile>,
+        problems listingProblems: inout [(name: String, problem: Problem)]
+    ) throws -> (kept: IDSpelling?, fileProblem: Bool) {
+        var kept: IDSpelling?
+        var fileProblem = false
+        while let listed = file, listed.id == id {
+            var problem: Problem?
+            if let kept {
+                problem = Problem(
+                    .duplicateID, path: "memos/" + listed.name, id: id, "another file, memos/\(kept.fileName(of: id)), holds the same id")
+            } else {
+                switch listed.other {
+                case nil: kept = listed.spelledAs
+                case .some(.link): problem = Problem(.link, path: "memos/" + listed.name, id: id, "is a link; links are not followed")
+                case .some(let other):
+                    problem = Problem(.notRegularFile, path: "memos/" + listed.name, id: id, "is \(other.description), not a regular file")
+                }
+            }
+            if let problem {
+                listingProblems.append((listed.name, problem))
+                fileProblem = true
+            }
+            file = try files.next()
+        }
+        return (kept, fileProblem)
     }
 
     package func read<Kept, Output: Sendable>(

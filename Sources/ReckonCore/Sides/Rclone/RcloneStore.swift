@@ -154,13 +154,13 @@ package struct RcloneStore: MemoStore {
         /// The index.json the cache held before this run, by id (nil without
         /// one): the memos whose entry changed since are downloaded while
         /// `memos/` is still being listed.
-        private let previousIndex: [MemoID: IndexEntry]?
+        let previousIndex: [MemoID: IndexEntry]?
         private let listings = Mutex<[Bool: Listed]>([:])
         /// The one `lsjson` of `memos/`, started as soon as the remote is
         /// opened for a listing, so that it runs while `index.json` is read.
         fileprivate let memosListing = Mutex<Pending<Result<[Rclone.Entry], Rclone.Failure>>?>(nil)
         /// The cache's record being written on another core while the cached files are read.
-        private let recordWrite = Mutex<Pending<Bool>?>(nil)
+        let recordWrite = Mutex<Pending<Bool>?>(nil)
         /// The remote's backend type (`sftp`, `drive`), looked up on another core; nil until asked for.
         private let backend: Mutex<Pending<String?>?>
 
@@ -177,13 +177,13 @@ package struct RcloneStore: MemoStore {
             self.previousIndex = previousIndex
         }
 
-        private var indexCopy: URL { cacheFolder.appendingPathComponent("index.json") }
-        fileprivate var memos: String { Rclone.joined(root, "memos") }
+        var indexCopy: URL { cacheFolder.appendingPathComponent("index.json") }
+        var memos: String { Rclone.joined(root, "memos") }
         /// A staging folder of this run's own, so runs sharing a cache never empty each other's.
-        private var staging: URL { cacheFolder.appendingPathComponent("staging-\(getpid())") }
+        var staging: URL { cacheFolder.appendingPathComponent("staging-\(getpid())") }
         /// The rclone children that write into a staging folder, one `<pid> <program>` a line.
-        private static let childRecordName = ".children"
-        private var fingerprintsURL: URL { cacheFolder.appendingPathComponent(CachedFile.fileName) }
+        static let childRecordName = ".children"
+        var fingerprintsURL: URL { cacheFolder.appendingPathComponent(CachedFile.fileName) }
 
         /// Whether a file rclone staged is the listed one: its size, and the
         /// time rclone gave it, which is the remote's time when it was copied.
@@ -362,7 +362,7 @@ package struct RcloneStore: MemoStore {
 
         /// rclone as it downloads: `transfers` files at once, as the definition says, else as its
         /// flags say, else reckon's number for the backend.
-        private var downloader: Rclone {
+        var downloader: Rclone {
             var downloader = rclone
             if let transfers = source.transfers {
                 downloader.transfers = transfers
@@ -438,59 +438,6 @@ package struct RcloneStore: MemoStore {
             }
         }
 
-        /// The copy started before `memos/` was listed, and the names it was given.
-        struct Early {
-            var names: Set<String> = []
-            var copy: Pending<Rclone.Failure?>?
-        }
-
-        /// Starts downloading into the staging folder, on another core while
-        /// `memos/` is being listed, the memo files `index.json` names that the
-        /// cache cannot hold as they are now: on a first fill (no index from
-        /// a last run) every one it does not hold, else those whose index
-        /// entry changed since. Each is kept later only if it is what the
-        /// listing lists (size, time, MD5); `keeper` is told each one copied.
-        private func fetchEarly(
-            record: Pending<([String: CachedFile], Set<String>)>, listing: Pending<Result<[Rclone.Entry], Rclone.Failure>>, keeper: Keeper
-        ) -> Early {
-            var names: [String] = []
-            let clean: Bool
-            if let previousIndex {
-                clean = IndexReader.forEachClean(atPath: indexCopy.path) { entry in
-                    if previousIndex[entry.id] != entry { names.append(entry.spelledAs.fileName(of: entry.id)) }
-                }
-            } else {
-                let (cached, _) = record.wait()
-                clean = IndexReader.forEachClean(atPath: indexCopy.path) { entry in
-                    let name = entry.spelledAs.fileName(of: entry.id)
-                    if cached[name] == nil { names.append(name) }
-                }
-            }
-            guard clean, !names.isEmpty, (try? AtomicFile.makeFolder(staging)) != nil else { return Early() }
-            // A first fill asks for most of the folder: rclone lists it once rather than looking up each name.
-            let fill = previousIndex == nil
-            // A test that pauses after the listing (to change the remote there) gets the fill after its pause.
-            let pausing = fill && TestStop.pauses(at: "rclone-listed")
-            let copy = Pending { [downloader, memos, staging, names] () -> Rclone.Failure? in
-                if pausing {
-                    _ = listing.wait()
-                    TestStop.wait(at: "rclone-listed")
-                }
-                // Sizes are known only from the listing, so this copy stops after 64 KiB a file on
-                // average: a huge file is never pulled whole. A failure or a stop costs only time, as
-                // whatever is not staged whole is downloaded after the listing, over-large files excepted.
-                do throws(Rclone.Failure) {
-                    _ = try downloader.copy(
-                        from: memos, files: names, into: staging, checksum: false, maxTransfer: Int64(names.count) << 16, traverse: fill,
-                        childRecord: staging.appendingPathComponent(Self.childRecordName), copied: keeper.copied)
-                    return nil
-                } catch {
-                    return error
-                }
-            }
-            return Early(names: Set(names), copy: copy)
-        }
-
         /// The entries of a listing whose names are listed once, and a problem
         /// for each name listed more than once (Drive allows it): neither is read.
         package static func unique(_ entries: [Rclone.Entry]) -> ([Rclone.Entry], [Problem]) {
@@ -518,331 +465,6 @@ package struct RcloneStore: MemoStore {
         private func store(_ listed: Listed, deep: Bool) -> Listed {
             listings.withLock { $0[deep] = listed }
             return listed
-        }
-
-        /// Brings the cache up to the listing: downloads the memo files whose
-        /// listed size, time or MD5 differ from what is cached (or whose
-        /// cached bytes changed), checks each against the listing, and
-        /// forgets cached files no longer listed.
-        private func fetch(
-            _ entries: [Rclone.Entry], into listed: Listed, cached: [String: CachedFile], stampsKept: Set<String>,
-            early: Early, keeper: Keeper, sizeLimit: Int64
-        ) -> Listed {
-            var listed = listed
-            var cached = cached
-            let memosFolder = cacheFolder.appendingPathComponent("memos")
-            // Only files a memo folder reads (`<uuid>.json`) are downloaded, and none over the size limit.
-            var memoFiles: [Rclone.Entry] = []
-            for entry in entries where entry.name.hasSuffix(".json") && MemoID(entry.name.dropLast(5)) != nil {
-                guard entry.size <= sizeLimit else {
-                    listed.oversized[entry.name] = "is larger than the limit of \(counted(sizeLimit, "byte")), so it is neither kept nor read"
-                    continue
-                }
-                memoFiles.append(entry)
-            }
-            var wanted: [Rclone.Entry] = []
-            var fromCache = 0
-            let memosPath = memosFolder.path + "/"
-            for entry in memoFiles {
-                if let known = cached[entry.name], known.matches(entry),
-                    stampsKept.contains(entry.name) || known.isKept(atPath: memosPath + entry.name)
-                {
-                    fromCache += 1
-                } else {
-                    wanted.append(entry)
-                }
-            }
-            // Only files reckon downloaded (named in its fingerprints) are ever removed from the cache.
-            let listedNames = Set(memoFiles.map(\.name))
-            for name in cached.keys where !listedNames.contains(name) {
-                let file = memosFolder.appendingPathComponent(name)
-                if FileKind(path: file.path).isRegular { try? FileManager.default.removeItem(at: file) }
-            }
-            cached = cached.filter { listedNames.contains($0.key) }
-
-            // (A first fill's early copy pauses a test by itself, after the listing; a nightly run's
-            // pauses once its early copy is done, so that the test changes the remote after it.)
-            if early.copy == nil || previousIndex != nil {
-                if TestStop.pauses(at: "rclone-listed") { _ = early.copy?.wait() }
-                TestStop.wait(at: "rclone-listed")
-            }
-            // Files rclone reports copied are checked and moved into the cache on another core from
-            // now on, while the rest download; those it finished before are checked now.
-            keeper.start(Dictionary(wanted.map { ($0.name, $0) }) { first, _ in first })
-            _ = early.copy?.wait()
-            var kept = keeper.finish()
-            var fetched = 0
-            if !wanted.isEmpty {
-                // A file fetched early is kept when it is the listed one; every other is fetched now.
-                let remaining = wanted.filter { entry in
-                    guard kept[entry.name] == nil else { return false }
-                    guard early.names.contains(entry.name) else { return true }
-                    let staged = staging.appendingPathComponent(entry.name).path
-                    if Self.isStaged(atPath: staged, as: entry) { return false }
-                    unlink(staged)
-                    return true
-                }
-                // A copy that fails still leaves what it fetched: each file is judged on its own.
-                var failure: Rclone.Failure?
-                do {
-                    try AtomicFile.makeFolder(staging)
-                    if !remaining.isEmpty {
-                        _ = try downloader.copy(
-                            from: memos, files: remaining.map(\.name), into: staging, checksum: false,
-                            traverse: remaining.count * 8 >= memoFiles.count,
-                            childRecord: staging.appendingPathComponent(Self.childRecordName), copied: keeper.copied)
-                    }
-                } catch let error as Rclone.Failure {
-                    failure = error
-                } catch {
-                    failure = Rclone.Failure(.local, "the staging folder cannot be made", lastLine: errorWords(error))
-                }
-                kept = keeper.finish()
-                // Each file is checked against the listing before it replaces a cached one.
-                for entry in wanted {
-                    if let file = kept[entry.name] {
-                        cached[entry.name] = file
-                        fetched += 1
-                        continue
-                    }
-                    let staged = staging.appendingPathComponent(entry.name)
-                    let rcloneError = failure?.objectErrors[entry.name]
-                    guard let bytes = try? Data(contentsOf: staged) else {
-                        if let rcloneError, Rclone.saysTheSourceChanged(rcloneError) {
-                            listed.changed[entry.name] = "while it was being read (rclone: \(rcloneError))"
-                        } else {
-                            listed.unfetched[entry.name] =
-                                rcloneError.map { "rclone: \($0)" }
-                                ?? failure.map { "it was not downloaded: \($0.message)" }
-                                ?? "rclone did not download it; it may have been deleted since the listing"
-                        }
-                        continue
-                    }
-                    guard Int64(bytes.count) == entry.size, entry.md5.map({ $0 == SHA256.md5Hex(of: bytes) }) ?? true else {
-                        if let failure, failure.wasStopped, rcloneError == nil {
-                            // A call that was stopped may leave a file half written.
-                            listed.unfetched[entry.name] = "it was not downloaded whole: \(failure.message)"
-                        } else {
-                            listed.changed[entry.name] =
-                                Int64(bytes.count) == entry.size
-                                ? "after it was listed (its MD5 is not the listed one)"
-                                : "after it was listed (listed as \(entry.size) bytes, \(bytes.count) bytes downloaded)"
-                        }
-                        continue
-                    }
-                    guard rename(staged.path, memosFolder.appendingPathComponent(entry.name).path) == 0 else {
-                        listed.unfetched[entry.name] = "it cannot be put in the cache: \(String(cString: strerror(errno)))"
-                        continue
-                    }
-                    var kept = CachedFile(entry, sha256: SHA256.hex(of: bytes))
-                    kept.stamp = CachedFile.stamp(atPath: memosPath + entry.name)
-                    cached[entry.name] = kept
-                    fetched += 1
-                }
-                // An older copy of a file that could not be downloaded is not the remote's file: it is never read.
-                for name in Array(listed.unfetched.keys) + listed.changed.keys {
-                    try? FileManager.default.removeItem(at: memosFolder.appendingPathComponent(name))
-                    cached[name] = nil
-                }
-            }
-            try? ExportFolder.removeTree(staging.path)
-            let record = Pending { [cached, fingerprintsURL] in (try? AtomicFile.write(CachedFile.data(cached), to: fingerprintsURL)) != nil }
-            recordWrite.withLock { $0 = record }
-            listed.cacheUse = CacheUse(fetched: fetched, fromCache: fromCache, temporary: source.cacheIsTemporary)
-            return listed
-        }
-    }
-
-    /// Checks each memo file rclone reports copied against the listing and
-    /// moves it from the staging folder into the cache, on another core while
-    /// rclone downloads the rest, so that little is left to check once the
-    /// last file came. It keeps only a file that is certainly the listed one
-    /// (size and time as staged, then size and MD5 of its bytes); any other
-    /// it leaves staged, for the check after the copy to judge and name.
-    final class Keeper: Sendable {
-        private struct State {
-            var waiting: [String] = []
-            /// The files to keep, by name: nil until the listing is known.
-            var wanted: [String: Rclone.Entry]?
-            var kept: [String: CachedFile] = [:]
-            var working = false
-
-            /// Whether the caller is to start the work: names wait, the listing is known, and none runs.
-            mutating func claim() -> Bool {
-                guard wanted != nil, !waiting.isEmpty, !working else { return false }
-                working = true
-                return true
-            }
-
-            /// The names to judge next and the listing, or nil (and the work ends) when none wait.
-            mutating func next() -> (names: [String], wanted: [String: Rclone.Entry])? {
-                guard let wanted, !waiting.isEmpty else {
-                    working = false
-                    return nil
-                }
-                defer { waiting = [] }
-                return (waiting, wanted)
-            }
-        }
-
-        private let state = Mutex(State())
-        private let work = DispatchGroup()
-        let staging: URL
-        let memosFolder: URL
-
-        init(staging: URL, memosFolder: URL) {
-            self.staging = staging
-            self.memosFolder = memosFolder
-        }
-
-        /// rclone copied `name` whole (called as it logs it).
-        func copied(_ name: String) {
-            let claimed = state.withLock { state in
-                state.waiting.append(name)
-                return state.claim()
-            }
-            if claimed { startWork() }
-        }
-
-        /// From now on, keeps the files of `wanted` that rclone copied, those already reported first.
-        func start(_ wanted: [String: Rclone.Entry]) {
-            let claimed = state.withLock { state in
-                state.wanted = wanted
-                return state.claim()
-            }
-            if claimed { startWork() }
-        }
-
-        /// Waits until every file reported so far was judged; the files kept, by name.
-        func finish() -> [String: CachedFile] {
-            work.wait()
-            return state.withLock { $0.kept }
-        }
-
-        private func startWork() {
-            Workers.async(group: work) { [self] in
-                while let next = state.withLock({ $0.next() }) {
-                    var kept: [String: CachedFile] = [:]
-                    for name in next.names {
-                        if let entry = next.wanted[name], let file = keep(entry) { kept[name] = file }
-                    }
-                    state.withLock { $0.kept.merge(kept) { _, new in new } }
-                }
-            }
-        }
-
-        /// The staged file, moved into the cache, when it is the listed one; nil leaves it staged.
-        private func keep(_ entry: Rclone.Entry) -> CachedFile? {
-            let staged = staging.appendingPathComponent(entry.name)
-            guard Remote.isStaged(atPath: staged.path, as: entry), let bytes = try? Data(contentsOf: staged), Int64(bytes.count) == entry.size,
-                entry.md5.map({ $0 == SHA256.md5Hex(of: bytes) }) ?? true
-            else { return nil }
-            let target = memosFolder.appendingPathComponent(entry.name).path
-            guard rename(staged.path, target) == 0 else { return nil }
-            var file = CachedFile(entry, sha256: SHA256.hex(of: bytes))
-            file.stamp = CachedFile.stamp(atPath: target)
-            return file
-        }
-    }
-
-    /// What the cache knows of one memo file: the listing it was downloaded
-    /// under (size, time, MD5 when the backend gives one), the SHA-256 of the
-    /// bytes kept and the kept file's own stamp (size, times to the
-    /// nanosecond, inode), so a cached file changed on disk is downloaded again.
-    struct CachedFile: Sendable, Equatable {
-        var size: Int64
-        var modTime: String
-        var md5: String?
-        var sha256: String
-        var stamp: String?
-
-        /// A file's size, modification and change times, and inode: a change
-        /// time cannot be set back, so an edit always changes the stamp.
-        static func stamp(atPath path: String) -> String? {
-            var info = stat()
-            return lstat(path, &info) == 0 ? stamp(info) : nil
-        }
-
-        /// The stamp of a regular file's status; nil for any other kind of file.
-        private static func stamp(_ info: stat) -> String? {
-            guard info.st_mode & S_IFMT == S_IFREG else { return nil }
-            return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec):\(info.st_ino)"
-        }
-
-        /// The names of cached files whose stamp is the one recorded: each looked up
-        /// in the folder opened once, not by its whole path.
-        static func stampsKept(_ files: [String: CachedFile], in folder: URL) -> Set<String> {
-            guard let opened = OpenFolder(folder.path) else { return [] }
-            var info = stat()
-            return Set(
-                files.compactMap { name, file in
-                    guard let recorded = file.stamp, fstatat(opened.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, stamp(info) == recorded else {
-                        return nil
-                    }
-                    return name
-                })
-        }
-
-        /// Whether the cached file is still the bytes downloaded: by its
-        /// stamp, else by its SHA-256.
-        func isKept(atPath path: String) -> Bool {
-            guard let now = Self.stamp(atPath: path) else { return false }
-            if now == stamp { return true }
-            return (try? Data(contentsOf: URL(fileURLWithPath: path))).map { SHA256.hex(of: $0) == sha256 } ?? false
-        }
-
-        init(_ entry: Rclone.Entry, sha256: String) {
-            size = entry.size
-            modTime = entry.modTime
-            md5 = entry.md5
-            self.sha256 = sha256
-        }
-
-        /// Whether a listing entry is the file this was downloaded as.
-        func matches(_ entry: Rclone.Entry) -> Bool {
-            size == entry.size && modTime == entry.modTime && md5 == entry.md5
-        }
-
-        /// The cache's record of what it holds, one line per file after a
-        /// version line: name, size, time, MD5 or `-`, SHA-256, stamp or `-`,
-        /// separated by tabs. Names are memo file names (`<uuid>.json`), so
-        /// they never hold a tab or a line break.
-        static let fileName = "fingerprints.tsv"
-        static let versionLine = "reckon cache fingerprints 1"
-
-        /// The record; an unreadable one is an empty cache, and an unreadable
-        /// line a file not cached, so those are downloaded again.
-        static func read(_ url: URL) -> [String: CachedFile] {
-            guard let data = try? Data(contentsOf: url) else { return [:] }
-            return data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> [String: CachedFile] in
-                var lines = bytes.split(separator: UInt8(ascii: "\n"))[...]
-                guard let first = lines.popFirst(), first.elementsEqual(versionLine.utf8) else { return [:] }
-                var result: [String: CachedFile] = [:]
-                result.reserveCapacity(lines.count)
-                for line in lines {
-                    let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false)
-                        .map { String(decoding: UnsafeRawBufferPointer(rebasing: $0), as: UTF8.self) }
-                    guard fields.count == 6, let size = Int64(fields[1]) else { continue }
-                    var file = CachedFile(
-                        Rclone.Entry(
-                            name: fields[0], path: fields[0], size: size, modTime: fields[2], isDir: false,
-                            md5: fields[3] == "-" ? nil : fields[3], id: nil), sha256: fields[4])
-                    file.stamp = fields[5] == "-" ? nil : fields[5]
-                    result[fields[0]] = file
-                }
-                return result
-            }
-        }
-
-        /// The record's bytes, files in name order.
-        static func data(_ files: [String: CachedFile]) -> Data {
-            var text = versionLine + "\n"
-            // The names alone are sorted: moving whole entries about costs more than looking each up again.
-            for name in files.keys.sorted() {
-                let file = files[name]!
-                text += "\(name)\t\(file.size)\t\(file.modTime)\t\(file.md5 ?? "-")\t\(file.sha256)\t\(file.stamp ?? "-")\n"
-            }
-            return Data(text.utf8)
         }
     }
 }
