@@ -57,11 +57,29 @@ struct CommandSpec: Sendable {
     var optionalPositionals: [Argument] = []
     /// Whether the last positional takes every further argument too (`<pipeline> ...`).
     var lastPositionalRepeats = false
-    var options: [OptionHelp] = []
+    /// The command's options, as its `OptionList` declares them.
+    let options: [OptionHelp]
     /// Each exit code the command gives, and what it means.
     var exitCodes: [(code: Int32, meaning: String)] = []
     /// Said after the exit codes (how a fleet's codes combine).
     var exitCodesNote: String? = nil
+
+    /// A command; its options are those `options` declares.
+    init(
+        name: String, abstract: String, discussion: String? = nil, positionals: [Argument] = [], optionalPositionals: [Argument] = [],
+        lastPositionalRepeats: Bool = false, options: any OptionList = NoOptions(), exitCodes: [(code: Int32, meaning: String)] = [],
+        exitCodesNote: String? = nil
+    ) {
+        self.name = name
+        self.abstract = abstract
+        self.discussion = discussion
+        self.positionals = positionals
+        self.optionalPositionals = optionalPositionals
+        self.lastPositionalRepeats = lastPositionalRepeats
+        self.options = options.declared
+        self.exitCodes = exitCodes
+        self.exitCodesNote = exitCodesNote
+    }
 
     var usage: String {
         var parts = ["reckon", name]
@@ -169,8 +187,29 @@ struct CommandSpec: Sendable {
     }
 }
 
+/// One option a command declares: a `Flag` or an `Option`.
+protocol DeclaredOption: Sendable {
+    /// The option as the parser, help and completions know it.
+    var help: CommandSpec.OptionHelp { get }
+}
+
+/// A command's options, each declared once as a stored property of one
+/// value (`struct Options: OptionList { let json = Flag(...) }`), as
+/// swift-argument-parser's commands declare theirs: the command reads each
+/// back through its property, and the parser, help, man page, Markdown page
+/// and completions all take `declared`, so none can be left out of one.
+protocol OptionList: Sendable {}
+
+extension OptionList {
+    /// Every option declared, in the order declared, which is the order help lists them.
+    var declared: [CommandSpec.OptionHelp] { Mirror(reflecting: self).children.compactMap { ($0.value as? any DeclaredOption)?.help } }
+}
+
+/// The options of a command that has none but `--help`.
+struct NoOptions: OptionList {}
+
 /// An option without a value: given or not.
-struct Flag: Sendable {
+struct Flag: DeclaredOption {
     var help: CommandSpec.OptionHelp
 
     init(_ name: String, help: String) { self.help = .init(name: name, help: help) }
@@ -184,7 +223,7 @@ struct Refused: Error {
 /// An option that takes a value, read as a `Value`: `convert` throws
 /// `Refused` for a value (or the part of one) it does not take, and the
 /// usage error then names that and says what was `expected`.
-struct Option<Value>: Sendable {
+struct Option<Value>: DeclaredOption {
     var help: CommandSpec.OptionHelp
     var expected: String
     var convert: @Sendable (String) throws(Refused) -> Value

@@ -1,8 +1,9 @@
 import Foundation
 import ReckonCore
 
-/// One subcommand: its definition (for parsing and help), the typed values
-/// of one command line, and what it does with them.
+/// One subcommand: its definition (for parsing and help, its options
+/// declared once in its `OptionList`), the typed values of one command
+/// line, read back through those declarations, and what it does with them.
 protocol ReckonCommand {
     static var spec: CommandSpec { get }
     /// Reads the typed option values, or throws the usage error that says what is wrong.
@@ -46,14 +47,18 @@ enum Commands {
         ]
     }
 
-    static let man = Flag("--man", help: "Print the man page (mdoc): reckon.1, or reckon-SUBCOMMAND.1.")
-    static let markdown = Flag("--markdown", help: "Print the reference page in Markdown, as the documentation catalog holds it.")
+    /// The options of `reckon help`, each declared once.
+    struct HelpOptions: OptionList {
+        let man = Flag("--man", help: "Print the man page (mdoc): reckon.1, or reckon-SUBCOMMAND.1.")
+        let markdown = Flag("--markdown", help: "Print the reference page in Markdown, as the documentation catalog holds it.")
+    }
+    static let helpOptions = HelpOptions()
     static let help = CommandSpec(
         name: "help", abstract: "Show subcommand help information.",
         optionalPositionals: [
             .init(name: "subcommand", help: "The subcommand to show help for.", completion: .oneOf(all.map { $0.spec.name } + ["help"]))
         ],
-        options: [man.help, markdown.help],
+        options: helpOptions,
         exitCodes: [(0, "the help was printed"), (64, "an unknown subcommand or option")])
 
     /// The exit codes every command shares, as `reckon --help` lists them.
@@ -82,6 +87,7 @@ enum Commands {
     /// What `reckon help` prints for its arguments: the help, man page or
     /// reference page of reckon or of one subcommand.
     static func helpText(_ arguments: ParsedArguments) throws(UsageError) -> String {
+        let (man, markdown) = (helpOptions.man, helpOptions.markdown)
         if arguments[man] && arguments[markdown] { throw arguments.usage("'--man' and '--markdown' ask for two pages; give one") }
         guard let name = arguments.positionals.first else {
             return arguments[man] ? mainManPage : arguments[markdown] ? commandsPage : mainHelp

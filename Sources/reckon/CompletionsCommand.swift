@@ -9,11 +9,16 @@ struct CompletionsCommand: ReckonCommand {
         case bash, zsh, fish
     }
 
-    static let memoIDs = Flag(
-        "--memo-ids",
-        help:
-            "Print the ids of the memos that differ (*, - and +) in the latest report.json found from the words given: a pipeline's reports, --out, or the current folder. The scripts call this for --take."
-    )
+    /// Its options, each declared once: the parser, help, pages and completions take them in this order.
+    struct Options: OptionList {
+        let memoIDs = Flag(
+            "--memo-ids",
+            help:
+                "Print the ids of the memos that differ (*, - and +) in the latest report.json found from the words given: a pipeline's reports, --out, or the current folder. The scripts call this for --take."
+        )
+    }
+    static let options = Options()
+
     static let spec = CommandSpec(
         name: "completions", abstract: "Print a shell completion script for bash, zsh or fish.",
         discussion: """
@@ -27,7 +32,7 @@ struct CompletionsCommand: ReckonCommand {
             .init(name: "words", help: "With --memo-ids: the command line being completed.", completion: .text)
         ],
         lastPositionalRepeats: true,
-        options: [Self.memoIDs.help],
+        options: Self.options,
         exitCodes: [(0, "the script (or the ids) printed"), (64, "an unknown shell, or usage error")])
 
     var words: [String]
@@ -35,7 +40,7 @@ struct CompletionsCommand: ReckonCommand {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         words = arguments.positionals
-        guard !arguments[Self.memoIDs] else { return }
+        guard !arguments[Self.options.memoIDs] else { return }
         guard let name = words.first else { throw arguments.usage("Missing expected argument '<shell>'") }
         guard words.count == 1, let shell = Shell(rawValue: name) else {
             throw arguments.usage(

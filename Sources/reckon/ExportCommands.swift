@@ -3,33 +3,38 @@ import ReckonCore
 
 /// `reckon export`: one side exported whole into a folder of its own.
 struct ExportCommand: ReckonCommand {
-    static let out = Option<String>(
-        "--out", value: "dir", help: "The folder to write memos.json, markdown/, memos.zip and manifest.json into.", required: true,
-        completion: .directory)
-    static let formats = Option<[ExportFormat]>(
-        "--format", value: "formats", help: "Comma-separated: json, markdown, zip (default: all three).", expected: "json, markdown or zip",
-        completion: .listOf(ExportFormat.allCases.map(\.rawValue))
-    ) { text throws(Refused) in
-        // Each format named once, in the order first named.
-        var formats: [ExportFormat] = []
-        for name in text.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
-            // An empty piece (`json,`) is named by the whole value: '' alone says nothing.
-            guard let format = ExportFormat(rawValue: name) else { throw .init(text: name.isEmpty ? text : name) }
-            if !formats.contains(format) { formats.append(format) }
+    /// Its options, each declared once: the parser, help, pages and completions take them in this order.
+    struct Options: OptionList {
+        let out = Option<String>(
+            "--out", value: "dir", help: "The folder to write memos.json, markdown/, memos.zip and manifest.json into.", required: true,
+            completion: .directory)
+        let formats = Option<[ExportFormat]>(
+            "--format", value: "formats", help: "Comma-separated: json, markdown, zip (default: all three).", expected: "json, markdown or zip",
+            completion: .listOf(ExportFormat.allCases.map(\.rawValue))
+        ) { text throws(Refused) in
+            // Each format named once, in the order first named.
+            var formats: [ExportFormat] = []
+            for name in text.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
+                // An empty piece (`json,`) is named by the whole value: '' alone says nothing.
+                guard let format = ExportFormat(rawValue: name) else { throw .init(text: name.isEmpty ? text : name) }
+                if !formats.contains(format) { formats.append(format) }
+            }
+            return formats
         }
-        return formats
+        let includeArchived = Flag("--include-archived", help: "Export archived memos too (soft-deleted ones never).")
+        let acceptDeletions = Flag(
+            "--accept-deletions",
+            help: "Replace the earlier export even when this one holds fewer memos than the deletion alarm allows (20% fewer, or none).")
+        let refresh = SharedOptions.refresh
+        let app = SharedOptions.app
+        let passwordFile = SharedOptions.passwordFile
     }
-    static let includeArchived = Flag("--include-archived", help: "Export archived memos too (soft-deleted ones never).")
-    static let acceptDeletions = Flag(
-        "--accept-deletions",
-        help: "Replace the earlier export even when this one holds fewer memos than the deletion alarm allows (20% fewer, or none).")
+    static let options = Options()
+
     static let spec = CommandSpec(
         name: "export", abstract: "Export one side's memos as JSON, Markdown and zip, atomically.",
         positionals: [SharedOptions.sidePath],
-        options: [
-            Self.out.help, Self.formats.help, Self.includeArchived.help, Self.acceptDeletions.help, SharedOptions.refresh.help,
-            SharedOptions.app.help, SharedOptions.passwordFile.help
-        ],
+        options: Self.options,
         exitCodes: [
             (0, "exported, every memo"),
             (
@@ -50,12 +55,12 @@ struct ExportCommand: ReckonCommand {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         path = arguments.positionals[0]
-        out = arguments.required(Self.out)
-        formats = try arguments.value(Self.formats) ?? ExportFormat.allCases
-        includeArchived = arguments[Self.includeArchived]
-        acceptDeletions = arguments[Self.acceptDeletions]
-        refresh = arguments[SharedOptions.refresh]
-        app = try arguments.value(SharedOptions.app)
+        out = arguments.required(Self.options.out)
+        formats = try arguments.value(Self.options.formats) ?? ExportFormat.allCases
+        includeArchived = arguments[Self.options.includeArchived]
+        acceptDeletions = arguments[Self.options.acceptDeletions]
+        refresh = arguments[Self.options.refresh]
+        app = try arguments.value(Self.options.app)
         self.arguments = arguments
     }
 
@@ -131,15 +136,22 @@ func exportOnDisk(_ path: String, console: Console) -> ExportOnDisk? {
 
 /// `reckon verify`: an export checked against its manifest, and perhaps against a side.
 struct VerifyCommand: ReckonCommand {
-    static let against = Option<String>(
-        "--against", value: "path", help: "Also check that every memo this side would export is in the export, with equal fields.",
-        namesSide: true)
-    static let json = Flag("--json", help: "Print the result as JSON.")
+    /// Its options, each declared once: the parser, help, pages and completions take them in this order.
+    struct Options: OptionList {
+        let against = Option<String>(
+            "--against", value: "path", help: "Also check that every memo this side would export is in the export, with equal fields.",
+            namesSide: true)
+        let json = Flag("--json", help: "Print the result as JSON.")
+        let app = SharedOptions.app
+        let passwordFile = SharedOptions.passwordFile
+    }
+    static let options = Options()
+
     static let spec = CommandSpec(
         name: "verify",
         abstract: "Check an export against its manifest.json: every file's size and SHA-256, every zip entry, the memos' counts and ids.",
         positionals: [.init(name: "export", help: "An export folder (holding manifest.json) or a memos.zip.")],
-        options: [Self.against.help, Self.json.help, SharedOptions.app.help, SharedOptions.passwordFile.help],
+        options: Self.options,
         exitCodes: [
             (0, "the export is whole"), (1, "the export is whole, but the side given with --against has moved on"),
             (2, "the export is damaged, or cannot be read"), (64, "usage error")
@@ -153,9 +165,9 @@ struct VerifyCommand: ReckonCommand {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         path = arguments.positionals[0]
-        against = try arguments.value(Self.against)
-        app = try arguments.value(SharedOptions.app)
-        json = arguments[Self.json]
+        against = try arguments.value(Self.options.against)
+        app = try arguments.value(Self.options.app)
+        json = arguments[Self.options.json]
         self.arguments = arguments
     }
 
@@ -185,14 +197,19 @@ struct VerifyCommand: ReckonCommand {
 
 /// `reckon diff`: the memos changed from one export to a later one.
 struct DiffCommand: ReckonCommand {
-    static let json = Flag("--json", help: "Print the changes as JSON.")
+    /// Its options, each declared once: the parser, help, pages and completions take them in this order.
+    struct Options: OptionList {
+        let json = Flag("--json", help: "Print the changes as JSON.")
+    }
+    static let options = Options()
+
     static let spec = CommandSpec(
         name: "diff", abstract: "List the memos added, removed, edited, archived and unarchived from one export to another.",
         positionals: [
             .init(name: "old", help: "The earlier export: a folder or a memos.zip."),
             .init(name: "new", help: "The later export: a folder or a memos.zip.")
         ],
-        options: [Self.json.help],
+        options: Self.options,
         exitCodes: [(0, "no memo changed"), (1, "some memo changed"), (2, "an export cannot be read, or is damaged"), (64, "usage error")])
 
     var paths: [String]
@@ -200,7 +217,7 @@ struct DiffCommand: ReckonCommand {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         paths = arguments.positionals
-        json = arguments[Self.json]
+        json = arguments[Self.options.json]
     }
 
     func run(_ console: Console) -> ExitCode {
@@ -226,12 +243,17 @@ struct DiffCommand: ReckonCommand {
 
 /// `reckon restore`: a memo folder rebuilt from an export.
 struct RestoreCommand: ReckonCommand {
-    static let to = Option<String>(
-        "--to", value: "dir", help: "The folder to rebuild; it must not exist, or be empty.", required: true, completion: .directory)
+    /// Its options, each declared once: the parser, help, pages and completions take them in this order.
+    struct Options: OptionList {
+        let to = Option<String>(
+            "--to", value: "dir", help: "The folder to rebuild; it must not exist, or be empty.", required: true, completion: .directory)
+    }
+    static let options = Options()
+
     static let spec = CommandSpec(
         name: "restore", abstract: "Rebuild a memo folder (index.json and memos/) from an export, and check it memo by memo.",
         positionals: [.init(name: "export", help: "An export folder (holding memos.json, or memos.zip) or a memos.zip.")],
-        options: [Self.to.help],
+        options: Self.options,
         exitCodes: [
             (0, "restored, and read back equal to the export"),
             (2, "the export cannot be read or is damaged, or the folder could not be written; nothing was restored"),
@@ -244,7 +266,7 @@ struct RestoreCommand: ReckonCommand {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         path = arguments.positionals[0]
-        to = arguments.required(Self.to)
+        to = arguments.required(Self.options.to)
         self.arguments = arguments
     }
 

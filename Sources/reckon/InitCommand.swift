@@ -5,24 +5,31 @@ import ReckonCore
 /// folder, written beside its outputs, checked, and the lines that run it
 /// every night.
 struct InitCommand: ReckonCommand {
-    /// The device's memos, as `reconcile` takes them.
-    static let local = ReconcileCommand.local
-    static let remote = Option<String>(
-        "--remote", value: "remote",
-        help: "The cloud memo folder: a named rclone remote (gdrive:60dMemo, set up with rclone config) or a folder on disk.", required: true)
-    static let dir = Option<String>(
-        "--dir", value: "dir", help: "The folder to write NAME.json into; the outputs go to its out/NAME/.", required: true, completion: .directory)
-    static let name = Option<String>(
-        "--name", value: "name", help: "The pipeline's name, and its file's (default: reckon).",
-        expected: "up to 100 letters, digits, '-' and '_', starting with a letter or digit"
-    ) { text in
-        let allowed = text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
-        return allowed && text.count <= 100 && text.first.map { $0.isLetter || $0.isNumber } == true ? text : nil
+    /// Its options, each declared once: the parser, help, pages and completions take them in this order.
+    struct Options: OptionList {
+        /// The device's memos, as `reconcile` takes them.
+        let local = ReconcileCommand.options.local
+        let remote = Option<String>(
+            "--remote", value: "remote",
+            help: "The cloud memo folder: a named rclone remote (gdrive:60dMemo, set up with rclone config) or a folder on disk.", required: true)
+        let dir = Option<String>(
+            "--dir", value: "dir", help: "The folder to write NAME.json into; the outputs go to its out/NAME/.", required: true,
+            completion: .directory)
+        let name = Option<String>(
+            "--name", value: "name", help: "The pipeline's name, and its file's (default: reckon).",
+            expected: "up to 100 letters, digits, '-' and '_', starting with a letter or digit"
+        ) { text in
+            let allowed = text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
+            return allowed && text.count <= 100 && text.first.map { $0.isLetter || $0.isNumber } == true ? text : nil
+        }
+        let app = SharedOptions.app
+        let passwordFile = SharedOptions.passwordFile
     }
+    static let options = Options()
 
     static let spec = CommandSpec(
         name: "init", abstract: "Write a pipeline definition for this device and a cloud folder, check it, and show how to run it every night.",
-        options: [Self.local.help, Self.remote.help, Self.dir.help, Self.name.help, SharedOptions.app.help, SharedOptions.passwordFile.help],
+        options: Self.options,
         exitCodes: [
             (0, "written and valid"), (2, "the file could not be written"),
             (64, "usage error, the file exists, the remote holds a secret, or rclone's config does not hold it; nothing written")
@@ -36,11 +43,11 @@ struct InitCommand: ReckonCommand {
     var arguments: ParsedArguments
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        local = arguments.required(Self.local)
-        remote = arguments.required(Self.remote)
-        dir = arguments.required(Self.dir)
-        name = try arguments.value(Self.name) ?? "reckon"
-        app = try arguments.value(SharedOptions.app)
+        local = arguments.required(Self.options.local)
+        remote = arguments.required(Self.options.remote)
+        dir = arguments.required(Self.options.dir)
+        name = try arguments.value(Self.options.name) ?? "reckon"
+        app = try arguments.value(Self.options.app)
         self.arguments = arguments
     }
 

@@ -3,29 +3,34 @@ import ReckonCore
 
 /// `reckon reconcile`: one run of a pipeline made from the command line.
 struct ReconcileCommand: ReckonCommand {
-    static let local = Option<String>(
-        "--local", value: "path", help: "This device's memos: a memo folder, the app's store file or an iPhone backup folder.", required: true,
-        namesSide: true)
-    static let remote = Option<String>(
-        "--remote", value: "path",
-        help: "The cloud memo folder (holding index.json and memos/), on disk or as an rclone remote (gdrive:60dMemo).", required: true,
-        namesSide: true)
-    static let out = Option<String>(
-        "--out", value: "dir", help: "Write report.json, report.md, report.html and combined.txt here, and copy damaged files to quarantine/.",
-        completion: .directory)
-    static let json = Flag("--json", help: "Print the report JSON instead of the summary.")
-    static let quick = Flag("--quick", help: "Compare index.json entries and the folder listing only; do not read memo files.")
-    static let language = SharedOptions.language("The language of the summary and reports: en or ja.")
-    static let metrics = SharedOptions.metrics(
-        "file", "Write the run's figures for monitoring to this .prom file, in Prometheus' text format, for node_exporter's textfile collector.")
+    /// Its options, each declared once: the parser, help, pages and completions take them in this order.
+    struct Options: OptionList {
+        let local = Option<String>(
+            "--local", value: "path", help: "This device's memos: a memo folder, the app's store file or an iPhone backup folder.", required: true,
+            namesSide: true)
+        let remote = Option<String>(
+            "--remote", value: "path",
+            help: "The cloud memo folder (holding index.json and memos/), on disk or as an rclone remote (gdrive:60dMemo).", required: true,
+            namesSide: true)
+        let out = Option<String>(
+            "--out", value: "dir", help: "Write report.json, report.md, report.html and combined.txt here, and copy damaged files to quarantine/.",
+            completion: .directory)
+        let json = Flag("--json", help: "Print the report JSON instead of the summary.")
+        let quick = Flag("--quick", help: "Compare index.json entries and the folder listing only; do not read memo files.")
+        let language = SharedOptions.language("The language of the summary and reports: en or ja.")
+        let refresh = SharedOptions.refresh
+        let app = SharedOptions.app
+        let passwordFile = SharedOptions.passwordFile
+        let acceptDeletions = SharedOptions.acceptDeletions
+        let reportContent = SharedOptions.reportContent
+        let metrics = SharedOptions.metrics(
+            "file", "Write the run's figures for monitoring to this .prom file, in Prometheus' text format, for node_exporter's textfile collector.")
+    }
+    static let options = Options()
 
     static let spec = CommandSpec(
         name: "reconcile", abstract: "Compare the memos on this device with a cloud folder, memo by memo.",
-        options: [
-            Self.local.help, Self.remote.help, Self.out.help, Self.json.help, Self.quick.help, Self.language.help, SharedOptions.refresh.help,
-            SharedOptions.app.help, SharedOptions.passwordFile.help, SharedOptions.acceptDeletions.help, SharedOptions.reportContent.help,
-            Self.metrics.help
-        ],
+        options: Self.options,
         exitCodes: Commands.exitCodes)
 
     var sides: OneShotSides
@@ -37,14 +42,15 @@ struct ReconcileCommand: ReckonCommand {
     var arguments: ParsedArguments
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        language = try arguments.value(Self.language) ?? "en"
-        reportContent = try arguments.value(SharedOptions.reportContent) ?? .full
+        language = try arguments.value(Self.options.language) ?? "en"
+        reportContent = try arguments.value(Self.options.reportContent) ?? .full
         sides = OneShotSides(
-            local: arguments.required(Self.local), remote: arguments.required(Self.remote), out: try arguments.value(Self.out),
-            app: try arguments.value(SharedOptions.app), refresh: arguments[SharedOptions.refresh], quick: arguments[Self.quick])
-        json = arguments[Self.json]
-        acceptDeletions = arguments[SharedOptions.acceptDeletions]
-        metrics = try arguments.value(Self.metrics)
+            local: arguments.required(Self.options.local), remote: arguments.required(Self.options.remote),
+            out: try arguments.value(Self.options.out),
+            app: try arguments.value(Self.options.app), refresh: arguments[Self.options.refresh], quick: arguments[Self.options.quick])
+        json = arguments[Self.options.json]
+        acceptDeletions = arguments[Self.options.acceptDeletions]
+        metrics = try arguments.value(Self.options.metrics)
         self.arguments = arguments
     }
 
@@ -186,10 +192,17 @@ func execute(
 
 /// `reckon counts`: one side's Active and Archived memos, from its index alone.
 struct CountsCommand: ReckonCommand {
-    static let json = Flag("--json", help: "Print {\"active\": N, \"archived\": M, …} as JSON.")
+    /// Its options, each declared once: the parser, help, pages and completions take them in this order.
+    struct Options: OptionList {
+        let json = Flag("--json", help: "Print {\"active\": N, \"archived\": M, …} as JSON.")
+        let app = SharedOptions.app
+        let passwordFile = SharedOptions.passwordFile
+    }
+    static let options = Options()
+
     static let spec = CommandSpec(
         name: "counts", abstract: "Count Active and Archived memos on one side, from its index alone.",
-        positionals: [SharedOptions.sidePath], options: [Self.json.help, SharedOptions.app.help, SharedOptions.passwordFile.help],
+        positionals: [SharedOptions.sidePath], options: Self.options,
         exitCodes: [(0, "counted"), (2, "the side could not be read whole"), (64, "usage error")])
 
     var path: String
@@ -199,8 +212,8 @@ struct CountsCommand: ReckonCommand {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         path = arguments.positionals[0]
-        app = try arguments.value(SharedOptions.app)
-        json = arguments[Self.json]
+        app = try arguments.value(Self.options.app)
+        json = arguments[Self.options.json]
         self.arguments = arguments
     }
 

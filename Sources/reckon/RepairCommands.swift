@@ -7,47 +7,51 @@ import ReckonCore
 
 /// `reckon plan`: what would make a cloud folder and this device the same, written as plan.json.
 struct PlanCommand: ReckonCommand {
-    static let local = Option<String>("--local", value: "path", help: "This device's memos, as for reconcile (without a pipeline).")
-    static let remote = Option<String>(
-        "--remote", value: "path-or-name", help: "The cloud memo folder, as for reconcile; with a pipeline, the name of its remote to plan for.")
-    static let out = Option<String>(
-        "--out", value: "dir",
-        help: "Write plan.json, plan.md and plan.html here (default: the pipeline's state folder). Baselines are read from its state/ folder.",
-        completion: .directory)
-    static let take = Option<(String, ConflictChoices.Take, ChoiceRequest.Seen?)>(
-        "--take", value: "id=side[@fingerprint]",
-        help:
-            "Choose one memo's version: local, remote, or both (the older version is kept as a conflict copy); it wins even over the side that alone changed. The id may be cut to its first 8 or more hex digits. A report's page adds @FINGERPRINT, the memo's fingerprint on this device and on the remote as the report saw them (LOCAL,REMOTE; none where a side had no entry): the choice is then refused for a memo changed since, as with --choices.",
-        repeats: true,
-        expected:
-            "a memo id (or its first 8 or more hex digits), '=', local, remote or both, and optionally '@' and two fingerprints joined by a comma",
-        completion: .memoChoice
-    ) { text -> (String, ConflictChoices.Take, ChoiceRequest.Seen?)? in
-        let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 2, !parts[0].isEmpty else { return nil }
-        let choice = parts[1].split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let side = ConflictChoices.Take(rawValue: String(choice[0])) else { return nil }
-        guard choice.count == 2 else { return (parts[0], side, nil) }
-        guard let seen = ChoiceRequest.Seen(choice[1]) else { return nil }
-        return (parts[0], side, seen)
+    /// Its options, each declared once: the parser, help, pages and completions take them in this order.
+    struct Options: OptionList {
+        let local = Option<String>("--local", value: "path", help: "This device's memos, as for reconcile (without a pipeline).")
+        let remote = Option<String>(
+            "--remote", value: "path-or-name", help: "The cloud memo folder, as for reconcile; with a pipeline, the name of its remote to plan for.")
+        let out = Option<String>(
+            "--out", value: "dir",
+            help: "Write plan.json, plan.md and plan.html here (default: the pipeline's state folder). Baselines are read from its state/ folder.",
+            completion: .directory)
+        let take = Option<(String, ConflictChoices.Take, ChoiceRequest.Seen?)>(
+            "--take", value: "id=side[@fingerprint]",
+            help:
+                "Choose one memo's version: local, remote, or both (the older version is kept as a conflict copy); it wins even over the side that alone changed. The id may be cut to its first 8 or more hex digits. A report's page adds @FINGERPRINT, the memo's fingerprint on this device and on the remote as the report saw them (LOCAL,REMOTE; none where a side had no entry): the choice is then refused for a memo changed since, as with --choices.",
+            repeats: true,
+            expected:
+                "a memo id (or its first 8 or more hex digits), '=', local, remote or both, and optionally '@' and two fingerprints joined by a comma",
+            completion: .memoChoice
+        ) { text -> (String, ConflictChoices.Take, ChoiceRequest.Seen?)? in
+            let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty else { return nil }
+            let choice = parts[1].split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let side = ConflictChoices.Take(rawValue: String(choice[0])) else { return nil }
+            guard choice.count == 2 else { return (parts[0], side, nil) }
+            guard let seen = ChoiceRequest.Seen(choice[1]) else { return nil }
+            return (parts[0], side, seen)
+        }
+        let choices = Option<String>(
+            "--choices", value: "file",
+            help:
+                "Take the choices saved from a report's page (JSON): each memo's side, and its fingerprints as the report saw them. A memo changed since is refused."
+        )
+        let prefer = Option<ConflictChoices.Prefer>("--prefer", value: "side", help: "Settle every conflict: newer, local or remote.")
+        let json = Flag("--json", help: "Print plan.json instead of the table.")
+        let language = SharedOptions.language(
+            "The language of the table, plan.md and plan.html, which apply and undo follow: en or ja (default: the pipeline's, else en).")
+        let app = SharedOptions.app
+        let passwordFile = SharedOptions.passwordFile
+        let reportContent = SharedOptions.reportContent
     }
-    static let choices = Option<String>(
-        "--choices", value: "file",
-        help:
-            "Take the choices saved from a report's page (JSON): each memo's side, and its fingerprints as the report saw them. A memo changed since is refused."
-    )
-    static let prefer = Option<ConflictChoices.Prefer>("--prefer", value: "side", help: "Settle every conflict: newer, local or remote.")
-    static let json = Flag("--json", help: "Print plan.json instead of the table.")
-    static let language = SharedOptions.language(
-        "The language of the table, plan.md and plan.html, which apply and undo follow: en or ja (default: the pipeline's, else en).")
+    static let options = Options()
 
     static let spec = CommandSpec(
         name: "plan", abstract: "Plan what would make a cloud folder and this device the same, memo by memo, and write plan.json.",
         optionalPositionals: [.init(name: "pipeline", help: "A pipeline definition (JSON), instead of --local and --remote paths.")],
-        options: [
-            Self.local.help, Self.remote.help, Self.out.help, Self.take.help, Self.choices.help, Self.prefer.help, Self.json.help,
-            Self.language.help, SharedOptions.app.help, SharedOptions.passwordFile.help, SharedOptions.reportContent.help
-        ],
+        options: Self.options,
         exitCodes: [
             (0, "nothing to do"), (1, "actions or conflicts planned"),
             (2, "trouble: a side could not be read, or plan.json could not be written"),
@@ -68,23 +72,23 @@ struct PlanCommand: ReckonCommand {
     var arguments: ParsedArguments
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        reportContent = try arguments.value(SharedOptions.reportContent)
-        for (text, side, seen) in try arguments.values(Self.take) {
+        reportContent = try arguments.value(Self.options.reportContent)
+        for (text, side, seen) in try arguments.values(Self.options.take) {
             do {
                 takes.append((try MemoIDPrefix(text), side, seen))
             } catch {
                 throw arguments.usage("'--take' \(error)")
             }
         }
-        prefer = try arguments.value(Self.prefer)
-        choicesFile = try arguments.value(Self.choices)
+        prefer = try arguments.value(Self.options.prefer)
+        choicesFile = try arguments.value(Self.options.choices)
         pipeline = arguments.positionals.first
-        local = try arguments.value(Self.local)
-        remote = try arguments.value(Self.remote)
-        out = try arguments.value(Self.out)
-        app = try arguments.value(SharedOptions.app)
-        json = arguments[Self.json]
-        language = try arguments.value(Self.language)
+        local = try arguments.value(Self.options.local)
+        remote = try arguments.value(Self.options.remote)
+        out = try arguments.value(Self.options.out)
+        app = try arguments.value(Self.options.app)
+        json = arguments[Self.options.json]
+        language = try arguments.value(Self.options.language)
         self.arguments = arguments
     }
 
@@ -176,21 +180,25 @@ struct PlanCommand: ReckonCommand {
 
 /// `reckon apply`: a plan carried out, with backups and a journal.
 struct ApplyCommand: ReckonCommand {
-    static let yes = Flag(
-        "--yes", help: "Carry out deletions and overwrites without asking. Without it, only a person at a terminal can confirm them.")
-    static let resume = Flag("--resume", help: "Finish the interrupted apply of this plan.")
-    static let maxDelete = Option<Double>(
-        "--max-delete", value: "percent", help: "Refuse a plan that deletes more than this percent of a side's memos (default 50).",
-        expected: "a number from 0 to 100"
-    ) { text in decimal(text).flatMap { $0 <= 100 ? $0 : nil } }
-    static let maxAge = Option<Int64>(
-        "--max-age", value: "age", help: "Refuse a plan older than this: hours, or a number with s, m, h or d (default 24h).",
-        expected: "hours, or a number with s, m, h or d (such as 90m), more than 0 and at most 3650 days", convert: seconds(inAge:))
-    static let keepBackups = Option<Int>(
-        "--keep-backups", value: "n", help: "Keep the backups of this many apply runs (default 10).", expected: "a whole number from 1 to 10000"
-    ) { text in Int(text).flatMap { (1...10_000).contains($0) ? $0 : nil } }
-    static let json = Flag("--json", help: "Print the result as JSON.")
-    static let language = SharedOptions.language("The language of the text, report.md and report.html: en or ja (default: the plan's).")
+    /// Its options, each declared once: the parser, help, pages and completions take them in this order.
+    struct Options: OptionList {
+        let yes = Flag(
+            "--yes", help: "Carry out deletions and overwrites without asking. Without it, only a person at a terminal can confirm them.")
+        let resume = Flag("--resume", help: "Finish the interrupted apply of this plan.")
+        let maxDelete = Option<Double>(
+            "--max-delete", value: "percent", help: "Refuse a plan that deletes more than this percent of a side's memos (default 50).",
+            expected: "a number from 0 to 100"
+        ) { text in decimal(text).flatMap { $0 <= 100 ? $0 : nil } }
+        let maxAge = Option<Int64>(
+            "--max-age", value: "age", help: "Refuse a plan older than this: hours, or a number with s, m, h or d (default 24h).",
+            expected: "hours, or a number with s, m, h or d (such as 90m), more than 0 and at most 3650 days", convert: seconds(inAge:))
+        let keepBackups = Option<Int>(
+            "--keep-backups", value: "n", help: "Keep the backups of this many apply runs (default 10).", expected: "a whole number from 1 to 10000"
+        ) { text in Int(text).flatMap { (1...10_000).contains($0) ? $0 : nil } }
+        let json = Flag("--json", help: "Print the result as JSON.")
+        let language = SharedOptions.language("The language of the text, report.md and report.html: en or ja (default: the plan's).")
+    }
+    static let options = Options()
 
     static let spec = CommandSpec(
         name: "apply", abstract: "Carry out a plan: re-check each target, back it up, write atomically, and keep a journal.",
@@ -200,9 +208,7 @@ struct ApplyCommand: ReckonCommand {
             to finish, then refuses. Another apply of the side is refused at once. The locks are per host.
             """,
         positionals: [.init(name: "plan", help: "The plan.json that reckon plan wrote.")],
-        options: [
-            Self.yes.help, Self.resume.help, Self.maxDelete.help, Self.maxAge.help, Self.keepBackups.help, Self.json.help, Self.language.help
-        ],
+        options: Self.options,
         exitCodes: [
             (0, "everything planned was done"), (1, "some actions were skipped: changed since the plan, not confirmed, conflicts, not possible"),
             (2, "trouble: a backup or a write failed"), (64, "the plan was refused (its sides, its age, a guard) or usage error; nothing done")
@@ -216,13 +222,13 @@ struct ApplyCommand: ReckonCommand {
     init(_ arguments: ParsedArguments) throws(UsageError) {
         path = arguments.positionals[0]
         options = Applier.Options(now: runStart(), environment: ProcessInfo.processInfo.environment)
-        options.confirmed = arguments[Self.yes]
-        options.resume = arguments[Self.resume]
-        if let percent = try arguments.value(Self.maxDelete) { options.maxDeletePercent = percent }
-        if let seconds = try arguments.value(Self.maxAge) { options.maxAge = seconds }
-        if let keep = try arguments.value(Self.keepBackups) { options.keepBackups = keep }
-        json = arguments[Self.json]
-        language = try arguments.value(Self.language)
+        options.confirmed = arguments[Self.options.yes]
+        options.resume = arguments[Self.options.resume]
+        if let percent = try arguments.value(Self.options.maxDelete) { options.maxDeletePercent = percent }
+        if let seconds = try arguments.value(Self.options.maxAge) { options.maxAge = seconds }
+        if let keep = try arguments.value(Self.options.keepBackups) { options.keepBackups = keep }
+        json = arguments[Self.options.json]
+        language = try arguments.value(Self.options.language)
     }
 
     func run(_ console: Console) -> ExitCode {
@@ -256,11 +262,15 @@ struct ApplyCommand: ReckonCommand {
 
 /// `reckon undo`: an apply run's replaced files put back.
 struct UndoCommand: ReckonCommand {
-    static let state = Option<String>(
-        "--state", value: "dir", help: "The state folder the apply used (reckon apply prints it).", required: true, completion: .directory)
-    static let json = Flag("--json", help: "Print the result as JSON.")
-    static let language = SharedOptions.language(
-        "The language of the text, undo-report.md and undo-report.html: en or ja (default: the language of the run's plan).")
+    /// Its options, each declared once: the parser, help, pages and completions take them in this order.
+    struct Options: OptionList {
+        let state = Option<String>(
+            "--state", value: "dir", help: "The state folder the apply used (reckon apply prints it).", required: true, completion: .directory)
+        let json = Flag("--json", help: "Print the result as JSON.")
+        let language = SharedOptions.language(
+            "The language of the text, undo-report.md and undo-report.html: en or ja (default: the language of the run's plan).")
+    }
+    static let options = Options()
 
     static let spec = CommandSpec(
         name: "undo", abstract: "Put back, byte for byte, every file an apply run replaced, unless it changed since.",
@@ -268,7 +278,7 @@ struct UndoCommand: ReckonCommand {
             .init(
                 name: "run", help: "The apply run's id (its UTC start time, such as 20261201T173000Z), which reckon apply prints.", completion: .text)
         ],
-        options: [Self.state.help, Self.json.help, Self.language.help],
+        options: Self.options,
         exitCodes: [
             (0, "everything was put back"), (1, "something changed after the apply and was left as it is"),
             (2, "trouble: a file could not be read or put back"), (64, "usage error, or no such run; nothing done")
@@ -281,9 +291,9 @@ struct UndoCommand: ReckonCommand {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         run = arguments.positionals[0]
-        state = arguments.required(Self.state)
-        json = arguments[Self.json]
-        language = try arguments.value(Self.language)
+        state = arguments.required(Self.options.state)
+        json = arguments[Self.options.json]
+        language = try arguments.value(Self.options.language)
     }
 
     func run(_ console: Console) -> ExitCode {

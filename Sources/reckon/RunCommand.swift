@@ -4,28 +4,33 @@ import Synchronization
 
 /// `reckon run`: one pipeline definition, or a fleet of them.
 struct RunCommand: ReckonCommand {
-    static let dryRun = Flag("--dry-run", help: "Read and compare, but write no file.")
-    static let quiet = Flag(
-        "--quiet",
-        help:
-            "Print nothing when the run ends with exit 0 (warnings still go to stderr); otherwise print the summary as without --quiet, as cron wants: it mails what a job prints."
-    )
-    static let metrics = SharedOptions.metrics(
-        "path",
-        "Write the run's figures for monitoring to this .prom file, in Prometheus' text format, for node_exporter's textfile collector; for a fleet, a folder that gets <pipeline>.prom for each."
-    )
-    static let json = Flag("--json", help: "Print the report JSON instead of the summary (for a fleet, an array of reports).")
-    static let refresh = Flag(
-        "--refresh",
-        help:
-            "Read every memo again: download an rclone remote's memo files, ignoring the cache, and read each memo file the previous export says is unchanged."
-    )
-    static let jobs = Option<Int>(
-        "--jobs", value: "n", help: "How many pipelines of a fleet run at once (default: the number of cores).", expected: "a whole number from 1"
-    ) { text in text.allSatisfy(\.isASCIIDigit) ? Int(text).flatMap { $0 >= 1 ? $0 : nil } : nil }
-    static let shard = Option<FleetShard>(
-        "--shard", value: "k/n", help: "Run only the pipelines whose name, hashed with FNV-1a 64, gives k modulo n (k from 0).",
-        expected: "k/n with n at least 1 and k from 0 to n-1, such as 0/4", convert: FleetShard.init)
+    /// Its options, each declared once: the parser, help, pages and completions take them in this order.
+    struct Options: OptionList {
+        let dryRun = Flag("--dry-run", help: "Read and compare, but write no file.")
+        let quiet = Flag(
+            "--quiet",
+            help:
+                "Print nothing when the run ends with exit 0 (warnings still go to stderr); otherwise print the summary as without --quiet, as cron wants: it mails what a job prints."
+        )
+        let json = Flag("--json", help: "Print the report JSON instead of the summary (for a fleet, an array of reports).")
+        let refresh = Flag(
+            "--refresh",
+            help:
+                "Read every memo again: download an rclone remote's memo files, ignoring the cache, and read each memo file the previous export says is unchanged."
+        )
+        let acceptDeletions = SharedOptions.acceptDeletions
+        let jobs = Option<Int>(
+            "--jobs", value: "n", help: "How many pipelines of a fleet run at once (default: the number of cores).", expected: "a whole number from 1"
+        ) { text in text.allSatisfy(\.isASCIIDigit) ? Int(text).flatMap { $0 >= 1 ? $0 : nil } : nil }
+        let shard = Option<FleetShard>(
+            "--shard", value: "k/n", help: "Run only the pipelines whose name, hashed with FNV-1a 64, gives k modulo n (k from 0).",
+            expected: "k/n with n at least 1 and k from 0 to n-1, such as 0/4", convert: FleetShard.init)
+        let metrics = SharedOptions.metrics(
+            "path",
+            "Write the run's figures for monitoring to this .prom file, in Prometheus' text format, for node_exporter's textfile collector; for a fleet, a folder that gets <pipeline>.prom for each."
+        )
+    }
+    static let options = Options()
 
     static let spec = CommandSpec(
         name: "run", abstract: "Run pipeline definitions: read every side, reconcile, export and write the reports.",
@@ -41,10 +46,7 @@ struct RunCommand: ReckonCommand {
             .init(name: "pipeline", help: "A pipeline definition (JSON), or a folder of them. Relative paths in one are relative to its file.")
         ],
         lastPositionalRepeats: true,
-        options: [
-            Self.dryRun.help, Self.quiet.help, Self.json.help, Self.refresh.help, SharedOptions.acceptDeletions.help, Self.jobs.help, Self.shard.help,
-            Self.metrics.help
-        ],
+        options: Self.options,
         exitCodes: [
             (0, "done, and in sync (or drift, unless the definition says failOnDrift)"),
             (1, "done, drift found and the definition says failOnDrift"),
@@ -64,15 +66,15 @@ struct RunCommand: ReckonCommand {
     var metrics: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        jobs = try arguments.value(Self.jobs) ?? ProcessInfo.processInfo.activeProcessorCount
-        shard = try arguments.value(Self.shard)
+        jobs = try arguments.value(Self.options.jobs) ?? ProcessInfo.processInfo.activeProcessorCount
+        shard = try arguments.value(Self.options.shard)
         paths = arguments.positionals
-        dryRun = arguments[Self.dryRun]
-        quiet = arguments[Self.quiet]
-        json = arguments[Self.json]
-        refresh = arguments[Self.refresh]
-        acceptDeletions = arguments[SharedOptions.acceptDeletions]
-        metrics = try arguments.value(Self.metrics)
+        dryRun = arguments[Self.options.dryRun]
+        quiet = arguments[Self.options.quiet]
+        json = arguments[Self.options.json]
+        refresh = arguments[Self.options.refresh]
+        acceptDeletions = arguments[Self.options.acceptDeletions]
+        metrics = try arguments.value(Self.options.metrics)
     }
 
     func run(_ console: Console) -> ExitCode {

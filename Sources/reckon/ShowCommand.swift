@@ -3,15 +3,21 @@ import ReckonCore
 
 /// `reckon show`: one memo's two versions side by side, and its body's line diff.
 struct ShowCommand: ReckonCommand {
-    static let local = Option<String>("--local", value: "path", help: "This device's memos, as for reconcile (without a pipeline).")
-    static let remote = Option<String>(
-        "--remote", value: "path-or-name",
-        help: "The cloud memo folder, as for reconcile; with a pipeline, the name of its remote to compare with.")
-    static let out = Option<String>(
-        "--out", value: "dir",
-        help: "Without a pipeline, the folder reconcile --out wrote: its state/ says which side changed the memo since the sides last agreed.",
-        completion: .directory)
-    static let json = Flag("--json", help: "Print both versions, their fingerprints, the fields that differ and the body's diff as JSON.")
+    /// Its options, each declared once: the parser, help, pages and completions take them in this order.
+    struct Options: OptionList {
+        let local = Option<String>("--local", value: "path", help: "This device's memos, as for reconcile (without a pipeline).")
+        let remote = Option<String>(
+            "--remote", value: "path-or-name",
+            help: "The cloud memo folder, as for reconcile; with a pipeline, the name of its remote to compare with.")
+        let out = Option<String>(
+            "--out", value: "dir",
+            help: "Without a pipeline, the folder reconcile --out wrote: its state/ says which side changed the memo since the sides last agreed.",
+            completion: .directory)
+        let json = Flag("--json", help: "Print both versions, their fingerprints, the fields that differ and the body's diff as JSON.")
+        let app = SharedOptions.app
+        let passwordFile = SharedOptions.passwordFile
+    }
+    static let options = Options()
 
     static let spec = CommandSpec(
         name: "show", abstract: "Show one memo's two versions side by side, and the line diff of its body.",
@@ -30,7 +36,7 @@ struct ShowCommand: ReckonCommand {
                 completion: .text)
         ],
         optionalPositionals: [.init(name: "pipeline", help: "A pipeline definition (JSON), instead of --local and --remote paths.")],
-        options: [Self.local.help, Self.remote.help, Self.out.help, Self.json.help, SharedOptions.app.help, SharedOptions.passwordFile.help],
+        options: Self.options,
         exitCodes: [
             (0, "the two versions are the same"), (1, "they differ, or the memo is on one side only"),
             (2, "trouble: a side could not be read, or the memo's file on a side is damaged"),
@@ -53,11 +59,11 @@ struct ShowCommand: ReckonCommand {
             throw arguments.usage(error.description)
         }
         pipeline = arguments.positionals.count > 1 ? arguments.positionals[1] : nil
-        local = try arguments.value(Self.local)
-        remote = try arguments.value(Self.remote)
-        out = try arguments.value(Self.out)
-        app = try arguments.value(SharedOptions.app)
-        json = arguments[Self.json]
+        local = try arguments.value(Self.options.local)
+        remote = try arguments.value(Self.options.remote)
+        out = try arguments.value(Self.options.out)
+        app = try arguments.value(Self.options.app)
+        json = arguments[Self.options.json]
         self.arguments = arguments
     }
 
