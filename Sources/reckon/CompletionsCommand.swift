@@ -57,9 +57,9 @@ struct CompletionsCommand: ReckonCommand {
         }
         let commands = Commands.all.map { $0.spec } + [Commands.help]
         switch shell {
-        case .bash: console.out(CompletionScript.bash(commands))
-        case .zsh: console.out(CompletionScript.zsh(commands))
-        case .fish: console.out(CompletionScript.fish(commands))
+        case .bash: console.out(BashCompletion.script(commands))
+        case .zsh: console.out(ZshCompletion.script(commands))
+        case .fish: console.out(FishCompletion.script(commands))
         }
         return .done
     }
