@@ -65,8 +65,9 @@ struct CompletionsCommand: ReckonCommand {
     }
 
     /// The ids of the `*`, `-` and `+` memos in the newest report.json that
-    /// the command line `words` leads to: its pipeline's report folder, its
-    /// `--out`, else the current folder and the folders up to three below it.
+    /// the command line `words` leads to (`LatestReport`): its pipeline's
+    /// report folder, its `--out`, else the current folder and the folders up
+    /// to three below it.
     static func differingIDs(_ words: [String]) -> [String] {
         var folders: [URL] = []
         for (n, word) in words.enumerated() {
@@ -79,38 +80,6 @@ struct CompletionsCommand: ReckonCommand {
                 folders.append(reports)
             }
         }
-        var reports = folders.map { $0.appendingPathComponent("report.json") }
-        if reports.isEmpty { reports = reportFiles(under: fileURL("."), depth: 3) }
-        let newest = reports.compactMap { url -> (Date, URL)? in
-            guard let date = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date else { return nil }
-            return (date, url)
-        }.max { $0.0 < $1.0 }
-        guard let url = newest?.1, let data = try? readRegularFile(atPath: url.path, limit: 1 << 28),
-            case .object(let report)? = try? JSONValue.parse(data), case .array(let differences)? = report["differences"]
-        else { return [] }
-        var ids: [String] = []
-        for case .object(let difference) in differences {
-            // Only a memo id, in its own spelling, reaches the shell: a damaged report's text never does.
-            guard case .string(let sigil)? = difference["sigil"], ["*", "-", "+"].contains(sigil), case .string(let text)? = difference["id"],
-                let id = MemoID(text)?.description, !ids.contains(id)
-            else { continue }
-            ids.append(id)
-        }
-        return ids
-    }
-
-    /// Every `report.json` in `folder` and the folders below it, `depth` deep, hidden ones left out.
-    static func reportFiles(under folder: URL, depth: Int) -> [URL] {
-        var found: [URL] = []
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        for name in names.sorted() where !name.hasPrefix(".") {
-            let url = folder.appendingPathComponent(name)
-            switch FileKind(path: url.path) {
-            case .regular where name == "report.json": found.append(url)
-            case .directory where depth > 0: found += reportFiles(under: url, depth: depth - 1)
-            default: break
-            }
-        }
-        return found
+        return LatestReport.differingIDs(in: folders, fallback: fileURL("."))
     }
 }

@@ -54,22 +54,7 @@ struct InitCommand: ReckonCommand {
     func run(_ console: Console) throws(UsageError) -> ExitCode {
         // The message shows nothing of what may hold a secret.
         if let why = SideKinds.notKeptInDefinition(remote) { throw arguments.usage("'--remote' is \(why)") }
-        let folder = outputURL(dir)
-        // A link to a folder is the user's choice; one that leads nowhere is never written through, as for export --out.
-        if FileKind(path: fileURL(dir).path) == .link, FileKind(path: folder.path) == .missing {
-            throw arguments.usage("'--dir' \(dir) is a link that leads nowhere; reckon does not write through it, so nothing was written")
-        }
-        let file = folder.appendingPathComponent(name + ".json")
-        let shown = joinPath(dir, name + ".json")
-        // The crontab and systemd lines below name the file by its path; neither can hold a tab or a line break.
-        if file.path.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            throw arguments.usage(
-                "'--dir' \(escapedForDisplay(folder.path)) holds a control character (such as a tab or a line break), which a crontab line and a systemd ExecStart= line cannot name; nothing was written (choose a folder whose path has none)"
-            )
-        }
-        guard FileKind(path: file.path) == .missing else {
-            throw arguments.usage("\(shown) exists; reckon init never replaces a definition, so nothing was written")
-        }
+        let (folder, file, shown) = try newFile()
         let strings = Strings.forLanguage("en")
         let localSide = try side(.local, name: "device", label: strings.defaultLocalLabel, path: local, app: app, arguments: arguments)
         let remoteSide = try side(.remote, name: "drive", label: strings.defaultRemoteLabel, path: remote, app: app, arguments: arguments)
@@ -78,29 +63,13 @@ struct InitCommand: ReckonCommand {
         }
         // A side on this machine is read now (its index only), so a
         // definition that cannot run is never written.
-        for (option, spec) in [("--local", localSide), ("--remote", remoteSide)] where spec.kind.localURL != nil {
-            let counted = spec.store(limits: ReadLimits()).count()
-            if counted.status == .failed {
-                let why = counted.problems.first.map { "\(joinPath(spec.path, $0.path)): \($0.message)" } ?? "it cannot be read"
-                throw arguments.usage("'\(option)' \(why); nothing was written")
-            }
+        for (option, spec) in [("--local", localSide), ("--remote", remoteSide)] {
+            if let why = spec.whyUnreadableHere() { throw arguments.usage("'\(option)' \(why); nothing was written") }
         }
-        func entry(_ side: SideSpec) -> JSONValue {
-            .object(side.kind.definitionEntry(relativeTo: folder).merging(["name": .string(side.name), "label": .string(side.label)]) { a, _ in a })
-        }
-        let outputs = "out/" + name
-        let definition: JSONValue = .object([
-            "schemaVersion": .integer(1), "name": .string(name), "local": entry(localSide), "remotes": .array([entry(remoteSide)]),
-            "check": .string("deep"), "reports": .object(["dir": .string(outputs + "/reports")]),
-            "export": .object([
-                "from": .string("local"), "formats": .array(ExportFormat.allCases.map { .string($0.rawValue) }), "includeArchived": .bool(false),
-                "dir": .string(outputs + "/export")
-            ]),
-            "language": .string("en"), "failOnDrift": .bool(false)
-        ])
+        let definition = InitialDefinition(name: name, local: localSide, remote: remoteSide)
         do {
             try AtomicFile.makeFolder(folder)
-            try AtomicFile.write(JSONWriter.data(definition) + [0x0A], to: file, replacing: false)
+            try AtomicFile.write(JSONWriter.data(definition.json(relativeTo: folder)) + [0x0A], to: file, replacing: false)
         } catch {
             // Another init of the same name came first.
             if FileKind(path: file.path) != .missing {
@@ -119,6 +88,37 @@ struct InitCommand: ReckonCommand {
             unlink(file.path)
             throw arguments.usage("'\(wrong.key?.hasPrefix("local") == true ? "--local" : "--remote")' \(wrong.message); nothing was written")
         }
+        console.out(nextSteps(loaded, file: file, shown: shown, definition: definition))
+        for line in offline.notChecked { console.out(escapedForDisplay("Not checked: \(line)") + "\n") }
+        return .done
+    }
+
+    /// The definition's file in `--dir` and how it is shown, checked before
+    /// anything is read: no link that leads nowhere, no control character,
+    /// no file already there.
+    func newFile() throws(UsageError) -> (folder: URL, file: URL, shown: String) {
+        let folder = outputURL(dir)
+        // A link to a folder is the user's choice; one that leads nowhere is never written through, as for export --out.
+        if FileKind(path: fileURL(dir).path) == .link, FileKind(path: folder.path) == .missing {
+            throw arguments.usage("'--dir' \(dir) is a link that leads nowhere; reckon does not write through it, so nothing was written")
+        }
+        let file = folder.appendingPathComponent(name + ".json")
+        let shown = joinPath(dir, name + ".json")
+        // The crontab and systemd lines below name the file by its path; neither can hold a tab or a line break.
+        if file.path.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw arguments.usage(
+                "'--dir' \(escapedForDisplay(folder.path)) holds a control character (such as a tab or a line break), which a crontab line and a systemd ExecStart= line cannot name; nothing was written (choose a folder whose path has none)"
+            )
+        }
+        guard FileKind(path: file.path) == .missing else {
+            throw arguments.usage("\(shown) exists; reckon init never replaces a definition, so nothing was written")
+        }
+        return (folder, file, shown)
+    }
+
+    /// What `init` prints once the file is written and valid: how to run it
+    /// now, every night from cron, or with a systemd timer.
+    func nextSteps(_ loaded: PipelineDefinition, file: URL, shown: String, definition: InitialDefinition) -> String {
         let reckon = realPath("/proc/self/exe")
         let unit = "reckon-\(name)"
         // The lines as a shell, cron (where % ends the command) and systemd
@@ -126,10 +126,9 @@ struct InitCommand: ReckonCommand {
         let shell = "\(shellQuoted(reckon)) run --quiet \(shellQuoted(file.path))"
         let cron = shell.replacingOccurrences(of: "%", with: "\\%")
         let exec = "\(systemdQuoted(reckon)) run --quiet \(systemdQuoted(file.path))"
-        console.out(
-            """
+        return """
             Wrote \(escapedForDisplay(shown)): \(escapedForDisplay(loaded.local.label)) against \(escapedForDisplay(loaded.remotes[0].label)), \
-            reports in \(escapedForDisplay(joinPath(dir, outputs + "/reports"))), exports in \(escapedForDisplay(joinPath(dir, outputs + "/export"))).
+            reports in \(escapedForDisplay(joinPath(dir, definition.reports))), exports in \(escapedForDisplay(joinPath(dir, definition.exports))).
 
             Run it now:
               \(shellQuoted(reckon)) run \(shellQuoted(file.path))
@@ -153,9 +152,7 @@ struct InitCommand: ReckonCommand {
               WantedBy=timers.target
             then: systemctl --user enable --now \(unit).timer
 
-            """)
-        for line in offline.notChecked { console.out(escapedForDisplay("Not checked: \(line)") + "\n") }
-        return .done
+            """
     }
 }
 

@@ -95,8 +95,9 @@ struct RunCommand: ReckonCommand {
     }
 
     /// Runs a checked definition (read from `file`, as given) under its
-    /// locks and prints what `execute` prints; the report is nil when the
-    /// run could not start.
+    /// locks (`RunLocks`: a definition refused is a usage error, a lock held
+    /// or not taken is trouble) and prints what `execute` prints; the report
+    /// is nil when the run could not start.
     func run(_ loaded: PipelineDefinition, file: String, console: Console, json: Bool, summary: SummaryPrinting) -> (
         code: ExitCode, published: Published?
     ) {
@@ -108,49 +109,26 @@ struct RunCommand: ReckonCommand {
         pipeline.settings.acceptDeletions = acceptDeletions
         pipeline.settings.readsEveryMemo = refresh
         pipeline.settings.repairCommand = .pipeline(definition)
-        var exportLock: RunLock?
-        defer { exportLock?.release() }
+        let locks: RunLocks
         do {
-            // A definition refused for another pipeline's runs there takes no
-            // lock first, so a good pipeline starting with it is never kept out.
-            _ = try definition.checkExportFolderIsOwn(file: file)
-            // The export folder's lock, then the check again under it: it lies outside the folder.
-            if pipeline.settings.writeFiles, let export = definition.export {
-                exportLock = try TargetLock.lock(exportFolder: export.dir, shown: export.path)
+            locks = try RunLocks(for: definition, file: file, writesFiles: pipeline.settings.writeFiles) {
                 TestStop.wait(at: "run-export-locked")
             }
-            pipeline.settings.exportRuns = try definition.checkExportFolderIsOwn(file: file)
-        } catch let error as DefinitionError {
-            console.err("Error: \(error)\n")
-            return (.usage, nil)
         } catch {
-            console.err("Error: \(error)\n")
-            return (.trouble, nil)
-        }
-        var lock: RunLock?
-        var lockFailure: OutputError?
-        if pipeline.settings.writeFiles, let url = definition.lockURL {
-            do {
-                lock = try RunLock(at: url)
-            } catch let busy as RunLock.Busy {
-                console.err("Error: \(busy)\n")
+            switch error {
+            case .definition(let error):
+                console.err("Error: \(error)\n")
+                return (.usage, nil)
+            case .trouble(let error):
+                console.err("Error: \(error)\n")
                 return (.trouble, nil)
-            } catch {
-                // The folder cannot hold the lock, so it cannot hold reports
-                // either: the run goes on, its outputs say what failed, and
-                // it is trouble, since a write failed.
-                console.err("warning: running without a lock: \(errorWords(error))\n")
-                lockFailure = error as? OutputError ?? OutputError(path: url.path, reason: errorWords(error))
-            }
-            // The process may have died, or its id been reused by another
-            // program: either way it no longer holds the lock.
-            if let holder = lock?.staleHolder {
-                console.err("warning: took over the lock \(url.path) left by process \(holder), which no longer holds it\n")
             }
         }
-        defer { lock?.release() }
+        defer { locks.release() }
+        pipeline.settings.exportRuns = locks.exportRuns
+        for warning in locks.warnings { console.err("warning: \(warning)\n") }
         TestStop.wait(at: "run-locked")
-        let published = execute(pipeline, definition, console: console, json: json, summary: summary, failed: lockFailure.map { [$0] } ?? [])
+        let published = execute(pipeline, definition, console: console, json: json, summary: summary, failed: locks.failure.map { [$0] } ?? [])
         return (ExitCode(rawValue: published.exitCode(driftFails: definition.failOnDrift))!, published)
     }
 
