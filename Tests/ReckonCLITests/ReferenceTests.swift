@@ -87,6 +87,53 @@ import Testing
         #expect(try reckon("help", "export", "--man").stdout.contains(".Dt RECKON-EXPORT 1\n"))
     }
 
+    /// A command's options are declared once and one list drives them all:
+    /// every option a command's help lists is taken by its parser, and is
+    /// in its man page, its reference page and each shell's completions of
+    /// that command; and every option the command line's sources declare is
+    /// listed by some command's help, so none is declared and left out.
+    @Test func everyDeclaredOptionIsParsedAndInHelpPagesAndCompletions() throws {
+        let scripts = try ["bash", "zsh", "fish"].map { try reckon("completions", $0).stdout }
+        var listed: Set<String> = []
+        for name in try Self.subcommands() {
+            let options = try ("\n" + reckon("help", name).stdout.components(separatedBy: "OPTIONS:\n")[1])
+                .matches(of: /\n  (--[a-z-]+)/).map { String($0.1) }.filter { $0 != "--help" }
+            listed.formUnion(options)
+            let man = try reckon("help", name, "--man").stdout
+            let markdown = try reckon("help", name, "--markdown").stdout
+            // Each shell's part of the script for this command, cut into words.
+            let bash = Self.words(scripts[0].components(separatedBy: "\n    \(name))\n")[1].components(separatedBy: "\n        ;;\n")[0])
+            let zsh = Self.words(scripts[1].components(separatedBy: "\n        \(name))\n")[1].components(separatedBy: "\n            ;;\n")[0])
+            let fish = Self.words(
+                scripts[2].split(separator: "\n").filter { $0.hasPrefix("complete -c reckon -n '__reckon_using \(name)'") }
+                    .joined(separator: "\n"))
+            for option in options {
+                let given = try reckon(name, option)
+                #expect(!given.stderr.contains("Unknown option"), "\(name) \(option) is not parsed: \(given.stderr)")
+                #expect(
+                    man.contains("Fl \(option.dropFirst())\n") || man.contains("Fl \(option.dropFirst()) "),
+                    "\(name): \(option) is not in its man page")
+                #expect(markdown.contains("`\(option)`") || markdown.contains("`\(option) <"), "\(name): \(option) is not in its reference page")
+                let shells = [("bash", bash.contains(option)), ("zsh", zsh.contains(option)), ("fish", fish.contains(String(option.dropFirst(2))))]
+                let missing = shells.filter { !$0.1 }.map(\.0)
+                #expect(missing.isEmpty, "\(name): \(option) is not in the completions of \(missing.joined(separator: ", "))")
+            }
+        }
+        #expect(listed.contains("--memo-ids") && listed.contains("--man"))
+        let sources = packageRoot.appendingPathComponent("Sources/reckon")
+        for file in try FileManager.default.contentsOfDirectory(atPath: sources.path) where file.hasSuffix(".swift") {
+            let text = try read(sources.appendingPathComponent(file))
+            for declared in text.matches(of: /(?:Flag|Option<[^\n]*?>)\(\s*"(--[a-z-]+)"/).map({ String($0.1) }) {
+                #expect(listed.contains(declared), "\(file): \(declared) is declared, but no command's help lists it")
+            }
+        }
+    }
+
+    /// The words of a piece of a script: runs of letters, digits and dashes.
+    static func words(_ text: String) -> Set<String> {
+        Set(text.split { !($0.isLetter || $0.isNumber || $0 == "-") }.map(String.init))
+    }
+
     @Test func helpRefusesWhatItDoesNotKnow() throws {
         let option = try reckon("help", "export", "--mna")
         #expect(option.code == 64)
