@@ -409,12 +409,11 @@ bool countOnAllCores(const char *path, Tally &tally, unsigned workerCount) {
 
 }  // namespace
 
-extern "C" int reckon_count_clean_index(const char *path, reckon_index_counts *counts) {
+extern "C" int reckon_count_clean_index(const char *path, reckon_index_counts *counts, unsigned workers) {
     // Two to four workers: more would add parsers (each some MB) faster than
-    // speed. RECKON_TEST_WORKERS=N (tests only) sets N; with 1, this thread
-    // counts alone, in order.
-    unsigned workerCount = std::min(4u, std::max(2u, std::thread::hardware_concurrency()));
-    if (const char *forced = getenv("RECKON_TEST_WORKERS")) workerCount = (unsigned)std::max(1, atoi(forced));
+    // speed. A caller's `workers` (tests only) sets how many; with 1, this
+    // thread counts alone, in order.
+    unsigned workerCount = workers > 0 ? workers : std::min(4u, std::max(2u, std::thread::hardware_concurrency()));
     Tally tally;
     if (workerCount == 1 || !countOnAllCores(path, tally, workerCount)) {
         tally = Tally();

@@ -236,7 +236,11 @@ func runStart() -> Timestamp {
 /// first thing (`main.swift`), so that no child and no `ProcessInfo`
 /// dictionary ever holds it.
 enum Passwords {
-    static let fromEnvironment: SecretBytes? = BackupPassword.takeFromEnvironment()
+    static let fromEnvironment: SecretBytes? = {
+        guard let value = getenv(BackupPassword.variable) else { return nil }
+        defer { unsetenv(BackupPassword.variable) }
+        return BackupPassword.take(from: value)
+    }()
 
     /// Where a side of this command line finds a backup's password: the
     /// variable, `--password-file` (checked now, before any side is read,

@@ -1,10 +1,12 @@
 import Foundation
+import ReckonCore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-// The two pieces of process-wide state reckon sets, once, before any work.
+// The process-wide state reckon sets, once, before any work.
 // The first: a zip entry's DOS time has no zone, and libarchive, which reads zips back,
 // turns it into an instant with local time. reckon writes those times in
 // UTC, so reading them in UTC gives back what was written on any machine.
@@ -15,4 +17,10 @@ tzset()
 // environment before any other thread runs or any child is started, so that
 // no child ever inherits it (rclone is started with reckon's environment).
 _ = Passwords.fromEnvironment
+// The third: what the library is told of this process, read from the
+// environment once (the library reads none): the temporary root, the
+// environment children get, and the test-only variables.
+var settings = ProcessSettings(environment: ProcessInfo.processInfo.environment)
+settings.beforePrivateFolder = { ExitCleanup.install() }
+ProcessSettings.install(settings)
 exit(Commands.run(CommandLineWords.current).rawValue)

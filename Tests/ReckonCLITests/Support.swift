@@ -70,6 +70,12 @@ final class BackgroundRun: Sendable {
     }
 }
 
+/// What the command line installs, read from this test process's
+/// environment, for the library used inside the test process (rclone found
+/// on its `PATH`, its `TMPDIR`): a suite that starts rclone in-process
+/// touches it in its `init`.
+let testProcessSettings: Void = ProcessSettings.install(ProcessSettings(environment: ProcessInfo.processInfo.environment))
+
 /// The environment of a reckon a test starts: this process's, `extra` over
 /// it. A run told to stop or wait at a step (`RECKON_TEST_STOP_AT`,
 /// `RECKON_TEST_WAIT_AT`) works on one thread (`RECKON_TEST_WORKERS=1`)

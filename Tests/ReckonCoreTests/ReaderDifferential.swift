@@ -27,7 +27,7 @@ enum ReaderDifferential {
             }
         }
         var counts = reckon_index_counts()
-        if reckon_count_clean_index(scratchPath, &counts) == 0 {
+        if reckon_count_clean_index(scratchPath, &counts, 0) == 0 {
             let expected = careful.map { MemoCounts.aggregate($0.entries) }
             if careful?.problems.isEmpty != true || expected != MemoCounts(active: Int(counts.active), archived: Int(counts.archived)) {
                 return "the fast count differs from the careful reader's"

@@ -23,7 +23,8 @@ typedef struct {
 /// keys, every entry with a UUID id, ISO 8601 dates with a zone, no id twice.
 /// Returns 1 for anything else: the caller then reads the file the careful
 /// way, which names every problem. Never reports a problem itself.
-int reckon_count_clean_index(const char *path, reckon_index_counts *counts);
+/// `workers` threads count it (1: this thread, in order); 0: two to four.
+int reckon_count_clean_index(const char *path, reckon_index_counts *counts, unsigned workers);
 
 /// A piece of text inside a parsed index; `data` is NULL for null or absent.
 typedef struct {

@@ -5,15 +5,17 @@ import Synchronization
     import Glibc
 #endif
 
-/// Folders only this process uses (mode 0700, under `$TMPDIR`), removed
-/// when reckon exits: on a normal exit, and on SIGINT, SIGTERM and SIGHUP.
-/// SIGKILL cannot be caught, so each new folder first sweeps the folders
-/// left by runs whose process is gone.
+/// Folders only this process uses (mode 0700, under the temporary root
+/// of `ProcessSettings`, `$TMPDIR` for the command line). The library
+/// installs no handler: the process around it calls `removeAll()` when it
+/// exits (the command line does on a normal exit, and on SIGINT, SIGTERM
+/// and SIGHUP). SIGKILL cannot be caught, so each new folder first sweeps
+/// the folders left by runs whose process is gone.
 package enum PrivateFolder {
-    /// Makes `$TMPDIR/<prefix>-<pid>-XXXXXX`, after sweeping folders of that
-    /// prefix whose process no longer runs.
+    /// Makes `<temporary root>/<prefix>-<pid>-XXXXXX`, after sweeping
+    /// folders of that prefix whose process no longer runs.
     package static func make(prefix: String) throws(OutputError) -> URL {
-        installCleanup()
+        ProcessSettings.current.beforePrivateFolder?()
         let parent = temporaryRoot
         sweep(prefix: prefix, in: parent)
         var template = Array("\(parent)/\(prefix)-\(getpid())-XXXXXX".utf8CString)
@@ -36,15 +38,12 @@ package enum PrivateFolder {
     /// when `TMPDIR` chose that folder, that it did and what to do: a person
     /// who set it long ago would not think of it from the path alone.
     package static func namingTMPDIR(_ reason: String) -> String {
-        guard let value = ProcessInfo.processInfo.environment["TMPDIR"], !value.isEmpty else { return reason }
+        guard let value = ProcessSettings.current.temporaryRootVariable else { return reason }
         return reason + "; the folder is TMPDIR's (TMPDIR=\(value)): set TMPDIR to a folder you can write in, or unset it to use /tmp"
     }
 
-    /// `$TMPDIR`, or `/tmp`.
-    package static var temporaryRoot: String {
-        let root = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        return root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
-    }
+    /// The temporary root the process set (`$TMPDIR` for the command line), or `/tmp`.
+    package static var temporaryRoot: String { ProcessSettings.current.temporaryRoot }
 
     /// The names reckon puts in a private folder: a store's copy, and rclone's list of files.
     static let ownNames: Set<String> = ["default.store", "default.store-wal", "default.store-shm", "default.store-journal", "files-from.txt"]
@@ -123,32 +122,12 @@ package enum PrivateFolder {
         return (String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self), 0)
     }
 
+    /// The folders made here and not yet removed: what `removeAll()` removes.
     private static let madeHere = Mutex<[String]>([])
-    private static let installed = Mutex(false)
 
-    private static func installCleanup() {
-        let first = installed.withLock { done in
-            defer { done = true }
-            return !done
-        }
-        guard first else { return }
-        atexit { PrivateFolder.removeAll() }
-        // A parent may have left these blocked (a test runner does); this
-        // thread takes them, so the copies go whatever thread is working.
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, signal) }
-        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
-        for signal in [SIGINT, SIGTERM, SIGHUP] {
-            Glibc.signal(signal) { caught in
-                PrivateFolder.removeAll()
-                Glibc.signal(caught, SIG_DFL)
-                raise(caught)
-            }
-        }
-    }
-
-    private static func removeAll() {
+    /// Removes every folder made here and not yet removed: what the process
+    /// around the library calls as it exits and on a signal that ends it.
+    package static func removeAll() {
         for path in madeHere.withLock({ $0 }) { try? ExportFolder.removeTree(path) }
     }
 }

@@ -34,9 +34,9 @@ package enum TargetLock {
 
     /// How long a command that reads a side waits while apply or undo
     /// writes it, and apply or undo waits for the commands reading it: 30 s
-    /// (`RECKON_TEST_LOCK_WAIT`, in seconds, for tests).
-    package static let readWait: Duration = .milliseconds(
-        ProcessInfo.processInfo.environment["RECKON_TEST_LOCK_WAIT"].flatMap { Double($0) }.map { Int64($0 * 1000) } ?? 30_000)
+    /// unless the process set another (`ProcessSettings.lockWait`: the
+    /// command line reads `RECKON_TEST_LOCK_WAIT`, in seconds, for tests).
+    package static var readWait: Duration { ProcessSettings.current.lockWait }
 
     /// The side's lock, taken shared, as every command that reads a side
     /// apply may write takes it; nil for a side that is never a target

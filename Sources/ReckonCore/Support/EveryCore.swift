@@ -58,13 +58,14 @@ final class Pending<Value: Sendable>: Sendable {
 }
 
 /// How many threads reckon's parallel work runs on: every core, unless the
-/// test-only variable `RECKON_TEST_WORKERS=N` sets N. With N=1 everything is
+/// process set N (`ProcessSettings.workers`: the command line reads the
+/// test-only variable `RECKON_TEST_WORKERS=N`). With N=1 everything is
 /// done in order on the calling thread (work "on another core" is done where
 /// it is asked for), so a test run stops at the same point every time; the
 /// tests compare runs on 1, 2 and 3 threads. Unset (always, outside tests),
 /// it changes nothing.
 enum Workers {
-    static let count: Int? = ProcessInfo.processInfo.environment["RECKON_TEST_WORKERS"].flatMap { Int($0) }.map { max($0, 1) }
+    static var count: Int? { ProcessSettings.current.workers.map { max($0, 1) } }
 
     /// Whether all the work is done on the calling thread.
     static var one: Bool { count == 1 }

@@ -9,18 +9,16 @@ extension BackupPassword {
     /// The environment variable that may hold the password.
     package static let variable = "RECKON_BACKUP_PASSWORD"
 
-    /// Takes the password out of this process's environment: its bytes
-    /// copied, cleared where they were (so `/proc/<pid>/environ` no longer
-    /// shows them), and the variable removed, so that no child reckon starts
-    /// inherits it and no `ProcessInfo` dictionary ever holds it as a
-    /// `String`. The command line calls it once, first thing, before any
-    /// other thread runs; nil when the variable is unset or empty.
-    package static func takeFromEnvironment() -> SecretBytes? {
-        guard let value = getenv(variable) else { return nil }
+    /// Takes the password out of the C string `value` (the variable's, as
+    /// `getenv` gives it): its bytes copied, then cleared where they were (so
+    /// `/proc/<pid>/environ` no longer shows them). The command line calls
+    /// it once, first thing, before any other thread runs, then removes the
+    /// variable, so that no child reckon starts inherits it and no
+    /// `ProcessInfo` dictionary ever holds it as a `String`; nil when empty.
+    package static func take(from value: UnsafeMutablePointer<CChar>) -> SecretBytes? {
         let count = strlen(value)
         let secret = count == 0 ? nil : SecretBytes(copying: UnsafeRawBufferPointer(start: value, count: count))
         OPENSSL_cleanse(value, count)
-        unsetenv(variable)
         return secret
     }
 }

@@ -275,7 +275,7 @@ package struct MemoFolder: MemoStore {
             limits.depthLimit >= Self.cleanIndexDepth
         {
             var counts = reckon_index_counts()
-            if reckon_count_clean_index(indexPath, &counts) == 0 {
+            if reckon_count_clean_index(indexPath, &counts, UInt32(Workers.count ?? 0)) == 0 {
                 return SideListing(spec: spec, precounted: MemoCounts(active: Int(counts.active), archived: Int(counts.archived)))
             }
         }

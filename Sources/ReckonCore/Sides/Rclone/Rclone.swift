@@ -91,13 +91,13 @@ package struct Rclone: Sendable {
         package var checks: Int
     }
 
-    /// An explicit path to rclone; nil finds `rclone` on the `PATH` of `environment` merged over this process's.
+    /// An explicit path to rclone; nil finds `rclone` on the `PATH` of `environment` merged over the process's child environment (`ProcessSettings`).
     package var executable: String?
     /// An rclone config file (`--config`); nil leaves rclone's default.
     package var config: String?
     /// Extra flags, each on the read-only list (`readOnlyFlags`).
     package private(set) var flags: [String]
-    /// Variables added to this process's environment for rclone.
+    /// Variables added to the process's child environment (`ProcessSettings`) for rclone.
     package var environment: [String: String]
     /// rclone's `--contimeout`.
     package var connectTimeout: Duration = .seconds(15)

@@ -27,9 +27,9 @@ extension Rclone {
         package var info: [LogLine]
     }
 
-    /// This process's environment with `environment` laid over it.
+    /// The process's environment for children (`ProcessSettings`) with `environment` laid over it.
     package var mergedEnvironment: [String: String] {
-        ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        ProcessSettings.current.childEnvironment.merging(environment) { _, new in new }
     }
 
     /// Finds the binary: `executable`, else `rclone` in PATH's absolute
