@@ -148,56 +148,28 @@ package struct PasswordSources: Sendable {
 
 /// Asks for a password at the terminal on standard input: the prompt on
 /// stderr, echo off while it is typed, and the terminal put back as it was
-/// afterwards, and on SIGINT or SIGTERM before the signal goes on.
+/// afterwards. It installs no handler: the process's `aroundPrompt`
+/// (`ProcessSettings`) runs it, and the command line's puts the terminal
+/// back on SIGINT or SIGTERM before the signal goes on.
 package enum TerminalPrompt {
-    /// The terminal's settings before the prompt, and the actions the two
-    /// signals had: read by the signal handler, so kept where C can reach them.
-    nonisolated(unsafe) private static var saved = termios()
-    nonisolated(unsafe) private static var previousInterrupt = sigaction()
-    nonisolated(unsafe) private static var previousTerminate = sigaction()
-
     package static func ask(_ prompt: String) throws(BackupPassword.Failure) -> SecretBytes {
+        guard let around = ProcessSettings.current.aroundPrompt else { return try askQuietly(prompt) }
+        var outcome: Result<SecretBytes, BackupPassword.Failure>?
+        around { outcome = Result { () throws(BackupPassword.Failure) in try askQuietly(prompt) } }
+        guard let outcome else { return try askQuietly(prompt) }
+        return try outcome.get()
+    }
+
+    /// The prompt itself: echo off, the password read, the terminal back.
+    private static func askQuietly(_ prompt: String) throws(BackupPassword.Failure) -> SecretBytes {
+        var saved = termios()
         guard tcgetattr(0, &saved) == 0 else {
             throw .init("the terminal's settings cannot be read (\(String(cString: strerror(errno)))), so the password cannot be typed unseen")
         }
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
         quiet.c_lflag |= tcflag_t(ECHONL)
-        for signal in [SIGINT, SIGTERM] {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = { caught in
-                // Only async-signal-safe calls: the terminal back, then the
-                // signal to what reckon had set (its private folders
-                // removed, then the default action), or the default.
-                tcsetattr(0, TCSANOW, &TerminalPrompt.saved)
-                if caught == SIGINT {
-                    sigaction(caught, &TerminalPrompt.previousInterrupt, nil)
-                } else {
-                    sigaction(caught, &TerminalPrompt.previousTerminate, nil)
-                }
-                raise(caught)
-            }
-            sigemptyset(&action.sa_mask)
-            if signal == SIGINT {
-                sigaction(signal, &action, &previousInterrupt)
-            } else {
-                sigaction(signal, &action, &previousTerminate)
-            }
-        }
-        // A parent may have left the two blocked (a test runner does): this
-        // thread takes them while it asks, so that they end reckon at once.
-        var both = sigset_t()
-        var mask = sigset_t()
-        sigemptyset(&both)
-        sigaddset(&both, SIGINT)
-        sigaddset(&both, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &both, &mask)
-        defer {
-            tcsetattr(0, TCSANOW, &saved)
-            sigaction(SIGINT, &previousInterrupt, nil)
-            sigaction(SIGTERM, &previousTerminate, nil)
-            pthread_sigmask(SIG_SETMASK, &mask, nil)
-        }
+        defer { tcsetattr(0, TCSANOW, &saved) }
         guard tcsetattr(0, TCSAFLUSH, &quiet) == 0 else {
             throw .init("echo cannot be turned off at the terminal (\(String(cString: strerror(errno)))), so the password is not asked")
         }
