@@ -116,7 +116,7 @@ import Testing
     func fileNamesAreSafe(_ title: String, _ expected: String) throws {
         let name = MarkdownExport.fileNames(memo(title: title)).short
         #expect(name == expected)
-        try ZipWriter.checkName("markdown/" + name)
+        try ZipEntryRules.checkName("markdown/" + name)
     }
 
     @Test func veryLongTitlesGiveShortNames() {
@@ -127,7 +127,7 @@ import Testing
 
     @Test(arguments: ["/etc/passwd", "a/../b", "..", "a\\b", "", "a//b", "./a", "a\u{0}b", "a/", "a/..", "a/.", "."])
     func zipRefusesUnsafeNames(_ name: String) {
-        #expect(throws: ArchiveError.self) { try ZipWriter.checkName(name) }
+        #expect(throws: ArchiveError.self) { try ZipEntryRules.checkName(name) }
     }
 
     @Test func theBytewiseControlCheckAgreesWithUnicodeForEveryScalar() {
@@ -135,16 +135,16 @@ import Testing
         for value in UInt32(0)...0x10FFFF {
             guard let scalar = Unicode.Scalar(value) else { continue }
             let name = "a" + String(Character(scalar)) + "b"
-            if ZipWriter.containsControlCharacter(name) != (scalar.properties.generalCategory == .control) { disagreeing.append(value) }
+            if ZipEntryRules.containsControlCharacter(name) != (scalar.properties.generalCategory == .control) { disagreeing.append(value) }
         }
         #expect(disagreeing.isEmpty)
-        #expect(throws: ArchiveError.self) { try ZipWriter.checkName("markdown/a\u{85}b.md") }
-        #expect(throws: Never.self) { try ZipWriter.checkName("markdown/2026-04-01-京都旅行-3f2504e0.md") }
+        #expect(throws: ArchiveError.self) { try ZipEntryRules.checkName("markdown/a\u{85}b.md") }
+        #expect(throws: Never.self) { try ZipEntryRules.checkName("markdown/2026-04-01-京都旅行-3f2504e0.md") }
     }
 
     @Test(arguments: ["a", "a/b", "...", "a/.../b", ".a", "a./b.", "manifest.json"])
     func zipTakesSafeNames(_ name: String) {
-        #expect(throws: Never.self) { try ZipWriter.checkName(name) }
+        #expect(throws: Never.self) { try ZipEntryRules.checkName(name) }
     }
 }
 
@@ -804,7 +804,7 @@ import Testing
             source: .init(name: "drive", label: "Google Drive", path: "/d"), exportedAt: nil, includeArchived: true,
             formats: ExportFormat.allCases, counts: MemoCounts(), files: [], missing: [])
         func file(_ path: String, _ size: Int) -> Exporter.Written {
-            .init(path: path, size: size, digest: Data(path.utf8).withUnsafeBytes { SHA256.digest(of: $0) }, modified: ZipWriter.earliest)
+            .init(path: path, size: size, digest: Data(path.utf8).withUnsafeBytes { SHA256.digest(of: $0) }, modified: ZipEntryRules.earliest)
         }
         let records: [(ExportManifest.Place, Exporter.Written)] = [
             (.folder, file("markdown/a.md", 1)), (.folder, file("memos.zip", 12345)),

@@ -968,7 +968,7 @@ package struct Exporter {
         /// with the zip, finishes it and removes what only it needed).
         func finish(_ plan: Plan, _ outputs: Outputs) throws -> ExportSummary {
             var outputs = outputs
-            let time = plan.exportedAt ?? ZipWriter.earliest
+            let time = plan.exportedAt ?? ZipEntryRules.earliest
             let jsonFile = try outputs.closeJSON(source: source, time: time)
             outputs.blocks?.close()
             TestStop.at("memos-written")
@@ -1063,7 +1063,7 @@ package struct Exporter {
                         let json = staging.appendingPathComponent(Exporter.jsonName)
                         guard unlink(json.path) == 0 else { throw OutputError(path: json.path, reason: AtomicFile.lastError()) }
                     }
-                    if !formats.contains(.markdown) { try ExportFolder.removeTree(staging.appendingPathComponent(Exporter.markdownName).path) }
+                    if !formats.contains(.markdown) { try FileTree.remove(staging.appendingPathComponent(Exporter.markdownName).path) }
                     TestStop.at("zip-written")
                     return zipFile!
                 }
@@ -1170,7 +1170,7 @@ package struct Exporter {
                     precondition(pending == nil, "one record at most is written later")
                     pending = (place, produce, writer)
                     // A stand-in moves the writer past the record; its bytes are dropped.
-                    append(place, Written(path: "", size: 0, digest: SHA256().finalize(), modified: ZipWriter.earliest), with: &writer)
+                    append(place, Written(path: "", size: 0, digest: SHA256().finalize(), modified: ZipEntryRules.earliest), with: &writer)
                     _ = writer.take()
                     rest = try OutputFile(URL(fileURLWithPath: url.path + ".rest.tmp"))
                 })

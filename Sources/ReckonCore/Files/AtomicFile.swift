@@ -102,5 +102,5 @@ package enum AtomicFile {
         guard mkdir(url.path, 0o755) == 0 || errno == EEXIST else { throw OutputError(path: url.path, reason: lastError()) }
     }
 
-    static func lastError() -> String { String(cString: strerror(errno)) }
+    package static func lastError() -> String { String(cString: strerror(errno)) }
 }

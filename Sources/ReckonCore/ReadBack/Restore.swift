@@ -52,7 +52,7 @@ package enum ExportRestore {
                     throw OutputError(path: shownDir + "/index.json", reason: reason)
                 }
                 published = true
-                try ExportFolder.removeTree(staging.path)
+                try FileTree.remove(staging.path)
             } else {
                 guard reckon_rename_no_replace(staging.path, dir.path) == 0 else { throw OutputError(path: shownDir, reason: AtomicFile.lastError()) }
                 published = true
@@ -65,13 +65,13 @@ package enum ExportRestore {
             // put at `dir` goes, so the same restore can be run again.
             if published {
                 if intoExisting {
-                    try? ExportFolder.removeTree(dir.appendingPathComponent("memos").path)
+                    try? FileTree.remove(dir.appendingPathComponent("memos").path)
                     unlink(dir.appendingPathComponent("index.json").path)
                 } else {
-                    try? ExportFolder.removeTree(dir.path)
+                    try? FileTree.remove(dir.path)
                 }
             }
-            try? ExportFolder.removeTree(staging.path)
+            try? FileTree.remove(staging.path)
             throw shownInTarget(error, shownDir: shownDir)
         }
     }

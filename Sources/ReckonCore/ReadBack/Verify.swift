@@ -132,7 +132,7 @@ package struct ExportVerifier {
         for record in manifest.files where record.place == .folder {
             paths.append(record.path)
             // A path from the manifest is read only when it stays inside the export.
-            guard (try? ZipWriter.checkName(record.path)) != nil else {
+            guard (try? ZipEntryRules.checkName(record.path)) != nil else {
                 checks[record.path] = .init(place: .folder, path: record.path, status: .unreadable, problem: Self.outsideTheExport)
                 continue
             }
@@ -430,7 +430,7 @@ package struct ExportVerifier {
         result.files.reserveCapacity(start + records.count + twice.count)
         for record in records {
             // An entry whose name leaves the folder it is unzipped into is never whole.
-            guard (try? ZipWriter.checkName(record.path)) != nil else {
+            guard (try? ZipEntryRules.checkName(record.path)) != nil else {
                 seen[record.path] = nil
                 result.files.append(.init(place: .zip, path: record.path, status: .unreadable, problem: Self.outsideTheExport))
                 continue

@@ -109,8 +109,8 @@ package final class ZipBuilder {
     /// Hands entries over, in order. Throws what stopped a part, if something did.
     package func add(_ entries: [Entry]) throws {
         for entry in entries {
-            try ZipWriter.checkName(entry.name)
-            let modified = Int64(min(max(entry.modified, ZipWriter.earliest), ZipWriter.latest).seconds)
+            try ZipEntryRules.checkName(entry.name)
+            let modified = Int64(min(max(entry.modified, ZipEntryRules.earliest), ZipEntryRules.latest).seconds)
             switch entry.contents {
             case .copy(let index):
                 placed.append(Placed(part: -1, index: index, modified: modified))
@@ -245,7 +245,7 @@ package final class ZipBuilder {
                 parts += 1
                 let file = folder.appending(path: listed.name, directoryHint: .notDirectory)
                 try Self.writePart(
-                    [Entry(name: listed.name, modified: ZipWriter.earliest, contents: .file(file, size: Int(listed.size)))],
+                    [Entry(name: listed.name, modified: ZipEntryRules.earliest, contents: .file(file, size: Int(listed.size)))],
                     to: partPath(Int(number)), reportedAs: shown)
             }
             if part?.number != number {
