@@ -7,7 +7,7 @@ let package = Package(
         .executable(name: "reckon", targets: ["reckon"]),
         // The fault sweep's counting preload, loaded into the reckon a test
         // runs (LD_PRELOAD); nothing links it.
-        .library(name: "ReckonFaults", type: .dynamic, targets: ["ReckonFaults"]),
+        .library(name: "ReckonFaults", type: .dynamic, targets: ["ReckonFaults"])
     ],
     targets: [
         .systemLibrary(
@@ -40,19 +40,22 @@ let package = Package(
             name: "reckon",
             dependencies: ["ReckonCore"]
         ),
-        // The benchmark generates its data with the tests' seeded generator.
-        .executableTarget(name: "reckon-bench", dependencies: ["CLinux", "CZip", "ReckonCore", "TestSupport"]),
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // The benchmark generates its data with the same seeded generator as the tests.
+        .executableTarget(name: "reckon-bench", dependencies: ["CLinux", "CZip", "ReckonCore", "SeededGenerator"]),
+        // SplitMix64, which the benchmark and the tests share; no test library.
+        .target(name: "SeededGenerator"),
+        // The test-only code; its libarchive zip writer makes hostile zips.
+        .target(name: "TestSupport", dependencies: ["CArchive", "ReckonCore", "SeededGenerator"], path: "Tests/TestSupport"),
         .target(name: "ReckonFaults", path: "Tests/FaultInjection", linkerSettings: [.linkedLibrary("dl")]),
         .testTarget(
             name: "ReckonCoreTests",
-            dependencies: ["ReckonCore", "TestSupport"]
+            dependencies: ["ReckonCore", "SeededGenerator", "TestSupport"]
         ),
         .testTarget(
             name: "ReckonCLITests",
-            dependencies: ["reckon", "ReckonCore", "TestSupport"],
+            dependencies: ["reckon", "ReckonCore", "SeededGenerator", "TestSupport"],
             exclude: ["Golden", "Fixtures"]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

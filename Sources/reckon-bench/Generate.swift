@@ -1,6 +1,6 @@
 import Foundation
 import ReckonCore
-import TestSupport
+import SeededGenerator
 
 /// A generated pair of memo folders of 100,000 memos and its sibling of
 /// 10,000, and how the rows run on it are named: every row on a pair runs

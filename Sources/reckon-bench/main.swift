@@ -1,6 +1,6 @@
 import Foundation
 import ReckonCore
-import TestSupport
+import SeededGenerator
 
 /// reckon-bench: generates memo folders and runs reckon side by side with the
 /// tools a user would reach for instead, printing medians, ratios and peak RSS.

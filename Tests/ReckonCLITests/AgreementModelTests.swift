@@ -1,5 +1,6 @@
 import Foundation
 import ReckonCore
+import SeededGenerator
 import TestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import SeededGenerator
 import TestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import SeededGenerator
 
 /// The one seed of every random test: `RECKON_TEST_SEED` when set, else a
 /// seed drawn once per test process. Each random test prints it, so
