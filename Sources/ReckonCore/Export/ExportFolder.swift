@@ -59,7 +59,7 @@ package enum ExportFolder {
         try AtomicFile.makeFolder(folder)
         removeStaleStaging(in: folder)
         let staging = folder.appendingPathComponent(".reckon-\(kind)-\(getpid()).partial")
-        if FileKind(path: staging.path) != .missing { try removeTree(staging.path) }
+        if FileKind(path: staging.path) != .missing { try FileTree.remove(staging.path) }
         guard mkdir(staging.path, 0o755) == 0 else { throw OutputError(path: staging.path, reason: AtomicFile.lastError()) }
         TestStop.at("staging-made")
         return staging
@@ -80,7 +80,7 @@ package enum ExportFolder {
             guard let pid = stagingProcess(name), pid != getpid(), PrivateFolder.processIsGone(pid),
                 FileKind(path: path) == .directory, holdsOnlyStagedFiles(path)
             else { continue }
-            try? removeTree(path)
+            try? FileTree.remove(path)
         }
     }
 
@@ -141,7 +141,7 @@ package enum ExportFolder {
         TestStop.at("published")
         guard exists else { return }
         do throws(OutputError) {
-            try removeTree(staging.path, step: "removing-old")
+            try FileTree.remove(staging.path, step: "removing-old")
         } catch {
             throw OutputError(
                 path: error.path,
@@ -155,27 +155,6 @@ package enum ExportFolder {
     static func publishError() -> String {
         guard errno == EBUSY else { return AtomicFile.lastError() }
         return "it is a mount point (or in use), and reckon publishes an export only by replacing the folder whole; export into a folder inside it"
-    }
-
-    /// Removes a folder and everything in it, never following a link; says
-    /// which file could not be removed and why. `step` names the test stop
-    /// taken after the first file is removed. The entry named `last` goes
-    /// last: a run folder keeps its manifest until nothing else is left, so
-    /// one whose removal was cut short is still known as reckon's, and the
-    /// next run's retention finishes it.
-    package static func removeTree(_ path: String, step: String? = nil, last: String? = nil) throws(OutputError) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        if info.st_mode & S_IFMT == S_IFDIR {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: path))?.sorted() ?? []
-            for name in names.filter({ $0 != last }) + names.filter({ $0 == last }) {
-                try removeTree(path + "/" + name, step: step)
-            }
-            guard rmdir(path) == 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
-        } else {
-            guard unlink(path) == 0 else { throw OutputError(path: path, reason: AtomicFile.lastError()) }
-            if let step { TestStop.at(step) }
-        }
     }
 
     /// Refuses a `latest` in `dir` that is not a link: reckon replaces only
@@ -206,7 +185,7 @@ package enum ExportFolder {
             try checkLatest(in: dir)
             try flush(staging)
         } catch {
-            try? removeTree(staging.path)
+            try? FileTree.remove(staging.path)
             throw error
         }
         // Two runs in one second get -2, -3 …, always above every folder of that second.
@@ -240,7 +219,7 @@ package enum ExportFolder {
                     continue
                 }
                 do throws(OutputError) {
-                    try removeTree(folder.path, step: "retention", last: Exporter.manifestName)
+                    try FileTree.remove(folder.path, step: "retention", last: Exporter.manifestName)
                     retention.removed.append(old)
                 } catch {
                     let inside = error.path.hasPrefix(folder.path + "/") ? String(error.path.dropFirst(folder.path.count + 1)) : error.path

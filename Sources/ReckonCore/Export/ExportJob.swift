@@ -99,7 +99,7 @@ package struct ExportJob {
         var staging: URL?
         /// Leaves no trace: not the staging folder, not the folders made for the export.
         func cleanUp() {
-            if let staging { try? ExportFolder.removeTree(staging.path) }
+            if let staging { try? FileTree.remove(staging.path) }
             for folder in created { rmdir(folder.path) }
         }
         do {

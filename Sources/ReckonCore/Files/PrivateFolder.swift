@@ -30,7 +30,7 @@ package enum PrivateFolder {
 
     /// Removes a folder made here, now rather than at exit.
     package static func remove(_ folder: URL) {
-        try? ExportFolder.removeTree(folder.path)
+        try? FileTree.remove(folder.path)
         madeHere.withLock { $0.removeAll { $0 == folder.path } }
     }
 
@@ -67,7 +67,7 @@ package enum PrivateFolder {
                 let inside = try? FileManager.default.contentsOfDirectory(atPath: path),
                 inside.allSatisfy({ ownNames.contains($0) && FileKind(path: path + "/" + $0).isRegular })
             else { continue }
-            try? ExportFolder.removeTree(path)
+            try? FileTree.remove(path)
         }
     }
 
@@ -128,6 +128,6 @@ package enum PrivateFolder {
     /// Removes every folder made here and not yet removed: what the process
     /// around the library calls as it exits and on a signal that ends it.
     package static func removeAll() {
-        for path in madeHere.withLock({ $0 }) { try? ExportFolder.removeTree(path) }
+        for path in madeHere.withLock({ $0 }) { try? FileTree.remove(path) }
     }
 }

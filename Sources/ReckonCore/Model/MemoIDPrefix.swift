@@ -101,9 +101,3 @@ package struct MemoIDPrefix: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
-
-extension SideListing {
-    /// Every id this side holds in any form: its index's entries, its memo
-    /// files, and the ids of memos it cannot compare. Sorted, each once.
-    package var knownIDs: [MemoID] { MemoID.union([entries.keys, files.keys, brokenIDs.keys.sorted()]) }
-}

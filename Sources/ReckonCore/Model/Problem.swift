@@ -48,26 +48,6 @@ package struct Problem: Error, Sendable, Equatable, Codable {
     package var id: MemoID?
     package var message: String
 
-    /// Whether the problem is with the side's `index.json`, nested or not.
-    package var isAboutIndex: Bool {
-        path == "index.json" || path == MemoFolder.nestedFolder + "/index.json"
-    }
-
-    /// The same problem with its path taken from one folder further out.
-    func inside(_ folder: String) -> Problem {
-        guard !folder.isEmpty else { return self }
-        var moved = self
-        moved.path = joinPath(folder, path)
-        return moved
-    }
-
-    /// `error: <root>/<path>: <message>`, the one way a problem is printed;
-    /// a report's language may name its kind too (`Strings.reason`). Control
-    /// and format characters from a name or a file are shown escaped.
-    package func line(under root: String, in strings: Strings = .en) -> String {
-        escapedForDisplay("\(strings.severity(severity)): \(joinPath(root, path)): \(strings.reason(self))")
-    }
-
     package init(_ kind: Kind, path: String, id: MemoID? = nil, _ message: String, severity: Severity = .error) {
         self.severity = severity
         self.kind = kind

@@ -175,8 +175,8 @@ final class ApplyJournal {
     static func prune(_ stateDir: URL, keep: Int, current: String) {
         let finished = runs(in: stateDir).filter { run in run == current || events(stateDir, run: run).map(isFinished) == true }
         for run in finished.dropLast(keep) where run != current {
-            try? ExportFolder.removeTree(stateDir.appendingPathComponent("backups/\(run)").path)
-            try? ExportFolder.removeTree(folder(stateDir, run: run).path)
+            try? FileTree.remove(stateDir.appendingPathComponent("backups/\(run)").path)
+            try? FileTree.remove(folder(stateDir, run: run).path)
         }
     }
 }

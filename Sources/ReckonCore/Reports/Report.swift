@@ -172,29 +172,6 @@ package struct StageTiming: Sendable, Equatable, Codable {
     package var seconds: Double
 }
 
-/// One line of `history.jsonl`: a run's time, counts per side, number of
-/// differences and exit code.
-package struct HistoryEntry: Sendable, Equatable, Codable {
-    package struct Side: Sendable, Equatable, Codable {
-        package var name: String
-        package var label: String
-        /// Null when the side failed, as in `report.json`.
-        package var counts: MemoCounts?
-
-        package func encode(to encoder: Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(name, forKey: .name)
-            try container.encode(label, forKey: .label)
-            try container.encode(counts, forKey: .counts)
-        }
-    }
-
-    package var time: Timestamp
-    package var sides: [Side]
-    package var differences: Int
-    package var exitCode: Int32
-}
-
 /// A file copied aside because it could not be used.
 package struct QuarantineRecord: Sendable, Equatable, Codable {
     /// The side's name.

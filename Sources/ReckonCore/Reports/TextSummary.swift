@@ -101,15 +101,3 @@ package struct TextSummary {
         text + String(repeating: " ", count: max(1, width - text.count))
     }
 }
-
-/// A side's path joined with a path inside it, for messages (`inside` alone
-/// when there is no root).
-package func joinPath(_ root: String, _ inside: String) -> String {
-    if inside.isEmpty { return root }
-    // A kind of side may spell paths inside its sides its own way.
-    for kind in SideKinds.all {
-        if let joined = kind.join(root, inside) { return joined }
-    }
-    if root.isEmpty { return inside }
-    return root.hasSuffix("/") ? root + inside : root + "/" + inside
-}

@@ -120,7 +120,7 @@ extension RcloneStore.Remote {
                 cached[name] = nil
             }
         }
-        try? ExportFolder.removeTree(staging.path)
+        try? FileTree.remove(staging.path)
         let record = Pending { [cached, fingerprintsURL] in (try? AtomicFile.write(RcloneStore.CachedFile.data(cached), to: fingerprintsURL)) != nil }
         recordWrite.withLock { $0 = record }
         listed.cacheUse = CacheUse(fetched: fetched, fromCache: fromCache, temporary: source.cacheIsTemporary)

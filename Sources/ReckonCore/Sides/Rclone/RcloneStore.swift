@@ -395,7 +395,7 @@ package struct RcloneStore: MemoStore {
             func giveUp() {
                 _ = early.copy?.wait()
                 _ = keeper.finish()
-                try? ExportFolder.removeTree(staging.path)
+                try? FileTree.remove(staging.path)
             }
             let entries: [Rclone.Entry]
             switch listing.wait() {
@@ -434,7 +434,7 @@ package struct RcloneStore: MemoStore {
                 guard let pid = pid_t(name.dropFirst(8)), pid == getpid() || PrivateFolder.processIsGone(pid),
                     ChildProcess.allGone(in: folder.appendingPathComponent(Self.childRecordName))
                 else { continue }
-                try? ExportFolder.removeTree(folder.path)
+                try? FileTree.remove(folder.path)
             }
         }
 
