@@ -83,6 +83,30 @@ import Testing
         #expect(unnamed.isEmpty, "Architecture.md names no path in \(unnamed.joined(separator: ", "))")
     }
 
+    /// The folders the table of "The folders of the core" gives a row, from
+    /// the first cell of each row.
+    static func foldersTable() throws -> [String] {
+        let text = try String(contentsOf: page, encoding: .utf8)
+        guard let start = text.range(of: "## The folders of the core") else { return [] }
+        let section = String(text[start.upperBound...]).components(separatedBy: "\n## ").first ?? ""
+        return section.split(separator: "\n").compactMap { line in
+            line.firstMatch(of: /^\| `([^`]+)` \|/).map { String($0.1) }
+        }
+    }
+
+    /// Each folder of the core has its own row in the folders table, and each
+    /// row names a folder that is there: the table cannot keep a folder that
+    /// went or miss one that came.
+    @Test func theFoldersTableIsTheTree() throws {
+        let rows = try Self.foldersTable()
+        let tree = try Self.folders(in: "Sources/ReckonCore").map { $0 + "/" }
+        let missing = tree.filter { !rows.contains($0) }
+        let gone = rows.filter { !tree.contains($0) }
+        for folder in missing { print("Architecture.md's folders table has no row for \(folder)") }
+        for folder in gone { print("Architecture.md's folders table has a row for \(folder), which is not a folder of the core") }
+        #expect(missing.isEmpty && gone.isEmpty, "rows missing: \(missing), rows for no folder: \(gone)")
+    }
+
     @Test func everyKindOfSideIsNamed() throws {
         let unnamed = try Self.unnamedFolders(in: "Sources/ReckonCore/Sides")
         for folder in unnamed { print("Architecture.md does not name the side kind's folder \(folder)") }
