@@ -81,22 +81,7 @@ extension ExportVerifier {
         readMarkdown: Bool
     ) -> ZipPass? {
         guard central.zipProblems.isEmpty, central.findings.isEmpty, let entries = central.entries else { return nil }
-        var names: [String] = []
-        names.reserveCapacity(entries.count)
-        var places: [PlacedEntry] = []
-        places.reserveCapacity(entries.count)
-        var seenNames = Set<String>()
-        for entry in entries {
-            guard let placed = entry.placed, placed.method == 0 || placed.method == 8, entry.flags & 0x0001 == 0,
-                let mode = entry.unixMode, mode & 0o170000 == 0o100000,
-                !entry.name.contains(0), entry.name.last != UInt8(ascii: "/"),
-                let name = String(validating: entry.name, as: UTF8.self), seenNames.insert(name).inserted
-            else { return nil }
-            // A Markdown file is held whole to read its front matter: one that says it is larger than any reckon writes is left to libarchive.
-            guard !(readMarkdown && name.hasPrefix(Exporter.markdownName + "/") && placed.size > 1 << 30) else { return nil }
-            names.append(name)
-            places.append(placed)
-        }
+        guard case (let names, let places)? = Self.placedEntries(entries, readMarkdown: readMarkdown) else { return nil }
         let file: ZipFile
         do throws(ZipStructureError) { file = try ZipFile(url: url) } catch { return nil }
         var pass = ZipPass()
@@ -114,13 +99,66 @@ extension ExportVerifier {
         let memoBytes = folderManifest?.memoBytes ?? (try? pass.manifest?.get())?.memoBytes ?? ExportManifest.defaultMemoBytes
         let jsonAt = readJSON ? names.firstIndex(of: Exporter.jsonName) : nil
         let reader = OneThreadAtATime(jsonAt.map { _ in memosJSONReader(memoBytes: memoBytes) })
+        let jobs = Self.jobs(places, skipping: manifestRead?.index, json: jsonAt)
+        guard
+            case (let found, let json)? = readJobs(
+                jobs, names: names, places: places, of: file, json: jsonAt, reader: reader, readMarkdown: readMarkdown)
+        else { return nil }
+        var byIndex = [EntryRead?](repeating: nil, count: entries.count)
+        for reads in found {
+            guard let reads else { return nil }
+            for read in reads { byIndex[read.index] = read }
+        }
+        if let manifestRead { byIndex[manifestRead.index] = manifestRead }
+        pass.json = json
+        // Made at their full size at once: growing them would hash every name again at each step.
+        pass.seen.reserveCapacity(entries.count)
+        pass.order.reserveCapacity(entries.count)
+        pass.streamed.reserveCapacity(entries.count)
+        for (index, read) in byIndex.enumerated() {
+            guard let read else { return nil }
+            let name = names[index]
+            pass.order.append(name)
+            pass.seen[name] = (read.size, read.sha256)
+            pass.streamed.append(
+                StreamedEntry(name: entries[index].name, size: read.size, declaredSize: Int64(places[index].size)))
+            if let markdown = read.markdown { pass.markdown.append(markdown) }
+        }
+        return pass
+    }
 
-        // The jobs: each large entry on its own, largest first, then runs of the others in order.
+    /// Each entry's name and place, when every entry is one the pass on
+    /// every core reads: stored or deflated, not encrypted, a regular file,
+    /// its name UTF-8 and held once; nil when one is not.
+    private static func placedEntries(_ entries: [CentralDirectoryCheck.Entry], readMarkdown: Bool) -> (names: [String], places: [PlacedEntry])? {
+        var names: [String] = []
+        names.reserveCapacity(entries.count)
+        var places: [PlacedEntry] = []
+        places.reserveCapacity(entries.count)
+        var seenNames = Set<String>()
+        for entry in entries {
+            guard let placed = entry.placed, placed.method == 0 || placed.method == 8, entry.flags & 0x0001 == 0,
+                let mode = entry.unixMode, mode & 0o170000 == 0o100000,
+                !entry.name.contains(0), entry.name.last != UInt8(ascii: "/"),
+                let name = String(validating: entry.name, as: UTF8.self), seenNames.insert(name).inserted
+            else { return nil }
+            // A Markdown file is held whole to read its front matter: one that says it is larger than any reckon writes is left to libarchive.
+            guard !(readMarkdown && name.hasPrefix(Exporter.markdownName + "/") && placed.size > 1 << 30) else { return nil }
+            names.append(name)
+            places.append(placed)
+        }
+        return (names, places)
+    }
+
+    /// The jobs of the pass: each large entry on its own (and `memos.json`,
+    /// at `jsonAt`), largest first, then runs of the others in order; the
+    /// entry at `skipped` (the manifest, read already) in none.
+    private static func jobs(_ places: [PlacedEntry], skipping skipped: Int?, json jsonAt: Int?) -> [[Int]] {
         var large: [Int] = []
         var runs: [[Int]] = []
         var run: [Int] = []
         var runBytes: UInt64 = 0
-        for index in entries.indices where index != manifestRead?.index {
+        for index in places.indices where index != skipped {
             if places[index].size >= 1 << 22 || index == jsonAt {
                 large.append(index)
                 continue
@@ -135,25 +173,31 @@ extension ExportVerifier {
         }
         if !run.isEmpty { runs.append(run) }
         large.sort { (places[$0].size, $1) > (places[$1].size, $0) }
-        let jobs = large.map { [$0] } + runs
+        return large.map { [$0] } + runs
+    }
+
+    /// Reads each job's entries on every core, `memos.json` through
+    /// `reader`; nil when an entry is damaged or `memos.json` cannot be read.
+    private func readJobs(
+        _ jobs: [[Int]], names: [String], places: [PlacedEntry], of file: ZipFile, json jsonAt: Int?,
+        reader: OneThreadAtATime<MemosJSONReader?>, readMarkdown: Bool
+    ) -> (reads: [[EntryRead]?], json: MemosJSONReader.Facts?)? {
         let found = Mutex([[EntryRead]?](repeating: nil, count: jobs.count))
         let jsonFacts = Mutex<MemosJSONReader.Facts?>(nil)
         let broken = Atomic(false)
-        let entryNames = names
-        let entryPlaces = places
         Workers.perform(iterations: jobs.count) { job in
             guard !broken.load(ordering: .relaxed) else { return }
             let inflater = EntryInflater()
             var reads: [EntryRead] = []
             reads.reserveCapacity(jobs[job].count)
             for index in jobs[job] {
-                let name = entryNames[index]
+                let name = names[index]
                 let hasher = SHA256()
                 var size = 0
                 let keep = readMarkdown && name.hasPrefix(Exporter.markdownName + "/")
                 var kept = Data()
                 let feed = index == jsonAt
-                let whole = try? inflater.read(entryPlaces[index], of: file) { chunk in
+                let whole = try? inflater.read(places[index], of: file) { chunk in
                     hasher.update(chunk)
                     size += chunk.count
                     if keep { kept.append(contentsOf: chunk) }
@@ -178,26 +222,6 @@ extension ExportVerifier {
             found.withLock { $0[job] = reads }
         }
         guard !broken.load(ordering: .relaxed) else { return nil }
-        var byIndex = [EntryRead?](repeating: nil, count: entries.count)
-        for reads in found.withLock({ $0 }) {
-            guard let reads else { return nil }
-            for read in reads { byIndex[read.index] = read }
-        }
-        if let manifestRead { byIndex[manifestRead.index] = manifestRead }
-        pass.json = jsonFacts.withLock { $0 }
-        // Made at their full size at once: growing them would hash every name again at each step.
-        pass.seen.reserveCapacity(entries.count)
-        pass.order.reserveCapacity(entries.count)
-        pass.streamed.reserveCapacity(entries.count)
-        for (index, read) in byIndex.enumerated() {
-            guard let read else { return nil }
-            let name = names[index]
-            pass.order.append(name)
-            pass.seen[name] = (read.size, read.sha256)
-            pass.streamed.append(
-                StreamedEntry(name: entries[index].name, size: read.size, declaredSize: Int64(places[index].size)))
-            if let markdown = read.markdown { pass.markdown.append(markdown) }
-        }
-        return pass
+        return (found.withLock { $0 }, jsonFacts.withLock { $0 })
     }
 }

@@ -164,6 +164,21 @@ package enum ArchiveReader {
     }
 }
 
+extension ArchiveReader {
+    /// Why a zip holding two entries named `name` is not read, after the zip's name.
+    package static func heldTwiceWords(_ name: String) -> String {
+        "holds two entries named \(quoted(name, limit: 200)); reckon never writes a zip like that, "
+            + "and which of the two is the export cannot be told: the export is damaged"
+    }
+}
+
+/// What went wrong reading the zip at `zip`, in words without its path:
+/// libarchive's own message, or the reason of any other error.
+func archiveWords(_ error: any Error, zip: URL) -> String {
+    guard let archive = error as? ArchiveError else { return errorWords(error) }
+    return archive.message.dropPrefix(zip.path + ": ").trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
 /// Runs `body` with this thread alone in the C.UTF-8 locale (`uselocale`):
 /// libarchive's zip reader turns a UTF-8 entry name into "the current
 /// locale", which in the C locale loses every letter beyond ASCII. The
