@@ -31,75 +31,92 @@ extension ExportManifest {
         guard version <= 2 else { throw fail("has schemaVersion \(version), newer than the version 2 this reckon reads") }
         // Read field by field: a manifest lists every file, 200,000 records
         // for 100,000 memos, which a decoder would take seconds over.
-        func wrong(_ key: String) -> ExportReadError { fail("the key \(key) is missing or has a value reckon never writes there") }
-        func string(_ value: JSONValue?, _ key: String) throws(ExportReadError) -> String {
-            guard case .string(let text)? = value else { throw wrong(key) }
-            return text
-        }
-        func int(_ value: JSONValue?, _ key: String) throws(ExportReadError) -> Int {
-            guard case .number(let text)? = value, let number = Int(text) else { throw wrong(key) }
-            return number
-        }
-        func object(_ value: JSONValue?, _ key: String) throws(ExportReadError) -> [String: JSONValue] {
-            guard case .object(let members)? = value else { throw wrong(key) }
-            return members
-        }
-        func array(_ value: JSONValue?, _ key: String) throws(ExportReadError) -> [JSONValue] {
-            guard case .array(let items)? = value else { throw wrong(key) }
-            return items
-        }
-        let source = try object(fields["source"], "source")
-        let counts = try object(fields["counts"], "counts")
+        let typed = ManifestValues(shown: shown)
+        let source = try typed.object(fields["source"], "source")
+        let counts = try typed.object(fields["counts"], "counts")
         var formats: [ExportFormat] = []
-        for (n, item) in try array(fields["formats"], "formats").enumerated() {
-            guard let format = ExportFormat(rawValue: try string(item, "formats[\(n)]")) else { throw wrong("formats[\(n)]") }
+        for (n, item) in try typed.array(fields["formats"], "formats").enumerated() {
+            guard let format = ExportFormat(rawValue: try typed.string(item, "formats[\(n)]")) else { throw typed.wrong("formats[\(n)]") }
             formats.append(format)
         }
         var files: [File] = []
-        for (n, item) in try array(fields["files"], "files").enumerated() {
-            let record = try object(item, "files[\(n)]")
+        for (n, item) in try typed.array(fields["files"], "files").enumerated() {
+            let record = try typed.object(item, "files[\(n)]")
             // Schema 1 lists only files beside the manifest, without "in".
-            let place = record["in"] == nil ? Place.folder : Place(rawValue: try string(record["in"], "files[\(n)].in"))
-            guard let place else { throw wrong("files[\(n)].in") }
+            let place = record["in"] == nil ? Place.folder : Place(rawValue: try typed.string(record["in"], "files[\(n)].in"))
+            guard let place else { throw typed.wrong("files[\(n)].in") }
             files.append(
                 File(
-                    place: place, path: try string(record["path"], "files[\(n)].path"), size: try int(record["size"], "files[\(n)].size"),
-                    sha256: try string(record["sha256"], "files[\(n)].sha256")))
+                    place: place, path: try typed.string(record["path"], "files[\(n)].path"), size: try typed.int(record["size"], "files[\(n)].size"),
+                    sha256: try typed.string(record["sha256"], "files[\(n)].sha256")))
         }
         var missing: [Missing] = []
-        for (n, item) in try array(fields["missing"], "missing").enumerated() {
-            let record = try object(item, "missing[\(n)]")
-            guard let id = MemoID(try string(record["id"], "missing[\(n)].id")) else { throw wrong("missing[\(n)].id") }
+        for (n, item) in try typed.array(fields["missing"], "missing").enumerated() {
+            let record = try typed.object(item, "missing[\(n)]")
+            guard let id = MemoID(try typed.string(record["id"], "missing[\(n)].id")) else { throw typed.wrong("missing[\(n)].id") }
             missing.append(
-                Missing(id: id, path: try string(record["path"], "missing[\(n)].path"), reason: try string(record["reason"], "missing[\(n)].reason")))
+                Missing(
+                    id: id, path: try typed.string(record["path"], "missing[\(n)].path"),
+                    reason: try typed.string(record["reason"], "missing[\(n)].reason")))
         }
         var exportedAt: Timestamp?
         if let time = fields["exportedAt"], time != .null {
-            guard let parsed = Timestamp(iso8601: try string(time, "exportedAt")) else { throw wrong("exportedAt") }
+            guard let parsed = Timestamp(iso8601: try typed.string(time, "exportedAt")) else { throw typed.wrong("exportedAt") }
             exportedAt = parsed
         }
-        guard case .bool(let includeArchived)? = fields["includeArchived"] else { throw wrong("includeArchived") }
+        guard case .bool(let includeArchived)? = fields["includeArchived"] else { throw typed.wrong("includeArchived") }
         var manifest = ExportManifest(
             source: Source(
-                name: try string(source["name"], "source.name"), label: try string(source["label"], "source.label"),
-                path: try string(source["path"], "source.path")),
+                name: try typed.string(source["name"], "source.name"), label: try typed.string(source["label"], "source.label"),
+                path: try typed.string(source["path"], "source.path")),
             exportedAt: exportedAt, includeArchived: includeArchived, formats: formats,
-            counts: MemoCounts(active: try int(counts["active"], "counts.active"), archived: try int(counts["archived"], "counts.archived")),
+            counts: MemoCounts(
+                active: try typed.int(counts["active"], "counts.active"), archived: try typed.int(counts["archived"], "counts.archived")),
             files: files, missing: missing)
         manifest.schemaVersion = version
         if let limit = fields["memoBytes"] {
-            guard case .number(let text) = limit, let bytes = Int(text), bytes >= 1 else { throw wrong("memoBytes") }
+            guard case .number(let text) = limit, let bytes = Int(text), bytes >= 1 else { throw typed.wrong("memoBytes") }
             manifest.memoBytes = bytes
         }
         if case .string(let text)? = fields["reckonVersion"] { manifest.reckonVersion = text }
-        if let pipeline = fields["pipeline"] { manifest.pipeline = try string(pipeline, "pipeline") }
-        if let writer = fields["zipWriter"] { manifest.zipWriter = try string(writer, "zipWriter") }
+        if let pipeline = fields["pipeline"] { manifest.pipeline = try typed.string(pipeline, "pipeline") }
+        if let writer = fields["zipWriter"] { manifest.zipWriter = try typed.string(writer, "zipWriter") }
         return manifest
     }
 
     /// The record of the file at `path` in `place`, if listed.
     package func record(_ place: Place, _ path: String) -> File? {
         files.first { $0.place == place && $0.path == path }
+    }
+}
+
+/// A manifest's values read as the types reckon writes there; a value of
+/// another type, or none, fails naming its key in the file `shown`.
+private struct ManifestValues {
+    let shown: String
+
+    func wrong(_ key: String) -> ExportReadError {
+        ExportReadError(path: shown, reason: "the key \(key) is missing or has a value reckon never writes there")
+    }
+
+    func string(_ value: JSONValue?, _ key: String) throws(ExportReadError) -> String {
+        guard case .string(let text)? = value else { throw wrong(key) }
+        return text
+    }
+
+    func int(_ value: JSONValue?, _ key: String) throws(ExportReadError) -> Int {
+        guard case .number(let text)? = value, let number = Int(text) else { throw wrong(key) }
+        return number
+    }
+
+    func object(_ value: JSONValue?, _ key: String) throws(ExportReadError) -> [String: JSONValue] {
+        guard case .object(let members)? = value else { throw wrong(key) }
+        return members
+    }
+
+    func array(_ value: JSONValue?, _ key: String) throws(ExportReadError) -> [JSONValue] {
+        guard case .array(let items)? = value else { throw wrong(key) }
+        return items
     }
 }
 

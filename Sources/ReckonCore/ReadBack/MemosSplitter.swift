@@ -47,16 +47,7 @@ struct MemosSplitter {
             let byte = bytes[index]
             defer { index += 1 }
             if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == 0x5C {
-                    escaped = true
-                } else if byte == 0x22 {
-                    inString = false
-                    if depth == 1 { lastTopString = topString }
-                } else if depth == 1 {
-                    topString.append(byte)
-                }
+                readInString(byte)
                 continue
             }
             if inMemos && depth == 2 && (byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09) {
@@ -105,7 +96,29 @@ struct MemosSplitter {
         }
         if inMemos { flush(upTo: count, into: &element) } else { flush(upTo: count, into: &skeleton) }
         offset += count
-        // Memory stays bounded whatever the file holds (gigabytes of spaces between two brackets).
+        checkSizes()
+    }
+
+    /// Takes one byte inside a string: an escape, the closing quote, or a
+    /// byte of a top-level string (a key).
+    @inline(__always)
+    private mutating func readInString(_ byte: UInt8) {
+        if escaped {
+            escaped = false
+        } else if byte == 0x5C {
+            escaped = true
+        } else if byte == 0x22 {
+            inString = false
+            if depth == 1 { lastTopString = topString }
+        } else if depth == 1 {
+            topString.append(byte)
+        }
+    }
+
+    /// Fails when the memo being read, or the file outside its memos, is
+    /// longer than `memoBytes`: memory stays bounded whatever the file
+    /// holds (gigabytes of spaces between two brackets).
+    private mutating func checkSizes() {
         if element.count > memoBytes || skeleton.count > memoBytes {
             failure =
                 "holds a memo, or bytes outside the memos, longer than \(counted(memoBytes, "byte")) (by byte \(offset)), "

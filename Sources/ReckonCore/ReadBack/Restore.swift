@@ -152,11 +152,17 @@ package enum ExportRestore {
                 path: export.shown,
                 reason: "its memos.json holds \(facts.counts.inWords), but manifest.json counts \(manifest.counts.inWords); nothing was restored")
         }
-        // Read back as any memo folder is read, and compared memo by memo.
+        try checkReadBack(staging, shownDir: shownDir, memoBytes: manifest.memoBytes, against: exported)
+        return facts.counts
+    }
+
+    /// Reads the memo folder written in `staging` back as any memo folder
+    /// is read, and compares it memo by memo with the export's memos, `exported`.
+    private static func checkReadBack(_ staging: URL, shownDir: String, memoBytes: Int, against exported: [MemoID: MemoState]) throws {
         let spec = SideSpec(role: .remote, name: "restored", label: "the restored folder", path: shownDir, kind: .folder(staging))
         // A memo file restored is never longer than its entry in memos.json, which the manifest's memoBytes allows.
         var limits = ReadLimits()
-        limits.memoSizeLimit = max(limits.memoSizeLimit, Int64(manifest.memoBytes))
+        limits.memoSizeLimit = max(limits.memoSizeLimit, Int64(memoBytes))
         let side = spec.store(limits: limits).load(deep: true)
         if let problem = side.problems.first(where: { $0.severity == .error }) ?? (side.status == .ok ? nil : side.problems.first) {
             throw ExportReadError(
@@ -169,7 +175,6 @@ package enum ExportRestore {
         if let change = ExportDiff.changes(from: exported, to: restored).first {
             throw ExportReadError(path: shownDir, reason: "memo \(change.id) reads back \(change.words) from the export; nothing was restored")
         }
-        return facts.counts
     }
 }
 

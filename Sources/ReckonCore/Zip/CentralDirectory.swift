@@ -148,51 +148,9 @@ package struct CentralDirectoryEnd: Equatable, Sendable {
         var result = CentralDirectoryEnd(offset: offset, size: size, count: count, isZip64: false)
         var directoryEnd = endRecord
         if endRecord >= 20, case let locator = try file.bytes(20, at: endRecord - 20, "the zip64 locator"), locator.hasSignature((6, 7), at: 0) {
-            let locatorAt = endRecord - 20
-            guard locator.le32(4) == 0, locator.le32(16) <= 1 else {
-                throw ZipStructureError(words: "the zip64 locator says the zip spans several disks; reckon writes a zip as one file")
-            }
-            let recordAt = locator.le64(8)
-            guard recordAt <= locatorAt, locatorAt - recordAt >= 56 else {
-                throw ZipStructureError(
-                    words: "the zip64 locator points at byte \(recordAt), "
-                        + "where no zip64 end record fits before the locator at byte \(locatorAt)")
-            }
-            let record = try file.bytes(56, at: recordAt, "the zip64 end record")
-            guard record.hasSignature((6, 6), at: 0) else {
-                throw ZipStructureError(words: "the zip64 locator points at byte \(recordAt), where there is no zip64 end record")
-            }
-            guard record.le64(4) == locatorAt - recordAt - 12 else {
-                throw ZipStructureError(
-                    words: "the zip64 end record at byte \(recordAt) says it is \(counted(record.le64(4), "byte")) long, "
-                        + "but it does not end where the zip64 locator starts, at byte \(locatorAt)")
-            }
-            guard record.le32(16) == 0, record.le32(20) == 0 else {
-                throw ZipStructureError(words: "the zip64 end record says the zip spans several disks; reckon writes a zip as one file")
-            }
-            result = CentralDirectoryEnd(offset: record.le64(48), size: record.le64(40), count: record.le64(32), isZip64: true)
-            guard record.le64(24) == result.count else {
-                throw ZipStructureError(
-                    words: "the zip64 end record counts \(counted(record.le64(24), "entry", "entries")) on this disk but \(result.count) in all")
-            }
-            // The end record's own fields hold the same numbers, or all ones where they are in the zip64 record.
-            func agrees(_ value: UInt64, _ wide: UInt64, allOnes: UInt64) -> Bool { value == wide || value == allOnes }
-            guard agrees(UInt64(disk), 0, allOnes: 0xFFFF), agrees(UInt64(directoryDisk), 0, allOnes: 0xFFFF) else {
-                throw ZipStructureError(words: "the end record says the zip spans several disks; reckon writes a zip as one file")
-            }
-            guard agrees(onDisk, result.count, allOnes: 0xFFFF), agrees(count, result.count, allOnes: 0xFFFF) else {
-                throw ZipStructureError(
-                    words: "the end record counts \(counted(count, "entry", "entries")), but the zip64 end record \(result.count)")
-            }
-            guard agrees(size, result.size, allOnes: 0xFFFF_FFFF) else {
-                throw ZipStructureError(
-                    words: "the end record says the central directory is \(counted(size, "byte")), but the zip64 end record \(result.size)")
-            }
-            guard agrees(offset, result.offset, allOnes: 0xFFFF_FFFF) else {
-                throw ZipStructureError(
-                    words: "the end record puts the central directory at byte \(offset), but the zip64 end record at byte \(result.offset)")
-            }
-            directoryEnd = recordAt
+            (result, directoryEnd) = try readZip64(
+                file, locator: locator, endRecord: endRecord,
+                fields: (disk: disk, directoryDisk: directoryDisk, onDisk: onDisk, count: count, size: size, offset: offset))
         } else {
             guard disk == 0, directoryDisk == 0 else {
                 throw ZipStructureError(words: "the end record says the zip spans several disks; reckon writes a zip as one file")
@@ -214,6 +172,62 @@ package struct CentralDirectoryEnd: Equatable, Sendable {
         }
         result.commentLength = tailLength - at - 22
         return result
+    }
+
+    /// Reads the zip64 end record that `locator` (the 20 bytes before the
+    /// end record at `endRecord`) points at, and checks the end record's own
+    /// `fields` against it. Gives the zip64 record's numbers and where the
+    /// central directory must end: where the zip64 end record starts.
+    private static func readZip64(
+        _ file: ZipFile, locator: [UInt8], endRecord: UInt64,
+        fields: (disk: UInt32, directoryDisk: UInt32, onDisk: UInt64, count: UInt64, size: UInt64, offset: UInt64)
+    ) throws(ZipStructureError) -> (CentralDirectoryEnd, directoryEnd: UInt64) {
+        let (disk, directoryDisk, onDisk, count, size, offset) = fields
+        let locatorAt = endRecord - 20
+        guard locator.le32(4) == 0, locator.le32(16) <= 1 else {
+            throw ZipStructureError(words: "the zip64 locator says the zip spans several disks; reckon writes a zip as one file")
+        }
+        let recordAt = locator.le64(8)
+        guard recordAt <= locatorAt, locatorAt - recordAt >= 56 else {
+            throw ZipStructureError(
+                words: "the zip64 locator points at byte \(recordAt), "
+                    + "where no zip64 end record fits before the locator at byte \(locatorAt)")
+        }
+        let record = try file.bytes(56, at: recordAt, "the zip64 end record")
+        guard record.hasSignature((6, 6), at: 0) else {
+            throw ZipStructureError(words: "the zip64 locator points at byte \(recordAt), where there is no zip64 end record")
+        }
+        guard record.le64(4) == locatorAt - recordAt - 12 else {
+            throw ZipStructureError(
+                words: "the zip64 end record at byte \(recordAt) says it is \(counted(record.le64(4), "byte")) long, "
+                    + "but it does not end where the zip64 locator starts, at byte \(locatorAt)")
+        }
+        guard record.le32(16) == 0, record.le32(20) == 0 else {
+            throw ZipStructureError(words: "the zip64 end record says the zip spans several disks; reckon writes a zip as one file")
+        }
+        let result = CentralDirectoryEnd(offset: record.le64(48), size: record.le64(40), count: record.le64(32), isZip64: true)
+        guard record.le64(24) == result.count else {
+            throw ZipStructureError(
+                words: "the zip64 end record counts \(counted(record.le64(24), "entry", "entries")) on this disk but \(result.count) in all")
+        }
+        // The end record's own fields hold the same numbers, or all ones where they are in the zip64 record.
+        func agrees(_ value: UInt64, _ wide: UInt64, allOnes: UInt64) -> Bool { value == wide || value == allOnes }
+        guard agrees(UInt64(disk), 0, allOnes: 0xFFFF), agrees(UInt64(directoryDisk), 0, allOnes: 0xFFFF) else {
+            throw ZipStructureError(words: "the end record says the zip spans several disks; reckon writes a zip as one file")
+        }
+        guard agrees(onDisk, result.count, allOnes: 0xFFFF), agrees(count, result.count, allOnes: 0xFFFF) else {
+            throw ZipStructureError(
+                words: "the end record counts \(counted(count, "entry", "entries")), but the zip64 end record \(result.count)")
+        }
+        guard agrees(size, result.size, allOnes: 0xFFFF_FFFF) else {
+            throw ZipStructureError(
+                words: "the end record says the central directory is \(counted(size, "byte")), but the zip64 end record \(result.size)")
+        }
+        guard agrees(offset, result.offset, allOnes: 0xFFFF_FFFF) else {
+            throw ZipStructureError(
+                words: "the end record puts the central directory at byte \(offset), but the zip64 end record at byte \(result.offset)")
+        }
+        return (result, recordAt)
     }
 }
 

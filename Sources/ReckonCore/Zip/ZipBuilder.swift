@@ -212,18 +212,7 @@ package final class ZipBuilder {
         var previousEntries = previous.map(PreviousZip.Reader.init)
         for entry in placed {
             if entry.part == -2 {
-                let name = deflated[Int(entry.index)].name
-                let stream = try deflated[Int(entry.index)].stream.finished()
-                let record = ZipContainer.Record(
-                    name: Array(name.utf8), method: UInt16(ZIP_CM_DEFLATE), modified: entry.modified, crc: stream.crc, size: UInt64(stream.size),
-                    compressedSize: UInt64(stream.compressedSize), offset: UInt64(output.size))
-                try output.write(Data(record.localHeader()))
-                deflatedAt = UInt64(output.size)
-                try Exporter.copy(stream.url, into: output)
-                guard UInt64(output.size) - deflatedAt! == record.compressedSize else {
-                    throw OutputError(path: shown, reason: "memos.json's compressed bytes changed while they were copied")
-                }
-                try central.write(Data(record.centralRecord()))
+                try appendDeflated(entry, to: output, central: central, shown: shown)
                 continue
             }
             var (number, index) = (entry.part, UInt64(entry.index))
@@ -255,30 +244,7 @@ package final class ZipBuilder {
                 guard let archive = zip_open(partPath(Int(number)), ZIP_RDONLY, &code) else { throw Self.failure(code: code, shown) }
                 part = (number, archive)
             }
-            let from = part!.archive
-            var facts = zip_stat_t()
-            zip_stat_init(&facts)
-            guard zip_stat_index(from, index, 0, &facts) == 0, let name = zip_get_name(from, index, zip_flags_t(ZIP_FL_ENC_RAW)) else {
-                throw Self.failure(zip_get_error(from), shown)
-            }
-            var record = ZipContainer.Record(
-                name: Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name))),
-                method: facts.comp_method, modified: entry.modified, crc: facts.crc, size: facts.size, compressedSize: facts.comp_size,
-                offset: UInt64(output.size))
-            try output.write(Data(record.localHeader()))
-            guard let file = zip_fopen_index(from, index, zip_flags_t(ZIP_FL_COMPRESSED)) else { throw Self.failure(zip_get_error(from), shown) }
-            defer { zip_fclose(file) }
-            var copied: UInt64 = 0
-            while true {
-                let count = buffer.withUnsafeMutableBytes { zip_fread(file, $0.baseAddress, UInt64($0.count)) }
-                guard count >= 0 else { throw Self.failure(zip_file_get_error(file), shown) }
-                if count == 0 { break }
-                try output.write(Data(buffer[..<Int(count)]))
-                copied += UInt64(count)
-            }
-            guard copied == facts.comp_size else { throw OutputError(path: shown, reason: "an entry's compressed bytes were cut short") }
-            record.compressedSize = copied
-            try central.write(Data(record.centralRecord()))
+            try copyEntry(index, of: part!.archive, modified: entry.modified, to: output, central: central, buffer: &buffer, shown: shown)
         }
         let directory = (offset: UInt64(output.size), size: UInt64(central.size), count: UInt64(placed.count))
         _ = try central.finish()
@@ -288,6 +254,59 @@ package final class ZipBuilder {
         let digest = try output.finish(sync: true)
         guard rename(output.url.path, url.path) == 0 else { throw OutputError(path: shown, reason: AtomicFile.lastError()) }
         placed = []
+        try removeParts(shown: shown)
+        return (output.size, digest)
+    }
+
+    /// Appends `memos.json`, deflated on its own stream, to `output`, and
+    /// its record to `central`.
+    private func appendDeflated(_ entry: Placed, to output: OutputFile, central: OutputFile, shown: String) throws {
+        let name = deflated[Int(entry.index)].name
+        let stream = try deflated[Int(entry.index)].stream.finished()
+        let record = ZipContainer.Record(
+            name: Array(name.utf8), method: UInt16(ZIP_CM_DEFLATE), modified: entry.modified, crc: stream.crc, size: UInt64(stream.size),
+            compressedSize: UInt64(stream.compressedSize), offset: UInt64(output.size))
+        try output.write(Data(record.localHeader()))
+        deflatedAt = UInt64(output.size)
+        try Exporter.copy(stream.url, into: output)
+        guard UInt64(output.size) - deflatedAt! == record.compressedSize else {
+            throw OutputError(path: shown, reason: "memos.json's compressed bytes changed while they were copied")
+        }
+        try central.write(Data(record.centralRecord()))
+    }
+
+    /// Copies the entry at `index` of the part `from`, its bytes as they
+    /// are compressed, to `output`, and its record to `central`.
+    private func copyEntry(
+        _ index: UInt64, of from: OpaquePointer, modified: Int64, to output: OutputFile, central: OutputFile, buffer: inout [UInt8], shown: String
+    ) throws {
+        var facts = zip_stat_t()
+        zip_stat_init(&facts)
+        guard zip_stat_index(from, index, 0, &facts) == 0, let name = zip_get_name(from, index, zip_flags_t(ZIP_FL_ENC_RAW)) else {
+            throw Self.failure(zip_get_error(from), shown)
+        }
+        var record = ZipContainer.Record(
+            name: Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name))),
+            method: facts.comp_method, modified: modified, crc: facts.crc, size: facts.size, compressedSize: facts.comp_size,
+            offset: UInt64(output.size))
+        try output.write(Data(record.localHeader()))
+        guard let file = zip_fopen_index(from, index, zip_flags_t(ZIP_FL_COMPRESSED)) else { throw Self.failure(zip_get_error(from), shown) }
+        defer { zip_fclose(file) }
+        var copied: UInt64 = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { zip_fread(file, $0.baseAddress, UInt64($0.count)) }
+            guard count >= 0 else { throw Self.failure(zip_file_get_error(file), shown) }
+            if count == 0 { break }
+            try output.write(Data(buffer[..<Int(count)]))
+            copied += UInt64(count)
+        }
+        guard copied == facts.comp_size else { throw OutputError(path: shown, reason: "an entry's compressed bytes were cut short") }
+        record.compressedSize = copied
+        try central.write(Data(record.centralRecord()))
+    }
+
+    /// Removes the parts the container was copied from.
+    private func removeParts(shown: String) throws {
         for number in 0..<parts {
             guard unlink(partPath(number)) == 0 else {
                 throw OutputError(path: shown, reason: "its part \(Self.partPrefix)\(number) could not be removed: \(AtomicFile.lastError())")
@@ -300,7 +319,6 @@ package final class ZipBuilder {
                 throw OutputError(path: shown, reason: "its part \(part.lastPathComponent) could not be removed: \(AtomicFile.lastError())")
             }
         }
-        return (output.size, digest)
     }
 
     /// libzip's error on `archive`, told as one of the zip at `shown`, after discarding the archive.
