@@ -11,107 +11,140 @@ package struct MarkdownReport {
         self.strings = strings
     }
 
+    /// The whole report: alarms, each side's counts and what to do first,
+    /// then the sections a person looks things up in.
     package func render(_ report: Report) -> String {
         let s = strings
         var out: [String] = ["# \(escape(s.title(report.pipeline)))", ""]
         for alarm in report.alarms(s) { out += ["> ⚠ **\(escape(alarm))**", ""] }
         if let startedAt = report.startedAt { out += [escape(s.checkedAt(report.display(startedAt))), ""] }
-        for side in report.sides where !report.isEmpty {
-            out += ["## \(escape(s.memosOn(side.label)))", ""]
-            guard let rows = report.countRows(side, s) else {
-                out += [escape(s.notRead), ""]
-                continue
-            }
-            out += ["| | |", "| --- | --- |"]
-            for row in rows { out.append("| \(row.name) | \(row.drifted.map { "**\($0)** ⚠ \(s.differs)" } ?? String(row.value)) |") }
-            out.append("")
-            if let since = report.sinceLine(side, s) { out += [escape(since), ""] }
-        }
+        for side in report.sides where !report.isEmpty { out += sideCounts(side, in: report) }
         for hint in report.hints(s) { out += ["> \(escape(hint))", ""] }
+        out += sources(report)
+        if !report.differences.isEmpty { out += differences(report) }
+        out += problems(report) + quarantined(report) + exports(report) + history(report) + timings(report)
+        return out.joined(separator: "\n")
+    }
 
-        out += ["## \(s.sourcesHeading)", "", "| \(s.sideColumn) | \(s.pathColumn) | \(s.statusColumn) |", "| --- | --- | --- |"]
+    /// One side's Active and Archived counts, each marked where it drifted,
+    /// and what moved since the last run.
+    func sideCounts(_ side: SideReport, in report: Report) -> [String] {
+        let s = strings
+        var out = ["## \(escape(s.memosOn(side.label)))", ""]
+        guard let rows = report.countRows(side, s) else { return out + [escape(s.notRead), ""] }
+        out += ["| | |", "| --- | --- |"]
+        for row in rows { out.append("| \(row.name) | \(row.drifted.map { "**\($0)** ⚠ \(s.differs)" } ?? String(row.value)) |") }
+        out.append("")
+        if let since = report.sinceLine(side, s) { out += [escape(since), ""] }
+        return out
+    }
+
+    /// Each side's path and status.
+    func sources(_ report: Report) -> [String] {
+        let s = strings
+        var out = ["## \(s.sourcesHeading)", "", "| \(s.sideColumn) | \(s.pathColumn) | \(s.statusColumn) |", "| --- | --- | --- |"]
         for side in report.sides {
             out.append(
                 "| \(escape(side.label)) | \(code(report.shownPath(side, from: currentFolder))) | \(s.statusWithProblems(side.status, side.problems.count)) |"
             )
         }
-        out.append("")
+        return out + [""]
+    }
 
-        if !report.differences.isEmpty {
-            out += [
-                "## \(s.differencesHeading) (\(report.differences.count))", "",
-                "| | Id | \(s.titleColumn) | \(s.whatDiffersColumn) | \(escape(report.local.label)) | \(escape(report.remoteColumn(s))) |",
-                "| --- | --- | --- | --- | --- | --- |"
-            ]
-            for d in report.differences {
-                out.append(
-                    "| \(code(d.sigil.rawValue)) | \(code(d.id.value)) | \(escape(report.content == .none ? "" : d.title ?? "")) | \(escape(report.whatDiffers(d, s))) | "
-                        + "\(escape(report.describe(d.local, s))) | \(escape(report.describeRemote(d, s))) |")
-            }
-            let legend = zip(
-                ["=", "-", "+", "*", "!"],
-                s.sigilMeanings(report.local.label, report.remotes.map(\.label).joined(separator: " / "), report.readsStore))
-            out += ["", "\(s.legendHeading): " + legend.map { "\(code($0)) \(escape($1))" }.joined(separator: " · "), ""]
-            out += review(report)
+    /// The table of differences, the legend of its sigils, then the review.
+    func differences(_ report: Report) -> [String] {
+        let s = strings
+        var out = [
+            "## \(s.differencesHeading) (\(report.differences.count))", "",
+            "| | Id | \(s.titleColumn) | \(s.whatDiffersColumn) | \(escape(report.local.label)) | \(escape(report.remoteColumn(s))) |",
+            "| --- | --- | --- | --- | --- | --- |"
+        ]
+        for d in report.differences {
+            out.append(
+                "| \(code(d.sigil.rawValue)) | \(code(d.id.value)) | \(escape(report.content == .none ? "" : d.title ?? "")) | \(escape(report.whatDiffers(d, s))) | "
+                    + "\(escape(report.describe(d.local, s))) | \(escape(report.describeRemote(d, s))) |")
         }
+        let legend = zip(
+            ["=", "-", "+", "*", "!"],
+            s.sigilMeanings(report.local.label, report.remotes.map(\.label).joined(separator: " / "), report.readsStore))
+        out += ["", "\(s.legendHeading): " + legend.map { "\(code($0)) \(escape($1))" }.joined(separator: " · "), ""]
+        return out + review(report)
+    }
+
+    /// Every problem of every side, by the file it is about; nothing when there is none.
+    func problems(_ report: Report) -> [String] {
+        let s = strings
         let problems = report.sides.flatMap { side in side.problems.map { (side, $0) } }
-        if !problems.isEmpty {
-            out += ["## \(s.problemsHeading) (\(problems.count))", ""]
-            for (side, problem) in problems {
-                out.append(
-                    "- \(s.severity(problem.severity)): \(code(joinPath(report.shownPath(side, from: currentFolder), problem.path))): \(escape(s.reason(problem)))"
-                )
+        guard !problems.isEmpty else { return [] }
+        var out = ["## \(s.problemsHeading) (\(problems.count))", ""]
+        for (side, problem) in problems {
+            out.append(
+                "- \(s.severity(problem.severity)): \(code(joinPath(report.shownPath(side, from: currentFolder), problem.path))): \(escape(s.reason(problem)))"
+            )
+        }
+        return out + [""]
+    }
+
+    /// Every file set aside: the file, its copy, SHA-256 and why; nothing when there is none.
+    func quarantined(_ report: Report) -> [String] {
+        let s = strings
+        guard !report.quarantined.isEmpty else { return [] }
+        var out = [
+            "## \(s.quarantinedHeading) (\(report.quarantined.count))", "",
+            "| \(s.fileColumn) | \(s.copyColumn) | SHA-256 | \(s.whyColumn) |", "| --- | --- | --- | --- |"
+        ]
+        for q in report.quarantined {
+            out.append(
+                "| \(code(report.shownSource(q, from: currentFolder))) | \(code(report.shownPath(q, from: currentFolder))) | `\(q.sha256)` | \(escape(q.reason)) |"
+            )
+        }
+        return out + [""]
+    }
+
+    /// What the export could not write, then the files it wrote; nothing without an export.
+    func exports(_ report: Report) -> [String] {
+        let s = strings
+        guard !report.exports.isEmpty else { return [] }
+        var out = ["## \(s.exportsHeading)", ""]
+        for failure in report.exportFailures { out += ["> ⚠ \(escape(s.exportFailed(failure)))", ""] }
+        let written = report.exports.filter { $0.failure == nil }
+        guard !written.isEmpty else { return out }
+        out += ["| \(s.fileColumn) | \(s.memosColumn) | \(s.bytesColumn) | SHA-256 |", "| --- | --- | --- | --- |"]
+        for e in written {
+            out.append(
+                "| \(code(report.shownPath(e, from: currentFolder))) | \(e.memos) | \(e.bytes) | \(e.sha256.map { "`\($0)`" } ?? "") |")
+        }
+        return out + [""]
+    }
+
+    /// Active and Archived per side over the last runs; nothing without a history.
+    func history(_ report: Report) -> [String] {
+        let s = strings
+        guard !report.history.isEmpty else { return [] }
+        let names = report.sides.map(\.name)
+        var out = [
+            "## \(s.historyHeading)", "",
+            "| \(s.timeColumn) | " + report.sides.map { "\(escape($0.label)) (\(s.active) / \(s.archived))" }.joined(separator: " | ")
+                + " | \(s.differencesHeading) |",
+            "| --- | " + names.map { _ in "---" }.joined(separator: " | ") + " | --- |"
+        ]
+        for entry in report.history {
+            let cells = names.map { name in
+                entry.sides.first { $0.name == name }?.counts.map { "\($0.active) / \($0.archived)" } ?? "–"
             }
-            out.append("")
+            let trouble = entry.exitCode == 2 ? " ⚠ \(s.troubleRun)" : ""
+            out.append("| \(report.display(entry.time)) | " + cells.joined(separator: " | ") + " | \(entry.differences)\(trouble) |")
         }
-        if !report.quarantined.isEmpty {
-            out += [
-                "## \(s.quarantinedHeading) (\(report.quarantined.count))", "",
-                "| \(s.fileColumn) | \(s.copyColumn) | SHA-256 | \(s.whyColumn) |", "| --- | --- | --- | --- |"
-            ]
-            for q in report.quarantined {
-                out.append(
-                    "| \(code(report.shownSource(q, from: currentFolder))) | \(code(report.shownPath(q, from: currentFolder))) | `\(q.sha256)` | \(escape(q.reason)) |"
-                )
-            }
-            out.append("")
-        }
-        if !report.exports.isEmpty {
-            out += ["## \(s.exportsHeading)", ""]
-            for failure in report.exportFailures { out += ["> ⚠ \(escape(s.exportFailed(failure)))", ""] }
-            let written = report.exports.filter { $0.failure == nil }
-            if !written.isEmpty {
-                out += ["| \(s.fileColumn) | \(s.memosColumn) | \(s.bytesColumn) | SHA-256 |", "| --- | --- | --- | --- |"]
-                for e in written {
-                    out.append(
-                        "| \(code(report.shownPath(e, from: currentFolder))) | \(e.memos) | \(e.bytes) | \(e.sha256.map { "`\($0)`" } ?? "") |")
-                }
-                out.append("")
-            }
-        }
-        if !report.history.isEmpty {
-            let names = report.sides.map(\.name)
-            out += [
-                "## \(s.historyHeading)", "",
-                "| \(s.timeColumn) | " + report.sides.map { "\(escape($0.label)) (\(s.active) / \(s.archived))" }.joined(separator: " | ")
-                    + " | \(s.differencesHeading) |",
-                "| --- | " + names.map { _ in "---" }.joined(separator: " | ") + " | --- |"
-            ]
-            for entry in report.history {
-                let cells = names.map { name in
-                    entry.sides.first { $0.name == name }?.counts.map { "\($0.active) / \($0.archived)" } ?? "–"
-                }
-                let trouble = entry.exitCode == 2 ? " ⚠ \(s.troubleRun)" : ""
-                out.append("| \(report.display(entry.time)) | " + cells.joined(separator: " | ") + " | \(entry.differences)\(trouble) |")
-            }
-            out.append("")
-        }
-        if !report.timings.isEmpty {
-            out += ["## \(s.timingsHeading)", "", "| \(s.stageColumn) | \(s.secondsColumn) |", "| --- | --- |"]
-            for timing in report.timings { out.append("| \(timing.stage) | \(seconds(timing.seconds)) |") }
-            out.append("")
-        }
-        return out.joined(separator: "\n")
+        return out + [""]
+    }
+
+    /// How long each stage took; nothing when no stage was timed.
+    func timings(_ report: Report) -> [String] {
+        let s = strings
+        guard !report.timings.isEmpty else { return [] }
+        var out = ["## \(s.timingsHeading)", "", "| \(s.stageColumn) | \(s.secondsColumn) |", "| --- | --- |"]
+        for timing in report.timings { out.append("| \(timing.stage) | \(seconds(timing.seconds)) |") }
+        return out + [""]
     }
 
     /// Text safe inside Markdown: characters that start formatting or HTML are
