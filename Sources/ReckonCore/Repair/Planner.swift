@@ -346,21 +346,31 @@ package struct Planner {
             after.deletedAt = deletedAt
             action.indexChanges = [PlannedIndexChange(side: to, id: spelled, before: EntryState(targetEntry), after: after)]
         }
-        // `both`: the older version lives on as a new memo, on every side that can be written.
         if keepsCopy, let loser = files[to]!.memos[id], let loserEntry = targetEntry {
-            let copyID = Self.conflictCopyID(of: id, version: loser.data)
-            action.conflictCopy = copyID
-            for role in [SideRole.local, .remote] where sides.side(role).writable {
-                let copySpelling = spelling(of: listings[role]!, for: copyID, like: target)
-                let content = Self.conflictCopy(of: loser.data, title: loser.memo.title, as: copySpelling)
-                action.writes.append(PlannedWrite(side: role, path: "memos/\(copySpelling).json", before: nil, content: content))
-                action.indexChanges.append(
-                    PlannedIndexChange(
-                        side: role, id: copySpelling, before: nil,
-                        after: Self.conflictCopyEntry(of: EntryState(loserEntry))))
-            }
+            addConflictCopy(
+                to: &action, of: loser.data, title: loser.memo.title, entry: loserEntry, like: target, listings: listings, sides: sides)
         }
         return action
+    }
+
+    /// `both`: the older version (`loser`, with its title and `entry`) lives
+    /// on as a new memo, on every side that can be written, spelled like
+    /// `target`'s ids.
+    func addConflictCopy(
+        to action: inout PlanAction, of loser: Data, title: String?, entry loserEntry: IndexEntry, like target: SideListing,
+        listings: [SideRole: SideListing], sides: [PlanSide]
+    ) {
+        let copyID = Self.conflictCopyID(of: action.id, version: loser)
+        action.conflictCopy = copyID
+        for role in [SideRole.local, .remote] where sides.side(role).writable {
+            let copySpelling = spelling(of: listings[role]!, for: copyID, like: target)
+            let content = Self.conflictCopy(of: loser, title: title, as: copySpelling)
+            action.writes.append(PlannedWrite(side: role, path: "memos/\(copySpelling).json", before: nil, content: content))
+            action.indexChanges.append(
+                PlannedIndexChange(
+                    side: role, id: copySpelling, before: nil,
+                    after: Self.conflictCopyEntry(of: EntryState(loserEntry))))
+        }
     }
 
     /// What moved on the one side that changed the memo since the sides last agreed, whose version is `live` or deleted.

@@ -16,19 +16,7 @@ package enum Undoer {
     }
 
     package static func undo(run: String, stateDir: URL, environment: [String: String]) throws(Applier.Refusal) -> ApplyResult {
-        guard ExportFolder.runOrder(run) != nil else {
-            throw Applier.Refusal(description: "'\(run)' is not an apply run's id (such as 20261201T173000Z, which reckon apply prints)")
-        }
-        guard let events = ApplyJournal.events(stateDir, run: run) else {
-            throw Applier.Refusal(description: "there is no apply run \(run) in \(stateDir.path)/apply")
-        }
-        let planURL = ApplyJournal.folder(stateDir, run: run).appendingPathComponent("plan.json")
-        let plan: Plan
-        do {
-            plan = try Plan.read(planURL, shown: planURL.path)
-        } catch {
-            throw Applier.Refusal(description: "\(error)", isTrouble: true)
-        }
+        let (events, plan) = try journalAndPlan(run: run, stateDir: stateDir)
         let specs = try Applier.sides(of: plan, environment: environment)
         var locks: [RunLock] = []
         defer { for lock in locks { lock.release() } }
@@ -45,47 +33,14 @@ package enum Undoer {
             }
         }
         let leftovers = ApplyJournal.removeLeftovers(stateDir, plan: plan, sides: specs.compactMap { $0?.kind.localURL.map { realPath($0.path) } })
-        // Every write the run began, newest first; one another writer got to first was never made.
-        var files: [Written] = []
-        for event in events {
-            guard case .string(let side)? = event["side"], case .string(let path)? = event["path"] else { continue }
-            if event["event"] == .string("not-written") {
-                if let last = files.lastIndex(where: { $0.side == side && $0.path == path }) { files.remove(at: last) }
-                continue
-            }
-            guard event["event"] == .string("write"), case .string(let after)? = event["after"] else { continue }
-            var before: String?
-            var backup: String?
-            var id: MemoID?
-            if case .string(let text)? = event["before"] { before = text }
-            if case .string(let text)? = event["backup"] { backup = text }
-            if case .string(let text)? = event["id"] { id = MemoID(text) }
-            files.append(Written(side: side, path: path, id: id, before: before, after: after, backup: backup))
-        }
+        var files = writtenFiles(events)
         var result = ApplyResult(
             mode: .undo, run: run, resumed: false, pipeline: plan.pipeline, sides: plan.sides,
             stateDir: plan.stateDir)
         result.withoutDefinition = plan.definition == nil
         result.language = plan.languageCode
         for note in leftovers { result.note(note) }
-        // A side where any file the run wrote changed after it (the app saved) is left whole, its
-        // memo files, its index.json and its baseline alike, so that its files and entries still agree.
-        var wholeSides: Set<String> = []
-        for (side, writer) in writers {
-            let paths = files.filter { $0.side == side }.map(\.path)
-            guard let now = try? writer.reader.read(Array(Set(paths)).sorted()) else { continue }
-            for path in Set(paths).sorted() {
-                let sha = (now[path] ?? nil).map { SHA256.hex(of: $0.data) }
-                let first = files.first { $0.side == side && $0.path == path }!
-                let last = files.last { $0.side == side && $0.path == path }!
-                guard sha != last.after && sha != first.before else { continue }
-                let label = result.sides.first { $0.role.rawValue == side }?.label ?? side
-                result.leftAlone.append("\(path) on \(label)")
-                if wholeSides.insert(side).inserted {
-                    result.note(.sideLeftWhole(path: path, side: label))
-                }
-            }
-        }
+        let wholeSides = sidesLeftWhole(files, writers: writers, result: &result)
         // The state files (baselines, the agreement) are moved memo by memo once the sides are back.
         let stateFiles = files.filter { $0.side == "state" }
         files.removeAll { $0.side == "state" }
@@ -120,25 +75,98 @@ package enum Undoer {
             result: &result)
         for action in plan.actions {
             guard let found = outcomes[action.id] else { continue }
-            let outcome: ApplyResult.Outcome =
-                found.contains(.failed)
-                ? .failed
-                : found.contains(.changedSince)
-                    ? .changedSince
-                    : found.contains(.restored) ? .restored : .alreadyDone
-            result.actions.append(.init(action, outcome: outcome))
+            result.actions.append(.init(action, outcome: outcome(of: found)))
         }
-        if result.exitCode == 0 {
-            // Undone only once the journal says so: a failure to record it is trouble.
-            do throws(OutputError) {
-                let journal = try ApplyJournal(stateDir: stateDir, run: run, plan: Data(), planSHA256: "", resuming: true)
-                if !journal.record(["event": .string("undone")]), let failure = journal.failure { throw failure }
-            } catch {
-                result.trouble = true
-                result.note(.journalNotWritten(path: error.path, error: error.reason))
+        recordUndone(run: run, stateDir: stateDir, result: &result)
+        return result
+    }
+
+    /// The journal of apply run `run` and the plan it carried out; refused
+    /// when `run` is not a run's id or not in the state folder.
+    static func journalAndPlan(run: String, stateDir: URL) throws(Applier.Refusal) -> (events: [[String: JSONValue]], plan: Plan) {
+        guard ExportFolder.runOrder(run) != nil else {
+            throw Applier.Refusal(description: "'\(run)' is not an apply run's id (such as 20261201T173000Z, which reckon apply prints)")
+        }
+        guard let events = ApplyJournal.events(stateDir, run: run) else {
+            throw Applier.Refusal(description: "there is no apply run \(run) in \(stateDir.path)/apply")
+        }
+        let planURL = ApplyJournal.folder(stateDir, run: run).appendingPathComponent("plan.json")
+        let plan: Plan
+        do {
+            plan = try Plan.read(planURL, shown: planURL.path)
+        } catch {
+            throw Applier.Refusal(description: "\(error)", isTrouble: true)
+        }
+        return (events, plan)
+    }
+
+    /// Every write the run began, in the journal's order (undo goes newest
+    /// first); one another writer got to first was never made.
+    static func writtenFiles(_ events: [[String: JSONValue]]) -> [Written] {
+        var files: [Written] = []
+        for event in events {
+            guard case .string(let side)? = event["side"], case .string(let path)? = event["path"] else { continue }
+            if event["event"] == .string("not-written") {
+                if let last = files.lastIndex(where: { $0.side == side && $0.path == path }) { files.remove(at: last) }
+                continue
+            }
+            guard event["event"] == .string("write"), case .string(let after)? = event["after"] else { continue }
+            var before: String?
+            var backup: String?
+            var id: MemoID?
+            if case .string(let text)? = event["before"] { before = text }
+            if case .string(let text)? = event["backup"] { backup = text }
+            if case .string(let text)? = event["id"] { id = MemoID(text) }
+            files.append(Written(side: side, path: path, id: id, before: before, after: after, backup: backup))
+        }
+        return files
+    }
+
+    /// A side where any file the run wrote changed after it (the app saved) is left whole, its
+    /// memo files, its index.json and its baseline alike, so that its files and entries still agree.
+    /// Each changed file is told in `result`.
+    static func sidesLeftWhole(_ files: [Written], writers: [String: MemoFolderWriter], result: inout ApplyResult) -> Set<String> {
+        var wholeSides: Set<String> = []
+        for (side, writer) in writers {
+            let paths = files.filter { $0.side == side }.map(\.path)
+            guard let now = try? writer.reader.read(Array(Set(paths)).sorted()) else { continue }
+            for path in Set(paths).sorted() {
+                let sha = (now[path] ?? nil).map { SHA256.hex(of: $0.data) }
+                let first = files.first { $0.side == side && $0.path == path }!
+                let last = files.last { $0.side == side && $0.path == path }!
+                guard sha != last.after && sha != first.before else { continue }
+                let label = result.sides.first { $0.role.rawValue == side }?.label ?? side
+                result.leftAlone.append("\(path) on \(label)")
+                if wholeSides.insert(side).inserted {
+                    result.note(.sideLeftWhole(path: path, side: label))
+                }
             }
         }
-        return result
+        return wholeSides
+    }
+
+    /// An action's outcome from its files': failed if one failed, else
+    /// changed if one had changed, else restored if one was put back.
+    static func outcome(of found: [ApplyResult.Outcome]) -> ApplyResult.Outcome {
+        found.contains(.failed)
+            ? .failed
+            : found.contains(.changedSince)
+                ? .changedSince
+                : found.contains(.restored) ? .restored : .alreadyDone
+    }
+
+    /// Records in the run's journal that it was undone, once it was without
+    /// trouble: undone only once the journal says so, and a failure to
+    /// record it is trouble.
+    static func recordUndone(run: String, stateDir: URL, result: inout ApplyResult) {
+        guard result.exitCode == 0 else { return }
+        do throws(OutputError) {
+            let journal = try ApplyJournal(stateDir: stateDir, run: run, plan: Data(), planSHA256: "", resuming: true)
+            if !journal.record(["event": .string("undone")]), let failure = journal.failure { throw failure }
+        } catch {
+            result.trouble = true
+            result.note(.journalNotWritten(path: error.path, error: error.reason))
+        }
     }
 
     /// Moves the state by what undo put back, so that undo's own writes
