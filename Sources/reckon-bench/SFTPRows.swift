@@ -212,99 +212,110 @@ final class SFTPRows {
     }
 
     private func setUp(_ wanted: [String]) throws {
-        if wanted.contains(Self.counts) {
-            let index = "\(data)/index-1m"
-            let server = try Served(folder: index, scratch: scratch, name: "counts")
-            servers[Self.counts] = server
-            pairs.append(
-                Pair(
-                    name: Self.counts, reckon: [reckon, "counts", "srv:", "--json"],
-                    peer: ["rclone", "cat", "srv:index.json"], peerName: "rclone cat | jq",
-                    prepare: { warm([index]) }, environment: server.environment, peerPipedInto: ["jq", jqProgram]))
-        }
+        if wanted.contains(Self.counts) { try setUpCounts() }
         // The rows with a target first, the long first fill last.
-        if wanted.contains(Self.changed(set)) {
-            say("sftp: copying \(drive) to \(changedCopy.path) …")
-            try? FileManager.default.removeItem(at: changedCopy.deletingLastPathComponent())
-            try FileManager.default.createDirectory(at: changedCopy.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try run(["cp", "-a", drive, changedCopy.deletingLastPathComponent().path])
-            // In a child, so that the benchmark's own peak RSS (the least a child it spawns shows) stays small.
-            let changed = try capture([CommandLine.arguments[0], "change-memos", changedCopy.path, changedList.path], environment: [:])
-            guard changed.code == 0 else { throw BenchError("change-memos failed: \(changed.errors)") }
-            say("sftp: \(changed.output.trimmingCharacters(in: .whitespacesAndNewlines))")
-            let server = try Served(folder: changedCopy.path, scratch: scratch, name: "changed")
-            servers[Self.changed(set)] = server
-            // The same remote before the change, served from the unchanged folder: a run of reckon
-            // against it, untimed, brings the cache back to the night before, as a nightly run
-            // leaves it (copying a saved cache instead would change every file's inode and ctime,
-            // and reckon would then check each cached file's SHA-256).
-            let before = try Served(folder: drive, scratch: scratch, name: "changed-before")
-            servers[Self.changed(set) + " (before)"] = before
-            let revert = [reckon, "reconcile", "--local", device, "--remote", "srv:"]
-            let beforeEnvironment = before.environment.merging(["XDG_CACHE_HOME": server.environment["XDG_CACHE_HOME"]!]) { $1 }
-            say("sftp: filling the cache of the 1% row before the change …")
-            let filled = try capture(revert, environment: beforeEnvironment)
-            guard filled.code < 2 else {
-                throw BenchError("reckon reconcile over sftp exited \(filled.code) while filling the cache: \(filled.errors)")
-            }
-            say("  \(cacheLine(filled.output))")
-            // The floor: what any tool must do after 1% changed, given a cache of the night before
-            // and the names of what changed: list the remote's memos, download those that changed,
-            // and compare the two folders on disk, deep.
-            let floor = Pair(
-                name: Self.changed(set), reckon: [], peer: ["rclone", "lsjson", "srv:memos"],
-                peerName: "floor: rclone lsjson + rclone copy of the changed + deep reconcile on disk",
-                prepare: { [unowned self] in warm([self.device, self.changedCopy.path]) },
-                peerAfter: [
-                    [
-                        "rclone", "copy", "--files-from-raw", changedList.path, "--no-traverse", "--no-check-dest", "srv:memos",
-                        download.path
-                    ],
-                    [reckon, "reconcile", "--local", device, "--remote", changedCopy.path]
+        if wanted.contains(Self.changed(set)) { try setUpChanged() }
+        if wanted.contains(Self.firstRun(set)) { try setUpFirstRun() }
+    }
+
+    /// The counts row: reckon counts against rclone cat piped into jq, over index-1m served.
+    private func setUpCounts() throws {
+        let index = "\(data)/index-1m"
+        let server = try Served(folder: index, scratch: scratch, name: "counts")
+        servers[Self.counts] = server
+        pairs.append(
+            Pair(
+                name: Self.counts, reckon: [reckon, "counts", "srv:", "--json"],
+                peer: ["rclone", "cat", "srv:index.json"], peerName: "rclone cat | jq",
+                prepare: { warm([index]) }, environment: server.environment, peerPipedInto: ["jq", jqProgram]))
+    }
+
+    /// The 1% row: a copy of the drive with 1% of its memos changed, served,
+    /// its cache filled from the unchanged drive, against rclone check and the floor.
+    private func setUpChanged() throws {
+        say("sftp: copying \(drive) to \(changedCopy.path) …")
+        try? FileManager.default.removeItem(at: changedCopy.deletingLastPathComponent())
+        try FileManager.default.createDirectory(at: changedCopy.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try run(["cp", "-a", drive, changedCopy.deletingLastPathComponent().path])
+        // In a child, so that the benchmark's own peak RSS (the least a child it spawns shows) stays small.
+        let changed = try capture([CommandLine.arguments[0], "change-memos", changedCopy.path, changedList.path], environment: [:])
+        guard changed.code == 0 else { throw BenchError("change-memos failed: \(changed.errors)") }
+        say("sftp: \(changed.output.trimmingCharacters(in: .whitespacesAndNewlines))")
+        let server = try Served(folder: changedCopy.path, scratch: scratch, name: "changed")
+        servers[Self.changed(set)] = server
+        // The same remote before the change, served from the unchanged folder: a run of reckon
+        // against it, untimed, brings the cache back to the night before, as a nightly run
+        // leaves it (copying a saved cache instead would change every file's inode and ctime,
+        // and reckon would then check each cached file's SHA-256).
+        let before = try Served(folder: drive, scratch: scratch, name: "changed-before")
+        servers[Self.changed(set) + " (before)"] = before
+        let revert = [reckon, "reconcile", "--local", device, "--remote", "srv:"]
+        let beforeEnvironment = before.environment.merging(["XDG_CACHE_HOME": server.environment["XDG_CACHE_HOME"]!]) { $1 }
+        say("sftp: filling the cache of the 1% row before the change …")
+        let filled = try capture(revert, environment: beforeEnvironment)
+        guard filled.code < 2 else {
+            throw BenchError("reckon reconcile over sftp exited \(filled.code) while filling the cache: \(filled.errors)")
+        }
+        say("  \(cacheLine(filled.output))")
+        // The floor: what any tool must do after 1% changed, given a cache of the night before
+        // and the names of what changed: list the remote's memos, download those that changed,
+        // and compare the two folders on disk, deep.
+        let floor = Pair(
+            name: Self.changed(set), reckon: [], peer: ["rclone", "lsjson", "srv:memos"],
+            peerName: "floor: rclone lsjson + rclone copy of the changed + deep reconcile on disk",
+            prepare: { [unowned self] in warm([self.device, self.changedCopy.path]) },
+            peerAfter: [
+                [
+                    "rclone", "copy", "--files-from-raw", changedList.path, "--no-traverse", "--no-check-dest", "srv:memos",
+                    download.path
                 ],
-                cleanup: { [unowned self] in self.moveAside(self.download.path) }, environment: server.environment,
-                target: .atMost(1.3, "≤ 1.3× the floor"))
-            pairs.append(
-                Pair(
-                    name: Self.changed(set), reckon: [reckon, "reconcile", "--local", device, "--remote", "srv:"],
-                    peer: ["rclone", "check", "\(device)/memos", "srv:memos"], peerName: "rclone check",
-                    prepare: { [unowned self] in
-                        _ = try? capture(revert, environment: beforeEnvironment)
-                        warm([self.device, self.changedCopy.path, server.reckonCache])
-                    },
-                    environment: server.environment, target: .fasterBy(3, "≥ 3× faster"), others: [floor]))
+                [reckon, "reconcile", "--local", device, "--remote", changedCopy.path]
+            ],
+            cleanup: { [unowned self] in self.moveAside(self.download.path) }, environment: server.environment,
+            target: .atMost(1.3, "≤ 1.3× the floor"))
+        pairs.append(
+            Pair(
+                name: Self.changed(set), reckon: [reckon, "reconcile", "--local", device, "--remote", "srv:"],
+                peer: ["rclone", "check", "\(device)/memos", "srv:memos"], peerName: "rclone check",
+                prepare: { [unowned self] in
+                    _ = try? capture(revert, environment: beforeEnvironment)
+                    warm([self.device, self.changedCopy.path, server.reckonCache])
+                },
+                environment: server.environment, target: .fasterBy(3, "≥ 3× faster"), others: [floor]))
+    }
+
+    /// The first fill: reckon against rclone copy of the whole drive, with
+    /// rclone's default transfers and with reckon's.
+    private func setUpFirstRun() throws {
+        let server = try Served(folder: drive, scratch: scratch, name: "first")
+        servers[Self.firstRun(set)] = server
+        func copy(_ flags: [String], _ name: String, _ target: Target) -> Pair {
+            Pair(
+                name: Self.firstRun(set), reckon: [], peer: ["rclone", "copy"] + flags + ["srv:memos", download.path], peerName: name,
+                prepare: { [unowned self] in warm([self.device, self.drive]) },
+                cleanup: { [unowned self] in self.moveAside(self.download.path) }, environment: server.environment, target: target)
         }
-        if wanted.contains(Self.firstRun(set)) {
-            let server = try Served(folder: drive, scratch: scratch, name: "first")
-            servers[Self.firstRun(set)] = server
-            func copy(_ flags: [String], _ name: String, _ target: Target) -> Pair {
-                Pair(
-                    name: Self.firstRun(set), reckon: [], peer: ["rclone", "copy"] + flags + ["srv:memos", download.path], peerName: name,
-                    prepare: { [unowned self] in warm([self.device, self.drive]) },
-                    cleanup: { [unowned self] in self.moveAside(self.download.path) }, environment: server.environment, target: target)
-            }
-            let defaults = copy([], "rclone copy (defaults: --transfers \(Self.rcloneTransfers))", .atMost(1.0, "≤ 1.0× its time"))
-            // With reckon's count equal to rclone's default, the second command would be the first again.
-            let own =
-                transfers == Self.rcloneTransfers
-                ? []
-                : [
-                    copy(
-                        ["--transfers", String(transfers)], "rclone copy --transfers \(transfers) (reckon's count)", .atMost(1.15, "≤ 1.15× its time")
-                    )
-                ]
-            var row = defaults
-            row.reckon = [reckon, "reconcile", "--local", device, "--remote", "srv:"]
-            row.prepare = { [unowned self] in
-                self.moveAside(server.reckonCache)
-                warm([self.device, self.drive])
-            }
-            row.others = own
-            // The first peer's own prepare (warm only) runs before it: `others` keep theirs, the row's
-            // first peer shares the row's, which also sets the cache aside (it holds nothing rclone reads).
-            row.cleanup = { [unowned self] in self.moveAside(self.download.path) }
-            pairs.append(row)
+        let defaults = copy([], "rclone copy (defaults: --transfers \(Self.rcloneTransfers))", .atMost(1.0, "≤ 1.0× its time"))
+        // With reckon's count equal to rclone's default, the second command would be the first again.
+        let own =
+            transfers == Self.rcloneTransfers
+            ? []
+            : [
+                copy(
+                    ["--transfers", String(transfers)], "rclone copy --transfers \(transfers) (reckon's count)", .atMost(1.15, "≤ 1.15× its time")
+                )
+            ]
+        var row = defaults
+        row.reckon = [reckon, "reconcile", "--local", device, "--remote", "srv:"]
+        row.prepare = { [unowned self] in
+            self.moveAside(server.reckonCache)
+            warm([self.device, self.drive])
         }
+        row.others = own
+        // The first peer's own prepare (warm only) runs before it: `others` keep theirs, the row's
+        // first peer shares the row's, which also sets the cache aside (it holds nothing rclone reads).
+        row.cleanup = { [unowned self] in self.moveAside(self.download.path) }
+        pairs.append(row)
     }
 
     /// The summary's line about the cache ("… downloaded, … from the cache"), or the last line.
@@ -364,78 +375,92 @@ final class SFTPRows {
     func check() -> Bool {
         var agreed = true
         for pair in pairs {
-            let environment = pair.environment
             do {
-                if pair.name == Self.counts {
-                    let ours = try capture(pair.reckon, environment: environment)
-                    let theirs = try capturePipeline(pair.peer, into: pair.peerPipedInto!, environment: environment)
-                    let object = (try? JSONSerialization.jsonObject(with: Data(ours.output.utf8))) as? [String: Any]
-                    let active = object?["active"] as? Int
-                    let archived = object?["archived"] as? Int
-                    let jq = (try? JSONSerialization.jsonObject(with: Data(theirs.utf8))) as? [Int]
-                    if ours.code == 0, let active, let archived, jq == [active, archived] {
-                        say("check: reckon counts srv: and rclone cat | jq agree on index-1m over sftp: Active \(active), Archived \(archived)")
-                    } else {
-                        agreed = false
-                        say(
-                            "check FAILED: reckon counts srv: (exit \(ours.code)) gave \(ours.output.trimmingCharacters(in: .whitespacesAndNewlines)) \(ours.errors); jq gave \(theirs)"
-                        )
-                    }
-                    continue
-                }
-                // The 1% row's check starts from the saved warm cache, as its timed runs do.
-                pair.prepare()
-                let out = scratch.appendingPathComponent("sftp-check-out")
-                try? FileManager.default.removeItem(at: out)
-                let ours = try capture(pair.reckon + ["--out", out.path], environment: environment)
-                let combined = (try? String(contentsOf: out.appendingPathComponent("combined.txt"), encoding: .utf8)) ?? ""
-                try? FileManager.default.removeItem(at: out)
-                let theirs = try capture(["rclone", "check", "\(device)/memos", "srv:memos", "--combined", "-"], environment: environment)
-                func different(_ text: String, stripping suffix: String) -> [String: String] {
-                    var result: [String: String] = [:]
-                    for line in text.split(separator: "\n") where line.count > 2 && !line.hasPrefix("=") {
-                        let name = String(line.dropFirst(2))
-                        // reckon writes ids in small letters, rclone names as they are.
-                        result[(!suffix.isEmpty && name.hasSuffix(suffix) ? String(name.dropLast(suffix.count)) : name).uppercased()] = String(
-                            line.prefix(1))
-                    }
-                    return result
-                }
-                let reckonDiff = different(combined, stripping: "")
-                let rcloneDiff = different(theirs.output, stripping: ".json")
-                let same = combined.split(separator: "\n").count
-                // rclone compares bytes; reckon compares a soft-deleted memo only as deleted, so a file
-                // rclone finds different (or on one side only) is expected to be '=' for reckon when every
-                // copy of it is soft-deleted.
-                let served = servers[pair.name]!.folder
-                func deletedOnBoth(_ id: String) -> Bool {
-                    let copies = [device, served].compactMap { try? String(contentsOfFile: "\($0)/memos/\(id).json", encoding: .utf8) }
-                    return !copies.isEmpty && copies.allSatisfy { $0.contains(#""deletedAt":""#) }
-                }
-                let deletedOnly = Set(rcloneDiff.keys).subtracting(reckonDiff.keys).filter(deletedOnBoth)
-                if ours.code < 2, theirs.code < 2, !combined.isEmpty, Set(reckonDiff.keys) == Set(rcloneDiff.keys).subtracting(deletedOnly) {
-                    let sigils = reckonDiff.filter { rcloneDiff[$0.key] != $0.value }.count
-                    say(
-                        "check: \(pair.name): reckon (exit \(ours.code), \(same) memos, \(cacheLine(ours.output))) and rclone check (exit \(theirs.code)) find the same \(reckonDiff.count) memos different"
-                            + (sigils == 0 ? ", with the same sigils" : " (\(sigils) with another sigil)")
-                            + (deletedOnly.isEmpty
-                                ? ""
-                                : "; rclone also finds \(deletedOnly.count) files different or on one side only whose memo is soft-deleted wherever it is, which reckon counts as the same")
-                    )
-                } else {
-                    agreed = false
-                    let onlyReckon = Set(reckonDiff.keys).subtracting(rcloneDiff.keys)
-                    let onlyRclone = Set(rcloneDiff.keys).subtracting(reckonDiff.keys)
-                    say(
-                        "check FAILED: \(pair.name): reckon exit \(ours.code), \(reckonDiff.count) different; rclone check exit \(theirs.code), \(rcloneDiff.count) different; \(onlyReckon.count) only reckon's, \(onlyRclone.count) only rclone's (\(deletedOnly.count) of them soft-deleted wherever they are) \(ours.errors)"
-                    )
-                    for id in onlyReckon.sorted().prefix(3) { say("  reckon: \(reckonDiff[id]!) \(id)") }
-                    for id in onlyRclone.subtracting(deletedOnly).sorted().prefix(3) { say("  rclone: \(rcloneDiff[id]!) \(id)") }
-                }
+                let rowAgreed = try pair.name == Self.counts ? checkCounts(pair) : checkDifferences(pair)
+                if !rowAgreed { agreed = false }
             } catch {
                 agreed = false
                 say("check FAILED: \(pair.name): \(error)")
             }
+        }
+        return agreed
+    }
+
+    /// The counts row's check: reckon's Active and Archived against jq's
+    /// reading of the index rclone cat gives; false when they differ.
+    private func checkCounts(_ pair: Pair) throws -> Bool {
+        let environment = pair.environment
+        var agreed = true
+        let ours = try capture(pair.reckon, environment: environment)
+        let theirs = try capturePipeline(pair.peer, into: pair.peerPipedInto!, environment: environment)
+        let object = (try? JSONSerialization.jsonObject(with: Data(ours.output.utf8))) as? [String: Any]
+        let active = object?["active"] as? Int
+        let archived = object?["archived"] as? Int
+        let jq = (try? JSONSerialization.jsonObject(with: Data(theirs.utf8))) as? [Int]
+        if ours.code == 0, let active, let archived, jq == [active, archived] {
+            say("check: reckon counts srv: and rclone cat | jq agree on index-1m over sftp: Active \(active), Archived \(archived)")
+        } else {
+            agreed = false
+            say(
+                "check FAILED: reckon counts srv: (exit \(ours.code)) gave \(ours.output.trimmingCharacters(in: .whitespacesAndNewlines)) \(ours.errors); jq gave \(theirs)"
+            )
+        }
+        return agreed
+    }
+
+    /// A row's check of the memos found different: reckon's combined.txt
+    /// against `rclone check --combined`, by id; false when they differ.
+    private func checkDifferences(_ pair: Pair) throws -> Bool {
+        let environment = pair.environment
+        var agreed = true
+        // The 1% row's check starts from the saved warm cache, as its timed runs do.
+        pair.prepare()
+        let out = scratch.appendingPathComponent("sftp-check-out")
+        try? FileManager.default.removeItem(at: out)
+        let ours = try capture(pair.reckon + ["--out", out.path], environment: environment)
+        let combined = (try? String(contentsOf: out.appendingPathComponent("combined.txt"), encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(at: out)
+        let theirs = try capture(["rclone", "check", "\(device)/memos", "srv:memos", "--combined", "-"], environment: environment)
+        func different(_ text: String, stripping suffix: String) -> [String: String] {
+            var result: [String: String] = [:]
+            for line in text.split(separator: "\n") where line.count > 2 && !line.hasPrefix("=") {
+                let name = String(line.dropFirst(2))
+                // reckon writes ids in small letters, rclone names as they are.
+                result[(!suffix.isEmpty && name.hasSuffix(suffix) ? String(name.dropLast(suffix.count)) : name).uppercased()] = String(
+                    line.prefix(1))
+            }
+            return result
+        }
+        let reckonDiff = different(combined, stripping: "")
+        let rcloneDiff = different(theirs.output, stripping: ".json")
+        let same = combined.split(separator: "\n").count
+        // rclone compares bytes; reckon compares a soft-deleted memo only as deleted, so a file
+        // rclone finds different (or on one side only) is expected to be '=' for reckon when every
+        // copy of it is soft-deleted.
+        let served = servers[pair.name]!.folder
+        func deletedOnBoth(_ id: String) -> Bool {
+            let copies = [device, served].compactMap { try? String(contentsOfFile: "\($0)/memos/\(id).json", encoding: .utf8) }
+            return !copies.isEmpty && copies.allSatisfy { $0.contains(#""deletedAt":""#) }
+        }
+        let deletedOnly = Set(rcloneDiff.keys).subtracting(reckonDiff.keys).filter(deletedOnBoth)
+        if ours.code < 2, theirs.code < 2, !combined.isEmpty, Set(reckonDiff.keys) == Set(rcloneDiff.keys).subtracting(deletedOnly) {
+            let sigils = reckonDiff.filter { rcloneDiff[$0.key] != $0.value }.count
+            say(
+                "check: \(pair.name): reckon (exit \(ours.code), \(same) memos, \(cacheLine(ours.output))) and rclone check (exit \(theirs.code)) find the same \(reckonDiff.count) memos different"
+                    + (sigils == 0 ? ", with the same sigils" : " (\(sigils) with another sigil)")
+                    + (deletedOnly.isEmpty
+                        ? ""
+                        : "; rclone also finds \(deletedOnly.count) files different or on one side only whose memo is soft-deleted wherever it is, which reckon counts as the same")
+            )
+        } else {
+            agreed = false
+            let onlyReckon = Set(reckonDiff.keys).subtracting(rcloneDiff.keys)
+            let onlyRclone = Set(rcloneDiff.keys).subtracting(reckonDiff.keys)
+            say(
+                "check FAILED: \(pair.name): reckon exit \(ours.code), \(reckonDiff.count) different; rclone check exit \(theirs.code), \(rcloneDiff.count) different; \(onlyReckon.count) only reckon's, \(onlyRclone.count) only rclone's (\(deletedOnly.count) of them soft-deleted wherever they are) \(ours.errors)"
+            )
+            for id in onlyReckon.sorted().prefix(3) { say("  reckon: \(reckonDiff[id]!) \(id)") }
+            for id in onlyRclone.subtracting(deletedOnly).sorted().prefix(3) { say("  rclone: \(rcloneDiff[id]!) \(id)") }
         }
         return agreed
     }
