@@ -62,43 +62,53 @@ extension Pipeline {
                 index?.discard()
                 return fail("\(side.spec.label) could not be read, so nothing was exported")
             }
-            exported.failures = published.retention.failures
-            if let index {
-                // The export is whole without it, but a write failed, so the
-                // run is trouble; the next run reads every memo.
-                do { try index.install(in: spec.dir) } catch {
-                    index.discard()
-                    let reason = (error as? OutputError)?.reason ?? errorWords(error)
-                    exported.failures.append(
-                        OutputError(
-                            path: joinPath(spec.path, MarkdownIndex.fileName),
-                            reason: "\(reason); the export is whole, and the next run reads every memo again"))
-                }
-            } else {
-                unlink(spec.dir.appendingPathComponent(MarkdownIndex.fileName).path)
-            }
-            if let runs = run.settings.exportRuns, runs.contains(where: { $0.manifest != nil }) {
-                // What the next run need not read again, but for the folders retention removed.
-                do throws(OutputError) {
-                    try KnownRuns.write(runs.filter { !published.retention.removed.contains($0.name) }, in: spec.dir)
-                } catch {
-                    exported.failures.append(
-                        OutputError(
-                            path: joinPath(spec.path, KnownRuns.fileName),
-                            reason: "\(error.reason); the export is whole, and the next run reads every run's manifest again"))
-                }
-            }
-            for name in published.retention.removed { context.note("removed the old export \(name)") }
-            // Retention keeps a folder only when there is a `keep` to keep it from.
-            if let keep = spec.keep {
-                for (name, why) in published.retention.kept {
-                    // Named from the current folder, as every path a person reads on the terminal.
-                    let folder = shownPath(spec.dir.appendingPathComponent(name))
-                    context.warn("kept the old export \(folder), which keep: \(keep) would remove: \(why)")
-                }
-            }
+            exported.failures = afterPublishing(published, index: index, spec: spec, run: run)
             exported.exports = ExportRecord.records(published.summary, folder: published.folder, displayPath: "")
             return exported
         }
+    }
+
+    /// What a run leaves beside the export it published: the Markdown
+    /// index the next run reuses files by, the record of the run folders,
+    /// and retention's notes. Returns what could not be written, besides
+    /// what retention could not remove; the export is whole either way.
+    static func afterPublishing(_ published: ExportJob.Published, index: MarkdownIndex.Writer?, spec: ExportSpec, run: PipelineRun) -> [OutputError] {
+        let context = run.context
+        var failures = published.retention.failures
+        if let index {
+            // The export is whole without it, but a write failed, so the
+            // run is trouble; the next run reads every memo.
+            do { try index.install(in: spec.dir) } catch {
+                index.discard()
+                let reason = error.reason
+                failures.append(
+                    OutputError(
+                        path: joinPath(spec.path, MarkdownIndex.fileName),
+                        reason: "\(reason); the export is whole, and the next run reads every memo again"))
+            }
+        } else {
+            unlink(spec.dir.appendingPathComponent(MarkdownIndex.fileName).path)
+        }
+        if let runs = run.settings.exportRuns, runs.contains(where: { $0.manifest != nil }) {
+            // What the next run need not read again, but for the folders retention removed.
+            do throws(OutputError) {
+                try KnownRuns.write(runs.filter { !published.retention.removed.contains($0.name) }, in: spec.dir)
+            } catch {
+                failures.append(
+                    OutputError(
+                        path: joinPath(spec.path, KnownRuns.fileName),
+                        reason: "\(error.reason); the export is whole, and the next run reads every run's manifest again"))
+            }
+        }
+        for name in published.retention.removed { context.note("removed the old export \(name)") }
+        // Retention keeps a folder only when there is a `keep` to keep it from.
+        if let keep = spec.keep {
+            for (name, why) in published.retention.kept {
+                // Named from the current folder, as every path a person reads on the terminal.
+                let folder = shownPath(spec.dir.appendingPathComponent(name))
+                context.warn("kept the old export \(folder), which keep: \(keep) would remove: \(why)")
+            }
+        }
+        return failures
     }
 }
