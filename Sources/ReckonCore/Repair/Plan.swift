@@ -89,18 +89,9 @@ package struct PlanSide: Sendable, Equatable, Codable {
 
 extension PlanSide {
     /// One value a kind keeps in a plan: a text, or a list of them.
-    package enum Kept: Sendable, Equatable, Codable {
+    package enum Kept: Sendable, Equatable, Encodable {
         case text(String)
         case list([String])
-
-        package init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let text = try? container.decode(String.self) {
-                self = .text(text)
-            } else {
-                self = .list(try container.decode([String].self))
-            }
-        }
 
         package func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
@@ -120,8 +111,8 @@ extension PlanSide {
         init?(intValue: Int) { nil }
     }
 
-    /// The names the kinds keep values under in a plan.
-    private static var keptKeys: [String] { SideKinds.definitionKeys.compactMap(\.planKey) }
+    /// The keys the kinds keep values under in a plan.
+    private static var keptKeys: [DefinitionKey] { SideKinds.definitionKeys.filter { $0.planKey != nil } }
 
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
@@ -132,8 +123,15 @@ extension PlanSide {
         kind = try container.decode(SideKindName.self, forKey: Key("kind"))
         place = try container.decode(String.self, forKey: Key("place"))
         location = try container.decodeIfPresent(String.self, forKey: Key("location"))
-        for name in Self.keptKeys {
-            if let value = try container.decodeIfPresent(Kept.self, forKey: Key(name)) { kept[name] = value }
+        // Each value is read as its key declares it: a list where a list is
+        // kept, a text elsewhere; any other shape is refused.
+        for key in Self.keptKeys {
+            guard let name = key.planKey else { continue }
+            if key.holds == .strings {
+                if let list = try container.decodeIfPresent([String].self, forKey: Key(name)) { kept[name] = .list(list) }
+            } else if let text = try container.decodeIfPresent(String.self, forKey: Key(name)) {
+                kept[name] = .text(text)
+            }
         }
         writable = try container.decode(Bool.self, forKey: Key("writable"))
         notWritable = try container.decodeIfPresent(String.self, forKey: Key("notWritable"))
