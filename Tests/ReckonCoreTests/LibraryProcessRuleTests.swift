@@ -8,7 +8,6 @@ import Testing
 /// and installs the exit and signal handlers that remove the private
 /// folders. A program that uses the library gets no surprise handler.
 @Suite struct LibraryProcessRuleTests {
-    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Sources").standardizedFileURL
     /// The library's folders: its Swift code and the C++ it calls.
     static let folders = ["ReckonCore", "CSimdJSON"]
 
@@ -22,24 +21,7 @@ import Testing
 
     /// Every offending line as `file:line: what: text`.
     static func offences() throws -> [String] {
-        let rules = try rules.map { (try Regex($0.pattern), $0.what) }
-        var found: [String] = []
-        for folder in folders {
-            let root = sources.appendingPathComponent(folder)
-            let files = (FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? [])
-                .filter { file in [".swift", ".cpp", ".c", ".h"].contains { file.hasSuffix($0) } }.sorted()
-            for file in files {
-                let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
-                for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                    let code = line.trimmingCharacters(in: .whitespaces)
-                    if code.hasPrefix("//") || code.hasPrefix("///") { continue }
-                    for (regex, what) in rules where line.contains(regex) {
-                        found.append("Sources/\(folder)/\(file):\(number + 1): \(what): \(code)")
-                    }
-                }
-            }
-        }
-        return found
+        try offendingLines(in: folders, suffixes: [".swift", ".cpp", ".c", ".h"], rules: rules)
     }
 
     @Test func theLibraryReadsNoEnvironmentAndInstallsNoHandler() throws {

@@ -10,7 +10,6 @@ import Testing
 /// name a kind. A fourth kind is then a new folder and one line in the
 /// registry, not edits across the tree.
 @Suite struct SideKindRuleTests {
-    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Sources").standardizedFileURL
     static let kindsFolder = "ReckonCore/Sides/"
 
     static let kindTypes = "(MemoFolderSide|AppStoreSide|RcloneSide)"
@@ -32,20 +31,7 @@ import Testing
 
     /// Every offending line as `file:line: what: text`.
     static func offences() throws -> [String] {
-        let rules = try rules.map { (try Regex($0.pattern), $0.what) }
-        var found: [String] = []
-        let files = FileManager.default.enumerator(atPath: sources.path)!.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }.sorted()
-        for file in files where !file.hasPrefix(kindsFolder) {
-            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
-            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                let code = line.trimmingCharacters(in: .whitespaces)
-                if code.hasPrefix("//") { continue }
-                for (regex, what) in rules where line.contains(regex) {
-                    found.append("Sources/\(file):\(number + 1): \(what): \(code)")
-                }
-            }
-        }
-        return found
+        try offendingLines(in: [""], skipping: { $0.hasPrefix(kindsFolder) }, rules: rules)
     }
 
     @Test func noCodeOutsideTheSideKindsAsksWhichKindASideIs() throws {
