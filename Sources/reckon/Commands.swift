@@ -11,14 +11,15 @@ protocol ReckonCommand {
     /// Calls the core, prints, and gives the exit code; throws a usage
     /// error found only once the values are looked at (a path that is not
     /// what the option needs), before anything is written.
-    func run(_ console: Console) throws(UsageError) -> ExitCode
+    func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode
 }
 
 enum Commands {
     /// Runs the command `arguments` name, as `main` does; when its output
     /// could not be written, says so and exits with 2 (64 stays 64): the
     /// work is done, but whoever reads the output has not got it.
-    static func run(_ words: CommandLineWords) -> ExitCode {
+    /// `settings` is what the process tells the library, handed to the command.
+    static func run(_ words: CommandLineWords, settings: ProcessSettings) -> ExitCode {
         let code =
             if let lookalike = words.lookalike {
                 Console().usage(
@@ -28,7 +29,7 @@ enum Commands {
                             "'\(lookalike)' is typed as it is and is also how another word's bytes that are not UTF-8 are shown; "
                             + "the two cannot be told apart (rename the folder)"))
             } else {
-                main(words.words, notUTF8: words.notUTF8)
+                main(words.words, notUTF8: words.notUTF8, settings: settings)
             }
         let failure = outputFailure.load(ordering: .relaxed)
         guard failure != 0 else { return code }
@@ -134,7 +135,9 @@ enum Commands {
     }
 
     /// Runs one command line and returns its exit code.
-    static func main(_ arguments: [String], notUTF8: [String: [UInt8]] = [:], console: Console = Console()) -> ExitCode {
+    static func main(
+        _ arguments: [String], notUTF8: [String: [UInt8]] = [:], console: Console = Console(), settings: ProcessSettings = ProcessSettings()
+    ) -> ExitCode {
         guard let first = arguments.first else {
             return console.usage(UsageError(command: nil, message: "Missing expected argument '<subcommand>'"))
         }
@@ -166,7 +169,7 @@ enum Commands {
                 return console.usage(UsageError(command: nil, message: message))
             }
             do {
-                return try command.init(command.spec.parse(rest, notUTF8: notUTF8)).run(console)
+                return try command.init(command.spec.parse(rest, notUTF8: notUTF8)).run(console, settings: settings)
             } catch {
                 if error.message == nil {
                     console.out(error.text)

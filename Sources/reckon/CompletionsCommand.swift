@@ -50,7 +50,7 @@ struct CompletionsCommand: ReckonCommand {
         self.shell = shell
     }
 
-    func run(_ console: Console) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) -> ExitCode {
         guard let shell else {
             for id in Self.differingIDs(words) { console.out(id + "\n") }
             return .done

@@ -64,7 +64,7 @@ struct ExportCommand: ReckonCommand {
         self.arguments = arguments
     }
 
-    func run(_ console: Console) throws(UsageError) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
         let spec = try lonePathSide(path, name: "local", app: app, refresh: refresh, arguments: arguments)
         let folder = outputURL(out)
         var check = PipelineDefinition(name: "export", local: spec, remotes: [], reportDir: folder)
@@ -81,17 +81,18 @@ struct ExportCommand: ReckonCommand {
             for problem in refused.problems { console.err(problem.line(under: spec.path) + "\n") }
             return .trouble
         }
-        let store = spec.store(limits: ReadLimits())
+        let store = spec.store(limits: ReadLimits(), process: settings)
         var job = ExportJob(formats: formats, includeArchived: includeArchived, dir: folder, shown: out, destination: .inPlace(given: fileURL(out)))
         job.acceptDeletions = acceptDeletions
+        job.process = settings
         let printer = progressPrinter(console, quiet: false)
         let outcome: ExportJob.Outcome
         do {
             // Two exports into one folder take turns: the second is refused.
             let lock = try TargetLock.lock(exportFolder: folder, shown: out)
             defer { lock.release() }
-            TestStop.wait(at: "export-locked")
-            outcome = try job.run(nil, makeExporter: { Exporter(store: store) }, progress: { printer("exporting", $0, $1) })
+            settings.checkpoints.wait(at: "export-locked")
+            outcome = try job.run(nil, makeExporter: { Exporter(store: store, process: settings) }, progress: { printer("exporting", $0, $1) })
         } catch {
             console.err("Error: \(error)\n")
             return .trouble
@@ -171,11 +172,11 @@ struct VerifyCommand: ReckonCommand {
         self.arguments = arguments
     }
 
-    func run(_ console: Console) throws(UsageError) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
         var side: SideSpec?
         if let against { side = try lonePathSide(against, name: "side", app: app, arguments: arguments) }
         guard let export = exportOnDisk(path, console: console) else { return .trouble }
-        let outcome = ExportVerifier.verify(export, against: side)
+        let outcome = ExportVerifier.verify(export, against: side, process: settings)
         if let listing = outcome.side {
             for problem in listing.problems { console.err(problem.line(under: listing.spec.path) + "\n") }
         }
@@ -220,7 +221,7 @@ struct DiffCommand: ReckonCommand {
         json = arguments[Self.options.json]
     }
 
-    func run(_ console: Console) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) -> ExitCode {
         var sides: [ExportDiff.Side] = []
         for path in paths {
             guard let export = exportOnDisk(path, console: console) else { return .trouble }
@@ -270,13 +271,13 @@ struct RestoreCommand: ReckonCommand {
         self.arguments = arguments
     }
 
-    func run(_ console: Console) throws(UsageError) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
         let dir = outputURL(to)
         if let refusal = ExportRestore.refusal(of: dir, given: fileURL(to), shown: to) { throw arguments.usage("'--to' \(refusal)") }
         guard let export = exportOnDisk(path, console: console) else { return .trouble }
         if let refusal = ExportRestore.refusal(of: dir, shown: to, from: export, exportShown: path) { throw arguments.usage("'--to' \(refusal)") }
         do {
-            let counts = try ExportRestore.restore(export, to: dir, shownDir: to)
+            let counts = try ExportRestore.restore(export, to: dir, shownDir: to, process: settings)
             console.out(
                 "\(escapedForDisplay(to))  \(counts.inWords) restored from \(escapedForDisplay(path)), read back and equal to the export memo by memo\n"
             )

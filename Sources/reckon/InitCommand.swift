@@ -51,7 +51,7 @@ struct InitCommand: ReckonCommand {
         self.arguments = arguments
     }
 
-    func run(_ console: Console) throws(UsageError) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
         // The message shows nothing of what may hold a secret.
         if let why = SideKinds.notKeptInDefinition(remote) { throw arguments.usage("'--remote' is \(why)") }
         let (folder, file, shown) = try newFile()

@@ -54,7 +54,7 @@ struct ReconcileCommand: ReckonCommand {
         self.arguments = arguments
     }
 
-    func run(_ console: Console) throws(UsageError) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
         var definition = try sides.definition("reconcile", language: language, quarantines: true, arguments: arguments)
         definition.reportContent = reportContent
         if let metrics {
@@ -65,7 +65,7 @@ struct ReconcileCommand: ReckonCommand {
                 throw arguments.usage("'--metrics' \(error.message)")
             }
         }
-        var pipeline = Pipeline(startedAt: runStart())
+        var pipeline = Pipeline(startedAt: runStart(), process: settings)
         pipeline.settings.acceptDeletions = acceptDeletions
         // A plan is JSON, which cannot name a path that is not UTF-8: the pages then offer no plan line.
         pipeline.settings.repairCommand = arguments.notUTF8.isEmpty ? sides.repairCommand(definition) : nil
@@ -217,10 +217,10 @@ struct CountsCommand: ReckonCommand {
         self.arguments = arguments
     }
 
-    func run(_ console: Console) throws(UsageError) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
         let spec = try lonePathSide(path, name: "side", app: app, arguments: arguments)
         let locks = SideLocks([spec])
-        let side = locks.refused(spec) ?? spec.store(limits: ReadLimits()).count()
+        let side = locks.refused(spec) ?? spec.store(limits: ReadLimits(), process: settings).count()
         if json {
             console.json(side.countsJSON(given: path).jsonData)
         } else if let counts = side.counts {

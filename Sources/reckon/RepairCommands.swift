@@ -133,7 +133,7 @@ struct PlanCommand: ReckonCommand {
             reportedAs: definition.name)
     }
 
-    func run(_ console: Console) throws(UsageError) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
         guard let target = try target(console) else { return .usage }
         var request = ChoiceRequest(takes: takes, prefer: prefer, pipeline: target.reportedAs)
         if let choicesFile {
@@ -151,7 +151,7 @@ struct PlanCommand: ReckonCommand {
             onProgress: progressPrinter(console, quiet: false))
         var made: Plan
         do {
-            made = try Pipeline(startedAt: runStart()).plan(
+            made = try Pipeline(startedAt: runStart(), process: settings).plan(
                 target.definition, remote: target.remote, choices: request, stateDir: target.definition.stateDir!, context: context)
         } catch {
             guard error.refusesChoices else {
@@ -231,7 +231,7 @@ struct ApplyCommand: ReckonCommand {
         language = try arguments.value(Self.options.language)
     }
 
-    func run(_ console: Console) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) -> ExitCode {
         let planData: Data
         let plan: Plan
         do {
@@ -296,7 +296,7 @@ struct UndoCommand: ReckonCommand {
         language = try arguments.value(Self.options.language)
     }
 
-    func run(_ console: Console) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) -> ExitCode {
         let stateDir = outputURL(state)
         var result: ApplyResult
         do {

@@ -77,7 +77,7 @@ struct RunCommand: ReckonCommand {
         metrics = try arguments.value(Self.options.metrics)
     }
 
-    func run(_ console: Console) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) -> ExitCode {
         guard paths.count > 1 || shard != nil || FileKind(path: fileURL(paths[0]).path) == .directory else {
             guard var definition = checkedDefinition(paths[0], console: console) else { return .usage }
             if let metrics {
@@ -89,21 +89,21 @@ struct RunCommand: ReckonCommand {
                     return .usage
                 }
             }
-            return run(definition, file: paths[0], console: console, json: json, summary: quiet ? .unlessDone : .always).code
+            return run(definition, file: paths[0], console: console, settings: settings, json: json, summary: quiet ? .unlessDone : .always).code
         }
-        return runFleet(console)
+        return runFleet(console, settings: settings)
     }
 
     /// Runs a checked definition (read from `file`, as given) under its
     /// locks (`RunLocks`: a definition refused is a usage error, a lock held
     /// or not taken is trouble) and prints what `execute` prints; the report
     /// is nil when the run could not start.
-    func run(_ loaded: PipelineDefinition, file: String, console: Console, json: Bool, summary: SummaryPrinting) -> (
+    func run(_ loaded: PipelineDefinition, file: String, console: Console, settings: ProcessSettings, json: Bool, summary: SummaryPrinting) -> (
         code: ExitCode, published: Published?
     ) {
         var definition = loaded
         if refresh { definition.refreshCaches() }
-        var pipeline = Pipeline(startedAt: runStart())
+        var pipeline = Pipeline(startedAt: runStart(), process: settings)
         pipeline.settings.writeFiles = !dryRun
         pipeline.settings.keepsHistory = true
         pipeline.settings.acceptDeletions = acceptDeletions
@@ -112,7 +112,7 @@ struct RunCommand: ReckonCommand {
         let locks: RunLocks
         do {
             locks = try RunLocks(for: definition, file: file, writesFiles: pipeline.settings.writeFiles) {
-                TestStop.wait(at: "run-export-locked")
+                settings.checkpoints.wait(at: "run-export-locked")
             }
         } catch {
             switch error {
@@ -127,7 +127,7 @@ struct RunCommand: ReckonCommand {
         defer { locks.release() }
         pipeline.settings.exportRuns = locks.exportRuns
         for warning in locks.warnings { console.err("warning: \(warning)\n") }
-        TestStop.wait(at: "run-locked")
+        settings.checkpoints.wait(at: "run-locked")
         let published = execute(pipeline, definition, console: console, json: json, summary: summary, failed: locks.failure.map { [$0] } ?? [])
         return (ExitCode(rawValue: published.exitCode(driftFails: definition.failOnDrift))!, published)
     }
@@ -149,7 +149,7 @@ struct RunCommand: ReckonCommand {
     /// Loads and checks every definition, then runs the shard's pipelines
     /// `jobs` at a time (`Fleet.run`). Each pipeline's output is collected
     /// and printed whole, in name order, so no two pipelines' lines mix.
-    func runFleet(_ console: Console) -> ExitCode {
+    func runFleet(_ console: Console, settings: ProcessSettings) -> ExitCode {
         let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let fleet: Fleet
         switch Fleet.load(paths, from: current, environment: ProcessInfo.processInfo.environment) {
@@ -173,7 +173,8 @@ struct RunCommand: ReckonCommand {
                 var collecting = Console(out: { summary.append($0) }, err: { errors.append($0) })
                 collecting.color = false
                 collecting.progress = false
-                let (code, published) = run(definition, file: file, console: collecting, json: false, summary: quiet ? .unlessDone : .never)
+                let (code, published) = run(
+                    definition, file: file, console: collecting, settings: settings, json: false, summary: quiet ? .unlessDone : .never)
                 let line = Fleet.line(
                     name: definition.name, width: width, published: published, exitCode: code.rawValue, dryRun: dryRun,
                     reportDir: definition.reportDir, from: current)
@@ -263,7 +264,7 @@ struct ValidateCommand: ReckonCommand {
 
     init(_ arguments: ParsedArguments) throws(UsageError) { path = arguments.positionals[0] }
 
-    func run(_ console: Console) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) -> ExitCode {
         guard let definition = checkedDefinition(path, console: console) else { return .usage }
         let offline = definition.checkOffline(file: path)
         if let wrong = offline.wrong {

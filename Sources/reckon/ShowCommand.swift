@@ -67,7 +67,7 @@ struct ShowCommand: ReckonCommand {
         self.arguments = arguments
     }
 
-    func run(_ console: Console) throws(UsageError) -> ExitCode {
+    func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
         let definition: PipelineDefinition
         let remoteName: String
         if let pipeline {
@@ -88,7 +88,7 @@ struct ShowCommand: ReckonCommand {
             onProgress: progressPrinter(console, quiet: false))
         let shown: MemoShow
         do {
-            shown = try Pipeline(startedAt: runStart()).show(id, definition, remote: remoteName, context: context)
+            shown = try Pipeline(startedAt: runStart(), process: settings).show(id, definition, remote: remoteName, context: context)
         } catch {
             guard error.isTrouble else { throw arguments.usage(error.description) }
             console.err("Error: \(error)\n")

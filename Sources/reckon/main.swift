@@ -20,9 +20,9 @@ _ = Passwords.fromEnvironment
 // The third: what the library is told of this process, read from the
 // environment once (the library reads none): the temporary root, the
 // environment children get, and the test-only variables; and the handlers
-// the library installs none of.
+// the library installs none of, handed to the command that runs.
 var settings = ProcessSettings(environment: ProcessInfo.processInfo.environment)
 settings.beforePrivateFolder = { ExitCleanup.install() }
 settings.aroundPrompt = { PromptSignals.around($0) }
 ProcessSettings.install(settings)
-exit(Commands.run(CommandLineWords.current).rawValue)
+exit(Commands.run(CommandLineWords.current, settings: settings).rawValue)

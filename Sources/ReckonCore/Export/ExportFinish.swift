@@ -14,7 +14,7 @@ extension Exporter.Run {
         let time = plan.exportedAt ?? ZipEntryRules.earliest
         let jsonFile = try outputs.closeJSON(source: source, time: time)
         outputs.blocks?.close()
-        TestStop.at("memos-written")
+        exporter.process.checkpoints.at("memos-written")
 
         var manifest = ExportManifest(
             source: source, pipeline: exporter.pipeline, exportedAt: plan.exportedAt, includeArchived: includeArchived, formats: formats,
@@ -47,7 +47,7 @@ extension Exporter.Run {
         }
         try Exporter.makeReadOnly(manifestURL)
         try exporter.index?.finish(manifest: folderManifest.digest, zip: zipFile?.digest, jsonBlocks: jsonBlocks)
-        TestStop.at("manifest-written")
+        exporter.process.checkpoints.at("manifest-written")
         return ExportSummary(
             formats: formats, exportedAt: plan.exportedAt, counts: outputs.counts, missing: manifest.missing,
             json: jsonFile.record, markdownBytes: formats.contains(.markdown) ? outputs.markdownBytes : 0, zip: zipFile?.record,
@@ -107,7 +107,7 @@ extension Exporter.Run {
                     guard unlink(json.path) == 0 else { throw OutputError(path: json.path, reason: AtomicFile.lastError()) }
                 }
                 if !formats.contains(.markdown) { try FileTree.remove(staging.appendingPathComponent(Exporter.markdownName).path) }
-                TestStop.at("zip-written")
+                exporter.process.checkpoints.at("zip-written")
                 return zipFile!
             }
             try list(.zip, Written(path: Exporter.manifestName, size: inner.size, digest: inner.digest, modified: time))

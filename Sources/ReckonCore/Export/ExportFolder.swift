@@ -41,27 +41,27 @@ package enum ExportFolder {
     /// Where a pipeline run builds its export: a staging folder in `dir`,
     /// the runs' folder. Refuses at once when `dir/latest` is not a link,
     /// which the run would have to replace.
-    package static func makeRunStaging(in dir: URL) throws(OutputError) -> URL {
+    package static func makeRunStaging(in dir: URL, checkpoints: Checkpoints = Checkpoints()) throws(OutputError) -> URL {
         try checkLatest(in: dir)
-        return try makeStaging(in: dir, kind: "run")
+        return try makeStaging(in: dir, kind: "run", checkpoints: checkpoints)
     }
 
     /// Where `reckon export` builds an export to `dir` (or `reckon restore`
     /// a memo folder, `kind` "restore"): a hidden folder beside it (in its
     /// parent, so one rename publishes it).
-    package static func makeStaging(beside dir: URL, kind: String = "export") throws(OutputError) -> URL {
-        try makeStaging(in: dir.deletingLastPathComponent(), kind: kind)
+    package static func makeStaging(beside dir: URL, kind: String = "export", checkpoints: Checkpoints = Checkpoints()) throws(OutputError) -> URL {
+        try makeStaging(in: dir.deletingLastPathComponent(), kind: kind, checkpoints: checkpoints)
     }
 
     /// Creates `folder` if needed and an empty staging folder in it, after
     /// removing the staging folders of reckon runs that died there.
-    private static func makeStaging(in folder: URL, kind: String) throws(OutputError) -> URL {
+    private static func makeStaging(in folder: URL, kind: String, checkpoints: Checkpoints) throws(OutputError) -> URL {
         try AtomicFile.makeFolder(folder)
         removeStaleStaging(in: folder)
         let staging = folder.appendingPathComponent(".reckon-\(kind)-\(getpid()).partial")
         if FileKind(path: staging.path) != .missing { try FileTree.remove(staging.path) }
         guard mkdir(staging.path, 0o755) == 0 else { throw OutputError(path: staging.path, reason: AtomicFile.lastError()) }
-        TestStop.at("staging-made")
+        checkpoints.at("staging-made")
         return staging
     }
 
@@ -123,7 +123,7 @@ package enum ExportFolder {
     /// moment leaves `dir` holding the old export or the new one, whole.
     /// `dir` keeps its permissions. The caller has checked that `dir` holds
     /// nothing but an earlier export (`inTheWay(of:)`).
-    package static func publish(_ staging: URL, as dir: URL) throws(OutputError) {
+    package static func publish(_ staging: URL, as dir: URL, checkpoints: Checkpoints = Checkpoints()) throws(OutputError) {
         var info = stat()
         let exists = lstat(dir.path, &info) == 0
         if exists {
@@ -131,17 +131,17 @@ package enum ExportFolder {
             chmod(staging.path, info.st_mode & 0o7777)
         }
         try flush(staging)
-        TestStop.at("flushed")
+        checkpoints.at("flushed")
         if exists {
             guard reckon_rename_exchange(staging.path, dir.path) == 0 else { throw OutputError(path: dir.path, reason: publishError()) }
         } else {
             guard rename(staging.path, dir.path) == 0 else { throw OutputError(path: dir.path, reason: publishError()) }
         }
         try flush(dir.deletingLastPathComponent())
-        TestStop.at("published")
+        checkpoints.at("published")
         guard exists else { return }
         do throws(OutputError) {
-            try FileTree.remove(staging.path, step: "removing-old")
+            try FileTree.remove(staging.path, step: "removing-old", checkpoints: checkpoints)
         } catch {
             throw OutputError(
                 path: error.path,
@@ -179,7 +179,7 @@ package enum ExportFolder {
     /// what retention did.
     package static func publishRun(
         _ staging: URL, in dir: URL, startedAt: Timestamp, keep: Int?,
-        keepingLastBefore alarm: Timestamp? = nil
+        keepingLastBefore alarm: Timestamp? = nil, checkpoints: Checkpoints = Checkpoints()
     ) throws(OutputError) -> (URL, Retention) {
         do throws(OutputError) {
             try checkLatest(in: dir)
@@ -219,7 +219,7 @@ package enum ExportFolder {
                     continue
                 }
                 do throws(OutputError) {
-                    try FileTree.remove(folder.path, step: "retention", last: Exporter.manifestName)
+                    try FileTree.remove(folder.path, step: "retention", last: Exporter.manifestName, checkpoints: checkpoints)
                     retention.removed.append(old)
                 } catch {
                     let inside = error.path.hasPrefix(folder.path + "/") ? String(error.path.dropFirst(folder.path.count + 1)) : error.path

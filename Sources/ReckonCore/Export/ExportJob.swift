@@ -32,6 +32,8 @@ package struct ExportJob {
     /// `reckon export --accept-deletions`: replace the earlier export even
     /// when the deletion alarm's rule says this one holds too few memos.
     package var acceptDeletions = false
+    /// What the process decides for the export (test checkpoints).
+    package var process = ProcessSettings()
 
     package init(formats: [ExportFormat], includeArchived: Bool, dir: URL, shown: String, destination: Destination) {
         self.formats = formats
@@ -105,8 +107,8 @@ package struct ExportJob {
         do {
             let folder: URL
             switch destination {
-            case .inPlace: folder = try ExportFolder.makeStaging(beside: dir)
-            case .newRun: folder = try ExportFolder.makeRunStaging(in: dir)
+            case .inPlace: folder = try ExportFolder.makeStaging(beside: dir, checkpoints: process.checkpoints)
+            case .newRun: folder = try ExportFolder.makeRunStaging(in: dir, checkpoints: process.checkpoints)
             }
             staging = folder
             let exporter = try makeExporter()
@@ -139,12 +141,12 @@ package struct ExportJob {
                     cleanUp()
                     throw refusal(found, "published")
                 }
-                try ExportFolder.publish(folder, as: dir)
-                TestStop.at("done")
+                try ExportFolder.publish(folder, as: dir, checkpoints: process.checkpoints)
+                process.checkpoints.at("done")
                 outcome.published = Published(summary: summary, folder: dir)
             case .newRun(let startedAt, let keep, let keepingLastBefore):
                 let (published, retention) = try ExportFolder.publishRun(
-                    folder, in: dir, startedAt: startedAt, keep: keep, keepingLastBefore: keepingLastBefore)
+                    folder, in: dir, startedAt: startedAt, keep: keep, keepingLastBefore: keepingLastBefore, checkpoints: process.checkpoints)
                 outcome.published = Published(summary: summary, folder: published, retention: retention)
             }
             return outcome
@@ -179,7 +181,7 @@ package struct ExportJob {
             throw Refusal(description: "\(shown): is a link that leads nowhere")
         }
         if let found = ExportFolder.inTheWay(of: dir) { throw refusal(found, "written") }
-        TestStop.at("checked")
+        process.checkpoints.at("checked")
         var created: [URL] = []
         var above = dir.deletingLastPathComponent()
         while FileKind(path: above.path) == .missing {

@@ -104,7 +104,10 @@ extension Exporter.Run {
         // files go to it in export order, deflated on every core; an
         // unchanged memo's entry is copied from the previous run's zip.
         let zipWriter =
-            zipped ? ZipBuilder(url: staging.appendingPathComponent(Exporter.zipName), previous: exporter.previous?.zip) : nil
+            zipped
+            ? ZipBuilder(
+                url: staging.appendingPathComponent(Exporter.zipName), previous: exporter.previous?.zip, checkpoints: exporter.process.checkpoints)
+            : nil
         let blocks = zipWriter.map { _ in
             JSONBlocks(url: staging.appendingPathComponent(JSONBlocks.fileName), previous: exporter.previous?.jsonBlocks)
         }
@@ -301,6 +304,7 @@ extension Exporter.Run {
         let stagingPath = staging.path
         let placing = placingLock
         let linkingInto = exporter.linksReusedFiles ? OpenFolder(stagingPath + "/" + Exporter.markdownName) : nil
+        let checkpoints = exporter.process.checkpoints
         return Array(
             mapOnEveryCore(named, chunkSize: pieces(of: named.count, spread: spread)) { chunk in
                 let read = chunk.map { memo, mayTakeShortName, previous in
@@ -321,7 +325,7 @@ extension Exporter.Run {
                     default:
                         outcome = Result { try named.0.writeMarkdown(into: stagingPath, mayTakeShortName: named.1) }
                     }
-                    if case .success(.some) = outcome { TestStop.at("markdown-file-written") }
+                    if case .success(.some) = outcome { checkpoints.at("markdown-file-written") }
                     return outcome
                 }
             }.joined())

@@ -23,9 +23,12 @@ package struct Exporter {
     package var linksReusedFiles = true
     /// The pipeline whose run this export is, named in the manifest; nil for `reckon export`.
     package var pipeline: String?
+    /// What the process decides for the export (workers, test checkpoints).
+    package var process: ProcessSettings
 
-    package init(store: any MemoStore) {
+    package init(store: any MemoStore, process: ProcessSettings = ProcessSettings()) {
         self.store = store
+        self.process = process
     }
 
     /// The names an export folder holds.

@@ -23,6 +23,9 @@ package struct RunSettings: Sendable {
     package var exportRuns: [RunFolder]? = nil
     /// How the report's page writes the commands that carry out choices.
     package var repairCommand: RepairCommand?
+    /// What the process around the library decides for the run (private
+    /// folders, child environment, workers, lock wait, test checkpoints).
+    package var process = ProcessSettings()
 
     package init(startedAt: Timestamp) { self.startedAt = startedAt }
 }
@@ -119,8 +122,10 @@ package struct Pipeline {
     package var buildReport = Pipeline.reporting
     package var publish = Pipeline.publishing
 
-    package init(startedAt: Timestamp) {
+    /// A run started at `startedAt`, in the process `process` describes.
+    package init(startedAt: Timestamp, process: ProcessSettings = ProcessSettings()) {
         settings = RunSettings(startedAt: startedAt)
+        settings.process = process
     }
 
     /// Runs every stage in order, each given what it needs.

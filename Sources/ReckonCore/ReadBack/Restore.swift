@@ -15,11 +15,14 @@ import Foundation
 /// an empty folder that exists, `memos/` then `index.json` are moved.
 package enum ExportRestore {
     /// Restores `export` as `dir`, which must be absent or an empty folder;
-    /// `shownDir` names it in messages. Returns the memos restored.
-    package static func restore(_ export: ExportOnDisk, to dir: URL, shownDir: String) throws -> MemoCounts {
+    /// `shownDir` names it in messages; `process`: the workers and test
+    /// checkpoints. Returns the memos restored.
+    package static func restore(
+        _ export: ExportOnDisk, to dir: URL, shownDir: String, process: ProcessSettings = ProcessSettings()
+    ) throws -> MemoCounts {
         let staging: URL
         do {
-            staging = try ExportFolder.makeStaging(beside: dir, kind: "restore")
+            staging = try ExportFolder.makeStaging(beside: dir, kind: "restore", checkpoints: process.checkpoints)
         } catch {
             throw shownInTarget(error, shownDir: shownDir)
         }
@@ -35,9 +38,9 @@ package enum ExportRestore {
             func flush() throws(OutputError) {
                 guard reckon_syncfs(disk) == 0 else { throw OutputError(path: shownDir, reason: AtomicFile.lastError()) }
             }
-            let counts = try write(export, into: staging, shownDir: shownDir)
+            let counts = try write(export, into: staging, shownDir: shownDir, process: process)
             try flush()
-            TestStop.at("restore-checked")
+            process.checkpoints.at("restore-checked")
             if intoExisting {
                 // A folder that exists (empty) keeps its inode, owner and permissions: the two
                 // entries move into it, index.json last, and never over anything put there since.
@@ -86,7 +89,7 @@ package enum ExportRestore {
     }
 
     /// Writes the memo folder into `staging` and checks it against the export.
-    private static func write(_ export: ExportOnDisk, into staging: URL, shownDir: String) throws -> MemoCounts {
+    private static func write(_ export: ExportOnDisk, into staging: URL, shownDir: String, process: ProcessSettings) throws -> MemoCounts {
         let memosFolder = staging.appendingPathComponent("memos")
         try AtomicFile.makeFolder(memosFolder)
         let index = try OutputFile(staging.appendingPathComponent("index.json"))
@@ -146,24 +149,26 @@ package enum ExportRestore {
         writer.endObject()
         try index.write(writer.take() + [0x0A])
         _ = try index.finish()
-        TestStop.at("restore-written")
+        process.checkpoints.at("restore-written")
         guard facts.counts == manifest.counts else {
             throw ExportReadError(
                 path: export.shown,
                 reason: "its memos.json holds \(facts.counts.inWords), but manifest.json counts \(manifest.counts.inWords); nothing was restored")
         }
-        try checkReadBack(staging, shownDir: shownDir, memoBytes: manifest.memoBytes, against: exported)
+        try checkReadBack(staging, shownDir: shownDir, memoBytes: manifest.memoBytes, against: exported, process: process)
         return facts.counts
     }
 
     /// Reads the memo folder written in `staging` back as any memo folder
     /// is read, and compares it memo by memo with the export's memos, `exported`.
-    private static func checkReadBack(_ staging: URL, shownDir: String, memoBytes: Int, against exported: [MemoID: MemoState]) throws {
+    private static func checkReadBack(
+        _ staging: URL, shownDir: String, memoBytes: Int, against exported: [MemoID: MemoState], process: ProcessSettings
+    ) throws {
         let spec = SideSpec(role: .remote, name: "restored", label: "the restored folder", path: shownDir, kind: .folder(staging))
         // A memo file restored is never longer than its entry in memos.json, which the manifest's memoBytes allows.
         var limits = ReadLimits()
         limits.memoSizeLimit = max(limits.memoSizeLimit, Int64(memoBytes))
-        let side = spec.store(limits: limits).load(deep: true)
+        let side = spec.store(limits: limits, process: process).load(deep: true)
         if let problem = side.problems.first(where: { $0.severity == .error }) ?? (side.status == .ok ? nil : side.problems.first) {
             throw ExportReadError(
                 path: shownDir, reason: "the restored folder does not read back whole (\(problem.path): \(problem.message)); nothing was restored")

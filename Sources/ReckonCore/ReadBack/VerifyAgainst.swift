@@ -19,11 +19,12 @@ package struct VerifyOutcome {
 extension ExportVerifier {
     /// Checks `export` against its manifest and, given `side`, compares
     /// every memo that side would export now with what the export holds.
-    package static func verify(_ export: ExportOnDisk, against side: SideSpec?) -> VerifyOutcome {
+    /// `process`: what the process decides for the reading (workers).
+    package static func verify(_ export: ExportOnDisk, against side: SideSpec?, process: ProcessSettings = ProcessSettings()) -> VerifyOutcome {
         let result = ExportVerifier(export, keepMemos: side != nil).verify()
         guard let side, let memos = result.memos, let manifest = result.manifest else { return VerifyOutcome(result: result) }
         let locks = SideLocks([side])
-        let listing = locks.refused(side) ?? side.store(limits: ReadLimits()).load(deep: true)
+        let listing = locks.refused(side) ?? side.store(limits: ReadLimits(), process: process).load(deep: true)
         let against = listing.status == .failed ? nil : (side.path, changes(since: memos, manifest: manifest, side: listing))
         return VerifyOutcome(result: result, side: listing, against: against)
     }

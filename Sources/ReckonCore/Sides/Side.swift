@@ -31,8 +31,10 @@ package struct SideSpec: Sendable, Equatable {
     /// The side's path as it may be shown, its secrets masked.
     package var shownPath: String { SideKinds.shown(path) }
 
-    /// The store that reads this side.
-    package func store(limits: ReadLimits) -> any MemoStore { kind.open(self, limits: limits) }
+    /// The store that reads this side, in the process `process` describes.
+    package func store(limits: ReadLimits, process: ProcessSettings = ProcessSettings()) -> any MemoStore {
+        kind.open(self, limits: limits, process: process)
+    }
 
     /// Why `reckon apply` may never write this side (a side marked
     /// read-only, the app's own store), as a case each language says; nil

@@ -46,8 +46,8 @@ package protocol SideKind: Sendable, Equatable {
     /// What the side is, said when `--app` (which picks an app's store in an
     /// iPhone backup) is given for it ("a memo folder"); nil when it takes one.
     var refusingApp: String? { get }
-    /// The store that reads the side.
-    func open(_ spec: SideSpec, limits: ReadLimits) -> any MemoStore
+    /// The store that reads the side, in the process `process` describes.
+    func open(_ spec: SideSpec, limits: ReadLimits, process: ProcessSettings) -> any MemoStore
     /// The file or folder on this machine that holds the side, if any:
     /// outputs may never land inside it.
     var localURL: URL? { get }

@@ -61,6 +61,8 @@ package final class ZipBuilder {
     private let url: URL
     /// The previous run's zip, whose entries may be copied.
     let previous: PreviousZip?
+    /// Where a test stops the process.
+    private let checkpoints: Checkpoints
     private var placed: [Placed] = []
     private var deflated: [(name: String, stream: JSONBlocks)] = []
     /// Where the data of the entry deflated elsewhere starts in the zip, once it is finished.
@@ -90,9 +92,11 @@ package final class ZipBuilder {
 
     /// Writes to `url` (in a staging folder, beside which the parts are
     /// written), copying entries marked `.copy` from `previous`.
-    package init(url: URL, previous: PreviousZip? = nil) {
+    /// `checkpoints`: where a test stops the process.
+    package init(url: URL, previous: PreviousZip? = nil, checkpoints: Checkpoints = Checkpoints()) {
         self.url = url
         self.previous = previous
+        self.checkpoints = checkpoints
         slots = Workers.count ?? ProcessInfo.processInfo.activeProcessorCount
         free = DispatchSemaphore(value: max(slots, 1))
     }
@@ -127,7 +131,7 @@ package final class ZipBuilder {
                 pending.append(entry)
                 pendingBytes += size
             }
-            TestStop.at("zip-entry-written")
+            checkpoints.at("zip-entry-written")
             if pendingBytes >= Self.partBytes || pending.count >= Self.partEntries { try startPart() }
         }
     }

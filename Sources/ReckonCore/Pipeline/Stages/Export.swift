@@ -32,15 +32,16 @@ extension Pipeline {
             context.note("exporting \(side.spec.label)")
             let limits = run.definition.limits
             var index: MarkdownIndex.Writer?
-            let job = ExportJob(
+            var job = ExportJob(
                 formats: spec.formats, includeArchived: spec.includeArchived, dir: spec.dir, shown: spec.path,
                 destination: .newRun(startedAt: run.settings.startedAt, keep: spec.keep, keepingLastBefore: input.keepLastBefore))
+            job.process = run.settings.process
             let outcome: ExportJob.Outcome
             do {
                 outcome = try job.run(
                     side,
                     makeExporter: {
-                        var exporter = Exporter(store: store)
+                        var exporter = Exporter(store: store, process: run.settings.process)
                         exporter.pipeline = run.definition.name
                         // The newest run's unchanged Markdown files are reused; this
                         // run's index is put in place once the run is published.

@@ -12,7 +12,7 @@ extension Pipeline {
             for spec in specs { context.note("reading \(spec.label)") }
             // Held until the run lets the sides go: apply never writes a side mid-read.
             let locks = SideLocks(specs)
-            let stores = specs.map { $0.store(limits: definition.limits) }
+            let stores = specs.map { $0.store(limits: definition.limits, process: run.settings.process) }
             // As iterations of one apply, each side's own work on every core gets a share of the cores
             // while the others are read (libdispatch divides them), leaving the rest to rclone's
             // listing; a remote's cache, read once the listing is done, takes every core (`RcloneStore`).

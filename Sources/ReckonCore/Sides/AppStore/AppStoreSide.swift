@@ -101,7 +101,9 @@ package struct AppStoreSide: SideKind, PasswordSide, Hashable {
     /// `--app` picks an app's store in an iPhone backup, and means nothing for a store file.
     package var refusingApp: String? { isBackup ? nil : "the app's store file itself" }
 
-    package func open(_ spec: SideSpec, limits: ReadLimits) -> any MemoStore { CoreDataStore(spec) }
+    package func open(_ spec: SideSpec, limits: ReadLimits, process: ProcessSettings) -> any MemoStore {
+        CoreDataStore(spec, process: process)
+    }
 
     /// A store file's folder, where SQLite keeps its -wal and -shm beside it.
     package func definitionEntry(relativeTo folder: URL) -> [String: JSONValue] {

@@ -20,9 +20,13 @@ package struct CoreDataStore: MemoStore {
     /// What this store found and opened, for its later reads: the load and
     /// the export, handed one store, read one snapshot and copy it once.
     let kept = OpenedStore.Kept()
+    /// What the process decides for the store (private folders, workers,
+    /// test checkpoints).
+    let process: ProcessSettings
 
-    package init(_ spec: SideSpec) {
+    package init(_ spec: SideSpec, process: ProcessSettings = ProcessSettings()) {
         self.spec = spec
+        self.process = process
         guard let source = spec.kind as? AppStoreSide else { preconditionFailure("a store side is read from a store") }
         self.source = source
     }
@@ -45,7 +49,7 @@ package struct CoreDataStore: MemoStore {
     /// Counts by the seed's rule from every usable row's entry, holding no entry.
     package func count() -> SideListing {
         let opened: OpenedStore
-        switch OpenedStore.open(source, kept: kept) {
+        switch OpenedStore.open(source, kept: kept, process: process) {
         case .success(let store): opened = store
         case .failure(let failed): return failed.listing(spec)
         }
@@ -60,7 +64,7 @@ package struct CoreDataStore: MemoStore {
 
     package func load(deep: Bool) -> SideListing {
         let opened: OpenedStore
-        switch OpenedStore.open(source, kept: kept) {
+        switch OpenedStore.open(source, kept: kept, process: process) {
         case .success(let store): opened = store
         case .failure(let failed): return failed.listing(spec)
         }
@@ -93,7 +97,7 @@ package struct CoreDataStore: MemoStore {
     }
 
     package func list(scratch: URL?, visit: (MemoID, IndexEntry?, IDSpelling?) throws -> Void) throws -> SideListing {
-        switch OpenedStore.open(source, kept: kept) {
+        switch OpenedStore.open(source, kept: kept, process: process) {
         case .success(let opened):
             if let damaged = opened.damage() {
                 damaged.listing(spec)
@@ -109,7 +113,7 @@ package struct CoreDataStore: MemoStore {
         then work: @escaping @Sendable (Kept) -> Output
     ) -> [Result<Output, Problem>] {
         let opened: OpenedStore
-        switch OpenedStore.open(source, kept: kept).flatMap({ store in store.damage().map(Result.failure) ?? .success(store) }) {
+        switch OpenedStore.open(source, kept: kept, process: process).flatMap({ store in store.damage().map(Result.failure) ?? .success(store) }) {
         case .success(let store): opened = store
         case .failure(let failed):
             return memos.map { .failure(Problem(failed.problem.kind, path: failed.problem.path, id: $0.0, failed.problem.message)) }
@@ -211,8 +215,9 @@ final class OpenedStore: Sendable {
     }
 
     /// The store for `source`: the one opened earlier (`kept`) when its
-    /// files have not changed since, else a new copy.
-    static func open(_ source: AppStoreSide, kept: Kept) -> Result<OpenedStore, Failed> {
+    /// files have not changed since, else a new copy, made in the process
+    /// `process` describes.
+    static func open(_ source: AppStoreSide, kept: Kept, process: ProcessSettings) -> Result<OpenedStore, Failed> {
         let files: StoreFiles
         if let known = kept.found.withLock({ $0 }) {
             files = known
@@ -226,13 +231,13 @@ final class OpenedStore: Sendable {
         }
         let stamps = [files.store, files.wal, files.journal].map { StoreSnapshot.Stamp(path: $0) }
         if let cached = kept.opened.withLock({ $0 }), cached.stamps == stamps { return .success(cached.store) }
-        let result = make(files, model: source.model)
+        let result = make(files, model: source.model, checkpoints: process.checkpoints)
         if case .success(let store) = result { kept.opened.withLock { $0 = (stamps, store) } }
         return result
     }
 
     /// Copies, checks and reads the model of one store.
-    static func make(_ files: StoreFiles, model: StoreModel) -> Result<OpenedStore, Failed> {
+    static func make(_ files: StoreFiles, model: StoreModel, checkpoints: Checkpoints) -> Result<OpenedStore, Failed> {
         func failed(_ kind: Problem.Kind, _ message: String) -> Result<OpenedStore, Failed> {
             .failure(Failed(problem: Problem(kind, path: files.name, message)))
         }
@@ -250,7 +255,7 @@ final class OpenedStore: Sendable {
             // Never quarantined: a store being written or that cannot be copied is not damaged.
             return failed(.unreadableFile, error.message)
         }
-        TestStop.at("store-copied")
+        checkpoints.at("store-copied")
         func damaged(_ message: String) -> Result<OpenedStore, Failed> {
             .failure(Failed(problem: Problem(.corruptStore, path: files.name, message), damaged: snapshot.damagedFiles()))
         }

@@ -15,6 +15,8 @@ package struct MemoFolder: MemoStore {
     let url: URL
     /// Where the names in `memos/` come from.
     package var memoListing = MemoListing.folder
+    /// What the process decides for the store (workers).
+    package var process: ProcessSettings
 
     /// Where the names in `memos/` come from.
     package enum MemoListing: Sendable {
@@ -38,15 +40,16 @@ package struct MemoFolder: MemoStore {
         return true
     }
 
-    package init(_ spec: SideSpec, limits: ReadLimits = ReadLimits()) {
+    package init(_ spec: SideSpec, limits: ReadLimits = ReadLimits(), process: ProcessSettings = ProcessSettings()) {
         guard let side = spec.kind as? MemoFolderSide else { preconditionFailure("a memo folder is read from a folder") }
-        self.init(spec, url: side.url, limits: limits)
+        self.init(spec, url: side.url, limits: limits, process: process)
     }
 
     /// Reads the folder at `url` as the side `spec` (a remote's cache, read as the remote).
-    package init(_ spec: SideSpec, url: URL, limits: ReadLimits = ReadLimits()) {
+    package init(_ spec: SideSpec, url: URL, limits: ReadLimits = ReadLimits(), process: ProcessSettings = ProcessSettings()) {
         self.spec = spec
         self.limits = limits
+        self.process = process
         self.url = url
     }
 

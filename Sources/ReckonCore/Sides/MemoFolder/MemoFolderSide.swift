@@ -28,7 +28,9 @@ package struct MemoFolderSide: SideKind, WrittenSide, Hashable {
         planned.location.map { MemoFolderSide(URL(fileURLWithPath: $0)) }
     }
 
-    package func open(_ spec: SideSpec, limits: ReadLimits) -> any MemoStore { MemoFolder(spec, limits: limits) }
+    package func open(_ spec: SideSpec, limits: ReadLimits, process: ProcessSettings) -> any MemoStore {
+        MemoFolder(spec, limits: limits, process: process)
+    }
 
     package func definitionEntry(relativeTo folder: URL) -> [String: JSONValue] {
         ["kind": .string(Self.name), "path": .string(relativePath(of: url, from: folder))]

@@ -40,11 +40,12 @@ extension RcloneStore.Remote {
         // A first fill asks for most of the folder: rclone lists it once rather than looking up each name.
         let fill = previousIndex == nil
         // A test that pauses after the listing (to change the remote there) gets the fill after its pause.
-        let pausing = fill && TestStop.pauses(at: "rclone-listed")
-        let copy = Pending { [downloader, memos, staging, names] () -> Rclone.Failure? in
+        let checkpoints = process.checkpoints
+        let pausing = fill && checkpoints.pauses(at: "rclone-listed")
+        let copy = Pending { [downloader, memos, staging, names, checkpoints] () -> Rclone.Failure? in
             if pausing {
                 _ = listing.wait()
-                TestStop.wait(at: "rclone-listed")
+                checkpoints.wait(at: "rclone-listed")
             }
             // Sizes are known only from the listing, so this copy stops after 64 KiB a file on
             // average: a huge file is never pulled whole. A failure or a stop costs only time, as
@@ -96,8 +97,8 @@ extension RcloneStore.Remote {
         // (A first fill's early copy pauses a test by itself, after the listing; a nightly run's
         // pauses once its early copy is done, so that the test changes the remote after it.)
         if early.copy == nil || previousIndex != nil {
-            if TestStop.pauses(at: "rclone-listed") { _ = early.copy?.wait() }
-            TestStop.wait(at: "rclone-listed")
+            if process.checkpoints.pauses(at: "rclone-listed") { _ = early.copy?.wait() }
+            process.checkpoints.wait(at: "rclone-listed")
         }
         // Files rclone reports copied are checked and moved into the cache on another core from
         // now on, while the rest download; those it finished before are checked now.

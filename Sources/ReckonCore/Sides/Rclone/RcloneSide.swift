@@ -101,7 +101,9 @@ package struct RcloneSide: SideKind, WrittenSide, CachedSide, Hashable {
         root.hasSuffix(":") && isRemote(root) ? root + inside : nil
     }
 
-    package func open(_ spec: SideSpec, limits: ReadLimits) -> any MemoStore { RcloneStore(spec, limits: limits) }
+    package func open(_ spec: SideSpec, limits: ReadLimits, process: ProcessSettings) -> any MemoStore {
+        RcloneStore(spec, limits: limits, process: process)
+    }
 
     /// The folder on this machine a `:local:` remote names (`:local:/path`,
     /// `:local,options:/path`): outputs and the cache may not land in it.

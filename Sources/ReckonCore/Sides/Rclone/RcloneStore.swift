@@ -15,6 +15,9 @@ package struct RcloneStore: MemoStore {
     package let spec: SideSpec
     let source: RcloneSide
     let limits: ReadLimits
+    /// What the process decides for the store (child environment, private
+    /// folders, test checkpoints).
+    let process: ProcessSettings
     /// The remote once opened, for this store's later reads: the load and
     /// the export, handed one store, list and fetch it once.
     let kept = Kept()
@@ -24,16 +27,17 @@ package struct RcloneStore: MemoStore {
         let remote = Mutex<Remote?>(nil)
     }
 
-    package init(_ spec: SideSpec, limits: ReadLimits = ReadLimits()) {
+    package init(_ spec: SideSpec, limits: ReadLimits = ReadLimits(), process: ProcessSettings = ProcessSettings()) {
         self.spec = spec
         self.limits = limits
+        self.process = process
         guard let source = spec.kind as? RcloneSide else { preconditionFailure("an rclone side is read from a remote") }
         self.source = source
     }
 
     package func count() -> SideListing {
         let remote: Remote
-        switch Remote.open(source, kept: kept, limits: limits, need: .index) {
+        switch Remote.open(source, kept: kept, limits: limits, process: process, need: .index) {
         case .success(let opened): remote = opened
         case .failure(let problem): return failed(problem)
         }
@@ -81,7 +85,7 @@ package struct RcloneStore: MemoStore {
         _ memos: [(MemoID, IDSpelling)], chunkSize: Int, as reading: MemoReading<Kept>,
         then work: @escaping @Sendable (Kept) -> Output
     ) -> [Result<Output, Problem>] {
-        switch Remote.open(source, kept: kept, limits: limits, need: .files) {
+        switch Remote.open(source, kept: kept, limits: limits, process: process, need: .files) {
         case .success(let remote):
             let listed = try? remote.listed(deep: true, limits: limits).get()
             defer { remote.waitForRecord() }
@@ -94,7 +98,7 @@ package struct RcloneStore: MemoStore {
 
     /// The remote opened and `memos/` listed (with `deep`, its memo files downloaded).
     private func listedRemote(deep: Bool) -> Result<(Remote, Listed), Problem> {
-        Remote.open(source, kept: kept, limits: limits, need: deep ? .files : .listing).flatMap { opened in
+        Remote.open(source, kept: kept, limits: limits, process: process, need: deep ? .files : .listing).flatMap { opened in
             opened.listed(deep: deep, limits: limits).map { (opened, $0) }
         }
     }
@@ -163,11 +167,15 @@ package struct RcloneStore: MemoStore {
         let recordWrite = Mutex<Pending<Bool>?>(nil)
         /// The remote's backend type (`sftp`, `drive`), looked up on another core; nil until asked for.
         private let backend: Mutex<Pending<String?>?>
+        /// What the process decides for the remote (child environment,
+        /// workers, where a test pauses it after the listing).
+        let process: ProcessSettings
 
         private init(
             source: RcloneSide, rclone: Rclone, root: String, nesting: String, cacheFolder: URL, previousIndex: [MemoID: IndexEntry]?,
-            backend: Pending<String?>?
+            backend: Pending<String?>?, process: ProcessSettings
         ) {
+            self.process = process
             self.source = source
             self.rclone = rclone
             self.backend = Mutex(backend)
@@ -207,7 +215,7 @@ package struct RcloneStore: MemoStore {
 
         /// The remote with its `index.json` in the cache: read once a run.
         /// When more is needed, `memos/` starts being listed at once.
-        static func open(_ source: RcloneSide, kept: Kept, limits: ReadLimits, need: Need) -> Result<Remote, Problem> {
+        static func open(_ source: RcloneSide, kept: Kept, limits: ReadLimits, process: ProcessSettings, need: Need) -> Result<Remote, Problem> {
             if let known = kept.remote.withLock({ $0 }) { return .success(known) }
             let listing = need != .index
             let rclone: Rclone
@@ -243,7 +251,7 @@ package struct RcloneStore: MemoStore {
             let previousIndex = previous?.wait() ?? nil
             let remote = Remote(
                 source: source, rclone: configured, root: root, nesting: nested ? MemoFolder.nestedFolder : "",
-                cacheFolder: cacheFolder, previousIndex: previousIndex, backend: backend)
+                cacheFolder: cacheFolder, previousIndex: previousIndex, backend: backend, process: process)
             if listing {
                 remote.memosListing.withLock { $0 = nested ? startListing(remote.memos, rclone: configured, backend: backend!) : memosListed }
                 // The listing of a folder a nested remote does not hold fails at once; no rclone is left behind.
@@ -306,7 +314,7 @@ package struct RcloneStore: MemoStore {
 
         /// The cache read as a memo folder, with the names the remote listed in `memos/`.
         func folder(_ spec: SideSpec, limits: ReadLimits, names: [String]?) -> MemoFolder {
-            var folder = MemoFolder(spec, url: cacheFolder, limits: limits)
+            var folder = MemoFolder(spec, url: cacheFolder, limits: limits, process: process)
             folder.memoListing = .given(names)
             return folder
         }
