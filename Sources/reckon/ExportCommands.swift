@@ -226,7 +226,7 @@ struct DiffCommand: ReckonCommand {
         for path in paths {
             guard let export = exportOnDisk(path, console: console) else { return .trouble }
             do {
-                sides.append(try ExportDiff.Side(export, shown: path))
+                sides.append(try ExportDiff.Side(export, shown: path, on: settings.threads))
             } catch {
                 console.err("Error: \(errorWords(error))\n")
                 return .trouble

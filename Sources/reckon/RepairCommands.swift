@@ -219,6 +219,13 @@ struct ApplyCommand: ReckonCommand {
     var json: Bool
     var language: String?
 
+    /// The options, in the process `settings` describes.
+    func withProcess(_ settings: ProcessSettings) -> Applier.Options {
+        var options = options
+        options.process = settings
+        return options
+    }
+
     init(_ arguments: ParsedArguments) throws(UsageError) {
         path = arguments.positionals[0]
         options = Applier.Options(now: runStart(), environment: ProcessInfo.processInfo.environment)
@@ -244,7 +251,7 @@ struct ApplyCommand: ReckonCommand {
         var result: ApplyResult
         var wroteReport = false
         do {
-            result = try Applier(plan: plan, planData: planData, options: options).run(
+            result = try Applier(plan: plan, planData: planData, options: withProcess(settings)).run(
                 confirm: { confirmAtTerminal(plan, language: language ?? plan.languageCode, console: console) },
                 publish: { [language] run in
                     var run = run
@@ -300,7 +307,7 @@ struct UndoCommand: ReckonCommand {
         let stateDir = outputURL(state)
         var result: ApplyResult
         do {
-            result = try Undoer.undo(run: run, stateDir: stateDir, environment: ProcessInfo.processInfo.environment)
+            result = try Undoer.undo(run: run, stateDir: stateDir, environment: ProcessInfo.processInfo.environment, process: settings)
         } catch {
             console.err("Error: \(error.description)\n")
             return error.isTrouble ? .trouble : .usage

@@ -8,7 +8,7 @@ import Testing
 @Suite struct EveryCoreTests {
     @Test(arguments: [0, 1, 7, 64, 1000])
     func mapOnEveryCoreKeepsTheItemsOrder(count: Int) {
-        let chunks = mapOnEveryCore(Array(0..<count), chunkSize: 3) { chunk in
+        let chunks = mapOnEveryCore(Array(0..<count), chunkSize: 3, on: Workers()) { chunk in
             chunk.map { $0 * 2 }
         }
         #expect(chunks.allSatisfy { $0.count <= 3 })
@@ -22,11 +22,11 @@ import Testing
     @Test(.needs(.processors(2)))
     func workOnEveryCoreInAPendingGetsEveryCoreEvenFromAnIteration() {
         let met = Mutex<[Bool]>([])
-        Workers.perform(iterations: 2) { index in
+        Workers().perform(iterations: 2) { index in
             guard index == 1 else { return }
-            let together = Pending { () -> Bool in
+            let together = Pending(on: Workers()) { () -> Bool in
                 let arrived = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
-                let waits = mapOnEveryCore([0, 1], chunkSize: 1) { chunk in
+                let waits = mapOnEveryCore([0, 1], chunkSize: 1, on: Workers()) { chunk in
                     let me = chunk.first!
                     arrived[me].signal()
                     return [arrived[1 - me].wait(timeout: .now() + 10) == .success]
@@ -43,6 +43,7 @@ import Testing
         var remaining = Array(0..<count)
         var seen: [Int] = []
         try withReadAhead(
+            on: Workers(),
             chunks: {
                 let chunk = Array(remaining.prefix(5))
                 remaining.removeFirst(chunk.count)
@@ -62,6 +63,7 @@ import Testing
         var consumed = 0
         #expect(throws: Stop.self) {
             try withReadAhead(
+                on: Workers(),
                 chunks: {
                     next += 1
                     return [next]

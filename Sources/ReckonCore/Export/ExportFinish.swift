@@ -80,14 +80,14 @@ extension Exporter.Run {
         // be gone, and a later flush on another descriptor is not told.
         let earlyFlush = DispatchGroup()
         let earlyFlushFailure = Mutex<OutputError?>(nil)
-        Workers.async(group: earlyFlush) {
+        exporter.process.threads.async(group: earlyFlush) {
             do throws(OutputError) { try ExportFolder.flush(staging) } catch { earlyFlushFailure.withLock { $0 = error } }
         }
         defer { earlyFlush.wait() }
         // The container is written on another core while the folder's manifest lists the files;
         // nothing else touches the zip meanwhile, and it is waited for before this returns or throws.
         nonisolated(unsafe) let container = zipWriter
-        let zipFinished = Pending { Result { try container.finish() } }
+        let zipFinished = Pending(on: exporter.process.threads) { Result { try container.finish() } }
         defer { _ = zipFinished.wait() }
         var zipFile: Written?
         let folderManifest = try Exporter.writeManifest(manifest, to: manifestURL) { list, later in

@@ -106,14 +106,15 @@ extension Exporter.Run {
         let zipWriter =
             zipped
             ? ZipBuilder(
-                url: staging.appendingPathComponent(Exporter.zipName), previous: exporter.previous?.zip, checkpoints: exporter.process.checkpoints)
+                url: staging.appendingPathComponent(Exporter.zipName), previous: exporter.previous?.zip, process: exporter.process)
             : nil
         let blocks = zipWriter.map { _ in
-            JSONBlocks(url: staging.appendingPathComponent(JSONBlocks.fileName), previous: exporter.previous?.jsonBlocks)
+            JSONBlocks(
+                url: staging.appendingPathComponent(JSONBlocks.fileName), previous: exporter.previous?.jsonBlocks, on: exporter.process.threads)
         }
         let recorder = Recorder(
             Outputs(json: json, writer: writer, written: written, zipWriter: zipWriter, blocks: blocks), index: exporter.index,
-            staging: staging)
+            staging: staging, on: exporter.process.threads)
         do {
             let order = try plan.memos.sorted()
             var position = 0
@@ -175,13 +176,16 @@ extension Exporter.Run {
         private var outputs: Outputs
         private let index: MarkdownIndex.Writer?
         private let staging: URL
+        /// The threads a batch is recorded on.
+        private let workers: Workers
         /// The batch being recorded; only the caller's thread touches it.
         private var inFlight: Pending<Result<Void, any Error>>?
         /// The zip the batches go to, kept apart from `outputs` so the
         /// caller may ask whether it is behind while a batch is recorded.
         let zipWriter: ZipBuilder?
 
-        init(_ outputs: Outputs, index: MarkdownIndex.Writer?, staging: URL) {
+        init(_ outputs: Outputs, index: MarkdownIndex.Writer?, staging: URL, on workers: Workers) {
+            self.workers = workers
             self.outputs = outputs
             self.index = index
             self.staging = staging
@@ -192,7 +196,7 @@ extension Exporter.Run {
         /// what stopped that batch, if something did.
         func record(_ kept: [(Planned, Rendered, MarkdownFile?)]) throws {
             try waitForBatch()
-            inFlight = Pending { [self] in Result { try recordNow(kept) } }
+            inFlight = Pending(on: workers) { [self] in Result { try recordNow(kept) } }
         }
 
         /// The outputs, once every batch is recorded.
@@ -249,7 +253,8 @@ extension Exporter.Run {
         let previousJSON = exporter.previous?.json ?? -1
         let unchanged = batch.compactMap { $0.unchanged ? reusable[$0.id] : nil }
         let taken = Dictionary(
-            uniqueKeysWithValues: mapOnEveryCore(unchanged, chunkSize: pieces(of: unchanged.count, spread: spread)) { chunk in
+            uniqueKeysWithValues: mapOnEveryCore(unchanged, chunkSize: pieces(of: unchanged.count, spread: spread), on: exporter.process.threads) {
+                chunk in
                 zip(chunk, MarkdownIndex.Previous.jsonEntries(chunk, in: previousJSON)).compactMap { entry, json in
                     entry.names.flatMap { names in
                         json.map { (entry.id, Rendered(taking: entry, json: $0, names: names, markdown: withMarkdown)) }
@@ -306,7 +311,7 @@ extension Exporter.Run {
         let linkingInto = exporter.linksReusedFiles ? OpenFolder(stagingPath + "/" + Exporter.markdownName) : nil
         let checkpoints = exporter.process.checkpoints
         return Array(
-            mapOnEveryCore(named, chunkSize: pieces(of: named.count, spread: spread)) { chunk in
+            mapOnEveryCore(named, chunkSize: pieces(of: named.count, spread: spread), on: exporter.process.threads) { chunk in
                 let read = chunk.map { memo, mayTakeShortName, previous in
                     previous.flatMap { memo.readPrevious($0.1, from: $0.0, into: stagingPath, mayTakeShortName: mayTakeShortName) }
                 }

@@ -96,7 +96,9 @@ package final class JSONBlocks: @unchecked Sendable {
     /// Rounds of blocks being made on other cores, oldest first.
     private var making: [Pending<[Result<Made, OutputError>]>] = []
     /// How many rounds are made at once at most, so memory stays bounded.
-    private let roundsAtOnce = 2 * (Workers.count ?? ProcessInfo.processInfo.activeProcessorCount)
+    private let roundsAtOnce: Int
+    /// The threads the blocks are made on.
+    private let workers: Workers
     /// What the blocks written so far add up to, in this file.
     private var output: OutputFile?
     private var written: (blocks: [Block], crc: uLong, size: Int, copied: Int) = ([], 0, 0, 0)
@@ -104,10 +106,13 @@ package final class JSONBlocks: @unchecked Sendable {
     private var failure: OutputError?
     private var work: Pending<Result<Finished, OutputError>>?
 
-    /// Will write the compressed stream to a new file at `url`, copying blocks from `previous`.
-    package init(url: URL, previous: Previous?) {
+    /// Will write the compressed stream to a new file at `url`, copying
+    /// blocks from `previous`, making blocks on `workers`' threads.
+    package init(url: URL, previous: Previous?, on workers: Workers = Workers()) {
         self.url = url
         self.previous = previous
+        self.workers = workers
+        roundsAtOnce = 2 * workers.threads
     }
 
     /// The next bytes of `memos.json` were written.
@@ -146,7 +151,7 @@ package final class JSONBlocks: @unchecked Sendable {
         let (blocks, previous, shown) = (gathered, previous, url.path)
         gathered = []
         gatheredBytes = 0
-        making.append(Pending { blocks.map { Self.make($0, from: previous, shown: shown) } })
+        making.append(Pending(on: workers) { blocks.map { Self.make($0, from: previous, shown: shown) } })
     }
 
     /// Writes the oldest round's blocks, in order, after those written before.
@@ -180,7 +185,7 @@ package final class JSONBlocks: @unchecked Sendable {
     package func close() {
         if !current.isEmpty { endBlock() }
         startRound()
-        work = Pending { [self] in
+        work = Pending(on: workers) { [self] in
             Result { () throws(OutputError) in
                 do throws(OutputError) {
                     while !making.isEmpty { writeOldestRound() }

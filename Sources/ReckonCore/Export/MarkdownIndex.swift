@@ -136,7 +136,8 @@ package enum MarkdownIndex {
     /// that belongs to it and was written by these renderers; nil otherwise,
     /// and then every memo is read and rendered. A run that reads memos
     /// under other `limits` takes none unread: each must be checked again.
-    package static func previous(in runs: URL, limits: ReadLimits) -> Previous? {
+    /// The previous zip is hashed on one of `workers`' threads.
+    package static func previous(in runs: URL, limits: ReadLimits, on workers: Workers = Workers()) -> Previous? {
         let latest = runs.appendingPathComponent(ExportFolder.latestName)
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: latest.path),
             ExportFolder.runOrder(target) != nil
@@ -184,7 +185,7 @@ package enum MarkdownIndex {
         // The zip is hashed on another core while the export is planned.
         if let zipDigest = previous.zipDigest {
             let url = folder.appendingPathComponent(Exporter.zipName)
-            previous.openingZip = Pending { PreviousZip(url, digest: zipDigest) }
+            previous.openingZip = Pending(on: workers) { PreviousZip(url, digest: zipDigest) }
         }
         return previous
     }
@@ -412,11 +413,15 @@ package enum MarkdownIndex {
         private var byIDStart: Int?
         /// The records being written again sorted by id, on another core.
         private var sorting: Pending<Result<Void, OutputError>>?
+        /// The threads the copy by id is written on.
+        private let workers: Workers
 
         /// Creates the temporary file at `url`, replacing one a dead run
-        /// left; the copy by id is sorted `runLength` records at a time.
-        package init(url: URL, limits: ReadLimits, runLength: Int = spillRunLength) throws(OutputError) {
+        /// left; the copy by id is sorted `runLength` records at a time, on
+        /// one of `workers`' threads.
+        package init(url: URL, limits: ReadLimits, runLength: Int = spillRunLength, on workers: Workers = Workers()) throws(OutputError) {
             self.url = url
+            self.workers = workers
             var bytes = Record()
             bytes.add(Int(limits.memoSizeLimit))
             bytes.add(limits.depthLimit)
@@ -462,7 +467,7 @@ package enum MarkdownIndex {
         /// until `finish`, which waits for it.
         func startWritingByID() {
             nonisolated(unsafe) let index = self
-            sorting = Pending { Result { () throws(OutputError) in try index.writeByID() } }
+            sorting = Pending(on: workers) { Result { () throws(OutputError) in try index.writeByID() } }
         }
 
         /// Writes the records again, sorted by id, after those in export

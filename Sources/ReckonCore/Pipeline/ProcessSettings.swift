@@ -25,6 +25,8 @@ package struct ProcessSettings: Sendable {
     /// How many threads parallel work runs on; nil: every core. With 1,
     /// all the work is done in order on the calling thread.
     package var workers: Int?
+    /// The threads parallel work runs on, as `workers` says.
+    package var threads: Workers { Workers(workers) }
     /// How long a command that reads a side waits while apply or undo
     /// writes it, and apply or undo waits for the readers.
     package var lockWait: Duration = .seconds(30)
@@ -118,14 +120,4 @@ package final class Checkpoints: Sendable {
         _ = FileManager.default.createFile(atPath: pause.file + ".reached", contents: nil)
         for _ in 0..<300 where FileManager.default.fileExists(atPath: pause.file) { usleep(100_000) }
     }
-}
-
-/// The checkpoints the process installed: `TestStop.at("flushed")`.
-package enum TestStop {
-    /// See `Checkpoints.at`.
-    package static func at(_ name: String) { ProcessSettings.current.checkpoints.at(name) }
-    /// See `Checkpoints.pauses`.
-    package static func pauses(at name: String) -> Bool { ProcessSettings.current.checkpoints.pauses(at: name) }
-    /// See `Checkpoints.wait`.
-    package static func wait(at name: String) { ProcessSettings.current.checkpoints.wait(at: name) }
 }

@@ -105,10 +105,10 @@ extension ExportDiff {
         package var manifest: ExportManifest
         package var memos: [MemoID: MemoState]
 
-        /// Reads every memo of `export`, named `shown`.
-        package init(_ export: ExportOnDisk, shown: String) throws {
+        /// Reads every memo of `export`, named `shown`, on `workers`' threads.
+        package init(_ export: ExportOnDisk, shown: String, on workers: Workers = Workers()) throws {
             var memos: [MemoID: MemoState] = [:]
-            (manifest, _) = try export.readMemos { memos[$0.id] = MemoState($0) }
+            (manifest, _) = try export.readMemos(on: workers) { memos[$0.id] = MemoState($0) }
             self.shown = shown
             self.memos = memos
         }

@@ -143,9 +143,13 @@ package final class MemosJSONReader {
     private var pendingBytes = 0
     private var position = 0
     private let each: (Memo) throws -> Void
+    /// The threads the memos are read on.
+    let workers: Workers
 
-    /// `each` gets every memo that could be read, in the file's order.
-    package init(each: @escaping (Memo) throws -> Void = { _ in }) {
+    /// `each` gets every memo that could be read, in the file's order; the
+    /// memos are read on `workers`' threads.
+    package init(on workers: Workers = Workers(), each: @escaping (Memo) throws -> Void = { _ in }) {
+        self.workers = workers
         self.each = each
     }
 
@@ -177,7 +181,7 @@ package final class MemosJSONReader {
     /// the file's order: the outcome is the same on any number of threads.
     private func readPending() throws {
         guard !pending.isEmpty else { return }
-        let read = mapOnEveryCore(pending, chunkSize: 64) { chunk in
+        let read = mapOnEveryCore(pending, chunkSize: 64, on: workers) { chunk in
             let parser = MemoParser()
             return chunk.map { element -> Result<Memo, MemoReader.Failure> in
                 guard !element.isEmpty else { return .failure(MemoReader.Failure(message: "is empty (a comma too many)")) }
@@ -341,8 +345,10 @@ package struct ExportOnDisk: Sendable {
     /// file's order, then checks that file against the manifest: its size
     /// and SHA-256, and that every memo in it could be read. What `each`
     /// was given counts only when this returns.
-    package func readMemos(each: @escaping (Memo) throws -> Void) throws -> (ExportManifest, MemosJSONReader.Facts) {
-        let reader = MemosJSONReader(each: each)
+    package func readMemos(on workers: Workers = Workers(), each: @escaping (Memo) throws -> Void) throws -> (
+        ExportManifest, MemosJSONReader.Facts
+    ) {
+        let reader = MemosJSONReader(on: workers, each: each)
         var manifest: ExportManifest?
         var place = ExportManifest.Place.zip
         var facts: MemosJSONReader.Facts?
@@ -403,13 +409,13 @@ extension ExportOnDisk {
     {
         let listed = ExportVerifier.listCentralDirectory(of: zipURL)
         guard case .success(let listing) = listed else {
-            throw ExportReadError(path: zipShown, reason: ExportVerifier.checkCentralDirectory(listed).zipProblems[0])
+            throw ExportReadError(path: zipShown, reason: ExportVerifier.checkCentralDirectory(listed, on: reader.workers).zipProblems[0])
         }
         var names = Set<[UInt8]>()
         if let twice = listing.records.first(where: { !names.insert($0.name).inserted }) {
             throw ExportReadError(path: zipShown, reason: ArchiveReader.heldTwiceWords(String(decoding: twice.name, as: UTF8.self)))
         }
-        let check = ExportVerifier.checkCentralDirectory(listed)
+        let check = ExportVerifier.checkCentralDirectory(listed, on: reader.workers)
         if let problem = check.zipProblems.first { throw ExportReadError(path: zipShown, reason: problem) }
         /// Where the entry `name` lies, once verify's check found nothing wrong with it; nil when the zip holds none.
         func place(_ name: String) throws(ExportReadError) -> PlacedEntry? {

@@ -113,8 +113,8 @@ package enum ExportRestore {
         func writeBatch() throws {
             try finishWriting()
             let memos = batch
-            writing = Pending {
-                mapOnEveryCore(memos, chunkSize: 64) { chunk in
+            writing = Pending(on: process.threads) {
+                mapOnEveryCore(memos, chunkSize: 64, on: process.threads) { chunk in
                     chunk.map { memo in
                         Result { () throws in
                             let file = try OutputFile(memosFolder.appendingPathComponent("\(memo.id.value).json"))
@@ -136,7 +136,7 @@ package enum ExportRestore {
             try index.write(writer.take())
             batch.removeAll(keepingCapacity: true)
         }
-        let (manifest, facts) = try export.readMemos { memo in
+        let (manifest, facts) = try export.readMemos(on: process.threads) { memo in
             exported[memo.id] = MemoState(MemoSummary(memo))
             batch.append(memo)
             if batch.count == 1024 { try writeBatch() }

@@ -63,14 +63,18 @@ package struct ExportVerifier {
     let export: ExportOnDisk
     /// Where the export's memos are kept, when they are asked for (`--against`).
     let kept: KeptMemos?
+    /// The threads the export is read back on.
+    let workers: Workers
 
     /// The memos read from one `memos.json`, by id.
     final class KeptMemos {
         var states: [MemoID: MemoState] = [:]
     }
 
-    package init(_ export: ExportOnDisk, keepMemos: Bool = false) {
+    /// Reads `export` back on `workers`' threads.
+    package init(_ export: ExportOnDisk, keepMemos: Bool = false, on workers: Workers = Workers()) {
         self.export = export
+        self.workers = workers
         kept = keepMemos ? KeptMemos() : nil
     }
 
@@ -108,7 +112,8 @@ package struct ExportVerifier {
     private func verifyFolder(memos: inout Memos, into result: inout ExportVerification) {
         // The zip's central directory needs nothing else: it is checked while the folder is read.
         let zipURL = export.url.appendingPathComponent(Exporter.zipName)
-        let zipCentral = FileKind(path: zipURL.path).isRegular ? Pending { Self.checkCentralDirectory(of: zipURL) } : nil
+        let zipCentral =
+            FileKind(path: zipURL.path).isRegular ? Pending(on: workers) { [workers] in Self.checkCentralDirectory(of: zipURL, on: workers) } : nil
         defer { _ = zipCentral?.wait() }
         let manifest: ExportManifest
         do {
@@ -192,7 +197,7 @@ package struct ExportVerifier {
         let read = Mutex([[(ExportVerification.FileCheck, MarkdownFile?)]](repeating: [], count: wholeFiles.count + chunks.count))
         let jsonFacts = Mutex<MemosJSONReader.Facts?>(nil)
         let whole = wholeFiles.filter { $0.path == Exporter.jsonName } + wholeFiles.filter { $0.path != Exporter.jsonName }
-        Workers.perform(iterations: whole.count + chunks.count) { job in
+        workers.perform(iterations: whole.count + chunks.count) { job in
             guard job >= whole.count else {
                 let record = whole[job]
                 let url = base.appending(path: record.path, directoryHint: .notDirectory)
@@ -261,7 +266,8 @@ package struct ExportVerifier {
     /// A reader of `memos.json` that allows one memo `memoBytes` (its
     /// manifest's) and keeps each memo's state when asked.
     func memosJSONReader(memoBytes: Int) -> MemosJSONReader {
-        let reader = kept.map { kept in MemosJSONReader { memo in kept.states[memo.id] = MemoState(memo) } } ?? MemosJSONReader()
+        let reader =
+            kept.map { kept in MemosJSONReader(on: workers) { memo in kept.states[memo.id] = MemoState(memo) } } ?? MemosJSONReader(on: workers)
         reader.memoBytes = memoBytes
         return reader
     }

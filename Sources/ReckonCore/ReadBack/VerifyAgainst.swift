@@ -21,7 +21,7 @@ extension ExportVerifier {
     /// every memo that side would export now with what the export holds.
     /// `process`: what the process decides for the reading (workers).
     package static func verify(_ export: ExportOnDisk, against side: SideSpec?, process: ProcessSettings = ProcessSettings()) -> VerifyOutcome {
-        let result = ExportVerifier(export, keepMemos: side != nil).verify()
+        let result = ExportVerifier(export, keepMemos: side != nil, on: process.threads).verify()
         guard let side, let memos = result.memos, let manifest = result.manifest else { return VerifyOutcome(result: result) }
         let locks = SideLocks([side])
         let listing = locks.refused(side) ?? side.store(limits: ReadLimits(), process: process).load(deep: true)

@@ -67,14 +67,16 @@ extension ExportVerifier {
 
     /// Reads the central directory of the zip at `url` on its own and checks
     /// it against the entries (`checkCentralDirectory(_:)`).
-    static func checkCentralDirectory(of url: URL) -> CentralDirectoryCheck { checkCentralDirectory(listCentralDirectory(of: url)) }
+    static func checkCentralDirectory(of url: URL, on workers: Workers) -> CentralDirectoryCheck {
+        checkCentralDirectory(listCentralDirectory(of: url), on: workers)
+    }
 
     /// Checks that a zip's central directory, as `listed`, and its entries
     /// agree: each record's name, method, flags, version, time, extra
     /// fields, CRC-32 and sizes against its entry's local header (and data
     /// descriptor), and that the entries lie one after another from the
     /// start of the file to the directory, where the records put them.
-    static func checkCentralDirectory(_ listed: Result<CentralDirectoryListing, ZipStructureError>) -> CentralDirectoryCheck {
+    static func checkCentralDirectory(_ listed: Result<CentralDirectoryListing, ZipStructureError>, on workers: Workers) -> CentralDirectoryCheck {
         var check = CentralDirectoryCheck()
         let (file, end, records): (ZipFile, CentralDirectoryEnd, [CentralRecord])
         switch listed {
@@ -84,7 +86,7 @@ extension ExportVerifier {
             return check
         }
         // Each record against its own header on every core (a read each), then where each lies against where the one before ended, in order.
-        let checked = mapOnEveryCore(records, chunkSize: 4096) { slice in
+        let checked = mapOnEveryCore(records, chunkSize: 4096, on: workers) { slice in
             slice.map { checkRecord($0, directory: end, file: file) }
         }.joined()
         var entries: [CentralDirectoryCheck.Entry] = []

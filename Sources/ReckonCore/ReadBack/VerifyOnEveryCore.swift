@@ -185,7 +185,7 @@ extension ExportVerifier {
         let found = Mutex([[EntryRead]?](repeating: nil, count: jobs.count))
         let jsonFacts = Mutex<MemosJSONReader.Facts?>(nil)
         let broken = Atomic(false)
-        Workers.perform(iterations: jobs.count) { job in
+        workers.perform(iterations: jobs.count) { job in
             guard !broken.load(ordering: .relaxed) else { return }
             let inflater = EntryInflater()
             var reads: [EntryRead] = []

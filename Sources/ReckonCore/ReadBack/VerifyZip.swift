@@ -43,9 +43,9 @@ extension ExportVerifier {
         } else {
             let listed = Self.listCentralDirectory(of: url)
             if folderManifest == nil, case .success(let listing) = listed {
-                manifestAhead = Pending { Self.readManifestAhead(in: listing, shown: shownManifest) }
+                manifestAhead = Pending(on: workers) { Self.readManifestAhead(in: listing, shown: shownManifest) }
             }
-            central = Self.checkCentralDirectory(listed)
+            central = Self.checkCentralDirectory(listed, on: workers)
         }
         defer { _ = manifestAhead?.wait() }
         if let pass = readOnEveryCore(

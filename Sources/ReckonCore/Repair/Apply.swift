@@ -25,6 +25,9 @@ package struct Applier {
         package var now: Timestamp
         /// The environment a definition named by the plan is read with.
         package var environment: [String: String]
+        /// What the process decides for the run (child environment, lock
+        /// wait, test checkpoints).
+        package var process = ProcessSettings()
 
         package init(now: Timestamp, environment: [String: String]) {
             self.now = now
@@ -70,7 +73,7 @@ package struct Applier {
                 throw Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
             }
         }
-        TestStop.wait(at: "apply-locked")
+        options.process.checkpoints.wait(at: "apply-locked")
         let planSHA = SHA256.hex(of: planData)
         let run = try runID(planSHA256: planSHA)
         let destructive = plan.actions.contains(where: \.needsConfirmation)
@@ -96,7 +99,8 @@ package struct Applier {
         try checkSpace(writers)
         let journal: ApplyJournal
         do {
-            journal = try ApplyJournal(stateDir: stateDir, run: run, plan: planData, planSHA256: planSHA, resuming: options.resume)
+            journal = try ApplyJournal(
+                stateDir: stateDir, run: run, plan: planData, planSHA256: planSHA, resuming: options.resume, checkpoints: options.process.checkpoints)
         } catch {
             throw Refusal(description: "the journal cannot be written: \(error); nothing was done", isTrouble: true)
         }
@@ -170,10 +174,10 @@ package struct Applier {
             guard let spec else { continue }
             do {
                 if plan.side(role).writable {
-                    writers[role] = try MemoFolderWriter(spec, grant: WriteGrant())
+                    writers[role] = try MemoFolderWriter(spec, grant: WriteGrant(), process: options.process)
                     readers[role] = writers[role]!.reader
                 } else {
-                    readers[role] = try MemoFolderReader(spec)
+                    readers[role] = try MemoFolderReader(spec, process: options.process)
                 }
             } catch {
                 throw Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)

@@ -13,6 +13,8 @@ final class ApplyJournal {
     let run: String
     private let fd: Int32
     private var lines = 0
+    /// Where a test stops the process.
+    private let checkpoints: Checkpoints
     /// Whether a line could not be written: no write may follow.
     private(set) var broken = false
     /// Why the journal broke: its path and the system's words.
@@ -21,7 +23,9 @@ final class ApplyJournal {
     static func folder(_ stateDir: URL, run: String) -> URL { stateDir.appendingPathComponent("apply/\(run)") }
     static func journalURL(_ stateDir: URL, run: String) -> URL { folder(stateDir, run: run).appendingPathComponent("journal.jsonl") }
 
-    init(stateDir: URL, run: String, plan: Data, planSHA256: String, resuming: Bool) throws(OutputError) {
+    /// `checkpoints`: where a test stops the process, after each step recorded.
+    init(stateDir: URL, run: String, plan: Data, planSHA256: String, resuming: Bool, checkpoints: Checkpoints) throws(OutputError) {
+        self.checkpoints = checkpoints
         self.stateDir = stateDir
         self.run = run
         let folder = Self.folder(stateDir, run: run)
@@ -51,7 +55,7 @@ final class ApplyJournal {
             return false
         }
         lines += 1
-        TestStop.at("journal:\(lines)")
+        checkpoints.at("journal:\(lines)")
         return true
     }
 

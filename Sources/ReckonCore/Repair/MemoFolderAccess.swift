@@ -12,9 +12,10 @@ package struct MemoFolderReader: Sendable {
     let access: any FileAccess
 
     /// Throws for a store side, which is never read or written as files,
-    /// and for a remote that cannot be listed.
-    package init(_ side: SideSpec, limits: ReadLimits = ReadLimits()) throws(MemoFolderError) {
-        access = try side.kind.fileAccess(shown: side.shownPath, limits: limits)
+    /// and for a remote that cannot be listed. `process`: what the process
+    /// decides for the access (child environment, test checkpoints).
+    package init(_ side: SideSpec, limits: ReadLimits = ReadLimits(), process: ProcessSettings = ProcessSettings()) throws(MemoFolderError) {
+        access = try side.kind.fileAccess(shown: side.shownPath, limits: limits, process: process)
     }
 
     /// The validated file a path names, or a failure naming it.
@@ -50,8 +51,8 @@ package struct MemoFolderWriter: Sendable {
     private let grant: WriteGrant
 
     /// Throws for a store side, and for a remote that cannot be listed.
-    package init(_ side: SideSpec, grant: WriteGrant) throws(MemoFolderError) {
-        reader = try MemoFolderReader(side)
+    package init(_ side: SideSpec, grant: WriteGrant, process: ProcessSettings = ProcessSettings()) throws(MemoFolderError) {
+        reader = try MemoFolderReader(side, process: process)
         self.grant = grant
     }
 

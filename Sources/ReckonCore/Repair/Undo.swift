@@ -15,7 +15,9 @@ package enum Undoer {
         var backup: String?
     }
 
-    package static func undo(run: String, stateDir: URL, environment: [String: String]) throws(Applier.Refusal) -> ApplyResult {
+    package static func undo(
+        run: String, stateDir: URL, environment: [String: String], process: ProcessSettings = ProcessSettings()
+    ) throws(Applier.Refusal) -> ApplyResult {
         let (events, plan) = try journalAndPlan(run: run, stateDir: stateDir)
         let specs = try Applier.sides(of: plan, environment: environment)
         var locks: [RunLock] = []
@@ -26,7 +28,7 @@ package enum Undoer {
             guard plan.side(role).writable else { continue }
             do {
                 locks.append(try TargetLock.lock(spec))
-                writers[role.rawValue] = try MemoFolderWriter(spec, grant: WriteGrant())
+                writers[role.rawValue] = try MemoFolderWriter(spec, grant: WriteGrant(), process: process)
                 _ = writers[role.rawValue]!.removeLeftovers(known: ApplyJournal.knownContents(in: stateDir))
             } catch {
                 throw Applier.Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
@@ -77,7 +79,7 @@ package enum Undoer {
             guard let found = outcomes[action.id] else { continue }
             result.actions.append(.init(action, outcome: outcome(of: found)))
         }
-        recordUndone(run: run, stateDir: stateDir, result: &result)
+        recordUndone(run: run, stateDir: stateDir, result: &result, checkpoints: process.checkpoints)
         return result
     }
 
@@ -157,11 +159,11 @@ package enum Undoer {
 
     /// Records in the run's journal that it was undone, once it was without
     /// trouble: undone only once the journal says so, and a failure to
-    /// record it is trouble.
-    static func recordUndone(run: String, stateDir: URL, result: inout ApplyResult) {
+    /// record it is trouble. `checkpoints`: where a test stops the process.
+    static func recordUndone(run: String, stateDir: URL, result: inout ApplyResult, checkpoints: Checkpoints) {
         guard result.exitCode == 0 else { return }
         do throws(OutputError) {
-            let journal = try ApplyJournal(stateDir: stateDir, run: run, plan: Data(), planSHA256: "", resuming: true)
+            let journal = try ApplyJournal(stateDir: stateDir, run: run, plan: Data(), planSHA256: "", resuming: true, checkpoints: checkpoints)
             if !journal.record(["event": .string("undone")]), let failure = journal.failure { throw failure }
         } catch {
             result.trouble = true

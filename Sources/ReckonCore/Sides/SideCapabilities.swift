@@ -10,7 +10,7 @@ package protocol WrittenSide {
     /// What a plan keeps to reach the side again.
     func planned() -> PlannedPlace
     /// How apply reads and writes the side's files; throws why it cannot.
-    func fileAccess(shown: String, limits: ReadLimits) throws(MemoFolderError) -> any FileAccess
+    func fileAccess(shown: String, limits: ReadLimits, process: ProcessSettings) throws(MemoFolderError) -> any FileAccess
     /// What the lock of a target that apply writes is named by.
     func lockPlace(shown: String) throws(TargetLock.Refusal) -> String
 }
@@ -57,12 +57,13 @@ extension SideKind {
         (self as? any WrittenSide)?.planned() ?? PlannedPlace()
     }
 
-    /// How apply reads and writes the side's files; throws why it cannot.
-    package func fileAccess(shown: String, limits: ReadLimits) throws(MemoFolderError) -> any FileAccess {
+    /// How apply reads and writes the side's files, in the process
+    /// `process` describes; throws why it cannot.
+    package func fileAccess(shown: String, limits: ReadLimits, process: ProcessSettings) throws(MemoFolderError) -> any FileAccess {
         guard let written = self as? any WrittenSide else {
             throw MemoFolderError(path: shown, reason: "is \(Self.description), which reckon never writes; only memo folders are")
         }
-        return try written.fileAccess(shown: shown, limits: limits)
+        return try written.fileAccess(shown: shown, limits: limits, process: process)
     }
 
     /// What the lock of a target that apply writes is named by; throws why

@@ -63,6 +63,8 @@ package final class ZipBuilder {
     let previous: PreviousZip?
     /// Where a test stops the process.
     private let checkpoints: Checkpoints
+    /// The threads the parts are deflated on.
+    private let workers: Workers
     private var placed: [Placed] = []
     private var deflated: [(name: String, stream: JSONBlocks)] = []
     /// Where the data of the entry deflated elsewhere starts in the zip, once it is finished.
@@ -92,12 +94,13 @@ package final class ZipBuilder {
 
     /// Writes to `url` (in a staging folder, beside which the parts are
     /// written), copying entries marked `.copy` from `previous`.
-    /// `checkpoints`: where a test stops the process.
-    package init(url: URL, previous: PreviousZip? = nil, checkpoints: Checkpoints = Checkpoints()) {
+    /// `process`: the workers, and where a test stops the process.
+    package init(url: URL, previous: PreviousZip? = nil, process: ProcessSettings = ProcessSettings()) {
         self.url = url
         self.previous = previous
-        self.checkpoints = checkpoints
-        slots = Workers.count ?? ProcessInfo.processInfo.activeProcessorCount
+        checkpoints = process.checkpoints
+        workers = process.threads
+        slots = workers.threads
         free = DispatchSemaphore(value: max(slots, 1))
     }
 
@@ -108,7 +111,7 @@ package final class ZipBuilder {
 
     /// Whether every core is deflating a part: then the zip sets the pace,
     /// and its caller had best leave the cores to it.
-    package var isBehind: Bool { !Workers.one && state.busy.load(ordering: .relaxed) >= slots }
+    package var isBehind: Bool { !workers.one && state.busy.load(ordering: .relaxed) >= slots }
 
     /// Hands entries over, in order. Throws what stopped a part, if something did.
     package func add(_ entries: [Entry]) throws {
@@ -148,7 +151,7 @@ package final class ZipBuilder {
         pendingBytes = 0
         free.wait()
         state.busy.add(1, ordering: .relaxed)
-        Workers.async(group: group) { [free, state] in
+        workers.async(group: group) { [free, state] in
             defer {
                 state.busy.subtract(1, ordering: .relaxed)
                 free.signal()

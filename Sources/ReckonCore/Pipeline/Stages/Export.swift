@@ -45,10 +45,12 @@ extension Pipeline {
                         exporter.pipeline = run.definition.name
                         // The newest run's unchanged Markdown files are reused; this
                         // run's index is put in place once the run is published.
-                        exporter.previous = MarkdownIndex.previous(in: spec.dir, limits: limits)
+                        exporter.previous = MarkdownIndex.previous(in: spec.dir, limits: limits, on: run.settings.process.threads)
                         if run.settings.readsEveryMemo { exporter.previous?.takesUnread = false }
                         if spec.formats.contains(.markdown) {
-                            index = try MarkdownIndex.Writer(url: spec.dir.appendingPathComponent(MarkdownIndex.fileName + ".tmp"), limits: limits)
+                            index = try MarkdownIndex.Writer(
+                                url: spec.dir.appendingPathComponent(MarkdownIndex.fileName + ".tmp"), limits: limits,
+                                on: run.settings.process.threads)
                             exporter.index = index
                         }
                         return exporter

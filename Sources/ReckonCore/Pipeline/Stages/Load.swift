@@ -16,7 +16,9 @@ extension Pipeline {
             // As iterations of one apply, each side's own work on every core gets a share of the cores
             // while the others are read (libdispatch divides them), leaving the rest to rclone's
             // listing; a remote's cache, read once the listing is done, takes every core (`RcloneStore`).
-            let sides = mapOnEveryCore(stores, chunkSize: 1) { side in side.map { locks.refused($0.spec) ?? $0.load(deep: deep) } }.flatMap { $0 }
+            let sides = mapOnEveryCore(stores, chunkSize: 1, on: run.settings.process.threads) { side in
+                side.map { locks.refused($0.spec) ?? $0.load(deep: deep) }
+            }.flatMap { $0 }
             for timing in sides.flatMap(\.stepTimings) { context.recordTiming(stage: timing.stage, duration: timing.duration) }
             var loaded = LoadedSides(local: sides[0], remotes: Array(sides.dropFirst()), stores: stores)
             loaded.locks = locks

@@ -12,7 +12,7 @@ package struct PublishInput: Sendable {
 
     /// The state files this run moves on: each side's baseline, then each
     /// pair's agreement, as (file, bytes).
-    func stateFiles(deep: Bool, startedAt: Timestamp) -> [(URL, Data)] {
+    func stateFiles(deep: Bool, startedAt: Timestamp, on workers: Workers) -> [(URL, Data)] {
         let (baselines, agreements, differences) = (reconciled.baselines, reconciled.agreements, reconciled.differences)
         let specs = sides.sides.map(\.spec)
         // A stage put in Reconcile's place (a test's) may hand over no baselines: then nothing moves.
@@ -29,7 +29,7 @@ package struct PublishInput: Sendable {
             }
         }
         // Each file is made on a core of its own, then written.
-        return mapOnEveryCore(files, chunkSize: 1) { $0.compactMap { $0() } }.flatMap { $0 }
+        return mapOnEveryCore(files, chunkSize: 1, on: workers) { $0.compactMap { $0() } }.flatMap { $0 }
     }
 }
 
@@ -57,7 +57,7 @@ extension Pipeline {
                 }
             }
             func saveBaselines() {
-                for (url, data) in input.stateFiles(deep: definition.check == .deep, startedAt: startedAt) {
+                for (url, data) in input.stateFiles(deep: definition.check == .deep, startedAt: startedAt, on: run.settings.process.threads) {
                     attempt { try AtomicFile.write(data, to: url) }
                 }
             }
@@ -90,7 +90,7 @@ extension Pipeline {
                 let name = remotes.count == 1 ? "combined.txt" : "combined-\(remote.spec.name).txt"
                 files.append((name, { CombinedListing.render(local: local, remote: remote, differences: shown.differences) }))
             }
-            let written = mapOnEveryCore(files.indices.map { ($0, files[$0].0) }, chunkSize: 1) { [files] items in
+            let written = mapOnEveryCore(files.indices.map { ($0, files[$0].0) }, chunkSize: 1, on: run.settings.process.threads) { [files] items in
                 items.map { index, name -> OutputError? in
                     do {
                         try AtomicFile.write(try files[index].1(), to: dir.appendingPathComponent(name))

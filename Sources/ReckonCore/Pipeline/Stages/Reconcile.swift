@@ -78,11 +78,12 @@ extension Pipeline {
             let (startedAt, acceptDeletions) = (run.settings.startedAt, run.settings.acceptDeletions)
             let deep = definition.check == .deep
             // The sides are compared while each side's baseline is read and compared on a core of its own.
-            let compared = Pending { loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) } }
+            let workers = run.settings.process.threads
+            let compared = Pending(on: workers) { loaded.remotes.flatMap { Reconciler.differences(local: loaded.local, remote: $0, deep: deep) } }
             // Each pair's agreement is read on a core of its own meanwhile too.
             let agreementURLs = loaded.remotes.map { remote in definition.stateDir.map { Agreement.url(in: $0, remote: remote.spec.name) } }
-            let agreementFiles = Pending { agreementURLs.map { $0.map(Agreement.read) ?? .none } }
-            let baselines = mapOnEveryCore(loaded.sides, chunkSize: 1) { sides in
+            let agreementFiles = Pending(on: workers) { agreementURLs.map { $0.map(Agreement.read) ?? .none } }
+            let baselines = mapOnEveryCore(loaded.sides, chunkSize: 1, on: workers) { sides in
                 sides.map {
                     SideBaseline(
                         $0, stateDir: definition.stateDir, statePath: definition.statePath, limits: definition.alarm,

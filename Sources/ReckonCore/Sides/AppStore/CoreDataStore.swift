@@ -120,7 +120,7 @@ package struct CoreDataStore: MemoStore {
         }
         let rows = opened.rowNumbers()
         return Array(
-            mapOnEveryCore(memos, chunkSize: chunkSize) { chunk in
+            mapOnEveryCore(memos, chunkSize: chunkSize, on: process.threads) { chunk in
                 // Each chunk has its own connection to the copy: a connection never crosses threads.
                 let reader: OpenedStore.RowReader
                 do { reader = try opened.rowReader(mapped: false) } catch {
@@ -148,14 +148,17 @@ final class OpenedStore: Sendable {
     /// SQLite's check of the whole copy, run on another core while the rows
     /// are read: nil when it passes, else why the side failed.
     private let check: Pending<Failed?>
+    /// The threads the store's rows are read on.
+    let workers: Workers
     /// `Z_PK` of each usable id, and the problem of each id held by several rows, found by the first listing.
     private let rows = Mutex<(numbers: IDMap<Int64>, repeated: [MemoID: Problem])?>(nil)
 
-    private init(snapshot: StoreSnapshot, schema: StoreSchema, notes: [Problem]) {
+    private init(snapshot: StoreSnapshot, schema: StoreSchema, notes: [Problem], on workers: Workers) {
+        self.workers = workers
         self.snapshot = snapshot
         self.schema = schema
         self.notes = notes
-        check = Pending {
+        check = Pending(on: workers) {
             do {
                 guard try snapshot.open().rows("PRAGMA quick_check(1)").compactMap(\.first?.text) == ["ok"] else {
                     return Failed(
@@ -231,13 +234,13 @@ final class OpenedStore: Sendable {
         }
         let stamps = [files.store, files.wal, files.journal].map { StoreSnapshot.Stamp(path: $0) }
         if let cached = kept.opened.withLock({ $0 }), cached.stamps == stamps { return .success(cached.store) }
-        let result = make(files, model: source.model, checkpoints: process.checkpoints)
+        let result = make(files, model: source.model, process: process)
         if case .success(let store) = result { kept.opened.withLock { $0 = (stamps, store) } }
         return result
     }
 
     /// Copies, checks and reads the model of one store.
-    static func make(_ files: StoreFiles, model: StoreModel, checkpoints: Checkpoints) -> Result<OpenedStore, Failed> {
+    static func make(_ files: StoreFiles, model: StoreModel, process: ProcessSettings) -> Result<OpenedStore, Failed> {
         func failed(_ kind: Problem.Kind, _ message: String) -> Result<OpenedStore, Failed> {
             .failure(Failed(problem: Problem(kind, path: files.name, message)))
         }
@@ -255,7 +258,7 @@ final class OpenedStore: Sendable {
             // Never quarantined: a store being written or that cannot be copied is not damaged.
             return failed(.unreadableFile, error.message)
         }
-        checkpoints.at("store-copied")
+        process.checkpoints.at("store-copied")
         func damaged(_ message: String) -> Result<OpenedStore, Failed> {
             .failure(Failed(problem: Problem(.corruptStore, path: files.name, message), damaged: snapshot.damagedFiles()))
         }
@@ -280,7 +283,7 @@ final class OpenedStore: Sendable {
         }
         do {
             let schema = try StoreSchema.read(try snapshot.open(), model: model)
-            return .success(OpenedStore(snapshot: snapshot, schema: schema, notes: notes))
+            return .success(OpenedStore(snapshot: snapshot, schema: schema, notes: notes, on: process.threads))
         } catch let failure as StoreSchema.Failure {
             return .failure(Failed(problem: Problem(.storeModel, path: files.name, failure.message)))
         } catch let failure as SQLite.Failure where failure.isDamage || failure.isFileTrouble {
@@ -365,7 +368,7 @@ final class OpenedStore: Sendable {
         let starts = Array(stride(from: Int64(0), through: last, by: Int(stretch)))
         // Why a stretch could not be read: its rows are said to have failed for that.
         let failure = Mutex<Problem?>(nil)
-        let found = mapOnEveryCore(starts, chunkSize: 1) { chunk in
+        let found = mapOnEveryCore(starts, chunkSize: 1, on: workers) { chunk in
             chunk.flatMap { start -> [(MemoID, Result<MemoSummary, Problem>)] in
                 do {
                     let reader = try rowReader()

@@ -13,8 +13,11 @@ package struct DiskFileAccess: FileAccess {
     let root: URL
     package let shownRoot: String
     package let limits: ReadLimits
+    /// Where a test pauses the process, before a swap.
+    let checkpoints: Checkpoints
 
-    init(_ url: URL, shown: String, limits: ReadLimits) {
+    init(_ url: URL, shown: String, limits: ReadLimits, checkpoints: Checkpoints) {
+        self.checkpoints = checkpoints
         root = MemoFolder.resolveRoot(url)
         shownRoot = root == url ? shown : joinPath(shown, MemoFolder.nestedFolder)
         self.limits = limits
@@ -164,7 +167,7 @@ package struct DiskFileAccess: FileAccess {
             throw failure(file.path, "cannot be written: \(problem)")
         }
         // A test changes the target here, as the app would between reckon's read and its write.
-        TestStop.wait(at: file.folder == nil ? "index-swap" : "memo-swap")
+        checkpoints.wait(at: file.folder == nil ? "index-swap" : "memo-swap")
         guard let expecting else {
             guard reckon_renameat2(folder.fd, temporary, file.name, 1) == 0 else {
                 let appeared = errno == EEXIST

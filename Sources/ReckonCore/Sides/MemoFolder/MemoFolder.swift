@@ -278,7 +278,7 @@ package struct MemoFolder: MemoStore {
             limits.depthLimit >= Self.cleanIndexDepth
         {
             var counts = reckon_index_counts()
-            if reckon_count_clean_index(indexPath, &counts, UInt32(Workers.count ?? 0)) == 0 {
+            if reckon_count_clean_index(indexPath, &counts, UInt32(process.threads.count ?? 0)) == 0 {
                 return SideListing(spec: spec, precounted: MemoCounts(active: Int(counts.active), archived: Int(counts.archived)))
             }
         }
@@ -520,7 +520,7 @@ package struct MemoFolder: MemoStore {
         // A cache's files change when the cache is refreshed, not with the remote.
         guard case .folder = memoListing, let folder = OpenFolder(root.path + "/memos") else { return memos.map { _ in nil } }
         return Array(
-            mapOnEveryCore(memos, chunkSize: 256) { chunk in
+            mapOnEveryCore(memos, chunkSize: 256, on: process.threads) { chunk in
                 chunk.map { id, spelledAs in FileIdentity(of: spelledAs.fileName(of: id), in: folder) }
             }.joined())
     }
@@ -541,7 +541,7 @@ package struct MemoFolder: MemoStore {
     ) -> [Result<Output, Judged>] {
         let folder = OpenFolder(root.path + "/memos")
         return Array(
-            mapOnEveryCore(files, chunkSize: chunkSize) { chunk in
+            mapOnEveryCore(files, chunkSize: chunkSize, on: process.threads) { chunk in
                 // Each chunk has its own buffer and its own parser.
                 var buffer = Data()
                 let parser = MemoParser()

@@ -42,8 +42,8 @@ package struct MemoFolderSide: SideKind, WrittenSide, Hashable {
 
     package func planned() -> PlannedPlace { PlannedPlace(location: realPath(url.path)) }
 
-    package func fileAccess(shown: String, limits: ReadLimits) throws(MemoFolderError) -> any FileAccess {
-        DiskFileAccess(url, shown: shown, limits: limits)
+    package func fileAccess(shown: String, limits: ReadLimits, process: ProcessSettings) throws(MemoFolderError) -> any FileAccess {
+        DiskFileAccess(url, shown: shown, limits: limits, checkpoints: process.checkpoints)
     }
 
     package func lockPlace(shown: String) throws(TargetLock.Refusal) -> String {

@@ -44,8 +44,11 @@ extension RcloneStore {
         private let work = DispatchGroup()
         let staging: URL
         let memosFolder: URL
+        /// The threads the copied files are judged on.
+        let workers: Workers
 
-        init(staging: URL, memosFolder: URL) {
+        init(staging: URL, memosFolder: URL, on workers: Workers) {
+            self.workers = workers
             self.staging = staging
             self.memosFolder = memosFolder
         }
@@ -75,7 +78,7 @@ extension RcloneStore {
         }
 
         private func startWork() {
-            Workers.async(group: work) { [self] in
+            workers.async(group: work) { [self] in
                 while let next = state.withLock({ $0.next() }) {
                     var kept: [String: CachedFile] = [:]
                     for name in next.names {

@@ -42,7 +42,7 @@ extension RcloneStore.Remote {
         // A test that pauses after the listing (to change the remote there) gets the fill after its pause.
         let checkpoints = process.checkpoints
         let pausing = fill && checkpoints.pauses(at: "rclone-listed")
-        let copy = Pending { [downloader, memos, staging, names, checkpoints] () -> Rclone.Failure? in
+        let copy = Pending(on: process.threads) { [downloader, memos, staging, names, checkpoints] () -> Rclone.Failure? in
             if pausing {
                 _ = listing.wait()
                 checkpoints.wait(at: "rclone-listed")
@@ -122,7 +122,9 @@ extension RcloneStore.Remote {
             }
         }
         try? FileTree.remove(staging.path)
-        let record = Pending { [cached, fingerprintsURL] in (try? AtomicFile.write(RcloneStore.CachedFile.data(cached), to: fingerprintsURL)) != nil }
+        let record = Pending(on: process.threads) { [cached, fingerprintsURL] in
+            (try? AtomicFile.write(RcloneStore.CachedFile.data(cached), to: fingerprintsURL)) != nil
+        }
         recordWrite.withLock { $0 = record }
         listed.cacheUse = CacheUse(fetched: fetched, fromCache: fromCache, temporary: source.cacheIsTemporary)
         return listed

@@ -12,11 +12,14 @@ package struct RcloneFileAccess: FileAccess {
     let root: String
     package let shownRoot: String
     package let limits: ReadLimits
+    /// What the process decides for the access (child environment, private folders).
+    let process: ProcessSettings
 
     /// Lists the remote once to find the folder holding `index.json`, or its
     /// parent holding `60dMemo/`, as `RcloneStore` finds it.
-    init(_ side: RcloneSide, shown: String, limits: ReadLimits) throws(MemoFolderError) {
+    init(_ side: RcloneSide, shown: String, limits: ReadLimits, process: ProcessSettings) throws(MemoFolderError) {
         self.limits = limits
+        self.process = process
         var rclone: Rclone
         do { rclone = try Rclone(config: side.config, flags: side.flags) } catch {
             throw MemoFolderError(path: shown, reason: error.message)

@@ -138,8 +138,8 @@ package struct RcloneSide: SideKind, WrittenSide, CachedSide, Hashable {
         return PlannedPlace(location: Rclone.masked(remote) == remote ? remote : nil, kept: kept)
     }
 
-    package func fileAccess(shown: String, limits: ReadLimits) throws(MemoFolderError) -> any FileAccess {
-        try RcloneFileAccess(self, shown: shown, limits: limits)
+    package func fileAccess(shown: String, limits: ReadLimits, process: ProcessSettings) throws(MemoFolderError) -> any FileAccess {
+        try RcloneFileAccess(self, shown: shown, limits: limits, process: process)
     }
 
     package func lockPlace(shown: String) throws(TargetLock.Refusal) -> String { "rclone " + place }

@@ -64,7 +64,7 @@ package struct RcloneStore: MemoStore {
         }
         // Read once the listing is done, when the other sides mostly were: on a thread of its own, so that
         // its work on every core is not held to the share of one iteration of the load stage.
-        var side = Pending { [spec, limits] in remote.folder(spec, limits: limits, names: listed.names).load(deep: deep) }.wait()
+        var side = Pending(on: process.threads) { [spec, limits] in remote.folder(spec, limits: limits, names: listed.names).load(deep: deep) }.wait()
         side.problems += listed.problems
         return remote.placed(listed.marked(side), spec)
     }
@@ -232,11 +232,12 @@ package struct RcloneStore: MemoStore {
             configured.errorLimit = 10
             let cacheFolder = source.cache.appendingPathComponent(Rclone.cacheName(of: source.remote))
             // The index of the last run is read from the cache while the remote is listed.
-            let previous = need == .files && !source.refresh ? Pending { Self.readPreviousIndex(in: cacheFolder) } : nil
+            let previous = need == .files && !source.refresh ? Pending(on: process.threads) { Self.readPreviousIndex(in: cacheFolder) } : nil
             // `memos/` of the remote as named starts being listed at once, before the remote is
             // known to hold it: the listing is the longest call. A nested remote lists its own.
-            let backend = listing ? Self.lookUpBackend(source, rclone: configured) : nil
-            let memosListed = listing ? startListing(Rclone.joined(source.remote, "memos"), rclone: configured, backend: backend!) : nil
+            let workers = process.threads
+            let backend = listing ? Self.lookUpBackend(source, rclone: configured, on: workers) : nil
+            let memosListed = listing ? startListing(Rclone.joined(source.remote, "memos"), rclone: configured, backend: backend!, on: workers) : nil
             let top: [Rclone.Entry]
             do { top = try configured.lsjson(source.remote, filesOnly: false, hash: false) } catch {
                 _ = memosListed?.wait()
@@ -253,7 +254,9 @@ package struct RcloneStore: MemoStore {
                 source: source, rclone: configured, root: root, nesting: nested ? MemoFolder.nestedFolder : "",
                 cacheFolder: cacheFolder, previousIndex: previousIndex, backend: backend, process: process)
             if listing {
-                remote.memosListing.withLock { $0 = nested ? startListing(remote.memos, rclone: configured, backend: backend!) : memosListed }
+                remote.memosListing.withLock {
+                    $0 = nested ? startListing(remote.memos, rclone: configured, backend: backend!, on: workers) : memosListed
+                }
                 // The listing of a folder a nested remote does not hold fails at once; no rclone is left behind.
                 if nested { _ = memosListed?.wait() }
             }
@@ -336,17 +339,17 @@ package struct RcloneStore: MemoStore {
         private func startListing() -> Pending<Result<[Rclone.Entry], Rclone.Failure>> {
             memosListing.withLock { started in
                 if let started { return started }
-                let pending = Self.startListing(memos, rclone: rclone, backend: backendLookup())
+                let pending = Self.startListing(memos, rclone: rclone, backend: backendLookup(), on: process.threads)
                 started = pending
                 return pending
             }
         }
 
         /// An `lsjson` of a memos folder on another core, with MD5 where the backend lists it for free.
-        private static func startListing(_ memos: String, rclone: Rclone, backend: Pending<String?>) -> Pending<
+        private static func startListing(_ memos: String, rclone: Rclone, backend: Pending<String?>, on workers: Workers) -> Pending<
             Result<[Rclone.Entry], Rclone.Failure>
         > {
-            Pending { () -> Result<[Rclone.Entry], Rclone.Failure> in
+            Pending(on: workers) { () -> Result<[Rclone.Entry], Rclone.Failure> in
                 let hash = backend.wait().map(Rclone.listingCarriesMD5) ?? false
                 return Result { () throws(Rclone.Failure) in try rclone.lsjson(memos, filesOnly: true, hash: hash) }
             }
@@ -354,15 +357,15 @@ package struct RcloneStore: MemoStore {
 
         /// The backend type of the side's remote, looked up on another core (for a named remote
         /// without `RCLONE_CONFIG_<NAME>_TYPE`, one `rclone config dump`).
-        private static func lookUpBackend(_ source: RcloneSide, rclone: Rclone) -> Pending<String?> {
-            Pending { (try? rclone.backendType(of: source.remote)) ?? nil }
+        private static func lookUpBackend(_ source: RcloneSide, rclone: Rclone, on workers: Workers) -> Pending<String?> {
+            Pending(on: workers) { (try? rclone.backendType(of: source.remote)) ?? nil }
         }
 
         /// The backend lookup, started now if it was not yet.
         private func backendLookup() -> Pending<String?> {
             backend.withLock { started in
                 if let started { return started }
-                let pending = Self.lookUpBackend(source, rclone: rclone)
+                let pending = Self.lookUpBackend(source, rclone: rclone, on: process.threads)
                 started = pending
                 return pending
             }
@@ -388,11 +391,11 @@ package struct RcloneStore: MemoStore {
             var cached: [String: CachedFile] = [:]
             var stampsKept: Set<String> = []
             var early = Early()
-            let keeper = Keeper(staging: staging, memosFolder: cacheFolder.appendingPathComponent("memos"))
+            let keeper = Keeper(staging: staging, memosFolder: cacheFolder.appendingPathComponent("memos"), on: process.threads)
             if deep {
                 removeStagingOfEndedRuns()
                 // The cache's record is read, and its files' stamps checked, while the early copy starts.
-                let record = Pending { [source, fingerprintsURL, cacheFolder] () -> ([String: CachedFile], Set<String>) in
+                let record = Pending(on: process.threads) { [source, fingerprintsURL, cacheFolder] () -> ([String: CachedFile], Set<String>) in
                     let cached = source.refresh ? [:] : CachedFile.read(fingerprintsURL)
                     return (cached, CachedFile.stampsKept(cached, in: cacheFolder.appendingPathComponent("memos")))
                 }
