@@ -75,7 +75,7 @@ struct ExportCommand: ReckonCommand {
             throw arguments.usage("'--out' \(error.message)")
         }
         // Held until the export is written: apply never writes the side mid-read.
-        let locks = SideLocks([spec])
+        let locks = SideLocks([spec], process: settings)
         defer { withExtendedLifetime(locks) {} }
         if let refused = locks.refused(spec) {
             for problem in refused.problems { console.err(problem.line(under: spec.path) + "\n") }
@@ -89,7 +89,7 @@ struct ExportCommand: ReckonCommand {
         let outcome: ExportJob.Outcome
         do {
             // Two exports into one folder take turns: the second is refused.
-            let lock = try TargetLock.lock(exportFolder: folder, shown: out)
+            let lock = try TargetLock.lock(exportFolder: folder, shown: out, process: settings)
             defer { lock.release() }
             settings.checkpoints.wait(at: "export-locked")
             outcome = try job.run(nil, makeExporter: { Exporter(store: store, process: settings) }, progress: { printer("exporting", $0, $1) })

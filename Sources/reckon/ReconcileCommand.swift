@@ -219,7 +219,7 @@ struct CountsCommand: ReckonCommand {
 
     func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
         let spec = try lonePathSide(path, name: "side", app: app, arguments: arguments)
-        let locks = SideLocks([spec])
+        let locks = SideLocks([spec], process: settings)
         let side = locks.refused(spec) ?? spec.store(limits: ReadLimits(), process: settings).count()
         if json {
             console.json(side.countsJSON(given: path).jsonData)

@@ -111,7 +111,7 @@ struct RunCommand: ReckonCommand {
         pipeline.settings.repairCommand = .pipeline(definition)
         let locks: RunLocks
         do {
-            locks = try RunLocks(for: definition, file: file, writesFiles: pipeline.settings.writeFiles) {
+            locks = try RunLocks(for: definition, file: file, writesFiles: pipeline.settings.writeFiles, process: settings) {
                 settings.checkpoints.wait(at: "run-export-locked")
             }
         } catch {

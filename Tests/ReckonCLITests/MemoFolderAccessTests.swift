@@ -315,9 +315,10 @@ import Testing
     @Test func theSharedLockFolderIsPrivateAndALinkThereIsRefused() throws {
         let (url, side) = try folder()
         defer { try? FileManager.default.removeItem(at: url) }
-        let lock = try TargetLock.lock(side)
+        let settings = ProcessSettings(environment: ProcessInfo.processInfo.environment)
+        let lock = try TargetLock.lock(side, process: settings)
         let folder = lock.url.deletingLastPathComponent()
-        #expect(["/run/lock/reckon", PrivateFolder.temporaryRoot + "/reckon-locks"].contains(folder.path))
+        #expect(["/run/lock/reckon", settings.temporaryRoot + "/reckon-locks"].contains(folder.path))
         var info = stat()
         #expect(lstat(folder.path, &info) == 0 && info.st_mode & 0o022 == 0 && info.st_uid == getuid())
         #expect(lock.url.lastPathComponent.count == 21, "16 hex digits and .lock")

@@ -21,7 +21,8 @@ package enum PrivateFolder {
         var template = Array("\(parent)/\(prefix)-\(getpid())-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
         guard made else {
-            throw OutputError(path: parent, reason: namingTMPDIR("cannot make a private folder there: \(AtomicFile.lastError())"))
+            throw OutputError(
+                path: parent, reason: namingTMPDIR("cannot make a private folder there: \(AtomicFile.lastError())", in: ProcessSettings.current))
         }
         let path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         madeHere.withLock { $0.append(path) }
@@ -37,8 +38,8 @@ package enum PrivateFolder {
     /// `reason`, why something could not be made in `temporaryRoot`, and,
     /// when `TMPDIR` chose that folder, that it did and what to do: a person
     /// who set it long ago would not think of it from the path alone.
-    package static func namingTMPDIR(_ reason: String) -> String {
-        guard let value = ProcessSettings.current.temporaryRootVariable else { return reason }
+    package static func namingTMPDIR(_ reason: String, in process: ProcessSettings) -> String {
+        guard let value = process.temporaryRootVariable else { return reason }
         return reason + "; the folder is TMPDIR's (TMPDIR=\(value)): set TMPDIR to a folder you can write in, or unset it to use /tmp"
     }
 

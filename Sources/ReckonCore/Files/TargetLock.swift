@@ -22,8 +22,8 @@ package enum TargetLock {
     /// Takes the target's lock, or throws `RunLock.Busy` naming the process
     /// that holds it. `folder` is the lock folder (tests give their own).
     /// Commands reading the side are waited for, up to `readWait`.
-    package static func lock(_ side: SideSpec, in folder: URL? = nil) throws -> RunLock {
-        try lock(name: lockName(side), in: folder, readers: readWait)
+    package static func lock(_ side: SideSpec, in folder: URL? = nil, process: ProcessSettings = ProcessSettings()) throws -> RunLock {
+        try lock(name: lockName(side), in: folder, process: process, readers: process.lockWait)
     }
 
     /// The sides in the order their locks are taken, by the locks' names:
@@ -32,20 +32,14 @@ package enum TargetLock {
         sides.map { ((try? lockName($0)) ?? "", $0) }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
-    /// How long a command that reads a side waits while apply or undo
-    /// writes it, and apply or undo waits for the commands reading it: 30 s
-    /// unless the process set another (`ProcessSettings.lockWait`: the
-    /// command line reads `RECKON_TEST_LOCK_WAIT`, in seconds, for tests).
-    package static var readWait: Duration { ProcessSettings.current.lockWait }
-
     /// The side's lock, taken shared, as every command that reads a side
     /// apply may write takes it; nil for a side that is never a target
     /// (the app's store). Throws `RunLock.Written` after `wait`, and the
     /// error of a lock folder that cannot be used, as apply does: without
     /// the lock, nothing keeps apply out of the read.
-    package static func share(_ side: SideSpec, wait: Duration = readWait) throws -> RunLock? {
+    package static func share(_ side: SideSpec, process: ProcessSettings) throws -> RunLock? {
         guard let name = try? lockName(side) else { return nil }
-        return try RunLock(sharing: lockFolder().appendingPathComponent(name + ".lock"), waiting: wait)
+        return try RunLock(sharing: lockFolder(process: process).appendingPathComponent(name + ".lock"), waiting: process.lockWait)
     }
 
     /// Takes the lock of an export folder (a pipeline's `export.dir`, or
@@ -57,9 +51,11 @@ package enum TargetLock {
     /// folder that cannot be used is an error, as for apply: without the
     /// lock nothing keeps another run out. `shown` is the folder as the
     /// user spelled it, for the messages.
-    package static func lock(exportFolder dir: URL, shown: String, in folder: URL? = nil) throws -> RunLock {
+    package static func lock(exportFolder dir: URL, shown: String, in folder: URL? = nil, process: ProcessSettings = ProcessSettings()) throws
+        -> RunLock
+    {
         do {
-            return try lock(name: lockName(place: "export " + realPath(dir.path)), in: folder)
+            return try lock(name: lockName(place: "export " + realPath(dir.path)), in: folder, process: process)
         } catch var busy as RunLock.Busy {
             busy.guarding = "the export folder \(shown)"
             throw busy
@@ -70,8 +66,8 @@ package enum TargetLock {
 
     /// The lock `name` in `folder` (else the lock folder), taken alone,
     /// waiting up to `readers` for the commands reading under it.
-    private static func lock(name: String, in folder: URL?, readers: Duration = .zero) throws -> RunLock {
-        let folder = try folder ?? lockFolder()
+    private static func lock(name: String, in folder: URL?, process: ProcessSettings, readers: Duration = .zero) throws -> RunLock {
+        let folder = try folder ?? lockFolder(process: process)
         try checkPrivate(folder)
         return try RunLock(at: folder.appendingPathComponent(name + ".lock"), readers: readers)
     }
@@ -88,8 +84,8 @@ package enum TargetLock {
 
     /// `/run/lock/reckon` when it is, or can be made, a folder of this
     /// user's that no one else can write; else `$TMPDIR/reckon-locks`, made
-    /// so when missing.
-    package static func lockFolder() throws -> URL {
+    /// so when missing (the temporary root of `process`).
+    package static func lockFolder(process: ProcessSettings) throws -> URL {
         let shared = URL(fileURLWithPath: "/run/lock/reckon")
         if access("/run/lock", W_OK) == 0 || FileKind(path: shared.path) == .directory {
             // A folder this user may not make, or not use, sends the lock to
@@ -99,9 +95,9 @@ package enum TargetLock {
             if madeShared, (try? checkPrivate(shared)) != nil { return shared }
         }
         do {
-            return try made(URL(fileURLWithPath: PrivateFolder.temporaryRoot).appendingPathComponent("reckon-locks"))
+            return try made(URL(fileURLWithPath: process.temporaryRoot).appendingPathComponent("reckon-locks"))
         } catch let error as OutputError {
-            throw OutputError(path: error.path, reason: PrivateFolder.namingTMPDIR(error.reason))
+            throw OutputError(path: error.path, reason: PrivateFolder.namingTMPDIR(error.reason, in: process))
         }
     }
 
@@ -135,18 +131,19 @@ package enum TargetLock {
 /// it reads them, so apply and undo never write a side mid-read: taken in
 /// the order of their names (apply takes its own so too, so neither waits
 /// on the other in a circle), let go when the value is. A side whose
-/// writer held on for all of `TargetLock.readWait` fails, in words.
+/// writer held on for all of `ProcessSettings.lockWait` fails, in words.
 package final class SideLocks: Sendable {
     private let held: Mutex<[RunLock]>
     /// Why each side that could not be locked fails, by the side's name.
     package let refusals: [String: String]
 
-    package init(_ sides: [SideSpec]) {
+    /// Shares the locks of `sides`, waiting as long as `process` says.
+    package init(_ sides: [SideSpec], process: ProcessSettings = ProcessSettings()) {
         var locks: [RunLock] = []
         var refusals: [String: String] = [:]
         for side in TargetLock.inOrder(sides) {
             do {
-                if let lock = try TargetLock.share(side) { locks.append(lock) }
+                if let lock = try TargetLock.share(side, process: process) { locks.append(lock) }
             } catch let written as RunLock.Written {
                 refusals[side.name] = written.description
             } catch {

@@ -28,8 +28,11 @@ package struct RunLocks {
     /// Takes the locks of `definition`, read from `file` (as given), for a
     /// run that `writesFiles` (one that does not takes none, but still has
     /// its export folder checked); `exportLocked` is called once the export
-    /// folder's lock is held.
-    package init(for definition: PipelineDefinition, file: String, writesFiles: Bool, exportLocked: () -> Void = {}) throws(Refusal) {
+    /// folder's lock is held; `process` says where the lock folder falls back to.
+    package init(
+        for definition: PipelineDefinition, file: String, writesFiles: Bool, process: ProcessSettings = ProcessSettings(),
+        exportLocked: () -> Void = {}
+    ) throws(Refusal) {
         do {
             _ = try definition.checkExportFolderIsOwn(file: file)
         } catch {
@@ -37,7 +40,7 @@ package struct RunLocks {
         }
         if writesFiles, let export = definition.export {
             do {
-                exportLock = try TargetLock.lock(exportFolder: export.dir, shown: export.path)
+                exportLock = try TargetLock.lock(exportFolder: export.dir, shown: export.path, process: process)
             } catch let error as DefinitionError {
                 throw .definition(error)
             } catch {

@@ -23,7 +23,7 @@ extension ExportVerifier {
     package static func verify(_ export: ExportOnDisk, against side: SideSpec?, process: ProcessSettings = ProcessSettings()) -> VerifyOutcome {
         let result = ExportVerifier(export, keepMemos: side != nil, on: process.threads).verify()
         guard let side, let memos = result.memos, let manifest = result.manifest else { return VerifyOutcome(result: result) }
-        let locks = SideLocks([side])
+        let locks = SideLocks([side], process: process)
         let listing = locks.refused(side) ?? side.store(limits: ReadLimits(), process: process).load(deep: true)
         let against = listing.status == .failed ? nil : (side.path, changes(since: memos, manifest: manifest, side: listing))
         return VerifyOutcome(result: result, side: listing, against: against)

@@ -68,7 +68,7 @@ package struct Applier {
         defer { for lock in locks { lock.release() } }
         for spec in TargetLock.inOrder(written) {
             do {
-                locks.append(try TargetLock.lock(spec))
+                locks.append(try TargetLock.lock(spec, process: options.process))
             } catch {
                 throw Refusal(description: "\(spec.label) (\(spec.path)): \(error)", isTrouble: true)
             }

@@ -27,7 +27,7 @@ package enum Undoer {
             let role = spec.role
             guard plan.side(role).writable else { continue }
             do {
-                locks.append(try TargetLock.lock(spec))
+                locks.append(try TargetLock.lock(spec, process: process))
                 writers[role.rawValue] = try MemoFolderWriter(spec, grant: WriteGrant(), process: process)
                 _ = writers[role.rawValue]!.removeLeftovers(known: ApplyJournal.knownContents(in: stateDir))
             } catch {

@@ -11,7 +11,7 @@ extension Pipeline {
             let specs = [definition.local] + definition.remotes
             for spec in specs { context.note("reading \(spec.label)") }
             // Held until the run lets the sides go: apply never writes a side mid-read.
-            let locks = SideLocks(specs)
+            let locks = SideLocks(specs, process: run.settings.process)
             let stores = specs.map { $0.store(limits: definition.limits, process: run.settings.process) }
             // As iterations of one apply, each side's own work on every core gets a share of the cores
             // while the others are read (libdispatch divides them), leaving the rest to rclone's
