@@ -30,6 +30,38 @@ import Testing
         #expect(found.isEmpty, "\(found.count) lines of the library read the environment or install a handler:\n\(found.joined(separator: "\n"))")
     }
 
+    /// The files that still read the process-wide settings, until the
+    /// temporary root, the child environment and the two hooks travel as
+    /// the rest do: no other file may start reading them, nor any bring
+    /// back a global that the settings' parts left.
+    static let stillReadingTheGlobal: Set<String> = [
+        "Sources/ReckonCore/Pipeline/ProcessSettings.swift", "Sources/ReckonCore/Files/PrivateFolder.swift",
+        "Sources/ReckonCore/Sides/Rclone/RcloneRun.swift", "Sources/ReckonCore/Sides/AppStore/PasswordSources.swift"
+    ]
+
+    @Test func theSettingsTravelAsValues() throws {
+        let global = try Regex("ProcessSettings\\.current|static\\s+(var|let)\\s+\\w+\\s*:\\s*(ProcessSettings|Checkpoints|Workers)\\b")
+        let gone = try Regex("\\bTestStop\\b|\\bWorkers\\.count\\b|\\bTargetLock\\.readWait\\b")
+        var found: [String] = []
+        for folder in ["ReckonCore", "reckon"] {
+            let root = Self.sources.appendingPathComponent(folder)
+            let files = (FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []).filter { $0.hasSuffix(".swift") }
+                .sorted()
+            for file in files {
+                let path = "Sources/\(folder)/\(file)"
+                let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+                for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let code = line.trimmingCharacters(in: .whitespaces)
+                    if code.hasPrefix("//") { continue }
+                    if line.contains(gone) || (line.contains(global) && !Self.stillReadingTheGlobal.contains(path)) {
+                        found.append("\(path):\(number + 1): \(code)")
+                    }
+                }
+            }
+        }
+        #expect(found.isEmpty, "\(found.count) lines read the settings as a global:\n\(found.joined(separator: "\n"))")
+    }
+
     /// The rule finds what it forbids: each pattern catches the line it was written for.
     @Test func theRulesCatchWhatTheyForbid() throws {
         let forbidden = [
