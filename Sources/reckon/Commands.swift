@@ -251,6 +251,7 @@ enum Passwords {
     /// input is a terminal and `prompts`.
     static func sources(_ arguments: ParsedArguments?, prompts: Bool = true) throws(UsageError) -> PasswordSources {
         var sources = PasswordSources(environment: fromEnvironment, terminal: prompts && isatty(0) == 1)
+        sources.aroundPrompt = { PromptSignals.around($0) }
         if let arguments, let path = try arguments.value(SharedOptions.passwordFile) {
             let file = PasswordFile(url: fileURL(path), shown: path)
             do {

@@ -23,6 +23,5 @@ _ = Passwords.fromEnvironment
 // the library installs none of, handed to the command that runs.
 var settings = ProcessSettings(environment: ProcessInfo.processInfo.environment)
 settings.beforePrivateFolder = { ExitCleanup.install() }
-settings.aroundPrompt = { PromptSignals.around($0) }
 ProcessSettings.install(settings)
 exit(Commands.run(CommandLineWords.current, settings: settings).rawValue)

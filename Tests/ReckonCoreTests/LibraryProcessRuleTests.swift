@@ -31,12 +31,12 @@ import Testing
     }
 
     /// The files that still read the process-wide settings, until the
-    /// temporary root, the child environment and the two hooks travel as
+    /// temporary root, the child environment and the private folder's hook travel as
     /// the rest do: no other file may start reading them, nor any bring
     /// back a global that the settings' parts left.
     static let stillReadingTheGlobal: Set<String> = [
         "Sources/ReckonCore/Pipeline/ProcessSettings.swift", "Sources/ReckonCore/Files/PrivateFolder.swift",
-        "Sources/ReckonCore/Sides/Rclone/RcloneRun.swift", "Sources/ReckonCore/Sides/AppStore/PasswordSources.swift"
+        "Sources/ReckonCore/Sides/Rclone/RcloneRun.swift"
     ]
 
     @Test func theSettingsTravelAsValues() throws {
@@ -83,7 +83,7 @@ import Testing
         let defaults = ProcessSettings()
         #expect(defaults.temporaryRoot == "/tmp" && defaults.temporaryRootVariable == nil)
         #expect(defaults.childEnvironment.isEmpty && defaults.workers == nil && defaults.lockWait == .seconds(30))
-        #expect(!defaults.checkpoints.pauses(at: "flushed") && defaults.beforePrivateFolder == nil && defaults.aroundPrompt == nil)
+        #expect(!defaults.checkpoints.pauses(at: "flushed") && defaults.beforePrivateFolder == nil && PasswordSources().aroundPrompt == nil)
     }
 
     /// What the command line reads, read from a given environment: the

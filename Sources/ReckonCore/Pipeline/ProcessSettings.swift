@@ -36,10 +36,6 @@ package struct ProcessSettings: Sendable {
     /// on that thread: the command line installs, the first time, the exit
     /// and signal handlers that call `PrivateFolder.removeAll()`.
     package var beforePrivateFolder: (@Sendable () -> Void)?
-    /// Runs a password prompt at the terminal (`TerminalPrompt`), given as
-    /// a body to call once: the command line's puts the terminal back, and
-    /// lets the signal go on, if SIGINT or SIGTERM comes while it asks.
-    package var aroundPrompt: (@Sendable (_ body: () -> Void) -> Void)?
 
     /// The defaults, for a library user that sets nothing.
     package init() {}

@@ -119,6 +119,11 @@ package struct PasswordSources: Sendable {
     package var file: PasswordFile?
     /// Whether standard input is a terminal, to ask at.
     package var terminal: Bool
+    /// Runs a password prompt at the terminal (`TerminalPrompt`), given as
+    /// a body to call once: the command line's puts the terminal back, and
+    /// lets the signal go on, if SIGINT or SIGTERM comes while it asks; nil
+    /// asks with no handler around.
+    package var aroundPrompt: (@Sendable (_ body: () -> Void) -> Void)?
 
     package init(environment: SecretBytes? = nil, file: PasswordFile? = nil, terminal: Bool = false) {
         self.environment = environment
@@ -136,11 +141,11 @@ package struct PasswordSources: Sendable {
     package func password(for shown: String, file own: PasswordFile?) -> BackupPassword {
         let environment = environment
         let file = file ?? own
-        let terminal = terminal
+        let (terminal, aroundPrompt) = (terminal, aroundPrompt)
         return BackupPassword { () throws(BackupPassword.Failure) -> SecretBytes in
             if let environment { return environment.withBytes { SecretBytes(copying: $0) } }
             if let file { return try file.read() }
-            if terminal { return try TerminalPrompt.ask("Password of the iPhone backup \(escapedForDisplay(shown)): ") }
+            if terminal { return try TerminalPrompt.ask("Password of the iPhone backup \(escapedForDisplay(shown)): ", around: aroundPrompt) }
             throw BackupPassword.Failure(Self.noPasswordMessage)
         }
     }
@@ -148,12 +153,13 @@ package struct PasswordSources: Sendable {
 
 /// Asks for a password at the terminal on standard input: the prompt on
 /// stderr, echo off while it is typed, and the terminal put back as it was
-/// afterwards. It installs no handler: the process's `aroundPrompt`
-/// (`ProcessSettings`) runs it, and the command line's puts the terminal
-/// back on SIGINT or SIGTERM before the signal goes on.
+/// afterwards. It installs no handler: the password sources' `aroundPrompt`
+/// runs it, and the command line's puts the terminal back on SIGINT or
+/// SIGTERM before the signal goes on.
 package enum TerminalPrompt {
-    package static func ask(_ prompt: String) throws(BackupPassword.Failure) -> SecretBytes {
-        guard let around = ProcessSettings.current.aroundPrompt else { return try askQuietly(prompt) }
+    /// Asks with `prompt`, inside `around` when one is given.
+    package static func ask(_ prompt: String, around: (@Sendable (_ body: () -> Void) -> Void)?) throws(BackupPassword.Failure) -> SecretBytes {
+        guard let around else { return try askQuietly(prompt) }
         var outcome: Result<SecretBytes, BackupPassword.Failure>?
         around { outcome = Result { () throws(BackupPassword.Failure) in try askQuietly(prompt) } }
         guard let outcome else { return try askQuietly(prompt) }
