@@ -35,30 +35,23 @@ import Testing
     /// the rest do: no other file may start reading them, nor any bring
     /// back a global that the settings' parts left.
     static let stillReadingTheGlobal: Set<String> = [
-        "Sources/ReckonCore/Pipeline/ProcessSettings.swift", "Sources/ReckonCore/Files/PrivateFolder.swift",
-        "Sources/ReckonCore/Sides/Rclone/RcloneRun.swift"
+        "ReckonCore/Pipeline/ProcessSettings.swift", "ReckonCore/Files/PrivateFolder.swift", "ReckonCore/Sides/Rclone/RcloneRun.swift"
     ]
 
     @Test func theSettingsTravelAsValues() throws {
-        let global = try Regex("ProcessSettings\\.current|static\\s+(var|let)\\s+\\w+\\s*:\\s*(ProcessSettings|Checkpoints|Workers)\\b")
-        let gone = try Regex("\\bTestStop\\b|\\bWorkers\\.count\\b|\\bTargetLock\\.readWait\\b")
-        var found: [String] = []
-        for folder in ["ReckonCore", "reckon"] {
-            let root = Self.sources.appendingPathComponent(folder)
-            let files = (FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []).filter { $0.hasSuffix(".swift") }
-                .sorted()
-            for file in files {
-                let path = "Sources/\(folder)/\(file)"
-                let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
-                for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                    let code = line.trimmingCharacters(in: .whitespaces)
-                    if code.hasPrefix("//") { continue }
-                    if line.contains(gone) || (line.contains(global) && !Self.stillReadingTheGlobal.contains(path)) {
-                        found.append("\(path):\(number + 1): \(code)")
-                    }
-                }
-            }
-        }
+        let folders = ["ReckonCore", "reckon"]
+        let found =
+            try offendingLines(
+                in: folders,
+                rules: [("\\bTestStop\\b|\\bWorkers\\.count\\b|\\bTargetLock\\.readWait\\b", "reads a setting that now travels as a value")])
+            + offendingLines(
+                in: folders, skipping: { Self.stillReadingTheGlobal.contains($0) },
+                rules: [
+                    (
+                        "ProcessSettings\\.current|static\\s+(var|let)\\s+\\w+\\s*:\\s*(ProcessSettings|Checkpoints|Workers)\\b",
+                        "reads the settings as a global"
+                    )
+                ])
         #expect(found.isEmpty, "\(found.count) lines read the settings as a global:\n\(found.joined(separator: "\n"))")
     }
 
