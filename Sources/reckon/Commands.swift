@@ -270,9 +270,11 @@ enum Passwords {
 /// `Manifest.db` an iPhone backup, anything else a memo folder. Throws
 /// the usage error when `--app` is given for anything but an iPhone
 /// backup, or the backup holds several apps' stores with memos and no
-/// `--app` says which, or none of the app `--app` names.
+/// `--app` says which, or none of the app `--app` names. `settings` is
+/// what the process tells the library.
 func side(
-    _ role: SideRole, name: String, label: String, path: String, app: String?, refresh: Bool = false, arguments: ParsedArguments
+    _ role: SideRole, name: String, label: String, path: String, app: String?, refresh: Bool = false, arguments: ParsedArguments,
+    settings: ProcessSettings
 ) throws(UsageError) -> SideSpec {
     let environment = ProcessInfo.processInfo.environment
     let passwords = try Passwords.sources(arguments)
@@ -290,27 +292,31 @@ func side(
         }
     }
     var (shown, kind) = SideKinds.fromCommandLine(
-        path, CommandLineWord(url: url, app: app, refresh: refresh, cache: { SideKinds.oneShotCache(environment: environment) }))
+        path, CommandLineWord(url: url, app: app, refresh: refresh, cache: { SideKinds.oneShotCache(environment: environment, process: settings) }))
     kind.usePasswords(passwords, shown: shown)
     if let misplaced = SideKinds.misplacedAppOption(app, on: kind) { throw arguments.usage("\(shown): \(misplaced)") }
-    if let ambiguity = kind.ambiguity { throw arguments.usage("\(shown): \(ambiguity)") }
+    if let ambiguity = kind.ambiguity(process: settings) { throw arguments.usage("\(shown): \(ambiguity)") }
     return SideSpec(role: role, name: name, label: label, path: shown, kind: kind)
 }
 
 /// A side named by a path alone (`counts`, `export`, `verify --against`), labelled by its path.
-func lonePathSide(_ path: String, name: String, app: String?, refresh: Bool = false, arguments: ParsedArguments) throws(UsageError) -> SideSpec {
-    try side(.local, name: name, label: SideKinds.shown(path), path: path, app: app, refresh: refresh, arguments: arguments)
+func lonePathSide(
+    _ path: String, name: String, app: String?, refresh: Bool = false, arguments: ParsedArguments, settings: ProcessSettings
+) throws(UsageError) -> SideSpec {
+    try side(.local, name: name, label: SideKinds.shown(path), path: path, app: app, refresh: refresh, arguments: arguments, settings: settings)
 }
 
 /// A definition file read and checked (its outputs outside its sources), or
 /// nil with the error said. Its store sides are given the ways to a
 /// backup's password, `--password-file` among them when `arguments` has one
 /// (it wins over the definition's `"passwordFile"`; refused, it is a usage
-/// error, said with the command's usage).
-func checkedDefinition(_ path: String, console: Console, arguments: ParsedArguments? = nil) -> PipelineDefinition? {
+/// error, said with the command's usage). `settings` is what the process
+/// tells the library.
+func checkedDefinition(_ path: String, console: Console, settings: ProcessSettings, arguments: ParsedArguments? = nil) -> PipelineDefinition? {
     do {
         let passwords = try Passwords.sources(arguments)
-        var definition = try PipelineDefinition.load(from: fileURL(path), displayPath: path, environment: ProcessInfo.processInfo.environment)
+        var definition = try PipelineDefinition.load(
+            from: fileURL(path), displayPath: path, environment: ProcessInfo.processInfo.environment, process: settings)
         try definition.checkOutputsOutsideSources(file: path)
         definition.usePasswords(passwords)
         return definition

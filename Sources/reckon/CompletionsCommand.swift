@@ -52,7 +52,7 @@ struct CompletionsCommand: ReckonCommand {
 
     func run(_ console: Console, settings: ProcessSettings) -> ExitCode {
         guard let shell else {
-            for id in Self.differingIDs(words) { console.out(id + "\n") }
+            for id in Self.differingIDs(words, settings: settings) { console.out(id + "\n") }
             return .done
         }
         let commands = Commands.all.map { $0.spec } + [Commands.help]
@@ -68,13 +68,13 @@ struct CompletionsCommand: ReckonCommand {
     /// the command line `words` leads to (`LatestReport`): its pipeline's
     /// report folder, its `--out`, else the current folder and the folders up
     /// to three below it.
-    static func differingIDs(_ words: [String]) -> [String] {
+    static func differingIDs(_ words: [String], settings: ProcessSettings) -> [String] {
         var folders: [URL] = []
         for (n, word) in words.enumerated() {
             if word == "--out", n + 1 < words.count { folders.append(fileURL(words[n + 1])) }
             if word.hasPrefix("--out=") { folders.append(fileURL(String(word.dropFirst(6)))) }
             if word.hasSuffix(".json"), !word.hasPrefix("-"),
-                let definition = try? PipelineDefinition.load(from: fileURL(word), displayPath: word, environment: [:]),
+                let definition = try? PipelineDefinition.load(from: fileURL(word), displayPath: word, environment: [:], process: settings),
                 let reports = definition.reportDir
             {
                 folders.append(reports)

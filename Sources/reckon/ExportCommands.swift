@@ -65,7 +65,7 @@ struct ExportCommand: ReckonCommand {
     }
 
     func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
-        let spec = try lonePathSide(path, name: "local", app: app, refresh: refresh, arguments: arguments)
+        let spec = try lonePathSide(path, name: "local", app: app, refresh: refresh, arguments: arguments, settings: settings)
         let folder = outputURL(out)
         var check = PipelineDefinition(name: "export", local: spec, remotes: [], reportDir: folder)
         check.reportPath = out
@@ -174,7 +174,7 @@ struct VerifyCommand: ReckonCommand {
 
     func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
         var side: SideSpec?
-        if let against { side = try lonePathSide(against, name: "side", app: app, arguments: arguments) }
+        if let against { side = try lonePathSide(against, name: "side", app: app, arguments: arguments, settings: settings) }
         guard let export = exportOnDisk(path, console: console) else { return .trouble }
         let outcome = ExportVerifier.verify(export, against: side, process: settings)
         if let listing = outcome.side {

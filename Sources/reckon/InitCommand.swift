@@ -56,15 +56,17 @@ struct InitCommand: ReckonCommand {
         if let why = SideKinds.notKeptInDefinition(remote) { throw arguments.usage("'--remote' is \(why)") }
         let (folder, file, shown) = try newFile()
         let strings = Strings.forLanguage("en")
-        let localSide = try side(.local, name: "device", label: strings.defaultLocalLabel, path: local, app: app, arguments: arguments)
-        let remoteSide = try side(.remote, name: "drive", label: strings.defaultRemoteLabel, path: remote, app: app, arguments: arguments)
+        let localSide = try side(
+            .local, name: "device", label: strings.defaultLocalLabel, path: local, app: app, arguments: arguments, settings: settings)
+        let remoteSide = try side(
+            .remote, name: "drive", label: strings.defaultRemoteLabel, path: remote, app: app, arguments: arguments, settings: settings)
         guard localSide.kind.place != remoteSide.kind.place else {
             throw arguments.usage("'--local' and '--remote' name the same place, \(local); a side is always in sync with itself")
         }
         // A side on this machine is read now (its index only), so a
         // definition that cannot run is never written.
         for (option, spec) in [("--local", localSide), ("--remote", remoteSide)] {
-            if let why = spec.whyUnreadableHere() { throw arguments.usage("'\(option)' \(why); nothing was written") }
+            if let why = spec.whyUnreadableHere(process: settings) { throw arguments.usage("'\(option)' \(why); nothing was written") }
         }
         let definition = InitialDefinition(name: name, local: localSide, remote: remoteSide)
         do {
@@ -78,12 +80,12 @@ struct InitCommand: ReckonCommand {
             console.err("Error: \(errorWords(error))\n")
             return .trouble
         }
-        guard let loaded = checkedDefinition(file.path, console: console) else {
+        guard let loaded = checkedDefinition(file.path, console: console, settings: settings) else {
             unlink(file.path)
             return .usage
         }
         // As validate checks it: a named remote rclone's config does not hold is refused.
-        let offline = loaded.checkOffline(file: shown)
+        let offline = loaded.checkOffline(file: shown, process: settings)
         if let wrong = offline.wrong {
             unlink(file.path)
             throw arguments.usage("'\(wrong.key?.hasPrefix("local") == true ? "--local" : "--remote")' \(wrong.message); nothing was written")

@@ -55,7 +55,7 @@ struct ReconcileCommand: ReckonCommand {
     }
 
     func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
-        var definition = try sides.definition("reconcile", language: language, quarantines: true, arguments: arguments)
+        var definition = try sides.definition("reconcile", language: language, quarantines: true, arguments: arguments, settings: settings)
         definition.reportContent = reportContent
         if let metrics {
             do {
@@ -90,16 +90,20 @@ struct OneShotSides {
     /// state to its `state/` and (when `quarantines`) damaged files to its
     /// `quarantine/`. Throws the usage error when an output folder lies in
     /// a source or a backup holds several apps' stores.
-    func definition(_ name: String, language: String = "en", quarantines: Bool, arguments: ParsedArguments) throws(UsageError)
+    func definition(_ name: String, language: String = "en", quarantines: Bool, arguments: ParsedArguments, settings: ProcessSettings)
+        throws(UsageError)
         -> PipelineDefinition
     {
         let strings = Strings.forLanguage(language)
         var definition = PipelineDefinition(
             name: name,
-            local: try side(.local, name: "local", label: strings.defaultLocalLabel, path: local, app: app, refresh: refresh, arguments: arguments),
+            local: try side(
+                .local, name: "local", label: strings.defaultLocalLabel, path: local, app: app, refresh: refresh, arguments: arguments,
+                settings: settings),
             remotes: [
                 try side(
-                    .remote, name: Self.remoteName, label: strings.defaultRemoteLabel, path: remote, app: app, refresh: refresh, arguments: arguments)
+                    .remote, name: Self.remoteName, label: strings.defaultRemoteLabel, path: remote, app: app, refresh: refresh, arguments: arguments,
+                    settings: settings)
             ],
             check: quick ? .quick : .deep, reportDir: out.map(outputURL), language: language, failOnDrift: true)
         if let out {
@@ -218,7 +222,7 @@ struct CountsCommand: ReckonCommand {
     }
 
     func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
-        let spec = try lonePathSide(path, name: "side", app: app, arguments: arguments)
+        let spec = try lonePathSide(path, name: "side", app: app, arguments: arguments, settings: settings)
         let locks = SideLocks([spec], process: settings)
         let side = locks.refused(spec) ?? spec.store(limits: ReadLimits(), process: settings).count()
         if json {

@@ -105,7 +105,7 @@ struct PlanCommand: ReckonCommand {
 
     /// The target a pipeline names, or `--local`/`--remote`/`--out`; nil
     /// when the definition could not be read (said on stderr).
-    func target(_ console: Console) throws(UsageError) -> Target? {
+    func target(_ console: Console, settings: ProcessSettings) throws(UsageError) -> Target? {
         guard let pipeline else {
             guard let local, let remote else { throw arguments.usage("Give a pipeline definition, or both '--local <path>' and '--remote <path>'") }
             guard let out else {
@@ -115,14 +115,14 @@ struct PlanCommand: ReckonCommand {
             }
             // The sides keep their English labels: plan.json says its reasons in English whatever the language of its pages.
             var definition = try OneShotSides(local: local, remote: remote, out: out, app: app).definition(
-                "plan", language: "en", quarantines: false, arguments: arguments)
+                "plan", language: "en", quarantines: false, arguments: arguments, settings: settings)
             definition.language = language ?? "en"
             return Target(
                 definition: definition, remote: OneShotSides.remoteName, out: outputURL(out), outShown: out,
                 reportedAs: ReconcileCommand.spec.name)
         }
         if local != nil { throw arguments.usage("'--local' is read from the pipeline \(pipeline); give one or the other") }
-        guard var definition = checkedDefinition(pipeline, console: console, arguments: arguments) else { return nil }
+        guard var definition = checkedDefinition(pipeline, console: console, settings: settings, arguments: arguments) else { return nil }
         if let language { definition.language = language }
         let remoteName = try definition.remoteNamed(remote, pipeline: pipeline, for: "plan for", arguments: arguments)
         guard let state = definition.stateDir else {
@@ -134,7 +134,7 @@ struct PlanCommand: ReckonCommand {
     }
 
     func run(_ console: Console, settings: ProcessSettings) throws(UsageError) -> ExitCode {
-        guard let target = try target(console) else { return .usage }
+        guard let target = try target(console, settings: settings) else { return .usage }
         var request = ChoiceRequest(takes: takes, prefer: prefer, pipeline: target.reportedAs)
         if let choicesFile {
             do {

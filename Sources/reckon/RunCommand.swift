@@ -79,7 +79,7 @@ struct RunCommand: ReckonCommand {
 
     func run(_ console: Console, settings: ProcessSettings) -> ExitCode {
         guard paths.count > 1 || shard != nil || FileKind(path: fileURL(paths[0]).path) == .directory else {
-            guard var definition = checkedDefinition(paths[0], console: console) else { return .usage }
+            guard var definition = checkedDefinition(paths[0], console: console, settings: settings) else { return .usage }
             if let metrics {
                 do {
                     try definition.writeMetrics(
@@ -152,7 +152,7 @@ struct RunCommand: ReckonCommand {
     func runFleet(_ console: Console, settings: ProcessSettings) -> ExitCode {
         let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let fleet: Fleet
-        switch Fleet.load(paths, from: current, environment: ProcessInfo.processInfo.environment) {
+        switch Fleet.load(paths, from: current, environment: ProcessInfo.processInfo.environment, process: settings) {
         case .success(let loaded): fleet = loaded
         case .failure(let errors):
             for error in errors.all { console.err("Error: \(error)\n") }
@@ -265,8 +265,8 @@ struct ValidateCommand: ReckonCommand {
     init(_ arguments: ParsedArguments) throws(UsageError) { path = arguments.positionals[0] }
 
     func run(_ console: Console, settings: ProcessSettings) -> ExitCode {
-        guard let definition = checkedDefinition(path, console: console) else { return .usage }
-        let offline = definition.checkOffline(file: path)
+        guard let definition = checkedDefinition(path, console: console, settings: settings) else { return .usage }
+        let offline = definition.checkOffline(file: path, process: settings)
         if let wrong = offline.wrong {
             console.err("Error: \(wrong)\n")
             return .usage

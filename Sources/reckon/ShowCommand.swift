@@ -73,14 +73,14 @@ struct ShowCommand: ReckonCommand {
         if let pipeline {
             if local != nil { throw arguments.usage("'--local' is read from the pipeline \(pipeline); give one or the other") }
             if out != nil { throw arguments.usage("'--out' is for --local and --remote; the pipeline \(pipeline) names its own state folder") }
-            guard let read = checkedDefinition(pipeline, console: console, arguments: arguments) else { return .usage }
+            guard let read = checkedDefinition(pipeline, console: console, settings: settings, arguments: arguments) else { return .usage }
             remoteName = try read.remoteNamed(remote, pipeline: pipeline, for: "compare", arguments: arguments)
             definition = read
         } else {
             guard let local, let remote else { throw arguments.usage("Give a pipeline definition, or both '--local <path>' and '--remote <path>'") }
             // Named as reconcile names the pair, so that `pipeline` is what a choices file of its report says.
             definition = try OneShotSides(local: local, remote: remote, out: out, app: app).definition(
-                ReconcileCommand.spec.name, quarantines: false, arguments: arguments)
+                ReconcileCommand.spec.name, quarantines: false, arguments: arguments, settings: settings)
             remoteName = OneShotSides.remoteName
         }
         let context = RunContext(

@@ -237,7 +237,7 @@ import Testing
         source.config = config.path
         source.callLimit = 60
         let side = SideSpec(role: .remote, name: "drive", label: "Drive", path: "reckontest:", kind: .rclone(source))
-        let writer = try MemoFolderWriter(side, grant: WriteGrant())
+        let writer = try MemoFolderWriter(side, grant: WriteGrant(), process: testSettings)
 
         // Read: one listing of each folder and one copy, whatever is asked.
         let read = try writer.reader.read(["index.json", pathA, pathB])
@@ -267,7 +267,7 @@ import Testing
         // The rclone wrapper itself refuses a write without a grant, and nothing is written.
         let local = served.appendingPathComponent("local.json")
         try Data("x".utf8).write(to: local)
-        let rclone = try Rclone(config: config.path)
+        let rclone = try Rclone(process: testSettings, config: config.path)
         for arguments in [
             ["copyto", "--", local.path, "reckontest:60dMemo/memos/\(Self.idB).json"],
             ["copy", "--", served.path, "reckontest:60dMemo"], ["deletefile", "--", "reckontest:60dMemo/index.json"],

@@ -35,7 +35,7 @@ import Testing
         let stampsBefore = stamps(served)
         let server = try SFTPServer(serving: served)
         defer { server.stop() }
-        var rclone = try Rclone(environment: server.environment)
+        var rclone = try Rclone(process: testSettings, environment: server.environment)
         rclone.callLimit = .seconds(60)
         try body(server, rclone, served)
         #expect(try fingerprint(served) == before, "the served folder's bytes changed", sourceLocation: sourceLocation)
@@ -249,7 +249,7 @@ import Testing
         let before = try fingerprint(root)
         let server = try SFTPServer(serving: root)
         defer { server.stop() }
-        let rclone = try Rclone(environment: server.environment)
+        let rclone = try Rclone(process: testSettings, environment: server.environment)
         let into = temporaryFolder()
         defer { try? FileManager.default.removeItem(at: into) }
         let transfer = try rclone.copy(from: "reckontest:", files: names, into: into)
@@ -267,7 +267,7 @@ import Testing
         try withServer { server, _, _ in
             var environment = server.environment
             environment["RCLONE_CONFIG_RECKONTEST_PASS"] = try SFTPServer.obscure("wrong-secret")
-            let rclone = try Rclone(environment: environment)
+            let rclone = try Rclone(process: testSettings, environment: environment)
             let failure = #expect(throws: Rclone.Failure.self) { try rclone.cat("reckontest:index.json", limit: 1000) }
             #expect(failure?.exitCode == 1)
             #expect(failure?.sentence.hasPrefix("rclone refused the command or could not open the remote (exit 1") == true)
@@ -282,7 +282,7 @@ import Testing
         try withServer { server, _, _ in
             let obscured = try SFTPServer.obscure("wrong-secret")
             let remote = ":sftp,host=127.0.0.1,port=\(server.port),user=\(server.user),pass=\(obscured):index.json"
-            let rclone = try Rclone(environment: ["RCLONE_CONFIG": server.environment["RCLONE_CONFIG"]!])
+            let rclone = try Rclone(process: testSettings, environment: ["RCLONE_CONFIG": server.environment["RCLONE_CONFIG"]!])
             let failure = #expect(throws: Rclone.Failure.self) { try rclone.cat(remote, limit: 1000) }
             let message = failure?.message ?? ""
             #expect(message.contains("unable to authenticate"), "\(message)")
@@ -295,11 +295,11 @@ import Testing
     @Test func withoutRcloneOnPathTheSentenceSaysHowToInstallIt() throws {
         let empty = temporaryFolder()
         defer { try? FileManager.default.removeItem(at: empty) }
-        let rclone = try Rclone(environment: ["PATH": empty.path])
+        let rclone = try Rclone(process: testSettings, environment: ["PATH": empty.path])
         let failure = #expect(throws: Rclone.Failure.self) { try rclone.cat("reckontest:index.json", limit: 10) }
         #expect(failure?.kind == .notInstalled)
         #expect(failure?.message == "rclone is not installed (no rclone on PATH): install rclone (apt-get install rclone)")
-        let elsewhere = try Rclone(executable: empty.appendingPathComponent("rclone").path)
+        let elsewhere = try Rclone(process: testSettings, executable: empty.appendingPathComponent("rclone").path)
         let missing = #expect(throws: Rclone.Failure.self) { try elsewhere.lsjson("x:", filesOnly: true, hash: false) }
         #expect(missing?.message.hasSuffix(": install rclone (apt-get install rclone)") == true)
     }
@@ -323,7 +323,7 @@ import Testing
             echo script >> '\(ended.path)'
 
             """, to: script)
-        var rclone = try Rclone(environment: ["PATH": folder.path + ":/usr/bin:/bin"])
+        var rclone = try Rclone(process: testSettings, environment: ["PATH": folder.path + ":/usr/bin:/bin"])
         rclone.callLimit = .milliseconds(500)
         rclone.grace = .milliseconds(500)
         let failure = #expect(throws: Rclone.Failure.self) { try rclone.cat("reckontest:index.json", limit: 10) }
@@ -352,7 +352,7 @@ import Testing
         // Run to its end (after 30 s), the stand-in notes it in `ended`.
         let ended = folder.appendingPathComponent("ended")
         try writeScript("#!/bin/sh\n\(lines)sleep 30\necho script >> '\(ended.path)'\n", to: script)
-        var rclone = try Rclone(executable: script.path)
+        var rclone = try Rclone(process: testSettings, executable: script.path)
         rclone.errorLimit = 3
         rclone.grace = .milliseconds(500)
         let failure = #expect(throws: Rclone.Failure.self) { try rclone.copy(from: "x:", files: ["a"], into: folder) }
@@ -398,13 +398,15 @@ import Testing
             echo "exit $?" >> '\(ended.path)'
 
             """, to: config.appendingPathComponent("rclone"))
-        var rclone = try Rclone(environment: [
-            "PATH": config.path + ":" + path,
-            "RCLONE_CONFIG": config.appendingPathComponent("rclone.conf").path,
-            "RCLONE_CONFIG_STALL_TYPE": "sftp", "RCLONE_CONFIG_STALL_HOST": "127.0.0.1",
-            "RCLONE_CONFIG_STALL_PORT": String(UInt16(bigEndian: address.sin_port)),
-            "RCLONE_CONFIG_STALL_USER": "u", "RCLONE_CONFIG_STALL_PASS": try SFTPServer.obscure("p")
-        ])
+        var rclone = try Rclone(
+            process: testSettings,
+            environment: [
+                "PATH": config.path + ":" + path,
+                "RCLONE_CONFIG": config.appendingPathComponent("rclone.conf").path,
+                "RCLONE_CONFIG_STALL_TYPE": "sftp", "RCLONE_CONFIG_STALL_HOST": "127.0.0.1",
+                "RCLONE_CONFIG_STALL_PORT": String(UInt16(bigEndian: address.sin_port)),
+                "RCLONE_CONFIG_STALL_USER": "u", "RCLONE_CONFIG_STALL_PASS": try SFTPServer.obscure("p")
+            ])
         rclone.callLimit = .seconds(2)
         rclone.grace = .milliseconds(500)
         let failure = #expect(throws: Rclone.Failure.self) { try rclone.cat("stall:index.json", limit: 10) }
@@ -473,7 +475,9 @@ import Testing
             #expect(Rclone.secretsMoved(unchanged).environment.isEmpty)
         }
         // One rclone could not read is refused rather than passed with its secret.
-        let refused = #expect(throws: Rclone.Failure.self) { try Rclone().lsjson(":sftp,pass=\"unclosed:p", filesOnly: true, hash: false) }
+        let refused = #expect(throws: Rclone.Failure.self) {
+            try Rclone(process: testSettings).lsjson(":sftp,pass=\"unclosed:p", filesOnly: true, hash: false)
+        }
         #expect(refused?.kind == .refused)
         #expect(refused?.message.contains("reckon puts no secret on rclone's command line") == true)
         #expect(refused?.message.contains("unclosed") == false)
@@ -536,7 +540,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let config = folder.appendingPathComponent("rclone.conf")
         try Data("[gd]\ntype = drive\nscope = drive.readonly\n\n[box]\ntype = sftp\nhost = h\n".utf8).write(to: config)
-        let rclone = try Rclone(config: config.path, environment: ["RCLONE_CONFIG_ENVREMOTE_TYPE": "s3"])
+        let rclone = try Rclone(process: testSettings, config: config.path, environment: ["RCLONE_CONFIG_ENVREMOTE_TYPE": "s3"])
         #expect(try rclone.backendType(of: ":sftp,host=h,pass=x:a") == "sftp")
         #expect(try rclone.backendType(of: ":drive:") == "drive")
         #expect(try rclone.backendType(of: "gd:60dMemo") == "drive")

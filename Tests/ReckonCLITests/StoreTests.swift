@@ -234,7 +234,7 @@ import Testing
         try StoreBuilder().make(at: path, rows: driftDeviceRows)
         var tries = 0
         do {
-            _ = try StoreSnapshot.take(store: path, wal: path + "-wal", named: "default.store") { _ in
+            _ = try StoreSnapshot.take(store: path, wal: path + "-wal", named: "default.store", process: testSettings) { _ in
                 tries += 1
                 let handle = FileHandle(forWritingAtPath: path)!
                 handle.seekToEndOfFile()
@@ -254,7 +254,7 @@ import Testing
     @Test func aStoreThatChangedOnceIsCopiedAgainAndRead() throws {
         try StoreBuilder().make(at: path, rows: driftDeviceRows)
         var tries = 0
-        let snapshot = try StoreSnapshot.take(store: path, wal: path + "-wal", named: "default.store") { _ in
+        let snapshot = try StoreSnapshot.take(store: path, wal: path + "-wal", named: "default.store", process: testSettings) { _ in
             tries += 1
             if tries == 1 { utime(path, nil) }
         }
@@ -272,7 +272,7 @@ import Testing
         let writer = try RollbackJournalWriter(store: path)
         var tries = 0
         #expect(throws: StoreSnapshot.Failure.self) {
-            _ = try StoreSnapshot.take(store: path, wal: path + "-wal", named: "default.store") { _ in tries += 1 }
+            _ = try StoreSnapshot.take(store: path, wal: path + "-wal", named: "default.store", process: testSettings) { _ in tries += 1 }
         }
         #expect(tries == 3)
         let side = CoreDataStore(storeSide(path)).count()

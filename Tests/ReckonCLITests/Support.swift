@@ -74,7 +74,12 @@ final class BackgroundRun: Sendable {
 /// environment, for the library used inside the test process (rclone found
 /// on its `PATH`, its `TMPDIR`): a suite that starts rclone in-process
 /// touches it in its `init`.
-let testProcessSettings: Void = ProcessSettings.install(ProcessSettings(environment: ProcessInfo.processInfo.environment))
+let testProcessSettings: Void = ProcessSettings.install(testSettings)
+
+/// What the command line would be told, read from this test process's
+/// environment: what a test hands the library it runs in-process (rclone
+/// found on its `PATH`, its `TMPDIR`).
+let testSettings = ProcessSettings(environment: ProcessInfo.processInfo.environment)
 
 /// The environment of a reckon a test starts: this process's, `extra` over
 /// it. A run told to stop or wait at a step (`RECKON_TEST_STOP_AT`,

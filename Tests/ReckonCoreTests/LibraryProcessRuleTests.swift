@@ -96,12 +96,12 @@ import Testing
         #expect(settings.checkpoints.pauses(at: "flushed") && !settings.checkpoints.pauses(at: "published"))
     }
 
-    /// Making a private folder with nothing installed installs no signal
+    /// Making a private folder with the default settings installs no signal
     /// handler: SIGHUP's action stays what it was.
     @Test func aPrivateFolderInstallsNoHandler() throws {
         var before = sigaction()
         sigaction(SIGHUP, nil, &before)
-        let folder = try PrivateFolder.make(prefix: "reckon-rule-test")
+        let folder = try PrivateFolder.make(prefix: "reckon-rule-test", process: ProcessSettings())
         PrivateFolder.remove(folder)
         var after = sigaction()
         sigaction(SIGHUP, nil, &after)

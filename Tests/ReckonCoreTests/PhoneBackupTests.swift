@@ -126,7 +126,7 @@ final class BackupFolder {
     /// nothing beside `Manifest.db`.
     func stores(app: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> Result<[PhoneBackup.StoreFiles], PhoneBackup.Failure> {
         let before = tree()
-        let result = Result { () throws(PhoneBackup.Failure) in try PhoneBackup.stores(in: url, app: app, password: nil) }
+        let result = Result { () throws(PhoneBackup.Failure) in try PhoneBackup.stores(in: url, app: app, password: nil, process: ProcessSettings()) }
         let after = tree()
         #expect(after == before, "the backup changed", sourceLocation: sourceLocation)
         for suffix in ["-shm", "-journal"] {

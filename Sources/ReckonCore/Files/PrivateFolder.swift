@@ -12,17 +12,18 @@ import Synchronization
 /// and SIGHUP). SIGKILL cannot be caught, so each new folder first sweeps
 /// the folders left by runs whose process is gone.
 package enum PrivateFolder {
-    /// Makes `<temporary root>/<prefix>-<pid>-XXXXXX`, after sweeping
-    /// folders of that prefix whose process no longer runs.
-    package static func make(prefix: String) throws(OutputError) -> URL {
-        ProcessSettings.current.beforePrivateFolder?()
-        let parent = temporaryRoot
+    /// Makes `<temporary root>/<prefix>-<pid>-XXXXXX`, the root `process`
+    /// names, after sweeping folders of that prefix whose process no longer
+    /// runs; first calls what `process` asks to be called before.
+    package static func make(prefix: String, process: ProcessSettings) throws(OutputError) -> URL {
+        process.beforePrivateFolder?()
+        let parent = process.temporaryRoot
         sweep(prefix: prefix, in: parent)
         var template = Array("\(parent)/\(prefix)-\(getpid())-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
         guard made else {
             throw OutputError(
-                path: parent, reason: namingTMPDIR("cannot make a private folder there: \(AtomicFile.lastError())", in: ProcessSettings.current))
+                path: parent, reason: namingTMPDIR("cannot make a private folder there: \(AtomicFile.lastError())", in: process))
         }
         let path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         madeHere.withLock { $0.append(path) }
@@ -42,9 +43,6 @@ package enum PrivateFolder {
         guard let value = process.temporaryRootVariable else { return reason }
         return reason + "; the folder is TMPDIR's (TMPDIR=\(value)): set TMPDIR to a folder you can write in, or unset it to use /tmp"
     }
-
-    /// The temporary root the process set (`$TMPDIR` for the command line), or `/tmp`.
-    package static var temporaryRoot: String { ProcessSettings.current.temporaryRoot }
 
     /// The names reckon puts in a private folder: a store's copy, and rclone's list of files.
     static let ownNames: Set<String> = ["default.store", "default.store-wal", "default.store-shm", "default.store-journal", "files-from.txt"]

@@ -22,12 +22,14 @@ package struct Fleet: Sendable {
     /// as links are never followed). Relative paths are taken from `base`. Every definition is
     /// validated and the fleet checked as a whole; every error is returned,
     /// and a fleet only when there is none.
-    package static func load(_ paths: [String], from base: URL, environment: [String: String]) -> Result<Fleet, Errors> {
+    package static func load(
+        _ paths: [String], from base: URL, environment: [String: String], process: ProcessSettings = ProcessSettings()
+    ) -> Result<Fleet, Errors> {
         var members: [Member] = []
         var errors: [DefinitionError] = []
         for (file, url) in definitionFiles(paths, from: base, errors: &errors) {
             do {
-                let definition = try PipelineDefinition.load(from: url, displayPath: file, environment: environment)
+                let definition = try PipelineDefinition.load(from: url, displayPath: file, environment: environment, process: process)
                 try definition.checkOutputsOutsideSources(file: file)
                 members.append(Member(file: file, definition: definition))
             } catch {

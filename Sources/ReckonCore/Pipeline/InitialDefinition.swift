@@ -43,10 +43,10 @@ extension SideSpec {
     /// Why this side, when it is on this machine, cannot be read now (its
     /// index only): the first problem, with its path, or "it cannot be read";
     /// nil when it can, or when it is not on this machine. So a definition
-    /// that cannot run is never written.
-    package func whyUnreadableHere() -> String? {
+    /// that cannot run is never written. Read with what `process` decides.
+    package func whyUnreadableHere(process: ProcessSettings) -> String? {
         guard kind.localURL != nil else { return nil }
-        let counted = store(limits: ReadLimits()).count()
+        let counted = store(limits: ReadLimits(), process: process).count()
         guard counted.status == .failed else { return nil }
         return counted.problems.first.map { "\(joinPath(path, $0.path)): \($0.message)" } ?? "it cannot be read"
     }

@@ -162,24 +162,26 @@ extension PipelineDefinition {
     /// Reads and checks a definition file. Relative paths in it are taken
     /// relative to the file's folder, so cron can run it from anywhere.
     /// `environment` names the one-shot cache of a remote when the
-    /// definition gives no folder for it.
-    package static func load(from url: URL, displayPath: String, environment: [String: String]) throws(DefinitionError) -> PipelineDefinition {
+    /// definition gives no folder for it; `process`, where a temporary one goes.
+    package static func load(
+        from url: URL, displayPath: String, environment: [String: String], process: ProcessSettings = ProcessSettings()
+    ) throws(DefinitionError) -> PipelineDefinition {
         let data: Data
         do {
             data = try readRegularFile(atPath: url.path, limit: 1 << 20)
         } catch {
             throw DefinitionError(file: displayPath, message: FileKind(path: url.path) == .missing ? "no such file" : error.message)
         }
-        var definition = try parse(data, file: displayPath, base: url.deletingLastPathComponent(), environment: environment)
+        var definition = try parse(data, file: displayPath, base: url.deletingLastPathComponent(), environment: environment, process: process)
         definition.file = url
         return definition
     }
 
     /// Parses a definition; `base` is the folder relative paths start from.
-    package static func parse(_ data: Data, file: String, base: URL, environment: [String: String] = [:]) throws(DefinitionError)
-        -> PipelineDefinition
-    {
-        let reader = DefinitionReader(file: file, base: base, environment: environment)
+    package static func parse(
+        _ data: Data, file: String, base: URL, environment: [String: String] = [:], process: ProcessSettings = ProcessSettings()
+    ) throws(DefinitionError) -> PipelineDefinition {
+        let reader = DefinitionReader(file: file, base: base, environment: environment, process: process)
         return try reader.definition(reader.root(of: data))
     }
 }
@@ -189,6 +191,8 @@ package struct DefinitionReader {
     let file: String
     let base: URL
     let environment: [String: String]
+    /// Where a remote's one-shot cache goes when it is a temporary folder.
+    var process = ProcessSettings()
 
     func fail(_ key: String?, _ message: String) -> DefinitionError {
         DefinitionError(file: file, key: key, message: message)
@@ -338,7 +342,7 @@ package struct DefinitionReader {
         if ([local] + remotes).contains(where: \.kind.needsCache) {
             let (dir, temporary) =
                 cache ?? outputs.reportDir.map { ($0.appendingPathComponent("cache"), false) }
-                ?? SideKinds.oneShotCache(environment: environment)
+                ?? SideKinds.oneShotCache(environment: environment, process: process)
             definition.changeSides { $0.useCache(dir, temporary: temporary) }
         }
         return definition
@@ -557,10 +561,11 @@ extension PipelineDefinition {
     /// What `reckon validate` checks beyond reading the file, without the
     /// network (an rclone remote's name against rclone's config): the first
     /// side found wrong, then what was checked and what only a run can tell.
-    package func checkOffline(file: String) -> (wrong: DefinitionError?, checked: [String], notChecked: [String]) {
+    /// `process` gives rclone its environment.
+    package func checkOffline(file: String, process: ProcessSettings) -> (wrong: DefinitionError?, checked: [String], notChecked: [String]) {
         var result: (wrong: DefinitionError?, checked: [String], notChecked: [String]) = (nil, [], [])
         for (key, side) in [("local", local)] + remotes.enumerated().map({ ("remotes[\($0.offset)]", $0.element) }) {
-            let check = side.kind.offlineCheck(shown: side.path)
+            let check = side.kind.offlineCheck(shown: side.path, process: process)
             if result.wrong == nil, let wrong = check.wrong {
                 result.wrong = DefinitionError(file: file, key: check.key.map { "\(key).\($0)" } ?? key, message: wrong)
             }

@@ -61,7 +61,7 @@ package struct Applier {
     /// finished: one killed before then is resumed, not lost.
     package func run(confirm: () -> Bool, publish: (ApplyResult) -> Void = { _ in }) throws(Refusal) -> ApplyResult {
         try checkGuards()
-        let specs = try Self.sides(of: plan, environment: options.environment)
+        let specs = try Self.sides(of: plan, environment: options.environment, process: options.process)
         let written = zip(plan.sides, specs).compactMap { side, spec in side.writable ? spec : nil }
         try checkStateFolderApart(written)
         var locks: [RunLock] = []

@@ -10,12 +10,14 @@ import Foundation
 extension Applier {
     /// The plan's sides as they are now, refused when they are not the sides
     /// it was made from; nil for a store (never read as files) and for a side
-    /// apply does not write and cannot reach.
-    package static func sides(of plan: Plan, environment: [String: String]) throws(Refusal) -> [SideSpec?] {
+    /// apply does not write and cannot reach. `process` says where a
+    /// remote's temporary cache goes.
+    package static func sides(of plan: Plan, environment: [String: String], process: ProcessSettings) throws(Refusal) -> [SideSpec?] {
         var definition: PipelineDefinition?
         if let path = plan.definition {
             do {
-                definition = try PipelineDefinition.load(from: URL(fileURLWithPath: path), displayPath: path, environment: environment)
+                definition = try PipelineDefinition.load(
+                    from: URL(fileURLWithPath: path), displayPath: path, environment: environment, process: process)
             } catch {
                 throw Refusal(description: "the plan was made from \(path), which cannot be read now: \(error)")
             }
@@ -31,7 +33,7 @@ extension Applier {
                     throw Refusal(description: "the plan was made from other sides: \(plan.definition!) no longer names the side '\(planned.name)'")
                 }
                 spec = found
-            } else if let reopened = kind.reopen(planned) {
+            } else if let reopened = kind.reopen(planned, process: process) {
                 spec = SideSpec(role: planned.role, name: planned.name, label: planned.label, path: planned.path, kind: reopened)
             } else {
                 guard planned.writable else { return nil }

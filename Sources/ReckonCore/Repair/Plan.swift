@@ -22,9 +22,13 @@ package struct Plan: Sendable, Equatable, Codable {
     /// A side apply could not reach again, so that it refuses the plan: in a
     /// plan made without a definition, a side apply would write given as a
     /// connection string that holds a secret, which a plan never keeps.
+    /// Only whether the side comes back counts, not where its cache would
+    /// go, so the default settings serve.
     package var sideApplyCannotReach: PlanSide? {
         guard definition == nil else { return nil }
-        return sides.first { side in side.writable && side.kind.kind.map { $0.holdsFiles && $0.reopen(side) == nil } == true }
+        return sides.first { side in
+            side.writable && side.kind.kind.map { $0.holdsFiles && $0.reopen(side, process: ProcessSettings()) == nil } == true
+        }
     }
     /// The real path of the state folder: backups, journals and baselines go there.
     package var stateDir: String

@@ -37,6 +37,9 @@ package struct Planner {
     package var stateDir: URL
     /// The language the plan is made in: its pages, and apply's and undo's.
     package var language = "en"
+    /// What the process decides for reading a side's files (rclone's
+    /// environment, private folders).
+    package var process = ProcessSettings()
 
     package init(
         sides: LoadedSides, reconciliation: Reconciliation, pipeline: String, remoteName: String, choices: ConflictChoices,
@@ -94,7 +97,7 @@ package struct Planner {
         }
         var files: [SideRole: SideFiles] = [:]
         for role in [SideRole.local, .remote] {
-            files[role] = try SideFiles.read(listings[role]!, store: stores[role]!, ids: wanted[role]!.sorted())
+            files[role] = try SideFiles.read(listings[role]!, store: stores[role]!, ids: wanted[role]!.sorted(), process: process)
         }
         let sides = [SideRole.local, .remote].map { role in
             planSide(listings[role]!, index: files[role]!.index)
@@ -474,8 +477,9 @@ struct SideFiles {
     var index: FileTag?
 
     /// The files of `ids` with their tags; a side whose memos are rows
-    /// (the app's store) is read through the store that listed it.
-    static func read(_ listing: SideListing, store: any MemoStore, ids: [MemoID]) throws(PlanError) -> SideFiles {
+    /// (the app's store) is read through the store that listed it; the
+    /// files of the others with what `process` decides.
+    static func read(_ listing: SideListing, store: any MemoStore, ids: [MemoID], process: ProcessSettings) throws(PlanError) -> SideFiles {
         var result = SideFiles()
         if !type(of: listing.spec.kind).holdsFiles {
             let pairs = ids.map { ($0, IDSpelling.capital) }
@@ -488,7 +492,7 @@ struct SideFiles {
         let paths = ids.compactMap { id in listing.files[id].map { "memos/" + $0.fileName(of: id) } }
         let found: [String: FileRead?]
         do {
-            found = try MemoFolderReader(listing.spec).read(["index.json"] + paths)
+            found = try MemoFolderReader(listing.spec, process: process).read(["index.json"] + paths)
         } catch {
             throw PlanError("\(listing.spec.label) (\(listing.spec.path)): \(error)")
         }
@@ -522,6 +526,7 @@ extension Pipeline {
         var planner = Planner(
             sides: loaded, reconciliation: reconciled, pipeline: definition.name, remoteName: remote, choices: ConflictChoices(),
             createdAt: settings.startedAt, definitionPath: definition.file.map { realPath($0.path) }, stateDir: stateDir)
+        planner.process = settings.process
         let listings = try planner.pair().listings
         planner.choices = try choices.choices(
             local: listings[.local]!, remote: listings[.remote]!, differences: reconciled.differences.filter { $0.remote == remote })

@@ -19,7 +19,7 @@ package enum Undoer {
         run: String, stateDir: URL, environment: [String: String], process: ProcessSettings = ProcessSettings()
     ) throws(Applier.Refusal) -> ApplyResult {
         let (events, plan) = try journalAndPlan(run: run, stateDir: stateDir)
-        let specs = try Applier.sides(of: plan, environment: environment)
+        let specs = try Applier.sides(of: plan, environment: environment, process: process)
         var locks: [RunLock] = []
         defer { for lock in locks { lock.release() } }
         var writers: [String: MemoFolderWriter] = [:]

@@ -6,7 +6,8 @@ import Foundation
 package protocol WrittenSide {
     /// The side a plan names, remade from what the plan keeps; nil when the
     /// plan keeps too little to reach it again (a connection string's secret).
-    static func reopen(_ planned: PlanSide) -> Self?
+    /// `process` names the temporary root a remote's cache goes under.
+    static func reopen(_ planned: PlanSide, process: ProcessSettings) -> Self?
     /// What a plan keeps to reach the side again.
     func planned() -> PlannedPlace
     /// How apply reads and writes the side's files; throws why it cannot.
@@ -48,8 +49,8 @@ extension SideKind {
 
     /// The side a plan names, remade from what the plan keeps; nil for a
     /// kind apply never writes, or when the plan keeps too little.
-    package static func reopen(_ planned: PlanSide) -> Self? {
-        (Self.self as? any WrittenSide.Type)?.reopen(planned) as? Self
+    package static func reopen(_ planned: PlanSide, process: ProcessSettings) -> Self? {
+        (Self.self as? any WrittenSide.Type)?.reopen(planned, process: process) as? Self
     }
 
     /// What a plan keeps to reach the side again: nothing for a kind never written.

@@ -41,8 +41,9 @@ package protocol SideKind: Sendable, Equatable {
     /// init`): its kind and where it is, a path relative to the folder.
     func definitionEntry(relativeTo folder: URL) -> [String: JSONValue]
     /// Why the side cannot be told apart before a run, such as an iPhone
-    /// backup holding several apps' stores when no app is named; nil when it can.
-    var ambiguity: String? { get }
+    /// backup holding several apps' stores when no app is named; nil when it
+    /// can. `process` says where what is read to tell goes.
+    func ambiguity(process: ProcessSettings) -> String?
     /// What the side is, said when `--app` (which picks an app's store in an
     /// iPhone backup) is given for it ("a memo folder"); nil when it takes one.
     var refusingApp: String? { get }
@@ -61,8 +62,9 @@ package protocol SideKind: Sendable, Equatable {
     /// Where the side is, for baselines and locks: the same place is the
     /// same side. Holds no secret.
     var place: String { get }
-    /// What `reckon validate` checks of the side without the network.
-    func offlineCheck(shown: String) -> OfflineCheck
+    /// What `reckon validate` checks of the side without the network;
+    /// `process` gives a child program (rclone) its environment.
+    func offlineCheck(shown: String, process: ProcessSettings) -> OfflineCheck
 }
 
 /// What `reckon validate` found of one side without the network: why the
@@ -101,12 +103,12 @@ extension SideKind {
     package static func join(_ root: String, _ inside: String) -> String? { nil }
     package static func notNamedInUTF8(_ word: String) -> String? { nil }
     package static func notKeptInDefinition(_ word: String) -> String? { nil }
-    package var ambiguity: String? { nil }
+    package func ambiguity(process: ProcessSettings) -> String? { nil }
     package var refusingApp: String? { "a \(Self.description)" }
     package var precision: InstantPrecision { .exact }
     package func countsFrom(rebuilt: Bool) -> SideReport.CountsFrom { rebuilt ? .memoFiles : .index }
     package func sourceFolder(shown path: String) -> String { "the source folder \(path)" }
-    package func offlineCheck(shown: String) -> OfflineCheck { OfflineCheck() }
+    package func offlineCheck(shown: String, process: ProcessSettings) -> OfflineCheck { OfflineCheck() }
 }
 
 /// How finely a side keeps instants; two sides of different precision are

@@ -56,15 +56,16 @@ package enum SideKinds {
     }
 
     /// The cache of a one-shot command: `$XDG_CACHE_HOME/reckon/`, then
-    /// `$HOME/.cache/reckon/`, else a temporary folder (said to be one).
-    package static func oneShotCache(environment: [String: String]) -> (URL, temporary: Bool) {
+    /// `$HOME/.cache/reckon/`, else a temporary folder (said to be one)
+    /// under the temporary root of `process`.
+    package static func oneShotCache(environment: [String: String], process: ProcessSettings) -> (URL, temporary: Bool) {
         if let folder = environment["XDG_CACHE_HOME"], folder.hasPrefix("/") {
             return (URL(fileURLWithPath: folder).appendingPathComponent("reckon"), false)
         }
         if let home = environment["HOME"], home.hasPrefix("/") {
             return (URL(fileURLWithPath: home).appendingPathComponent(".cache/reckon"), false)
         }
-        let folder = (try? PrivateFolder.make(prefix: "reckon-cache")) ?? URL(fileURLWithPath: PrivateFolder.temporaryRoot)
+        let folder = (try? PrivateFolder.make(prefix: "reckon-cache", process: process)) ?? URL(fileURLWithPath: process.temporaryRoot)
         return (folder, true)
     }
 

@@ -87,10 +87,13 @@ package struct AppStoreSide: SideKind, PasswordSide, Hashable {
     /// An iPhone backup that holds several apps' stores with memos and no
     /// app chosen, or none of the app chosen while it holds others': the
     /// user must choose, so the command line calls it a usage error.
-    package var ambiguity: String? {
-        guard isBackup, let found = try? PhoneBackup.appStores(in: url, app: app, entity: model.entity, password: password) else { return nil }
+    /// `process` says where the backup's manifest is copied to be read.
+    package func ambiguity(process: ProcessSettings) -> String? {
+        guard isBackup, let found = try? PhoneBackup.appStores(in: url, app: app, entity: model.entity, password: password, process: process)
+        else { return nil }
         if found.count > 1 { return PhoneBackup.notOne(found, app: app) }
-        guard found.isEmpty, app != nil, let all = try? PhoneBackup.appStores(in: url, app: nil, entity: model.entity, password: password),
+        guard found.isEmpty, app != nil,
+            let all = try? PhoneBackup.appStores(in: url, app: nil, entity: model.entity, password: password, process: process),
             !all.isEmpty
         else {
             return nil

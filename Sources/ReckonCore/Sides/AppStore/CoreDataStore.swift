@@ -225,7 +225,7 @@ final class OpenedStore: Sendable {
         if let known = kept.found.withLock({ $0 }) {
             files = known
         } else {
-            switch StoreFiles.find(source) {
+            switch StoreFiles.find(source, process: process) {
             case .success(let located):
                 files = located
                 kept.found.withLock { $0 = located }
@@ -253,7 +253,8 @@ final class OpenedStore: Sendable {
         let snapshot: StoreSnapshot
         do {
             snapshot = try StoreSnapshot.take(
-                store: files.store, wal: files.wal, journal: files.journal, named: files.name, walNamed: files.walName, keys: files.keys)
+                store: files.store, wal: files.wal, journal: files.journal, named: files.name, walNamed: files.walName, keys: files.keys,
+                process: process)
         } catch {
             // Never quarantined: a store being written or that cannot be copied is not damaged.
             return failed(.unreadableFile, error.message)
@@ -419,7 +420,7 @@ struct StoreFiles {
     var unlockSeconds: Double?
 
     /// The store a source names: the file itself, or the app's store found in an iPhone backup.
-    static func find(_ source: AppStoreSide) -> Result<StoreFiles, OpenedStore.Failed> {
+    static func find(_ source: AppStoreSide, process: ProcessSettings) -> Result<StoreFiles, OpenedStore.Failed> {
         guard source.isBackup else {
             let path = source.url.path
             let name = source.url.lastPathComponent
@@ -429,11 +430,13 @@ struct StoreFiles {
         let folder = source.url.path + "/"
         func inside(_ path: String) -> String { path.hasPrefix(folder) ? String(path.dropFirst(folder.count)) : path }
         do {
-            let found = try PhoneBackup.appStores(in: source.url, app: source.app, entity: source.model.entity, password: source.password)
+            let found = try PhoneBackup.appStores(
+                in: source.url, app: source.app, entity: source.model.entity, password: source.password, process: process)
             guard found.count == 1 else {
                 let all =
                     found.isEmpty && source.app != nil
-                    ? (try? PhoneBackup.appStores(in: source.url, app: nil, entity: source.model.entity, password: source.password)) : nil
+                    ? (try? PhoneBackup.appStores(in: source.url, app: nil, entity: source.model.entity, password: source.password, process: process))
+                    : nil
                 return .failure(
                     OpenedStore.Failed(problem: Problem(.unreadableFolder, path: "", PhoneBackup.notOne(found, app: source.app, all: all ?? []))))
             }
@@ -451,11 +454,15 @@ struct StoreFiles {
 extension PhoneBackup {
     /// The app stores in a backup that hold the memo entity; with `app`,
     /// those of that app (its own domain or its group's).
-    package static func appStores(in backup: URL, app: String?, entity: String, password: BackupPassword?) throws(Failure) -> [StoreFiles] {
-        let found = try stores(in: backup, app: app, password: password)
+    package static func appStores(
+        in backup: URL, app: String?, entity: String, password: BackupPassword?, process: ProcessSettings
+    ) throws(Failure) -> [StoreFiles] {
+        let found = try stores(in: backup, app: app, password: password, process: process)
         guard found.count > 1 else { return found }
         return found.filter { candidate in
-            guard let snapshot = try? StoreSnapshot.take(store: candidate.store, wal: candidate.wal, named: "default.store", keys: candidate.keys),
+            guard
+                let snapshot = try? StoreSnapshot.take(
+                    store: candidate.store, wal: candidate.wal, named: "default.store", keys: candidate.keys, process: process),
                 let db = try? snapshot.open(),
                 let rows = try? db.rows("SELECT 1 FROM Z_PRIMARYKEY WHERE Z_NAME = ?", [.text(entity)])
             else { return false }

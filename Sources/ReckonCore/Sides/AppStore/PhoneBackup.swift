@@ -72,16 +72,18 @@ package enum PhoneBackup {
     /// With a password (every backup side the command line makes), what was
     /// found is kept for the run: the `--app` check and the load read the
     /// manifest once, and a failure of it is the same failure for both.
-    package static func stores(in folder: URL, app: String?, password: BackupPassword?) throws(Failure) -> [StoreFiles] {
-        guard let password else { return try findStores(in: folder, app: app, password: nil) }
+    /// `process` says where the manifest's private copy goes.
+    package static func stores(in folder: URL, app: String?, password: BackupPassword?, process: ProcessSettings) throws(Failure) -> [StoreFiles] {
+        guard let password else { return try findStores(in: folder, app: app, password: nil, process: process) }
         let key = folder.path + "\u{0}" + (app ?? "")
         if let known = password.found.withLock({ $0[key] }) { return try known.get() }
-        let result = Result { () throws(Failure) in try findStores(in: folder, app: app, password: password) }
+        let result = Result { () throws(Failure) in try findStores(in: folder, app: app, password: password, process: process) }
         password.found.withLock { $0[key] = result }
         return try result.get()
     }
 
-    private static func findStores(in folder: URL, app: String?, password: BackupPassword?) throws(Failure) -> [StoreFiles] {
+    private static func findStores(in folder: URL, app: String?, password: BackupPassword?, process: ProcessSettings) throws(Failure) -> [StoreFiles]
+    {
         var keys: EncryptedBackup.ClassKeys?
         var manifestKey: EncryptedBackup.FileKey?
         if let encryption = try encryption(folder) {
@@ -102,7 +104,7 @@ package enum PhoneBackup {
             }
             (keys, manifestKey) = (unlocked, EncryptedBackup.FileKey(key: key, size: nil))
         }
-        let rows = try manifestRows(folder, app: app, key: manifestKey)
+        let rows = try manifestRows(folder, app: app, key: manifestKey, process: process)
         var found: [String: (store: String?, wal: String?)] = [:]
         var fileKeys: [String: EncryptedBackup.FileKey] = [:]
         for row in rows {
@@ -208,8 +210,9 @@ package enum PhoneBackup {
     }
 
     /// The `Files` rows for `default.store` and its `-wal`, read from a
-    /// private copy of `Manifest.db`, decrypted with `key` in an encrypted backup.
-    static func manifestRows(_ folder: URL, app: String?, key: EncryptedBackup.FileKey?) throws(Failure) -> [Row] {
+    /// private copy of `Manifest.db` (in a folder `process` names),
+    /// decrypted with `key` in an encrypted backup.
+    static func manifestRows(_ folder: URL, app: String?, key: EncryptedBackup.FileKey?, process: ProcessSettings) throws(Failure) -> [Row] {
         let path = manifest(folder)
         let kind = FileKind(path: path)
         guard kind.isRegular else {
@@ -234,7 +237,7 @@ package enum PhoneBackup {
         let snapshot: StoreSnapshot
         do {
             snapshot = try StoreSnapshot.take(
-                store: path, wal: path + "-wal", named: "Manifest.db", keys: key.map { [StoreSnapshot.storeName: $0] } ?? [:])
+                store: path, wal: path + "-wal", named: "Manifest.db", keys: key.map { [StoreSnapshot.storeName: $0] } ?? [:], process: process)
         } catch {
             if error.beingWritten {
                 throw Failure(message: "\(path) was being written while reckon read it; wait until the backup has finished, then try again")

@@ -54,7 +54,7 @@ package final class StoreSnapshot: Sendable {
     static let storeName = "default.store"
 
     /// Copies `store`, its `wal` and its `journal` (those that exist) into a
-    /// new private folder. A store being written (one of its files changes
+    /// new private folder, under the temporary root of `process`. A store being written (one of its files changes
     /// size, time or inode while they are copied, or a writer holds its
     /// lock) is tried again a second later, `tries` times in all, and then
     /// fails with `beingWritten`. The `-wal` and `-journal` must be regular
@@ -63,7 +63,7 @@ package final class StoreSnapshot: Sendable {
     /// after its copy.
     package static func take(
         store: String, wal: String, journal: String? = nil, named name: String, walNamed walName: String? = nil,
-        keys: [String: EncryptedBackup.FileKey] = [:], eachTry: (Int) -> Void = { _ in }
+        keys: [String: EncryptedBackup.FileKey] = [:], process: ProcessSettings, eachTry: (Int) -> Void = { _ in }
     ) throws(Failure) -> StoreSnapshot {
         let walName = walName ?? name + "-wal"
         let journal = journal ?? store + "-journal"
@@ -75,7 +75,7 @@ package final class StoreSnapshot: Sendable {
             }
         }
         let folder: URL
-        do { folder = try PrivateFolder.make(prefix: "reckon-store") } catch { throw Failure(message: error.description) }
+        do { folder = try PrivateFolder.make(prefix: "reckon-store", process: process) } catch { throw Failure(message: error.description) }
         let files = [(storeName, store), (storeName + "-wal", wal), (storeName + "-journal", journal)]
         for attempt in 1...tries {
             if attempt > 1 { sleep(1) }

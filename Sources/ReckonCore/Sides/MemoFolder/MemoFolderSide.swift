@@ -24,7 +24,7 @@ package struct MemoFolderSide: SideKind, WrittenSide, Hashable {
         (word, MemoFolderSide(given.url))
     }
 
-    package static func reopen(_ planned: PlanSide) -> MemoFolderSide? {
+    package static func reopen(_ planned: PlanSide, process: ProcessSettings) -> MemoFolderSide? {
         planned.location.map { MemoFolderSide(URL(fileURLWithPath: $0)) }
     }
 

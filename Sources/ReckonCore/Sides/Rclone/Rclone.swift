@@ -91,13 +91,16 @@ package struct Rclone: Sendable {
         package var checks: Int
     }
 
-    /// An explicit path to rclone; nil finds `rclone` on the `PATH` of `environment` merged over the process's child environment (`ProcessSettings`).
+    /// What the process decides for rclone: the environment it starts with
+    /// (`environment` laid over it), and where its list of files goes.
+    package var process: ProcessSettings
+    /// An explicit path to rclone; nil finds `rclone` on the `PATH` of `environment` merged over the process's child environment.
     package var executable: String?
     /// An rclone config file (`--config`); nil leaves rclone's default.
     package var config: String?
     /// Extra flags, each on the read-only list (`readOnlyFlags`).
     package private(set) var flags: [String]
-    /// Variables added to the process's child environment (`ProcessSettings`) for rclone.
+    /// Variables added to the process's child environment for rclone.
     package var environment: [String: String]
     /// rclone's `--contimeout`.
     package var connectTimeout: Duration = .seconds(15)
@@ -122,9 +125,10 @@ package struct Rclone: Sendable {
 
     /// Checks `flags` against the read-only list; refuses any other with a sentence naming it.
     package init(
-        executable: String? = nil, config: String? = nil, flags: [String] = [],
+        process: ProcessSettings = ProcessSettings(), executable: String? = nil, config: String? = nil, flags: [String] = [],
         environment: [String: String] = [:]
     ) throws(Failure) {
+        self.process = process
         self.executable = executable
         self.config = config
         self.flags = try Self.checked(flags)
@@ -315,7 +319,7 @@ package struct Rclone: Sendable {
         }
         guard !files.isEmpty else { return Transfer(fetched: [], transfers: 0, bytes: 0, checks: 0) }
         let folder: URL
-        do { folder = try PrivateFolder.make(prefix: "reckon-rclone") } catch {
+        do { folder = try PrivateFolder.make(prefix: "reckon-rclone", process: process) } catch {
             throw Failure(.local, "reckon could not write the list of files for rclone", lastLine: error.description)
         }
         defer { PrivateFolder.remove(folder) }

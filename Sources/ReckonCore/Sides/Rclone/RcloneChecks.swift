@@ -76,12 +76,12 @@ extension RcloneSide {
         return String(remote[..<end])
     }
 
-    package func offlineCheck(shown: String) -> OfflineCheck {
+    package func offlineCheck(shown: String, process: ProcessSettings) -> OfflineCheck {
         var check = OfflineCheck(notChecked: ["whether \(shown) can be reached and holds memos: only a run can tell, over the network"])
         guard let name = remoteName else { return check }
         let known: [String]
         do {
-            known = try Rclone(config: config, flags: flags).listRemotes()
+            known = try Rclone(process: process, config: config, flags: flags).listRemotes()
         } catch {
             check.notChecked.append("whether rclone's config holds the remote '\(name)': \(error.message)")
             return check

@@ -21,7 +21,7 @@ package struct RcloneFileAccess: FileAccess {
         self.limits = limits
         self.process = process
         var rclone: Rclone
-        do { rclone = try Rclone(config: side.config, flags: side.flags) } catch {
+        do { rclone = try Rclone(process: process, config: side.config, flags: side.flags) } catch {
             throw MemoFolderError(path: shown, reason: error.message)
         }
         rclone.connectTimeout = .seconds(side.connectTimeout)
@@ -124,7 +124,7 @@ package struct RcloneFileAccess: FileAccess {
         }
         guard !wanted.isEmpty else { return result }
         let local: URL
-        do { local = try PrivateFolder.make(prefix: "reckon-read") } catch {
+        do { local = try PrivateFolder.make(prefix: "reckon-read", process: process) } catch {
             throw failure("", "reckon cannot make a private folder: \(error.description)")
         }
         defer { PrivateFolder.remove(local) }
@@ -152,7 +152,7 @@ package struct RcloneFileAccess: FileAccess {
 
     private func writeRemote(_ data: Data, to file: MemoFolderFile, rclone: Rclone, root: String, grant: WriteGrant) throws(MemoFolderError) {
         let local: URL
-        do { local = try PrivateFolder.make(prefix: "reckon-write") } catch {
+        do { local = try PrivateFolder.make(prefix: "reckon-write", process: process) } catch {
             throw failure("", "reckon cannot make a private folder: \(error.description)")
         }
         defer { PrivateFolder.remove(local) }

@@ -29,7 +29,7 @@ extension Rclone {
 
     /// The process's environment for children (`ProcessSettings`) with `environment` laid over it.
     package var mergedEnvironment: [String: String] {
-        ProcessSettings.current.childEnvironment.merging(environment) { _, new in new }
+        process.childEnvironment.merging(environment) { _, new in new }
     }
 
     /// Finds the binary: `executable`, else `rclone` in PATH's absolute

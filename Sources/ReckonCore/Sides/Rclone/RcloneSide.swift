@@ -86,10 +86,11 @@ package struct RcloneSide: SideKind, WrittenSide, CachedSide, Hashable {
     }
 
     /// A remote is reached again only from a plan that keeps it whole: one
-    /// whose connection string holds no secret.
-    package static func reopen(_ planned: PlanSide) -> RcloneSide? {
+    /// whose connection string holds no secret; its cache is the temporary
+    /// root of `process`.
+    package static func reopen(_ planned: PlanSide, process: ProcessSettings) -> RcloneSide? {
         guard let remote = planned.location else { return nil }
-        var side = RcloneSide(remote: remote, cache: URL(fileURLWithPath: PrivateFolder.temporaryRoot))
+        var side = RcloneSide(remote: remote, cache: URL(fileURLWithPath: process.temporaryRoot))
         side.cacheIsTemporary = true
         if case .text(let config)? = planned.kept["rcloneConfig"] { side.config = config }
         if case .list(let flags)? = planned.kept["rcloneFlags"] { side.flags = flags }

@@ -220,7 +220,7 @@ package struct RcloneStore: MemoStore {
             let listing = need != .index
             let rclone: Rclone
             do {
-                rclone = try Rclone(config: source.config, flags: source.flags)
+                rclone = try Rclone(process: process, config: source.config, flags: source.flags)
             } catch {
                 return .failure(Problem(.unreadableFolder, path: "", error.message))
             }
