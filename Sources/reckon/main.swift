@@ -23,5 +23,4 @@ _ = Passwords.fromEnvironment
 // the library installs none of, handed to the command that runs.
 var settings = ProcessSettings(environment: ProcessInfo.processInfo.environment)
 settings.beforePrivateFolder = { ExitCleanup.install() }
-ProcessSettings.install(settings)
 exit(Commands.run(CommandLineWords.current, settings: settings).rawValue)

@@ -11,8 +11,6 @@ import Testing
 /// Reading and writing memo folders for apply and undo, on real folders and
 /// over a real `rclone serve sftp`; and the per-target lock.
 @Suite struct MemoFolderAccessTests {
-    init() { _ = testProcessSettings }
-
     static let idA = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"
     static let idB = "7C9E6679-7425-40DE-944B-E07FC1F90AE7"
     static let index = Data(#"{"schemaVersion": 1, "entries": []}"#.utf8)

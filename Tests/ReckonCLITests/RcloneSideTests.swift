@@ -19,7 +19,6 @@ import Testing
     let store = packageRoot.appendingPathComponent("Samples/store/default.store").path
 
     init() throws {
-        _ = testProcessSettings
         try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Samples/drift/drive"), to: served)
     }
 

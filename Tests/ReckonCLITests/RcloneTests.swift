@@ -11,8 +11,6 @@ import Testing
 /// serving a copy of the drift sample's Drive folder. After every test
 /// the served folder has the same bytes and the same modification times.
 @Suite struct RcloneTests {
-    init() { _ = testProcessSettings }
-
     static let sample = packageRoot.appendingPathComponent("Samples/drift/drive/60dMemo")
 
     /// Runs `body` against a served copy of `sample` (each memo given its

@@ -70,12 +70,6 @@ final class BackgroundRun: Sendable {
     }
 }
 
-/// What the command line installs, read from this test process's
-/// environment, for the library used inside the test process (rclone found
-/// on its `PATH`, its `TMPDIR`): a suite that starts rclone in-process
-/// touches it in its `init`.
-let testProcessSettings: Void = ProcessSettings.install(testSettings)
-
 /// What the command line would be told, read from this test process's
 /// environment: what a test hands the library it runs in-process (rclone
 /// found on its `PATH`, its `TMPDIR`).

@@ -30,28 +30,17 @@ import Testing
         #expect(found.isEmpty, "\(found.count) lines of the library read the environment or install a handler:\n\(found.joined(separator: "\n"))")
     }
 
-    /// The files that still read the process-wide settings, until the
-    /// temporary root, the child environment and the private folder's hook travel as
-    /// the rest do: no other file may start reading them, nor any bring
-    /// back a global that the settings' parts left.
-    static let stillReadingTheGlobal: Set<String> = [
-        "ReckonCore/Pipeline/ProcessSettings.swift", "ReckonCore/Files/PrivateFolder.swift", "ReckonCore/Sides/Rclone/RcloneRun.swift"
-    ]
-
     @Test func theSettingsTravelAsValues() throws {
         let folders = ["ReckonCore", "reckon"]
-        let found =
-            try offendingLines(
-                in: folders,
-                rules: [("\\bTestStop\\b|\\bWorkers\\.count\\b|\\bTargetLock\\.readWait\\b", "reads a setting that now travels as a value")])
-            + offendingLines(
-                in: folders, skipping: { Self.stillReadingTheGlobal.contains($0) },
-                rules: [
-                    (
-                        "ProcessSettings\\.current|static\\s+(var|let)\\s+\\w+\\s*:\\s*(ProcessSettings|Checkpoints|Workers)\\b",
-                        "reads the settings as a global"
-                    )
-                ])
+        let found = try offendingLines(
+            in: folders,
+            rules: [
+                ("\\bTestStop\\b|\\bWorkers\\.count\\b|\\bTargetLock\\.readWait\\b", "reads a setting that now travels as a value"),
+                (
+                    "ProcessSettings\\.(current|install)\\b|static\\s+(var|let)\\s+\\w+\\s*:\\s*(ProcessSettings|Checkpoints|Workers)\\b",
+                    "reads the settings as a global"
+                )
+            ])
         #expect(found.isEmpty, "\(found.count) lines read the settings as a global:\n\(found.joined(separator: "\n"))")
     }
 
@@ -70,9 +59,9 @@ import Testing
         }
     }
 
-    /// A library user that installs nothing gets the defaults: no
+    /// A library user that passes `ProcessSettings()` gets the defaults: no
     /// checkpoint, every core, `/tmp`, an empty child environment, 30 s.
-    @Test func withNothingInstalledTheDefaultsHold() {
+    @Test func theDefaultSettingsHold() {
         let defaults = ProcessSettings()
         #expect(defaults.temporaryRoot == "/tmp" && defaults.temporaryRootVariable == nil)
         #expect(defaults.childEnvironment.isEmpty && defaults.workers == nil && defaults.lockWait == .seconds(30))

@@ -10,9 +10,10 @@ import Synchronization
 /// parallel work runs on, how long a reader waits for apply, and the test
 /// checkpoints. The library reads no environment variable and installs no
 /// signal handler: the command line reads its environment once, builds this
-/// value and installs it before any work. A library user that installs
-/// nothing gets the defaults: `/tmp`, an empty child environment, every
-/// core, 30 s, and no checkpoints.
+/// value before any work and hands it to the command, which passes it on to
+/// what needs it. A library user that passes `ProcessSettings()` gets the
+/// defaults: `/tmp`, an empty child environment, every core, 30 s, and no
+/// checkpoints.
 package struct ProcessSettings: Sendable {
     /// The folder private folders and the fallback lock folder go in.
     package var temporaryRoot = "/tmp"
@@ -33,7 +34,7 @@ package struct ProcessSettings: Sendable {
     /// Where a test stops or pauses the process.
     package var checkpoints = Checkpoints()
     /// Called before each private folder is made (`PrivateFolder.make`),
-    /// on that thread: the command line installs, the first time, the exit
+    /// on that thread: the command line sets one that installs, the first time, the exit
     /// and signal handlers that call `PrivateFolder.removeAll()`.
     package var beforePrivateFolder: (@Sendable () -> Void)?
 
@@ -56,17 +57,6 @@ package struct ProcessSettings: Sendable {
         checkpoints = Checkpoints(
             stopAt: environment["RECKON_TEST_STOP_AT"], waitAt: environment["RECKON_TEST_WAIT_AT"], waitFile: environment["RECKON_TEST_WAIT_FILE"])
     }
-
-    /// The settings the process installed, or the defaults.
-    package static var current: ProcessSettings { installed.withLock { $0 } ?? ProcessSettings() }
-
-    /// Installs `settings` for the rest of the process: the command line
-    /// does it once, first thing.
-    package static func install(_ settings: ProcessSettings) {
-        installed.withLock { $0 = settings }
-    }
-
-    private static let installed = Mutex<ProcessSettings?>(nil)
 }
 
 /// Named steps where a test stops the process (`stopAt`) or pauses it
